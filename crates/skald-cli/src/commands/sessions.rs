@@ -1,0 +1,91 @@
+//! `skald sessions list|show`.
+
+use skald_core::Engine;
+use skald_protocol::{ApiError, DebugMessage, SessionListQuery};
+
+use crate::cli::SessionsCommand;
+use crate::exit;
+use crate::output::Output;
+
+pub async fn run(engine: &Engine, cmd: SessionsCommand, out: &Output) -> Result<u8, ApiError> {
+    match cmd {
+        SessionsCommand::List { source, search, page, per_page } => {
+            let list =
+                engine.list_sessions(SessionListQuery { source, search, page, per_page }).await?;
+            if out.is_json() {
+                out.json(&list)?;
+            } else if list.items.is_empty() {
+                out.line(&format!("No sessions (page {} of {} total).", list.page, list.total));
+            } else {
+                out.line(&format!(
+                    "{:>6}  {:<10} {:<10} {:>8}  {:<24}  TITLE",
+                    "ID", "SOURCE", "AGENT", "MESSAGES", "LAST ACTIVITY"
+                ));
+                for s in &list.items {
+                    out.line(&format!(
+                        "{:>6}  {:<10} {:<10} {:>8}  {:<24}  {}",
+                        s.id,
+                        s.source,
+                        s.agent_id,
+                        s.message_count,
+                        s.last_message_at.as_deref().unwrap_or(&s.created_at),
+                        s.title.as_deref().unwrap_or("")
+                    ));
+                }
+                let pages = list.total.div_ceil(u64::from(list.per_page)).max(1);
+                out.line(&format!("page {} of {pages} · {} sessions", list.page, list.total));
+            }
+            Ok(exit::OK)
+        }
+        SessionsCommand::Show { id } => {
+            let detail = engine.session_detail(id).await?;
+            if out.is_json() {
+                out.json(&detail)?;
+            } else {
+                let s = &detail.session;
+                out.line(&format!(
+                    "session {} · source {} · agent {} · created {}",
+                    s.id, s.source, s.agent_id, s.created_at
+                ));
+                for m in &detail.messages {
+                    out.line(&render(m));
+                }
+            }
+            Ok(exit::OK)
+        }
+    }
+}
+
+fn render(m: &DebugMessage) -> String {
+    let indent = |d: u32| "  ".repeat(d as usize);
+    match m {
+        DebugMessage::User { content, is_synthetic, failed, depth, .. } => {
+            let mut tags = String::new();
+            if *is_synthetic {
+                tags.push_str(" [synthetic]");
+            }
+            if *failed {
+                tags.push_str(" [failed]");
+            }
+            format!("{}user{tags}: {content}", indent(*depth))
+        }
+        DebugMessage::Thinking { content, depth, .. } => {
+            format!("{}thinking: {content}", indent(*depth))
+        }
+        DebugMessage::Assistant { content, depth, .. } => {
+            format!("{}assistant: {content}", indent(*depth))
+        }
+        DebugMessage::Tool { tool_call_id, name, status, result, depth, .. } => format!(
+            "{}tool #{tool_call_id} {name} [{}] {}",
+            indent(*depth),
+            status.as_str(),
+            result.as_deref().unwrap_or("")
+        ),
+        DebugMessage::Agent { agent_id, depth, .. } => {
+            format!("{}> agent {agent_id}", indent(*depth))
+        }
+        DebugMessage::AgentEnd { agent_id, depth, .. } => {
+            format!("{}< agent {agent_id} done", indent(*depth))
+        }
+    }
+}

@@ -1,0 +1,239 @@
+//! The shape of `config.yml`, parsed strictly: an unknown key is an error that names it.
+
+use std::path::Path;
+
+use serde::{Deserialize, Serialize};
+
+use super::ConfigError;
+
+/// Minimum model strength for automatic client selection.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Strength {
+    VeryLow,
+    Low,
+    Average,
+    High,
+    VeryHigh,
+}
+
+/// The whole configuration file.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct Config {
+    pub llm: LlmConfig,
+    /// IANA zone for the date shown to the model and for cron; `None` = the OS zone.
+    pub timezone: Option<String>,
+}
+
+/// `llm:` — clients, fallback order and loop limits.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct LlmConfig {
+    pub clients: Vec<ClientConfig>,
+    /// Client names in the order they are tried; clients not listed follow in file order.
+    pub fallback: Vec<String>,
+    pub max_tool_rounds: u32,
+    pub max_history_messages: u32,
+    pub max_tool_result_chars: Option<u32>,
+    pub max_parallel_subagents: u32,
+    /// Seconds before a model request without any response byte is abandoned.
+    pub request_timeout_secs: u64,
+    /// Seconds a stream may stay silent before it counts as dropped.
+    pub idle_timeout_secs: u64,
+    pub datetime: DatetimeConfig,
+    pub compaction: Option<CompactionConfig>,
+}
+
+impl Default for LlmConfig {
+    fn default() -> Self {
+        Self {
+            clients: Vec::new(),
+            fallback: Vec::new(),
+            max_tool_rounds: 20,
+            max_history_messages: 30,
+            max_tool_result_chars: None,
+            max_parallel_subagents: 4,
+            request_timeout_secs: 300,
+            idle_timeout_secs: 60,
+            datetime: DatetimeConfig::default(),
+            compaction: None,
+        }
+    }
+}
+
+/// One OpenAI-compatible endpoint + model.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ClientConfig {
+    pub name: String,
+    pub base_url: String,
+    pub model: String,
+    /// Environment variable holding the API key. Without it the OS keychain entry
+    /// (service `skald`, account = client name) is used, if present.
+    #[serde(default)]
+    pub api_key_env: Option<String>,
+    /// Provider kind, for provider-specific behaviour such as prompt-cache hints.
+    #[serde(default)]
+    pub provider: Option<String>,
+    #[serde(default)]
+    pub strength: Option<Strength>,
+    #[serde(default)]
+    pub scope: Vec<String>,
+    #[serde(default)]
+    pub context_window: Option<u64>,
+    #[serde(default)]
+    pub extra_params: Option<serde_json::Value>,
+}
+
+impl ClientConfig {
+    /// Anthropic models behind OpenRouter take explicit cache-control hints.
+    pub fn wants_cache_hints(&self) -> bool {
+        self.provider.as_deref() == Some("openrouter") && self.model.starts_with("anthropic/")
+    }
+}
+
+/// `llm.datetime:` — how "now" appears in the dynamic tail.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct DatetimeConfig {
+    pub enabled: bool,
+    /// Round the shown time down to this many minutes so the prompt prefix stays cacheable.
+    pub round_minutes: Option<u32>,
+}
+
+impl Default for DatetimeConfig {
+    fn default() -> Self {
+        Self { enabled: true, round_minutes: Some(15) }
+    }
+}
+
+/// `llm.compaction:` — when and how the history is summarised.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct CompactionConfig {
+    pub enabled: bool,
+    /// Compact when the context estimate exceeds this; `None` = window minus reserve.
+    pub threshold_tokens: Option<u64>,
+    pub reserve_tokens: u64,
+    /// Token budget of the recent tail kept verbatim after the summary.
+    pub keep_recent_tokens: u64,
+    pub strength: Option<Strength>,
+}
+
+impl Default for CompactionConfig {
+    fn default() -> Self {
+        Self {
+            enabled: true,
+            threshold_tokens: None,
+            reserve_tokens: 16_384,
+            keep_recent_tokens: 20_000,
+            strength: None,
+        }
+    }
+}
+
+/// The commented file written on first start.
+pub fn default_config_text() -> &'static str {
+    include_str!("default_config.yml")
+}
+
+pub(super) fn parse(path: &Path, text: &str) -> Result<Config, ConfigError> {
+    if text.trim().is_empty() {
+        return Ok(Config::default());
+    }
+    serde_yaml::from_str::<Config>(text).map_err(|e| {
+        let (line, column) = e.location().map(|l| (l.line(), l.column())).unwrap_or((1, 1));
+        ConfigError::Invalid {
+            path: path.to_path_buf(),
+            line,
+            column,
+            message: strip_location(&e.to_string()),
+        }
+    })
+}
+
+/// serde_yaml appends " at line L column C"; the error already carries both up front.
+fn strip_location(msg: &str) -> String {
+    match msg.rfind(" at line ") {
+        Some(i) => msg[..i].to_string(),
+        None => msg.to_string(),
+    }
+}
+
+/// Checks what serde cannot: names are unique, fallback names exist, limits are sane.
+pub(super) fn validate(path: &Path, text: Option<&str>, c: &Config) -> Result<(), ConfigError> {
+    let fail = |needle: &str, message: String| -> ConfigError {
+        match text.and_then(|t| find_line(t, needle)) {
+            Some(line) => ConfigError::Invalid { path: path.to_path_buf(), line, column: 1, message },
+            None => ConfigError::Semantic { path: path.to_path_buf(), message },
+        }
+    };
+    let mut seen = std::collections::HashSet::new();
+    for client in &c.llm.clients {
+        if client.name.trim().is_empty() {
+            return Err(fail("name:", "llm.clients: a client has an empty `name`".into()));
+        }
+        if !seen.insert(client.name.as_str()) {
+            return Err(fail(
+                &client.name,
+                format!("llm.clients: the client name `{}` is used twice", client.name),
+            ));
+        }
+        if !(client.base_url.starts_with("http://") || client.base_url.starts_with("https://")) {
+            return Err(fail(
+                &client.base_url,
+                format!(
+                    "llm.clients[{}].base_url: `{}` is not an http(s) URL",
+                    client.name, client.base_url
+                ),
+            ));
+        }
+        if client.model.trim().is_empty() {
+            return Err(fail(
+                "model:",
+                format!("llm.clients[{}].model: must not be empty", client.name),
+            ));
+        }
+    }
+    for name in &c.llm.fallback {
+        if !seen.contains(name.as_str()) {
+            return Err(fail(
+                name,
+                format!("llm.fallback: `{name}` is not the name of a client in llm.clients"),
+            ));
+        }
+    }
+    if c.llm.max_tool_rounds == 0 {
+        return Err(fail("max_tool_rounds", "llm.max_tool_rounds: must be at least 1".into()));
+    }
+    if c.llm.max_parallel_subagents == 0 {
+        return Err(fail(
+            "max_parallel_subagents",
+            "llm.max_parallel_subagents: must be at least 1".into(),
+        ));
+    }
+    Ok(())
+}
+
+fn find_line(text: &str, needle: &str) -> Option<usize> {
+    text.lines().position(|l| !l.trim_start().starts_with('#') && l.contains(needle)).map(|i| i + 1)
+}
+
+impl Config {
+    /// Clients in the order they are tried: the fallback list first, then the rest in file order.
+    pub fn ordered_clients(&self) -> Vec<&ClientConfig> {
+        let mut out: Vec<&ClientConfig> = self
+            .llm
+            .fallback
+            .iter()
+            .filter_map(|n| self.llm.clients.iter().find(|c| &c.name == n))
+            .collect();
+        for c in &self.llm.clients {
+            if !out.iter().any(|o| o.name == c.name) {
+                out.push(c);
+            }
+        }
+        out
+    }
+}

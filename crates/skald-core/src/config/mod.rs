@@ -1,0 +1,46 @@
+//! `config.yml` in the data dir: the typed configuration, its loading, validation and env overrides.
+
+mod env;
+mod file;
+mod secrets;
+mod watch;
+
+pub use env::EnvOverrides;
+pub use file::{
+    ClientConfig, CompactionConfig, Config, DatetimeConfig, LlmConfig, Strength, default_config_text,
+};
+pub use secrets::{KeyringSecrets, MemorySecrets, SecretStore};
+pub use watch::ConfigWatcher;
+
+use std::path::{Path, PathBuf};
+
+/// File name of the configuration inside the data dir.
+pub const CONFIG_FILE_NAME: &str = "config.yml";
+
+/// A configuration problem, always naming the file and, when known, the line and field.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ConfigError {
+    #[error("{path}:{line}:{column}: {message}", path = path.display())]
+    Invalid { path: PathBuf, line: usize, column: usize, message: String },
+    #[error("{path}: {message}", path = path.display())]
+    Semantic { path: PathBuf, message: String },
+    #[error("cannot read {path}: {message}", path = path.display())]
+    Io { path: PathBuf, message: String },
+}
+
+/// Loads `dir/config.yml` (defaults when the file is absent) and applies env overrides.
+pub fn load(dir: &Path, env: &EnvOverrides) -> Result<Config, ConfigError> {
+    let path = dir.join(CONFIG_FILE_NAME);
+    let text = match std::fs::read_to_string(&path) {
+        Ok(t) => Some(t),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+        Err(e) => return Err(ConfigError::Io { path, message: e.to_string() }),
+    };
+    let mut config = match &text {
+        Some(t) => file::parse(&path, t)?,
+        None => Config::default(),
+    };
+    env.apply(&mut config);
+    file::validate(&path, text.as_deref(), &config)?;
+    Ok(config)
+}

@@ -1,0 +1,150 @@
+//! `Engine`: opens the data dir (config, database), owns the event bus, and answers every command.
+
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, RwLock};
+
+use skald_protocol::{
+    ApiError, Event, EventEnvelope, Page, SessionDetail, SessionListQuery, SessionSummary,
+};
+use skald_store::{Clock, Store, SystemClock};
+use tokio::sync::broadcast;
+
+use crate::config::{self, Config, ConfigWatcher, EnvOverrides};
+use crate::error::EngineError;
+use crate::{data_dir, session};
+
+/// Capacity of the global event bus; a slow subscriber that falls further behind sees `Lagged`.
+const EVENT_BUS_CAPACITY: usize = 1024;
+
+/// How to open an engine.
+#[derive(Debug, Clone, Default)]
+pub struct EngineOptions {
+    /// `None` = `SKALD_DATA_DIR` or the OS data dir.
+    pub data_dir: Option<PathBuf>,
+    /// `None` = read from the process environment.
+    pub env: Option<EnvOverrides>,
+    /// `None` = the wall clock.
+    pub clock: Option<Arc<dyn Clock>>,
+    /// Watch `config.yml` and reload on change (the app and `serve`; not one-shot CLI commands).
+    pub watch_config: bool,
+}
+
+/// The engine. Cheap to clone; every clone is the same engine.
+#[derive(Debug, Clone)]
+pub struct Engine {
+    inner: Arc<Inner>,
+}
+
+#[derive(Debug)]
+struct Inner {
+    data_dir: PathBuf,
+    store: Store,
+    config: Arc<RwLock<Arc<Config>>>,
+    events: broadcast::Sender<EventEnvelope>,
+    _watcher: Option<ConfigWatcher>,
+}
+
+impl Engine {
+    /// Creates the data dir if needed, loads the configuration and opens (migrates) the database.
+    pub async fn open(opts: EngineOptions) -> Result<Self, EngineError> {
+        let dir = data_dir::resolve(opts.data_dir).ok_or(EngineError::NoDataDir)?;
+        prepare_dir(&dir)?;
+        let env = opts.env.unwrap_or_else(EnvOverrides::from_process_env);
+        let config = Arc::new(RwLock::new(Arc::new(config::load(&dir, &env)?)));
+        let clock = opts.clock.unwrap_or_else(|| Arc::new(SystemClock));
+        let store = Store::open(&dir.join(skald_store::DB_FILE_NAME), clock).await?;
+        let (events, _) = broadcast::channel(EVENT_BUS_CAPACITY);
+        let watcher = if opts.watch_config {
+            let bus = events.clone();
+            let w = ConfigWatcher::start(&dir, env, config.clone(), move |outcome| {
+                let event = Event::ConfigReloaded {
+                    ok: outcome.is_ok(),
+                    error: outcome.err().map(|e| e.to_string()),
+                };
+                let _ = bus.send(EventEnvelope { session_id: None, source: None, event });
+            })
+            .map_err(|e| EngineError::DataDir {
+                path: dir.display().to_string(),
+                message: format!("cannot watch config.yml: {e}"),
+            })?;
+            Some(w)
+        } else {
+            None
+        };
+        Ok(Self {
+            inner: Arc::new(Inner { data_dir: dir, store, config, events, _watcher: watcher }),
+        })
+    }
+
+    pub fn data_dir(&self) -> &Path {
+        &self.inner.data_dir
+    }
+
+    /// The configuration in force now (reloaded when the file changes).
+    pub fn config(&self) -> Arc<Config> {
+        self.inner.config.read().unwrap_or_else(|p| p.into_inner()).clone()
+    }
+
+    /// Every event, from now on.
+    pub fn subscribe(&self) -> broadcast::Receiver<EventEnvelope> {
+        self.inner.events.subscribe()
+    }
+
+    pub(crate) fn store(&self) -> &Store {
+        &self.inner.store
+    }
+
+    pub(crate) fn emit(&self, envelope: EventEnvelope) {
+        // No subscriber is fine: events describe committed rows, which stay readable.
+        let _ = self.inner.events.send(envelope);
+    }
+
+    /// The paginated session list, newest first.
+    pub async fn list_sessions(
+        &self,
+        query: SessionListQuery,
+    ) -> Result<Page<SessionSummary>, ApiError> {
+        Ok(self.store().list_sessions(&query).await.map_err(EngineError::from)?)
+    }
+
+    /// The session debug tree: every frame, message and tool call, children under their call.
+    pub async fn session_detail(&self, id: i64) -> Result<SessionDetail, ApiError> {
+        Ok(session::debug_tree::load(self.store(), id).await.map_err(EngineError::from)?)
+    }
+
+    /// Creates an interactive session for `source` and makes it the source's active one.
+    pub async fn new_session(&self, source: &str) -> Result<i64, ApiError> {
+        let source = source.trim();
+        if source.is_empty() || !source.chars().all(|c| c.is_ascii_alphanumeric() || c == '-') {
+            return Err(EngineError::InvalidInput(format!(
+                "invalid source `{source}`: use letters, digits and `-`"
+            ))
+            .into());
+        }
+        let store = self.store();
+        let created = store
+            .create_session(&skald_store::repo::sessions::NewSession::interactive(source))
+            .await
+            .map_err(EngineError::from)?;
+        store.set_active_session(source, created.session_id).await.map_err(EngineError::from)?;
+        self.emit(EventEnvelope {
+            session_id: Some(created.session_id),
+            source: Some(source.to_string()),
+            event: Event::SessionsChanged {},
+        });
+        Ok(created.session_id)
+    }
+}
+
+fn prepare_dir(dir: &Path) -> Result<(), EngineError> {
+    let err = |e: std::io::Error| EngineError::DataDir {
+        path: dir.display().to_string(),
+        message: e.to_string(),
+    };
+    std::fs::create_dir_all(dir).map_err(err)?;
+    let cfg = dir.join(config::CONFIG_FILE_NAME);
+    if !cfg.exists() {
+        std::fs::write(&cfg, config::default_config_text()).map_err(err)?;
+    }
+    Ok(())
+}

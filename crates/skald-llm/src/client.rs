@@ -1,0 +1,382 @@
+//! The HTTP client: one attempt against one endpoint, and the retry / fallback loop over a chain.
+
+use std::collections::HashSet;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use futures::StreamExt;
+use reqwest::header::{ACCEPT, CONTENT_TYPE, RETRY_AFTER};
+use tokio_util::sync::CancellationToken;
+
+use crate::assemble::TurnAssembler;
+use crate::backoff::{Sleeper, TokioSleeper, backoff_delay, parse_retry_after};
+use crate::endpoint::ModelEndpoint;
+use crate::error::{Disposition, LlmError};
+use crate::health::HealthTracker;
+use crate::request::{PROMPT_CACHE_HEADER, build_body};
+use crate::settings::LlmSettings;
+use crate::sse::{SseEvent, SseParser};
+use crate::turn::{ChatRequest, LlmNotice, LlmTurn, StreamDelta};
+
+/// Longest provider error body kept in an error message.
+const MAX_ERROR_BODY: usize = 2000;
+
+/// OpenAI-compatible chat-completions client. Cheap to clone; clones share the connection pool,
+/// the health tracker and what was learnt about servers' quirks.
+#[derive(Clone)]
+pub struct LlmClient {
+    http: reqwest::Client,
+    settings: LlmSettings,
+    health: Arc<HealthTracker>,
+    sleeper: Arc<dyn Sleeper>,
+    /// Aliases whose server refused a streamed request with tools but answered a plain one; they
+    /// get non-streaming requests whenever tools are sent.
+    no_stream_tools: Arc<Mutex<HashSet<String>>>,
+}
+
+impl std::fmt::Debug for LlmClient {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("LlmClient").field("settings", &self.settings).finish_non_exhaustive()
+    }
+}
+
+impl LlmClient {
+    pub fn new(settings: LlmSettings) -> Result<Self, LlmError> {
+        Self::with_parts(settings, Arc::new(HealthTracker::new()), Arc::new(TokioSleeper))
+    }
+
+    /// With a shared health tracker and a custom sleeper (tests record or skip the waits).
+    pub fn with_parts(
+        settings: LlmSettings,
+        health: Arc<HealthTracker>,
+        sleeper: Arc<dyn Sleeper>,
+    ) -> Result<Self, LlmError> {
+        let http = reqwest::Client::builder()
+            .connect_timeout(settings.connect_timeout)
+            // Streamed tokens are tiny writes; Nagle would batch them behind delayed ACKs.
+            .tcp_nodelay(true)
+            .user_agent(concat!("skald/", env!("CARGO_PKG_VERSION")))
+            .build()
+            .map_err(|e| LlmError::Config(e.without_url().to_string()))?;
+        Ok(LlmClient {
+            http,
+            settings,
+            health,
+            sleeper,
+            no_stream_tools: Arc::new(Mutex::new(HashSet::new())),
+        })
+    }
+
+    pub fn health(&self) -> &HealthTracker {
+        &self.health
+    }
+
+    pub fn health_handle(&self) -> Arc<HealthTracker> {
+        Arc::clone(&self.health)
+    }
+
+    pub fn settings(&self) -> &LlmSettings {
+        &self.settings
+    }
+
+    /// One round: try `chain[0]` with retries, then fall back along `chain`. The returned turn
+    /// names the alias that answered (`LlmTurn::model`) so the caller can stay on it.
+    ///
+    /// Transient failures (429, 5xx, connect errors, timeouts, dropped or malformed streams,
+    /// empty completions) are retried with backoff up to `max_retries`; then the next model is
+    /// tried (`ModelFallback`). A 404 moves to the next model at once. 400, 401, 403, 422 and
+    /// other client errors fail the round immediately: another model would be sent the same
+    /// request. Exhaustion and fail-fast both emit `LlmFailed`. Cancellation wins everywhere,
+    /// including backoff sleeps, and drops the HTTP request.
+    pub async fn complete(
+        &self,
+        chain: &[ModelEndpoint],
+        req: &ChatRequest,
+        cancel: CancellationToken,
+        on_delta: &mut (dyn FnMut(StreamDelta) + Send),
+        on_notice: &mut (dyn FnMut(LlmNotice) + Send),
+    ) -> Result<LlmTurn, LlmError> {
+        if chain.is_empty() {
+            on_notice(LlmNotice::LlmFailed {
+                tried: Vec::new(),
+                last_error: LlmError::NoModels.to_string(),
+            });
+            return Err(LlmError::NoModels);
+        }
+        let mut tried: Vec<String> = Vec::new();
+        let mut last_error = String::new();
+        for endpoint in chain {
+            if tried.contains(&endpoint.name) {
+                continue;
+            }
+            if let Some(prev) = tried.last() {
+                tracing::warn!(from = %prev, to = %endpoint.name, reason = %last_error, "model fallback");
+                on_notice(LlmNotice::ModelFallback {
+                    from: prev.clone(),
+                    to: endpoint.name.clone(),
+                    reason: last_error.clone(),
+                });
+            }
+            tried.push(endpoint.name.clone());
+            match self.with_retries(endpoint, req, &cancel, on_delta, on_notice).await {
+                Ok(turn) => return Ok(turn),
+                Err(Outcome::Cancelled) => return Err(LlmError::Cancelled),
+                Err(Outcome::NextModel(e)) => last_error = e.to_string(),
+                Err(Outcome::FailFast(e)) => {
+                    on_notice(LlmNotice::LlmFailed { tried, last_error: e.to_string() });
+                    return Err(e);
+                }
+            }
+        }
+        on_notice(LlmNotice::LlmFailed { tried: tried.clone(), last_error: last_error.clone() });
+        Err(LlmError::AllFailed { tried, last_error })
+    }
+
+    async fn with_retries(
+        &self,
+        endpoint: &ModelEndpoint,
+        req: &ChatRequest,
+        cancel: &CancellationToken,
+        on_delta: &mut (dyn FnMut(StreamDelta) + Send),
+        on_notice: &mut (dyn FnMut(LlmNotice) + Send),
+    ) -> Result<LlmTurn, Outcome> {
+        let mut retry: u32 = 0;
+        let mut forced_plain = false;
+        loop {
+            let stream = req.stream && !forced_plain && !self.streams_without_tools(endpoint, req);
+            let result = tokio::select! {
+                biased;
+                () = cancel.cancelled() => return Err(Outcome::Cancelled),
+                r = self.attempt(endpoint, req, stream, on_delta) => r,
+            };
+            let err = match result {
+                Ok(turn) => {
+                    self.health.record_success(&endpoint.name);
+                    if forced_plain {
+                        self.lock_quirks().insert(endpoint.name.clone());
+                    }
+                    return Ok(turn);
+                }
+                Err(LlmError::Cancelled) => return Err(Outcome::Cancelled),
+                Err(e) => e,
+            };
+            if err.counts_against_health() {
+                self.health.record_failure(&endpoint.name);
+            }
+            tracing::warn!(model = %endpoint.name, error = %err, attempt = retry + 1, "llm attempt failed");
+            if stream && !forced_plain && !req.tools.is_empty() && refuses_streamed_tools(&err) {
+                // Some servers cannot stream tool calls: ask the same model once without streaming.
+                forced_plain = true;
+                continue;
+            }
+            match err.disposition() {
+                Disposition::Retry { retry_after } if retry < self.settings.max_retries => {
+                    let delay = backoff_delay(
+                        retry,
+                        self.settings.backoff_base,
+                        self.settings.backoff_cap,
+                        retry_after,
+                    );
+                    retry += 1;
+                    on_notice(LlmNotice::Retrying {
+                        model: endpoint.name.clone(),
+                        attempt: retry,
+                        reason: err.to_string(),
+                        delay,
+                    });
+                    tokio::select! {
+                        biased;
+                        () = cancel.cancelled() => return Err(Outcome::Cancelled),
+                        () = self.sleeper.sleep(delay) => {}
+                    }
+                }
+                Disposition::Retry { .. } | Disposition::NextModel => {
+                    return Err(Outcome::NextModel(err));
+                }
+                Disposition::FailFast => return Err(Outcome::FailFast(err)),
+            }
+        }
+    }
+
+    fn streams_without_tools(&self, endpoint: &ModelEndpoint, req: &ChatRequest) -> bool {
+        !req.tools.is_empty() && self.lock_quirks().contains(&endpoint.name)
+    }
+
+    fn lock_quirks(&self) -> std::sync::MutexGuard<'_, HashSet<String>> {
+        self.no_stream_tools.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// One HTTP request to one endpoint, streamed or not.
+    async fn attempt(
+        &self,
+        endpoint: &ModelEndpoint,
+        req: &ChatRequest,
+        stream: bool,
+        on_delta: &mut (dyn FnMut(StreamDelta) + Send),
+    ) -> Result<LlmTurn, LlmError> {
+        let body = build_body(endpoint, req, stream);
+        let mut rb = self
+            .http
+            .post(endpoint.chat_url())
+            .header(ACCEPT, if stream { "text/event-stream" } else { "application/json" })
+            .json(&body);
+        if let Some(key) = endpoint.api_key.as_deref().filter(|k| !k.is_empty()) {
+            rb = rb.bearer_auth(key);
+        }
+        if endpoint.prompt_cache {
+            rb = rb.header(PROMPT_CACHE_HEADER.0, PROMPT_CACHE_HEADER.1);
+        }
+
+        let timeout = self.settings.request_timeout;
+        let started = tokio::time::Instant::now();
+        let resp = match tokio::time::timeout(timeout, rb.send()).await {
+            Err(_) => return Err(LlmError::Timeout(timeout)),
+            Ok(Err(e)) => return Err(map_send_error(e, timeout)),
+            Ok(Ok(r)) => r,
+        };
+
+        let status = resp.status();
+        if !status.is_success() {
+            let retry_after =
+                resp.headers().get(RETRY_AFTER).and_then(|v| v.to_str().ok()).and_then(parse_retry_after);
+            let text = tokio::time::timeout(self.settings.idle_timeout, resp.text())
+                .await
+                .ok()
+                .and_then(Result::ok)
+                .unwrap_or_default();
+            return Err(LlmError::Http {
+                status: status.as_u16(),
+                body: truncate(text.trim(), MAX_ERROR_BODY),
+                retry_after,
+            });
+        }
+
+        let content_type = resp
+            .headers()
+            .get(CONTENT_TYPE)
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or("")
+            .to_ascii_lowercase();
+        let json_reply = content_type.contains("json") && !content_type.contains("event-stream");
+        let mut asm = TurnAssembler::new();
+
+        if !stream || json_reply {
+            let remaining = timeout.saturating_sub(started.elapsed());
+            let bytes = match tokio::time::timeout(remaining, resp.bytes()).await {
+                Err(_) => return Err(LlmError::Timeout(timeout)),
+                Ok(Err(e)) => return Err(map_body_error(e, timeout)),
+                Ok(Ok(b)) => b,
+            };
+            let text = String::from_utf8_lossy(&bytes);
+            asm.on_json(&text, on_delta)?;
+            return asm.finish(&endpoint.name, false);
+        }
+
+        let idle = self.settings.idle_timeout;
+        let mut body = resp.bytes_stream();
+        let mut parser = SseParser::new();
+        let mut failed: Option<LlmError> = None;
+        loop {
+            match tokio::time::timeout(idle, body.next()).await {
+                Err(_) => return Err(LlmError::IdleTimeout(idle)),
+                Ok(None) => {
+                    parser.finish(&mut |ev| on_event(&mut asm, &mut failed, on_delta, ev));
+                    break;
+                }
+                Ok(Some(Err(e))) => {
+                    return Err(LlmError::Stream(format!(
+                        "connection dropped mid-stream: {}",
+                        error_chain(&e.without_url())
+                    )));
+                }
+                Ok(Some(Ok(chunk))) => {
+                    parser.feed(&chunk, &mut |ev| on_event(&mut asm, &mut failed, on_delta, ev));
+                    // `[DONE]` ends the reply; do not wait for the server to close the body.
+                    if failed.is_some() || asm.is_done() {
+                        break;
+                    }
+                }
+            }
+        }
+        if let Some(e) = failed {
+            return Err(e);
+        }
+        asm.finish(&endpoint.name, true)
+    }
+}
+
+/// Why one endpoint gave up.
+enum Outcome {
+    Cancelled,
+    NextModel(LlmError),
+    FailFast(LlmError),
+}
+
+/// Folds one SSE event into the turn; the first failure is kept and later events are ignored.
+fn on_event(
+    asm: &mut TurnAssembler,
+    failed: &mut Option<LlmError>,
+    on_delta: &mut (dyn FnMut(StreamDelta) + Send),
+    ev: SseEvent<'_>,
+) {
+    if failed.is_some() || asm.is_done() {
+        return;
+    }
+    let res = if ev.event == "error" {
+        Err(LlmError::Provider(truncate(ev.data, MAX_ERROR_BODY)))
+    } else {
+        asm.on_data(ev.data, on_delta)
+    };
+    if let Err(e) = res {
+        *failed = Some(e);
+    }
+}
+
+fn refuses_streamed_tools(err: &LlmError) -> bool {
+    match err {
+        LlmError::Http { status: 400 | 422, .. } => true,
+        LlmError::Http { status, body, .. } if *status >= 500 => {
+            body.to_ascii_lowercase().contains("stream")
+        }
+        _ => false,
+    }
+}
+
+fn map_send_error(e: reqwest::Error, timeout: Duration) -> LlmError {
+    if e.is_timeout() {
+        LlmError::Timeout(timeout)
+    } else {
+        LlmError::Connect(error_chain(&e.without_url()))
+    }
+}
+
+fn map_body_error(e: reqwest::Error, timeout: Duration) -> LlmError {
+    if e.is_timeout() {
+        LlmError::Timeout(timeout)
+    } else {
+        LlmError::Stream(format!("reading reply failed: {}", error_chain(&e.without_url())))
+    }
+}
+
+/// reqwest's own message is terse ("error sending request"); the cause says what happened.
+fn error_chain(e: &dyn std::error::Error) -> String {
+    let mut out = e.to_string();
+    let mut source = e.source();
+    while let Some(s) = source {
+        out.push_str(": ");
+        out.push_str(&s.to_string());
+        source = s.source();
+    }
+    out
+}
+
+fn truncate(s: &str, max: usize) -> String {
+    if s.len() <= max {
+        return s.to_owned();
+    }
+    let mut end = max;
+    while !s.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}…", &s[..end])
+}

@@ -1,0 +1,13 @@
+//! Wire types shared by the engine and every shell: DTOs, events, errors. No IO lives here.
+//!
+//! Conventions: tagged unions use `type` (events) or `kind` (debug rows) in snake_case, ids are
+//! SQLite integers (safe in JS, exported as `number`), timestamps are RFC 3339 strings, and no
+//! field is skipped when empty so the TypeScript side always sees the same shape.
+
+pub mod error;
+pub mod event;
+pub mod session;
+
+pub use error::{ApiError, ErrorCode};
+pub use event::{Event, EventEnvelope};
+pub use session::*;

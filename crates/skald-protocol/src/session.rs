@@ -1,0 +1,201 @@
+//! Session list and session debug-tree shapes (`GET /api/sessions`, `GET /api/sessions/:id`).
+
+use serde::{Deserialize, Serialize};
+use ts_rs::TS;
+
+/// Default page size of every paginated list.
+pub const DEFAULT_PER_PAGE: u32 = 20;
+/// Largest page a caller may ask for.
+pub const MAX_PER_PAGE: u32 = 200;
+
+/// One page of a list, as the reference list API shapes it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+#[ts(export)]
+pub struct Page<T> {
+    pub items: Vec<T>,
+    #[ts(type = "number")]
+    pub total: u64,
+    pub page: u32,
+    pub per_page: u32,
+}
+
+/// Filter and pagination of the session list.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[ts(export)]
+pub struct SessionListQuery {
+    /// Only sessions of this source (`web`, `tic`, `cron`, ...); `None` = all.
+    pub source: Option<String>,
+    /// Case-insensitive text search over title and message content.
+    pub search: Option<String>,
+    /// 1-based page number.
+    pub page: u32,
+    pub per_page: u32,
+}
+
+impl Default for SessionListQuery {
+    fn default() -> Self {
+        Self { source: None, search: None, page: 1, per_page: DEFAULT_PER_PAGE }
+    }
+}
+
+/// A row of the session list.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[ts(export)]
+pub struct SessionSummary {
+    #[ts(type = "number")]
+    pub id: i64,
+    pub title: Option<String>,
+    pub source: String,
+    pub agent_id: String,
+    pub is_ephemeral: bool,
+    pub is_interactive: bool,
+    pub created_at: String,
+    #[ts(type = "number")]
+    pub message_count: i64,
+    pub last_message_at: Option<String>,
+}
+
+/// Session metadata at the top of the debug tree.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[ts(export)]
+pub struct SessionMeta {
+    #[ts(type = "number")]
+    pub id: i64,
+    pub title: Option<String>,
+    pub source: String,
+    pub agent_id: String,
+    pub is_interactive: bool,
+    pub is_ephemeral: bool,
+    pub created_at: String,
+}
+
+/// Terminal or in-flight state of a tool call (`chat_llm_tools.status`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, TS)]
+#[serde(rename_all = "snake_case")]
+#[ts(export)]
+pub enum ToolStatus {
+    Pending,
+    Running,
+    Done,
+    Failed,
+    Rejected,
+    Cancelled,
+}
+
+impl ToolStatus {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Pending => "pending",
+            Self::Running => "running",
+            Self::Done => "done",
+            Self::Failed => "failed",
+            Self::Rejected => "rejected",
+            Self::Cancelled => "cancelled",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Self> {
+        Some(match s {
+            "pending" => Self::Pending,
+            "running" => Self::Running,
+            "done" => Self::Done,
+            "failed" => Self::Failed,
+            "rejected" => Self::Rejected,
+            "cancelled" => Self::Cancelled,
+            _ => return None,
+        })
+    }
+
+    /// A terminal status never changes again.
+    pub fn is_terminal(self) -> bool {
+        matches!(self, Self::Done | Self::Failed | Self::Rejected | Self::Cancelled)
+    }
+}
+
+/// One row of the session debug tree, in replay order, children spliced after their call.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+#[ts(export)]
+pub enum DebugMessage {
+    User {
+        #[ts(type = "number")]
+        message_id: i64,
+        content: String,
+        is_synthetic: bool,
+        failed: bool,
+        #[ts(type = "number")]
+        stack_id: i64,
+        depth: u32,
+        created_at: String,
+    },
+    /// Assistant text produced together with tool calls.
+    Thinking {
+        #[ts(type = "number")]
+        message_id: i64,
+        content: String,
+        reasoning: Option<String>,
+        is_synthetic: bool,
+        #[ts(type = "number | null")]
+        input_tokens: Option<i64>,
+        #[ts(type = "number | null")]
+        output_tokens: Option<i64>,
+        #[ts(type = "number")]
+        stack_id: i64,
+        depth: u32,
+        created_at: String,
+    },
+    Assistant {
+        #[ts(type = "number")]
+        message_id: i64,
+        content: String,
+        reasoning: Option<String>,
+        is_synthetic: bool,
+        #[ts(type = "number | null")]
+        input_tokens: Option<i64>,
+        #[ts(type = "number | null")]
+        output_tokens: Option<i64>,
+        #[ts(type = "number")]
+        stack_id: i64,
+        depth: u32,
+        created_at: String,
+    },
+    Tool {
+        #[ts(type = "number")]
+        tool_call_id: i64,
+        #[ts(type = "number")]
+        message_id: i64,
+        name: String,
+        #[ts(type = "unknown")]
+        arguments: serde_json::Value,
+        status: ToolStatus,
+        result: Option<String>,
+        #[ts(type = "number")]
+        stack_id: i64,
+        depth: u32,
+        created_at: String,
+    },
+    /// A sub-agent frame opened under its spawning call.
+    Agent {
+        #[ts(type = "number")]
+        stack_id: i64,
+        agent_id: String,
+        depth: u32,
+        prompt: Option<String>,
+        #[ts(type = "number | null")]
+        parent_tool_call_id: Option<i64>,
+    },
+    AgentEnd {
+        #[ts(type = "number")]
+        stack_id: i64,
+        agent_id: String,
+        depth: u32,
+    },
+}
+
+/// `GET /api/sessions/:id` — the whole session tree in one read.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+#[ts(export)]
+pub struct SessionDetail {
+    pub session: SessionMeta,
+    pub messages: Vec<DebugMessage>,
+}

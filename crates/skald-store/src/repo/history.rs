@@ -1,0 +1,151 @@
+//! `chat_history`: the messages of each frame, in id order.
+
+use serde::{Deserialize, Serialize};
+use sqlx::FromRow;
+
+use crate::error::StoreError;
+use crate::pool::Store;
+
+/// `chat_history.role`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Role {
+    User,
+    Assistant,
+    /// A prompt from a parent agent to a sub-agent; the model sees it as a user message.
+    Agent,
+}
+
+impl Role {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::User => "user",
+            Self::Assistant => "assistant",
+            Self::Agent => "agent",
+        }
+    }
+
+    pub fn parse(s: &str) -> Result<Self, StoreError> {
+        match s {
+            "user" => Ok(Self::User),
+            "assistant" => Ok(Self::Assistant),
+            "agent" => Ok(Self::Agent),
+            other => Err(StoreError::Corrupt { column: "chat_history.role", value: other.into() }),
+        }
+    }
+}
+
+/// Token usage reported for an assistant row.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TokenUsage {
+    pub input_tokens: i64,
+    pub output_tokens: i64,
+    pub cache_read_tokens: i64,
+    pub cache_write_tokens: i64,
+}
+
+/// A message to append.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct NewMessage {
+    pub stack_id: i64,
+    pub role: Option<Role>,
+    pub content: String,
+    pub is_synthetic: bool,
+    pub reasoning: Option<String>,
+    pub usage: Option<TokenUsage>,
+    pub duration_ms: Option<i64>,
+    pub model: Option<String>,
+    pub cost: Option<f64>,
+    /// JSON metadata (attachments, command reference), stored beside the clean text.
+    pub metadata: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, FromRow)]
+pub struct MessageRow {
+    pub id: i64,
+    pub session_stack_id: i64,
+    pub role: String,
+    pub content: String,
+    pub status: String,
+    pub input_tokens: Option<i64>,
+    pub output_tokens: Option<i64>,
+    pub cache_read_tokens: Option<i64>,
+    pub cache_write_tokens: Option<i64>,
+    pub duration_ms: Option<i64>,
+    pub model: Option<String>,
+    pub is_synthetic: bool,
+    pub reasoning_content: Option<String>,
+    pub cost: Option<f64>,
+    pub metadata: Option<String>,
+    pub created_at: String,
+}
+
+impl MessageRow {
+    pub fn role(&self) -> Result<Role, StoreError> {
+        Role::parse(&self.role)
+    }
+
+    pub fn is_failed(&self) -> bool {
+        self.status == "failed"
+    }
+}
+
+pub(crate) const MESSAGE_COLUMNS: &str = "id, session_stack_id, role, content, status, input_tokens, \
+     output_tokens, cache_read_tokens, cache_write_tokens, duration_ms, model, is_synthetic, \
+     reasoning_content, cost, metadata, created_at";
+
+impl Store {
+    /// Appends a message and returns its id.
+    pub async fn append_message(&self, msg: &NewMessage) -> Result<i64, StoreError> {
+        let role = msg.role.unwrap_or(Role::User);
+        let usage = msg.usage;
+        Ok(sqlx::query_scalar(
+            "INSERT INTO chat_history (session_stack_id, role, content, is_synthetic, \
+             reasoning_content, input_tokens, output_tokens, cache_read_tokens, cache_write_tokens, \
+             duration_ms, model, cost, metadata, created_at) \
+             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
+        )
+        .bind(msg.stack_id)
+        .bind(role.as_str())
+        .bind(&msg.content)
+        .bind(msg.is_synthetic)
+        .bind(&msg.reasoning)
+        .bind(usage.map(|u| u.input_tokens))
+        .bind(usage.map(|u| u.output_tokens))
+        .bind(usage.map(|u| u.cache_read_tokens))
+        .bind(usage.map(|u| u.cache_write_tokens))
+        .bind(msg.duration_ms)
+        .bind(&msg.model)
+        .bind(msg.cost)
+        .bind(&msg.metadata)
+        .bind(self.now())
+        .fetch_one(self.pool())
+        .await?)
+    }
+
+    /// Messages of one frame in id order (failed rows included; callers decide).
+    pub async fn messages_for_stack(&self, stack_id: i64) -> Result<Vec<MessageRow>, StoreError> {
+        let sql = format!(
+            "SELECT {MESSAGE_COLUMNS} FROM chat_history WHERE session_stack_id = ? ORDER BY id"
+        );
+        Ok(sqlx::query_as::<_, MessageRow>(&sql).bind(stack_id).fetch_all(self.pool()).await?)
+    }
+
+    /// Messages of every frame of a session in id order: one read for the whole tree.
+    pub async fn messages_for_session(&self, session_id: i64) -> Result<Vec<MessageRow>, StoreError> {
+        let sql = format!(
+            "SELECT {MESSAGE_COLUMNS} FROM chat_history WHERE session_stack_id IN \
+             (SELECT id FROM chat_sessions_stack WHERE session_id = ?) ORDER BY id"
+        );
+        Ok(sqlx::query_as::<_, MessageRow>(&sql).bind(session_id).fetch_all(self.pool()).await?)
+    }
+
+    /// `ok → failed` for an orphaned trailing user/agent row; the only status change allowed.
+    pub async fn mark_message_failed(&self, message_id: i64) -> Result<(), StoreError> {
+        sqlx::query("UPDATE chat_history SET status = 'failed' WHERE id = ? AND role != 'assistant'")
+            .bind(message_id)
+            .execute(self.pool())
+            .await?;
+        Ok(())
+    }
+}

@@ -1,0 +1,219 @@
+//! `chat_sessions`: creating sessions (with their root frame) and listing them.
+
+use serde::{Deserialize, Serialize};
+use skald_protocol::{Page, SessionListQuery, SessionMeta, SessionSummary};
+use sqlx::FromRow;
+
+use crate::error::StoreError;
+use crate::pool::Store;
+
+/// What a new session starts with.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct NewSession {
+    pub source: String,
+    pub agent_id: String,
+    pub title: Option<String>,
+    pub is_interactive: bool,
+    pub is_ephemeral: bool,
+    pub run_context: Option<String>,
+    pub auto_deny_approvals: bool,
+    pub context_label: Option<String>,
+}
+
+impl NewSession {
+    /// An interactive chat session of `source` with the `main` agent.
+    pub fn interactive(source: &str) -> Self {
+        Self {
+            source: source.to_string(),
+            agent_id: "main".to_string(),
+            title: None,
+            is_interactive: true,
+            is_ephemeral: false,
+            run_context: None,
+            auto_deny_approvals: false,
+            context_label: None,
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, FromRow)]
+pub struct SessionRow {
+    pub id: i64,
+    pub title: Option<String>,
+    pub source: String,
+    pub agent_id: String,
+    pub is_interactive: bool,
+    pub is_ephemeral: bool,
+    pub run_context: Option<String>,
+    pub auto_deny_approvals: bool,
+    pub context_label: Option<String>,
+    pub scratchpad_session_id: Option<i64>,
+    pub created_at: String,
+}
+
+impl SessionRow {
+    pub fn meta(&self) -> SessionMeta {
+        SessionMeta {
+            id: self.id,
+            title: self.title.clone(),
+            source: self.source.clone(),
+            agent_id: self.agent_id.clone(),
+            is_interactive: self.is_interactive,
+            is_ephemeral: self.is_ephemeral,
+            created_at: self.created_at.clone(),
+        }
+    }
+}
+
+/// A created session and its root frame.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CreatedSession {
+    pub session_id: i64,
+    pub root_stack_id: i64,
+}
+
+#[derive(FromRow)]
+struct SummaryRow {
+    id: i64,
+    title: Option<String>,
+    source: String,
+    agent_id: String,
+    is_ephemeral: bool,
+    is_interactive: bool,
+    created_at: String,
+    message_count: i64,
+    last_message_at: Option<String>,
+}
+
+const SESSION_COLUMNS: &str = "id, title, source, agent_id, is_interactive, is_ephemeral, \
+     run_context, auto_deny_approvals, context_label, scratchpad_session_id, created_at";
+
+impl Store {
+    /// Creates a session and its root stack frame in one transaction.
+    pub async fn create_session(&self, new: &NewSession) -> Result<CreatedSession, StoreError> {
+        let now = self.now();
+        let mut tx = self.begin_write().await?;
+        let session_id: i64 = sqlx::query_scalar(
+            "INSERT INTO chat_sessions (title, source, agent_id, is_interactive, is_ephemeral, \
+             run_context, auto_deny_approvals, context_label, created_at) \
+             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
+        )
+        .bind(&new.title)
+        .bind(&new.source)
+        .bind(&new.agent_id)
+        .bind(new.is_interactive)
+        .bind(new.is_ephemeral)
+        .bind(&new.run_context)
+        .bind(new.auto_deny_approvals)
+        .bind(&new.context_label)
+        .bind(&now)
+        .fetch_one(&mut *tx)
+        .await?;
+        let root_stack_id: i64 = sqlx::query_scalar(
+            "INSERT INTO chat_sessions_stack (session_id, agent_id, depth, created_at) \
+             VALUES (?, ?, 0, ?) RETURNING id",
+        )
+        .bind(session_id)
+        .bind(&new.agent_id)
+        .bind(&now)
+        .fetch_one(&mut *tx)
+        .await?;
+        tx.commit().await?;
+        Ok(CreatedSession { session_id, root_stack_id })
+    }
+
+    pub async fn session(&self, id: i64) -> Result<SessionRow, StoreError> {
+        let sql = format!("SELECT {SESSION_COLUMNS} FROM chat_sessions WHERE id = ?");
+        sqlx::query_as::<_, SessionRow>(&sql)
+            .bind(id)
+            .fetch_optional(self.pool())
+            .await?
+            .ok_or(StoreError::NotFound { what: "session", id })
+    }
+
+    /// Replaces the session's RunContext JSON (effective from its next turn).
+    pub async fn set_session_run_context(
+        &self,
+        id: i64,
+        run_context: Option<&str>,
+    ) -> Result<(), StoreError> {
+        let done = sqlx::query("UPDATE chat_sessions SET run_context = ? WHERE id = ?")
+            .bind(run_context)
+            .bind(id)
+            .execute(self.pool())
+            .await?;
+        if done.rows_affected() == 0 {
+            return Err(StoreError::NotFound { what: "session", id });
+        }
+        Ok(())
+    }
+
+    /// Newest first, optionally filtered by source and by text in the title or any message.
+    pub async fn list_sessions(
+        &self,
+        query: &SessionListQuery,
+    ) -> Result<Page<SessionSummary>, StoreError> {
+        let per_page = query.per_page.clamp(1, skald_protocol::MAX_PER_PAGE);
+        let page = query.page.max(1);
+        let offset = i64::from(page - 1) * i64::from(per_page);
+        let search = query
+            .search
+            .as_deref()
+            .map(str::trim)
+            .filter(|s| !s.is_empty())
+            .map(|s| format!("%{}%", escape_like(s)));
+        // One filter clause serves both the count and the page so they can never disagree.
+        let filter = "(?1 IS NULL OR s.source = ?1) AND (?2 IS NULL OR s.title LIKE ?2 ESCAPE '\\' \
+             OR EXISTS (SELECT 1 FROM chat_sessions_stack fs JOIN chat_history fh \
+                 ON fh.session_stack_id = fs.id \
+                 WHERE fs.session_id = s.id AND fh.content LIKE ?2 ESCAPE '\\'))";
+        let count_sql = format!("SELECT COUNT(*) FROM chat_sessions s WHERE {filter}");
+        let total: i64 = sqlx::query_scalar(&count_sql)
+            .bind(&query.source)
+            .bind(&search)
+            .fetch_one(self.pool())
+            .await?;
+        let page_sql = format!(
+            "SELECT s.id, s.title, s.source, s.agent_id, s.is_ephemeral, s.is_interactive, \
+               s.created_at, COALESCE(m.cnt, 0) AS message_count, m.last_at AS last_message_at \
+             FROM chat_sessions s \
+             LEFT JOIN (SELECT st.session_id AS sid, COUNT(h.id) AS cnt, MAX(h.created_at) AS last_at \
+                        FROM chat_sessions_stack st JOIN chat_history h ON h.session_stack_id = st.id \
+                        GROUP BY st.session_id) m ON m.sid = s.id \
+             WHERE {filter} ORDER BY s.id DESC LIMIT ?3 OFFSET ?4"
+        );
+        let rows = sqlx::query_as::<_, SummaryRow>(&page_sql)
+            .bind(&query.source)
+            .bind(&search)
+            .bind(i64::from(per_page))
+            .bind(offset)
+            .fetch_all(self.pool())
+            .await?;
+        let items = rows
+            .into_iter()
+            .map(|r| SessionSummary {
+                id: r.id,
+                title: r.title,
+                source: r.source,
+                agent_id: r.agent_id,
+                is_ephemeral: r.is_ephemeral,
+                is_interactive: r.is_interactive,
+                created_at: r.created_at,
+                message_count: r.message_count,
+                last_message_at: r.last_message_at,
+            })
+            .collect();
+        Ok(Page { items, total: u64::try_from(total).unwrap_or(0), page, per_page })
+    }
+}
+
+fn escape_like(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        if matches!(c, '%' | '_' | '\\') {
+            out.push('\\');
+        }
+        out.push(c);
+    }
+    out
+}

@@ -1,0 +1,80 @@
+//! `chat_sessions_stack`: agent call frames (root and sub-agents).
+
+use sqlx::FromRow;
+
+use crate::error::StoreError;
+use crate::pool::Store;
+
+#[derive(Debug, Clone, PartialEq, Eq, FromRow)]
+pub struct StackFrame {
+    pub id: i64,
+    pub session_id: i64,
+    pub agent_id: String,
+    pub agent_prompt: Option<String>,
+    pub depth: i64,
+    pub parent_tool_call_id: Option<i64>,
+    pub terminated_at: Option<String>,
+    pub created_at: String,
+}
+
+const FRAME_COLUMNS: &str = "id, session_id, agent_id, agent_prompt, depth, parent_tool_call_id, \
+     terminated_at, created_at";
+
+impl Store {
+    /// Every frame of a session in creation order.
+    pub async fn frames(&self, session_id: i64) -> Result<Vec<StackFrame>, StoreError> {
+        let sql =
+            format!("SELECT {FRAME_COLUMNS} FROM chat_sessions_stack WHERE session_id = ? ORDER BY id");
+        Ok(sqlx::query_as::<_, StackFrame>(&sql).bind(session_id).fetch_all(self.pool()).await?)
+    }
+
+    /// The session's root frame (depth 0).
+    pub async fn root_frame(&self, session_id: i64) -> Result<StackFrame, StoreError> {
+        let sql = format!(
+            "SELECT {FRAME_COLUMNS} FROM chat_sessions_stack WHERE session_id = ? AND depth = 0 \
+             ORDER BY id LIMIT 1"
+        );
+        sqlx::query_as::<_, StackFrame>(&sql)
+            .bind(session_id)
+            .fetch_optional(self.pool())
+            .await?
+            .ok_or(StoreError::NotFound { what: "root frame of session", id: session_id })
+    }
+
+    /// Opens a child frame spawned by `parent_tool_call_id`.
+    pub async fn create_child_frame(
+        &self,
+        session_id: i64,
+        agent_id: &str,
+        prompt: &str,
+        depth: i64,
+        parent_tool_call_id: i64,
+    ) -> Result<i64, StoreError> {
+        Ok(sqlx::query_scalar(
+            "INSERT INTO chat_sessions_stack \
+             (session_id, agent_id, agent_prompt, depth, parent_tool_call_id, created_at) \
+             VALUES (?, ?, ?, ?, ?, ?) RETURNING id",
+        )
+        .bind(session_id)
+        .bind(agent_id)
+        .bind(prompt)
+        .bind(depth)
+        .bind(parent_tool_call_id)
+        .bind(self.now())
+        .fetch_one(self.pool())
+        .await?)
+    }
+
+    /// Marks a child frame finished. The root frame is never terminated.
+    pub async fn terminate_frame(&self, stack_id: i64) -> Result<(), StoreError> {
+        sqlx::query(
+            "UPDATE chat_sessions_stack SET terminated_at = ? \
+             WHERE id = ? AND depth > 0 AND terminated_at IS NULL",
+        )
+        .bind(self.now())
+        .bind(stack_id)
+        .execute(self.pool())
+        .await?;
+        Ok(())
+    }
+}

@@ -1,0 +1,139 @@
+//! `chat_llm_tools`: tool calls and their status machine.
+
+use skald_protocol::ToolStatus;
+use sqlx::FromRow;
+
+use crate::error::StoreError;
+use crate::pool::Store;
+
+/// A tool call the model asked for.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NewToolCall {
+    pub message_id: i64,
+    pub name: String,
+    /// JSON text exactly as the model produced it (may be invalid JSON).
+    pub arguments: String,
+    pub provider_call_id: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, FromRow)]
+pub struct ToolCallRow {
+    pub id: i64,
+    pub message_id: i64,
+    pub name: String,
+    pub arguments: Option<String>,
+    pub result: Option<String>,
+    pub status: String,
+    pub result_type: String,
+    pub preview_old: Option<String>,
+    pub preview_new: Option<String>,
+    pub provider_call_id: Option<String>,
+    pub created_at: String,
+    pub updated_at: String,
+}
+
+impl ToolCallRow {
+    pub fn status(&self) -> Result<ToolStatus, StoreError> {
+        ToolStatus::parse(&self.status)
+            .ok_or_else(|| StoreError::Corrupt { column: "chat_llm_tools.status", value: self.status.clone() })
+    }
+}
+
+pub(crate) const TOOL_COLUMNS: &str = "id, message_id, name, arguments, result, status, result_type, \
+     preview_old, preview_new, provider_call_id, created_at, updated_at";
+
+/// Whether `from → to` is an allowed step of the call state machine.
+pub fn transition_allowed(from: ToolStatus, to: ToolStatus) -> bool {
+    use ToolStatus::*;
+    match (from, to) {
+        (Pending, Running | Rejected | Cancelled | Failed | Done) => true,
+        (Running, Pending | Done | Failed | Cancelled | Rejected) => true,
+        _ => false,
+    }
+}
+
+impl Store {
+    /// Records calls of one assistant message in call order (ids allocated up front, so completion
+    /// order never leaks into the replay order). New calls start `pending`.
+    pub async fn append_tool_calls(&self, calls: &[NewToolCall]) -> Result<Vec<i64>, StoreError> {
+        let now = self.now();
+        let mut tx = self.begin_write().await?;
+        let mut ids = Vec::with_capacity(calls.len());
+        for call in calls {
+            let id: i64 = sqlx::query_scalar(
+                "INSERT INTO chat_llm_tools (message_id, name, arguments, status, provider_call_id, \
+                 created_at, updated_at) VALUES (?, ?, ?, 'pending', ?, ?, ?) RETURNING id",
+            )
+            .bind(call.message_id)
+            .bind(&call.name)
+            .bind(&call.arguments)
+            .bind(&call.provider_call_id)
+            .bind(&now)
+            .bind(&now)
+            .fetch_one(&mut *tx)
+            .await?;
+            ids.push(id);
+        }
+        tx.commit().await?;
+        Ok(ids)
+    }
+
+    pub async fn tool_call(&self, id: i64) -> Result<ToolCallRow, StoreError> {
+        let sql = format!("SELECT {TOOL_COLUMNS} FROM chat_llm_tools WHERE id = ?");
+        sqlx::query_as::<_, ToolCallRow>(&sql)
+            .bind(id)
+            .fetch_optional(self.pool())
+            .await?
+            .ok_or(StoreError::NotFound { what: "tool call", id })
+    }
+
+    /// Advances a call along the state machine; a terminal call never changes again.
+    pub async fn set_tool_status(
+        &self,
+        id: i64,
+        to: ToolStatus,
+        result: Option<&str>,
+    ) -> Result<(), StoreError> {
+        let mut tx = self.begin_write().await?;
+        let current: Option<String> =
+            sqlx::query_scalar("SELECT status FROM chat_llm_tools WHERE id = ?")
+                .bind(id)
+                .fetch_optional(&mut *tx)
+                .await?;
+        let current = current.ok_or(StoreError::NotFound { what: "tool call", id })?;
+        let from = ToolStatus::parse(&current)
+            .ok_or(StoreError::Corrupt { column: "chat_llm_tools.status", value: current.clone() })?;
+        if !transition_allowed(from, to) {
+            return Err(StoreError::Conflict(format!(
+                "tool call {id} is {} and cannot become {}",
+                from.as_str(),
+                to.as_str()
+            )));
+        }
+        sqlx::query(
+            "UPDATE chat_llm_tools SET status = ?, result = COALESCE(?, result), updated_at = ? \
+             WHERE id = ?",
+        )
+        .bind(to.as_str())
+        .bind(result)
+        .bind(self.now())
+        .bind(id)
+        .execute(&mut *tx)
+        .await?;
+        tx.commit().await?;
+        Ok(())
+    }
+
+    /// Every call of a session in id order (one read for the whole tree).
+    pub async fn tool_calls_for_session(
+        &self,
+        session_id: i64,
+    ) -> Result<Vec<ToolCallRow>, StoreError> {
+        let sql = format!(
+            "SELECT {TOOL_COLUMNS} FROM chat_llm_tools WHERE message_id IN \
+             (SELECT h.id FROM chat_history h JOIN chat_sessions_stack s ON h.session_stack_id = s.id \
+              WHERE s.session_id = ?) ORDER BY id"
+        );
+        Ok(sqlx::query_as::<_, ToolCallRow>(&sql).bind(session_id).fetch_all(self.pool()).await?)
+    }
+}

@@ -1,0 +1,15 @@
+//! The fake provider: scripted replies, strict request validation, SSE rendering and the server.
+
+mod queue;
+mod record;
+mod render;
+mod reply;
+mod script;
+mod server;
+mod validate;
+
+pub use record::RecordedRequest;
+pub use reply::{Reply, ScriptedToolCall, Usage, WhenEmpty};
+pub use script::Script;
+pub use server::{FakeLlm, FakeLlmOptions};
+pub use validate::validate_chat_request;

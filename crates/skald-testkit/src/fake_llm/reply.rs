@@ -1,0 +1,114 @@
+//! Scripted reply types and their shorthand constructors.
+
+use serde::{Deserialize, Serialize};
+
+/// One scripted answer of the fake provider (or a fault to inject).
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum Reply {
+    /// A plain assistant message, optionally with reasoning text.
+    Text {
+        content: String,
+        #[serde(default)]
+        reasoning: Option<String>,
+        #[serde(default)]
+        usage: Option<Usage>,
+    },
+    /// An assistant message with one or more tool calls (indices 0, 1, .. when streamed).
+    ToolCalls {
+        #[serde(default)]
+        content: Option<String>,
+        calls: Vec<ScriptedToolCall>,
+        #[serde(default)]
+        usage: Option<Usage>,
+    },
+    /// Answer with this HTTP status `times` times (each request consumes one), optional Retry-After
+    /// seconds header and body, then the entry is used up and the next reply serves.
+    Status {
+        code: u16,
+        #[serde(default = "one")]
+        times: u32,
+        #[serde(default)]
+        retry_after: Option<u64>,
+        #[serde(default)]
+        body: Option<String>,
+    },
+    /// Hold the request open for `ms` milliseconds before answering with the NEXT queued reply
+    /// (or never answering at all if `then_hang` is true).
+    Stall {
+        ms: u64,
+        #[serde(default)]
+        then_hang: bool,
+    },
+    /// Streaming only: send this text as content deltas, then close the connection without finish
+    /// reason, usage or [DONE].
+    DropMidStream { partial: String },
+    /// Streaming only: send a `data:` line that is not valid JSON, then close.
+    MalformedSse,
+    /// An assistant reply with empty content and no tool calls.
+    Empty,
+}
+
+fn one() -> u32 {
+    1
+}
+
+impl Reply {
+    /// A text reply with default usage.
+    pub fn text(s: &str) -> Reply {
+        Reply::Text { content: s.to_owned(), reasoning: None, usage: None }
+    }
+
+    /// A reply with a single tool call; `args_json` is sent verbatim (it may be invalid JSON).
+    pub fn tool_call(name: &str, args_json: &str) -> Reply {
+        Reply::tool_calls(vec![ScriptedToolCall::new(name, args_json)])
+    }
+
+    /// A reply with several tool calls in one assistant message.
+    pub fn tool_calls(calls: Vec<ScriptedToolCall>) -> Reply {
+        Reply::ToolCalls { content: None, calls, usage: None }
+    }
+
+    /// Answer `times` requests with HTTP `code`.
+    pub fn status(code: u16, times: u32) -> Reply {
+        Reply::Status { code, times, retry_after: None, body: None }
+    }
+}
+
+/// One tool call of a scripted reply. Without `id` the server generates a unique `call_fake_N`.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq)]
+pub struct ScriptedToolCall {
+    #[serde(default)]
+    pub id: Option<String>,
+    pub name: String,
+    /// Raw text; may be invalid JSON on purpose.
+    pub arguments: String,
+}
+
+impl ScriptedToolCall {
+    pub fn new(name: &str, arguments: &str) -> ScriptedToolCall {
+        ScriptedToolCall { id: None, name: name.to_owned(), arguments: arguments.to_owned() }
+    }
+
+    pub fn with_id(id: &str, name: &str, arguments: &str) -> ScriptedToolCall {
+        ScriptedToolCall { id: Some(id.to_owned()), ..ScriptedToolCall::new(name, arguments) }
+    }
+}
+
+/// Token usage reported with a reply (`total_tokens` is derived).
+#[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Usage {
+    pub prompt_tokens: u64,
+    pub completion_tokens: u64,
+}
+
+/// What the server answers when no scripted reply is queued.
+#[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum WhenEmpty {
+    /// Reply "fake reply to: <last user text>".
+    #[default]
+    Echo,
+    /// HTTP 500 "no scripted reply".
+    Error,
+}

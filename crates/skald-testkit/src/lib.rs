@@ -1,0 +1,10 @@
+//! Dev-only test kit: a strict fake OpenAI-compatible provider for Skald's tests and tools.
+
+mod error;
+mod fake_llm;
+
+pub use error::TestkitError;
+pub use fake_llm::{
+    FakeLlm, FakeLlmOptions, RecordedRequest, Reply, Script, ScriptedToolCall, Usage, WhenEmpty,
+    validate_chat_request,
+};

@@ -1,0 +1,192 @@
+//! Injected faults: HTTP errors N times, stalls, dropped and malformed streams.
+
+use std::time::{Duration, Instant};
+
+use serde_json::json;
+use skald_testkit::{FakeLlm, FakeLlmOptions, Reply, WhenEmpty};
+
+use super::helpers::*;
+
+#[tokio::test]
+async fn status_is_served_n_times_then_the_next_reply() {
+    let fake = FakeLlm::start().await.unwrap();
+    fake.push(Reply::Status { code: 429, times: 2, retry_after: Some(3), body: None });
+    fake.push(Reply::text("finally"));
+    let client = reqwest::Client::new();
+    for _ in 0..2 {
+        let resp =
+            client.post(chat_url(&fake)).json(&chat_body(vec![user("x")])).send().await.unwrap();
+        assert_eq!(resp.status().as_u16(), 429);
+        assert_eq!(resp.headers()["retry-after"], "3");
+        let body: serde_json::Value = resp.json().await.unwrap();
+        assert_eq!(body["error"]["type"], "rate_limit_error");
+    }
+    let (status, json) = post_chat(&fake, &chat_body(vec![user("x")])).await;
+    assert_eq!(status, 200);
+    assert_eq!(json["choices"][0]["message"]["content"], "finally");
+    let statuses: Vec<u16> = fake.requests().iter().map(|r| r.status).collect();
+    assert_eq!(statuses, vec![429, 429, 200]);
+}
+
+#[tokio::test]
+async fn server_errors_with_custom_body_and_no_retry_after() {
+    let fake = FakeLlm::start().await.unwrap();
+    fake.push(Reply::status(500, 1));
+    fake.push(Reply::Status {
+        code: 503,
+        times: 1,
+        retry_after: None,
+        body: Some("overloaded".into()),
+    });
+    let client = reqwest::Client::new();
+    let resp = client.post(chat_url(&fake)).json(&chat_body(vec![user("x")])).send().await.unwrap();
+    assert_eq!(resp.status().as_u16(), 500);
+    assert!(resp.headers().get("retry-after").is_none());
+    // Streaming requests get the status too, before any SSE.
+    let resp = stream_chat(&fake, chat_body(vec![user("x")])).await;
+    assert_eq!(resp.status().as_u16(), 503);
+    assert_eq!(resp.text().await.unwrap(), "overloaded");
+    assert_eq!(fake.pending_replies(), 0);
+}
+
+#[tokio::test]
+async fn drop_mid_stream_ends_without_done() {
+    let fake = FakeLlm::start().await.unwrap();
+    fake.push(Reply::DropMidStream { partial: "I was about to say something".into() });
+    let got = collect_sse(stream_chat(&fake, chat_body(vec![user("x")])).await).await;
+    assert!(!got.done(), "no [DONE] after a drop");
+    assert!(got.error.is_some(), "the client sees a broken body, not a clean end");
+    assert_eq!(got.content(), "I was about to say something");
+    let chunks = got.chunks();
+    assert!(chunks.iter().all(|c| c["choices"][0]["finish_reason"].is_null()));
+    assert!(chunks.iter().all(|c| c.get("usage").is_none()));
+}
+
+#[tokio::test]
+async fn malformed_sse_sends_invalid_json_data() {
+    let fake = FakeLlm::start().await.unwrap();
+    fake.push(Reply::MalformedSse);
+    let got = collect_sse(stream_chat(&fake, chat_body(vec![user("x")])).await).await;
+    assert!(!got.done());
+    let bad: Vec<&String> =
+        got.data.iter().filter(|d| serde_json::from_str::<serde_json::Value>(d).is_err()).collect();
+    assert_eq!(bad.len(), 1, "exactly one malformed data line: {:?}", got.data);
+    assert!(bad[0].starts_with('{'));
+}
+
+#[tokio::test]
+async fn stall_delays_the_next_reply() {
+    let fake = FakeLlm::start().await.unwrap();
+    fake.push(Reply::Stall { ms: 300, then_hang: false });
+    fake.push(Reply::text("after the stall"));
+    let started = Instant::now();
+    let (status, json) = post_chat(&fake, &chat_body(vec![user("x")])).await;
+    assert!(started.elapsed() >= Duration::from_millis(300), "{:?}", started.elapsed());
+    assert_eq!(status, 200);
+    assert_eq!(json["choices"][0]["message"]["content"], "after the stall");
+    assert_eq!(fake.pending_replies(), 0);
+}
+
+/// Waits (bounded) until `cond` holds; panics with `what` otherwise.
+async fn eventually(what: &str, cond: impl Fn() -> bool) {
+    for _ in 0..500 {
+        if cond() {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    panic!("timed out waiting for: {what}");
+}
+
+#[tokio::test]
+async fn hanging_stall_ends_when_the_client_hangs_up() {
+    let fake = FakeLlm::start().await.unwrap();
+    fake.push(Reply::Stall { ms: 0, then_hang: true });
+    let url = chat_url(&fake);
+    let client_task = tokio::spawn(async move {
+        reqwest::Client::new().post(url).json(&chat_body(vec![user("x")])).send().await
+    });
+    eventually("the request to be recorded", || fake.requests().len() == 1).await;
+    eventually("the handler to be hanging", || fake.in_flight() == 1).await;
+    assert_eq!(fake.requests()[0].status, 0, "no response started yet");
+    client_task.abort();
+    eventually("the server side to end after the hang-up", || fake.in_flight() == 0).await;
+    // The server is still healthy.
+    let (status, _) = post_chat(&fake, &chat_body(vec![user("again")])).await;
+    assert_eq!(status, 200);
+}
+
+#[tokio::test]
+async fn empty_reply_has_empty_content_and_stop() {
+    let fake = FakeLlm::start().await.unwrap();
+    fake.push(Reply::Empty);
+    fake.push(Reply::Empty);
+    let (_, json) = post_chat(&fake, &chat_body(vec![user("x")])).await;
+    assert_eq!(json["choices"][0]["message"]["content"], "");
+    assert!(json["choices"][0]["message"].get("tool_calls").is_none());
+    let got = collect_sse(stream_chat(&fake, chat_body(vec![user("x")])).await).await;
+    assert!(got.done());
+    assert_eq!(got.content(), "");
+    let chunks = got.chunks();
+    assert_eq!(chunks[chunks.len() - 2]["choices"][0]["finish_reason"], "stop");
+}
+
+#[tokio::test]
+async fn when_empty_echo_and_error() {
+    let echo = FakeLlm::start().await.unwrap();
+    let body = chat_body(vec![user("first"), assistant("ok"), user("second")]);
+    let (status, json) = post_chat(&echo, &body).await;
+    assert_eq!(status, 200);
+    assert_eq!(json["choices"][0]["message"]["content"], "fake reply to: second");
+
+    let opts = FakeLlmOptions { when_empty: WhenEmpty::Error, ..FakeLlmOptions::default() };
+    let strict = FakeLlm::start_with(opts).await.unwrap();
+    let (status, json) = post_chat(&strict, &body).await;
+    assert_eq!(status, 500);
+    assert_eq!(json["error"]["message"], "no scripted reply");
+    assert_eq!(strict.requests()[0].status, 500);
+}
+
+#[tokio::test]
+async fn dropping_the_handle_shuts_the_server_down() {
+    let fake = FakeLlm::start().await.unwrap();
+    fake.push(Reply::Stall { ms: 0, then_hang: true });
+    let addr = fake.addr();
+    let url = chat_url(&fake);
+    let hanging = tokio::spawn(async move {
+        reqwest::Client::new()
+            .post(url)
+            .json(&json!({"model":"m","messages":[user("x")]}))
+            .send()
+            .await
+    });
+    eventually("the hanging request", || fake.in_flight() == 1).await;
+    drop(fake);
+    // The live connection is closed, not left hanging...
+    let result = tokio::time::timeout(Duration::from_secs(5), hanging).await.unwrap().unwrap();
+    assert!(result.is_err(), "the hanging request fails once the server is gone");
+    // ...and no new connection is accepted.
+    let mut refused = false;
+    for _ in 0..100 {
+        if tokio::net::TcpStream::connect(addr).await.is_err() {
+            refused = true;
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    assert!(refused, "port still accepting after drop");
+}
+
+#[tokio::test]
+async fn drop_mid_stream_breaks_a_non_streaming_body_too() {
+    let fake = FakeLlm::start().await.unwrap();
+    fake.push(Reply::DropMidStream { partial: "half".into() });
+    let resp = reqwest::Client::new()
+        .post(chat_url(&fake))
+        .json(&chat_body(vec![user("x")]))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status().as_u16(), 200);
+    assert!(resp.text().await.is_err(), "the body must not complete");
+}

@@ -1,0 +1,10 @@
+//! Integration tests of the fake provider, driven over real HTTP.
+
+mod binary;
+mod control;
+mod faults;
+mod helpers;
+mod replies;
+mod routing;
+mod streaming;
+mod validation;

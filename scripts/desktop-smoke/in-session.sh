@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# Runs inside `xvfb-run … dbus-run-session`: starts tauri-driver, drives one scenario, and saves
+# the WebDriver screenshot plus an X screenshot of the whole display.
+# Usage: in-session.sh <app-binary> <scenario> <webview.png> <screen.png>
+set -euo pipefail
+app=$1 scenario=$2 webview_png=$3 screen_png=$4
+here=$(cd "$(dirname "$0")" && pwd)
+
+free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+port=$(free_port)
+native_port=$(free_port)
+log=$(dirname "$webview_png")/tauri-driver-$scenario.log
+
+tauri-driver --port "$port" --native-port "$native_port" --native-driver "$(command -v WebKitWebDriver)" \
+  >"$log" 2>&1 &
+driver_pid=$!
+cleanup() {
+  kill "$driver_pid" 2>/dev/null || true
+  wait "$driver_pid" 2>/dev/null || true
+}
+trap cleanup EXIT
+
+status=0
+node "$here/webdriver.mjs" "http://127.0.0.1:$port" "$app" "$scenario" "$webview_png" "$screen_png" ||
+  status=$?
+if [ "$status" -ne 0 ]; then
+  echo "--- tauri-driver / app log ($log) ---" >&2
+  tail -n 40 "$log" >&2 || true
+fi
+exit "$status"

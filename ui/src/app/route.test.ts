@@ -1,0 +1,42 @@
+import { describe, expect, it } from "vitest";
+import { formatRoute, parseHash } from "./route";
+
+describe("hash routes", () => {
+  it("parses every page the sidebar and links produce", () => {
+    expect(parseHash("")).toEqual({ name: "chat", source: "web" });
+    expect(parseHash("#chat/telegram")).toEqual({ name: "chat", source: "telegram" });
+    expect(parseHash("#chat/my%20project")).toEqual({ name: "chat", source: "my project" });
+    expect(parseHash("#inbox")).toEqual({ name: "inbox" });
+    expect(parseHash("#settings")).toEqual({ name: "settings" });
+    expect(parseHash("#session/42")).toEqual({ name: "session", id: 42 });
+    expect(parseHash("#tic")).toEqual({ name: "tic", page: 1 });
+    expect(parseHash("#tic?page=3")).toEqual({ name: "tic", page: 3 });
+    expect(parseHash("#sessions?source=cron&search=disk&page=2")).toEqual({
+      name: "sessions",
+      params: { source: "cron", search: "disk", page: 2 },
+    });
+  });
+
+  it("rejects what no page claims", () => {
+    for (const hash of ["#session", "#session/0", "#session/-1", "#session/1.5", "#session/1/2", "#inbox/x", "#chat/%E0%A4%A", "#whatever"]) {
+      expect(parseHash(hash).name, hash).toBe("not_found");
+    }
+  });
+
+  it("falls back to page 1 for a bad page number", () => {
+    expect(parseHash("#tic?page=abc")).toEqual({ name: "tic", page: 1 });
+    expect(parseHash("#tic?page=0")).toEqual({ name: "tic", page: 1 });
+  });
+
+  it("formats routes that parse back to themselves", () => {
+    const routes = [
+      { name: "chat", source: "a b/c" },
+      { name: "tic", page: 4 },
+      { name: "session", id: 7 },
+      { name: "sessions", params: { source: "tic", search: "x & y", page: 3 } },
+      { name: "sessions", params: { source: null, search: null, page: 1 } },
+    ] as const;
+    for (const r of routes) expect(parseHash(formatRoute(r))).toEqual(r);
+    expect(formatRoute({ name: "sessions", params: { source: null, search: null, page: 1 } })).toBe("#sessions");
+  });
+});

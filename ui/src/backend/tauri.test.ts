@@ -1,0 +1,77 @@
+import { clearMocks, mockIPC } from "@tauri-apps/api/mocks";
+import { Channel } from "@tauri-apps/api/core";
+import { afterEach, describe, expect, it } from "vitest";
+import type { EventEnvelope } from "./bindings";
+import { detectBackend } from "./index";
+import { createTauriBackend } from "./tauri";
+
+type Internals = { runCallback: (id: number, data: unknown) => void };
+
+// clearMocks empties the internals object but leaves it on window, which would read as "in Tauri".
+function leaveTauri() {
+  clearMocks();
+  delete (window as { __TAURI_INTERNALS__?: unknown }).__TAURI_INTERNALS__;
+}
+
+afterEach(leaveTauri);
+
+describe("tauri backend", () => {
+  it("calls list_sessions and session_detail with the documented arguments", async () => {
+    const calls: Array<[string, unknown]> = [];
+    mockIPC((cmd, args) => {
+      calls.push([cmd, args]);
+      if (cmd === "list_sessions") return { items: [], total: 0, page: 3, per_page: 10 };
+      if (cmd === "session_detail") return { session: { id: 9 }, messages: [] };
+      return null;
+    });
+    const backend = createTauriBackend();
+    expect(backend.kind).toBe("tauri");
+    const query = { source: "tic", search: null, page: 3, per_page: 10 };
+    expect(await backend.listSessions(query)).toMatchObject({ page: 3 });
+    await backend.getSession(9);
+    expect(calls).toEqual([
+      ["list_sessions", { query }],
+      ["session_detail", { id: 9 }],
+    ]);
+  });
+
+  it("rejects with the command's ApiError, and wraps anything else", async () => {
+    let reply: unknown = { code: "not_found", message: "no session 9" };
+    mockIPC(() => {
+      throw reply;
+    });
+    const backend = createTauriBackend();
+    await expect(backend.getSession(9)).rejects.toEqual({ code: "not_found", message: "no session 9" });
+    reply = "command session_detail not found";
+    await expect(backend.getSession(9)).rejects.toEqual({
+      code: "internal",
+      message: "command session_detail not found",
+    });
+  });
+
+  it("subscribes through a Channel and stops forwarding after unsubscribe", async () => {
+    let channel: Channel<EventEnvelope> | null = null;
+    mockIPC((cmd, args) => {
+      if (cmd === "subscribe_events") channel = (args as { channel: Channel<EventEnvelope> }).channel;
+      return null;
+    });
+    const seen: EventEnvelope[] = [];
+    const stop = createTauriBackend().subscribe((e) => seen.push(e));
+    await Promise.resolve();
+    expect(channel).toBeInstanceOf(Channel);
+    const internals = (window as unknown as { __TAURI_INTERNALS__: Internals }).__TAURI_INTERNALS__;
+    const envelope: EventEnvelope = { session_id: 1, source: "web", event: { type: "sessions_changed" } };
+    internals.runCallback(channel!.id, { index: 0, message: envelope });
+    expect(seen).toEqual([envelope]);
+    stop();
+    internals.runCallback(channel!.id, { index: 1, message: envelope });
+    expect(seen).toHaveLength(1);
+  });
+
+  it("is picked only when the Tauri internals are present", () => {
+    leaveTauri();
+    expect(detectBackend().kind).toBe("web");
+    mockIPC(() => null);
+    expect(detectBackend().kind).toBe("tauri");
+  });
+});

@@ -1,0 +1,39 @@
+// The desktop transport: Tauri commands plus one IPC channel for engine events.
+import { Channel, invoke } from "@tauri-apps/api/core";
+import type { EventEnvelope, Page, SessionDetail, SessionListQuery, SessionSummary } from "./bindings";
+import { isEventEnvelope, toApiError, type Backend } from "./types";
+
+type Invoke = <T>(cmd: string, args?: Record<string, unknown>) => Promise<T>;
+
+async function call<T>(run: Invoke, cmd: string, args: Record<string, unknown>): Promise<T> {
+  try {
+    return await run<T>(cmd, args);
+  } catch (error) {
+    // Commands reject with the serialised ApiError; anything else is an IPC failure.
+    throw toApiError(error);
+  }
+}
+
+export function createTauriBackend(run: Invoke = invoke): Backend {
+  return {
+    kind: "tauri",
+    listSessions: (query: SessionListQuery) =>
+      call<Page<SessionSummary>>(run, "list_sessions", { query }),
+    getSession: (id: number) => call<SessionDetail>(run, "session_detail", { id }),
+    subscribe(onEvent) {
+      let active = true;
+      const channel = new Channel<EventEnvelope>((message) => {
+        if (active && isEventEnvelope(message)) onEvent(message);
+      });
+      run<void>("subscribe_events", { channel }).catch((error: unknown) => {
+        console.error("subscribe_events failed", toApiError(error));
+      });
+      // There is no unsubscribe command: the shell drops the channel once a send fails
+      // or the window goes; until then we just stop forwarding.
+      return () => {
+        active = false;
+        channel.onmessage = () => {};
+      };
+    },
+  };
+}

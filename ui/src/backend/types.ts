@@ -1,0 +1,54 @@
+// The contract every engine transport implements; pages only ever see this interface.
+import type {
+  ApiError,
+  ErrorCode,
+  EventEnvelope,
+  Page,
+  SessionDetail,
+  SessionListQuery,
+  SessionSummary,
+} from "./bindings";
+
+export type BackendKind = "tauri" | "web";
+
+export interface Backend {
+  readonly kind: BackendKind;
+  listSessions(query: SessionListQuery): Promise<Page<SessionSummary>>;
+  getSession(id: number): Promise<SessionDetail>;
+  /** Starts delivering engine events; the returned function stops it. */
+  subscribe(onEvent: (envelope: EventEnvelope) => void): () => void;
+}
+
+const ERROR_CODES: ReadonlySet<string> = new Set<ErrorCode>([
+  "not_found",
+  "invalid_input",
+  "conflict",
+  "config",
+  "storage",
+  "llm",
+  "cancelled",
+  "unauthorized",
+  "internal",
+]);
+
+export function isApiError(value: unknown): value is ApiError {
+  if (typeof value !== "object" || value === null) return false;
+  const v = value as Record<string, unknown>;
+  return typeof v.code === "string" && ERROR_CODES.has(v.code) && typeof v.message === "string";
+}
+
+/** Normalises whatever a transport threw into the one error shape pages switch on. */
+export function toApiError(error: unknown, fallback: ErrorCode = "internal"): ApiError {
+  if (isApiError(error)) return { code: error.code, message: error.message };
+  if (error instanceof Error) return { code: fallback, message: error.message };
+  if (typeof error === "string" && error.length > 0) return { code: fallback, message: error };
+  return { code: fallback, message: "Unexpected error" };
+}
+
+/** A runtime check on incoming events, so a malformed frame is dropped instead of crashing a page. */
+export function isEventEnvelope(value: unknown): value is EventEnvelope {
+  if (typeof value !== "object" || value === null) return false;
+  const v = value as Record<string, unknown>;
+  const event = v.event as Record<string, unknown> | null | undefined;
+  return typeof event === "object" && event !== null && typeof event.type === "string";
+}

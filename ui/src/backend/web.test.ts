@@ -1,0 +1,137 @@
+import { describe, expect, it, vi } from "vitest";
+import type { EventEnvelope } from "./bindings";
+import { createWebBackend, takeToken, TOKEN_STORAGE_KEY, type WebBackendOptions } from "./web";
+
+class MemoryStorage {
+  data = new Map<string, string>();
+  getItem(k: string) {
+    return this.data.get(k) ?? null;
+  }
+  setItem(k: string, v: string) {
+    this.data.set(k, v);
+  }
+}
+
+class FakeSocket {
+  onopen: ((ev: Event) => unknown) | null = null;
+  onmessage: ((ev: MessageEvent) => unknown) | null = null;
+  onclose: ((ev: CloseEvent) => unknown) | null = null;
+  closed = false;
+  constructor(readonly url: string) {}
+  close() {
+    this.closed = true;
+  }
+  open() {
+    this.onopen?.(new Event("open"));
+  }
+  send(data: string) {
+    this.onmessage?.(new MessageEvent("message", { data }));
+  }
+  drop() {
+    this.onclose?.(new CloseEvent("close"));
+  }
+}
+
+function jsonResponse(status: number, body: unknown): Response {
+  return new Response(body === undefined ? "" : JSON.stringify(body), {
+    status,
+    headers: { "Content-Type": "application/json" },
+  });
+}
+
+function setup(href: string, over: Partial<WebBackendOptions> = {}) {
+  const storage = new MemoryStorage();
+  const sockets: FakeSocket[] = [];
+  const fetchMock = vi.fn<typeof fetch>(async () => jsonResponse(200, { items: [], total: 0, page: 1, per_page: 20 }));
+  const replaceUrl = vi.fn<(url: string) => void>();
+  const backend = createWebBackend({
+    location: { href },
+    storage,
+    fetch: fetchMock,
+    openSocket: (url) => {
+      const s = new FakeSocket(url);
+      sockets.push(s);
+      return s;
+    },
+    replaceUrl,
+    reconnectDelayMs: () => 0,
+    ...over,
+  });
+  return { backend, storage, sockets, fetchMock, replaceUrl };
+}
+
+const sessionsChanged: EventEnvelope = { session_id: 3, source: "web", event: { type: "sessions_changed" } };
+
+describe("web backend", () => {
+  it("keeps the ?token= of the first load and strips it from the address bar", () => {
+    const storage = new MemoryStorage();
+    const replace = vi.fn<(url: string) => void>();
+    expect(takeToken({ href: "http://127.0.0.1:8765/?token=s3cret#tic" }, storage, replace)).toBe("s3cret");
+    expect(storage.getItem(TOKEN_STORAGE_KEY)).toBe("s3cret");
+    expect(replace).toHaveBeenCalledWith("http://127.0.0.1:8765/#tic");
+    // A reload without the parameter still has it.
+    expect(takeToken({ href: "http://127.0.0.1:8765/#tic" }, storage, replace)).toBe("s3cret");
+  });
+
+  it("lists sessions with the query string and a bearer token", async () => {
+    const { backend, fetchMock } = setup("http://127.0.0.1:8765/?token=abc#sessions");
+    await backend.listSessions({ source: "tic", search: "disk full", page: 2, per_page: 20 });
+    const [url, init] = fetchMock.mock.calls[0]!;
+    expect(url).toBe("http://127.0.0.1:8765/api/sessions?source=tic&search=disk+full&page=2&per_page=20");
+    expect((init?.headers as Record<string, string>).Authorization).toBe("Bearer abc");
+  });
+
+  it("omits empty filters and fetches one session by id", async () => {
+    const { backend, fetchMock } = setup("http://localhost:9000/");
+    await backend.listSessions({ source: null, search: null, page: 1, per_page: 25 });
+    expect(fetchMock.mock.calls[0]![0]).toBe("http://localhost:9000/api/sessions?page=1&per_page=25");
+    expect((fetchMock.mock.calls[0]![1]?.headers as Record<string, string>).Authorization).toBeUndefined();
+    await backend.getSession(42);
+    expect(fetchMock.mock.calls[1]![0]).toBe("http://localhost:9000/api/sessions/42");
+  });
+
+  it("passes the server's ApiError through and maps bare statuses", async () => {
+    const fetchMock = vi
+      .fn<typeof fetch>()
+      .mockResolvedValueOnce(jsonResponse(404, { code: "not_found", message: "session 7 not found" }))
+      .mockResolvedValueOnce(new Response("nope", { status: 401 }))
+      .mockRejectedValueOnce(new TypeError("Failed to fetch"));
+    const { backend } = setup("http://127.0.0.1:1/", { fetch: fetchMock });
+    await expect(backend.getSession(7)).rejects.toEqual({ code: "not_found", message: "session 7 not found" });
+    await expect(backend.getSession(7)).rejects.toMatchObject({ code: "unauthorized" });
+    await expect(backend.getSession(7)).rejects.toEqual({
+      code: "internal",
+      message: "Cannot reach the Skald server: Failed to fetch",
+    });
+  });
+
+  it("streams events from /api/ws with the token, dropping malformed frames", () => {
+    const { backend, sockets } = setup("https://host.test/?token=t0k#x");
+    const seen: EventEnvelope[] = [];
+    const stop = backend.subscribe((e) => seen.push(e));
+    expect(sockets[0]!.url).toBe("wss://host.test/api/ws?token=t0k");
+    sockets[0]!.open();
+    sockets[0]!.send("not json");
+    sockets[0]!.send(JSON.stringify({ hello: 1 }));
+    sockets[0]!.send(JSON.stringify(sessionsChanged));
+    expect(seen).toEqual([sessionsChanged]);
+    stop();
+    expect(sockets[0]!.closed).toBe(true);
+  });
+
+  it("reconnects after a drop and asks for a refetch, since events may have been missed", async () => {
+    const { backend, sockets } = setup("http://127.0.0.1:8765/");
+    const seen: EventEnvelope[] = [];
+    const stop = backend.subscribe((e) => seen.push(e));
+    sockets[0]!.open();
+    expect(seen).toEqual([]);
+    sockets[0]!.drop();
+    await vi.waitFor(() => expect(sockets).toHaveLength(2));
+    sockets[1]!.open();
+    expect(seen).toEqual([{ session_id: null, source: null, event: { type: "sessions_changed" } }]);
+    stop();
+    sockets[1]!.drop();
+    await new Promise((r) => setTimeout(r, 5));
+    expect(sockets).toHaveLength(2);
+  });
+});

@@ -1,0 +1,120 @@
+import { screen, within } from "@testing-library/react";
+import userEvent from "@testing-library/user-event";
+import { describe, expect, it, vi } from "vitest";
+import type { DebugMessage, SessionDetail } from "../backend";
+import { MockBackend } from "../test/mockBackend";
+import { renderApp } from "../test/renderApp";
+
+const T = "2026-11-30T10:00:00Z";
+
+const messages: DebugMessage[] = [
+  { kind: "user", message_id: 1, content: "It is 10:00, check the inbox folder", is_synthetic: true, failed: false, stack_id: 1, depth: 0, created_at: T },
+  { kind: "thinking", message_id: 2, content: "Looking at the folder first.", reasoning: "The user wants a summary; list files.", is_synthetic: false, input_tokens: 1200, output_tokens: 340, stack_id: 1, depth: 0, created_at: T },
+  { kind: "tool", tool_call_id: 10, message_id: 2, name: "list_dir", arguments: { path: "inbox/" }, status: "done", result: "a.txt\nb.txt", stack_id: 1, depth: 0, created_at: T },
+  { kind: "tool", tool_call_id: 11, message_id: 2, name: "execute_cmd", arguments: { cmd: "rm -rf /" }, status: "rejected", result: null, stack_id: 1, depth: 0, created_at: T },
+  { kind: "agent", stack_id: 2, agent_id: "researcher", depth: 1, prompt: "Summarise a.txt", parent_tool_call_id: 12 },
+  { kind: "assistant", message_id: 3, content: "a.txt is a shopping list.", reasoning: null, is_synthetic: false, input_tokens: null, output_tokens: 15, stack_id: 2, depth: 1, created_at: T },
+  { kind: "agent_end", stack_id: 2, agent_id: "researcher", depth: 1 },
+  { kind: "user", message_id: 4, content: "Thanks", is_synthetic: false, failed: true, stack_id: 1, depth: 0, created_at: T },
+];
+
+const detail: SessionDetail = {
+  session: { id: 42, title: null, source: "tic", agent_id: "main", is_interactive: false, is_ephemeral: true, created_at: T },
+  messages,
+};
+
+function row(kind: string, index = 0): HTMLElement {
+  const found = screen.getByRole("list", { name: "Session messages" }).querySelectorAll<HTMLElement>(`[data-kind="${kind}"]`);
+  const el = found[index];
+  if (!el) throw new Error(`no ${kind} row #${index}`);
+  return el;
+}
+
+describe("Session detail page", () => {
+  it("renders every kind of debug row in order", async () => {
+    renderApp(new MockBackend({ details: [detail] }), "#session/42");
+    await screen.findByRole("list", { name: "Session messages" });
+    expect(screen.getByRole("heading", { level: 1 }).textContent).toBe("Session #42");
+
+    const kinds = [...screen.getByRole("list", { name: "Session messages" }).children].map((li) =>
+      li.getAttribute("data-kind"),
+    );
+    expect(kinds).toEqual(["user", "thinking", "tool", "tool", "agent", "assistant", "agent_end", "user"]);
+
+    expect(row("user").textContent).toContain("check the inbox folder");
+    expect(row("thinking").textContent).toContain("Looking at the folder first.");
+    expect(row("tool").textContent).toContain("list_dir");
+    expect(row("agent").textContent).toContain("researcher");
+    expect(row("agent").textContent).toContain("by call #12");
+    expect(row("assistant").textContent).toContain("a.txt is a shopping list.");
+    expect(row("agent_end").textContent).toMatch(/researcher.*finished/);
+  });
+
+  it("shows session metadata", async () => {
+    renderApp(new MockBackend({ details: [detail] }), "#session/42");
+    await screen.findByRole("list", { name: "Session messages" });
+    const meta = screen.getByText("Source").closest("dl")!;
+    expect(meta.textContent).toContain("tic");
+    expect(meta.textContent).toContain("background, ephemeral");
+  });
+
+  it("marks synthetic and failed user turns", async () => {
+    renderApp(new MockBackend({ details: [detail] }), "#session/42");
+    await screen.findByRole("list", { name: "Session messages" });
+    expect(within(row("user", 0)).queryByText("synthetic")).toBeTruthy();
+    expect(within(row("user", 1)).queryByText("synthetic")).toBeNull();
+    expect(within(row("user", 1)).queryByText("failed")).toBeTruthy();
+  });
+
+  it("keeps reasoning collapsed until asked and shows token counts", async () => {
+    const user = userEvent.setup();
+    renderApp(new MockBackend({ details: [detail] }), "#session/42");
+    await screen.findByRole("list", { name: "Session messages" });
+    const thinking = row("thinking");
+    const details = thinking.querySelector("details.reasoning") as HTMLDetailsElement;
+    expect(details.open).toBe(false);
+    await user.click(within(thinking).getByText("Reasoning"));
+    expect(details.open).toBe(true);
+    expect(details.textContent).toContain("list files");
+    expect(thinking.textContent).toMatch(/1,?200 in · 340 out/);
+    expect(row("assistant").textContent).toContain("15 out");
+    expect(row("assistant").querySelector("details.reasoning")).toBeNull();
+  });
+
+  it("shows each tool call's status, arguments and result", async () => {
+    renderApp(new MockBackend({ details: [detail] }), "#session/42");
+    await screen.findByRole("list", { name: "Session messages" });
+    const done = row("tool", 0);
+    const rejected = row("tool", 1);
+    expect(done.querySelector(".status")!.textContent).toBe("done");
+    expect(done.querySelector(".status")!.className).toContain("status-done");
+    expect(rejected.querySelector(".status")!.className).toContain("status-rejected");
+    expect(done.textContent).toContain('"path": "inbox/"');
+    expect(done.textContent).toContain("a.txt\nb.txt");
+    expect(rejected.textContent).toContain('"cmd": "rm -rf /"');
+    expect(rejected.textContent).toContain("No result yet");
+  });
+
+  it("indents sub-agent rows by depth", async () => {
+    renderApp(new MockBackend({ details: [detail] }), "#session/42");
+    await screen.findByRole("list", { name: "Session messages" });
+    expect(row("user").style.getPropertyValue("--depth")).toBe("0");
+    expect(row("agent").style.getPropertyValue("--depth")).toBe("1");
+    expect(row("assistant").style.getPropertyValue("--depth")).toBe("1");
+  });
+
+  it("says so when the session does not exist", async () => {
+    renderApp(new MockBackend(), "#session/99");
+    const alert = await screen.findByRole("alert");
+    expect(alert.textContent).toContain("Session 99 does not exist");
+    expect(within(alert).queryByRole("button", { name: "Retry" })).toBeNull();
+  });
+
+  it("goes back in history with the Back button", async () => {
+    const user = userEvent.setup();
+    const back = vi.spyOn(window.history, "back").mockImplementation(() => {});
+    renderApp(new MockBackend({ details: [detail] }), "#session/42");
+    await user.click(screen.getByRole("button", { name: /Back/ }));
+    expect(back).toHaveBeenCalledTimes(1);
+  });
+});
