@@ -6,7 +6,6 @@ use ts_rs::TS;
 /// What kind of failure happened, coarse enough for a UI to branch on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
 #[serde(rename_all = "snake_case")]
-#[ts(export)]
 pub enum ErrorCode {
     NotFound,
     InvalidInput,
@@ -22,7 +21,6 @@ pub enum ErrorCode {
 /// Error returned at the boundary (Tauri command, HTTP, CLI `--json`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS, thiserror::Error)]
 #[error("{message}")]
-#[ts(export)]
 pub struct ApiError {
     pub code: ErrorCode,
     pub message: String,

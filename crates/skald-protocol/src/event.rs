@@ -5,7 +5,6 @@ use ts_rs::TS;
 
 /// An event with the session and source it belongs to (absent for global events).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
-#[ts(export)]
 pub struct EventEnvelope {
     #[ts(type = "number | null")]
     pub session_id: Option<i64>,
@@ -16,7 +15,6 @@ pub struct EventEnvelope {
 /// Every observable change. Names and fields follow the client protocol.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
 #[serde(tag = "type", rename_all = "snake_case")]
-#[ts(export)]
 pub enum Event {
     /// A session was created or the session list changed.
     SessionsChanged {},

@@ -4,6 +4,7 @@
 //! SQLite integers (safe in JS, exported as `number`), timestamps are RFC 3339 strings, and no
 //! field is skipped when empty so the TypeScript side always sees the same shape.
 
+pub mod bindings;
 pub mod error;
 pub mod event;
 pub mod session;

@@ -10,7 +10,6 @@ pub const MAX_PER_PAGE: u32 = 200;
 
 /// One page of a list, as the reference list API shapes it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
-#[ts(export)]
 pub struct Page<T> {
     pub items: Vec<T>,
     #[ts(type = "number")]
@@ -21,7 +20,6 @@ pub struct Page<T> {
 
 /// Filter and pagination of the session list.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
-#[ts(export)]
 pub struct SessionListQuery {
     /// Only sessions of this source (`web`, `tic`, `cron`, ...); `None` = all.
     pub source: Option<String>,
@@ -40,7 +38,6 @@ impl Default for SessionListQuery {
 
 /// A row of the session list.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
-#[ts(export)]
 pub struct SessionSummary {
     #[ts(type = "number")]
     pub id: i64,
@@ -57,7 +54,6 @@ pub struct SessionSummary {
 
 /// Session metadata at the top of the debug tree.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
-#[ts(export)]
 pub struct SessionMeta {
     #[ts(type = "number")]
     pub id: i64,
@@ -72,7 +68,6 @@ pub struct SessionMeta {
 /// Terminal or in-flight state of a tool call (`chat_llm_tools.status`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, TS)]
 #[serde(rename_all = "snake_case")]
-#[ts(export)]
 pub enum ToolStatus {
     Pending,
     Running,
@@ -115,7 +110,6 @@ impl ToolStatus {
 /// One row of the session debug tree, in replay order, children spliced after their call.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
 #[serde(tag = "kind", rename_all = "snake_case")]
-#[ts(export)]
 pub enum DebugMessage {
     User {
         #[ts(type = "number")]
@@ -194,7 +188,6 @@ pub enum DebugMessage {
 
 /// `GET /api/sessions/:id` — the whole session tree in one read.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
-#[ts(export)]
 pub struct SessionDetail {
     pub session: SessionMeta,
     pub messages: Vec<DebugMessage>,

@@ -165,7 +165,9 @@ fn strip_location(msg: &str) -> String {
 pub(super) fn validate(path: &Path, text: Option<&str>, c: &Config) -> Result<(), ConfigError> {
     let fail = |needle: &str, message: String| -> ConfigError {
         match text.and_then(|t| find_line(t, needle)) {
-            Some(line) => ConfigError::Invalid { path: path.to_path_buf(), line, column: 1, message },
+            Some(line) => {
+                ConfigError::Invalid { path: path.to_path_buf(), line, column: 1, message }
+            }
             None => ConfigError::Semantic { path: path.to_path_buf(), message },
         }
     };

@@ -7,7 +7,8 @@ mod watch;
 
 pub use env::EnvOverrides;
 pub use file::{
-    ClientConfig, CompactionConfig, Config, DatetimeConfig, LlmConfig, Strength, default_config_text,
+    ClientConfig, CompactionConfig, Config, DatetimeConfig, LlmConfig, Strength,
+    default_config_text,
 };
 pub use secrets::{KeyringSecrets, MemorySecrets, SecretStore};
 pub use watch::ConfigWatcher;

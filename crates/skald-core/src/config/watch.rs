@@ -32,13 +32,14 @@ impl ConfigWatcher {
         let (tx, mut rx) = mpsc::unbounded_channel::<()>();
         let file: PathBuf = dir.join(CONFIG_FILE_NAME);
         let watched = file.clone();
-        let mut watcher = notify::recommended_watcher(move |res: notify::Result<notify::Event>| {
-            if let Ok(ev) = res {
-                if ev.paths.iter().any(|p| p == &watched) {
-                    let _ = tx.send(());
+        let mut watcher =
+            notify::recommended_watcher(move |res: notify::Result<notify::Event>| {
+                if let Ok(ev) = res {
+                    if ev.paths.iter().any(|p| p == &watched) {
+                        let _ = tx.send(());
+                    }
                 }
-            }
-        })?;
+            })?;
         watcher.watch(dir, RecursiveMode::NonRecursive)?;
         let dir = dir.to_path_buf();
         tokio::spawn(async move {

@@ -132,7 +132,10 @@ impl Store {
     }
 
     /// Messages of every frame of a session in id order: one read for the whole tree.
-    pub async fn messages_for_session(&self, session_id: i64) -> Result<Vec<MessageRow>, StoreError> {
+    pub async fn messages_for_session(
+        &self,
+        session_id: i64,
+    ) -> Result<Vec<MessageRow>, StoreError> {
         let sql = format!(
             "SELECT {MESSAGE_COLUMNS} FROM chat_history WHERE session_stack_id IN \
              (SELECT id FROM chat_sessions_stack WHERE session_id = ?) ORDER BY id"
@@ -142,10 +145,12 @@ impl Store {
 
     /// `ok → failed` for an orphaned trailing user/agent row; the only status change allowed.
     pub async fn mark_message_failed(&self, message_id: i64) -> Result<(), StoreError> {
-        sqlx::query("UPDATE chat_history SET status = 'failed' WHERE id = ? AND role != 'assistant'")
-            .bind(message_id)
-            .execute(self.pool())
-            .await?;
+        sqlx::query(
+            "UPDATE chat_history SET status = 'failed' WHERE id = ? AND role != 'assistant'",
+        )
+        .bind(message_id)
+        .execute(self.pool())
+        .await?;
         Ok(())
     }
 }

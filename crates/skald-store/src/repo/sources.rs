@@ -15,7 +15,11 @@ impl Store {
     }
 
     /// Points `source` at `session_id` (insert or replace).
-    pub async fn set_active_session(&self, source: &str, session_id: i64) -> Result<(), StoreError> {
+    pub async fn set_active_session(
+        &self,
+        source: &str,
+        session_id: i64,
+    ) -> Result<(), StoreError> {
         sqlx::query(
             "INSERT INTO sources (id, active_session_id, updated_at) VALUES (?, ?, ?) \
              ON CONFLICT(id) DO UPDATE SET active_session_id = excluded.active_session_id, \

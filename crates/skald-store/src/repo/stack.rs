@@ -23,8 +23,9 @@ const FRAME_COLUMNS: &str = "id, session_id, agent_id, agent_prompt, depth, pare
 impl Store {
     /// Every frame of a session in creation order.
     pub async fn frames(&self, session_id: i64) -> Result<Vec<StackFrame>, StoreError> {
-        let sql =
-            format!("SELECT {FRAME_COLUMNS} FROM chat_sessions_stack WHERE session_id = ? ORDER BY id");
+        let sql = format!(
+            "SELECT {FRAME_COLUMNS} FROM chat_sessions_stack WHERE session_id = ? ORDER BY id"
+        );
         Ok(sqlx::query_as::<_, StackFrame>(&sql).bind(session_id).fetch_all(self.pool()).await?)
     }
 

@@ -34,8 +34,10 @@ pub struct ToolCallRow {
 
 impl ToolCallRow {
     pub fn status(&self) -> Result<ToolStatus, StoreError> {
-        ToolStatus::parse(&self.status)
-            .ok_or_else(|| StoreError::Corrupt { column: "chat_llm_tools.status", value: self.status.clone() })
+        ToolStatus::parse(&self.status).ok_or_else(|| StoreError::Corrupt {
+            column: "chat_llm_tools.status",
+            value: self.status.clone(),
+        })
     }
 }
 
@@ -101,8 +103,10 @@ impl Store {
                 .fetch_optional(&mut *tx)
                 .await?;
         let current = current.ok_or(StoreError::NotFound { what: "tool call", id })?;
-        let from = ToolStatus::parse(&current)
-            .ok_or(StoreError::Corrupt { column: "chat_llm_tools.status", value: current.clone() })?;
+        let from = ToolStatus::parse(&current).ok_or(StoreError::Corrupt {
+            column: "chat_llm_tools.status",
+            value: current.clone(),
+        })?;
         if !transition_allowed(from, to) {
             return Err(StoreError::Conflict(format!(
                 "tool call {id} is {} and cannot become {}",

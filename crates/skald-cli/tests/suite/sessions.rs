@@ -1,0 +1,67 @@
+use super::{skald, stderr, stdout};
+
+#[test]
+fn sessions_list_on_a_fresh_dir_prints_the_empty_page() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path().join("fresh");
+    let out = skald(&["--data-dir", d.to_str().unwrap(), "--json", "sessions", "list"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(stdout(&out), "{\"items\":[],\"total\":0,\"page\":1,\"per_page\":20}\n");
+}
+
+#[test]
+fn sessions_list_accepts_filters_and_pages() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path().to_str().unwrap();
+    let out = skald(&[
+        "--data-dir",
+        d,
+        "--json",
+        "sessions",
+        "list",
+        "--source",
+        "tic",
+        "--page",
+        "2",
+        "--per-page",
+        "5",
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let v: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
+    assert_eq!((v["page"].as_u64(), v["per_page"].as_u64()), (Some(2), Some(5)));
+    let text = skald(&["--data-dir", d, "sessions", "list"]);
+    assert!(stdout(&text).contains("No sessions"), "{}", stdout(&text));
+}
+
+#[test]
+fn a_malformed_config_is_one_line_with_file_and_line_and_exit_1() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("config.yml"), "llm:\n  max_tool_rounds: [\n").unwrap();
+    let out = skald(&["--data-dir", dir.path().to_str().unwrap(), "sessions", "list"]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = stderr(&out);
+    assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+    let expected = format!("{}:", dir.path().join("config.yml").display());
+    assert!(err.contains(&expected), "{err}");
+    assert!(err.starts_with("skald: error: configuration error:"), "{err}");
+    assert!(stdout(&out).is_empty());
+}
+
+#[test]
+fn json_errors_are_json_and_a_missing_session_exits_1() {
+    let dir = tempfile::tempdir().unwrap();
+    let out =
+        skald(&["--data-dir", dir.path().to_str().unwrap(), "--json", "sessions", "show", "7"]);
+    assert_eq!(out.status.code(), Some(1));
+    let v: serde_json::Value = serde_json::from_str(stderr(&out).trim()).unwrap();
+    assert_eq!(v["code"], "not_found");
+    assert!(v["message"].as_str().unwrap().contains("session 7"));
+}
+
+#[test]
+fn bad_usage_exits_2() {
+    let out = skald(&["sessions", "list", "--page", "0"]);
+    assert_eq!(out.status.code(), Some(2));
+    let out = skald(&["frobnicate"]);
+    assert_eq!(out.status.code(), Some(2));
+}

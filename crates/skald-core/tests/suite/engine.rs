@@ -1,0 +1,86 @@
+use std::time::Duration;
+
+use skald_core::config::EnvOverrides;
+use skald_core::{Engine, EngineOptions};
+use skald_protocol::{ErrorCode, Event, SessionListQuery};
+
+async fn open(dir: &std::path::Path, watch: bool) -> Result<Engine, skald_core::EngineError> {
+    Engine::open(EngineOptions {
+        data_dir: Some(dir.to_path_buf()),
+        env: Some(EnvOverrides::default()),
+        clock: None,
+        watch_config: watch,
+    })
+    .await
+}
+
+#[tokio::test]
+async fn a_fresh_data_dir_gets_a_config_file_a_database_and_an_empty_list() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("nested/data");
+    let engine = open(&data, false).await.unwrap();
+    assert!(data.join("config.yml").is_file());
+    assert!(data.join("skald.db").is_file());
+    let page = engine.list_sessions(SessionListQuery::default()).await.unwrap();
+    assert_eq!((page.total, page.items.len()), (0, 0));
+}
+
+#[tokio::test]
+async fn a_malformed_config_fails_open_with_a_config_error() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("config.yml"), "llm: [\n").unwrap();
+    let err = open(dir.path(), false).await.unwrap_err();
+    let api: skald_protocol::ApiError = err.into();
+    assert_eq!(api.code, ErrorCode::Config);
+    assert!(api.message.contains("config.yml:"), "{}", api.message);
+}
+
+#[tokio::test]
+async fn new_sessions_appear_in_the_list_and_their_detail_is_readable() {
+    let dir = tempfile::tempdir().unwrap();
+    let engine = open(dir.path(), false).await.unwrap();
+    let mut events = engine.subscribe();
+    let id = engine.new_session("web").await.unwrap();
+    let ev = events.recv().await.unwrap();
+    assert_eq!((ev.session_id, ev.event), (Some(id), Event::SessionsChanged {}));
+    let page = engine.list_sessions(SessionListQuery::default()).await.unwrap();
+    assert_eq!(page.items[0].id, id);
+    let detail = engine.session_detail(id).await.unwrap();
+    assert_eq!((detail.session.source.as_str(), detail.messages.len()), ("web", 0));
+    let missing = engine.session_detail(id + 100).await.unwrap_err();
+    assert_eq!(missing.code, ErrorCode::NotFound);
+    let bad = engine.new_session("we b").await.unwrap_err();
+    assert_eq!(bad.code, ErrorCode::InvalidInput);
+}
+
+#[tokio::test]
+async fn config_changes_on_disk_are_picked_up_and_bad_edits_keep_the_last_good_config() {
+    let dir = tempfile::tempdir().unwrap();
+    let engine = open(dir.path(), true).await.unwrap();
+    assert_eq!(engine.config().llm.max_tool_rounds, 20);
+    let mut events = engine.subscribe();
+    std::fs::write(dir.path().join("config.yml"), "llm:\n  max_tool_rounds: 5\n").unwrap();
+    let (ok, _) = wait_reload(&mut events).await;
+    assert!(ok);
+    assert_eq!(engine.config().llm.max_tool_rounds, 5);
+
+    std::fs::write(dir.path().join("config.yml"), "llm:\n  max_tool_rounds: many\n").unwrap();
+    let (ok, error) = wait_reload(&mut events).await;
+    assert!(!ok);
+    assert!(error.unwrap().contains("llm.max_tool_rounds"));
+    assert_eq!(engine.config().llm.max_tool_rounds, 5, "last good config stays in force");
+}
+
+async fn wait_reload(
+    events: &mut tokio::sync::broadcast::Receiver<skald_protocol::EventEnvelope>,
+) -> (bool, Option<String>) {
+    let fut = async {
+        loop {
+            let ev = events.recv().await.unwrap();
+            if let Event::ConfigReloaded { ok, error } = ev.event {
+                return (ok, error);
+            }
+        }
+    };
+    tokio::time::timeout(Duration::from_secs(10), fut).await.expect("config reload event")
+}

@@ -1,0 +1,34 @@
+//! Renders every wire type as one TypeScript module (`ui/src/backend/bindings.ts`).
+
+use ts_rs::TS;
+
+use crate::*;
+
+/// The generated file, byte-for-byte; a test fails when the committed copy drifts from it.
+pub fn typescript() -> String {
+    let decls = [
+        ErrorCode::decl(),
+        ApiError::decl(),
+        Page::<()>::decl(),
+        SessionListQuery::decl(),
+        SessionSummary::decl(),
+        SessionMeta::decl(),
+        ToolStatus::decl(),
+        DebugMessage::decl(),
+        SessionDetail::decl(),
+        Event::decl(),
+        EventEnvelope::decl(),
+    ];
+    let mut out = String::from(
+        "// Generated from the Rust types in crates/skald-protocol. Do not edit by hand:\n\
+         // run `UPDATE_BINDINGS=1 cargo test -p skald-protocol --test bindings` instead.\n\n",
+    );
+    for d in decls {
+        out.push_str("export ");
+        out.push_str(&d);
+        out.push_str("\n\n");
+    }
+    out.truncate(out.trim_end().len());
+    out.push('\n');
+    out
+}
