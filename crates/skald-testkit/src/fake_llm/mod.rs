@@ -1,5 +1,6 @@
 //! The fake provider: scripted replies, strict request validation, SSE rendering and the server.
 
+mod chat;
 mod queue;
 mod record;
 mod render;

@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# The whole test suite: formatting, lints, Rust tests, UI tests and the desktop smoke test.
+# Installs what it needs on a Debian/Ubuntu machine. Usage: scripts/test.sh
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+cd "$root"
+start=$(date +%s)
+step() { echo; echo "=== $* ($(( $(date +%s) - start ))s)"; }
+
+step "system packages"
+scripts/install-system-deps.sh all
+source scripts/ensure-toolchain.sh
+if ! command -v cargo-nextest >/dev/null 2>&1; then
+  step "installing cargo-nextest"
+  cargo install cargo-nextest --locked
+fi
+
+step "ui: install"
+npm --prefix ui ci --no-audit --no-fund
+
+step "rust: fmt"
+cargo fmt --all -- --check
+
+step "ui: build (embedded by the desktop crate)"
+npm --prefix ui run build
+
+step "rust: clippy"
+cargo clippy --workspace --all-targets --locked -- -D warnings
+
+step "rust: tests"
+cargo nextest run --workspace --locked --no-fail-fast
+
+step "ui: typecheck and tests"
+npm --prefix ui run typecheck
+npm --prefix ui test
+
+step "desktop: smoke test under Xvfb"
+scripts/desktop-smoke.sh
+
+step "all passed in $(( $(date +%s) - start ))s"
