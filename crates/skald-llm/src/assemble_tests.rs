@@ -88,7 +88,11 @@ fn tool_calls_by_index_with_split_arguments() {
     assert_eq!(
         turn.tool_calls,
         vec![
-            ToolCallOut { id: "c1".into(), name: "read_file".into(), arguments: r#"{"path":"a"}"#.into() },
+            ToolCallOut {
+                id: "c1".into(),
+                name: "read_file".into(),
+                arguments: r#"{"path":"a"}"#.into()
+            },
             ToolCallOut { id: "c2".into(), name: "ls".into(), arguments: "{}".into() },
         ]
     );
@@ -119,7 +123,8 @@ fn missing_index_uses_id_then_last_call() {
         r#"{"choices":[{"finish_reason":"tool_calls"}]}"#,
     ]);
     let calls = run(&body, 50).0.unwrap().tool_calls;
-    let got: Vec<_> = calls.iter().map(|c| (c.id.as_str(), c.name.as_str(), c.arguments.as_str())).collect();
+    let got: Vec<_> =
+        calls.iter().map(|c| (c.id.as_str(), c.name.as_str(), c.arguments.as_str())).collect();
     assert_eq!(got, vec![("x", "f", r#"{"n":1}"#), ("y", "g", "{}")]);
 }
 
@@ -174,7 +179,8 @@ fn stream_without_done_or_finish_is_dropped() {
     let body = "data: {\"choices\":[{\"delta\":{\"content\":\"par\"}}]}\n\n";
     assert!(matches!(run(body, 10).0, Err(LlmError::Stream(_))));
     // A finish reason without [DONE] is a complete reply (some servers never send [DONE]).
-    let body = "data: {\"choices\":[{\"delta\":{\"content\":\"a\"},\"finish_reason\":\"stop\"}]}\n\n";
+    let body =
+        "data: {\"choices\":[{\"delta\":{\"content\":\"a\"},\"finish_reason\":\"stop\"}]}\n\n";
     assert_eq!(run(body, 10).0.unwrap().content, "a");
 }
 

@@ -65,7 +65,11 @@ mod tests {
         for retry in 0..8 {
             let exp = (base * 2u32.pow(retry)).min(cap);
             let d = backoff_delay(retry, base, cap, None);
-            assert!(d >= exp / 2 && d <= exp, "retry {retry}: {d:?} not in [{:?}, {exp:?}]", exp / 2);
+            assert!(
+                d >= exp / 2 && d <= exp,
+                "retry {retry}: {d:?} not in [{:?}, {exp:?}]",
+                exp / 2
+            );
         }
         assert!(backoff_delay(100, base, cap, None) <= cap);
     }
@@ -74,7 +78,10 @@ mod tests {
     fn retry_after_is_honoured_up_to_the_cap() {
         let cap = Duration::from_secs(30);
         let base = Duration::from_secs(1);
-        assert_eq!(backoff_delay(0, base, cap, Some(Duration::from_secs(7))), Duration::from_secs(7));
+        assert_eq!(
+            backoff_delay(0, base, cap, Some(Duration::from_secs(7))),
+            Duration::from_secs(7)
+        );
         assert_eq!(backoff_delay(0, base, cap, Some(Duration::from_secs(700))), cap);
         assert_eq!(parse_retry_after(" 5 "), Some(Duration::from_secs(5)));
         assert_eq!(parse_retry_after("1.5"), Some(Duration::from_millis(1500)));

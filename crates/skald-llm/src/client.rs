@@ -4,7 +4,7 @@ use std::collections::HashSet;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use futures::StreamExt;
+use futures::{FutureExt, StreamExt};
 use reqwest::header::{ACCEPT, CONTENT_TYPE, RETRY_AFTER};
 use tokio_util::sync::CancellationToken;
 
@@ -237,8 +237,11 @@ impl LlmClient {
 
         let status = resp.status();
         if !status.is_success() {
-            let retry_after =
-                resp.headers().get(RETRY_AFTER).and_then(|v| v.to_str().ok()).and_then(parse_retry_after);
+            let retry_after = resp
+                .headers()
+                .get(RETRY_AFTER)
+                .and_then(|v| v.to_str().ok())
+                .and_then(parse_retry_after);
             let text = tokio::time::timeout(self.settings.idle_timeout, resp.text())
                 .await
                 .ok()
@@ -257,10 +260,18 @@ impl LlmClient {
             .and_then(|v| v.to_str().ok())
             .unwrap_or("")
             .to_ascii_lowercase();
-        let json_reply = content_type.contains("json") && !content_type.contains("event-stream");
+        // The reply's content type decides, not what we asked for: servers that cannot stream
+        // (or cannot stream tool calls) answer a streaming request with plain JSON.
+        let sse_reply = if content_type.contains("event-stream") {
+            true
+        } else if content_type.contains("json") {
+            false
+        } else {
+            stream
+        };
         let mut asm = TurnAssembler::new();
 
-        if !stream || json_reply {
+        if !sse_reply {
             let remaining = timeout.saturating_sub(started.elapsed());
             let bytes = match tokio::time::timeout(remaining, resp.bytes()).await {
                 Err(_) => return Err(LlmError::Timeout(timeout)),
@@ -291,8 +302,14 @@ impl LlmClient {
                 }
                 Ok(Some(Ok(chunk))) => {
                     parser.feed(&chunk, &mut |ev| on_event(&mut asm, &mut failed, on_delta, ev));
-                    // `[DONE]` ends the reply; do not wait for the server to close the body.
-                    if failed.is_some() || asm.is_done() {
+                    if failed.is_some() {
+                        break;
+                    }
+                    if asm.is_done() {
+                        // `[DONE]` ends the reply; do not wait for the server to close the body.
+                        // If the body's end is already buffered, consume it so the connection
+                        // goes back to the pool instead of being dropped.
+                        let _ = body.next().now_or_never();
                         break;
                     }
                 }

@@ -41,7 +41,11 @@ pub struct ModelEndpoint {
 
 impl ModelEndpoint {
     /// A minimal endpoint; the other fields keep their defaults.
-    pub fn new(name: impl Into<String>, base_url: impl Into<String>, model: impl Into<String>) -> Self {
+    pub fn new(
+        name: impl Into<String>,
+        base_url: impl Into<String>,
+        model: impl Into<String>,
+    ) -> Self {
         ModelEndpoint {
             name: name.into(),
             base_url: base_url.into(),

@@ -1,5 +1,11 @@
 //! skald-llm: OpenAI-compatible chat completions (streaming SSE, tool-call assembly), model
 //! resolution, retry with backoff, fallback along a chain and per-model health.
+//!
+//! One round: `resolve_chain(models, pinned, scope, strength, client.health())` orders the
+//! configured endpoints, then `LlmClient::complete(chain, request, cancel, on_delta, on_notice)`
+//! tries them in order and returns the assembled `LlmTurn` (with the alias that answered, which
+//! the caller keeps for the rest of the turn). `on_notice` receives `Retrying`, `ModelFallback`
+//! and `LlmFailed` for events; `on_delta` receives streamed text and reasoning.
 
 mod assemble;
 mod backoff;

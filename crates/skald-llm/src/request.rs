@@ -66,9 +66,8 @@ fn normalise_message(msg: &Value) -> Value {
 /// Marks the static system prompt and the tool list as cacheable prefixes.
 fn mark_cache_points(messages: &mut [Value], tools: &mut [Value]) {
     let ephemeral = json!({ "type": "ephemeral" });
-    if let Some(system) = messages
-        .iter_mut()
-        .find(|m| m.get("role").and_then(Value::as_str) == Some("system"))
+    if let Some(system) =
+        messages.iter_mut().find(|m| m.get("role").and_then(Value::as_str) == Some("system"))
         && let Some(text) = system.get("content").and_then(Value::as_str).map(str::to_owned)
         && let Some(obj) = system.as_object_mut()
     {

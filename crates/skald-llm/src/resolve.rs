@@ -25,7 +25,8 @@ pub fn resolve_chain(
         }
     }
     let up: Vec<bool> = models.iter().map(|m| health.status(&m.name) != Health::Down).collect();
-    let strong_enough = |m: &ModelEndpoint| min_strength.is_none_or(|s| m.effective_strength() >= s);
+    let strong_enough =
+        |m: &ModelEndpoint| min_strength.is_none_or(|s| m.effective_strength() >= s);
     let in_scope = |m: &ModelEndpoint| scope.is_none_or(|s| m.has_scope(s));
 
     let passes: [&dyn Fn(usize) -> bool; 3] = [

@@ -3,8 +3,8 @@
 //! Servers disagree on details (null vs absent, content as a part list, arguments as an object),
 //! so the text-ish fields accept several shapes instead of failing the whole chunk.
 
-use serde::de::{self, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde::Deserialize;
+use serde::de::{self, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde_json::Value;
 
 /// A streamed `chat.completion.chunk` or a whole `chat.completion`.

@@ -16,6 +16,8 @@ pub fn typescript() -> String {
         ToolStatus::decl(),
         DebugMessage::decl(),
         SessionDetail::decl(),
+        DeltaKind::decl(),
+        ResultType::decl(),
         Event::decl(),
         EventEnvelope::decl(),
     ];

@@ -1,4 +1,7 @@
 //! Events the engine emits after the rows they describe are committed ("persist, then emit").
+//!
+//! Names and fields follow the client protocol; a UI can rebuild everything it shows from the
+//! database, so an event missed during a reconnect is never lost information.
 
 use serde::{Deserialize, Serialize};
 use ts_rs::TS;
@@ -12,7 +15,15 @@ pub struct EventEnvelope {
     pub event: Event,
 }
 
-/// Every observable change. Names and fields follow the client protocol.
+/// Which stream a `token_delta` belongs to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "snake_case")]
+pub enum DeltaKind {
+    Content,
+    Reasoning,
+}
+
+/// Every observable change.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum Event {
@@ -20,4 +31,108 @@ pub enum Event {
     SessionsChanged {},
     /// The engine's configuration was (re)loaded from disk.
     ConfigReloaded { ok: bool, error: Option<String> },
+    /// A source got a new active session; clients clear their view.
+    NewSession {
+        #[ts(type = "number")]
+        session_id: i64,
+    },
+    /// A user row was saved (turn start or a round boundary): the only way a user bubble appears.
+    UserMessage {
+        #[ts(type = "number")]
+        message_id: i64,
+        content: String,
+        /// True when the message arrived during a turn and is folded in at the next boundary.
+        steer: bool,
+    },
+    /// Whether a turn is running for the session (sent on (re)connect and when it changes).
+    TurnRunning { running: bool },
+    /// Best-effort streamed text; `thinking` / `done` stay authoritative.
+    TokenDelta { kind: DeltaKind, delta: String },
+    /// Assistant text produced together with tool calls.
+    Thinking {
+        #[ts(type = "number")]
+        message_id: i64,
+        content: String,
+        reasoning: Option<String>,
+        #[ts(type = "number | null")]
+        input_tokens: Option<i64>,
+        #[ts(type = "number | null")]
+        output_tokens: Option<i64>,
+    },
+    ToolStart {
+        #[ts(type = "number")]
+        tool_call_id: i64,
+        #[ts(type = "number")]
+        message_id: i64,
+        name: String,
+        /// As the model sent them (before working-directory injection).
+        #[ts(type = "unknown")]
+        arguments: serde_json::Value,
+        label_short: String,
+        label_full: String,
+        path: Option<String>,
+    },
+    ToolDone {
+        #[ts(type = "number")]
+        tool_call_id: i64,
+        result: String,
+        result_type: ResultType,
+    },
+    ToolError {
+        #[ts(type = "number")]
+        tool_call_id: i64,
+        error: String,
+    },
+    ToolCancelled {
+        #[ts(type = "number")]
+        tool_call_id: i64,
+    },
+    ToolRejected {
+        #[ts(type = "number")]
+        tool_call_id: i64,
+        reason: String,
+    },
+    /// A write tool changed a file.
+    FileChanged { path: String },
+    ModelFallback { from: String, to: String, reason: String },
+    LlmFailed { tried: Vec<String>, last_error: String },
+    /// The reply hit the output length limit.
+    Truncated {
+        #[ts(type = "number | null")]
+        output_tokens: Option<i64>,
+    },
+    /// The turn finished with a final answer.
+    Done {
+        #[ts(type = "number")]
+        message_id: i64,
+        #[ts(type = "number")]
+        stack_id: i64,
+        content: String,
+        #[ts(type = "number | null")]
+        input_tokens: Option<i64>,
+        #[ts(type = "number | null")]
+        output_tokens: Option<i64>,
+    },
+    /// The turn failed or was cancelled ("interrupted by user", round limit, provider errors).
+    Error { message: String },
+    /// History is being summarised.
+    Compacting {},
+    CompactionDone {
+        #[ts(type = "number")]
+        summary_id: i64,
+        #[ts(type = "number")]
+        covers_up_to_message_id: i64,
+        #[ts(type = "number")]
+        tokens_before: i64,
+        #[ts(type = "number")]
+        tokens_after: i64,
+    },
+}
+
+/// How a tool result is to be displayed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "snake_case")]
+pub enum ResultType {
+    String,
+    Json,
 }

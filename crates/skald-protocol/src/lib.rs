@@ -10,5 +10,5 @@ pub mod event;
 pub mod session;
 
 pub use error::{ApiError, ErrorCode};
-pub use event::{Event, EventEnvelope};
+pub use event::{DeltaKind, Event, EventEnvelope, ResultType};
 pub use session::*;

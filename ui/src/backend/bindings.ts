@@ -31,6 +31,18 @@ export type DebugMessage = { "kind": "user", message_id: number, content: string
 
 export type SessionDetail = { session: SessionMeta, messages: Array<DebugMessage>, };
 
-export type Event = { "type": "sessions_changed", } | { "type": "config_reloaded", ok: boolean, error: string | null, };
+export type DeltaKind = "content" | "reasoning";
+
+export type ResultType = "string" | "json";
+
+export type Event = { "type": "sessions_changed", } | { "type": "config_reloaded", ok: boolean, error: string | null, } | { "type": "new_session", session_id: number, } | { "type": "user_message", message_id: number, content: string, 
+/**
+ * True when the message arrived during a turn and is folded in at the next boundary.
+ */
+steer: boolean, } | { "type": "turn_running", running: boolean, } | { "type": "token_delta", kind: DeltaKind, delta: string, } | { "type": "thinking", message_id: number, content: string, reasoning: string | null, input_tokens: number | null, output_tokens: number | null, } | { "type": "tool_start", tool_call_id: number, message_id: number, name: string, 
+/**
+ * As the model sent them (before working-directory injection).
+ */
+arguments: unknown, label_short: string, label_full: string, path: string | null, } | { "type": "tool_done", tool_call_id: number, result: string, result_type: ResultType, } | { "type": "tool_error", tool_call_id: number, error: string, } | { "type": "tool_cancelled", tool_call_id: number, } | { "type": "tool_rejected", tool_call_id: number, reason: string, } | { "type": "file_changed", path: string, } | { "type": "model_fallback", from: string, to: string, reason: string, } | { "type": "llm_failed", tried: Array<string>, last_error: string, } | { "type": "truncated", output_tokens: number | null, } | { "type": "done", message_id: number, stack_id: number, content: string, input_tokens: number | null, output_tokens: number | null, } | { "type": "error", message: string, } | { "type": "compacting", } | { "type": "compaction_done", summary_id: number, covers_up_to_message_id: number, tokens_before: number, tokens_after: number, };
 
 export type EventEnvelope = { session_id: number | null, source: string | null, event: Event, };
