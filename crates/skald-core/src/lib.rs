@@ -1,10 +1,15 @@
 //! The Skald engine. `Engine` is the one API every shell (desktop, CLI, HTTP) calls.
 
+pub mod agents;
+pub mod approval;
 pub mod config;
+pub mod context;
 pub mod data_dir;
 pub mod engine;
 pub mod error;
 pub mod session;
+pub mod tools;
+pub mod turn;
 
 pub use engine::{Engine, EngineOptions};
 pub use error::EngineError;

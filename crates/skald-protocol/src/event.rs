@@ -30,7 +30,10 @@ pub enum Event {
     /// A session was created or the session list changed.
     SessionsChanged {},
     /// The engine's configuration was (re)loaded from disk.
-    ConfigReloaded { ok: bool, error: Option<String> },
+    ConfigReloaded {
+        ok: bool,
+        error: Option<String>,
+    },
     /// A source got a new active session; clients clear their view.
     NewSession {
         #[ts(type = "number")]
@@ -45,9 +48,14 @@ pub enum Event {
         steer: bool,
     },
     /// Whether a turn is running for the session (sent on (re)connect and when it changes).
-    TurnRunning { running: bool },
+    TurnRunning {
+        running: bool,
+    },
     /// Best-effort streamed text; `thinking` / `done` stay authoritative.
-    TokenDelta { kind: DeltaKind, delta: String },
+    TokenDelta {
+        kind: DeltaKind,
+        delta: String,
+    },
     /// Assistant text produced together with tool calls.
     Thinking {
         #[ts(type = "number")]
@@ -92,10 +100,47 @@ pub enum Event {
         tool_call_id: i64,
         reason: String,
     },
+    /// A call waits for a human decision (no diff to show).
+    ApprovalRequired {
+        #[ts(type = "number")]
+        request_id: i64,
+        #[ts(type = "number")]
+        tool_call_id: i64,
+        tool_name: String,
+        #[ts(type = "unknown")]
+        arguments: serde_json::Value,
+    },
+    /// A write (or command) waits for a human decision; the diff is `old_content` → `new_content`.
+    PendingWrite {
+        #[ts(type = "number")]
+        request_id: i64,
+        #[ts(type = "number")]
+        tool_call_id: i64,
+        path: String,
+        old_content: Option<String>,
+        new_content: String,
+    },
+    /// A decision landed (from any surface or process).
+    ApprovalResolved {
+        #[ts(type = "number")]
+        request_id: i64,
+        #[ts(type = "number")]
+        tool_call_id: i64,
+        approved: bool,
+    },
     /// A write tool changed a file.
-    FileChanged { path: String },
-    ModelFallback { from: String, to: String, reason: String },
-    LlmFailed { tried: Vec<String>, last_error: String },
+    FileChanged {
+        path: String,
+    },
+    ModelFallback {
+        from: String,
+        to: String,
+        reason: String,
+    },
+    LlmFailed {
+        tried: Vec<String>,
+        last_error: String,
+    },
     /// The reply hit the output length limit.
     Truncated {
         #[ts(type = "number | null")]
@@ -114,7 +159,9 @@ pub enum Event {
         output_tokens: Option<i64>,
     },
     /// The turn failed or was cancelled ("interrupted by user", round limit, provider errors).
-    Error { message: String },
+    Error {
+        message: String,
+    },
     /// History is being summarised.
     Compacting {},
     CompactionDone {

@@ -1,3 +1,5 @@
-//! Sessions: the debug tree now; the turn loop, context and resume arrive beside it.
+//! Sessions: RunContext, the per-session runner registry and the debug tree.
 
 pub mod debug_tree;
+pub mod registry;
+pub mod run_context;

@@ -131,6 +131,24 @@ impl Store {
         Ok(sqlx::query_as::<_, MessageRow>(&sql).bind(stack_id).fetch_all(self.pool()).await?)
     }
 
+    /// Messages of one frame with an id above `after_id`, in id order: the replay after a
+    /// compaction boundary (`after_id = 0` for all).
+    pub async fn messages_for_stack_after(
+        &self,
+        stack_id: i64,
+        after_id: i64,
+    ) -> Result<Vec<MessageRow>, StoreError> {
+        let sql = format!(
+            "SELECT {MESSAGE_COLUMNS} FROM chat_history WHERE session_stack_id = ? AND id > ? \
+             ORDER BY id"
+        );
+        Ok(sqlx::query_as::<_, MessageRow>(&sql)
+            .bind(stack_id)
+            .bind(after_id)
+            .fetch_all(self.pool())
+            .await?)
+    }
+
     /// Messages of every frame of a session in id order: one read for the whole tree.
     pub async fn messages_for_session(
         &self,

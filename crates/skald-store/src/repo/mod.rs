@@ -1,7 +1,11 @@
 //! Typed repositories, one module per table family.
 
 pub mod history;
+pub mod runners;
+pub mod scratchpad;
 pub mod sessions;
 pub mod sources;
 pub mod stack;
+pub mod steers;
+pub mod summaries;
 pub mod tools;

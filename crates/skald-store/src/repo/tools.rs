@@ -47,14 +47,65 @@ pub(crate) const TOOL_COLUMNS: &str = "id, message_id, name, arguments, result, 
 /// Whether `from → to` is an allowed step of the call state machine.
 pub fn transition_allowed(from: ToolStatus, to: ToolStatus) -> bool {
     use ToolStatus::*;
-    match (from, to) {
-        (Pending, Running | Rejected | Cancelled | Failed | Done) => true,
-        (Running, Pending | Done | Failed | Cancelled | Rejected) => true,
-        _ => false,
-    }
+    matches!(
+        (from, to),
+        (Pending, Running | Rejected | Cancelled | Failed | Done)
+            | (Running, Pending | Done | Failed | Cancelled | Rejected)
+    )
 }
 
 impl Store {
+    /// Appends an assistant message and its calls in one transaction, so a crash never leaves a
+    /// message whose calls were lost. Calls start `pending`; ids are allocated in call order.
+    pub async fn append_assistant_with_calls(
+        &self,
+        msg: &crate::repo::history::NewMessage,
+        calls: &[(String, String, Option<String>)],
+    ) -> Result<(i64, Vec<i64>), StoreError> {
+        let now = self.now();
+        let usage = msg.usage;
+        let mut tx = self.begin_write().await?;
+        let message_id: i64 = sqlx::query_scalar(
+            "INSERT INTO chat_history (session_stack_id, role, content, is_synthetic, \
+             reasoning_content, input_tokens, output_tokens, cache_read_tokens, cache_write_tokens, \
+             duration_ms, model, cost, metadata, created_at) \
+             VALUES (?, 'assistant', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
+        )
+        .bind(msg.stack_id)
+        .bind(&msg.content)
+        .bind(msg.is_synthetic)
+        .bind(&msg.reasoning)
+        .bind(usage.map(|u| u.input_tokens))
+        .bind(usage.map(|u| u.output_tokens))
+        .bind(usage.map(|u| u.cache_read_tokens))
+        .bind(usage.map(|u| u.cache_write_tokens))
+        .bind(msg.duration_ms)
+        .bind(&msg.model)
+        .bind(msg.cost)
+        .bind(&msg.metadata)
+        .bind(&now)
+        .fetch_one(&mut *tx)
+        .await?;
+        let mut ids = Vec::with_capacity(calls.len());
+        for (name, arguments, provider_call_id) in calls {
+            let id: i64 = sqlx::query_scalar(
+                "INSERT INTO chat_llm_tools (message_id, name, arguments, status, provider_call_id, \
+                 created_at, updated_at) VALUES (?, ?, ?, 'pending', ?, ?, ?) RETURNING id",
+            )
+            .bind(message_id)
+            .bind(name)
+            .bind(arguments)
+            .bind(provider_call_id)
+            .bind(&now)
+            .bind(&now)
+            .fetch_one(&mut *tx)
+            .await?;
+            ids.push(id);
+        }
+        tx.commit().await?;
+        Ok((message_id, ids))
+    }
+
     /// Records calls of one assistant message in call order (ids allocated up front, so completion
     /// order never leaks into the replay order). New calls start `pending`.
     pub async fn append_tool_calls(&self, calls: &[NewToolCall]) -> Result<Vec<i64>, StoreError> {
@@ -126,6 +177,33 @@ impl Store {
         .await?;
         tx.commit().await?;
         Ok(())
+    }
+
+    /// Calls of one frame's messages with a message id above `after_message_id`, in id order.
+    pub async fn tool_calls_for_stack_after(
+        &self,
+        stack_id: i64,
+        after_message_id: i64,
+    ) -> Result<Vec<ToolCallRow>, StoreError> {
+        let sql = format!(
+            "SELECT {TOOL_COLUMNS} FROM chat_llm_tools WHERE message_id IN \
+             (SELECT id FROM chat_history WHERE session_stack_id = ? AND id > ?) ORDER BY id"
+        );
+        Ok(sqlx::query_as::<_, ToolCallRow>(&sql)
+            .bind(stack_id)
+            .bind(after_message_id)
+            .fetch_all(self.pool())
+            .await?)
+    }
+
+    /// Open calls (`pending`/`running`) of a session, oldest first.
+    pub async fn open_tool_calls(&self, session_id: i64) -> Result<Vec<ToolCallRow>, StoreError> {
+        let sql = format!(
+            "SELECT {TOOL_COLUMNS} FROM chat_llm_tools WHERE status IN ('pending', 'running') \
+             AND message_id IN (SELECT h.id FROM chat_history h JOIN chat_sessions_stack s \
+             ON h.session_stack_id = s.id WHERE s.session_id = ?) ORDER BY id"
+        );
+        Ok(sqlx::query_as::<_, ToolCallRow>(&sql).bind(session_id).fetch_all(self.pool()).await?)
     }
 
     /// Every call of a session in id order (one read for the whole tree).

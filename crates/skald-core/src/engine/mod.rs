@@ -1,5 +1,9 @@
 //! `Engine`: opens the data dir (config, database), owns the event bus, and answers every command.
 
+mod chat;
+
+pub use chat::{ChatOptions, SendReceipt};
+
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, RwLock};
 
@@ -9,15 +13,18 @@ use skald_protocol::{
 use skald_store::{Clock, Store, SystemClock};
 use tokio::sync::broadcast;
 
-use crate::config::{self, Config, ConfigWatcher, EnvOverrides};
+use crate::approval::BypassRegistry;
+use crate::config::{self, Config, ConfigWatcher, EnvOverrides, KeyringSecrets, SecretStore};
 use crate::error::EngineError;
+use crate::session::registry::SessionRegistry;
+use crate::tools::ToolRegistry;
 use crate::{data_dir, session};
 
 /// Capacity of the global event bus; a slow subscriber that falls further behind sees `Lagged`.
 const EVENT_BUS_CAPACITY: usize = 1024;
 
 /// How to open an engine.
-#[derive(Debug, Clone, Default)]
+#[derive(Clone, Default)]
 pub struct EngineOptions {
     /// `None` = `SKALD_DATA_DIR` or the OS data dir.
     pub data_dir: Option<PathBuf>,
@@ -27,6 +34,8 @@ pub struct EngineOptions {
     pub clock: Option<Arc<dyn Clock>>,
     /// Watch `config.yml` and reload on change (the app and `serve`; not one-shot CLI commands).
     pub watch_config: bool,
+    /// `None` = the OS keychain.
+    pub secrets: Option<Arc<dyn SecretStore>>,
 }
 
 /// The engine. Cheap to clone; every clone is the same engine.
@@ -35,13 +44,24 @@ pub struct Engine {
     inner: Arc<Inner>,
 }
 
-#[derive(Debug)]
 struct Inner {
     data_dir: PathBuf,
     store: Store,
     config: Arc<RwLock<Arc<Config>>>,
     events: broadcast::Sender<EventEnvelope>,
+    sessions: SessionRegistry,
+    bypass: Arc<BypassRegistry>,
+    tools: Arc<ToolRegistry>,
+    secrets: Arc<dyn SecretStore>,
+    /// Identifies this process in `session_runners`.
+    runner_id: String,
     _watcher: Option<ConfigWatcher>,
+}
+
+impl std::fmt::Debug for Inner {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Engine").field("data_dir", &self.data_dir).finish_non_exhaustive()
+    }
 }
 
 impl Engine {
@@ -71,8 +91,21 @@ impl Engine {
         } else {
             None
         };
+        let runner_id =
+            format!("{}-{}", std::process::id(), store.clock().now().timestamp_millis());
         Ok(Self {
-            inner: Arc::new(Inner { data_dir: dir, store, config, events, _watcher: watcher }),
+            inner: Arc::new(Inner {
+                data_dir: dir,
+                store,
+                config,
+                events,
+                sessions: SessionRegistry::default(),
+                bypass: Arc::new(BypassRegistry::default()),
+                tools: Arc::new(ToolRegistry::builtin()),
+                secrets: opts.secrets.unwrap_or_else(|| Arc::new(KeyringSecrets)),
+                runner_id,
+                _watcher: watcher,
+            }),
         })
     }
 

@@ -1,0 +1,172 @@
+//! `skald chat` and `skald stop`.
+
+use std::path::PathBuf;
+
+use skald_core::Engine;
+use skald_core::engine::ChatOptions;
+use skald_core::turn::TurnOutcome;
+use skald_protocol::{ApiError, DeltaKind, ErrorCode, Event, EventEnvelope};
+use tokio::sync::broadcast::error::RecvError;
+
+use crate::exit;
+use crate::output::Output;
+
+pub struct ChatArgs {
+    pub source: String,
+    pub agent: Option<String>,
+    pub workdir: Option<PathBuf>,
+    pub approve_all: bool,
+    pub message: String,
+}
+
+pub async fn run(engine: &Engine, args: ChatArgs, out: &Output) -> Result<u8, ApiError> {
+    let workdir = match args.workdir {
+        Some(w) => Some(std::fs::canonicalize(&w).map_err(|e| {
+            ApiError::new(ErrorCode::InvalidInput, format!("--workdir {}: {e}", w.display()))
+        })?),
+        None => std::env::current_dir().ok(),
+    };
+    let mut events = engine.subscribe();
+    let opts = ChatOptions { agent_id: args.agent, workdir, approve_all: args.approve_all };
+    let receipt = engine.send_message(&args.source, &args.message, opts).await?;
+    let session_id = receipt.session_id;
+    let Some(mut turn) = receipt.turn else {
+        drain(&mut events, session_id, out);
+        if !out.is_json() {
+            out.line(&format!(
+                "session {session_id} is running a turn: the message was queued and will be \
+                 folded into it"
+            ));
+        }
+        return Ok(exit::OK);
+    };
+    let mut printer = Printer::default();
+    let outcome = loop {
+        tokio::select! {
+            res = &mut turn => break res,
+            ev = events.recv() => match ev {
+                Ok(ev) if ev.session_id == Some(session_id) => printer.print(&ev, out)?,
+                Ok(_) | Err(RecvError::Lagged(_)) => {}
+                Err(RecvError::Closed) => {}
+            },
+            _ = tokio::signal::ctrl_c() => {
+                let _ = engine.stop(session_id).await;
+            }
+        }
+    };
+    // Events already sent before the turn task ended.
+    while let Ok(ev) = events.try_recv() {
+        if ev.session_id == Some(session_id) {
+            printer.print(&ev, out)?;
+        }
+    }
+    let outcome = outcome
+        .map_err(|e| ApiError::new(ErrorCode::Internal, format!("the turn task failed: {e}")))?;
+    Ok(match outcome {
+        TurnOutcome::Final { .. } => exit::OK,
+        TurnOutcome::Parked { .. } => {
+            if !out.is_json() {
+                out.line(&format!(
+                    "waiting for your decision in session {session_id} (skald inbox)"
+                ));
+            }
+            exit::PARKED
+        }
+        TurnOutcome::Cancelled | TurnOutcome::Exhausted { .. } | TurnOutcome::Failed { .. } => {
+            exit::ERROR
+        }
+    })
+}
+
+pub async fn stop(engine: &Engine, session_id: i64, out: &Output) -> Result<u8, ApiError> {
+    let stopped = engine.stop(session_id).await?;
+    if out.is_json() {
+        out.json(&serde_json::json!({ "session_id": session_id, "stopped": stopped }))?;
+    } else if stopped {
+        out.line(&format!("stop requested for session {session_id}"));
+    } else {
+        out.line(&format!("session {session_id} has no running turn"));
+    }
+    Ok(exit::OK)
+}
+
+fn drain(
+    events: &mut tokio::sync::broadcast::Receiver<EventEnvelope>,
+    session_id: i64,
+    out: &Output,
+) {
+    let mut printer = Printer::default();
+    while let Ok(ev) = events.try_recv() {
+        if ev.session_id == Some(session_id) {
+            let _ = printer.print(&ev, out);
+        }
+    }
+}
+
+/// Text rendering of the event stream (or one JSON line per event with `--json`).
+#[derive(Default)]
+struct Printer {
+    mid_line: bool,
+}
+
+impl Printer {
+    fn print(&mut self, ev: &EventEnvelope, out: &Output) -> Result<(), ApiError> {
+        if out.is_json() {
+            return out.json(ev);
+        }
+        match &ev.event {
+            Event::TokenDelta { kind: DeltaKind::Content, delta } => {
+                use std::io::Write;
+                let mut stdout = std::io::stdout().lock();
+                let _ = write!(stdout, "{delta}");
+                let _ = stdout.flush();
+                self.mid_line = !delta.ends_with('\n');
+                return Ok(());
+            }
+            Event::TokenDelta { .. } | Event::TurnRunning { .. } | Event::UserMessage { .. } => {
+                return Ok(());
+            }
+            _ => {}
+        }
+        if self.mid_line {
+            out.line("");
+            self.mid_line = false;
+        }
+        let line = match &ev.event {
+            Event::ToolStart { label_full, .. } => Some(format!("→ {label_full}")),
+            Event::ToolDone { result, .. } => Some(format!("  ✓ {}", first_line(result))),
+            Event::ToolError { error, .. } => Some(format!("  ✗ {}", first_line(error))),
+            Event::ToolRejected { reason, .. } => Some(format!("  ⊘ {}", first_line(reason))),
+            Event::ToolCancelled { .. } => Some("  ⊘ cancelled".to_string()),
+            Event::ApprovalRequired { tool_call_id, tool_name, .. } => {
+                Some(format!("  ⏸ {tool_name} needs approval (call {tool_call_id})"))
+            }
+            Event::PendingWrite { tool_call_id, path, .. } => {
+                Some(format!("  ⏸ write to {path} needs approval (call {tool_call_id})"))
+            }
+            Event::FileChanged { path } => Some(format!("  ✎ {path}")),
+            Event::ModelFallback { from, to, reason } => {
+                Some(format!("  ↪ model {from} failed ({reason}); using {to}"))
+            }
+            Event::LlmFailed { tried, last_error } => {
+                Some(format!("  ✗ every model failed ({}): {last_error}", tried.join(", ")))
+            }
+            Event::Truncated { .. } => Some("  … the answer hit the output length limit".into()),
+            Event::Error { message } => Some(format!("error: {message}")),
+            _ => None,
+        };
+        if let Some(l) = line {
+            out.line(&l);
+        }
+        Ok(())
+    }
+}
+
+fn first_line(s: &str) -> String {
+    let line = s.lines().next().unwrap_or("");
+    let mut cut: String = line.chars().take(160).collect();
+    if cut.len() < line.len() || s.lines().count() > 1 {
+        cut.push_str(" …");
+    }
+    cut
+}

@@ -1,0 +1,131 @@
+//! `MessageBuilder`: reads a frame's rows and assembles the request messages in the fixed order.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+use chrono::{DateTime, Utc};
+use serde_json::Value;
+use skald_store::{Store, StoreError};
+
+use super::dynamic::{DynamicTail, effective_timezone, format_now, os_description};
+use super::history::{HistoryOptions, history_messages};
+use super::system::{render_static_system, scratchpad_message, summary_message, system_message};
+use super::tokens::estimate_messages;
+use crate::config::{Config, DatetimeConfig};
+
+/// A file injected into the static system message (`inject_memory` of the agent).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MemoryFile {
+    /// Path as shown to the model (relative to the working dir when inside it).
+    pub shown_path: String,
+    /// `None` when the file does not exist yet.
+    pub content: Option<String>,
+}
+
+/// Limits and switches that come from the configuration.
+#[derive(Debug, Clone, PartialEq)]
+pub struct BuildSettings {
+    pub max_history_messages: usize,
+    pub max_tool_result_chars: Option<usize>,
+    /// With compaction on, the summariser owns the budget and no count cap applies.
+    pub compaction_enabled: bool,
+    pub datetime: DatetimeConfig,
+    pub timezone: Option<String>,
+}
+
+impl BuildSettings {
+    pub fn from_config(c: &Config) -> Self {
+        Self {
+            max_history_messages: c.llm.max_history_messages as usize,
+            max_tool_result_chars: c.llm.max_tool_result_chars.map(|n| n as usize),
+            compaction_enabled: c.llm.compaction.is_some_and(|k| k.enabled),
+            datetime: c.llm.datetime,
+            timezone: c.timezone.clone(),
+        }
+    }
+}
+
+/// Everything about one request that is not a stored row.
+#[derive(Debug, Clone)]
+pub struct ContextInputs {
+    pub stack_id: i64,
+    /// Session whose scratchpad is shown (an async task shares its parent's).
+    pub scratchpad_session_id: i64,
+    /// The agent's prompt with includes resolved (`__KEY__` sentinels still in place).
+    pub agent_prompt: String,
+    pub memory: Vec<MemoryFile>,
+    pub extra_static: Option<String>,
+    pub substitutions: BTreeMap<String, String>,
+    pub cache_hints: bool,
+    pub dynamic_fragments: Vec<String>,
+    pub tail_reminder: Option<String>,
+    pub workdir: PathBuf,
+    pub now: DateTime<Utc>,
+}
+
+/// The built request messages and what went into them.
+#[derive(Debug, Clone, PartialEq)]
+pub struct BuiltContext {
+    pub messages: Vec<Value>,
+    /// The compaction boundary replay started after (0 = none).
+    pub boundary_message_id: i64,
+    /// Estimated tokens of the whole message array.
+    pub estimated_tokens: i64,
+}
+
+/// Builds requests from a pool and a configuration only, so it is testable in isolation.
+#[derive(Debug, Clone)]
+pub struct MessageBuilder {
+    store: Store,
+    settings: BuildSettings,
+}
+
+impl MessageBuilder {
+    pub fn new(store: Store, settings: BuildSettings) -> Self {
+        Self { store, settings }
+    }
+
+    pub async fn build(&self, inputs: &ContextInputs) -> Result<BuiltContext, StoreError> {
+        let summary = self.store.latest_summary(inputs.stack_id).await?;
+        let boundary = summary.as_ref().map_or(0, |s| s.covers_up_to_message_id);
+        let rows = self.store.messages_for_stack_after(inputs.stack_id, boundary).await?;
+        let tools = self.store.tool_calls_for_stack_after(inputs.stack_id, boundary).await?;
+        let notes = self.store.scratchpad(inputs.scratchpad_session_id).await?;
+
+        let mut messages = Vec::with_capacity(rows.len() + tools.len() + 5);
+        let static_text = render_static_system(
+            &inputs.agent_prompt,
+            &inputs.memory,
+            inputs.extra_static.as_deref(),
+            &inputs.substitutions,
+        );
+        messages.push(system_message(&static_text, inputs.cache_hints));
+        messages.extend(scratchpad_message(&notes));
+        if let Some(s) = &summary {
+            messages.push(summary_message(&s.content));
+        }
+        let opts = HistoryOptions {
+            max_messages: (!self.settings.compaction_enabled)
+                .then_some(self.settings.max_history_messages),
+            max_tool_result_chars: self.settings.max_tool_result_chars,
+        };
+        messages.extend(history_messages(&rows, &tools, opts));
+        let tz = effective_timezone(self.settings.timezone.as_deref());
+        let tail = DynamicTail {
+            fragments: inputs.dynamic_fragments.clone(),
+            now: self
+                .settings
+                .datetime
+                .enabled
+                .then(|| format_now(inputs.now, &tz, self.settings.datetime.round_minutes)),
+            os: os_description(),
+            workdir: inputs.workdir.display().to_string(),
+        };
+        messages.push(tail.message());
+        if let Some(reminder) = inputs.tail_reminder.as_deref().filter(|r| !r.trim().is_empty()) {
+            messages.push(serde_json::json!({ "role": "system", "content": reminder }));
+        }
+        let estimated_tokens = estimate_messages(&messages);
+        Ok(BuiltContext { messages, boundary_message_id: boundary, estimated_tokens })
+    }
+}

@@ -1,0 +1,189 @@
+//! Stored rows → chat messages: coalescing, tool results by status, healing, hiding.
+
+use std::collections::HashMap;
+
+use serde_json::{Value, json};
+use skald_protocol::ToolStatus;
+use skald_store::repo::history::{MessageRow, Role};
+use skald_store::repo::tools::ToolCallRow;
+
+/// Answer for a call that was waiting for a human when the run stopped.
+pub const INTERRUPTED_PENDING: &str = "Error: tool call was interrupted (connection lost before user \
+     approval). Please retry the operation.";
+/// Answer for a call that was executing when the run stopped: it may have had effects.
+pub const INTERRUPTED_RUNNING: &str = "Error: this tool call was interrupted before its result was \
+     saved. It may have run partly or completely; check its effects before running it again.";
+
+/// How the history part of a request is shaped.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct HistoryOptions {
+    /// Count cap when compaction is off; `None` = no cap.
+    pub max_messages: Option<usize>,
+    /// Results of earlier turns longer than this are replaced by a placeholder.
+    pub max_tool_result_chars: Option<usize>,
+}
+
+/// The placeholder an oversized earlier result is replaced by (the stored row never changes).
+pub fn hidden_placeholder(tool_name: &str, len: usize, limit: usize) -> String {
+    format!(
+        "[Tool response for `{tool_name}` hidden: response was {len} chars, exceeding the \
+         {limit}-char limit. Call the tool again if you need this information.]"
+    )
+}
+
+/// The id a call carries in requests: derived from its row so it is unique and stable forever.
+pub fn request_call_id(tool_call_id: i64) -> String {
+    format!("call_{tool_call_id}")
+}
+
+/// Builds the conversation messages of one frame.
+///
+/// `rows` are the frame's rows after the compaction boundary in id order (failed rows are
+/// skipped here), `tools` the calls of those rows in id order.
+pub fn history_messages(
+    rows: &[MessageRow],
+    tools: &[ToolCallRow],
+    opts: HistoryOptions,
+) -> Vec<Value> {
+    let live: Vec<&MessageRow> = rows.iter().filter(|r| !r.is_failed()).collect();
+    let mut calls: HashMap<i64, Vec<&ToolCallRow>> = HashMap::new();
+    for t in tools {
+        calls.entry(t.message_id).or_default().push(t);
+    }
+    let is_prompt = |r: &MessageRow| matches!(r.role(), Ok(Role::User | Role::Agent));
+    let turn_start = live.iter().rposition(|r| is_prompt(r)).unwrap_or(0);
+    let mut start = 0;
+    if let Some(max) = opts.max_messages {
+        if live.len() > max {
+            // Never start inside the current turn: its prompt and every call/result stay.
+            start = (live.len() - max).min(turn_start);
+            while start < turn_start && !is_prompt(live[start]) {
+                start += 1;
+            }
+        }
+    }
+    let mut out = Vec::with_capacity(live.len() - start);
+    let mut pending_user: Vec<String> = Vec::new();
+    let flush = |pending: &mut Vec<String>, out: &mut Vec<Value>| {
+        if !pending.is_empty() {
+            out.push(json!({ "role": "user", "content": pending.join("\n\n") }));
+            pending.clear();
+        }
+    };
+    for (i, row) in live.iter().enumerate().skip(start) {
+        if is_prompt(row) {
+            let text = user_text(row);
+            if !text.trim().is_empty() {
+                pending_user.push(text);
+            }
+            continue;
+        }
+        flush(&mut pending_user, &mut out);
+        let row_calls = calls.get(&row.id).map(Vec::as_slice).unwrap_or(&[]);
+        if row_calls.is_empty() {
+            if row.content.trim().is_empty() {
+                continue; // an empty assistant row carries nothing and providers reject it
+            }
+            out.push(assistant_message(row, &[]));
+            continue;
+        }
+        out.push(assistant_message(row, row_calls));
+        let earlier_turn = i < turn_start;
+        for call in row_calls {
+            let mut content = tool_content(call);
+            if let (true, Some(limit)) = (earlier_turn, opts.max_tool_result_chars) {
+                let len = content.chars().count();
+                if len > limit {
+                    content = hidden_placeholder(&call.name, len, limit);
+                }
+            }
+            out.push(json!({
+                "role": "tool",
+                "tool_call_id": request_call_id(call.id),
+                "content": content,
+            }));
+        }
+    }
+    flush(&mut pending_user, &mut out);
+    out
+}
+
+fn user_text(row: &MessageRow) -> String {
+    match row.metadata.as_deref().and_then(attachments_block) {
+        Some(block) => format!("{}\n\n{block}", row.content),
+        None => row.content.clone(),
+    }
+}
+
+/// The `[SYSTEM INFO]` block listing a message's attachments, derived on the fly (never stored).
+fn attachments_block(metadata: &str) -> Option<String> {
+    let v: Value = serde_json::from_str(metadata).ok()?;
+    let list = v.get("attachments")?.as_array()?;
+    if list.is_empty() {
+        return None;
+    }
+    let mut s = String::from("[SYSTEM INFO] The user attached these files:");
+    for a in list {
+        let path = a.get("path").and_then(Value::as_str).unwrap_or("?");
+        let name = a.get("name").and_then(Value::as_str).unwrap_or(path);
+        s.push_str(&format!("\n- {name}: {path}"));
+    }
+    Some(s)
+}
+
+fn assistant_message(row: &MessageRow, calls: &[&ToolCallRow]) -> Value {
+    let mut msg = json!({ "role": "assistant", "content": row.content });
+    if let Some(r) = row.reasoning_content.as_deref().filter(|r| !r.is_empty()) {
+        msg["reasoning_content"] = json!(r);
+    }
+    if !calls.is_empty() {
+        let tool_calls: Vec<Value> = calls
+            .iter()
+            .map(|c| {
+                json!({
+                    "id": request_call_id(c.id),
+                    "type": "function",
+                    "function": { "name": c.name, "arguments": replayable_arguments(c) },
+                })
+            })
+            .collect();
+        msg["tool_calls"] = Value::Array(tool_calls);
+    }
+    msg
+}
+
+/// Invalid JSON the model once produced is replayed as `{}`: its error result already told the
+/// model what was wrong, and some providers reject unparseable arguments in history.
+fn replayable_arguments(call: &ToolCallRow) -> String {
+    match call.arguments.as_deref() {
+        Some(a) if serde_json::from_str::<serde_json::Map<String, Value>>(a).is_ok() => {
+            a.to_string()
+        }
+        _ => "{}".to_string(),
+    }
+}
+
+/// LLM-visible content of a call, by its status.
+fn tool_content(call: &ToolCallRow) -> String {
+    let result = call.result.clone().unwrap_or_default();
+    match call.status() {
+        Ok(ToolStatus::Done) => result,
+        Ok(ToolStatus::Failed) => format!("Error: {result}"),
+        Ok(ToolStatus::Rejected) => {
+            if result.is_empty() {
+                "User rejected this tool call.".into()
+            } else {
+                result
+            }
+        }
+        Ok(ToolStatus::Cancelled) => {
+            if result.is_empty() {
+                "Cancelled by the user (/stop).".into()
+            } else {
+                result
+            }
+        }
+        Ok(ToolStatus::Pending) => INTERRUPTED_PENDING.to_string(),
+        Ok(ToolStatus::Running) | Err(_) => INTERRUPTED_RUNNING.to_string(),
+    }
+}

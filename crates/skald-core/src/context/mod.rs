@@ -1,0 +1,15 @@
+//! What the model sees: the request's message array, rebuilt from stored rows every round.
+//!
+//! Order (prefix-cache friendly): static system → scratchpad → compaction summary → history →
+//! dynamic tail → tail reminder. Nothing that lives only in memory changes what the model sees.
+
+mod builder;
+mod dynamic;
+pub mod history;
+mod system;
+pub mod tokens;
+
+pub use builder::{BuildSettings, BuiltContext, ContextInputs, MemoryFile, MessageBuilder};
+pub use dynamic::{DynamicTail, format_now};
+pub use history::{HistoryOptions, INTERRUPTED_PENDING, INTERRUPTED_RUNNING, hidden_placeholder};
+pub use system::{render_static_system, scratchpad_message, summary_message};

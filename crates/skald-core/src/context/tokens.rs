@@ -1,0 +1,23 @@
+//! Context-size accounting: provider usage when fresh, a chars/4 estimate otherwise.
+
+use serde_json::Value;
+
+/// Rough token estimate of a request's messages (chars / 4, images as 4 800 chars).
+pub fn estimate_messages(messages: &[Value]) -> i64 {
+    let chars: usize = messages.iter().map(value_chars).sum();
+    i64::try_from(chars / 4).unwrap_or(i64::MAX)
+}
+
+fn value_chars(v: &Value) -> usize {
+    match v {
+        Value::String(s) => s.chars().count(),
+        Value::Array(a) => a.iter().map(value_chars).sum(),
+        Value::Object(o) => {
+            if o.get("type").and_then(Value::as_str) == Some("image_url") {
+                return 4_800;
+            }
+            o.iter().filter(|(k, _)| k.as_str() != "role").map(|(_, v)| value_chars(v)).sum()
+        }
+        _ => 0,
+    }
+}

@@ -1,0 +1,336 @@
+//! Chat commands: send a message (start a turn or steer a running one), stop, resolve the model
+//! chain. The turn itself lives in `crate::turn`.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use skald_llm::{LlmClient, LlmSettings, ModelEndpoint};
+use skald_protocol::{ApiError, ErrorCode, Event, EventEnvelope};
+use skald_store::StoreError;
+use skald_store::repo::history::{NewMessage, Role};
+use skald_store::repo::sessions::NewSession;
+use tokio::task::JoinHandle;
+use tokio_util::sync::CancellationToken;
+
+use super::Engine;
+use crate::approval::{BypassScope, RuleSet, default_rules};
+use crate::context::BuildSettings;
+use crate::error::EngineError;
+use crate::session::run_context::RunContext;
+use crate::turn::{TurnCtx, TurnEmitter, TurnOutcome, run_rounds};
+use crate::{agents, config};
+
+/// How often a running turn checks for a stop requested by another process.
+const STOP_POLL: Duration = Duration::from_millis(250);
+
+/// Options of `send_message`.
+#[derive(Debug, Clone, Default)]
+pub struct ChatOptions {
+    /// Agent of a session created by this message (default `main`).
+    pub agent_id: Option<String>,
+    /// Working directory stored on a session created by this message.
+    pub workdir: Option<PathBuf>,
+    /// The human pre-approves every call that would need approval for this session (Deny rules
+    /// still apply). Only a human surface (CLI flag, UI) sets this; the model never can.
+    pub approve_all: bool,
+}
+
+/// What `send_message` did.
+#[derive(Debug)]
+pub struct SendReceipt {
+    pub session_id: i64,
+    /// True when a turn was already running: the message was stored as a steer.
+    pub steered: bool,
+    /// The turn started by this message (absent for a steer).
+    pub turn: Option<JoinHandle<TurnOutcome>>,
+}
+
+impl Engine {
+    /// The source's active session, created on first use.
+    pub async fn active_session(&self, source: &str, opts: &ChatOptions) -> Result<i64, ApiError> {
+        validate_source(source)?;
+        let store = self.store();
+        if let Some(id) = store.active_session(source).await.map_err(EngineError::from)? {
+            return Ok(id);
+        }
+        let run_context = opts.workdir.as_ref().map(|w| RunContext {
+            working_directory: Some(w.display().to_string()),
+            ..Default::default()
+        });
+        let mut new = NewSession::interactive(source);
+        if let Some(agent) = &opts.agent_id {
+            new.agent_id = agent.clone();
+        }
+        new.run_context = run_context
+            .map(|rc| serde_json::to_string(&rc))
+            .transpose()
+            .map_err(|e| EngineError::InvalidInput(e.to_string()))?;
+        let created = store.create_session(&new).await.map_err(EngineError::from)?;
+        store.set_active_session(source, created.session_id).await.map_err(EngineError::from)?;
+        self.emit(EventEnvelope {
+            session_id: Some(created.session_id),
+            source: Some(source.to_string()),
+            event: Event::SessionsChanged {},
+        });
+        Ok(created.session_id)
+    }
+
+    /// Sends a user message to the source's session: starts a turn, or — while one runs here or
+    /// in another process — stores it as a steer folded in at the next round boundary.
+    pub async fn send_message(
+        &self,
+        source: &str,
+        text: &str,
+        opts: ChatOptions,
+    ) -> Result<SendReceipt, ApiError> {
+        if text.trim().is_empty() {
+            return Err(ApiError::new(ErrorCode::InvalidInput, "the message is empty"));
+        }
+        let session_id = self.active_session(source, &opts).await?;
+        if opts.approve_all {
+            self.inner.bypass.grant(session_id, BypassScope::All, None);
+        }
+        let handle = self.inner.sessions.handle(session_id);
+        let busy_elsewhere =
+            self.store().runner_active(session_id).await.map_err(EngineError::from)?;
+        let guard = match (busy_elsewhere, handle.processing.clone().try_lock_owned().ok()) {
+            (false, Some(g)) => g,
+            _ => return self.steer(session_id, source, text).await,
+        };
+        let chain = self.model_chain()?;
+        let engine = self.clone();
+        let text = text.to_string();
+        let source = source.to_string();
+        let turn = tokio::spawn(async move {
+            let _guard = guard;
+            engine.run_user_turn(session_id, &source, &text, chain).await
+        });
+        Ok(SendReceipt { session_id, steered: false, turn: Some(turn) })
+    }
+
+    async fn steer(
+        &self,
+        session_id: i64,
+        source: &str,
+        text: &str,
+    ) -> Result<SendReceipt, ApiError> {
+        let steer_id =
+            self.store().add_steer(session_id, text, None).await.map_err(EngineError::from)?;
+        self.emit(EventEnvelope {
+            session_id: Some(session_id),
+            source: Some(source.to_string()),
+            event: Event::UserMessage {
+                message_id: steer_id,
+                content: text.to_string(),
+                steer: true,
+            },
+        });
+        Ok(SendReceipt { session_id, steered: true, turn: None })
+    }
+
+    /// Stops the session's running turn, here or in another process. Unconsumed steers are kept
+    /// but marked discarded. Returns whether a turn was running.
+    pub async fn stop(&self, session_id: i64) -> Result<bool, ApiError> {
+        self.store().session(session_id).await.map_err(EngineError::from)?;
+        let local = self.inner.sessions.existing(session_id).is_some_and(|h| h.cancel());
+        let remote =
+            self.store().request_runner_cancel(session_id).await.map_err(EngineError::from)?;
+        self.store().discard_steers(session_id).await.map_err(EngineError::from)?;
+        Ok(local || remote)
+    }
+
+    /// Whether a turn is running for the session (in any process).
+    pub async fn is_running(&self, session_id: i64) -> Result<bool, ApiError> {
+        let local = self.inner.sessions.existing(session_id).is_some_and(|h| h.is_processing());
+        Ok(local || self.store().runner_active(session_id).await.map_err(EngineError::from)?)
+    }
+
+    /// The models to try, in fallback order, with API keys resolved.
+    fn model_chain(&self) -> Result<Vec<ModelEndpoint>, ApiError> {
+        let cfg = self.config();
+        let clients = cfg.ordered_clients();
+        if clients.is_empty() {
+            return Err(ApiError::new(
+                ErrorCode::Config,
+                format!(
+                    "no LLM is configured: add a client under llm.clients in {} or set \
+                     SKALD_LLM_BASE_URL and SKALD_LLM_MODEL",
+                    self.data_dir().join(config::CONFIG_FILE_NAME).display()
+                ),
+            ));
+        }
+        Ok(clients
+            .into_iter()
+            .map(|c| {
+                let api_key = match &c.api_key_env {
+                    Some(var) => std::env::var(var).ok().filter(|k| !k.is_empty()),
+                    None => self.inner.secrets.get(&c.name).ok().flatten(),
+                };
+                ModelEndpoint {
+                    name: c.name.clone(),
+                    base_url: c.base_url.clone(),
+                    model: c.model.clone(),
+                    api_key,
+                    prompt_cache: c.wants_cache_hints(),
+                    extra_params: c.extra_params.clone(),
+                    strength: None,
+                    scope: c.scope.clone(),
+                    context_window: c.context_window,
+                }
+            })
+            .collect())
+    }
+
+    /// One user turn: echo, rounds, outcome events. Runs under the session's processing lock.
+    async fn run_user_turn(
+        &self,
+        session_id: i64,
+        source: &str,
+        text: &str,
+        chain: Vec<ModelEndpoint>,
+    ) -> TurnOutcome {
+        let emitter = TurnEmitter::new(self.inner.events.clone(), session_id, source.to_string());
+        let handle = self.inner.sessions.handle(session_id);
+        let cancel = handle.begin();
+        let outcome = match self.claim(session_id).await {
+            Ok(()) => {
+                emitter.emit(Event::TurnRunning { running: true });
+                let watcher = self.watch_remote_stop(session_id, cancel.clone());
+                let outcome = match self
+                    .prepare_and_run(session_id, source, text, chain, &emitter, cancel.clone())
+                    .await
+                {
+                    Ok(o) => o,
+                    Err(e) => TurnOutcome::Failed { message: e.to_string() },
+                };
+                watcher.abort();
+                let _ = self.store().release_runner(session_id, &self.inner.runner_id).await;
+                outcome
+            }
+            Err(e) => TurnOutcome::Failed { message: e.to_string() },
+        };
+        handle.end();
+        self.finish(session_id, &emitter, &outcome).await;
+        outcome
+    }
+
+    async fn claim(&self, session_id: i64) -> Result<(), StoreError> {
+        self.store().claim_runner(session_id, &self.inner.runner_id, std::process::id()).await
+    }
+
+    /// Polls the runner row so `skald stop` from another process reaches this turn.
+    fn watch_remote_stop(&self, session_id: i64, cancel: CancellationToken) -> JoinHandle<()> {
+        let store = self.store().clone();
+        let runner = self.inner.runner_id.clone();
+        tokio::spawn(async move {
+            loop {
+                tokio::select! {
+                    () = cancel.cancelled() => return,
+                    () = tokio::time::sleep(STOP_POLL) => {}
+                }
+                if let Ok(true) = store.runner_heartbeat(session_id, &runner).await {
+                    cancel.cancel();
+                    return;
+                }
+            }
+        })
+    }
+
+    async fn prepare_and_run(
+        &self,
+        session_id: i64,
+        source: &str,
+        text: &str,
+        chain: Vec<ModelEndpoint>,
+        emitter: &TurnEmitter,
+        cancel: CancellationToken,
+    ) -> Result<TurnOutcome, EngineError> {
+        let store = self.store();
+        let session = store.session(session_id).await?;
+        let root = store.root_frame(session_id).await?;
+        // A trailing prompt without an answer is a turn that died before the model replied.
+        let rows = store.messages_for_stack_after(root.id, 0).await?;
+        if let Some(last) = rows.iter().rev().find(|r| !r.is_failed()) {
+            if matches!(last.role(), Ok(Role::User | Role::Agent)) {
+                store.mark_message_failed(last.id).await?;
+            }
+        }
+        // Steers left unconsumed by a crash seed this turn, before the new message.
+        store.fold_steers(session_id, root.id).await?;
+        let message_id = store
+            .append_message(&NewMessage {
+                stack_id: root.id,
+                role: Some(Role::User),
+                content: text.to_string(),
+                ..Default::default()
+            })
+            .await?;
+        emitter.emit(Event::UserMessage { message_id, content: text.to_string(), steer: false });
+
+        let cfg = self.config();
+        let run_context = RunContext::parse(session.run_context.as_deref()).map_err(|e| {
+            EngineError::InvalidInput(format!("stored run context is invalid: {e}"))
+        })?;
+        let cwd = std::env::current_dir().unwrap_or_else(|_| self.data_dir().to_path_buf());
+        let workdir = run_context.effective_workdir(&cwd);
+        let agent = agents::load(self.data_dir(), &session.agent_id)
+            .map_err(|e| EngineError::InvalidInput(e.to_string()))?;
+        let llm = LlmClient::new(LlmSettings {
+            request_timeout: Duration::from_secs(cfg.llm.request_timeout_secs),
+            idle_timeout: Duration::from_secs(cfg.llm.idle_timeout_secs),
+            ..LlmSettings::default()
+        })
+        .map_err(|e| EngineError::InvalidInput(format!("cannot create the HTTP client: {e}")))?;
+        let ctx = TurnCtx {
+            store: store.clone(),
+            emitter: emitter.clone(),
+            llm,
+            chain,
+            tools: self.inner.tools.clone(),
+            rules: RuleSet::new(default_rules()),
+            bypass: self.inner.bypass.clone(),
+            agent,
+            session_id,
+            source: source.to_string(),
+            scratchpad_session_id: session.scratchpad_session_id.unwrap_or(session_id),
+            auto_deny: session.auto_deny_approvals,
+            stack_id: root.id,
+            workdir,
+            data_dir: self.data_dir().to_path_buf(),
+            dynamic_fragments: run_context.system_prompt.clone(),
+            build: BuildSettings::from_config(&cfg),
+            max_rounds: cfg.llm.max_tool_rounds,
+            restart_available: false,
+        };
+        run_rounds(&ctx, cancel).await
+    }
+
+    async fn finish(&self, session_id: i64, emitter: &TurnEmitter, outcome: &TurnOutcome) {
+        match outcome {
+            TurnOutcome::Final { .. } | TurnOutcome::Parked { .. } => {}
+            TurnOutcome::Cancelled => {
+                let _ = self.store().discard_steers(session_id).await;
+                emitter.emit(Event::Error { message: "interrupted by user".into() });
+            }
+            TurnOutcome::Exhausted { rounds } => emitter.emit(Event::Error {
+                message: format!(
+                    "tool round limit exceeded: {rounds} rounds without a final answer"
+                ),
+            }),
+            TurnOutcome::Failed { message } => {
+                emitter.emit(Event::Error { message: message.clone() })
+            }
+        }
+        emitter.emit(Event::TurnRunning { running: false });
+    }
+}
+
+fn validate_source(source: &str) -> Result<(), ApiError> {
+    if source.is_empty() || !source.chars().all(|c| c.is_ascii_alphanumeric() || c == '-') {
+        return Err(ApiError::new(
+            ErrorCode::InvalidInput,
+            format!("invalid source `{source}`: use letters, digits and `-`"),
+        ));
+    }
+    Ok(())
+}

@@ -1,0 +1,65 @@
+//! One model call for a round: streaming deltas out as events, fallback notices as events.
+
+use serde_json::Value;
+use skald_llm::{ChatRequest, LlmError, LlmNotice, LlmTurn, ModelEndpoint, StreamDelta};
+use skald_protocol::{DeltaKind, Event};
+use skald_store::repo::history::TokenUsage;
+use tokio_util::sync::CancellationToken;
+
+use super::TurnCtx;
+
+pub enum RoundResult {
+    Turn(LlmTurn),
+    Cancelled,
+    Failed(String),
+}
+
+pub async fn call(
+    ctx: &TurnCtx,
+    chain: &[ModelEndpoint],
+    messages: Vec<Value>,
+    tools: &[Value],
+    cancel: &CancellationToken,
+) -> RoundResult {
+    let req = ChatRequest {
+        messages,
+        tools: tools.to_vec(),
+        temperature: None,
+        max_tokens: None,
+        stream: true,
+    };
+    let emitter = ctx.emitter.clone();
+    let mut on_delta = |d: StreamDelta| {
+        let (kind, delta) = match d {
+            StreamDelta::Content(s) => (DeltaKind::Content, s),
+            StreamDelta::Reasoning(s) => (DeltaKind::Reasoning, s),
+        };
+        emitter.emit(Event::TokenDelta { kind, delta });
+    };
+    let notices = ctx.emitter.clone();
+    let mut on_notice = |n: LlmNotice| match n {
+        LlmNotice::ModelFallback { from, to, reason } => {
+            notices.emit(Event::ModelFallback { from, to, reason });
+        }
+        LlmNotice::LlmFailed { tried, last_error } => {
+            notices.emit(Event::LlmFailed { tried, last_error });
+        }
+        LlmNotice::Retrying { model, attempt, reason, .. } => {
+            tracing::info!(%model, attempt, %reason, "retrying model request");
+        }
+    };
+    match ctx.llm.complete(chain, &req, cancel.clone(), &mut on_delta, &mut on_notice).await {
+        Ok(turn) => RoundResult::Turn(turn),
+        Err(LlmError::Cancelled) => RoundResult::Cancelled,
+        Err(e) => RoundResult::Failed(format!("the model request failed: {e}")),
+    }
+}
+
+pub fn usage_of(turn: &LlmTurn) -> Option<TokenUsage> {
+    turn.usage.as_ref().map(|u| TokenUsage {
+        input_tokens: i64::try_from(u.input_tokens).unwrap_or(i64::MAX),
+        output_tokens: i64::try_from(u.output_tokens).unwrap_or(i64::MAX),
+        cache_read_tokens: i64::try_from(u.cache_read_tokens).unwrap_or(i64::MAX),
+        cache_write_tokens: i64::try_from(u.cache_write_tokens).unwrap_or(i64::MAX),
+    })
+}

@@ -1,0 +1,210 @@
+//! The agent turn: rounds of (build context → model → tool calls) until a final answer, a stop,
+//! the round limit, or a call that waits for a human.
+//!
+//! Collaborators, one file each: `emitter` (events), `llm_round` (one model call with fallback),
+//! `call_flow` (one tool call end to end: gate → run → record), `synthetic` (tools the loop runs
+//! itself). Every step commits its rows before it emits.
+
+mod call_flow;
+mod emitter;
+mod llm_round;
+mod synthetic;
+
+pub use emitter::TurnEmitter;
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use skald_llm::{LlmClient, ModelEndpoint};
+use skald_protocol::Event;
+use skald_store::Store;
+use skald_store::repo::history::NewMessage;
+use tokio_util::sync::CancellationToken;
+
+use crate::agents::Agent;
+use crate::approval::{BypassRegistry, RuleSet};
+use crate::context::{BuildSettings, ContextInputs, MessageBuilder};
+use crate::error::EngineError;
+use crate::tools::ToolRegistry;
+
+use call_flow::CallFlow;
+use llm_round::RoundResult;
+
+/// How a turn ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum TurnOutcome {
+    /// A final answer was produced and stored.
+    Final { message_id: i64, content: String },
+    /// `/stop` (or a stop from another process).
+    Cancelled,
+    /// `max_tool_rounds` used up without a final answer.
+    Exhausted { rounds: u32 },
+    /// A call waits for a human; a decision plus resume continues the turn.
+    Parked { tool_call_ids: Vec<i64> },
+    /// The model could not be reached (after retries and fallback) or storage failed.
+    Failed { message: String },
+}
+
+/// Everything one turn needs, resolved at its start.
+pub struct TurnCtx {
+    pub store: Store,
+    pub emitter: TurnEmitter,
+    pub llm: LlmClient,
+    pub chain: Vec<ModelEndpoint>,
+    pub tools: Arc<ToolRegistry>,
+    pub rules: RuleSet,
+    pub bypass: Arc<BypassRegistry>,
+    pub agent: Agent,
+    pub session_id: i64,
+    pub source: String,
+    pub scratchpad_session_id: i64,
+    pub auto_deny: bool,
+    pub stack_id: i64,
+    pub workdir: PathBuf,
+    pub data_dir: PathBuf,
+    pub dynamic_fragments: Vec<String>,
+    pub build: BuildSettings,
+    pub max_rounds: u32,
+    pub restart_available: bool,
+}
+
+impl TurnCtx {
+    fn builder(&self) -> MessageBuilder {
+        MessageBuilder::new(self.store.clone(), self.build.clone())
+    }
+
+    fn context_inputs(&self) -> ContextInputs {
+        let mut substitutions = BTreeMap::new();
+        for key in &self.agent.substitution_keys {
+            substitutions.insert(key.clone(), String::new());
+        }
+        ContextInputs {
+            stack_id: self.stack_id,
+            scratchpad_session_id: self.scratchpad_session_id,
+            agent_prompt: self.agent.prompt.clone(),
+            memory: Vec::new(),
+            extra_static: None,
+            substitutions,
+            cache_hints: false,
+            dynamic_fragments: self.dynamic_fragments.clone(),
+            tail_reminder: None,
+            workdir: self.workdir.clone(),
+            now: self.store.clock().now(),
+        }
+    }
+}
+
+/// Runs rounds until the turn ends. The user message (if any) is already stored and echoed.
+pub async fn run_rounds(
+    ctx: &TurnCtx,
+    cancel: CancellationToken,
+) -> Result<TurnOutcome, EngineError> {
+    let tool_defs = call_flow::offered_tools(ctx);
+    let mut chain_start = 0usize;
+    for round in 1..=ctx.max_rounds {
+        if cancel.is_cancelled() {
+            return Ok(TurnOutcome::Cancelled);
+        }
+        fold_steers(ctx).await?;
+        let built = ctx.builder().build(&ctx.context_inputs()).await?;
+        let chain = &ctx.chain[chain_start.min(ctx.chain.len().saturating_sub(1))..];
+        let turn = match llm_round::call(ctx, chain, built.messages, &tool_defs, &cancel).await {
+            RoundResult::Turn(t) => t,
+            RoundResult::Cancelled => return Ok(TurnOutcome::Cancelled),
+            RoundResult::Failed(message) => return Ok(TurnOutcome::Failed { message }),
+        };
+        // Once switched, the fallback model serves the rest of the turn.
+        if let Some(i) = ctx.chain.iter().position(|e| e.name == turn.model) {
+            chain_start = i;
+        }
+        let usage = llm_round::usage_of(&turn);
+        if turn.tool_calls.is_empty() {
+            let message_id = ctx
+                .store
+                .append_message(&NewMessage {
+                    stack_id: ctx.stack_id,
+                    role: Some(skald_store::repo::history::Role::Assistant),
+                    content: turn.content.clone(),
+                    reasoning: turn.reasoning.clone(),
+                    usage,
+                    model: Some(turn.model.clone()),
+                    cost: turn.cost,
+                    ..Default::default()
+                })
+                .await?;
+            if turn.finish_reason.as_deref() == Some("length") {
+                ctx.emitter
+                    .emit(Event::Truncated { output_tokens: usage.map(|u| u.output_tokens) });
+            }
+            // A steer that arrived while the model was answering extends the turn so it is
+            // answered rather than left dangling.
+            if !ctx.store.open_steers(ctx.session_id).await?.is_empty() && round < ctx.max_rounds {
+                continue;
+            }
+            ctx.emitter.emit(Event::Done {
+                message_id,
+                stack_id: ctx.stack_id,
+                content: turn.content.clone(),
+                input_tokens: usage.map(|u| u.input_tokens),
+                output_tokens: usage.map(|u| u.output_tokens),
+            });
+            return Ok(TurnOutcome::Final { message_id, content: turn.content });
+        }
+        let calls: Vec<(String, String, Option<String>)> = turn
+            .tool_calls
+            .iter()
+            .map(|c| (c.name.clone(), c.arguments.clone(), Some(c.id.clone())))
+            .collect();
+        let (message_id, call_ids) = ctx
+            .store
+            .append_assistant_with_calls(
+                &NewMessage {
+                    stack_id: ctx.stack_id,
+                    content: turn.content.clone(),
+                    reasoning: turn.reasoning.clone(),
+                    usage,
+                    model: Some(turn.model.clone()),
+                    cost: turn.cost,
+                    ..Default::default()
+                },
+                &calls,
+            )
+            .await?;
+        ctx.emitter.emit(Event::Thinking {
+            message_id,
+            content: turn.content.clone(),
+            reasoning: turn.reasoning.clone(),
+            input_tokens: usage.map(|u| u.input_tokens),
+            output_tokens: usage.map(|u| u.output_tokens),
+        });
+        let mut parked = Vec::new();
+        for (i, (call, id)) in turn.tool_calls.iter().zip(&call_ids).enumerate() {
+            if cancel.is_cancelled() {
+                call_flow::cancel_unstarted(ctx, &call_ids[i..]).await?;
+                return Ok(TurnOutcome::Cancelled);
+            }
+            match call_flow::handle(ctx, *id, message_id, &call.name, &call.arguments, &cancel)
+                .await?
+            {
+                CallFlow::Continue => {}
+                CallFlow::Parked => parked.push(*id),
+                CallFlow::Cancelled => {
+                    call_flow::cancel_unstarted(ctx, &call_ids[i + 1..]).await?;
+                    return Ok(TurnOutcome::Cancelled);
+                }
+            }
+        }
+        if !parked.is_empty() {
+            return Ok(TurnOutcome::Parked { tool_call_ids: parked });
+        }
+    }
+    Ok(TurnOutcome::Exhausted { rounds: ctx.max_rounds })
+}
+
+/// Folds messages sent during the turn into the history at this round boundary.
+async fn fold_steers(ctx: &TurnCtx) -> Result<(), EngineError> {
+    // The echo happened when the steer was stored; folding only moves it into the history.
+    ctx.store.fold_steers(ctx.session_id, ctx.stack_id).await?;
+    Ok(())
+}

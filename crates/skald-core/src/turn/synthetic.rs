@@ -1,0 +1,132 @@
+//! Tools the loop runs itself because they touch the session: scratchpad, todos, restart.
+
+use serde_json::{Value, json};
+use skald_store::repo::scratchpad::Todo;
+
+use super::TurnCtx;
+use crate::tools::{ToolError, ToolOutput, names};
+
+pub fn is_synthetic(name: &str, restart_available: bool) -> bool {
+    matches!(name, names::UPDATE_SCRATCHPAD | names::WRITE_TODOS)
+        || (restart_available && name == names::RESTART)
+}
+
+fn function(name: &str, description: &str, parameters: Value) -> (String, Value) {
+    (
+        name.to_string(),
+        json!({
+            "type": "function",
+            "function": { "name": name, "description": description, "parameters": parameters },
+        }),
+    )
+}
+
+pub fn definitions(restart_available: bool) -> Vec<(String, Value)> {
+    let mut defs = vec![
+        function(
+            names::UPDATE_SCRATCHPAD,
+            "Save a short note on the session scratchpad, shared with every agent of this session \
+             (an empty value deletes the note).",
+            json!({
+                "type": "object",
+                "properties": {
+                    "key": { "type": "string", "description": "Short identifier of the note." },
+                    "value": { "type": "string", "description": "The note; empty to delete." }
+                },
+                "required": ["key", "value"],
+                "additionalProperties": false
+            }),
+        ),
+        function(
+            names::WRITE_TODOS,
+            "Replace your todo list for this task. Send the whole list every time; keep at most \
+             one item in_progress.",
+            json!({
+                "type": "object",
+                "properties": {
+                    "todos": {
+                        "type": "array",
+                        "items": {
+                            "type": "object",
+                            "properties": {
+                                "content": { "type": "string" },
+                                "status": { "type": "string", "enum": ["pending", "in_progress", "completed"] }
+                            },
+                            "required": ["content", "status"],
+                            "additionalProperties": false
+                        }
+                    }
+                },
+                "required": ["todos"],
+                "additionalProperties": false
+            }),
+        ),
+    ];
+    if restart_available {
+        defs.push(function(
+            names::RESTART,
+            "Restart the Skald application (for example after changing its configuration).",
+            json!({ "type": "object", "properties": {}, "additionalProperties": false }),
+        ));
+    }
+    defs
+}
+
+pub async fn run(ctx: &TurnCtx, name: &str, args: &Value) -> Result<ToolOutput, ToolError> {
+    let storage = |e: skald_store::StoreError| ToolError::Failed(format!("storage error: {e}"));
+    match name {
+        names::UPDATE_SCRATCHPAD => {
+            let key = str_arg(args, "key")?;
+            let value = str_arg(args, "value")?;
+            if key.trim().is_empty() {
+                return Err(ToolError::InvalidArguments("`key` must not be empty".into()));
+            }
+            ctx.store
+                .set_scratchpad(ctx.scratchpad_session_id, key, value)
+                .await
+                .map_err(storage)?;
+            Ok(ToolOutput::text(if value.is_empty() {
+                format!("Removed note `{key}`.")
+            } else {
+                format!("Saved note `{key}`.")
+            }))
+        }
+        names::WRITE_TODOS => {
+            let todos: Vec<Todo> = serde_json::from_value(
+                args.get("todos").cloned().unwrap_or(Value::Null),
+            )
+            .map_err(|e| {
+                ToolError::InvalidArguments(format!(
+                    "`todos` must be a list of {{content, status}}: {e}"
+                ))
+            })?;
+            if let Some(bad) = todos
+                .iter()
+                .find(|t| !matches!(t.status.as_str(), "pending" | "in_progress" | "completed"))
+            {
+                return Err(ToolError::InvalidArguments(format!(
+                    "status `{}` is not one of pending, in_progress, completed",
+                    bad.status
+                )));
+            }
+            if todos.iter().filter(|t| t.status == "in_progress").count() > 1 {
+                return Err(ToolError::InvalidArguments(
+                    "keep at most one item in_progress".into(),
+                ));
+            }
+            ctx.store.replace_todos(ctx.stack_id, &todos).await.map_err(storage)?;
+            let done = todos.iter().filter(|t| t.status == "completed").count();
+            Ok(ToolOutput::text(format!("Todo list updated: {done} of {} done.", todos.len())))
+        }
+        names::RESTART => Err(ToolError::Failed(
+            "restart is handled by the desktop app and is not available here".into(),
+        )),
+        other => Err(ToolError::Failed(format!("`{other}` is not a session tool"))),
+    }
+}
+
+fn str_arg<'a>(args: &'a Value, key: &str) -> Result<&'a str, ToolError> {
+    args.get(key)
+        .and_then(Value::as_str)
+        .ok_or_else(|| ToolError::InvalidArguments(format!("`{key}` is required (string)")))
+}

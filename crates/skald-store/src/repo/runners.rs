@@ -1,0 +1,109 @@
+//! `session_runners`: which process runs a session's turn, and cross-process stop requests.
+
+use crate::error::StoreError;
+use crate::pool::Store;
+
+/// A runner whose heartbeat is older than this is presumed dead and may be replaced.
+pub const RUNNER_STALE_SECS: i64 = 15;
+
+impl Store {
+    /// Claims the session for this process. Fails with `Conflict` while a live runner holds it.
+    pub async fn claim_runner(
+        &self,
+        session_id: i64,
+        runner: &str,
+        pid: u32,
+    ) -> Result<(), StoreError> {
+        let now = self.clock().now();
+        let now_s = crate::clock::format_ts(now);
+        let stale = crate::clock::format_ts(now - chrono::Duration::seconds(RUNNER_STALE_SECS));
+        let mut tx = self.begin_write().await?;
+        let held: Option<(String, String)> =
+            sqlx::query_as("SELECT runner, heartbeat_at FROM session_runners WHERE session_id = ?")
+                .bind(session_id)
+                .fetch_optional(&mut *tx)
+                .await?;
+        if let Some((holder, beat)) = held
+            && holder != runner
+            && beat > stale
+        {
+            return Err(StoreError::Conflict(format!(
+                "session {session_id} already has a running turn ({holder})"
+            )));
+        }
+        sqlx::query(
+            "INSERT INTO session_runners (session_id, runner, pid, started_at, heartbeat_at) \
+             VALUES (?, ?, ?, ?, ?) ON CONFLICT(session_id) DO UPDATE SET runner = excluded.runner, \
+             pid = excluded.pid, started_at = excluded.started_at, \
+             heartbeat_at = excluded.heartbeat_at, cancel_requested_at = NULL",
+        )
+        .bind(session_id)
+        .bind(runner)
+        .bind(i64::from(pid))
+        .bind(&now_s)
+        .bind(&now_s)
+        .execute(&mut *tx)
+        .await?;
+        tx.commit().await?;
+        Ok(())
+    }
+
+    /// Refreshes the heartbeat; returns whether a stop was requested by anyone.
+    pub async fn runner_heartbeat(
+        &self,
+        session_id: i64,
+        runner: &str,
+    ) -> Result<bool, StoreError> {
+        let requested: Option<Option<String>> = sqlx::query_scalar(
+            "UPDATE session_runners SET heartbeat_at = ? WHERE session_id = ? AND runner = ? \
+             RETURNING cancel_requested_at",
+        )
+        .bind(self.now())
+        .bind(session_id)
+        .bind(runner)
+        .fetch_optional(self.pool())
+        .await?;
+        Ok(matches!(requested, Some(Some(_))))
+    }
+
+    pub async fn release_runner(&self, session_id: i64, runner: &str) -> Result<(), StoreError> {
+        sqlx::query("DELETE FROM session_runners WHERE session_id = ? AND runner = ?")
+            .bind(session_id)
+            .bind(runner)
+            .execute(self.pool())
+            .await?;
+        Ok(())
+    }
+
+    /// Asks whoever runs the session's turn to stop. Returns false when no live runner exists.
+    pub async fn request_runner_cancel(&self, session_id: i64) -> Result<bool, StoreError> {
+        let stale = crate::clock::format_ts(
+            self.clock().now() - chrono::Duration::seconds(RUNNER_STALE_SECS),
+        );
+        let done = sqlx::query(
+            "UPDATE session_runners SET cancel_requested_at = ? WHERE session_id = ? \
+             AND heartbeat_at > ?",
+        )
+        .bind(self.now())
+        .bind(session_id)
+        .bind(stale)
+        .execute(self.pool())
+        .await?;
+        Ok(done.rows_affected() > 0)
+    }
+
+    /// Whether a live runner holds the session.
+    pub async fn runner_active(&self, session_id: i64) -> Result<bool, StoreError> {
+        let stale = crate::clock::format_ts(
+            self.clock().now() - chrono::Duration::seconds(RUNNER_STALE_SECS),
+        );
+        let n: i64 = sqlx::query_scalar(
+            "SELECT COUNT(*) FROM session_runners WHERE session_id = ? AND heartbeat_at > ?",
+        )
+        .bind(session_id)
+        .bind(stale)
+        .fetch_one(self.pool())
+        .await?;
+        Ok(n > 0)
+    }
+}
