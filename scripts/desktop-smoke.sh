@@ -6,8 +6,8 @@
 #   2. startup-error — SKALD_DATA_DIR is a regular file: the window must show the startup error
 #                page instead of crashing or staying blank.
 #
-# Screenshots land in artifacts/desktop/ (smoke.png = webview, smoke-screen.png = X display) and
-# must not be blank. Exits non-zero with a message on any failure.
+# Screenshots land in artifacts/desktop/ (smoke.png = the X display, i.e. what a user sees;
+# smoke-webview.png = WebKit's own snapshot via WebDriver) and must not be blank. Exits non-zero with a message on any failure.
 # Usage: scripts/desktop-smoke.sh        (system packages: scripts/install-system-deps.sh desktop)
 set -euo pipefail
 
@@ -16,7 +16,8 @@ cd "$root"
 helpers=$root/scripts/desktop-smoke
 artifacts=$root/artifacts/desktop
 # A blank or single-colour window has a handful of colours; the real UI has hundreds (text AA).
-min_colours=${SKALD_SMOKE_MIN_COLOURS:-64}
+export SKALD_SMOKE_MIN_COLOURS=${SKALD_SMOKE_MIN_COLOURS:-64}
+min_colours=$SKALD_SMOKE_MIN_COLOURS
 
 say() { echo "desktop-smoke: $*"; }
 fail() {
@@ -80,14 +81,14 @@ scenario() {
     fail "scenario $name failed (logs in $artifacts)"
 }
 
-scenario ui "$artifacts/smoke.png" "$artifacts/smoke-screen.png"
-check_image "$artifacts/smoke.png" "ui webview" 1000 600
-check_image "$artifacts/smoke-screen.png" "ui display" 1000 600
+scenario ui "$artifacts/smoke-webview.png" "$artifacts/smoke.png"
+check_image "$artifacts/smoke.png" "ui display" 1000 600
+check_image "$artifacts/smoke-webview.png" "ui webview" 1000 600
 
 mkdir -p "$tmp/startup-error"
 : >"$tmp/startup-error/not-a-folder"
-scenario startup-error "$artifacts/startup-error.png" "$artifacts/startup-error-screen.png" \
+scenario startup-error "$artifacts/startup-error-webview.png" "$artifacts/startup-error.png" \
   SKALD_DATA_DIR="$tmp/startup-error/not-a-folder"
-check_image "$artifacts/startup-error.png" "startup error webview" 1000 600
+check_image "$artifacts/startup-error.png" "startup error display" 1000 600
 
 say "PASS (screenshots in $artifacts)"

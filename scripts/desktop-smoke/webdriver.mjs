@@ -6,6 +6,7 @@ import { execFileSync } from "node:child_process";
 import { writeFileSync } from "node:fs";
 
 const [driverUrl, application, scenario, screenshotPath, screenPath] = process.argv.slice(2);
+const minColours = Number(process.env.SKALD_SMOKE_MIN_COLOURS ?? 64);
 if (!driverUrl || !application || !scenario || !screenshotPath || !screenPath) {
   console.error("usage: webdriver.mjs <driver-url> <app-binary> <ui|startup-error> <webview.png> <screen.png>");
   process.exit(2);
@@ -114,13 +115,16 @@ try {
   if (scenario === "ui") await checkUi(session);
   else if (scenario === "startup-error") await checkStartupError(session);
   else throw new SmokeFailure(`unknown scenario ${scenario}`);
-  const png = await wd("GET", `/session/${session}/screenshot`);
-  writeFileSync(screenshotPath, Buffer.from(png, "base64"));
-  console.log(`webview screenshot saved to ${screenshotPath}`);
-  // Give the compositor-less X server a moment to flush the last frame before grabbing it.
-  await new Promise((resolve) => setTimeout(resolve, 300));
-  execFileSync("import", ["-window", "root", screenPath]);
-  console.log(`display screenshot saved to ${screenPath}`);
+  // The DOM can be complete before WebKit has painted it (software rendering on a busy CI box),
+  // so keep capturing until both images show real content or the paint deadline passes.
+  const colours = (file) => Number(execFileSync("identify", ["-format", "%k", file]).toString().trim());
+  await waitFor(`the window to paint (>= ${minColours} colours on screen and in the webview)`, async () => {
+    const png = await wd("GET", `/session/${session}/screenshot`);
+    writeFileSync(screenshotPath, Buffer.from(png, "base64"));
+    execFileSync("import", ["-window", "root", screenPath]);
+    return colours(screenshotPath) >= minColours && colours(screenPath) >= minColours;
+  }, 30_000);
+  console.log(`screenshots saved to ${screenshotPath} (webview) and ${screenPath} (display)`);
 } catch (error) {
   console.error(`FAIL (${scenario}): ${error instanceof SmokeFailure ? error.message : error.stack}`);
   process.exitCode = 1;

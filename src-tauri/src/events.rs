@@ -144,13 +144,9 @@ mod tests {
 
         assert_eq!(task.await.unwrap(), ForwardEnd::EngineStopped);
         let received = received.lock().unwrap();
-        assert_eq!(
-            *received,
-            vec![
-                serde_json::json!({"session_id": 1, "source": "web", "event": {"type": "sessions_changed"}}),
-                serde_json::json!({"session_id": 2, "source": "web", "event": {"type": "sessions_changed"}}),
-            ]
-        );
+        let event = serde_json::json!({"type": "sessions_changed"});
+        let wire = |id: i64| serde_json::json!({"session_id": id, "source": "web", "event": event});
+        assert_eq!(*received, vec![wire(1), wire(2)]);
     }
 
     #[tokio::test]

@@ -33,7 +33,11 @@ fn main() -> anyhow::Result<()> {
         // A channel belongs to the page that created it: a reload or navigation orphans it.
         .on_page_load(|webview, payload| {
             if payload.event() == PageLoadEvent::Started {
-                webview.state::<Subscriptions>().close_all(webview.label());
+                let closed = webview.state::<Subscriptions>().close_all(webview.label());
+                if closed > 0 {
+                    let url = payload.url().as_str();
+                    tracing::info!(closed, url, "page changed; its event streams stopped");
+                }
             }
         })
         .on_window_event(|window, event| {
@@ -42,7 +46,12 @@ fn main() -> anyhow::Result<()> {
             }
         })
         .setup(|app| {
-            startup::open_main_window(app)?;
+            // Tauri panics on a setup error; without a window there is nothing to show, so say
+            // why on stderr and leave with a failure code instead.
+            if let Err(error) = startup::open_main_window(app) {
+                tracing::error!("Skald could not create its window: {error}");
+                app.handle().exit(1);
+            }
             Ok(())
         })
         .run(tauri::generate_context!())

@@ -14,8 +14,8 @@ pub const MAIN_WINDOW: &str = "main";
 /// never shown before we know whether the engine is there to answer it).
 pub fn open_main_window(app: &mut App) -> Result<(), DesktopError> {
     // Opening is a few milliseconds of SQLite setup; blocking here keeps every command's
-    // `State<Engine>` valid from the first call on.
-    // The app lives long, so it follows edits of config.yml.
+    // `State<Engine>` valid from the first call on. The app lives long, so it follows edits
+    // of config.yml.
     let options = EngineOptions { watch_config: true, ..EngineOptions::default() };
     let opened = tauri::async_runtime::block_on(Engine::open(options));
     let error_page = match opened {

@@ -1,4 +1,4 @@
-//! The page the main window shows when the engine cannot open, instead of a blank window or a crash.
+//! The page the main window shows when the engine cannot open, instead of a blank or crashed app.
 
 use std::fmt::Write as _;
 
@@ -19,41 +19,44 @@ pub fn data_url(failure: &StartupFailure) -> Result<Url, url::ParseError> {
 }
 
 /// The page's HTML; every piece of the failure is escaped.
+///
+/// Tauri rewrites a `data:` page before loading it (it injects the CSP and re-encodes the URL)
+/// and in doing so drops line breaks and leaves `#` and `%` raw, which would cut the page at the
+/// first `#`. So the page has no `#`, `%` or meaningful line break anywhere: colours are `rgb()`
+/// and the user's text goes through [`escape`].
 pub fn html(failure: &StartupFailure) -> String {
-    let data_dir = match &failure.data_dir_override {
-        Some(dir) => format!(
-            "the data folder <code>{}</code> (from <code>SKALD_DATA_DIR</code>)",
-            escape(dir)
-        ),
-        None => {
-            "the default data folder (set <code>SKALD_DATA_DIR</code> to use another)".to_owned()
-        }
+    let data_dir = match &failure.data_dir {
+        Some(dir) => format!("its data folder <code>{}</code>", escape(dir)),
+        None => "a data folder: none could be determined".to_owned(),
     };
+    let style = concat!(
+        "body{margin:0;min-height:100vh;display:grid;place-items:center;",
+        "background:rgb(17,24,39);color:rgb(229,231,235);font:15px/1.5 system-ui,sans-serif}",
+        "main{max-width:640px;padding:32px;border:1px solid rgb(55,65,81);border-radius:12px;",
+        "background:rgb(31,41,55)}",
+        "h1{margin-top:0;font-size:22px;color:rgb(252,165,165)}",
+        "pre{white-space:pre-wrap;word-break:break-word;padding:12px;border-radius:8px;",
+        "background:rgb(11,18,32);color:rgb(253,230,138)}",
+        "code{color:rgb(147,197,253)}",
+    );
     format!(
-        r#"<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><title>Skald could not start</title>
-<style>
-body {{ margin: 0; min-height: 100vh; display: grid; place-items: center; background: #111827;
-  color: #e5e7eb; font: 15px/1.5 system-ui, sans-serif; }}
-main {{ max-width: 640px; padding: 32px; border: 1px solid #374151; border-radius: 12px;
-  background: #1f2937; }}
-h1 {{ margin-top: 0; font-size: 22px; color: #fca5a5; }}
-pre {{ white-space: pre-wrap; word-break: break-word; padding: 12px; border-radius: 8px;
-  background: #0b1220; color: #fde68a; }}
-code {{ color: #93c5fd; }}
-</style></head>
-<body><main data-testid="startup-error">
-<h1>Skald could not start</h1>
-<p>The engine could not open {data_dir}:</p>
-<pre data-testid="startup-error-message">{message}</pre>
-<p>Fix the problem above and start Skald again, or set <code>SKALD_DATA_DIR</code> to use another
-folder. Starting <code>skald-desktop</code> from a terminal shows the full log.</p>
-</main></body></html>
-"#,
+        concat!(
+            "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\">",
+            "<title>Skald could not start</title><style>{style}</style></head>",
+            "<body><main data-testid=\"startup-error\"><h1>Skald could not start</h1>",
+            "<p>The engine could not open {data_dir}:</p>",
+            "<pre data-testid=\"startup-error-message\">{message}</pre>",
+            "<p>Fix the problem above and start Skald again, or set <code>SKALD_DATA_DIR</code> ",
+            "to use another folder. Starting <code>skald-desktop</code> from a terminal shows ",
+            "the full log.</p></main></body></html>",
+        ),
+        style = style,
+        data_dir = data_dir,
         message = escape(&failure.message),
     )
 }
 
+/// HTML-escapes `text`; `#`, `%` and line breaks become entities or tags (see [`html`]).
 fn escape(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     for c in text.chars() {
@@ -62,7 +65,11 @@ fn escape(text: &str) -> String {
             '<' => out.push_str("&lt;"),
             '>' => out.push_str("&gt;"),
             '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&#39;"),
+            '\'' => out.push_str("&apos;"),
+            '#' => out.push_str("&num;"),
+            '%' => out.push_str("&percnt;"),
+            '\n' => out.push_str("<br>"),
+            '\r' => {}
             _ => out.push(c),
         }
     }
@@ -121,8 +128,16 @@ mod tests {
     fn markup_in_the_error_is_shown_as_text_not_run() {
         let page = html(&failure("<script>alert('x')</script> & more", Some("\"/tmp/<x>\"")));
         assert!(!page.contains("<script>"));
-        assert!(page.contains("&lt;script&gt;alert(&#39;x&#39;)&lt;/script&gt; &amp; more"));
+        assert!(page.contains("&lt;script&gt;alert(&apos;x&apos;)&lt;/script&gt; &amp; more"));
         assert!(page.contains("&quot;/tmp/&lt;x&gt;&quot;"));
+    }
+
+    #[test]
+    fn nothing_in_the_page_can_cut_the_url_tauri_rewrites() {
+        let page = html(&failure("disk 100% full\nsee issue #12", Some("/data/#1")));
+        assert!(!page.contains('#') && !page.contains('%') && !page.contains('\n'), "{page}");
+        assert!(page.contains("disk 100&percnt; full<br>see issue &num;12"));
+        assert!(page.contains("<code>/data/&num;1</code>"));
     }
 
     #[test]

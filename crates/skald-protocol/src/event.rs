@@ -119,6 +119,8 @@ pub enum Event {
         path: String,
         old_content: Option<String>,
         new_content: String,
+        /// The reviewed diff (absent for commands).
+        diff: Option<crate::approval::FileDiff>,
     },
     /// A decision landed (from any surface or process).
     ApprovalResolved {

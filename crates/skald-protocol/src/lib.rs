@@ -4,11 +4,13 @@
 //! SQLite integers (safe in JS, exported as `number`), timestamps are RFC 3339 strings, and no
 //! field is skipped when empty so the TypeScript side always sees the same shape.
 
+pub mod approval;
 pub mod bindings;
 pub mod error;
 pub mod event;
 pub mod session;
 
+pub use approval::*;
 pub use error::{ApiError, ErrorCode};
 pub use event::{DeltaKind, Event, EventEnvelope, ResultType};
 pub use session::*;

@@ -31,6 +31,90 @@ export type DebugMessage = { "kind": "user", message_id: number, content: string
 
 export type SessionDetail = { session: SessionMeta, messages: Array<DebugMessage>, };
 
+export type ApprovalKind = "write" | "command" | "tool";
+
+export type DiffKind = "modify" | "create" | "delete" | "binary" | "too_large" | "unchanged";
+
+export type DiffSpan = { text: string, changed: boolean, };
+
+export type DiffLineTag = "context" | "delete" | "insert";
+
+export type DiffLine = { tag: DiffLineTag, old_line: number | null, new_line: number | null, 
+/**
+ * The line without its line ending.
+ */
+text: string, 
+/**
+ * For a changed line paired with its counterpart: which words changed. Empty otherwise.
+ */
+spans: Array<DiffSpan>, };
+
+export type DiffHunk = { old_start: number, old_lines: number, new_start: number, new_lines: number, lines: Array<DiffLine>, };
+
+export type FileDiff = { path: string, kind: DiffKind, hunks: Array<DiffHunk>, added: number, removed: number, 
+/**
+ * The unified diff text (`---`/`+++`/`@@`), for copying and terminals.
+ */
+unified: string, 
+/**
+ * One-line human summary ("new file, 12 lines", "binary file, 3 KB → 4 KB", ...).
+ */
+summary: string, 
+/**
+ * Whether the old side used CRLF line endings (shown as a badge).
+ */
+crlf: boolean, 
+/**
+ * Whether the old / new side lacked a final newline.
+ */
+old_missing_newline: boolean, new_missing_newline: boolean, };
+
+export type InboxItem = { 
+/**
+ * The tool call id; also the approval id.
+ */
+tool_call_id: number, session_id: number, source: string, agent_id: string, context_label: string | null, tool_name: string, 
+/**
+ * `filesystem`, `shell`, `session`; `null` for MCP or unknown tools.
+ */
+tool_category: string | null, 
+/**
+ * Parsed from `mcp__<server>__<tool>`.
+ */
+mcp_server: string | null, kind: ApprovalKind, arguments: unknown, 
+/**
+ * One-line description of what will happen.
+ */
+summary: string, path: string | null, command: string | null, workdir: string | null, diff: FileDiff | null, created_at: string, 
+/**
+ * Seconds since the call started waiting (at the time of the read).
+ */
+age_secs: number, };
+
+export type Inbox = { items: Array<InboxItem>, total: number, };
+
+export type BypassScopeKind = "all" | "category" | "mcp_server";
+
+export type DecisionInput = { approved: boolean, 
+/**
+ * Reason for a rejection; reaches the model verbatim.
+ */
+note: string | null, 
+/**
+ * Surface that decided: `app`, `inbox`, `tray`, `cli`, `web`, `notification`.
+ */
+decided_by: string, 
+/**
+ * With an approval: also allow similar calls for this many seconds (0 = rest of the session).
+ */
+bypass_secs: number | null, bypass_scope: BypassScopeKind | null, };
+
+export type Decision = { tool_call_id: number, session_id: number, approved: boolean, note: string | null, decided_by: string, decided_at: string, 
+/**
+ * Whether a turn picked the decision up right away (false: it is settled on the next resume).
+ */
+resumed: boolean, };
+
 export type DeltaKind = "content" | "reasoning";
 
 export type ResultType = "string" | "json";
@@ -43,6 +127,10 @@ steer: boolean, } | { "type": "turn_running", running: boolean, } | { "type": "t
 /**
  * As the model sent them (before working-directory injection).
  */
-arguments: unknown, label_short: string, label_full: string, path: string | null, } | { "type": "tool_done", tool_call_id: number, result: string, result_type: ResultType, } | { "type": "tool_error", tool_call_id: number, error: string, } | { "type": "tool_cancelled", tool_call_id: number, } | { "type": "tool_rejected", tool_call_id: number, reason: string, } | { "type": "approval_required", request_id: number, tool_call_id: number, tool_name: string, arguments: unknown, } | { "type": "pending_write", request_id: number, tool_call_id: number, path: string, old_content: string | null, new_content: string, } | { "type": "approval_resolved", request_id: number, tool_call_id: number, approved: boolean, } | { "type": "file_changed", path: string, } | { "type": "model_fallback", from: string, to: string, reason: string, } | { "type": "llm_failed", tried: Array<string>, last_error: string, } | { "type": "truncated", output_tokens: number | null, } | { "type": "done", message_id: number, stack_id: number, content: string, input_tokens: number | null, output_tokens: number | null, } | { "type": "error", message: string, } | { "type": "compacting", } | { "type": "compaction_done", summary_id: number, covers_up_to_message_id: number, tokens_before: number, tokens_after: number, };
+arguments: unknown, label_short: string, label_full: string, path: string | null, } | { "type": "tool_done", tool_call_id: number, result: string, result_type: ResultType, } | { "type": "tool_error", tool_call_id: number, error: string, } | { "type": "tool_cancelled", tool_call_id: number, } | { "type": "tool_rejected", tool_call_id: number, reason: string, } | { "type": "approval_required", request_id: number, tool_call_id: number, tool_name: string, arguments: unknown, } | { "type": "pending_write", request_id: number, tool_call_id: number, path: string, old_content: string | null, new_content: string, 
+/**
+ * The reviewed diff (absent for commands).
+ */
+diff: FileDiff | null, } | { "type": "approval_resolved", request_id: number, tool_call_id: number, approved: boolean, } | { "type": "file_changed", path: string, } | { "type": "model_fallback", from: string, to: string, reason: string, } | { "type": "llm_failed", tried: Array<string>, last_error: string, } | { "type": "truncated", output_tokens: number | null, } | { "type": "done", message_id: number, stack_id: number, content: string, input_tokens: number | null, output_tokens: number | null, } | { "type": "error", message: string, } | { "type": "compacting", } | { "type": "compaction_done", summary_id: number, covers_up_to_message_id: number, tokens_before: number, tokens_after: number, };
 
 export type EventEnvelope = { session_id: number | null, source: string | null, event: Event, };

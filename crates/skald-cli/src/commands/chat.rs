@@ -4,7 +4,7 @@ use std::path::PathBuf;
 
 use skald_core::Engine;
 use skald_core::engine::ChatOptions;
-use skald_core::turn::TurnOutcome;
+use skald_core::turn::{ParkMode, TurnOutcome};
 use skald_protocol::{ApiError, DeltaKind, ErrorCode, Event, EventEnvelope};
 use tokio::sync::broadcast::error::RecvError;
 
@@ -27,10 +27,17 @@ pub async fn run(engine: &Engine, args: ChatArgs, out: &Output) -> Result<u8, Ap
         None => std::env::current_dir().ok(),
     };
     let mut events = engine.subscribe();
-    let opts = ChatOptions { agent_id: args.agent, workdir, approve_all: args.approve_all };
+    let opts = ChatOptions {
+        agent_id: args.agent,
+        workdir,
+        approve_all: args.approve_all,
+        // A one-shot command cannot wait for a human: it ends parked (exit 3) and `skald
+        // resume` settles the decision later.
+        park_mode: ParkMode::Exit,
+    };
     let receipt = engine.send_message(&args.source, &args.message, opts).await?;
     let session_id = receipt.session_id;
-    let Some(mut turn) = receipt.turn else {
+    let Some(turn) = receipt.turn else {
         drain(&mut events, session_id, out);
         if !out.is_json() {
             out.line(&format!(
@@ -40,6 +47,34 @@ pub async fn run(engine: &Engine, args: ChatArgs, out: &Output) -> Result<u8, Ap
         }
         return Ok(exit::OK);
     };
+    follow(engine, session_id, turn, events, out).await
+}
+
+/// `skald resume`: settles decisions and continues, waiting for open approvals.
+pub async fn resume(engine: &Engine, session_id: i64, out: &Output) -> Result<u8, ApiError> {
+    let events = engine.subscribe();
+    let engine2 = engine.clone();
+    let turn = tokio::spawn(async move { engine2.resume(session_id, ParkMode::Wait).await });
+    let turn = tokio::spawn(async move {
+        match turn.await {
+            Ok(Ok(outcome)) => outcome,
+            Ok(Err(e)) => TurnOutcome::Failed { message: e.message },
+            Err(e) => TurnOutcome::Failed { message: format!("the resume task failed: {e}") },
+        }
+    });
+    if !out.is_json() {
+        out.line(&format!("resuming session {session_id}; approve or deny from another terminal with `skald approve` / `skald deny`"));
+    }
+    follow(engine, session_id, turn, events, out).await
+}
+
+async fn follow(
+    engine: &Engine,
+    session_id: i64,
+    mut turn: tokio::task::JoinHandle<TurnOutcome>,
+    mut events: tokio::sync::broadcast::Receiver<EventEnvelope>,
+    out: &Output,
+) -> Result<u8, ApiError> {
     let mut printer = Printer::default();
     let outcome = loop {
         tokio::select! {

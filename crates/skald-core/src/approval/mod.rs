@@ -1,10 +1,12 @@
 //! Approval policy: rules (first match by priority wins), session bypasses and the gate verdict.
 
 pub mod bypass;
+pub mod diff;
+pub mod gate;
 pub mod rules;
 
 pub use bypass::{BypassRegistry, BypassScope};
-pub use rules::{Action, Rule, RuleSet, default_rules};
+pub use rules::{Action, Rule, RuleSet};
 
 /// What the gate decided for one call.
 #[derive(Debug, Clone, PartialEq, Eq)]

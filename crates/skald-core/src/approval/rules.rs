@@ -118,25 +118,3 @@ fn path_matches(pattern: &str, path: &Path, roots: &[PathBuf]) -> bool {
         }
     })
 }
-
-/// The seeded policy (DESIGN.md): shell and write tools require approval, `secrets/` is denied,
-/// writes under the data dir's `memory/` are allowed, everything else unmatched is allowed.
-pub fn default_rules() -> Vec<Rule> {
-    let rule = |id, tool: &str, path: Option<&str>, action, priority, note: &str| Rule {
-        id,
-        tool_pattern: tool.into(),
-        path_pattern: path.map(str::to_string),
-        agent_id: None,
-        source: None,
-        action,
-        priority,
-        note: Some(note.into()),
-    };
-    vec![
-        rule(1, "@fs_any", Some("secrets/*"), Action::Deny, 5, "seed:secrets-deny"),
-        rule(2, "@fs_write", Some("memory/*"), Action::Allow, 6, "seed:memory-allow"),
-        rule(3, names::EXECUTE_CMD, None, Action::Require, 10, "seed:execute_cmd"),
-        rule(4, names::RESTART, None, Action::Require, 10, "seed:restart"),
-        rule(5, "@fs_write", None, Action::Require, 10, "seed:fs-write"),
-    ]
-}

@@ -13,11 +13,12 @@ use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
 use super::Engine;
-use crate::approval::{BypassScope, RuleSet, default_rules};
+use crate::approval::BypassScope;
+use crate::approval::gate::load_rules;
 use crate::context::BuildSettings;
 use crate::error::EngineError;
 use crate::session::run_context::RunContext;
-use crate::turn::{TurnCtx, TurnEmitter, TurnOutcome, run_rounds};
+use crate::turn::{ParkMode, TurnCtx, TurnEmitter, TurnOutcome, run_rounds};
 use crate::{agents, config};
 
 /// How often a running turn checks for a stop requested by another process.
@@ -33,6 +34,9 @@ pub struct ChatOptions {
     /// The human pre-approves every call that would need approval for this session (Deny rules
     /// still apply). Only a human surface (CLI flag, UI) sets this; the model never can.
     pub approve_all: bool,
+    /// Whether a call that needs a human keeps the turn waiting (app, serve) or ends it parked
+    /// for a later `resume` (one-shot CLI).
+    pub park_mode: ParkMode,
 }
 
 /// What `send_message` did.
@@ -98,12 +102,13 @@ impl Engine {
             _ => return self.steer(session_id, source, text).await,
         };
         let chain = self.model_chain()?;
+        let mode = opts.park_mode;
         let engine = self.clone();
         let text = text.to_string();
         let source = source.to_string();
         let turn = tokio::spawn(async move {
             let _guard = guard;
-            engine.run_user_turn(session_id, &source, &text, chain).await
+            engine.run_user_turn(session_id, &source, &text, chain, mode).await
         });
         Ok(SendReceipt { session_id, steered: false, turn: Some(turn) })
     }
@@ -146,7 +151,7 @@ impl Engine {
     }
 
     /// The models to try, in fallback order, with API keys resolved.
-    fn model_chain(&self) -> Result<Vec<ModelEndpoint>, ApiError> {
+    pub(super) fn model_chain(&self) -> Result<Vec<ModelEndpoint>, ApiError> {
         let cfg = self.config();
         let clients = cfg.ordered_clients();
         if clients.is_empty() {
@@ -188,6 +193,7 @@ impl Engine {
         source: &str,
         text: &str,
         chain: Vec<ModelEndpoint>,
+        mode: ParkMode,
     ) -> TurnOutcome {
         let emitter = TurnEmitter::new(self.inner.events.clone(), session_id, source.to_string());
         let handle = self.inner.sessions.handle(session_id);
@@ -197,7 +203,7 @@ impl Engine {
                 emitter.emit(Event::TurnRunning { running: true });
                 let watcher = self.watch_remote_stop(session_id, cancel.clone());
                 let outcome = match self
-                    .prepare_and_run(session_id, source, text, chain, &emitter, cancel.clone())
+                    .prepare_and_run(session_id, source, text, chain, &emitter, cancel.clone(), mode)
                     .await
                 {
                     Ok(o) => o,
@@ -214,12 +220,12 @@ impl Engine {
         outcome
     }
 
-    async fn claim(&self, session_id: i64) -> Result<(), StoreError> {
+    pub(super) async fn claim(&self, session_id: i64) -> Result<(), StoreError> {
         self.store().claim_runner(session_id, &self.inner.runner_id, std::process::id()).await
     }
 
     /// Polls the runner row so `skald stop` from another process reaches this turn.
-    fn watch_remote_stop(&self, session_id: i64, cancel: CancellationToken) -> JoinHandle<()> {
+    pub(super) fn watch_remote_stop(&self, session_id: i64, cancel: CancellationToken) -> JoinHandle<()> {
         let store = self.store().clone();
         let runner = self.inner.runner_id.clone();
         tokio::spawn(async move {
@@ -244,16 +250,16 @@ impl Engine {
         chain: Vec<ModelEndpoint>,
         emitter: &TurnEmitter,
         cancel: CancellationToken,
+        mode: ParkMode,
     ) -> Result<TurnOutcome, EngineError> {
         let store = self.store();
-        let session = store.session(session_id).await?;
         let root = store.root_frame(session_id).await?;
         // A trailing prompt without an answer is a turn that died before the model replied.
         let rows = store.messages_for_stack_after(root.id, 0).await?;
-        if let Some(last) = rows.iter().rev().find(|r| !r.is_failed()) {
-            if matches!(last.role(), Ok(Role::User | Role::Agent)) {
-                store.mark_message_failed(last.id).await?;
-            }
+        if let Some(last) = rows.iter().rev().find(|r| !r.is_failed())
+            && matches!(last.role(), Ok(Role::User | Role::Agent))
+        {
+            store.mark_message_failed(last.id).await?;
         }
         // Steers left unconsumed by a crash seed this turn, before the new message.
         store.fold_steers(session_id, root.id).await?;
@@ -266,11 +272,25 @@ impl Engine {
             })
             .await?;
         emitter.emit(Event::UserMessage { message_id, content: text.to_string(), steer: false });
+        let ctx = self.turn_ctx(session_id, source, chain, emitter, mode).await?;
+        run_rounds(&ctx, cancel).await
+    }
 
+    /// Resolves everything a turn (or a resume) of the session's root frame needs.
+    pub(super) async fn turn_ctx(
+        &self,
+        session_id: i64,
+        source: &str,
+        chain: Vec<ModelEndpoint>,
+        emitter: &TurnEmitter,
+        mode: ParkMode,
+    ) -> Result<TurnCtx, EngineError> {
+        let store = self.store();
+        let session = store.session(session_id).await?;
+        let root = store.root_frame(session_id).await?;
         let cfg = self.config();
-        let run_context = RunContext::parse(session.run_context.as_deref()).map_err(|e| {
-            EngineError::InvalidInput(format!("stored run context is invalid: {e}"))
-        })?;
+        let run_context = RunContext::parse(session.run_context.as_deref())
+            .map_err(|e| EngineError::InvalidInput(format!("stored run context is invalid: {e}")))?;
         let cwd = std::env::current_dir().unwrap_or_else(|_| self.data_dir().to_path_buf());
         let workdir = run_context.effective_workdir(&cwd);
         let agent = agents::load(self.data_dir(), &session.agent_id)
@@ -281,13 +301,17 @@ impl Engine {
             ..LlmSettings::default()
         })
         .map_err(|e| EngineError::InvalidInput(format!("cannot create the HTTP client: {e}")))?;
-        let ctx = TurnCtx {
+        let rules = load_rules(store, run_context.security_group.as_deref()).await;
+        Ok(TurnCtx {
             store: store.clone(),
             emitter: emitter.clone(),
             llm,
             chain,
             tools: self.inner.tools.clone(),
-            rules: RuleSet::new(default_rules()),
+            rules,
+            run_context: run_context.clone(),
+            park_mode: mode,
+            decisions: self.inner.decisions.clone(),
             bypass: self.inner.bypass.clone(),
             agent,
             session_id,
@@ -301,11 +325,10 @@ impl Engine {
             build: BuildSettings::from_config(&cfg),
             max_rounds: cfg.llm.max_tool_rounds,
             restart_available: false,
-        };
-        run_rounds(&ctx, cancel).await
+        })
     }
 
-    async fn finish(&self, session_id: i64, emitter: &TurnEmitter, outcome: &TurnOutcome) {
+    pub(super) async fn finish(&self, session_id: i64, emitter: &TurnEmitter, outcome: &TurnOutcome) {
         match outcome {
             TurnOutcome::Final { .. } | TurnOutcome::Parked { .. } => {}
             TurnOutcome::Cancelled => {

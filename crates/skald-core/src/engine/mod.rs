@@ -1,5 +1,6 @@
 //! `Engine`: opens the data dir (config, database), owns the event bus, and answers every command.
 
+mod approvals;
 mod chat;
 
 pub use chat::{ChatOptions, SendReceipt};
@@ -36,6 +37,8 @@ pub struct EngineOptions {
     pub watch_config: bool,
     /// `None` = the OS keychain.
     pub secrets: Option<Arc<dyn SecretStore>>,
+    /// Continue a parked turn by itself when its decision lands (the app and `skald serve`).
+    pub auto_resume: bool,
 }
 
 /// The engine. Cheap to clone; every clone is the same engine.
@@ -53,6 +56,10 @@ struct Inner {
     bypass: Arc<BypassRegistry>,
     tools: Arc<ToolRegistry>,
     secrets: Arc<dyn SecretStore>,
+    /// Woken whenever this process records a decision, so a waiting turn continues at once.
+    decisions: Arc<tokio::sync::Notify>,
+    /// Continue parked turns by themselves once decided (the app and `serve`).
+    auto_resume: bool,
     /// Identifies this process in `session_runners`.
     runner_id: String,
     _watcher: Option<ConfigWatcher>,
@@ -73,6 +80,7 @@ impl Engine {
         let config = Arc::new(RwLock::new(Arc::new(config::load(&dir, &env)?)));
         let clock = opts.clock.unwrap_or_else(|| Arc::new(SystemClock));
         let store = Store::open(&dir.join(skald_store::DB_FILE_NAME), clock).await?;
+        store.seed_rules(crate::approval::gate::SEEDS).await?;
         let (events, _) = broadcast::channel(EVENT_BUS_CAPACITY);
         let watcher = if opts.watch_config {
             let bus = events.clone();
@@ -103,6 +111,8 @@ impl Engine {
                 bypass: Arc::new(BypassRegistry::default()),
                 tools: Arc::new(ToolRegistry::builtin()),
                 secrets: opts.secrets.unwrap_or_else(|| Arc::new(KeyringSecrets)),
+                decisions: Arc::new(tokio::sync::Notify::new()),
+                auto_resume: opts.auto_resume,
                 runner_id,
                 _watcher: watcher,
             }),

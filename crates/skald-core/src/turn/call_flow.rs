@@ -1,40 +1,52 @@
-//! One tool call end to end: validate → gate → run → record, each transition committed.
+//! One tool call end to end: validate → gate → (park and wait for a human) → run → record.
+//! Each transition is committed before its event is emitted. Resume settles calls through the
+//! same functions, so a live turn and a resume gate and record identically.
 
 use std::path::PathBuf;
+use std::time::Duration;
 
 use serde_json::Value;
-use skald_protocol::{Event, ResultType, ToolStatus};
+use skald_protocol::{ApprovalKind, Event, ResultType, ToolStatus};
+use skald_store::repo::approvals::NewApprovalRequest;
+use skald_store::repo::tools::ToolCallRow;
 use tokio_util::sync::CancellationToken;
 
-use super::{TurnCtx, synthetic};
-use crate::approval::rules::CallFacts;
-use crate::approval::{Action, Verdict};
+use super::{ParkMode, TurnCtx, synthetic};
+use crate::approval::gate::{GateInput, verdict};
+use crate::approval::{Verdict, diff, rejection_message};
+use crate::context::INTERRUPTED_RUNNING;
 use crate::error::EngineError;
-use crate::tools::{ToolCategory, ToolContext, ToolError, paths};
+use crate::tools::{Tool, ToolCategory, ToolContext, ToolError, names};
+
+/// A decision written by another process is noticed within this interval.
+const DECISION_POLL: Duration = Duration::from_millis(300);
 
 /// What the loop does after a call.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum CallFlow {
     Continue,
-    /// Waiting for a human; the turn stops after the remaining calls of the batch are settled.
+    /// Waiting for a human and this process does not wait (CLI `chat`): the turn ends parked.
     Parked,
     Cancelled,
 }
 
-/// Tool definitions offered this turn, in a deterministic order (sorted by name), minus tools
-/// the policy denies outright.
+/// Tool definitions offered this turn, sorted by name (byte-identical across processes), minus
+/// tools whose first name-matching rule denies them.
 pub fn offered_tools(ctx: &TurnCtx) -> Vec<Value> {
+    let hidden = |name: &str| ctx.rules.as_ref().is_ok_and(|r| r.hides_tool(name));
     let mut defs: Vec<(String, Value)> = ctx
         .tools
         .defs()
         .into_iter()
         .map(|d| (d.name.to_string(), d.to_openai()))
         .chain(synthetic::definitions(ctx.restart_available))
-        .filter(|(name, _)| !ctx.rules.hides_tool(name))
+        .filter(|(name, _)| !hidden(name))
         .collect();
     defs.sort_by(|a, b| a.0.cmp(&b.0));
     defs.into_iter().map(|(_, d)| d).collect()
 }
 
+/// A live call the model just asked for.
 pub async fn handle(
     ctx: &TurnCtx,
     id: i64,
@@ -43,12 +55,7 @@ pub async fn handle(
     raw_args: &str,
     cancel: &CancellationToken,
 ) -> Result<CallFlow, EngineError> {
-    let parsed: Result<Value, String> = match serde_json::from_str::<Value>(raw_args) {
-        Ok(v @ Value::Object(_)) => Ok(v),
-        Ok(_) => Err("the arguments must be a JSON object".to_string()),
-        Err(e) if raw_args.trim().is_empty() => Err(format!("the arguments are empty ({e})")),
-        Err(e) => Err(format!("the arguments are not valid JSON ({e})")),
-    };
+    let parsed = parse_args(raw_args);
     let tool = ctx.tools.get(name);
     let shown_args = parsed.clone().unwrap_or_else(|_| Value::String(raw_args.to_string()));
     let (label_short, label_full, path) = match (&tool, &parsed) {
@@ -68,59 +75,238 @@ pub async fn handle(
         label_full,
         path,
     });
+    gate_and_run(ctx, id, name, parsed, cancel).await
+}
 
+/// Settles a call left open by an earlier run (resume).
+pub async fn settle(
+    ctx: &TurnCtx,
+    row: &ToolCallRow,
+    cancel: &CancellationToken,
+) -> Result<CallFlow, EngineError> {
+    let name = row.name.as_str();
+    let raw = row.arguments.clone().unwrap_or_default();
+    match row.status()? {
+        ToolStatus::Running => {
+            // It may have had effects: re-run only what is safe to repeat.
+            let read_only = ctx.tools.get(name).is_some_and(|t| t.def().read_only);
+            if read_only {
+                let args = parse_args(&raw).unwrap_or(Value::Null);
+                return execute(ctx, row.id, name, &args, cancel).await;
+            }
+            ctx.store.set_tool_status(row.id, ToolStatus::Failed, Some(INTERRUPTED_RUNNING)).await?;
+            ctx.emitter.emit(Event::ToolError {
+                tool_call_id: row.id,
+                error: INTERRUPTED_RUNNING.to_string(),
+            });
+            Ok(CallFlow::Continue)
+        }
+        ToolStatus::Pending => match ctx.store.approval_request(row.id).await? {
+            // Parked before: settle the human's decision (or keep waiting for it).
+            Some(request) => {
+                let args = parse_args(&request.arguments).unwrap_or(Value::Null);
+                await_decision_and_run(ctx, row.id, name, &args, cancel).await
+            }
+            // Never reached the gate (later call of a batch, or a crash before gating).
+            None => gate_and_run(ctx, row.id, name, parse_args(&raw), cancel).await,
+        },
+        _ => Ok(CallFlow::Continue),
+    }
+}
+
+fn parse_args(raw: &str) -> Result<Value, String> {
+    match serde_json::from_str::<Value>(raw) {
+        Ok(v @ Value::Object(_)) => Ok(v),
+        Ok(_) => Err("the arguments must be a JSON object".to_string()),
+        Err(e) if raw.trim().is_empty() => Err(format!("the arguments are empty ({e})")),
+        Err(e) => Err(format!("the arguments are not valid JSON ({e})")),
+    }
+}
+
+async fn gate_and_run(
+    ctx: &TurnCtx,
+    id: i64,
+    name: &str,
+    parsed: Result<Value, String>,
+    cancel: &CancellationToken,
+) -> Result<CallFlow, EngineError> {
+    let tool = ctx.tools.get(name);
+    let hidden = ctx.rules.as_ref().is_ok_and(|r| r.hides_tool(name));
     let known = tool.is_some() || synthetic::is_synthetic(name, ctx.restart_available);
-    if !known || ctx.rules.hides_tool(name) {
-        let mut available: Vec<String> = offered_tools(ctx)
+    if !known || hidden {
+        let available: Vec<String> = offered_tools(ctx)
             .iter()
             .filter_map(|d| d["function"]["name"].as_str().map(str::to_string))
             .collect();
-        available.sort();
         let msg = format!("unknown tool `{name}`. Available tools: {}", available.join(", "));
         return fail(ctx, id, &msg).await;
     }
     let args = match parsed {
         Ok(a) => a,
-        Err(e) => {
-            return fail(ctx, id, &format!("{e}. Call `{name}` again with a JSON object.")).await;
-        }
+        Err(e) => return fail(ctx, id, &format!("{e}. Call `{name}` again with a JSON object.")).await,
     };
-
     let target: Option<PathBuf> = tool.as_ref().and_then(|t| t.target_path(&args, &ctx.workdir));
-    let category = tool.as_ref().map(|t| t.def().category).or(Some(ToolCategory::Session));
-    match verdict(ctx, name, target.as_deref(), category) {
-        Verdict::Allow => {}
-        Verdict::Deny(reason) => {
-            ctx.store.set_tool_status(id, ToolStatus::Rejected, Some(&reason)).await?;
-            ctx.emitter.emit(Event::ToolRejected { tool_call_id: id, reason });
-            return Ok(CallFlow::Continue);
-        }
+    let input = GateInput {
+        session_id: ctx.session_id,
+        tool: name,
+        category: Some(tool.as_ref().map_or(ToolCategory::Session, |t| t.def().category)),
+        read_only: tool.as_ref().is_some_and(|t| t.def().read_only),
+        target: target.as_deref(),
+        agent_id: &ctx.agent.id,
+        source: &ctx.source,
+        workdir: &ctx.workdir,
+        data_dir: &ctx.data_dir,
+        run_context: &ctx.run_context,
+        now: ctx.store.clock().now(),
+    };
+    match verdict(&ctx.rules, &ctx.bypass, &input) {
+        Verdict::Allow => execute(ctx, id, name, &args, cancel).await,
+        Verdict::Deny(reason) => reject(ctx, id, &reason).await,
         Verdict::Require if ctx.auto_deny => {
-            let reason = "Rejected automatically: this unattended session cannot ask for approval."
-                .to_string();
-            ctx.store.set_tool_status(id, ToolStatus::Rejected, Some(&reason)).await?;
-            ctx.emitter.emit(Event::ToolRejected { tool_call_id: id, reason });
-            return Ok(CallFlow::Continue);
+            reject(ctx, id, "Rejected automatically: this unattended session cannot ask for approval.")
+                .await
         }
         Verdict::Require => {
-            // The row stays `pending`; the event tells every client a decision is needed.
-            ctx.emitter.emit(Event::ApprovalRequired {
-                request_id: id,
-                tool_call_id: id,
-                tool_name: name.to_string(),
-                arguments: args,
-            });
-            return Ok(CallFlow::Parked);
+            park(ctx, id, name, &args, tool.as_deref(), target).await?;
+            await_decision_and_run(ctx, id, name, &args, cancel).await
         }
     }
+}
 
-    ctx.store.set_tool_status(id, ToolStatus::Running, None).await?;
-    let outcome = match tool {
+/// Records what the human reviews and tells every client a decision is needed.
+async fn park(
+    ctx: &TurnCtx,
+    id: i64,
+    name: &str,
+    args: &Value,
+    tool: Option<&dyn Tool>,
+    target: Option<PathBuf>,
+) -> Result<(), EngineError> {
+    let tctx = ToolContext::new(ctx.workdir.clone(), CancellationToken::new());
+    let mut kind = ApprovalKind::Tool;
+    let mut review = None;
+    if names::is_write_tool(name) {
+        if let Some(Ok((old, new))) = tool.and_then(|t| t.predict_write(args, &tctx)) {
+            let shown = target.as_ref().map_or_else(|| name.to_string(), |p| p.display().to_string());
+            let d = diff::file_diff(&shown, old.as_deref().map(str::as_bytes), Some(new.as_bytes()));
+            kind = ApprovalKind::Write;
+            review = Some((shown, old, new, d));
+        }
+    }
+    let command = (name == names::EXECUTE_CMD)
+        .then(|| args.get("command").and_then(Value::as_str).map(str::to_string))
+        .flatten();
+    let workdir = command.as_ref().map(|_| {
+        args.get("workdir")
+            .and_then(Value::as_str)
+            .map_or_else(|| ctx.workdir.clone(), |w| ctx.workdir.join(w))
+            .display()
+            .to_string()
+    });
+    if command.is_some() {
+        kind = ApprovalKind::Command;
+    }
+    let summary = match (&review, &command) {
+        (Some((path, _, _, d)), _) => format!("{name} {path} ({})", d.summary),
+        (None, Some(c)) => format!("run `{c}`"),
+        _ => format!("{name} {}", compact_json(args)),
+    };
+    let diff_json = review.as_ref().map(|(_, _, _, d)| serde_json::to_string(d)).transpose()
+        .map_err(|e| EngineError::InvalidInput(e.to_string()))?;
+    ctx.store
+        .create_approval_request(&NewApprovalRequest {
+            tool_call_id: id,
+            session_id: ctx.session_id,
+            stack_id: ctx.stack_id,
+            kind: match kind {
+                ApprovalKind::Write => "write",
+                ApprovalKind::Command => "command",
+                ApprovalKind::Tool => "tool",
+            }
+            .to_string(),
+            tool_name: name.to_string(),
+            arguments: args.to_string(),
+            path: review.as_ref().map(|(p, ..)| p.clone()),
+            command: command.clone(),
+            workdir: workdir.clone(),
+            diff: diff_json,
+            summary,
+        })
+        .await?;
+    match (review, command) {
+        (Some((path, old, new, d)), _) => ctx.emitter.emit(Event::PendingWrite {
+            request_id: id,
+            tool_call_id: id,
+            path,
+            old_content: old,
+            new_content: new,
+            diff: Some(d),
+        }),
+        (None, Some(c)) => ctx.emitter.emit(Event::PendingWrite {
+            request_id: id,
+            tool_call_id: id,
+            path: "$ execute_cmd".into(),
+            old_content: None,
+            new_content: format!("$ {c}"),
+            diff: None,
+        }),
+        _ => ctx.emitter.emit(Event::ApprovalRequired {
+            request_id: id,
+            tool_call_id: id,
+            tool_name: name.to_string(),
+            arguments: args.clone(),
+        }),
+    }
+    Ok(())
+}
+
+/// Waits for the decision row (written by this or any other process), then settles the call.
+async fn await_decision_and_run(
+    ctx: &TurnCtx,
+    id: i64,
+    name: &str,
+    args: &Value,
+    cancel: &CancellationToken,
+) -> Result<CallFlow, EngineError> {
+    loop {
+        if let Some(d) = ctx.store.decision(id).await? {
+            return if d.approved {
+                execute(ctx, id, name, args, cancel).await
+            } else {
+                reject(ctx, id, &rejection_message(d.note.as_deref())).await
+            };
+        }
+        if ctx.park_mode == ParkMode::Exit {
+            return Ok(CallFlow::Parked);
+        }
+        tokio::select! {
+            () = cancel.cancelled() => {
+                ctx.store.set_tool_status(id, ToolStatus::Cancelled, Some(CANCELLED_WAITING)).await?;
+                ctx.emitter.emit(Event::ToolCancelled { tool_call_id: id });
+                return Ok(CallFlow::Cancelled);
+            }
+            () = ctx.decisions.notified() => {}
+            () = tokio::time::sleep(DECISION_POLL) => {}
+        }
+    }
+}
+
+async fn execute(
+    ctx: &TurnCtx,
+    id: i64,
+    name: &str,
+    args: &Value,
+    cancel: &CancellationToken,
+) -> Result<CallFlow, EngineError> {
+    if ctx.store.tool_call(id).await?.status()? != ToolStatus::Running {
+        ctx.store.set_tool_status(id, ToolStatus::Running, None).await?;
+    }
+    let outcome = match ctx.tools.get(name) {
         Some(t) => {
             let tctx = ToolContext::new(ctx.workdir.clone(), cancel.clone());
-            t.run(&args, &tctx).await
+            t.run(args, &tctx).await
         }
-        None => synthetic::run(ctx, name, &args).await,
+        None => synthetic::run(ctx, name, args).await,
     };
     match outcome {
         Ok(out) => {
@@ -145,6 +331,7 @@ pub async fn handle(
 }
 
 const CANCELLED_NOTE: &str = "Cancelled by the user (/stop) before it finished.";
+const CANCELLED_WAITING: &str = "Cancelled by the user (/stop) while waiting for approval.";
 
 /// Calls of a batch that never started when the turn stopped become `cancelled`, so they are
 /// terminal and read as such in every later request.
@@ -161,44 +348,19 @@ pub async fn cancel_unstarted(ctx: &TurnCtx, ids: &[i64]) -> Result<(), EngineEr
     Ok(())
 }
 
+async fn reject(ctx: &TurnCtx, id: i64, reason: &str) -> Result<CallFlow, EngineError> {
+    ctx.store.set_tool_status(id, ToolStatus::Rejected, Some(reason)).await?;
+    ctx.emitter.emit(Event::ToolRejected { tool_call_id: id, reason: reason.to_string() });
+    Ok(CallFlow::Continue)
+}
+
 async fn fail(ctx: &TurnCtx, id: i64, error: &str) -> Result<CallFlow, EngineError> {
     ctx.store.set_tool_status(id, ToolStatus::Failed, Some(error)).await?;
     ctx.emitter.emit(Event::ToolError { tool_call_id: id, error: error.to_string() });
     Ok(CallFlow::Continue)
 }
 
-fn verdict(
-    ctx: &TurnCtx,
-    name: &str,
-    target: Option<&std::path::Path>,
-    category: Option<ToolCategory>,
-) -> Verdict {
-    let canonical =
-        target.and_then(|t| paths::resolve_path(&ctx.workdir, &t.to_string_lossy()).ok());
-    let roots: Vec<PathBuf> = [ctx.data_dir.clone(), ctx.workdir.clone()]
-        .into_iter()
-        .map(|r| std::fs::canonicalize(&r).unwrap_or(r))
-        .collect();
-    let facts = CallFacts {
-        tool: name,
-        agent_id: &ctx.agent.id,
-        source: &ctx.source,
-        path: canonical.as_deref(),
-        roots: &roots,
-    };
-    let action = ctx.rules.evaluate(&facts).map(|r| (r.action, r.note.clone()));
-    match action {
-        None | Some((Action::Allow, _)) => Verdict::Allow,
-        Some((Action::Deny, _)) => {
-            Verdict::Deny(format!("Denied by policy: `{name}` is not allowed on this path."))
-        }
-        Some((Action::Require, _)) => {
-            let now = ctx.store.clock().now();
-            if ctx.bypass.covers(ctx.session_id, name, category, now) {
-                Verdict::Allow
-            } else {
-                Verdict::Require
-            }
-        }
-    }
+fn compact_json(v: &Value) -> String {
+    let s = v.to_string();
+    if s.chars().count() > 120 { format!("{}…", s.chars().take(119).collect::<String>()) } else { s }
 }

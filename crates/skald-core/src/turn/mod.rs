@@ -23,7 +23,9 @@ use skald_store::repo::history::NewMessage;
 use tokio_util::sync::CancellationToken;
 
 use crate::agents::Agent;
-use crate::approval::{BypassRegistry, RuleSet};
+use crate::approval::BypassRegistry;
+use crate::approval::gate::LoadedRules;
+use crate::session::run_context::RunContext;
 use crate::context::{BuildSettings, ContextInputs, MessageBuilder};
 use crate::error::EngineError;
 use crate::tools::ToolRegistry;
@@ -46,6 +48,16 @@ pub enum TurnOutcome {
     Failed { message: String },
 }
 
+/// What a call that needs a human does in this process.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum ParkMode {
+    /// Keep the turn alive and wait for the decision (app, `serve`, `skald resume`).
+    #[default]
+    Wait,
+    /// End the turn `Parked`; a later resume settles the decision (`skald chat`).
+    Exit,
+}
+
 /// Everything one turn needs, resolved at its start.
 pub struct TurnCtx {
     pub store: Store,
@@ -53,7 +65,11 @@ pub struct TurnCtx {
     pub llm: LlmClient,
     pub chain: Vec<ModelEndpoint>,
     pub tools: Arc<ToolRegistry>,
-    pub rules: RuleSet,
+    pub rules: LoadedRules,
+    pub run_context: RunContext,
+    pub park_mode: ParkMode,
+    /// Notified whenever this process records a decision (others are polled).
+    pub decisions: Arc<tokio::sync::Notify>,
     pub bypass: Arc<BypassRegistry>,
     pub agent: Agent,
     pub session_id: i64,
@@ -200,6 +216,50 @@ pub async fn run_rounds(
         }
     }
     Ok(TurnOutcome::Exhausted { rounds: ctx.max_rounds })
+}
+
+/// Continues a session's turn without a new user message: settles open calls (decisions, crash
+/// leftovers), then runs rounds if the model still owes an answer.
+pub async fn resume(ctx: &TurnCtx, cancel: CancellationToken) -> Result<TurnOutcome, EngineError> {
+    let open = ctx.store.open_tool_calls_for_stack(ctx.stack_id).await?;
+    let mut parked = Vec::new();
+    for (i, row) in open.iter().enumerate() {
+        if cancel.is_cancelled() {
+            let ids: Vec<i64> = open[i..].iter().map(|r| r.id).collect();
+            call_flow::cancel_unstarted(ctx, &ids).await?;
+            return Ok(TurnOutcome::Cancelled);
+        }
+        match call_flow::settle(ctx, row, &cancel).await? {
+            CallFlow::Continue => {}
+            CallFlow::Parked => parked.push(row.id),
+            CallFlow::Cancelled => {
+                let ids: Vec<i64> = open[i + 1..].iter().map(|r| r.id).collect();
+                call_flow::cancel_unstarted(ctx, &ids).await?;
+                return Ok(TurnOutcome::Cancelled);
+            }
+        }
+    }
+    if !parked.is_empty() {
+        return Ok(TurnOutcome::Parked { tool_call_ids: parked });
+    }
+    let rows = ctx.store.messages_for_stack_after(ctx.stack_id, 0).await?;
+    match rows.iter().rev().find(|r| !r.is_failed()) {
+        // The last word is an answer: the turn is complete.
+        Some(last) if last.role == "assistant" && open.is_empty() => {
+            let has_calls = ctx
+                .store
+                .tool_calls_for_stack_after(ctx.stack_id, last.id - 1)
+                .await?
+                .iter()
+                .any(|c| c.message_id == last.id);
+            if !has_calls {
+                return Ok(TurnOutcome::Final { message_id: last.id, content: last.content.clone() });
+            }
+            run_rounds(ctx, cancel).await
+        }
+        None => Ok(TurnOutcome::Failed { message: "the session has no messages to resume".into() }),
+        Some(_) => run_rounds(ctx, cancel).await,
+    }
 }
 
 /// Folds messages sent during the turn into the history at this round boundary.

@@ -1,5 +1,6 @@
 //! Typed repositories, one module per table family.
 
+pub mod approvals;
 pub mod history;
 pub mod runners;
 pub mod scratchpad;

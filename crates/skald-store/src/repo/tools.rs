@@ -196,6 +196,18 @@ impl Store {
             .await?)
     }
 
+    /// Open calls (`pending`/`running`) of one frame, oldest first.
+    pub async fn open_tool_calls_for_stack(
+        &self,
+        stack_id: i64,
+    ) -> Result<Vec<ToolCallRow>, StoreError> {
+        let sql = format!(
+            "SELECT {TOOL_COLUMNS} FROM chat_llm_tools WHERE status IN ('pending', 'running') \
+             AND message_id IN (SELECT id FROM chat_history WHERE session_stack_id = ?) ORDER BY id"
+        );
+        Ok(sqlx::query_as::<_, ToolCallRow>(&sql).bind(stack_id).fetch_all(self.pool()).await?)
+    }
+
     /// Open calls (`pending`/`running`) of a session, oldest first.
     pub async fn open_tool_calls(&self, session_id: i64) -> Result<Vec<ToolCallRow>, StoreError> {
         let sql = format!(

@@ -1,0 +1,74 @@
+//! `skald inbox`, `skald approve`, `skald deny`.
+
+use skald_core::Engine;
+use skald_protocol::{ApiError, DecisionInput};
+
+use crate::exit;
+use crate::output::Output;
+
+pub async fn inbox(engine: &Engine, out: &Output) -> Result<u8, ApiError> {
+    let inbox = engine.inbox().await?;
+    if out.is_json() {
+        out.json(&inbox)?;
+        return Ok(exit::OK);
+    }
+    if inbox.items.is_empty() {
+        out.line("Nothing is waiting for a decision.");
+        return Ok(exit::OK);
+    }
+    for item in &inbox.items {
+        out.line(&format!(
+            "call {} · session {} ({}) · agent {} · waiting {}",
+            item.tool_call_id,
+            item.session_id,
+            item.source,
+            item.agent_id,
+            age(item.age_secs)
+        ));
+        out.line(&format!("  {}", item.summary));
+        if let Some(d) = &item.diff {
+            for line in d.unified.lines().take(60) {
+                out.line(&format!("    {line}"));
+            }
+        } else if let Some(c) = &item.command {
+            out.line(&format!("    $ {c}   (in {})", item.workdir.as_deref().unwrap_or("?")));
+        }
+    }
+    out.line(&format!("{} waiting · skald approve CALL | skald deny CALL --note \"why\"", inbox.total));
+    Ok(exit::OK)
+}
+
+pub async fn decide(
+    engine: &Engine,
+    call_id: i64,
+    approved: bool,
+    note: Option<String>,
+    out: &Output,
+) -> Result<u8, ApiError> {
+    let decision = engine
+        .decide(
+            call_id,
+            DecisionInput { approved, note, decided_by: "cli".into(), bypass_secs: None, bypass_scope: None },
+        )
+        .await?;
+    if out.is_json() {
+        out.json(&decision)?;
+    } else {
+        let verb = if decision.approved { "approved" } else { "rejected" };
+        let next = if decision.resumed {
+            "the running turn continues".to_string()
+        } else {
+            format!("continue with `skald resume --session {}`", decision.session_id)
+        };
+        out.line(&format!("call {call_id} {verb}; {next}"));
+    }
+    Ok(exit::OK)
+}
+
+fn age(secs: i64) -> String {
+    match secs {
+        s if s < 60 => format!("{s}s"),
+        s if s < 3600 => format!("{}m", s / 60),
+        s => format!("{}h{}m", s / 3600, (s % 3600) / 60),
+    }
+}

@@ -1,0 +1,169 @@
+//! The gate verdict for one call: rules (or fail closed), the RunContext fast path, the read
+//! roots, and session bypasses — shared by the live loop and resume.
+
+use std::path::{Path, PathBuf};
+
+use chrono::{DateTime, Utc};
+
+use super::rules::{CallFacts, Rule, RuleSet};
+use super::{Action, BypassRegistry, Verdict};
+use crate::session::run_context::RunContext;
+use crate::tools::{ToolCategory, names, paths};
+use skald_store::repo::approvals::{RuleRow, RuleSeed};
+use skald_store::{Store, StoreError};
+
+/// The rules a turn evaluates, or why they could not be loaded (then the gate fails closed).
+pub type LoadedRules = Result<RuleSet, String>;
+
+/// Seeds of the default group (DESIGN.md), inserted once under stable keys.
+pub const SEEDS: &[RuleSeed] = &[
+    RuleSeed { key: "secrets-deny", tool_pattern: "@fs_any", path_pattern: Some("secrets/*"), action: "deny", priority: 5, note: "secrets/ is never read or written" },
+    RuleSeed { key: "memory-write-allow", tool_pattern: "@fs_write", path_pattern: Some("memory/*"), action: "allow", priority: 6, note: "agent memory under the data dir" },
+    RuleSeed { key: "execute-cmd-require", tool_pattern: names::EXECUTE_CMD, path_pattern: None, action: "require", priority: 10, note: "shell commands" },
+    RuleSeed { key: "restart-require", tool_pattern: names::RESTART, path_pattern: None, action: "require", priority: 10, note: "restarting Skald" },
+    RuleSeed { key: "fs-write-require", tool_pattern: "@fs_write", path_pattern: None, action: "require", priority: 10, note: "file writes" },
+    RuleSeed { key: "mcp-require", tool_pattern: "mcp__*", path_pattern: None, action: "require", priority: 900, note: "MCP tools not annotated read-only" },
+];
+
+/// Loads the session group's rules followed by `default`'s.
+pub async fn load_rules(store: &Store, group: Option<&str>) -> LoadedRules {
+    let load = async {
+        let mut rows: Vec<RuleRow> = Vec::new();
+        if let Some(g) = group.filter(|g| *g != "default") {
+            rows.extend(store.rules(g).await?);
+        }
+        let group_len = rows.len();
+        rows.extend(store.rules("default").await?);
+        Ok::<_, StoreError>((rows, group_len))
+    };
+    match load.await {
+        Ok((rows, group_len)) => {
+            let mut rules = Vec::with_capacity(rows.len());
+            for (i, r) in rows.into_iter().enumerate() {
+                let action = match r.action.as_str() {
+                    "allow" => Action::Allow,
+                    "require" => Action::Require,
+                    "deny" => Action::Deny,
+                    other => return Err(format!("rule {} has an unknown action `{other}`", r.id)),
+                };
+                // The session group's tier is evaluated before default's, whatever the numbers.
+                let tier = if i < group_len { 0 } else { 1_i64 << 40 };
+                rules.push(Rule {
+                    id: r.id,
+                    tool_pattern: r.tool_pattern,
+                    path_pattern: r.path_pattern,
+                    agent_id: r.agent_id,
+                    source: r.source,
+                    action,
+                    priority: tier + r.priority,
+                    note: r.note,
+                });
+            }
+            Ok(RuleSet::new(rules))
+        }
+        Err(e) => {
+            tracing::error!("approval rules could not be loaded, failing closed: {e}");
+            Err(e.to_string())
+        }
+    }
+}
+
+/// Facts about one call for the verdict.
+pub struct GateInput<'a> {
+    pub session_id: i64,
+    pub tool: &'a str,
+    pub category: Option<ToolCategory>,
+    pub read_only: bool,
+    /// The path the call acts on, as the tool resolved it.
+    pub target: Option<&'a Path>,
+    pub agent_id: &'a str,
+    pub source: &'a str,
+    pub workdir: &'a Path,
+    pub data_dir: &'a Path,
+    pub run_context: &'a RunContext,
+    pub now: DateTime<Utc>,
+}
+
+/// The verdict: first matching rule, read roots, RunContext fast path, then bypasses.
+pub fn verdict(rules: &LoadedRules, bypass: &BypassRegistry, g: &GateInput<'_>) -> Verdict {
+    let canonical = g.target.and_then(|t| paths::resolve_path(g.workdir, &t.to_string_lossy()).ok());
+    let rules = match rules {
+        Ok(r) => r,
+        Err(e) if !g.read_only => {
+            return Verdict::Deny(format!(
+                "Denied: the approval rules could not be loaded ({e}), so only read-only tools run."
+            ));
+        }
+        Err(_) => return read_root_check(g, canonical.as_deref()),
+    };
+    let roots = [canon(g.data_dir), canon(g.workdir)];
+    let facts = CallFacts {
+        tool: g.tool,
+        agent_id: g.agent_id,
+        source: g.source,
+        path: canonical.as_deref(),
+        roots: &roots,
+    };
+    let base = match rules.evaluate(&facts).map(|r| r.action) {
+        Some(Action::Deny) => {
+            return Verdict::Deny(format!(
+                "Denied by policy: `{}` is not allowed here{}.",
+                g.tool,
+                canonical.as_ref().map(|p| format!(" ({})", p.display())).unwrap_or_default()
+            ));
+        }
+        Some(Action::Allow) => Verdict::Allow,
+        Some(Action::Require) => Verdict::Require,
+        None => read_root_check(g, canonical.as_deref()),
+    };
+    if base != Verdict::Require {
+        return base;
+    }
+    if fast_path(g, canonical.as_deref()) {
+        return Verdict::Allow;
+    }
+    if bypass.covers(g.session_id, g.tool, g.category, g.now) {
+        return Verdict::Allow;
+    }
+    Verdict::Require
+}
+
+/// Unmatched reads are allowed inside the working dir and the auto-read roots; elsewhere a human
+/// decides (decision 41).
+fn read_root_check(g: &GateInput<'_>, path: Option<&Path>) -> Verdict {
+    match path {
+        Some(p) if names::is_read_tool(g.tool) && !read_roots(g).iter().any(|r| paths::is_within(p, r)) => {
+            Verdict::Require
+        }
+        _ => Verdict::Allow,
+    }
+}
+
+fn read_roots(g: &GateInput<'_>) -> Vec<PathBuf> {
+    let mut roots = vec![canon(g.workdir), canon(&g.data_dir.join("memory"))];
+    for r in g.run_context.allow_fs_reads.iter().chain(&g.run_context.allow_fs_writes) {
+        if let Ok(p) = paths::resolve_path(g.workdir, r) {
+            roots.push(p);
+        }
+    }
+    roots
+}
+
+/// RunContext pre-authorisation relaxes Require (never Deny).
+fn fast_path(g: &GateInput<'_>, path: Option<&Path>) -> bool {
+    let Some(p) = path else { return false };
+    let within = |list: &[String]| {
+        list.iter().filter_map(|r| paths::resolve_path(g.workdir, r).ok()).any(|r| paths::is_within(p, &r))
+    };
+    if names::is_write_tool(g.tool) {
+        within(&g.run_context.allow_fs_writes)
+    } else if names::is_read_tool(g.tool) {
+        read_roots(g).iter().any(|r| paths::is_within(p, r))
+    } else {
+        false
+    }
+}
+
+fn canon(p: &Path) -> PathBuf {
+    std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf())
+}

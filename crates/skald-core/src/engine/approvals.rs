@@ -1,0 +1,223 @@
+//! Human decisions from any surface, the Agent Inbox, and resuming a parked or crashed turn.
+
+use std::time::Duration;
+
+use chrono::DateTime;
+use skald_protocol::{
+    ApiError, ApprovalKind, BypassScopeKind, Decision, DecisionInput, ErrorCode, Event,
+    EventEnvelope, FileDiff, Inbox, InboxItem,
+};
+use skald_store::StoreError;
+use skald_store::repo::approvals::NewDecision;
+
+use super::Engine;
+use crate::approval::BypassScope;
+use crate::error::EngineError;
+use crate::tools::ToolCategory;
+use crate::turn::{self, ParkMode, TurnEmitter, TurnOutcome};
+
+/// How often the app / `serve` looks for decisions written by other processes.
+const AUTO_RESUME_POLL: Duration = Duration::from_secs(1);
+
+impl Engine {
+    /// Every open approval across all sessions, oldest first.
+    pub async fn inbox(&self) -> Result<Inbox, ApiError> {
+        let rows = self.store().open_approvals().await.map_err(EngineError::from)?;
+        let now = self.store().clock().now();
+        let items: Vec<InboxItem> = rows
+            .into_iter()
+            .map(|r| {
+                let category = self.inner.tools.get(&r.tool_name).map(|t| t.def().category);
+                let mcp_server = r
+                    .tool_name
+                    .strip_prefix("mcp__")
+                    .and_then(|rest| rest.split_once("__"))
+                    .map(|(server, _)| server.to_string());
+                let age = DateTime::parse_from_rfc3339(&r.created_at)
+                    .map(|t| (now - t.to_utc()).num_seconds().max(0))
+                    .unwrap_or(0);
+                InboxItem {
+                    tool_call_id: r.tool_call_id,
+                    session_id: r.session_id,
+                    source: r.source,
+                    agent_id: r.agent_id,
+                    context_label: r.context_label,
+                    tool_name: r.tool_name,
+                    tool_category: category.map(category_name),
+                    mcp_server,
+                    kind: match r.kind.as_str() {
+                        "write" => ApprovalKind::Write,
+                        "command" => ApprovalKind::Command,
+                        _ => ApprovalKind::Tool,
+                    },
+                    arguments: serde_json::from_str(&r.arguments).unwrap_or(serde_json::Value::Null),
+                    summary: r.summary,
+                    path: r.path,
+                    command: r.command,
+                    workdir: r.workdir,
+                    diff: r.diff.as_deref().and_then(|d| serde_json::from_str::<FileDiff>(d).ok()),
+                    created_at: r.created_at,
+                    age_secs: age,
+                }
+            })
+            .collect();
+        let total = items.len() as u64;
+        Ok(Inbox { items, total })
+    }
+
+    /// Records a human decision about a parked call (single assignment: the first wins, a repeat
+    /// is a no-op, a conflicting one is refused). A live turn continues within a second; with
+    /// auto-resume a parked one is continued here.
+    pub async fn decide(&self, tool_call_id: i64, input: DecisionInput) -> Result<Decision, ApiError> {
+        let store = self.store();
+        let request = store
+            .approval_request(tool_call_id)
+            .await
+            .map_err(EngineError::from)?
+            .ok_or_else(|| {
+                ApiError::new(
+                    ErrorCode::Conflict,
+                    format!("tool call {tool_call_id} is not waiting for a decision"),
+                )
+            })?;
+        let note = input.note.as_deref().map(str::trim).filter(|n| !n.is_empty()).map(str::to_string);
+        let decided_by = if input.decided_by.trim().is_empty() { "unknown" } else { input.decided_by.trim() };
+        let (row, fresh) = store
+            .decide(&NewDecision {
+                tool_call_id,
+                approved: input.approved,
+                note: note.clone(),
+                decided_by: decided_by.to_string(),
+                bypass_secs: input.bypass_secs.map(|s| i64::try_from(s).unwrap_or(i64::MAX)),
+                bypass_scope: input.bypass_scope.map(|s| format!("{s:?}").to_lowercase()),
+            })
+            .await
+            .map_err(|e| match e {
+                StoreError::Conflict(m) => ApiError::new(ErrorCode::Conflict, m),
+                other => EngineError::from(other).into(),
+            })?;
+        let session_id = request.session_id;
+        if fresh {
+            if input.approved && input.bypass_secs.is_some() {
+                self.grant_bypass(session_id, &request.tool_name, input.bypass_scope, input.bypass_secs);
+            }
+            let source = store.session(session_id).await.map_err(EngineError::from)?.source;
+            self.emit(EventEnvelope {
+                session_id: Some(session_id),
+                source: Some(source),
+                event: Event::ApprovalResolved {
+                    request_id: tool_call_id,
+                    tool_call_id,
+                    approved: input.approved,
+                },
+            });
+            self.inner.decisions.notify_waiters();
+        }
+        let live = self.is_running(session_id).await?;
+        let resumed = live || (self.inner.auto_resume && self.spawn_resume(session_id));
+        Ok(Decision {
+            tool_call_id,
+            session_id,
+            approved: row.approved,
+            note: row.note,
+            decided_by: row.decided_by,
+            decided_at: row.created_at,
+            resumed,
+        })
+    }
+
+    fn grant_bypass(
+        &self,
+        session_id: i64,
+        tool: &str,
+        scope: Option<BypassScopeKind>,
+        secs: Option<u64>,
+    ) {
+        let category = self.inner.tools.get(tool).map(|t| t.def().category);
+        let server = tool.strip_prefix("mcp__").and_then(|r| r.split_once("__")).map(|(s, _)| s);
+        // Default scope: the call's category, else its MCP server, else everything.
+        let scope = match (scope, category, server) {
+            (Some(BypassScopeKind::All), ..) => BypassScope::All,
+            (Some(BypassScopeKind::McpServer), _, Some(s)) | (None, None, Some(s)) => {
+                BypassScope::McpServer(s.to_string())
+            }
+            (Some(BypassScopeKind::Category) | None, Some(c), _) => BypassScope::Category(c),
+            _ => BypassScope::All,
+        };
+        let expires = secs
+            .filter(|s| *s > 0)
+            .map(|s| self.store().clock().now() + chrono::Duration::seconds(i64::try_from(s).unwrap_or(i64::MAX / 1000)));
+        self.inner.bypass.grant(session_id, scope, expires);
+    }
+
+    /// Settles recorded decisions and continues the session's turn in this process, waiting for
+    /// further decisions when `mode` is `Wait`.
+    pub async fn resume(&self, session_id: i64, mode: ParkMode) -> Result<TurnOutcome, ApiError> {
+        let session = self.store().session(session_id).await.map_err(EngineError::from)?;
+        let handle = self.inner.sessions.handle(session_id);
+        let Ok(_guard) = handle.processing.clone().try_lock_owned() else {
+            return Err(ApiError::new(ErrorCode::Conflict, format!("session {session_id} is already running a turn")));
+        };
+        let chain = self.model_chain()?;
+        let emitter = TurnEmitter::new(self.inner.events.clone(), session_id, session.source.clone());
+        self.claim(session_id).await.map_err(|e| match e {
+            StoreError::Conflict(m) => ApiError::new(ErrorCode::Conflict, m),
+            other => EngineError::from(other).into(),
+        })?;
+        let cancel = handle.begin();
+        emitter.emit(Event::TurnRunning { running: true });
+        let watcher = self.watch_remote_stop(session_id, cancel.clone());
+        let outcome = match self.turn_ctx(session_id, &session.source, chain, &emitter, mode).await {
+            Ok(ctx) => turn::resume(&ctx, cancel).await.unwrap_or_else(|e| TurnOutcome::Failed { message: e.to_string() }),
+            Err(e) => TurnOutcome::Failed { message: e.to_string() },
+        };
+        watcher.abort();
+        let _ = self.store().release_runner(session_id, &self.inner.runner_id).await;
+        handle.end();
+        self.finish(session_id, &emitter, &outcome).await;
+        Ok(outcome)
+    }
+
+    /// Starts a background resume unless the session is busy. Returns whether one started.
+    fn spawn_resume(&self, session_id: i64) -> bool {
+        let handle = self.inner.sessions.handle(session_id);
+        if handle.is_processing() {
+            return false;
+        }
+        let engine = self.clone();
+        tokio::spawn(async move {
+            if let Err(e) = engine.resume(session_id, ParkMode::Wait).await {
+                tracing::warn!(session_id, "auto-resume failed: {}", e.message);
+            }
+        });
+        true
+    }
+
+    /// For the app and `serve`: continues parked turns whose decision was written by another
+    /// process (e.g. `skald approve`) while no turn is live. Runs until the engine is dropped.
+    pub fn spawn_auto_resume(&self) -> tokio::task::JoinHandle<()> {
+        let weak = std::sync::Arc::downgrade(&self.inner);
+        tokio::spawn(async move {
+            loop {
+                tokio::time::sleep(AUTO_RESUME_POLL).await;
+                let Some(inner) = weak.upgrade() else { return };
+                let engine = Engine { inner };
+                let Ok(ids) = engine.store().sessions_with_unsettled_decisions().await else { continue };
+                for id in ids {
+                    if !matches!(engine.store().runner_active(id).await, Ok(true)) {
+                        engine.spawn_resume(id);
+                    }
+                }
+            }
+        })
+    }
+}
+
+fn category_name(c: ToolCategory) -> String {
+    match c {
+        ToolCategory::Filesystem => "filesystem",
+        ToolCategory::Shell => "shell",
+        ToolCategory::Session => "session",
+    }
+    .to_string()
+}
