@@ -24,9 +24,63 @@ pub struct Cli {
 
 #[derive(Debug, Subcommand)]
 pub enum Command {
+    /// Run one user turn in the source's active session (a message sent while a turn runs is
+    /// folded into it). Exit 0 final answer · 1 error or round limit · 3 waiting for a human.
+    Chat {
+        /// Source (conversation channel) whose active session gets the message.
+        #[arg(long, default_value = "cli")]
+        source: String,
+        /// Agent of a session created by this message.
+        #[arg(long)]
+        agent: Option<String>,
+        /// Working directory of a session created by this message (default: the current dir).
+        #[arg(long, value_name = "DIR")]
+        workdir: Option<PathBuf>,
+        /// Approve every call that would need approval in this session (deny rules still apply).
+        #[arg(long)]
+        approve_all: bool,
+        /// The message.
+        message: String,
+    },
+    /// Settle recorded decisions and continue the session's turn (waits for open approvals).
+    Resume {
+        /// Session id.
+        #[arg(long)]
+        session: i64,
+    },
+    /// Open approvals across all sessions, oldest first.
+    Inbox,
+    /// Approve a call waiting in the inbox.
+    Approve {
+        /// The tool call id (shown by `skald inbox`).
+        call_id: i64,
+        /// Optional note recorded with the decision.
+        #[arg(long)]
+        note: Option<String>,
+    },
+    /// Reject a call waiting in the inbox; the note reaches the model as the reason.
+    Deny {
+        /// The tool call id (shown by `skald inbox`).
+        call_id: i64,
+        /// Why: the model reads it and can take another route.
+        #[arg(long)]
+        note: Option<String>,
+    },
+    /// Cancel a running turn (also one running in another process).
+    Stop {
+        /// Session id.
+        #[arg(long)]
+        session: i64,
+    },
     /// List and inspect sessions.
     #[command(subcommand)]
     Sessions(SessionsCommand),
+    /// HTTP + WebSocket API and the built UI on 127.0.0.1; bearer token in DIR/serve.token (0600).
+    Serve {
+        /// Port to listen on; 0 picks a free one (the printed URL names it).
+        #[arg(long, default_value_t = 7777)]
+        port: u16,
+    },
 }
 
 #[derive(Debug, Subcommand)]

@@ -1,5 +1,8 @@
 //! Dispatch of parsed commands to the engine.
 
+mod approvals;
+mod chat;
+mod serve;
 mod sessions;
 
 use std::path::PathBuf;
@@ -15,8 +18,23 @@ pub async fn run(
     data_dir: Option<PathBuf>,
     out: &Output,
 ) -> Result<u8, ApiError> {
+    // `serve` is long-running and opens its own engine (it watches config.yml).
+    if let Command::Serve { port } = command {
+        return serve::run(data_dir, port, out).await;
+    }
     let engine = Engine::open(EngineOptions { data_dir, ..Default::default() }).await?;
     match command {
         Command::Sessions(cmd) => sessions::run(&engine, cmd, out).await,
+        Command::Chat { source, agent, workdir, approve_all, message } => {
+            chat::run(&engine, chat::ChatArgs { source, agent, workdir, approve_all, message }, out)
+                .await
+        }
+        Command::Stop { session } => chat::stop(&engine, session, out).await,
+        Command::Resume { session } => chat::resume(&engine, session, out).await,
+        Command::Inbox => approvals::inbox(&engine, out).await,
+        Command::Approve { call_id, note } => approvals::decide(&engine, call_id, true, note, out).await,
+        Command::Deny { call_id, note } => approvals::decide(&engine, call_id, false, note, out).await,
+        // Returned above, before a one-shot engine (no config watcher) was opened.
+        Command::Serve { .. } => Ok(crate::exit::OK),
     }
 }

@@ -7,14 +7,23 @@ fn every_command_has_help_and_only_existing_commands_are_listed() {
         vec!["sessions", "--help"],
         vec!["sessions", "list", "--help"],
         vec!["sessions", "show", "--help"],
+        vec!["chat", "--help"],
+        vec!["stop", "--help"],
+        vec!["resume", "--help"],
+        vec!["inbox", "--help"],
+        vec!["approve", "--help"],
+        vec!["deny", "--help"],
+        vec!["serve", "--help"],
     ] {
         let out = skald(&args);
         assert_eq!(out.status.code(), Some(0), "{args:?}");
         assert!(stdout(&out).contains("Usage: skald"), "{args:?}: {}", stdout(&out));
     }
     let top = stdout(&skald(&["--help"]));
-    assert!(top.contains("sessions"));
-    for future in ["chat", "serve", "inbox", "approve", "jobs", "mcp", "resume", "tic"] {
+    for cmd in ["sessions", "chat", "stop", "resume", "inbox", "approve", "deny", "serve"] {
+        assert!(top.lines().any(|l| l.trim_start().starts_with(&format!("{cmd} "))), "{cmd}: {top}");
+    }
+    for future in ["jobs", "mcp", "tic", "answer"] {
         assert!(
             !top.lines().any(|l| l.trim_start().starts_with(&format!("{future} "))),
             "`{future}` is listed before it exists:\n{top}"

@@ -1,4 +1,5 @@
 mod help;
+mod serve;
 mod sessions;
 
 use std::process::{Command, Output};

@@ -8,8 +8,9 @@ async fn open(dir: &std::path::Path, watch: bool) -> Result<Engine, skald_core::
     Engine::open(EngineOptions {
         data_dir: Some(dir.to_path_buf()),
         env: Some(EnvOverrides::default()),
-        clock: None,
         watch_config: watch,
+        secrets: Some(std::sync::Arc::new(skald_core::config::MemorySecrets::default())),
+        ..Default::default()
     })
     .await
 }

@@ -1,2 +1,3 @@
 mod config;
 mod engine;
+mod tools;

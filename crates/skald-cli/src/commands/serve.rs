@@ -1,0 +1,89 @@
+//! `skald serve`: opens the engine, prepares the token, binds loopback and serves until a signal.
+
+use std::net::Ipv4Addr;
+use std::path::PathBuf;
+
+use skald_core::{Engine, EngineOptions};
+use skald_protocol::{ApiError, ErrorCode};
+use tokio::net::TcpListener;
+use tokio_util::sync::CancellationToken;
+
+use crate::exit;
+use crate::output::Output;
+use crate::serve::{self, ServeOptions, UiDir, token};
+
+/// Environment variable naming a UI build folder to serve instead of the checkout's `ui/dist`.
+const UI_DIR_ENV: &str = "SKALD_UI_DIR";
+
+pub async fn run(data_dir: Option<PathBuf>, port: u16, out: &Output) -> Result<u8, ApiError> {
+    let engine =
+        Engine::open(EngineOptions {
+            data_dir,
+            watch_config: true,
+            auto_resume: true,
+            ..Default::default()
+        })
+        .await?;
+    // Decisions written by other processes (`skald approve`) continue parked turns here.
+    let _auto_resume = engine.spawn_auto_resume();
+    let token = token::load_or_create(engine.data_dir()).map_err(|e| {
+        ApiError::new(
+            ErrorCode::Storage,
+            format!("cannot prepare {}: {e}", token::token_path(engine.data_dir()).display()),
+        )
+    })?;
+    // Loopback only: the token guards the API, and nothing else on the network should even see it.
+    let listener = TcpListener::bind((Ipv4Addr::LOCALHOST, port)).await.map_err(|e| {
+        ApiError::new(ErrorCode::Internal, format!("cannot listen on 127.0.0.1:{port}: {e}"))
+    })?;
+    let port = listener
+        .local_addr()
+        .map_err(|e| ApiError::new(ErrorCode::Internal, format!("no local address: {e}")))?
+        .port();
+    let ui = UiDir::locate(
+        std::env::var_os(UI_DIR_ENV).map(PathBuf::from),
+        std::env::current_exe().ok(),
+    );
+    if !ui.is_built() {
+        eprintln!(
+            "skald: note: no built web UI in {} (run `npm --prefix ui run build`, or set {UI_DIR_ENV}); the API works anyway",
+            ui.path().display()
+        );
+    }
+    let shutdown = CancellationToken::new();
+    let app = serve::router(ServeOptions {
+        engine,
+        token: token.clone(),
+        port,
+        ui,
+        shutdown: shutdown.clone(),
+    });
+    // Scripts and tests wait for exactly this line; stdout is line-buffered, so it is flushed.
+    out.line(&format!("listening on http://127.0.0.1:{port}/?token={token}"));
+
+    let on_signal = shutdown.clone();
+    tokio::spawn(async move {
+        wait_for_signal().await;
+        on_signal.cancel();
+    });
+    serve::serve(listener, app, shutdown)
+        .await
+        .map_err(|e| ApiError::new(ErrorCode::Internal, format!("server failed: {e}")))?;
+    Ok(exit::OK)
+}
+
+/// SIGINT (Ctrl-C) or SIGTERM (service managers, `kill`).
+async fn wait_for_signal() {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{SignalKind, signal};
+        if let Ok(mut term) = signal(SignalKind::terminate()) {
+            tokio::select! {
+                _ = tokio::signal::ctrl_c() => {}
+                _ = term.recv() => {}
+            }
+            return;
+        }
+    }
+    let _ = tokio::signal::ctrl_c().await;
+}

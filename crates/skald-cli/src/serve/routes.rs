@@ -1,0 +1,183 @@
+//! Every route of `skald serve`, declared in one place; each handler calls one `Engine` method.
+
+use axum::extract::rejection::{PathRejection, QueryRejection};
+use axum::extract::{OriginalUri, Path, Query, State};
+use axum::http::{Method, StatusCode};
+use axum::routing::{get, post};
+use axum::{Json, Router, middleware};
+use serde::{Deserialize, Serialize};
+use skald_core::engine::ChatOptions;
+use skald_protocol::{
+    DEFAULT_PER_PAGE, Decision, DecisionInput, ErrorCode, Inbox, Page, SessionDetail,
+    SessionListQuery, SessionSummary,
+};
+
+use super::errors::HttpError;
+use super::{ServeState, auth, static_ui, ws};
+
+/// The source a new session gets when the client names none (the web chat's own source).
+const DEFAULT_SOURCE: &str = "web";
+
+pub(crate) fn app(state: ServeState) -> Router {
+    // Routes here need the bearer header. Add new REST endpoints to this list.
+    let api = Router::new()
+        .route("/sessions", get(list_sessions).post(new_session))
+        .route("/sessions/{id}", get(session_detail))
+        .route("/sessions/{id}/stop", post(stop_turn))
+        .route("/sessions/{id}/running", get(turn_running))
+        .route("/sources/{source}/session", get(active_session))
+        .route("/sources/{source}/messages", post(send_message))
+        .route("/inbox", get(inbox))
+        .route("/tools/{id}/decision", post(decide))
+        .fallback(api_not_found)
+        .method_not_allowed_fallback(api_method_not_allowed)
+        .layer(middleware::from_fn_with_state(state.clone(), auth::require_bearer));
+    Router::new()
+        // Browsers cannot set headers on a WebSocket, so `/api/ws` checks `?token=` itself.
+        .route("/api/ws", get(ws::upgrade))
+        .nest("/api", api)
+        .fallback(static_ui::serve)
+        .with_state(state)
+}
+
+#[derive(Debug, Deserialize)]
+struct ListParams {
+    source: Option<String>,
+    search: Option<String>,
+    page: Option<u32>,
+    per_page: Option<u32>,
+}
+
+/// `?source=` with no value means "no filter", as an omitted parameter does.
+fn non_empty(value: Option<String>) -> Option<String> {
+    value.filter(|v| !v.trim().is_empty())
+}
+
+async fn list_sessions(
+    State(state): State<ServeState>,
+    params: Result<Query<ListParams>, QueryRejection>,
+) -> Result<Json<Page<SessionSummary>>, HttpError> {
+    let Query(p) = params.map_err(|e| HttpError::new(ErrorCode::InvalidInput, e.body_text()))?;
+    let query = SessionListQuery {
+        source: non_empty(p.source),
+        search: non_empty(p.search),
+        page: p.page.unwrap_or(1),
+        per_page: p.per_page.unwrap_or(DEFAULT_PER_PAGE),
+    };
+    Ok(Json(state.engine.list_sessions(query).await?))
+}
+
+async fn session_detail(
+    State(state): State<ServeState>,
+    id: Result<Path<i64>, PathRejection>,
+) -> Result<Json<SessionDetail>, HttpError> {
+    let Path(id) = id.map_err(|e| {
+        HttpError::new(ErrorCode::InvalidInput, format!("bad session id: {}", e.body_text()))
+    })?;
+    Ok(Json(state.engine.session_detail(id).await?))
+}
+
+#[derive(Debug, Deserialize)]
+struct NewSessionParams {
+    source: Option<String>,
+}
+
+#[derive(Debug, Serialize)]
+struct NewSessionReply {
+    session_id: i64,
+}
+
+async fn new_session(
+    State(state): State<ServeState>,
+    params: Result<Query<NewSessionParams>, QueryRejection>,
+) -> Result<Json<NewSessionReply>, HttpError> {
+    let Query(p) = params.map_err(|e| HttpError::new(ErrorCode::InvalidInput, e.body_text()))?;
+    let source = non_empty(p.source).unwrap_or_else(|| DEFAULT_SOURCE.to_string());
+    let session_id = state.engine.new_session(&source).await?;
+    Ok(Json(NewSessionReply { session_id }))
+}
+
+fn id_of(id: Result<Path<i64>, PathRejection>, what: &str) -> Result<i64, HttpError> {
+    id.map(|Path(id)| id).map_err(|e| {
+        HttpError::new(ErrorCode::InvalidInput, format!("bad {what} id: {}", e.body_text()))
+    })
+}
+
+fn source_of(source: Result<Path<String>, PathRejection>) -> Result<String, HttpError> {
+    source
+        .map(|Path(s)| s)
+        .map_err(|e| HttpError::new(ErrorCode::InvalidInput, format!("bad source: {}", e.body_text())))
+}
+
+async fn stop_turn(
+    State(state): State<ServeState>,
+    id: Result<Path<i64>, PathRejection>,
+) -> Result<Json<serde_json::Value>, HttpError> {
+    let stopped = state.engine.stop(id_of(id, "session")?).await?;
+    Ok(Json(serde_json::json!({ "stopped": stopped })))
+}
+
+async fn turn_running(
+    State(state): State<ServeState>,
+    id: Result<Path<i64>, PathRejection>,
+) -> Result<Json<serde_json::Value>, HttpError> {
+    let running = state.engine.is_running(id_of(id, "session")?).await?;
+    Ok(Json(serde_json::json!({ "running": running })))
+}
+
+async fn active_session(
+    State(state): State<ServeState>,
+    source: Result<Path<String>, PathRejection>,
+) -> Result<Json<NewSessionReply>, HttpError> {
+    let session_id = state.engine.active_session(&source_of(source)?, &ChatOptions::default()).await?;
+    Ok(Json(NewSessionReply { session_id }))
+}
+
+#[derive(Debug, Deserialize)]
+struct SendBody {
+    text: String,
+}
+
+#[derive(Debug, Serialize)]
+struct SendReply {
+    session_id: i64,
+    steered: bool,
+}
+
+/// Starts a turn (detached: a closed connection never cancels it) or stores a steer.
+async fn send_message(
+    State(state): State<ServeState>,
+    source: Result<Path<String>, PathRejection>,
+    body: Result<Json<SendBody>, axum::extract::rejection::JsonRejection>,
+) -> Result<Json<SendReply>, HttpError> {
+    let Json(body) = body.map_err(|e| HttpError::new(ErrorCode::InvalidInput, e.body_text()))?;
+    let receipt =
+        state.engine.send_message(&source_of(source)?, &body.text, ChatOptions::default()).await?;
+    Ok(Json(SendReply { session_id: receipt.session_id, steered: receipt.steered }))
+}
+
+async fn inbox(State(state): State<ServeState>) -> Result<Json<Inbox>, HttpError> {
+    Ok(Json(state.engine.inbox().await?))
+}
+
+async fn decide(
+    State(state): State<ServeState>,
+    id: Result<Path<i64>, PathRejection>,
+    body: Result<Json<DecisionInput>, axum::extract::rejection::JsonRejection>,
+) -> Result<Json<Decision>, HttpError> {
+    let Json(mut input) = body.map_err(|e| HttpError::new(ErrorCode::InvalidInput, e.body_text()))?;
+    if input.decided_by.trim().is_empty() {
+        input.decided_by = "web".into();
+    }
+    Ok(Json(state.engine.decide(id_of(id, "tool call")?, input).await?))
+}
+
+/// Unknown `/api/*` paths answer in the API's own error shape, never with the UI's HTML.
+async fn api_not_found(OriginalUri(uri): OriginalUri) -> HttpError {
+    HttpError::new(ErrorCode::NotFound, format!("no API endpoint {}", uri.path()))
+}
+
+async fn api_method_not_allowed(method: Method, OriginalUri(uri): OriginalUri) -> HttpError {
+    HttpError::new(ErrorCode::InvalidInput, format!("{method} is not supported on {}", uri.path()))
+        .with_status(StatusCode::METHOD_NOT_ALLOWED)
+}

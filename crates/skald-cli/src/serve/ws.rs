@@ -1,0 +1,102 @@
+//! `GET /api/ws`: checks the token and the `Origin`, then streams every engine event as JSON text.
+
+use axum::extract::rejection::QueryRejection;
+use axum::extract::ws::rejection::WebSocketUpgradeRejection;
+use axum::extract::ws::{CloseFrame, Message, WebSocket, WebSocketUpgrade, close_code};
+use axum::extract::{Query, State};
+use axum::http::{HeaderMap, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use serde::Deserialize;
+use skald_protocol::{ErrorCode, Event, EventEnvelope};
+use tokio::sync::broadcast::{self, error::RecvError};
+use tokio_util::sync::CancellationToken;
+
+use super::ServeState;
+use super::auth;
+use super::errors::HttpError;
+
+/// The protocol's `?source=` is accepted and ignored for now (unknown keys are skipped): every
+/// event is forwarded, because the UI's lists react to changes from any source.
+#[derive(Debug, Deserialize)]
+pub(crate) struct WsParams {
+    token: Option<String>,
+}
+
+pub(crate) async fn upgrade(
+    State(state): State<ServeState>,
+    headers: HeaderMap,
+    params: Result<Query<WsParams>, QueryRejection>,
+    upgrade: Result<WebSocketUpgrade, WebSocketUpgradeRejection>,
+) -> Response {
+    let Ok(Query(params)) = params else {
+        return HttpError::new(ErrorCode::InvalidInput, "bad query string").into_response();
+    };
+    let presented = params.token.as_deref().or_else(|| auth::bearer(&headers));
+    match presented {
+        Some(t) if state.token_matches(t) => {}
+        Some(_) => return auth::unauthorized("invalid token").into_response(),
+        None => return auth::unauthorized("missing ?token=").into_response(),
+    }
+    // A page on another site can open a socket to loopback with the user's browser; the Origin
+    // header is the one thing it cannot forge.
+    if let Some(origin) = headers.get(header::ORIGIN) {
+        let allowed = origin
+            .to_str()
+            .is_ok_and(|o| state.allowed_origins.iter().any(|a| a.eq_ignore_ascii_case(o)));
+        if !allowed {
+            return HttpError::new(ErrorCode::Unauthorized, "WebSocket origin not allowed")
+                .with_status(StatusCode::FORBIDDEN)
+                .into_response();
+        }
+    }
+    let upgrade = match upgrade {
+        Ok(u) => u,
+        Err(rejection) => return rejection.into_response(),
+    };
+    // Subscribe before answering 101, so an event emitted right after the client sees the socket
+    // open is already queued for it.
+    let events = state.engine.subscribe();
+    let shutdown = state.shutdown.clone();
+    upgrade.on_upgrade(move |socket| pump(socket, events, shutdown))
+}
+
+/// Forwards events until the client leaves, the bus closes or the server shuts down.
+async fn pump(
+    mut socket: WebSocket,
+    mut events: broadcast::Receiver<EventEnvelope>,
+    shutdown: CancellationToken,
+) {
+    loop {
+        tokio::select! {
+            () = shutdown.cancelled() => {
+                let frame = CloseFrame { code: close_code::AWAY, reason: "server shutting down".into() };
+                let _ = socket.send(Message::Close(Some(frame))).await;
+                return;
+            }
+            received = events.recv() => {
+                let envelope = match received {
+                    Ok(envelope) => envelope,
+                    // Missed events are not lost information (the database is the truth); tell the
+                    // client to refetch what it shows and keep going.
+                    Err(RecvError::Lagged(_)) => resync(),
+                    Err(RecvError::Closed) => return,
+                };
+                // Event types are plain data; encoding cannot fail in practice, and one odd event
+                // must not end the stream.
+                let Ok(text) = serde_json::to_string(&envelope) else { continue };
+                if socket.send(Message::Text(text.into())).await.is_err() {
+                    return;
+                }
+            }
+            incoming = socket.recv() => match incoming {
+                None | Some(Err(_)) | Some(Ok(Message::Close(_))) => return,
+                // Client → server messages (chat, approvals) arrive with their own issues.
+                Some(Ok(_)) => {}
+            },
+        }
+    }
+}
+
+fn resync() -> EventEnvelope {
+    EventEnvelope { session_id: None, source: None, event: Event::SessionsChanged {} }
+}

@@ -1,0 +1,328 @@
+//! `skald serve` end to end: the real binary on a temp data dir, over real HTTP and WebSocket.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use futures::StreamExt;
+use serde_json::Value;
+use tokio_tungstenite::tungstenite::{self, Message, client::IntoClientRequest};
+
+/// A running `skald serve --port 0`; killed on drop so a failed assertion leaves nothing behind.
+struct Server {
+    child: Child,
+    port: u16,
+    token: String,
+    data_dir: PathBuf,
+}
+
+impl Server {
+    /// `ui`: `Some(dir)` sets SKALD_UI_DIR, so tests never depend on the real UI build.
+    fn start(data_dir: &Path, ui: &Path) -> Self {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_skald"))
+            .args(["--data-dir", data_dir.to_str().unwrap(), "serve", "--port", "0"])
+            .env("SKALD_UI_DIR", ui)
+            .env_remove("SKALD_DATA_DIR")
+            .env_remove("SKALD_LLM_BASE_URL")
+            .env_remove("SKALD_LLM_MODEL")
+            .env_remove("SKALD_LLM_API_KEY")
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let mut line = String::new();
+        BufReader::new(child.stdout.take().unwrap()).read_line(&mut line).unwrap();
+        let url = line
+            .trim()
+            .strip_prefix("listening on http://127.0.0.1:")
+            .unwrap_or_else(|| panic!("unexpected first line: {line:?}"));
+        let (port, token) = url.split_once("/?token=").unwrap();
+        Self {
+            child,
+            port: port.parse().unwrap(),
+            token: token.to_string(),
+            data_dir: data_dir.to_path_buf(),
+        }
+    }
+
+    fn url(&self, path: &str) -> String {
+        format!("http://127.0.0.1:{}{path}", self.port)
+    }
+
+    fn ws_url(&self, query: &str) -> String {
+        format!("ws://127.0.0.1:{}/api/ws{query}", self.port)
+    }
+
+    fn authed(&self, req: reqwest::RequestBuilder) -> reqwest::RequestBuilder {
+        req.bearer_auth(&self.token)
+    }
+
+    /// Sends SIGTERM and returns the exit code.
+    #[cfg(unix)]
+    fn terminate(mut self) -> Option<i32> {
+        let status =
+            Command::new("kill").args(["-TERM", &self.child.id().to_string()]).status().unwrap();
+        assert!(status.success());
+        let deadline = Instant::now() + Duration::from_secs(10);
+        loop {
+            if let Some(status) = self.child.try_wait().unwrap() {
+                return status.code();
+            }
+            assert!(Instant::now() < deadline, "skald serve did not exit after SIGTERM");
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// A data dir and a tiny UI build, both temporary.
+struct Fixture {
+    tmp: tempfile::TempDir,
+}
+
+impl Fixture {
+    fn new() -> Self {
+        let tmp = tempfile::tempdir().unwrap();
+        let ui = tmp.path().join("ui");
+        std::fs::create_dir_all(ui.join("assets")).unwrap();
+        std::fs::write(ui.join("index.html"), "<!doctype html><title>tiny-skald-ui</title>")
+            .unwrap();
+        std::fs::write(ui.join("assets").join("app.js"), "console.log('tiny');").unwrap();
+        // Next to the UI folder, so a traversal that escapes it would find this.
+        std::fs::write(tmp.path().join("secret.txt"), "TOP-SECRET").unwrap();
+        Self { tmp }
+    }
+
+    fn data_dir(&self) -> PathBuf {
+        self.tmp.path().join("data")
+    }
+
+    fn ui_dir(&self) -> PathBuf {
+        self.tmp.path().join("ui")
+    }
+
+    fn start(&self) -> Server {
+        Server::start(&self.data_dir(), &self.ui_dir())
+    }
+}
+
+async fn json(resp: reqwest::Response) -> Value {
+    resp.json().await.unwrap()
+}
+
+#[tokio::test]
+async fn api_needs_the_right_bearer_token() {
+    let f = Fixture::new();
+    let s = f.start();
+    let http = reqwest::Client::new();
+
+    let none = http.get(s.url("/api/sessions")).send().await.unwrap();
+    assert_eq!(none.status(), 401);
+    assert_eq!(json(none).await["code"], "unauthorized");
+
+    let wrong = http.get(s.url("/api/sessions")).bearer_auth("0".repeat(64)).send().await.unwrap();
+    assert_eq!(wrong.status(), 401);
+    assert_eq!(json(wrong).await["code"], "unauthorized");
+
+    // Unknown API paths are guarded too: no probing for endpoints without the token.
+    let probe = http.get(s.url("/api/anything")).send().await.unwrap();
+    assert_eq!(probe.status(), 401);
+
+    let ok = s.authed(http.get(s.url("/api/sessions"))).send().await.unwrap();
+    assert_eq!(ok.status(), 200);
+    assert_eq!(
+        json(ok).await,
+        serde_json::json!({"items": [], "total": 0, "page": 1, "per_page": 20})
+    );
+
+    let unknown = s.authed(http.get(s.url("/api/anything"))).send().await.unwrap();
+    assert_eq!(unknown.status(), 404);
+    assert_eq!(json(unknown).await["code"], "not_found");
+}
+
+#[cfg(unix)]
+#[tokio::test]
+async fn token_file_is_owner_only_and_survives_restarts() {
+    use std::os::unix::fs::PermissionsExt;
+    let f = Fixture::new();
+    let s = f.start();
+    let path = s.data_dir.join("serve.token");
+    assert_eq!(std::fs::metadata(&path).unwrap().permissions().mode() & 0o777, 0o600);
+    assert_eq!(std::fs::read_to_string(&path).unwrap().trim(), s.token);
+    assert_eq!(s.token.len(), 64);
+    let first = s.token.clone();
+    assert_eq!(s.terminate(), Some(0), "SIGTERM is a clean shutdown");
+
+    // Someone widened the permissions: the next start narrows them again and keeps the token.
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o644)).unwrap();
+    let again = f.start();
+    assert_eq!(again.token, first, "a restart must not invalidate open browser tabs");
+    assert_eq!(std::fs::metadata(&path).unwrap().permissions().mode() & 0o777, 0o600);
+}
+
+#[tokio::test]
+async fn create_then_list_then_detail() {
+    let f = Fixture::new();
+    let s = f.start();
+    let http = reqwest::Client::new();
+
+    let created = s.authed(http.post(s.url("/api/sessions?source=web"))).send().await.unwrap();
+    assert_eq!(created.status(), 200);
+    let id = json(created).await["session_id"].as_i64().unwrap();
+
+    let list =
+        json(s.authed(http.get(s.url("/api/sessions?source=web"))).send().await.unwrap()).await;
+    assert_eq!(list["total"], 1);
+    assert_eq!(list["items"][0]["id"], id);
+    assert_eq!(list["items"][0]["source"], "web");
+    let other =
+        json(s.authed(http.get(s.url("/api/sessions?source=tic"))).send().await.unwrap()).await;
+    assert_eq!(other["total"], 0, "the source filter reaches the engine");
+
+    let detail = s.authed(http.get(s.url(&format!("/api/sessions/{id}")))).send().await.unwrap();
+    assert_eq!(detail.status(), 200);
+    let detail = json(detail).await;
+    assert_eq!(detail["session"]["id"], id);
+    assert_eq!(detail["messages"], serde_json::json!([]));
+
+    let missing = s.authed(http.get(s.url("/api/sessions/999999"))).send().await.unwrap();
+    assert_eq!(missing.status(), 404);
+    assert_eq!(json(missing).await["code"], "not_found");
+
+    let bad_id = s.authed(http.get(s.url("/api/sessions/abc"))).send().await.unwrap();
+    assert_eq!(bad_id.status(), 400);
+    assert_eq!(json(bad_id).await["code"], "invalid_input");
+
+    let bad_source =
+        s.authed(http.post(s.url("/api/sessions?source=no%20spaces"))).send().await.unwrap();
+    assert_eq!(bad_source.status(), 400);
+    assert_eq!(json(bad_source).await["code"], "invalid_input");
+}
+
+fn ws_request(url: &str, origin: Option<&str>) -> tungstenite::handshake::client::Request {
+    let mut req = url.into_client_request().unwrap();
+    if let Some(origin) = origin {
+        req.headers_mut().insert("Origin", origin.parse().unwrap());
+    }
+    req
+}
+
+fn refused_status(result: Result<impl Sized, tungstenite::Error>) -> u16 {
+    match result {
+        Err(tungstenite::Error::Http(resp)) => resp.status().as_u16(),
+        Err(e) => panic!("expected an HTTP refusal, got {e}"),
+        Ok(_) => panic!("the handshake should have been refused"),
+    }
+}
+
+#[tokio::test]
+async fn websocket_refuses_foreign_origins_and_missing_tokens() {
+    let f = Fixture::new();
+    let s = f.start();
+    let with_token = s.ws_url(&format!("?token={}", s.token));
+
+    let evil = ws_request(&with_token, Some("http://evil.example"));
+    assert_eq!(refused_status(tokio_tungstenite::connect_async(evil).await), 403);
+    // Same host, other port: another local web app is still a foreign origin.
+    let other_port = ws_request(&with_token, Some("http://127.0.0.1:1"));
+    assert_eq!(refused_status(tokio_tungstenite::connect_async(other_port).await), 403);
+
+    let no_token = ws_request(&s.ws_url(""), Some(&s.url("")));
+    assert_eq!(refused_status(tokio_tungstenite::connect_async(no_token).await), 401);
+    let wrong = ws_request(&s.ws_url("?token=nope"), None);
+    assert_eq!(refused_status(tokio_tungstenite::connect_async(wrong).await), 401);
+
+    for origin in [s.url(""), format!("http://localhost:{}", s.port)] {
+        let ok = ws_request(&with_token, Some(&origin));
+        assert!(tokio_tungstenite::connect_async(ok).await.is_ok(), "{origin} must be allowed");
+    }
+}
+
+#[tokio::test]
+async fn websocket_streams_sessions_changed_after_a_post() {
+    let f = Fixture::new();
+    let s = f.start();
+    let req = ws_request(&s.ws_url(&format!("?token={}&source=web", s.token)), Some(&s.url("")));
+    let (mut socket, _) = tokio_tungstenite::connect_async(req).await.unwrap();
+
+    let http = reqwest::Client::new();
+    let created = s.authed(http.post(s.url("/api/sessions?source=web"))).send().await.unwrap();
+    let id = json(created).await["session_id"].as_i64().unwrap();
+
+    let deadline = Duration::from_secs(5);
+    let event = loop {
+        let msg = tokio::time::timeout(deadline, socket.next()).await.unwrap().unwrap().unwrap();
+        if let Message::Text(text) = msg {
+            let v: Value = serde_json::from_str(&text).unwrap();
+            // config_reloaded may interleave; it is not what this test is about.
+            if v["event"]["type"] != "config_reloaded" {
+                break v;
+            }
+        }
+    };
+    assert_eq!(
+        event,
+        serde_json::json!({"session_id": id, "source": "web", "event": {"type": "sessions_changed"}})
+    );
+}
+
+/// One raw request, so the path reaches the server exactly as written (clients normalise `..`).
+fn raw_get(port: u16, path: &str) -> String {
+    let mut tcp = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
+    write!(tcp, "GET {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n").unwrap();
+    let mut out = String::new();
+    tcp.read_to_string(&mut out).unwrap();
+    out
+}
+
+#[tokio::test]
+async fn serves_the_ui_without_a_token_and_nothing_outside_it() {
+    let f = Fixture::new();
+    let s = f.start();
+    let http = reqwest::Client::new();
+
+    let index = http.get(s.url("/")).send().await.unwrap();
+    assert_eq!(index.status(), 200);
+    assert!(index.headers()["content-type"].to_str().unwrap().starts_with("text/html"));
+    assert!(index.text().await.unwrap().contains("tiny-skald-ui"));
+
+    // The page arrives with ?token= in its address and must load before it can read it.
+    let with_query = http.get(s.url("/?token=whatever")).send().await.unwrap();
+    assert_eq!(with_query.status(), 200);
+
+    let js = http.get(s.url("/assets/app.js")).send().await.unwrap();
+    assert_eq!(js.status(), 200);
+    assert!(js.headers()["content-type"].to_str().unwrap().starts_with("text/javascript"));
+
+    for path in ["/../secret.txt", "/%2e%2e/secret.txt", "/assets/..%2f..%2fsecret.txt"] {
+        let reply = raw_get(s.port, path);
+        assert!(!reply.starts_with("HTTP/1.1 200"), "{path}: {reply}");
+        assert!(!reply.contains("TOP-SECRET"), "{path} leaked a file outside the UI");
+    }
+    let missing = http.get(s.url("/nope.js")).send().await.unwrap();
+    assert_eq!(missing.status(), 404);
+}
+
+#[tokio::test]
+async fn a_missing_ui_build_is_a_clear_503_and_the_api_still_works() {
+    let f = Fixture::new();
+    let empty = f.tmp.path().join("not-built");
+    std::fs::create_dir_all(&empty).unwrap();
+    let s = Server::start(&f.data_dir(), &empty);
+    let http = reqwest::Client::new();
+
+    let page = http.get(s.url("/")).send().await.unwrap();
+    assert_eq!(page.status(), 503);
+    let text = page.text().await.unwrap();
+    assert!(text.contains("not built") && text.contains("npm --prefix ui"), "{text}");
+
+    let api = s.authed(http.get(s.url("/api/sessions"))).send().await.unwrap();
+    assert_eq!(api.status(), 200);
+}

@@ -1,0 +1,252 @@
+//! `execute_cmd`: run a shell command with a timeout and an output cap; the whole process tree
+//! dies on timeout, on cancel, when the future is dropped, and when the command finishes
+//! (background jobs it left are stopped, so no tool call leaves work running).
+
+use std::path::{Path, PathBuf};
+use std::pin::pin;
+use std::process::{ExitStatus, Stdio};
+use std::time::Duration;
+
+use futures::future::BoxFuture;
+use serde_json::json;
+use tokio::process::{Child, Command};
+
+use super::args::Args;
+use super::capture::{self, Capture};
+use super::process_group::ProcessGroup;
+use super::{Tool, ToolCategory, ToolContext, ToolDef, ToolError, ToolOutput, label, names, paths};
+
+/// After the shell exits, how long a background process may keep the pipes open before the
+/// output is taken as complete.
+const DRAIN_GRACE: Duration = Duration::from_millis(300);
+
+pub(crate) struct ExecuteCmd {
+    def: ToolDef,
+}
+
+impl ExecuteCmd {
+    pub(crate) fn new() -> Self {
+        Self {
+            def: ToolDef {
+                name: names::EXECUTE_CMD,
+                description: "Run a shell command (`sh -c`; `cmd /C` on Windows) with no stdin and \
+                    return its exit code, stdout and stderr (long output keeps its start and end). \
+                    Runs in the working directory unless `workdir` is given. The command and its \
+                    child processes are killed at the timeout (default 120 s, max 600 s); \
+                    background processes are stopped when the command finishes.",
+                parameters: json!({
+                    "type": "object",
+                    "properties": {
+                        "command": {"type": "string", "description": "The shell command line"},
+                        "workdir": {"type": "string", "description": "Directory to run in (default: the working directory)"},
+                        "timeout": {"type": "integer", "minimum": 1, "maximum": 600, "description": "Seconds before the command is killed (default 120)"}
+                    },
+                    "required": ["command"],
+                    "additionalProperties": false
+                }),
+                category: ToolCategory::Shell,
+                read_only: false,
+                writes_files: false,
+            },
+        }
+    }
+}
+
+struct Request {
+    command: String,
+    workdir: PathBuf,
+    timeout_secs: u64,
+}
+
+fn parse(args: &serde_json::Value, ctx: &ToolContext) -> Result<Request, ToolError> {
+    let a = Args::new(args)?;
+    let command = a.string("command")?;
+    if command.trim().is_empty() {
+        return Err(ToolError::InvalidArguments("`command` must not be empty".into()));
+    }
+    let max = ctx.limits.max_cmd_timeout_secs;
+    let timeout_secs = a
+        .opt_positive("timeout")
+        .map_err(|_| timeout_range(max))?
+        .unwrap_or(ctx.limits.default_cmd_timeout_secs);
+    if timeout_secs > max {
+        return Err(timeout_range(max));
+    }
+    let workdir = match a.opt_string("workdir")?.filter(|w| !w.is_empty()) {
+        Some(raw) => paths::resolve_path(&ctx.workdir, raw)?,
+        None => paths::resolve_path(&ctx.workdir, ".")?,
+    };
+    if !workdir.is_dir() {
+        return Err(ToolError::Failed(format!(
+            "the working directory {} does not exist or is not a directory",
+            workdir.display()
+        )));
+    }
+    Ok(Request { command: command.to_string(), workdir, timeout_secs })
+}
+
+fn timeout_range(max: u64) -> ToolError {
+    ToolError::InvalidArguments(format!("`timeout` must be between 1 and {max} seconds"))
+}
+
+fn shell(command: &str, workdir: &Path) -> Command {
+    #[cfg(windows)]
+    let mut cmd = {
+        let mut c = Command::new("cmd");
+        c.arg("/C").arg(command);
+        c
+    };
+    #[cfg(not(windows))]
+    let mut cmd = {
+        let mut c = Command::new("sh");
+        c.arg("-c").arg(command);
+        c
+    };
+    cmd.current_dir(workdir)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true);
+    // Its own group, so one signal reaches every process the command starts.
+    #[cfg(unix)]
+    cmd.process_group(0);
+    cmd
+}
+
+enum Outcome {
+    Exited(std::io::Result<ExitStatus>),
+    TimedOut,
+    Cancelled,
+}
+
+/// Waits for the shell while collecting output. Once it exits, the pipes get a short grace to
+/// drain: a background job holding them open must not stall the call until the timeout.
+async fn wait_collecting(
+    child: &mut Child,
+    out: &mut Capture,
+    err: &mut Capture,
+) -> std::io::Result<ExitStatus> {
+    let (stdout, stderr) = (child.stdout.take(), child.stderr.take());
+    let mut pumps =
+        pin!(async { tokio::join!(capture::pump(stdout, out), capture::pump(stderr, err)) });
+    let mut wait = pin!(child.wait());
+    tokio::select! {
+        status = &mut wait => {
+            let _ = tokio::time::timeout(DRAIN_GRACE, &mut pumps).await;
+            status
+        }
+        _ = &mut pumps => wait.await,
+    }
+}
+
+fn exit_line(status: &ExitStatus) -> String {
+    if let Some(code) = status.code() {
+        return format!("exit code {code}");
+    }
+    #[cfg(unix)]
+    {
+        use std::os::unix::process::ExitStatusExt;
+        if let Some(signal) = status.signal() {
+            return format!("killed by signal {signal}");
+        }
+    }
+    "exit status unknown".into()
+}
+
+/// `stdout` and `stderr` labelled, sharing one output budget.
+fn render_output(out: &Capture, err: &Capture, budget: usize) -> String {
+    let (out_budget, err_budget) = capture::split_budget(out.total(), err.total(), budget);
+    let mut text = String::new();
+    if out.total() > 0 {
+        text.push_str("--- stdout ---\n");
+        text.push_str(&out.render(out_budget));
+        if !text.ends_with('\n') {
+            text.push('\n');
+        }
+    }
+    if err.total() > 0 {
+        text.push_str("--- stderr ---\n");
+        text.push_str(&err.render(err_budget));
+        if !text.ends_with('\n') {
+            text.push('\n');
+        }
+    }
+    if text.is_empty() {
+        text.push_str("(no output)\n");
+    }
+    text
+}
+
+async fn execute(req: Request, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
+    if ctx.cancel.is_cancelled() {
+        return Err(ToolError::Cancelled);
+    }
+    tracing::info!(
+        command = %req.command,
+        workdir = %req.workdir.display(),
+        timeout_secs = req.timeout_secs,
+        "execute_cmd"
+    );
+    let mut child = shell(&req.command, &req.workdir)
+        .spawn()
+        .map_err(|e| ToolError::Failed(format!("cannot start the shell: {e}")))?;
+    // Declared after `child`, so on drop it is dropped first: the group dies, then tokio's
+    // kill_on_drop reaps the leader.
+    let group = ProcessGroup::new(child.id());
+    let budget = ctx.limits.max_output_bytes;
+    let mut out = Capture::new(budget);
+    let mut err = Capture::new(budget);
+    let limit = Duration::from_secs(req.timeout_secs);
+    let outcome = {
+        let run = wait_collecting(&mut child, &mut out, &mut err);
+        tokio::select! {
+            biased;
+            _ = ctx.cancel.cancelled() => Outcome::Cancelled,
+            done = tokio::time::timeout(limit, run) => match done {
+                Ok(status) => Outcome::Exited(status),
+                Err(_) => Outcome::TimedOut,
+            },
+        }
+    };
+    group.kill();
+    match outcome {
+        Outcome::Exited(status) => {
+            let status = status
+                .map_err(|e| ToolError::Failed(format!("waiting for the command failed: {e}")))?;
+            let text = format!("{}\n{}", exit_line(&status), render_output(&out, &err, budget));
+            Ok(ToolOutput::text(text))
+        }
+        Outcome::Cancelled => {
+            // Reap the leader so nothing of the call outlives the return.
+            let _ = child.kill().await;
+            Err(ToolError::Cancelled)
+        }
+        Outcome::TimedOut => {
+            let _ = child.kill().await;
+            Err(ToolError::Failed(format!(
+                "command timed out after {}s (it and its child processes were killed); output so far:\n{}",
+                req.timeout_secs,
+                render_output(&out, &err, budget)
+            )))
+        }
+    }
+}
+
+impl Tool for ExecuteCmd {
+    fn def(&self) -> &ToolDef {
+        &self.def
+    }
+
+    fn run<'a>(
+        &'a self,
+        args: &'a serde_json::Value,
+        ctx: &'a ToolContext,
+    ) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
+        Box::pin(async move { execute(parse(args, ctx)?, ctx).await })
+    }
+
+    fn describe(&self, args: &serde_json::Value, full: bool) -> String {
+        let command = args.get("command").and_then(|v| v.as_str()).unwrap_or("");
+        label::label(self.def.name, command, full)
+    }
+}

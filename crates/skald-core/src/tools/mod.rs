@@ -1,0 +1,159 @@
+//! The built-in tools the model can call (files and shell) and the contract every tool implements.
+
+mod args;
+mod atomic;
+mod capture;
+mod edit_file;
+mod execute_cmd;
+mod insert_at_line;
+mod label;
+mod list_dir;
+pub mod names;
+pub mod paths;
+mod process_group;
+mod read_file;
+mod registry;
+mod replace_lines;
+mod text;
+mod write_file;
+mod write_plan;
+
+use std::path::{Path, PathBuf};
+
+use futures::future::BoxFuture;
+use serde::{Deserialize, Serialize};
+use tokio_util::sync::CancellationToken;
+
+pub use registry::ToolRegistry;
+
+/// Access-control grouping of a tool (approval rules and agent grants refer to it).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ToolCategory {
+    Filesystem,
+    Shell,
+    Session,
+}
+
+/// What the model is offered for one tool, plus the flags the loop and policy need.
+#[derive(Debug, Clone)]
+pub struct ToolDef {
+    pub name: &'static str,
+    pub description: &'static str,
+    /// JSON Schema of the arguments (always an object schema).
+    pub parameters: serde_json::Value,
+    pub category: ToolCategory,
+    /// Safe to re-run after a crash (no side effects).
+    pub read_only: bool,
+    /// Changes files on success (the loop emits `file_changed`).
+    pub writes_files: bool,
+}
+
+impl ToolDef {
+    /// The OpenAI function-calling shape: `{"type":"function","function":{name,description,parameters}}`.
+    pub fn to_openai(&self) -> serde_json::Value {
+        serde_json::json!({
+            "type": "function",
+            "function": {
+                "name": self.name,
+                "description": self.description,
+                "parameters": self.parameters,
+            }
+        })
+    }
+}
+
+/// Limits the tools enforce so one call cannot flood the context or run forever.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ToolLimits {
+    /// Cap of `execute_cmd` output (head and tail kept).
+    pub max_output_bytes: usize,
+    /// Cap of the text `read_file` returns in one call.
+    pub max_read_bytes: usize,
+    pub default_cmd_timeout_secs: u64,
+    pub max_cmd_timeout_secs: u64,
+}
+
+impl Default for ToolLimits {
+    fn default() -> Self {
+        Self {
+            max_output_bytes: 100 * 1024,
+            max_read_bytes: 2 * 1024 * 1024,
+            default_cmd_timeout_secs: 120,
+            max_cmd_timeout_secs: 600,
+        }
+    }
+}
+
+/// Everything one invocation may use: where relative paths point, and when to stop.
+#[derive(Debug, Clone)]
+pub struct ToolContext {
+    /// Absolute; relative path arguments and `execute_cmd` resolve against it.
+    pub workdir: PathBuf,
+    /// The turn's token: when it fires, the tool returns `Err(Cancelled)` promptly.
+    pub cancel: CancellationToken,
+    pub limits: ToolLimits,
+}
+
+impl ToolContext {
+    /// A context with the default limits.
+    pub fn new(workdir: impl Into<PathBuf>, cancel: CancellationToken) -> Self {
+        Self { workdir: workdir.into(), cancel, limits: ToolLimits::default() }
+    }
+}
+
+/// The result text handed back to the model, and the file a write tool changed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ToolOutput {
+    pub text: String,
+    /// Set by write tools (canonical path) so the loop can report `file_changed`.
+    pub changed_path: Option<PathBuf>,
+}
+
+impl ToolOutput {
+    pub fn text(text: impl Into<String>) -> Self {
+        Self { text: text.into(), changed_path: None }
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum ToolError {
+    /// The model can correct the call and try again.
+    #[error("invalid arguments: {0}")]
+    InvalidArguments(String),
+    #[error("{0}")]
+    Failed(String),
+    #[error("cancelled")]
+    Cancelled,
+}
+
+/// One tool. Implementations are stateless; all per-call state lives in `args` and the context.
+pub trait Tool: Send + Sync {
+    fn def(&self) -> &ToolDef;
+
+    /// Runs one invocation; returns `Err(Cancelled)` promptly when `ctx.cancel` fires and leaves no
+    /// work running (a child process is killed; dropping the future kills it too).
+    fn run<'a>(
+        &'a self,
+        args: &'a serde_json::Value,
+        ctx: &'a ToolContext,
+    ) -> BoxFuture<'a, Result<ToolOutput, ToolError>>;
+
+    /// The file the call acts on, resolved against the workdir (for labels, policy and diffs).
+    fn target_path(&self, _args: &serde_json::Value, _workdir: &Path) -> Option<PathBuf> {
+        None
+    }
+
+    /// UI label: short (<= 60 chars) or full (<= 120 chars), cut on a char boundary with '…'.
+    fn describe(&self, args: &serde_json::Value, full: bool) -> String;
+
+    /// For write tools: (current content, or None when the file does not exist; predicted new
+    /// content), computed without writing. Errors when the edit would fail.
+    fn predict_write(
+        &self,
+        _args: &serde_json::Value,
+        _ctx: &ToolContext,
+    ) -> Option<Result<(Option<String>, String), ToolError>> {
+        None
+    }
+}

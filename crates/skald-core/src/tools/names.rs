@@ -1,0 +1,25 @@
+//! Every tool name the engine knows, defined once (no string literals scattered in code).
+
+pub const READ_FILE: &str = "read_file";
+pub const LIST_DIR: &str = "list_dir";
+pub const WRITE_FILE: &str = "write_file";
+pub const EDIT_FILE: &str = "edit_file";
+pub const INSERT_AT_LINE: &str = "insert_at_line";
+pub const REPLACE_LINES: &str = "replace_lines";
+pub const EXECUTE_CMD: &str = "execute_cmd";
+/// Run by the turn loop, not by the registry.
+pub const RESTART: &str = "restart";
+/// Synthetic, intercepted by the turn loop.
+pub const UPDATE_SCRATCHPAD: &str = "update_scratchpad";
+/// Synthetic, intercepted by the turn loop.
+pub const WRITE_TODOS: &str = "write_todos";
+
+/// Tools that change files (approval class "write"; `file_changed` on success).
+pub fn is_write_tool(name: &str) -> bool {
+    matches!(name, WRITE_FILE | EDIT_FILE | INSERT_AT_LINE | REPLACE_LINES)
+}
+
+/// Tools that only read files (approval class "read").
+pub fn is_read_tool(name: &str) -> bool {
+    matches!(name, READ_FILE | LIST_DIR)
+}

@@ -1,0 +1,73 @@
+//! The set of tools the engine can run, looked up by name, listed in a deterministic order.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use super::edit_file::EditFile;
+use super::execute_cmd::ExecuteCmd;
+use super::insert_at_line::InsertAtLine;
+use super::list_dir::ListDir;
+use super::read_file::ReadFile;
+use super::replace_lines::ReplaceLines;
+use super::write_file::WriteFile;
+use super::{Tool, ToolDef};
+
+/// Tools by name. A `BTreeMap` keeps `defs()` sorted, so the tool list sent to the provider is
+/// byte-identical between rounds (prompt caching depends on it).
+#[derive(Clone, Default)]
+pub struct ToolRegistry {
+    tools: BTreeMap<&'static str, Arc<dyn Tool>>,
+}
+
+impl std::fmt::Debug for ToolRegistry {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ToolRegistry").field("tools", &self.tools.keys()).finish()
+    }
+}
+
+impl ToolRegistry {
+    /// No tools.
+    pub fn empty() -> Self {
+        Self::default()
+    }
+
+    /// The built-in file and shell tools.
+    pub fn builtin() -> Self {
+        let mut registry = Self::empty();
+        let tools: [Arc<dyn Tool>; 7] = [
+            Arc::new(ReadFile::new()),
+            Arc::new(ListDir::new()),
+            Arc::new(WriteFile::new()),
+            Arc::new(EditFile::new()),
+            Arc::new(InsertAtLine::new()),
+            Arc::new(ReplaceLines::new()),
+            Arc::new(ExecuteCmd::new()),
+        ];
+        for tool in tools {
+            registry.register(tool);
+        }
+        registry
+    }
+
+    /// Adds a tool, replacing (and returning) one with the same name.
+    pub fn register(&mut self, tool: Arc<dyn Tool>) -> Option<Arc<dyn Tool>> {
+        self.tools.insert(tool.def().name, tool)
+    }
+
+    pub fn get(&self, name: &str) -> Option<Arc<dyn Tool>> {
+        self.tools.get(name).cloned()
+    }
+
+    /// Definitions sorted by name.
+    pub fn defs(&self) -> Vec<&ToolDef> {
+        self.tools.values().map(|t| t.def()).collect()
+    }
+
+    pub fn len(&self) -> usize {
+        self.tools.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.tools.is_empty()
+    }
+}

@@ -1,0 +1,27 @@
+// System Chromium through playwright-core (no downloaded browsers), plus screenshot paths.
+import { mkdirSync } from "node:fs";
+import { join } from "node:path";
+import { chromium } from "playwright-core";
+import { REPO_ROOT } from "./server.mjs";
+
+export const SCREENSHOT_DIR = join(REPO_ROOT, "artifacts", "browser");
+
+export async function launchBrowser() {
+  return chromium.launch({
+    executablePath: process.env.CHROMIUM_PATH ?? "/usr/bin/chromium",
+    args: [
+      "--headless",
+      "--no-sandbox",
+      "--disable-gpu",
+      "--disable-background-networking",
+      "--disable-component-update",
+      "--disable-sync",
+      "--no-first-run",
+    ],
+  });
+}
+
+export function screenshotPath(name) {
+  mkdirSync(SCREENSHOT_DIR, { recursive: true });
+  return join(SCREENSHOT_DIR, `${name}.png`);
+}

@@ -1,0 +1,69 @@
+// Starts the real `skald serve --port 0` on a fresh data dir and hands back its URL and token.
+import { spawn } from "node:child_process";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { dirname, join, resolve } from "node:path";
+import { createInterface } from "node:readline";
+import { fileURLToPath } from "node:url";
+
+export const REPO_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "..", "..");
+const LISTENING = /^listening on (http:\/\/127\.0\.0\.1:(\d+)\/)\?token=([0-9a-f]+)$/;
+
+export function skaldBinary() {
+  return process.env.SKALD_BIN ?? join(REPO_ROOT, "target", "debug", "skald");
+}
+
+/**
+ * Resolves once the server printed its listening line. `stop()` sends SIGTERM and resolves with
+ * the exit code; the data dir is removed afterwards.
+ */
+export async function startServer({ timeoutMs = 30_000 } = {}) {
+  const dataDir = mkdtempSync(join(tmpdir(), "skald-e2e-"));
+  const env = { ...process.env };
+  for (const key of ["SKALD_DATA_DIR", "SKALD_LLM_BASE_URL", "SKALD_LLM_MODEL", "SKALD_LLM_API_KEY"]) {
+    delete env[key];
+  }
+  const child = spawn(skaldBinary(), ["--data-dir", dataDir, "serve", "--port", "0"], {
+    env,
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  let stderr = "";
+  child.stderr.on("data", (chunk) => (stderr += chunk));
+  const exited = new Promise((res) => child.on("exit", (code, signal) => res({ code, signal })));
+
+  let timer;
+  const ready = new Promise((res, rej) => {
+    const lines = createInterface({ input: child.stdout });
+    lines.once("line", (line) => {
+      const m = LISTENING.exec(line.trim());
+      if (m) res({ base: m[1], port: Number(m[2]), token: m[3] });
+      else rej(new Error(`unexpected first line from skald serve: ${line}`));
+    });
+    child.on("error", rej);
+    exited.then(({ code }) => rej(new Error(`skald serve exited early (${code}): ${stderr}`)));
+    timer = setTimeout(() => rej(new Error(`skald serve did not start in ${timeoutMs} ms: ${stderr}`)), timeoutMs);
+  }).finally(() => clearTimeout(timer));
+
+  let info;
+  try {
+    info = await ready;
+  } catch (error) {
+    child.kill("SIGKILL");
+    rmSync(dataDir, { recursive: true, force: true });
+    throw error;
+  }
+
+  return {
+    ...info,
+    dataDir,
+    dbPath: join(dataDir, "skald.db"),
+    url: `${info.base}?token=${info.token}`,
+    stderr: () => stderr,
+    async stop() {
+      if (child.exitCode === null && child.signalCode === null) child.kill("SIGTERM");
+      const result = await exited;
+      rmSync(dataDir, { recursive: true, force: true });
+      return result;
+    },
+  };
+}

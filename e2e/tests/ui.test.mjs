@@ -1,0 +1,119 @@
+// The built UI in system Chromium against a real `skald serve`: frame, lists, paging, detail, back.
+import assert from "node:assert/strict";
+import { after, before, describe, test } from "node:test";
+import { launchBrowser, screenshotPath } from "../lib/browser.mjs";
+import { seedTicSessions } from "../lib/seed.mjs";
+import { startServer } from "../lib/server.mjs";
+
+const TIC_COUNT = 25;
+const TIC_PER_PAGE = 20;
+
+describe("skald serve + web UI in a real browser", () => {
+  let server;
+  let browser;
+  let page;
+  let ticIds = [];
+  const pageErrors = [];
+
+  const rows = () => page.locator("tbody tr.row-link");
+  const rowIds = async () =>
+    (await rows().evaluateAll((trs) => trs.map((tr) => tr.getAttribute("data-session-id")))).map(Number);
+  const waitForRowCount = (n) =>
+    page.waitForFunction((want) => document.querySelectorAll("tbody tr.row-link").length === want, n);
+  const waitForPagination = (text) =>
+    page.locator(".pagination-label", { hasText: text }).waitFor({ state: "visible" });
+  const waitForHash = (hash) => page.waitForFunction((want) => window.location.hash === want, hash);
+  const shoot = (name) => page.screenshot({ path: screenshotPath(name), fullPage: true });
+
+  before(async () => {
+    server = await startServer();
+    // The schema exists once the server printed its line: the engine migrated before listening.
+    ticIds = seedTicSessions(server.dbPath, TIC_COUNT);
+    assert.equal(ticIds.length, TIC_COUNT);
+    browser = await launchBrowser();
+    const context = await browser.newContext({ viewport: { width: 1280, height: 860 } });
+    page = await context.newPage();
+    page.setDefaultTimeout(10_000);
+    page.on("pageerror", (error) => pageErrors.push(String(error)));
+  });
+
+  after(async () => {
+    await browser?.close();
+    if (server) {
+      const { code } = await server.stop();
+      assert.equal(code, 0, `skald serve should exit 0 on SIGTERM; stderr: ${server.stderr()}`);
+    }
+  });
+
+  test("loads the app frame with the five sidebar entries and hides the token", async () => {
+    const response = await page.goto(server.url);
+    assert.equal(response?.status(), 200);
+    await page.getByTestId("app-frame").waitFor();
+    const labels = await page.locator('nav[aria-label="Main"] a.nav-link').allTextContents();
+    assert.deepEqual(labels.map((l) => l.trim()), ["Chat", "Inbox", "Sessions", "TIC", "Settings"]);
+    await page.waitForFunction(() => !window.location.search.includes("token="));
+    await shoot("01-app-frame");
+  });
+
+  test("#sessions lists every seeded session", async () => {
+    await page.locator('nav a[href="#sessions"]').click();
+    await waitForHash("#sessions");
+    await waitForRowCount(TIC_COUNT);
+    await waitForPagination("page 1 of 1");
+    const ids = await rowIds();
+    assert.deepEqual([...ids].sort((a, b) => a - b), ticIds, "the list shows exactly the seeded sessions");
+    await shoot("02-sessions");
+  });
+
+  test("#tic shows page 1 of 2, and page 2 after Next with the 5 oldest", async () => {
+    await page.locator('nav a[href="#tic"]').click();
+    await waitForHash("#tic");
+    await waitForPagination("page 1 of 2");
+    await waitForRowCount(TIC_PER_PAGE);
+    const newestFirst = [...ticIds].reverse();
+    assert.deepEqual(await rowIds(), newestFirst.slice(0, TIC_PER_PAGE));
+    await shoot("03-tic-page-1");
+
+    await page.getByRole("button", { name: "Next" }).click();
+    await waitForHash("#tic?page=2");
+    await waitForPagination("page 2 of 2");
+    await waitForRowCount(TIC_COUNT - TIC_PER_PAGE);
+    assert.deepEqual(await rowIds(), newestFirst.slice(TIC_PER_PAGE));
+    assert.equal(await page.getByRole("button", { name: "Next" }).isDisabled(), true);
+    await shoot("04-tic-page-2");
+  });
+
+  test("a row opens #session/{id} with its user message, and Back returns", async () => {
+    const oldest = ticIds[0];
+    await page.locator(`tbody tr[data-session-id="${oldest}"]`).click();
+    await waitForHash(`#session/${oldest}`);
+    const user = page.locator('li[data-kind="user"]');
+    await user.waitFor();
+    assert.match(await user.innerText(), /TIC tick 1: review the inbox/);
+    assert.match(await page.locator("h1").innerText(), new RegExp(`Session #${oldest}`));
+    await shoot("05-session-detail");
+
+    await page.getByRole("button", { name: /Back/ }).click();
+    await waitForHash("#tic?page=2");
+    await waitForPagination("page 2 of 2");
+    await waitForRowCount(TIC_COUNT - TIC_PER_PAGE);
+    await shoot("06-back-to-tic");
+  });
+
+  test("a session created over the API appears live (WebSocket event, no reload)", async () => {
+    await page.locator('nav a[href="#sessions"]').click();
+    await waitForRowCount(TIC_COUNT);
+    const reply = await fetch(`${server.base}api/sessions?source=web`, {
+      method: "POST",
+      headers: { Authorization: `Bearer ${server.token}` },
+    });
+    assert.equal(reply.status, 200);
+    const { session_id: created } = await reply.json();
+    await page.locator(`tbody tr[data-session-id="${created}"]`).waitFor();
+    await shoot("07-sessions-live-update");
+  });
+
+  test("no uncaught errors in the page", () => {
+    assert.deepEqual(pageErrors, []);
+  });
+});

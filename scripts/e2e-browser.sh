@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# Browser end-to-end test: the built web UI served by `skald serve`, driven by system Chromium.
+#
+# Starts `skald serve --port 0` on a temp data dir, seeds 25 TIC sessions, then checks the app
+# frame and sidebar, #sessions, #tic paging (page 1 of 2 → page 2 with 5 rows), a session's debug
+# tree, Back, and a live WebSocket update. Screenshots land in artifacts/browser/*.png.
+# Exits non-zero on any failure.
+#
+# Usage: scripts/e2e-browser.sh
+#   CHROMIUM_PATH  browser binary (default /usr/bin/chromium; never downloaded)
+#   SKALD_BIN      skald binary (default target/debug/skald, built here)
+set -euo pipefail
+
+root=$(cd "$(dirname "$0")/.." && pwd)
+cd "$root"
+
+chromium=${CHROMIUM_PATH:-/usr/bin/chromium}
+if [[ ! -x $chromium ]]; then
+  echo "e2e-browser: no Chromium at $chromium (install the Debian 'chromium' package or set CHROMIUM_PATH)" >&2
+  exit 1
+fi
+command -v python3 >/dev/null || { echo "e2e-browser: python3 is needed to seed the database" >&2; exit 1; }
+
+echo "e2e-browser: installing e2e dependencies (playwright-core only)"
+npm --prefix e2e ci --no-audit --no-fund
+
+if [[ -z ${SKALD_BIN:-} ]]; then
+  echo "e2e-browser: building skald"
+  cargo build -p skald-cli
+fi
+
+if [[ ! -f ui/dist/index.html ]]; then
+  echo "e2e-browser: ui/dist is missing; building the UI"
+  [[ -d ui/node_modules ]] || npm --prefix ui ci --no-audit --no-fund
+  npm --prefix ui run build
+fi
+
+echo "e2e-browser: running the browser suite"
+npm --prefix e2e test
+echo "e2e-browser: ok; screenshots in artifacts/browser/"
