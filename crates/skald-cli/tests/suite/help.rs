@@ -21,7 +21,10 @@ fn every_command_has_help_and_only_existing_commands_are_listed() {
     }
     let top = stdout(&skald(&["--help"]));
     for cmd in ["sessions", "chat", "stop", "resume", "inbox", "approve", "deny", "serve"] {
-        assert!(top.lines().any(|l| l.trim_start().starts_with(&format!("{cmd} "))), "{cmd}: {top}");
+        assert!(
+            top.lines().any(|l| l.trim_start().starts_with(&format!("{cmd} "))),
+            "{cmd}: {top}"
+        );
     }
     for future in ["jobs", "mcp", "tic", "answer"] {
         assert!(

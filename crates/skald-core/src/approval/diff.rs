@@ -14,7 +14,8 @@ const CONTEXT_LINES: usize = 3;
 pub fn file_diff(path: &str, old: Option<&[u8]>, new: Option<&[u8]>) -> FileDiff {
     let old_text = old.map(std::str::from_utf8);
     let new_text = new.map(std::str::from_utf8);
-    let binary = old.is_some_and(|b| b.contains(&0)) || new.is_some_and(|b| b.contains(&0))
+    let binary = old.is_some_and(|b| b.contains(&0))
+        || new.is_some_and(|b| b.contains(&0))
         || matches!(old_text, Some(Err(_)))
         || matches!(new_text, Some(Err(_)));
     let mut d = FileDiff {
@@ -31,11 +32,8 @@ pub fn file_diff(path: &str, old: Option<&[u8]>, new: Option<&[u8]>) -> FileDiff
     };
     if binary {
         d.kind = DiffKind::Binary;
-        d.summary = format!(
-            "binary file: {} → {}",
-            size(old.map(<[u8]>::len)),
-            size(new.map(<[u8]>::len))
-        );
+        d.summary =
+            format!("binary file: {} → {}", size(old.map(<[u8]>::len)), size(new.map(<[u8]>::len)));
         return d;
     }
     let old_s = old_text.and_then(Result::ok).unwrap_or("");
@@ -86,7 +84,15 @@ pub fn file_diff(path: &str, old: Option<&[u8]>, new: Option<&[u8]>) -> FileDiff
 fn hunk<'a>(diff: &'a TextDiff<'a, 'a, 'a, str>, ops: &[DiffOp]) -> DiffHunk {
     let (first, last) = match (ops.first(), ops.last()) {
         (Some(f), Some(l)) => (f, l),
-        _ => return DiffHunk { old_start: 0, old_lines: 0, new_start: 0, new_lines: 0, lines: vec![] },
+        _ => {
+            return DiffHunk {
+                old_start: 0,
+                old_lines: 0,
+                new_start: 0,
+                new_lines: 0,
+                lines: vec![],
+            };
+        }
     };
     let old_range = first.old_range().start..last.old_range().end;
     let new_range = first.new_range().start..last.new_range().end;

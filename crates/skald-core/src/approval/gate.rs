@@ -17,12 +17,54 @@ pub type LoadedRules = Result<RuleSet, String>;
 
 /// Seeds of the default group (DESIGN.md), inserted once under stable keys.
 pub const SEEDS: &[RuleSeed] = &[
-    RuleSeed { key: "secrets-deny", tool_pattern: "@fs_any", path_pattern: Some("secrets/*"), action: "deny", priority: 5, note: "secrets/ is never read or written" },
-    RuleSeed { key: "memory-write-allow", tool_pattern: "@fs_write", path_pattern: Some("memory/*"), action: "allow", priority: 6, note: "agent memory under the data dir" },
-    RuleSeed { key: "execute-cmd-require", tool_pattern: names::EXECUTE_CMD, path_pattern: None, action: "require", priority: 10, note: "shell commands" },
-    RuleSeed { key: "restart-require", tool_pattern: names::RESTART, path_pattern: None, action: "require", priority: 10, note: "restarting Skald" },
-    RuleSeed { key: "fs-write-require", tool_pattern: "@fs_write", path_pattern: None, action: "require", priority: 10, note: "file writes" },
-    RuleSeed { key: "mcp-require", tool_pattern: "mcp__*", path_pattern: None, action: "require", priority: 900, note: "MCP tools not annotated read-only" },
+    RuleSeed {
+        key: "secrets-deny",
+        tool_pattern: "@fs_any",
+        path_pattern: Some("secrets/*"),
+        action: "deny",
+        priority: 5,
+        note: "secrets/ is never read or written",
+    },
+    RuleSeed {
+        key: "memory-write-allow",
+        tool_pattern: "@fs_write",
+        path_pattern: Some("memory/*"),
+        action: "allow",
+        priority: 6,
+        note: "agent memory under the data dir",
+    },
+    RuleSeed {
+        key: "execute-cmd-require",
+        tool_pattern: names::EXECUTE_CMD,
+        path_pattern: None,
+        action: "require",
+        priority: 10,
+        note: "shell commands",
+    },
+    RuleSeed {
+        key: "restart-require",
+        tool_pattern: names::RESTART,
+        path_pattern: None,
+        action: "require",
+        priority: 10,
+        note: "restarting Skald",
+    },
+    RuleSeed {
+        key: "fs-write-require",
+        tool_pattern: "@fs_write",
+        path_pattern: None,
+        action: "require",
+        priority: 10,
+        note: "file writes",
+    },
+    RuleSeed {
+        key: "mcp-require",
+        tool_pattern: "mcp__*",
+        path_pattern: None,
+        action: "require",
+        priority: 900,
+        note: "MCP tools not annotated read-only",
+    },
 ];
 
 /// Loads the session group's rules followed by `default`'s.
@@ -86,7 +128,8 @@ pub struct GateInput<'a> {
 
 /// The verdict: first matching rule, read roots, RunContext fast path, then bypasses.
 pub fn verdict(rules: &LoadedRules, bypass: &BypassRegistry, g: &GateInput<'_>) -> Verdict {
-    let canonical = g.target.and_then(|t| paths::resolve_path(g.workdir, &t.to_string_lossy()).ok());
+    let canonical =
+        g.target.and_then(|t| paths::resolve_path(g.workdir, &t.to_string_lossy()).ok());
     let rules = match rules {
         Ok(r) => r,
         Err(e) if !g.read_only => {
@@ -132,7 +175,10 @@ pub fn verdict(rules: &LoadedRules, bypass: &BypassRegistry, g: &GateInput<'_>) 
 /// decides (decision 41).
 fn read_root_check(g: &GateInput<'_>, path: Option<&Path>) -> Verdict {
     match path {
-        Some(p) if names::is_read_tool(g.tool) && !read_roots(g).iter().any(|r| paths::is_within(p, r)) => {
+        Some(p)
+            if names::is_read_tool(g.tool)
+                && !read_roots(g).iter().any(|r| paths::is_within(p, r)) =>
+        {
             Verdict::Require
         }
         _ => Verdict::Allow,
@@ -153,7 +199,9 @@ fn read_roots(g: &GateInput<'_>) -> Vec<PathBuf> {
 fn fast_path(g: &GateInput<'_>, path: Option<&Path>) -> bool {
     let Some(p) = path else { return false };
     let within = |list: &[String]| {
-        list.iter().filter_map(|r| paths::resolve_path(g.workdir, r).ok()).any(|r| paths::is_within(p, &r))
+        list.iter()
+            .filter_map(|r| paths::resolve_path(g.workdir, r).ok())
+            .any(|r| paths::is_within(p, &r))
     };
     if names::is_write_tool(g.tool) {
         within(&g.run_context.allow_fs_writes)

@@ -53,17 +53,17 @@ impl EnvOverrides {
             if !config.llm.fallback.is_empty() {
                 config.llm.fallback.insert(0, ENV_CLIENT_NAME.to_string());
             }
-        } else if let Some(model) = &self.model {
-            if let Some(first) = config.ordered_clients().first().map(|c| c.name.clone()) {
-                if let Some(c) = config.llm.clients.iter_mut().find(|c| c.name == first) {
-                    c.model = model.clone();
-                }
-            }
+        } else if let Some(model) = &self.model
+            && let Some(first) = config.ordered_clients().first().map(|c| c.name.clone())
+            && let Some(c) = config.llm.clients.iter_mut().find(|c| c.name == first)
+        {
+            c.model = model.clone();
         }
-        if self.base_url.is_none() && self.api_key.is_some() {
-            if let Some(c) = config.llm.clients.iter_mut().find(|c| c.api_key_env.is_none()) {
-                c.api_key_env = Some(ENV_API_KEY.to_string());
-            }
+        if self.base_url.is_none()
+            && self.api_key.is_some()
+            && let Some(c) = config.llm.clients.iter_mut().find(|c| c.api_key_env.is_none())
+        {
+            c.api_key_env = Some(ENV_API_KEY.to_string());
         }
     }
 }

@@ -34,10 +34,10 @@ impl ConfigWatcher {
         let watched = file.clone();
         let mut watcher =
             notify::recommended_watcher(move |res: notify::Result<notify::Event>| {
-                if let Ok(ev) = res {
-                    if ev.paths.iter().any(|p| p == &watched) {
-                        let _ = tx.send(());
-                    }
+                if let Ok(ev) = res
+                    && ev.paths.iter().any(|p| p == &watched)
+                {
+                    let _ = tx.send(());
                 }
             })?;
         watcher.watch(dir, RecursiveMode::NonRecursive)?;

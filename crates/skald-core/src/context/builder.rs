@@ -11,7 +11,7 @@ use super::dynamic::{DynamicTail, effective_timezone, format_now, os_description
 use super::history::{HistoryOptions, history_messages};
 use super::system::{render_static_system, scratchpad_message, summary_message, system_message};
 use super::tokens::estimate_messages;
-use crate::config::{Config, DatetimeConfig};
+use crate::config::{CompactionConfig, Config, DatetimeConfig};
 
 /// A file injected into the static system message (`inject_memory` of the agent).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -29,6 +29,8 @@ pub struct BuildSettings {
     pub max_tool_result_chars: Option<usize>,
     /// With compaction on, the summariser owns the budget and no count cap applies.
     pub compaction_enabled: bool,
+    /// `llm.compaction` as configured (`None` = not configured).
+    pub compaction: Option<CompactionConfig>,
     pub datetime: DatetimeConfig,
     pub timezone: Option<String>,
 }
@@ -39,6 +41,7 @@ impl BuildSettings {
             max_history_messages: c.llm.max_history_messages as usize,
             max_tool_result_chars: c.llm.max_tool_result_chars.map(|n| n as usize),
             compaction_enabled: c.llm.compaction.is_some_and(|k| k.enabled),
+            compaction: c.llm.compaction,
             datetime: c.llm.datetime,
             timezone: c.timezone.clone(),
         }
@@ -83,6 +86,10 @@ pub struct MessageBuilder {
 impl MessageBuilder {
     pub fn new(store: Store, settings: BuildSettings) -> Self {
         Self { store, settings }
+    }
+
+    pub fn settings(&self) -> &BuildSettings {
+        &self.settings
     }
 
     pub async fn build(&self, inputs: &ContextInputs) -> Result<BuiltContext, StoreError> {

@@ -53,13 +53,13 @@ pub fn history_messages(
     let is_prompt = |r: &MessageRow| matches!(r.role(), Ok(Role::User | Role::Agent));
     let turn_start = live.iter().rposition(|r| is_prompt(r)).unwrap_or(0);
     let mut start = 0;
-    if let Some(max) = opts.max_messages {
-        if live.len() > max {
-            // Never start inside the current turn: its prompt and every call/result stay.
-            start = (live.len() - max).min(turn_start);
-            while start < turn_start && !is_prompt(live[start]) {
-                start += 1;
-            }
+    if let Some(max) = opts.max_messages
+        && live.len() > max
+    {
+        // Never start inside the current turn: its prompt and every call/result stay.
+        start = (live.len() - max).min(turn_start);
+        while start < turn_start && !is_prompt(live[start]) {
+            start += 1;
         }
     }
     let mut out = Vec::with_capacity(live.len() - start);

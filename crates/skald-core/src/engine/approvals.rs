@@ -50,7 +50,8 @@ impl Engine {
                         "command" => ApprovalKind::Command,
                         _ => ApprovalKind::Tool,
                     },
-                    arguments: serde_json::from_str(&r.arguments).unwrap_or(serde_json::Value::Null),
+                    arguments: serde_json::from_str(&r.arguments)
+                        .unwrap_or(serde_json::Value::Null),
                     summary: r.summary,
                     path: r.path,
                     command: r.command,
@@ -68,20 +69,25 @@ impl Engine {
     /// Records a human decision about a parked call (single assignment: the first wins, a repeat
     /// is a no-op, a conflicting one is refused). A live turn continues within a second; with
     /// auto-resume a parked one is continued here.
-    pub async fn decide(&self, tool_call_id: i64, input: DecisionInput) -> Result<Decision, ApiError> {
+    pub async fn decide(
+        &self,
+        tool_call_id: i64,
+        input: DecisionInput,
+    ) -> Result<Decision, ApiError> {
         let store = self.store();
-        let request = store
-            .approval_request(tool_call_id)
-            .await
-            .map_err(EngineError::from)?
-            .ok_or_else(|| {
-                ApiError::new(
-                    ErrorCode::Conflict,
-                    format!("tool call {tool_call_id} is not waiting for a decision"),
-                )
-            })?;
-        let note = input.note.as_deref().map(str::trim).filter(|n| !n.is_empty()).map(str::to_string);
-        let decided_by = if input.decided_by.trim().is_empty() { "unknown" } else { input.decided_by.trim() };
+        let request =
+            store.approval_request(tool_call_id).await.map_err(EngineError::from)?.ok_or_else(
+                || {
+                    ApiError::new(
+                        ErrorCode::Conflict,
+                        format!("tool call {tool_call_id} is not waiting for a decision"),
+                    )
+                },
+            )?;
+        let note =
+            input.note.as_deref().map(str::trim).filter(|n| !n.is_empty()).map(str::to_string);
+        let decided_by =
+            if input.decided_by.trim().is_empty() { "unknown" } else { input.decided_by.trim() };
         let (row, fresh) = store
             .decide(&NewDecision {
                 tool_call_id,
@@ -99,7 +105,12 @@ impl Engine {
         let session_id = request.session_id;
         if fresh {
             if input.approved && input.bypass_secs.is_some() {
-                self.grant_bypass(session_id, &request.tool_name, input.bypass_scope, input.bypass_secs);
+                self.grant_bypass(
+                    session_id,
+                    &request.tool_name,
+                    input.bypass_scope,
+                    input.bypass_secs,
+                );
             }
             let source = store.session(session_id).await.map_err(EngineError::from)?.source;
             self.emit(EventEnvelope {
@@ -144,9 +155,10 @@ impl Engine {
             (Some(BypassScopeKind::Category) | None, Some(c), _) => BypassScope::Category(c),
             _ => BypassScope::All,
         };
-        let expires = secs
-            .filter(|s| *s > 0)
-            .map(|s| self.store().clock().now() + chrono::Duration::seconds(i64::try_from(s).unwrap_or(i64::MAX / 1000)));
+        let expires = secs.filter(|s| *s > 0).map(|s| {
+            self.store().clock().now()
+                + chrono::Duration::seconds(i64::try_from(s).unwrap_or(i64::MAX / 1000))
+        });
         self.inner.bypass.grant(session_id, scope, expires);
     }
 
@@ -156,10 +168,14 @@ impl Engine {
         let session = self.store().session(session_id).await.map_err(EngineError::from)?;
         let handle = self.inner.sessions.handle(session_id);
         let Ok(_guard) = handle.processing.clone().try_lock_owned() else {
-            return Err(ApiError::new(ErrorCode::Conflict, format!("session {session_id} is already running a turn")));
+            return Err(ApiError::new(
+                ErrorCode::Conflict,
+                format!("session {session_id} is already running a turn"),
+            ));
         };
         let chain = self.model_chain()?;
-        let emitter = TurnEmitter::new(self.inner.events.clone(), session_id, session.source.clone());
+        let emitter =
+            TurnEmitter::new(self.inner.events.clone(), session_id, session.source.clone());
         self.claim(session_id).await.map_err(|e| match e {
             StoreError::Conflict(m) => ApiError::new(ErrorCode::Conflict, m),
             other => EngineError::from(other).into(),
@@ -167,8 +183,11 @@ impl Engine {
         let cancel = handle.begin();
         emitter.emit(Event::TurnRunning { running: true });
         let watcher = self.watch_remote_stop(session_id, cancel.clone());
-        let outcome = match self.turn_ctx(session_id, &session.source, chain, &emitter, mode).await {
-            Ok(ctx) => turn::resume(&ctx, cancel).await.unwrap_or_else(|e| TurnOutcome::Failed { message: e.to_string() }),
+        let outcome = match self.turn_ctx(session_id, &session.source, chain, &emitter, mode).await
+        {
+            Ok(ctx) => turn::resume(&ctx, cancel)
+                .await
+                .unwrap_or_else(|e| TurnOutcome::Failed { message: e.to_string() }),
             Err(e) => TurnOutcome::Failed { message: e.to_string() },
         };
         watcher.abort();
@@ -202,7 +221,9 @@ impl Engine {
                 tokio::time::sleep(AUTO_RESUME_POLL).await;
                 let Some(inner) = weak.upgrade() else { return };
                 let engine = Engine { inner };
-                let Ok(ids) = engine.store().sessions_with_unsettled_decisions().await else { continue };
+                let Ok(ids) = engine.store().sessions_with_unsettled_decisions().await else {
+                    continue;
+                };
                 for id in ids {
                     if !matches!(engine.store().runner_active(id).await, Ok(true)) {
                         engine.spawn_resume(id);

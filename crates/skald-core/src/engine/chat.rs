@@ -203,7 +203,7 @@ impl Engine {
                 emitter.emit(Event::TurnRunning { running: true });
                 let watcher = self.watch_remote_stop(session_id, cancel.clone());
                 let outcome = match self
-                    .prepare_and_run(session_id, source, text, chain, &emitter, cancel.clone(), mode)
+                    .prepare_and_run(session_id, text, chain, &emitter, cancel.clone(), mode)
                     .await
                 {
                     Ok(o) => o,
@@ -225,7 +225,11 @@ impl Engine {
     }
 
     /// Polls the runner row so `skald stop` from another process reaches this turn.
-    pub(super) fn watch_remote_stop(&self, session_id: i64, cancel: CancellationToken) -> JoinHandle<()> {
+    pub(super) fn watch_remote_stop(
+        &self,
+        session_id: i64,
+        cancel: CancellationToken,
+    ) -> JoinHandle<()> {
         let store = self.store().clone();
         let runner = self.inner.runner_id.clone();
         tokio::spawn(async move {
@@ -245,7 +249,6 @@ impl Engine {
     async fn prepare_and_run(
         &self,
         session_id: i64,
-        source: &str,
         text: &str,
         chain: Vec<ModelEndpoint>,
         emitter: &TurnEmitter,
@@ -272,7 +275,7 @@ impl Engine {
             })
             .await?;
         emitter.emit(Event::UserMessage { message_id, content: text.to_string(), steer: false });
-        let ctx = self.turn_ctx(session_id, source, chain, emitter, mode).await?;
+        let ctx = self.turn_ctx(session_id, emitter.source(), chain, emitter, mode).await?;
         run_rounds(&ctx, cancel).await
     }
 
@@ -289,8 +292,9 @@ impl Engine {
         let session = store.session(session_id).await?;
         let root = store.root_frame(session_id).await?;
         let cfg = self.config();
-        let run_context = RunContext::parse(session.run_context.as_deref())
-            .map_err(|e| EngineError::InvalidInput(format!("stored run context is invalid: {e}")))?;
+        let run_context = RunContext::parse(session.run_context.as_deref()).map_err(|e| {
+            EngineError::InvalidInput(format!("stored run context is invalid: {e}"))
+        })?;
         let cwd = std::env::current_dir().unwrap_or_else(|_| self.data_dir().to_path_buf());
         let workdir = run_context.effective_workdir(&cwd);
         let agent = agents::load(self.data_dir(), &session.agent_id)
@@ -328,7 +332,12 @@ impl Engine {
         })
     }
 
-    pub(super) async fn finish(&self, session_id: i64, emitter: &TurnEmitter, outcome: &TurnOutcome) {
+    pub(super) async fn finish(
+        &self,
+        session_id: i64,
+        emitter: &TurnEmitter,
+        outcome: &TurnOutcome,
+    ) {
         match outcome {
             TurnOutcome::Final { .. } | TurnOutcome::Parked { .. } => {}
             TurnOutcome::Cancelled => {

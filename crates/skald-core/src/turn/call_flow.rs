@@ -94,7 +94,9 @@ pub async fn settle(
                 let args = parse_args(&raw).unwrap_or(Value::Null);
                 return execute(ctx, row.id, name, &args, cancel).await;
             }
-            ctx.store.set_tool_status(row.id, ToolStatus::Failed, Some(INTERRUPTED_RUNNING)).await?;
+            ctx.store
+                .set_tool_status(row.id, ToolStatus::Failed, Some(INTERRUPTED_RUNNING))
+                .await?;
             ctx.emitter.emit(Event::ToolError {
                 tool_call_id: row.id,
                 error: INTERRUPTED_RUNNING.to_string(),
@@ -143,7 +145,9 @@ async fn gate_and_run(
     }
     let args = match parsed {
         Ok(a) => a,
-        Err(e) => return fail(ctx, id, &format!("{e}. Call `{name}` again with a JSON object.")).await,
+        Err(e) => {
+            return fail(ctx, id, &format!("{e}. Call `{name}` again with a JSON object.")).await;
+        }
     };
     let target: Option<PathBuf> = tool.as_ref().and_then(|t| t.target_path(&args, &ctx.workdir));
     let input = GateInput {
@@ -163,8 +167,12 @@ async fn gate_and_run(
         Verdict::Allow => execute(ctx, id, name, &args, cancel).await,
         Verdict::Deny(reason) => reject(ctx, id, &reason).await,
         Verdict::Require if ctx.auto_deny => {
-            reject(ctx, id, "Rejected automatically: this unattended session cannot ask for approval.")
-                .await
+            reject(
+                ctx,
+                id,
+                "Rejected automatically: this unattended session cannot ask for approval.",
+            )
+            .await
         }
         Verdict::Require => {
             park(ctx, id, name, &args, tool.as_deref(), target).await?;
@@ -185,13 +193,13 @@ async fn park(
     let tctx = ToolContext::new(ctx.workdir.clone(), CancellationToken::new());
     let mut kind = ApprovalKind::Tool;
     let mut review = None;
-    if names::is_write_tool(name) {
-        if let Some(Ok((old, new))) = tool.and_then(|t| t.predict_write(args, &tctx)) {
-            let shown = target.as_ref().map_or_else(|| name.to_string(), |p| p.display().to_string());
-            let d = diff::file_diff(&shown, old.as_deref().map(str::as_bytes), Some(new.as_bytes()));
-            kind = ApprovalKind::Write;
-            review = Some((shown, old, new, d));
-        }
+    if names::is_write_tool(name)
+        && let Some(Ok((old, new))) = tool.and_then(|t| t.predict_write(args, &tctx))
+    {
+        let shown = target.as_ref().map_or_else(|| name.to_string(), |p| p.display().to_string());
+        let d = diff::file_diff(&shown, old.as_deref().map(str::as_bytes), Some(new.as_bytes()));
+        kind = ApprovalKind::Write;
+        review = Some((shown, old, new, d));
     }
     let command = (name == names::EXECUTE_CMD)
         .then(|| args.get("command").and_then(Value::as_str).map(str::to_string))
@@ -211,7 +219,10 @@ async fn park(
         (None, Some(c)) => format!("run `{c}`"),
         _ => format!("{name} {}", compact_json(args)),
     };
-    let diff_json = review.as_ref().map(|(_, _, _, d)| serde_json::to_string(d)).transpose()
+    let diff_json = review
+        .as_ref()
+        .map(|(_, _, _, d)| serde_json::to_string(d))
+        .transpose()
         .map_err(|e| EngineError::InvalidInput(e.to_string()))?;
     ctx.store
         .create_approval_request(&NewApprovalRequest {
@@ -362,5 +373,9 @@ async fn fail(ctx: &TurnCtx, id: i64, error: &str) -> Result<CallFlow, EngineErr
 
 fn compact_json(v: &Value) -> String {
     let s = v.to_string();
-    if s.chars().count() > 120 { format!("{}…", s.chars().take(119).collect::<String>()) } else { s }
+    if s.chars().count() > 120 {
+        format!("{}…", s.chars().take(119).collect::<String>())
+    } else {
+        s
+    }
 }

@@ -15,6 +15,10 @@ impl TurnEmitter {
         Self { bus, session_id, source }
     }
 
+    pub fn source(&self) -> &str {
+        &self.source
+    }
+
     /// Call only after the rows the event describes are committed.
     pub fn emit(&self, event: Event) {
         let _ = self.bus.send(EventEnvelope {

@@ -25,9 +25,9 @@ use tokio_util::sync::CancellationToken;
 use crate::agents::Agent;
 use crate::approval::BypassRegistry;
 use crate::approval::gate::LoadedRules;
-use crate::session::run_context::RunContext;
 use crate::context::{BuildSettings, ContextInputs, MessageBuilder};
 use crate::error::EngineError;
+use crate::session::run_context::RunContext;
 use crate::tools::ToolRegistry;
 
 use call_flow::CallFlow;
@@ -253,7 +253,10 @@ pub async fn resume(ctx: &TurnCtx, cancel: CancellationToken) -> Result<TurnOutc
                 .iter()
                 .any(|c| c.message_id == last.id);
             if !has_calls {
-                return Ok(TurnOutcome::Final { message_id: last.id, content: last.content.clone() });
+                return Ok(TurnOutcome::Final {
+                    message_id: last.id,
+                    content: last.content.clone(),
+                });
             }
             run_rounds(ctx, cancel).await
         }
