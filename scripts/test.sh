@@ -34,6 +34,9 @@ step "ui: typecheck and tests"
 npm --prefix ui run typecheck
 npm --prefix ui test
 
+step "browser: Playwright against skald serve"
+scripts/e2e-browser.sh
+
 step "desktop: smoke test under Xvfb"
 scripts/desktop-smoke.sh
 
