@@ -1,3 +1,4 @@
+mod approvals;
 mod help;
 mod serve;
 mod sessions;

@@ -65,10 +65,11 @@ pub fn file_diff(path: &str, old: Option<&[u8]>, new: Option<&[u8]>) -> FileDiff
             }
         }
     }
+    let sep = if path.starts_with('/') { "" } else { "/" };
     let (a, b) = match (old, new) {
-        (None, _) => ("/dev/null".to_string(), format!("b/{path}")),
-        (_, None) => (format!("a/{path}"), "/dev/null".to_string()),
-        _ => (format!("a/{path}"), format!("b/{path}")),
+        (None, _) => ("/dev/null".to_string(), format!("b{sep}{path}")),
+        (_, None) => (format!("a{sep}{path}"), "/dev/null".to_string()),
+        _ => (format!("a{sep}{path}"), format!("b{sep}{path}")),
     };
     d.unified = diff.unified_diff().context_radius(CONTEXT_LINES).header(&a, &b).to_string();
     let lines = new_s.lines().count();

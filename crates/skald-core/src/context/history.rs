@@ -164,7 +164,7 @@ fn replayable_arguments(call: &ToolCallRow) -> String {
 }
 
 /// LLM-visible content of a call, by its status.
-fn tool_content(call: &ToolCallRow) -> String {
+pub fn tool_content(call: &ToolCallRow) -> String {
     let result = call.result.clone().unwrap_or_default();
     match call.status() {
         Ok(ToolStatus::Done) => result,

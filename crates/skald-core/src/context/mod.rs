@@ -4,12 +4,14 @@
 //! dynamic tail → tail reminder. Nothing that lives only in memory changes what the model sees.
 
 mod builder;
+pub mod compaction;
 mod dynamic;
 pub mod history;
 mod system;
 pub mod tokens;
 
 pub use builder::{BuildSettings, BuiltContext, ContextInputs, MemoryFile, MessageBuilder};
+pub use compaction::{CompactionReport, ContextCompactor};
 pub use dynamic::{DynamicTail, format_now};
 pub use history::{HistoryOptions, INTERRUPTED_PENDING, INTERRUPTED_RUNNING, hidden_placeholder};
 pub use system::{render_static_system, scratchpad_message, summary_message};

@@ -225,7 +225,7 @@ impl Engine {
                     continue;
                 };
                 for id in ids {
-                    if !matches!(engine.store().runner_active(id).await, Ok(true)) {
+                    if !matches!(engine.runner_elsewhere(id).await, Ok(true)) {
                         engine.spawn_resume(id);
                     }
                 }

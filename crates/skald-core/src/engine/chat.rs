@@ -17,6 +17,7 @@ use crate::approval::BypassScope;
 use crate::approval::gate::load_rules;
 use crate::context::BuildSettings;
 use crate::error::EngineError;
+use crate::session::process::pid_alive;
 use crate::session::run_context::RunContext;
 use crate::turn::{ParkMode, TurnCtx, TurnEmitter, TurnOutcome, run_rounds};
 use crate::{agents, config};
@@ -95,8 +96,7 @@ impl Engine {
             self.inner.bypass.grant(session_id, BypassScope::All, None);
         }
         let handle = self.inner.sessions.handle(session_id);
-        let busy_elsewhere =
-            self.store().runner_active(session_id).await.map_err(EngineError::from)?;
+        let busy_elsewhere = self.runner_elsewhere(session_id).await.map_err(EngineError::from)?;
         let guard = match (busy_elsewhere, handle.processing.clone().try_lock_owned().ok()) {
             (false, Some(g)) => g,
             _ => return self.steer(session_id, source, text).await,
@@ -147,7 +147,7 @@ impl Engine {
     /// Whether a turn is running for the session (in any process).
     pub async fn is_running(&self, session_id: i64) -> Result<bool, ApiError> {
         let local = self.inner.sessions.existing(session_id).is_some_and(|h| h.is_processing());
-        Ok(local || self.store().runner_active(session_id).await.map_err(EngineError::from)?)
+        Ok(local || self.runner_elsewhere(session_id).await.map_err(EngineError::from)?)
     }
 
     /// The models to try, in fallback order, with API keys resolved.
@@ -221,7 +221,14 @@ impl Engine {
     }
 
     pub(super) async fn claim(&self, session_id: i64) -> Result<(), StoreError> {
-        self.store().claim_runner(session_id, &self.inner.runner_id, std::process::id()).await
+        self.store()
+            .claim_runner(session_id, &self.inner.runner_id, std::process::id(), &pid_alive)
+            .await
+    }
+
+    /// Whether a live process (maybe this one) holds the session's runner row.
+    pub(super) async fn runner_elsewhere(&self, session_id: i64) -> Result<bool, StoreError> {
+        Ok(self.store().fresh_runner_pid(session_id).await?.is_some_and(pid_alive))
     }
 
     /// Polls the runner row so `skald stop` from another process reaches this turn.

@@ -1,3 +1,6 @@
+mod approval;
 mod config;
 mod engine;
+mod model_powers;
 mod tools;
+mod turn;

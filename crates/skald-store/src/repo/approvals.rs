@@ -221,7 +221,8 @@ impl Store {
         let Some(status) = status else {
             return Err(StoreError::NotFound { what: "tool call", id: d.tool_call_id });
         };
-        let sql = format!("SELECT {DECISION_COLUMNS} FROM approval_decisions WHERE tool_call_id = ?");
+        let sql =
+            format!("SELECT {DECISION_COLUMNS} FROM approval_decisions WHERE tool_call_id = ?");
         let existing = sqlx::query_as::<_, DecisionRow>(&sql)
             .bind(d.tool_call_id)
             .fetch_optional(&mut *tx)
@@ -266,7 +267,8 @@ impl Store {
     }
 
     pub async fn decision(&self, tool_call_id: i64) -> Result<Option<DecisionRow>, StoreError> {
-        let sql = format!("SELECT {DECISION_COLUMNS} FROM approval_decisions WHERE tool_call_id = ?");
+        let sql =
+            format!("SELECT {DECISION_COLUMNS} FROM approval_decisions WHERE tool_call_id = ?");
         Ok(sqlx::query_as::<_, DecisionRow>(&sql)
             .bind(tool_call_id)
             .fetch_optional(self.pool())

@@ -7,25 +7,29 @@ use crate::pool::Store;
 pub const RUNNER_STALE_SECS: i64 = 15;
 
 impl Store {
-    /// Claims the session for this process. Fails with `Conflict` while a live runner holds it.
+    /// Claims the session for this process. Fails with `Conflict` while a live runner holds it;
+    /// `is_alive(pid)` lets a runner whose process died (a kill, a crash) be replaced at once.
     pub async fn claim_runner(
         &self,
         session_id: i64,
         runner: &str,
         pid: u32,
+        is_alive: &(dyn Fn(i64) -> bool + Sync),
     ) -> Result<(), StoreError> {
         let now = self.clock().now();
         let now_s = crate::clock::format_ts(now);
         let stale = crate::clock::format_ts(now - chrono::Duration::seconds(RUNNER_STALE_SECS));
         let mut tx = self.begin_write().await?;
-        let held: Option<(String, String)> =
-            sqlx::query_as("SELECT runner, heartbeat_at FROM session_runners WHERE session_id = ?")
-                .bind(session_id)
-                .fetch_optional(&mut *tx)
-                .await?;
-        if let Some((holder, beat)) = held
+        let held: Option<(String, i64, String)> = sqlx::query_as(
+            "SELECT runner, pid, heartbeat_at FROM session_runners WHERE session_id = ?",
+        )
+        .bind(session_id)
+        .fetch_optional(&mut *tx)
+        .await?;
+        if let Some((holder, holder_pid, beat)) = held
             && holder != runner
             && beat > stale
+            && is_alive(holder_pid)
         {
             return Err(StoreError::Conflict(format!(
                 "session {session_id} already has a running turn ({holder})"
@@ -92,18 +96,17 @@ impl Store {
         Ok(done.rows_affected() > 0)
     }
 
-    /// Whether a live runner holds the session.
-    pub async fn runner_active(&self, session_id: i64) -> Result<bool, StoreError> {
+    /// The pid of a runner with a fresh heartbeat, if any (the caller checks it is alive).
+    pub async fn fresh_runner_pid(&self, session_id: i64) -> Result<Option<i64>, StoreError> {
         let stale = crate::clock::format_ts(
             self.clock().now() - chrono::Duration::seconds(RUNNER_STALE_SECS),
         );
-        let n: i64 = sqlx::query_scalar(
-            "SELECT COUNT(*) FROM session_runners WHERE session_id = ? AND heartbeat_at > ?",
+        Ok(sqlx::query_scalar(
+            "SELECT pid FROM session_runners WHERE session_id = ? AND heartbeat_at > ?",
         )
         .bind(session_id)
         .bind(stale)
-        .fetch_one(self.pool())
-        .await?;
-        Ok(n > 0)
+        .fetch_optional(self.pool())
+        .await?)
     }
 }

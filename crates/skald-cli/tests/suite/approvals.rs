@@ -1,0 +1,202 @@
+//! The approval flow across processes, as a user drives it from terminals: chat parks with a diff,
+//! inbox shows it, deny with a note, resume, approve from another process, file written — and the
+//! same with the resuming process killed while it waits.
+
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+use skald_testkit::{FakeLlm, Reply, ScriptedToolCall};
+
+struct Setup {
+    _dir: tempfile::TempDir,
+    data: String,
+    work: std::path::PathBuf,
+    fake: FakeLlm,
+}
+
+async fn setup() -> Setup {
+    let dir = tempfile::tempdir().unwrap();
+    let work = dir.path().join("work");
+    std::fs::create_dir_all(&work).unwrap();
+    std::fs::write(work.join("main.rs"), "fn main() {\n    println!(\"hi\");\n}\n").unwrap();
+    let fake = FakeLlm::start().await.unwrap();
+    let edit = |new: &str| {
+        Reply::tool_calls(vec![ScriptedToolCall::new(
+            "edit_file",
+            &serde_json::json!({ "path": "main.rs", "old": "    println", "new": new }).to_string(),
+        )])
+    };
+    fake.push(edit("  println"));
+    fake.push(edit("\tprintln"));
+    fake.push(Reply::text("Indented with a tab."));
+    let data = dir.path().join("data").to_str().unwrap().to_string();
+    Setup { _dir: dir, data, work, fake }
+}
+
+fn cmd(s: &Setup, args: &[&str]) -> Command {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_skald"));
+    c.arg("--data-dir").arg(&s.data).args(args);
+    c.env("SKALD_LLM_BASE_URL", s.fake.base_url())
+        .env("SKALD_LLM_MODEL", "fake-model")
+        .env_remove("SKALD_LLM_API_KEY")
+        .env_remove("SKALD_DATA_DIR");
+    c
+}
+
+fn run(s: &Setup, args: &[&str]) -> (i32, String, String) {
+    let out = cmd(s, args).output().unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+fn inbox(s: &Setup) -> Value {
+    let (code, out, err) = run(s, &["--json", "inbox"]);
+    assert_eq!(code, 0, "{err}");
+    serde_json::from_str(&out).unwrap()
+}
+
+/// Waits until the inbox holds a call other than `not`.
+fn wait_for_new_item(s: &Setup, not: i64) -> Value {
+    let start = Instant::now();
+    loop {
+        let inbox = inbox(s);
+        if let Some(item) =
+            inbox["items"].as_array().unwrap().iter().find(|i| i["tool_call_id"] != not)
+        {
+            return item.clone();
+        }
+        assert!(start.elapsed() < Duration::from_secs(20), "no second approval appeared: {inbox}");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+fn wait_exit(child: &mut Child, within: Duration) -> i32 {
+    let start = Instant::now();
+    loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            return status.code().unwrap_or(-1);
+        }
+        assert!(start.elapsed() < within, "process did not exit in {within:?}");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// Chat parks the first edit; the inbox shows its diff; deny it with a note. Returns the call id.
+fn park_and_deny(s: &Setup) -> i64 {
+    let work = s.work.to_str().unwrap();
+    let (code, out, err) = run(s, &["chat", "--workdir", work, "indent main.rs"]);
+    assert_eq!(code, 3, "chat must exit 3 while parked\n{out}\n{err}");
+    assert!(out.contains("needs approval"), "{out}");
+    let inbox = inbox(s);
+    assert_eq!(inbox["total"], 1, "{inbox}");
+    let item = &inbox["items"][0];
+    assert_eq!(item["kind"], "write");
+    let unified = item["diff"]["unified"].as_str().unwrap();
+    assert!(
+        unified.contains("-    println!(\"hi\");") && unified.contains("+  println!(\"hi\");"),
+        "{unified}"
+    );
+    let call = item["tool_call_id"].as_i64().unwrap();
+    let (code, out, err) = run(s, &["deny", &call.to_string(), "--note", "use tabs"]);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(out.contains("rejected"), "{out}");
+    // A second, different decision about the same call is refused.
+    let (code, _, err) = run(s, &["approve", &call.to_string()]);
+    assert_eq!(code, 1, "{err}");
+    assert!(err.contains("already rejected"), "{err}");
+    assert_eq!(
+        std::fs::read_to_string(s.work.join("main.rs")).unwrap(),
+        "fn main() {\n    println!(\"hi\");\n}\n"
+    );
+    call
+}
+
+fn rejection_reached_the_model(s: &Setup) {
+    let reqs = s.fake.requests();
+    let tool_msgs: Vec<String> = reqs
+        .iter()
+        .flat_map(|r| r.body["messages"].as_array().cloned().unwrap_or_default())
+        .filter(|m| m["role"] == "tool")
+        .filter_map(|m| m["content"].as_str().map(str::to_string))
+        .collect();
+    assert!(
+        tool_msgs.iter().any(|c| c == "User rejected this tool call. Reason: use tabs"),
+        "{tool_msgs:?}"
+    );
+    assert!(reqs.iter().all(|r| r.validation_error.is_none()), "a request was invalid");
+}
+
+fn file_has_tab(s: &Setup) {
+    assert_eq!(
+        std::fs::read_to_string(s.work.join("main.rs")).unwrap(),
+        "fn main() {\n\tprintln!(\"hi\");\n}\n"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn deny_resume_and_approve_from_another_process() {
+    let s = setup().await;
+    let first = park_and_deny(&s);
+    let mut resume = cmd(&s, &["--json", "resume", "--session", "1"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let second = wait_for_new_item(&s, first);
+    rejection_reached_the_model(&s);
+    let id = second["tool_call_id"].as_i64().unwrap().to_string();
+    let (code, out, err) = run(&s, &["approve", &id]);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(out.contains("the running turn continues"), "{out}");
+    assert_eq!(wait_exit(&mut resume, Duration::from_secs(20)), 0);
+    let mut stdout = String::new();
+    std::io::Read::read_to_string(resume.stdout.as_mut().unwrap(), &mut stdout).unwrap();
+    let events: Vec<Value> = stdout.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let kinds: Vec<&str> = events.iter().filter_map(|e| e["event"]["type"].as_str()).collect();
+    assert!(kinds.contains(&"tool_rejected") && kinds.contains(&"file_changed"), "{kinds:?}");
+    assert_eq!(kinds.iter().filter(|k| **k == "done").count(), 1, "{kinds:?}");
+    file_has_tab(&s);
+    let detail = run(&s, &["--json", "sessions", "show", "1"]).1;
+    let detail: Value = serde_json::from_str(&detail).unwrap();
+    let statuses: Vec<&str> = detail["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["kind"] == "tool")
+        .filter_map(|m| m["status"].as_str())
+        .collect();
+    assert_eq!(statuses, ["rejected", "done"]);
+    assert!(Path::new(&s.data).join("skald.db").is_file());
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_resume_killed_while_parked_settles_on_the_next_resume() {
+    let s = setup().await;
+    let first = park_and_deny(&s);
+    let mut resume = cmd(&s, &["resume", "--session", "1"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let second = wait_for_new_item(&s, first);
+    resume.kill().unwrap();
+    resume.wait().unwrap();
+    let id = second["tool_call_id"].as_i64().unwrap().to_string();
+    let (code, out, err) = run(&s, &["approve", &id]);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(out.contains("skald resume --session 1"), "nothing runs it now: {out}");
+    assert_eq!(
+        std::fs::read_to_string(s.work.join("main.rs")).unwrap(),
+        "fn main() {\n    println!(\"hi\");\n}\n"
+    );
+    let (code, out, err) = run(&s, &["resume", "--session", "1"]);
+    assert_eq!(code, 0, "{out}{err}");
+    file_has_tab(&s);
+    rejection_reached_the_model(&s);
+    assert_eq!(inbox(&s)["total"], 0);
+}

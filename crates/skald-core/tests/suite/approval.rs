@@ -1,0 +1,309 @@
+//! Rule evaluation, bypasses, the gate verdict and the diffs a human reviews.
+
+use std::path::{Path, PathBuf};
+
+use chrono::Utc;
+use skald_core::approval::gate::{GateInput, LoadedRules, verdict};
+use skald_core::approval::rules::{CallFacts, tool_matches};
+use skald_core::approval::{Action, BypassRegistry, BypassScope, Rule, RuleSet, Verdict, diff};
+use skald_core::session::run_context::RunContext;
+use skald_core::tools::ToolCategory;
+
+fn rule(id: i64, tool: &str, path: Option<&str>, action: Action, priority: i64) -> Rule {
+    Rule {
+        id,
+        tool_pattern: tool.into(),
+        path_pattern: path.map(str::to_string),
+        agent_id: None,
+        source: None,
+        action,
+        priority,
+        note: None,
+    }
+}
+
+/// The seeded default policy, as rows in the order the seeder writes them.
+fn seeded() -> RuleSet {
+    RuleSet::new(vec![
+        rule(1, "@fs_any", Some("secrets/*"), Action::Deny, 5),
+        rule(2, "@fs_write", Some("memory/*"), Action::Allow, 6),
+        rule(3, "execute_cmd", None, Action::Require, 10),
+        rule(4, "restart", None, Action::Require, 10),
+        rule(5, "@fs_write", None, Action::Require, 10),
+        rule(6, "mcp__*", None, Action::Require, 900),
+    ])
+}
+
+struct Env {
+    _dir: tempfile::TempDir,
+    data: PathBuf,
+    work: PathBuf,
+}
+
+fn env() -> Env {
+    let dir = tempfile::tempdir().unwrap();
+    let root = std::fs::canonicalize(dir.path()).unwrap();
+    let data = root.join("data");
+    let work = root.join("work");
+    for d in [data.join("memory"), data.join("secrets"), work.join("src"), work.join("secrets")] {
+        std::fs::create_dir_all(d).unwrap();
+    }
+    Env { _dir: dir, data, work }
+}
+
+fn check(
+    rules: &LoadedRules,
+    bypass: &BypassRegistry,
+    e: &Env,
+    tool: &str,
+    path: Option<&Path>,
+    rc: &RunContext,
+) -> Verdict {
+    let read_only = matches!(tool, "read_file" | "list_dir");
+    let category = if tool.starts_with("mcp__") {
+        None
+    } else if tool == "execute_cmd" || tool == "restart" {
+        Some(ToolCategory::Shell)
+    } else {
+        Some(ToolCategory::Filesystem)
+    };
+    verdict(
+        rules,
+        bypass,
+        &GateInput {
+            session_id: 1,
+            tool,
+            category,
+            read_only,
+            target: path,
+            agent_id: "main",
+            source: "web",
+            workdir: &e.work,
+            data_dir: &e.data,
+            run_context: rc,
+            now: Utc::now(),
+        },
+    )
+}
+
+#[test]
+fn tool_patterns_match_as_documented() {
+    let cases = [
+        ("execute_cmd", "execute_cmd", true),
+        ("execute_cmd", "execute_cmd_x", false),
+        ("mcp__gmail__*", "mcp__gmail__send", true),
+        ("mcp__gmail__*", "mcp__gmailx__send", false),
+        ("mcp__*", "mcp__a__b", true),
+        ("*", "anything", true),
+        ("@fs_read", "read_file", true),
+        ("@fs_read", "write_file", false),
+        ("@fs_write", "edit_file", true),
+        ("@fs_write", "replace_lines", true),
+        ("@fs_any", "list_dir", true),
+        ("@fs_any", "execute_cmd", false),
+    ];
+    for (pattern, tool, expected) in cases {
+        assert_eq!(tool_matches(pattern, tool), expected, "{pattern} vs {tool}");
+    }
+}
+
+#[test]
+fn first_match_by_priority_wins_and_filters_apply() {
+    let mut agent_only = rule(10, "execute_cmd", None, Action::Allow, 1);
+    agent_only.agent_id = Some("builder".into());
+    let set = RuleSet::new(vec![rule(11, "execute_cmd", None, Action::Deny, 50), agent_only]);
+    let roots = [PathBuf::from("/")];
+    let facts = |agent| CallFacts {
+        tool: "execute_cmd",
+        agent_id: agent,
+        source: "web",
+        path: None,
+        roots: &roots,
+    };
+    assert_eq!(set.evaluate(&facts("builder")).unwrap().action, Action::Allow);
+    assert_eq!(set.evaluate(&facts("main")).unwrap().action, Action::Deny);
+}
+
+#[test]
+fn the_seeded_policy_table() {
+    let e = env();
+    let rules: LoadedRules = Ok(seeded());
+    let bypass = BypassRegistry::default();
+    let rc = RunContext::default();
+    let outside = std::fs::canonicalize(std::env::temp_dir()).unwrap().join("elsewhere.txt");
+    let cases: Vec<(&str, Option<PathBuf>, Verdict)> = vec![
+        ("read_file", Some(e.work.join("src/main.rs")), Verdict::Allow),
+        ("list_dir", Some(e.work.clone()), Verdict::Allow),
+        ("read_file", Some(outside.clone()), Verdict::Require),
+        ("write_file", Some(e.work.join("src/main.rs")), Verdict::Require),
+        ("edit_file", Some(e.work.join("a.txt")), Verdict::Require),
+        ("execute_cmd", None, Verdict::Require),
+        ("restart", None, Verdict::Require),
+        ("mcp__srv__tool", None, Verdict::Require),
+        ("update_scratchpad", None, Verdict::Allow),
+        ("write_file", Some(e.data.join("memory/notes.md")), Verdict::Allow),
+    ];
+    for (tool, path, expected) in cases {
+        let got = check(&rules, &bypass, &e, tool, path.as_deref(), &rc);
+        assert_eq!(got, expected, "{tool} {path:?}");
+    }
+    for (tool, path) in [
+        ("read_file", e.work.join("secrets/key.pem")),
+        ("write_file", e.data.join("secrets/token")),
+        ("list_dir", e.work.join("secrets")),
+    ] {
+        let got = check(&rules, &bypass, &e, tool, Some(&path), &rc);
+        assert!(matches!(got, Verdict::Deny(_)), "{tool} {path:?} → {got:?}");
+    }
+}
+
+#[test]
+fn traversal_and_symlinks_out_of_memory_get_no_exemption() {
+    let e = env();
+    let rules: LoadedRules = Ok(seeded());
+    let bypass = BypassRegistry::default();
+    let rc = RunContext::default();
+    // `memory/../src/main.rs` is not under memory/.
+    let traversal = e.data.join("memory/../config.yml");
+    assert_eq!(check(&rules, &bypass, &e, "write_file", Some(&traversal), &rc), Verdict::Require);
+    // A symlink inside memory/ pointing out of it is judged by where it points.
+    let link = e.data.join("memory/escape");
+    std::os::unix::fs::symlink(&e.work, &link).unwrap();
+    let through = link.join("src/main.rs");
+    assert_eq!(check(&rules, &bypass, &e, "write_file", Some(&through), &rc), Verdict::Require);
+    // A symlink into secrets/ is denied like the real path.
+    let sneaky = e.work.join("innocent");
+    std::os::unix::fs::symlink(e.work.join("secrets"), &sneaky).unwrap();
+    let got = check(&rules, &bypass, &e, "read_file", Some(&sneaky.join("key")), &rc);
+    assert!(matches!(got, Verdict::Deny(_)), "{got:?}");
+    // `memory-secrets/` is not `memory/`.
+    let sibling = e.data.join("memory-secrets/x");
+    assert_eq!(check(&rules, &bypass, &e, "write_file", Some(&sibling), &rc), Verdict::Require);
+}
+
+#[test]
+fn bypass_relaxes_require_by_scope_but_never_a_deny() {
+    let e = env();
+    let rules: LoadedRules = Ok(seeded());
+    let rc = RunContext::default();
+    let file = e.work.join("a.txt");
+    let secret = e.work.join("secrets/k");
+
+    let shell_only = BypassRegistry::default();
+    shell_only.grant(1, BypassScope::Category(ToolCategory::Shell), None);
+    assert_eq!(check(&rules, &shell_only, &e, "execute_cmd", None, &rc), Verdict::Allow);
+    assert_eq!(check(&rules, &shell_only, &e, "write_file", Some(&file), &rc), Verdict::Require);
+
+    let mcp = BypassRegistry::default();
+    mcp.grant(1, BypassScope::McpServer("srv".into()), None);
+    assert_eq!(check(&rules, &mcp, &e, "mcp__srv__x", None, &rc), Verdict::Allow);
+    assert_eq!(check(&rules, &mcp, &e, "mcp__other__x", None, &rc), Verdict::Require);
+
+    let all = BypassRegistry::default();
+    all.grant(1, BypassScope::All, None);
+    assert_eq!(check(&rules, &all, &e, "write_file", Some(&file), &rc), Verdict::Allow);
+    assert!(matches!(check(&rules, &all, &e, "write_file", Some(&secret), &rc), Verdict::Deny(_)));
+    assert!(matches!(check(&rules, &all, &e, "read_file", Some(&secret), &rc), Verdict::Deny(_)));
+
+    let expired = BypassRegistry::default();
+    expired.grant(1, BypassScope::All, Some(Utc::now() - chrono::Duration::seconds(1)));
+    assert_eq!(check(&rules, &expired, &e, "execute_cmd", None, &rc), Verdict::Require);
+    all.clear(1);
+    assert_eq!(check(&rules, &all, &e, "execute_cmd", None, &rc), Verdict::Require);
+}
+
+#[test]
+fn run_context_pre_authorises_writes_but_never_overrides_a_deny() {
+    let e = env();
+    let rules: LoadedRules = Ok(seeded());
+    let bypass = BypassRegistry::default();
+    let rc =
+        RunContext { allow_fs_writes: vec!["src".into(), "secrets".into()], ..Default::default() };
+    assert_eq!(
+        check(&rules, &bypass, &e, "write_file", Some(&e.work.join("src/lib.rs")), &rc),
+        Verdict::Allow
+    );
+    assert_eq!(
+        check(&rules, &bypass, &e, "write_file", Some(&e.work.join("README.md")), &rc),
+        Verdict::Require
+    );
+    let secret = e.work.join("secrets/x");
+    assert!(matches!(
+        check(&rules, &bypass, &e, "write_file", Some(&secret), &rc),
+        Verdict::Deny(_)
+    ));
+}
+
+#[test]
+fn rules_that_cannot_be_loaded_fail_closed() {
+    let e = env();
+    let rules: LoadedRules = Err("database is locked".into());
+    let bypass = BypassRegistry::default();
+    bypass.grant(1, BypassScope::All, None);
+    let rc = RunContext::default();
+    let file = e.work.join("a.txt");
+    assert!(matches!(check(&rules, &bypass, &e, "write_file", Some(&file), &rc), Verdict::Deny(_)));
+    assert!(matches!(check(&rules, &bypass, &e, "execute_cmd", None, &rc), Verdict::Deny(_)));
+    assert_eq!(check(&rules, &bypass, &e, "read_file", Some(&file), &rc), Verdict::Allow);
+}
+
+#[test]
+fn a_tool_denied_by_name_is_not_offered() {
+    let set = RuleSet::new(vec![rule(1, "execute_cmd", None, Action::Deny, 1)]);
+    assert!(set.hides_tool("execute_cmd"));
+    assert!(!set.hides_tool("read_file"));
+    assert!(!seeded().hides_tool("execute_cmd"));
+}
+
+fn snap(name: &str, old: Option<&str>, new: Option<&str>) {
+    let d = diff::file_diff("src/demo.txt", old.map(str::as_bytes), new.map(str::as_bytes));
+    insta::assert_json_snapshot!(name, d);
+}
+
+#[test]
+fn diff_insert() {
+    snap("diff_insert", Some("a\nb\nc\n"), Some("a\nb\nnew line\nc\n"));
+}
+
+#[test]
+fn diff_delete() {
+    snap("diff_delete", Some("a\nb\nc\nd\n"), Some("a\nd\n"));
+}
+
+#[test]
+fn diff_modify_has_word_level_spans() {
+    snap(
+        "diff_modify",
+        Some("let total = price * qty;\nok\n"),
+        Some("let total = price * quantity;\nok\n"),
+    );
+}
+
+#[test]
+fn diff_new_file() {
+    snap("diff_new_file", None, Some("fn main() {}\n"));
+}
+
+#[test]
+fn diff_crlf() {
+    snap("diff_crlf", Some("one\r\ntwo\r\n"), Some("one\r\n2\r\n"));
+}
+
+#[test]
+fn diff_no_trailing_newline() {
+    snap("diff_no_trailing_newline", Some("x\ny"), Some("x\ny\n"));
+}
+
+#[test]
+fn diff_large_and_binary_files_get_a_summary() {
+    let big = "line\n".repeat(25_000);
+    let d =
+        diff::file_diff("big.log", Some(big.as_bytes()), Some(format!("{big}more\n").as_bytes()));
+    assert_eq!(d.kind, skald_protocol::DiffKind::TooLarge);
+    assert!(d.hunks.is_empty() && d.summary.contains("too large"), "{}", d.summary);
+    let b = diff::file_diff("img.png", Some(&[0x89, 0, 1, 2]), Some(&[0x89, 0, 9]));
+    assert_eq!(b.kind, skald_protocol::DiffKind::Binary);
+    assert_eq!(b.summary, "binary file: 4 B → 3 B");
+    let same = diff::file_diff("x", Some(b"a\n"), Some(b"a\n"));
+    assert_eq!(same.kind, skald_protocol::DiffKind::Unchanged);
+}
