@@ -144,6 +144,32 @@ impl Engine {
         Ok(local || remote)
     }
 
+    /// Replaces the session's RunContext (working dir, prompt fragments, pre-authorised paths,
+    /// permission group); it applies from the next turn or resume.
+    pub async fn set_run_context(
+        &self,
+        session_id: i64,
+        run_context: Option<RunContext>,
+    ) -> Result<(), ApiError> {
+        let json = run_context
+            .map(|rc| serde_json::to_string(&rc))
+            .transpose()
+            .map_err(|e| EngineError::InvalidInput(e.to_string()))?;
+        self.store()
+            .set_session_run_context(session_id, json.as_deref())
+            .await
+            .map_err(EngineError::from)?;
+        Ok(())
+    }
+
+    /// The session's RunContext (defaults when none is stored).
+    pub async fn run_context(&self, session_id: i64) -> Result<RunContext, ApiError> {
+        let session = self.store().session(session_id).await.map_err(EngineError::from)?;
+        Ok(RunContext::parse(session.run_context.as_deref()).map_err(|e| {
+            EngineError::InvalidInput(format!("stored run context is invalid: {e}"))
+        })?)
+    }
+
     /// Whether a turn is running for the session (in any process).
     pub async fn is_running(&self, session_id: i64) -> Result<bool, ApiError> {
         let local = self.inner.sessions.existing(session_id).is_some_and(|h| h.is_processing());

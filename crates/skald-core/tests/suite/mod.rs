@@ -1,4 +1,5 @@
 mod approval;
+mod auto_resume;
 mod config;
 mod engine;
 mod model_powers;

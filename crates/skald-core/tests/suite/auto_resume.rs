@@ -1,0 +1,125 @@
+//! A decision recorded while no turn is live continues the turn by itself when the engine runs
+//! with auto-resume (the app, `skald serve`) — also when another process wrote the decision.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use skald_core::config::{EnvOverrides, MemorySecrets};
+use skald_core::engine::ChatOptions;
+use skald_core::session::run_context::RunContext;
+use skald_core::turn::{ParkMode, TurnOutcome};
+use skald_core::{Engine, EngineOptions};
+use skald_protocol::DecisionInput;
+use skald_testkit::{FakeLlm, Reply};
+
+async fn open(data: &std::path::Path, fake: &FakeLlm, auto_resume: bool) -> Engine {
+    Engine::open(EngineOptions {
+        data_dir: Some(data.to_path_buf()),
+        env: Some(EnvOverrides {
+            base_url: Some(fake.base_url()),
+            model: Some("fake-model".into()),
+            api_key: None,
+        }),
+        secrets: Some(Arc::new(MemorySecrets::default())),
+        auto_resume,
+        ..Default::default()
+    })
+    .await
+    .unwrap()
+}
+
+fn approve() -> DecisionInput {
+    DecisionInput {
+        approved: true,
+        note: None,
+        decided_by: "test".into(),
+        bypass_secs: None,
+        bypass_scope: None,
+    }
+}
+
+async fn wait_for_file(path: &std::path::Path) {
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+    while !path.exists() {
+        assert!(tokio::time::Instant::now() < deadline, "{} was never written", path.display());
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+async fn park_a_write(engine: &Engine, fake: &FakeLlm, work: &std::path::Path) -> i64 {
+    fake.push(Reply::tool_call("write_file", r#"{"path":"out.txt","content":"done\n"}"#));
+    fake.push(Reply::text("Wrote out.txt."));
+    let opts = ChatOptions {
+        park_mode: ParkMode::Exit,
+        workdir: Some(work.to_path_buf()),
+        ..Default::default()
+    };
+    let receipt = engine.send_message("web", "write out.txt", opts).await.unwrap();
+    let outcome = receipt.turn.unwrap().await.unwrap();
+    assert!(matches!(outcome, TurnOutcome::Parked { .. }), "{outcome:?}");
+    receipt.session_id
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_decision_with_no_live_turn_continues_it_in_an_auto_resuming_engine() {
+    let fake = FakeLlm::start().await.unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let work = dir.path().join("work");
+    std::fs::create_dir_all(&work).unwrap();
+    let engine = open(&dir.path().join("data"), &fake, true).await;
+    park_a_write(&engine, &fake, &work).await;
+    let decision = engine.decide(1, approve()).await.unwrap();
+    assert!(decision.resumed, "the engine should continue the turn itself");
+    wait_for_file(&work.join("out.txt")).await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_decision_written_by_another_process_is_picked_up_by_the_poller() {
+    let fake = FakeLlm::start().await.unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    let work = dir.path().join("work");
+    std::fs::create_dir_all(&work).unwrap();
+    let app = open(&data, &fake, true).await;
+    let _poller = app.spawn_auto_resume();
+    park_a_write(&app, &fake, &work).await;
+    // "Another process": a second engine on the same database, like `skald approve`.
+    let cli = open(&data, &fake, false).await;
+    let decision = cli.decide(1, approve()).await.unwrap();
+    assert!(!decision.resumed);
+    wait_for_file(&work.join("out.txt")).await;
+    assert_eq!(std::fs::read_to_string(work.join("out.txt")).unwrap(), "done\n");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn run_context_updates_apply_to_the_next_turn() {
+    let fake = FakeLlm::start().await.unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let work = dir.path().join("work");
+    std::fs::create_dir_all(work.join("src")).unwrap();
+    let engine = open(&dir.path().join("data"), &fake, false).await;
+    fake.push(Reply::text("hello"));
+    let receipt = engine.send_message("web", "hi", ChatOptions::default()).await.unwrap();
+    receipt.turn.unwrap().await.unwrap();
+    let rc = RunContext {
+        working_directory: Some(work.display().to_string()),
+        system_prompt: vec!["Answer in French.".into()],
+        allow_fs_writes: vec!["src".into()],
+        ..Default::default()
+    };
+    engine.set_run_context(receipt.session_id, Some(rc.clone())).await.unwrap();
+    assert_eq!(engine.run_context(receipt.session_id).await.unwrap(), rc);
+    // Pre-authorised: the write under src/ runs without parking.
+    fake.push(Reply::tool_call("write_file", r#"{"path":"src/lib.rs","content":"// ok\n"}"#));
+    fake.push(Reply::text("done"));
+    let receipt = engine.send_message("web", "write", ChatOptions::default()).await.unwrap();
+    let outcome = receipt.turn.unwrap().await.unwrap();
+    assert!(matches!(outcome, TurnOutcome::Final { .. }), "{outcome:?}");
+    assert!(work.join("src/lib.rs").is_file());
+    let last = fake.requests().last().unwrap().body.clone();
+    let text = last["messages"].to_string();
+    assert!(
+        text.contains("Answer in French.") && text.contains(&work.display().to_string()),
+        "{text}"
+    );
+}

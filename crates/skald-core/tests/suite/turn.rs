@@ -1,0 +1,587 @@
+//! The agent turn end to end: a real engine on a temp data dir against the strict fake provider
+//! over loopback HTTP — tool rounds, retries and fallback, malformed model output, the round
+//! limit, `/stop` (model call and child process), and steering.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+use skald_core::config::{EnvOverrides, MemorySecrets};
+use skald_core::engine::{ChatOptions, SendReceipt};
+use skald_core::turn::TurnOutcome;
+use skald_core::{Engine, EngineOptions};
+use skald_protocol::{DebugMessage, Event, EventEnvelope, ToolStatus};
+use skald_testkit::{FakeLlm, RecordedRequest, Reply};
+use tokio::sync::broadcast;
+
+const SOURCE: &str = "test";
+
+/// A data dir, a working directory and an engine wired to a fake provider.
+pub struct Rig {
+    pub dir: tempfile::TempDir,
+    pub work: PathBuf,
+    pub fake: FakeLlm,
+    pub engine: Engine,
+}
+
+impl Rig {
+    /// The env-defined client (`fake-model`) plus `extra_yaml` as the whole `config.yml`.
+    pub async fn new(extra_yaml: &str) -> Rig {
+        let fake = FakeLlm::start().await.unwrap();
+        let env = EnvOverrides {
+            base_url: Some(fake.base_url()),
+            model: Some("fake-model".into()),
+            api_key: None,
+        };
+        Rig::open(fake, env, |_| extra_yaml.to_string()).await
+    }
+
+    /// Two configured clients on the same fake: `primary` (`fake-model`) first, then `backup`
+    /// (`fake-model-2`); no env client.
+    pub async fn two_models() -> Rig {
+        let fake = FakeLlm::start().await.unwrap();
+        Rig::open(fake, EnvOverrides::default(), |url| {
+            format!(
+                "llm:\n  clients:\n    - name: primary\n      base_url: {url}\n      model: \
+                 fake-model\n    - name: backup\n      base_url: {url}\n      model: fake-model-2\n"
+            )
+        })
+        .await
+    }
+
+    async fn open(fake: FakeLlm, env: EnvOverrides, config: impl FnOnce(&str) -> String) -> Rig {
+        let dir = tempfile::tempdir().unwrap();
+        let data = dir.path().join("data");
+        let work = dir.path().join("work");
+        std::fs::create_dir_all(&data).unwrap();
+        std::fs::create_dir_all(&work).unwrap();
+        let work = std::fs::canonicalize(&work).unwrap();
+        std::fs::write(data.join("config.yml"), config(&fake.base_url())).unwrap();
+        let engine = Engine::open(EngineOptions {
+            data_dir: Some(data),
+            env: Some(env),
+            secrets: Some(Arc::new(MemorySecrets::default())),
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+        Rig { dir, work, fake, engine }
+    }
+
+    pub fn opts(&self) -> ChatOptions {
+        ChatOptions { workdir: Some(self.work.clone()), approve_all: true, ..Default::default() }
+    }
+
+    pub fn data_dir(&self) -> PathBuf {
+        self.dir.path().join("data")
+    }
+
+    /// Sends a message that starts a turn and waits for it; returns the outcome and every event
+    /// of the session emitted meanwhile.
+    pub async fn turn(&self, text: &str) -> (i64, TurnOutcome, Vec<Event>) {
+        let mut rx = self.engine.subscribe();
+        let receipt = self.engine.send_message(SOURCE, text, self.opts()).await.unwrap();
+        let (sid, outcome) = finish(receipt).await;
+        (sid, outcome, drain(&mut rx, sid))
+    }
+
+    pub async fn store(&self) -> skald_store::Store {
+        skald_store::Store::open_in_dir(&self.data_dir()).await.unwrap()
+    }
+}
+
+pub async fn finish(receipt: SendReceipt) -> (i64, TurnOutcome) {
+    assert!(!receipt.steered, "expected a new turn, got a steer");
+    let handle = receipt.turn.unwrap();
+    let outcome =
+        tokio::time::timeout(Duration::from_secs(30), handle).await.expect("turn hung").unwrap();
+    (receipt.session_id, outcome)
+}
+
+pub fn drain(rx: &mut broadcast::Receiver<EventEnvelope>, sid: i64) -> Vec<Event> {
+    let mut out = Vec::new();
+    while let Ok(ev) = rx.try_recv() {
+        if ev.session_id == Some(sid) {
+            out.push(ev.event);
+        }
+    }
+    out
+}
+
+/// Waits (bounded) for an event matching `pred` and returns it.
+pub async fn wait_event(
+    rx: &mut broadcast::Receiver<EventEnvelope>,
+    mut pred: impl FnMut(&Event) -> bool,
+) -> Event {
+    let fut = async {
+        loop {
+            let ev = rx.recv().await.unwrap();
+            if pred(&ev.event) {
+                return ev.event;
+            }
+        }
+    };
+    tokio::time::timeout(Duration::from_secs(10), fut).await.expect("event never came")
+}
+
+async fn wait_until(what: &str, limit: Duration, mut cond: impl FnMut() -> bool) {
+    let start = Instant::now();
+    while !cond() {
+        assert!(start.elapsed() < limit, "timed out waiting for {what}");
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+}
+
+fn name(ev: &Event) -> &'static str {
+    match ev {
+        Event::UserMessage { .. } => "user_message",
+        Event::TurnRunning { .. } => "turn_running",
+        Event::TokenDelta { .. } => "token_delta",
+        Event::Thinking { .. } => "thinking",
+        Event::ToolStart { .. } => "tool_start",
+        Event::ToolDone { .. } => "tool_done",
+        Event::ToolError { .. } => "tool_error",
+        Event::ToolCancelled { .. } => "tool_cancelled",
+        Event::FileChanged { .. } => "file_changed",
+        Event::ModelFallback { .. } => "model_fallback",
+        Event::LlmFailed { .. } => "llm_failed",
+        Event::Done { .. } => "done",
+        Event::Error { .. } => "error",
+        Event::SessionsChanged {} => "sessions_changed",
+        _ => "other",
+    }
+}
+
+/// Event names of the turn itself: without the streamed deltas, the running flag and the
+/// session-list notice of a session created by the message.
+fn names(events: &[Event]) -> Vec<&'static str> {
+    events
+        .iter()
+        .map(name)
+        .filter(|n| !matches!(*n, "token_delta" | "turn_running" | "sessions_changed"))
+        .collect()
+}
+
+fn messages(req: &RecordedRequest) -> Vec<Value> {
+    req.body["messages"].as_array().cloned().unwrap_or_default()
+}
+
+fn text_of(msg: &Value) -> String {
+    match &msg["content"] {
+        Value::String(s) => s.clone(),
+        Value::Array(parts) => {
+            parts.iter().filter_map(|p| p["text"].as_str()).collect::<Vec<_>>().join("")
+        }
+        _ => String::new(),
+    }
+}
+
+/// The tool results (role `tool`) of a request, in order.
+fn tool_results(req: &RecordedRequest) -> Vec<String> {
+    messages(req).iter().filter(|m| m["role"] == "tool").map(text_of).collect()
+}
+
+fn tool_rows(detail: &skald_protocol::SessionDetail) -> Vec<(String, ToolStatus, String)> {
+    detail
+        .messages
+        .iter()
+        .filter_map(|m| match m {
+            DebugMessage::Tool { name, status, result, .. } => {
+                Some((name.clone(), *status, result.clone().unwrap_or_default()))
+            }
+            _ => None,
+        })
+        .collect()
+}
+
+fn args(v: Value) -> String {
+    v.to_string()
+}
+
+#[tokio::test]
+async fn a_multi_round_tool_turn_reads_writes_and_answers_with_every_step_recorded() {
+    let rig = Rig::new("").await;
+    std::fs::write(rig.work.join("in.txt"), "hello from disk\n").unwrap();
+    rig.fake.push(Reply::tool_call("read_file", &args(json!({"path": "in.txt"}))));
+    rig.fake.push(Reply::tool_call(
+        "write_file",
+        &args(json!({"path": "out.txt", "content": "copied: hello from disk\n"})),
+    ));
+    rig.fake.push(Reply::text("I copied the file."));
+
+    let (sid, outcome, events) = rig.turn("copy in.txt to out.txt").await;
+
+    assert!(
+        matches!(&outcome, TurnOutcome::Final { content, .. } if content == "I copied the file."),
+        "{outcome:?}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(rig.work.join("out.txt")).unwrap(),
+        "copied: hello from disk\n"
+    );
+    assert_eq!(
+        names(&events),
+        [
+            "user_message",
+            "thinking",
+            "tool_start",
+            "tool_done",
+            "thinking",
+            "tool_start",
+            "tool_done",
+            "file_changed",
+            "done"
+        ],
+        "{events:#?}"
+    );
+    assert!(matches!(events.last(), Some(Event::TurnRunning { running: false })));
+    let Some(Event::FileChanged { path }) =
+        events.iter().find(|e| matches!(e, Event::FileChanged { .. }))
+    else {
+        unreachable!()
+    };
+    assert!(path.ends_with("out.txt"), "{path}");
+
+    // The model saw the file content, then the write confirmation.
+    let reqs = rig.fake.requests();
+    assert_eq!(reqs.len(), 3);
+    assert!(reqs.iter().all(|r| r.validation_error.is_none()));
+    assert!(tool_results(&reqs[1])[0].contains("hello from disk"), "{:?}", tool_results(&reqs[1]));
+    assert_eq!(tool_results(&reqs[2]).len(), 2);
+
+    let detail = rig.engine.session_detail(sid).await.unwrap();
+    let kinds: Vec<&str> = detail
+        .messages
+        .iter()
+        .map(|m| match m {
+            DebugMessage::User { .. } => "user",
+            DebugMessage::Thinking { .. } => "thinking",
+            DebugMessage::Assistant { .. } => "assistant",
+            DebugMessage::Tool { .. } => "tool",
+            _ => "other",
+        })
+        .collect();
+    assert_eq!(kinds, ["user", "thinking", "tool", "thinking", "tool", "assistant"]);
+    let tools = tool_rows(&detail);
+    assert_eq!(tools[0].0, "read_file");
+    assert_eq!(tools[1].0, "write_file");
+    assert!(tools.iter().all(|t| t.1 == ToolStatus::Done), "{tools:?}");
+    assert!(matches!(&detail.messages[5],
+        DebugMessage::Assistant { content, .. } if content == "I copied the file."));
+}
+
+#[tokio::test]
+async fn a_rate_limit_is_waited_out_as_the_server_asks_then_the_answer_arrives() {
+    let rig = Rig::new("").await;
+    rig.fake.push(Reply::Status { code: 429, times: 1, retry_after: Some(1), body: None });
+    rig.fake.push(Reply::text("after the wait"));
+    let started = Instant::now();
+    let (_, outcome, events) = rig.turn("hi").await;
+    assert!(matches!(&outcome, TurnOutcome::Final { content, .. } if content == "after the wait"));
+    assert!(started.elapsed() >= Duration::from_millis(900), "Retry-After: 1 was not honoured");
+    assert_eq!(rig.fake.requests().len(), 2);
+    assert!(!events.iter().any(|e| matches!(e, Event::Error { .. })));
+}
+
+#[tokio::test]
+async fn a_failing_model_falls_back_to_the_next_with_an_event_and_the_turn_stays_there() {
+    let rig = Rig::two_models().await;
+    // First attempt + 3 retries, all 500; `Retry-After: 0` keeps the test fast.
+    rig.fake.push_for_model(
+        "fake-model",
+        Reply::Status { code: 500, times: 4, retry_after: Some(0), body: None },
+    );
+    rig.fake.push_for_model("fake-model-2", Reply::tool_call("list_dir", r#"{"path": "."}"#));
+    rig.fake.push_for_model("fake-model-2", Reply::text("from the backup"));
+    let (_, outcome, events) = rig.turn("hi").await;
+    assert!(matches!(&outcome, TurnOutcome::Final { content, .. } if content == "from the backup"));
+    let fallback = events.iter().find_map(|e| match e {
+        Event::ModelFallback { from, to, reason } => Some((from, to, reason)),
+        _ => None,
+    });
+    let (from, to, reason) = fallback.expect("no model_fallback event");
+    assert_eq!((from.as_str(), to.as_str()), ("primary", "backup"));
+    assert!(reason.contains("500"), "{reason}");
+    let models: Vec<String> =
+        rig.fake.requests().iter().map(|r| r.model.clone().unwrap_or_default()).collect();
+    // The second round goes straight to the backup instead of retrying the broken model.
+    assert_eq!(
+        models,
+        ["fake-model", "fake-model", "fake-model", "fake-model", "fake-model-2", "fake-model-2"]
+    );
+}
+
+#[tokio::test]
+async fn when_every_model_fails_the_turn_reports_it_and_the_session_stays_usable() {
+    let rig = Rig::two_models().await;
+    for model in ["fake-model", "fake-model-2"] {
+        rig.fake.push_for_model(
+            model,
+            Reply::Status { code: 503, times: 4, retry_after: Some(0), body: None },
+        );
+    }
+    let (sid, outcome, events) = rig.turn("are you there?").await;
+    assert!(matches!(outcome, TurnOutcome::Failed { .. }), "{outcome:?}");
+    let tried = events.iter().find_map(|e| match e {
+        Event::LlmFailed { tried, .. } => Some(tried.clone()),
+        _ => None,
+    });
+    assert_eq!(tried.expect("no llm_failed event"), ["primary", "backup"]);
+    assert!(matches!(events.iter().rev().nth(1), Some(Event::Error { .. })), "{events:#?}");
+
+    rig.fake.push(Reply::text("back again"));
+    let (sid2, outcome, _) = rig.turn("now?").await;
+    assert_eq!(sid, sid2);
+    assert!(matches!(&outcome, TurnOutcome::Final { content, .. } if content == "back again"));
+    // The unanswered prompt is kept but marked failed, so the model is not asked it twice.
+    let detail = rig.engine.session_detail(sid).await.unwrap();
+    let users: Vec<(String, bool)> = detail
+        .messages
+        .iter()
+        .filter_map(|m| match m {
+            DebugMessage::User { content, failed, .. } => Some((content.clone(), *failed)),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(users, [("are you there?".to_string(), true), ("now?".to_string(), false)]);
+    let last = rig.fake.requests().pop().unwrap();
+    assert!(!messages(&last).iter().any(|m| text_of(m).contains("are you there?")));
+}
+
+#[tokio::test]
+async fn a_stream_dropped_mid_reply_is_retried_and_the_answer_is_stored_once() {
+    let rig = Rig::new("").await;
+    rig.fake.push(Reply::DropMidStream { partial: "Hel".into() });
+    rig.fake.push(Reply::text("Hello in full"));
+    let (sid, outcome, events) = rig.turn("greet me").await;
+    assert!(matches!(&outcome, TurnOutcome::Final { content, .. } if content == "Hello in full"));
+    assert_eq!(rig.fake.requests().len(), 2);
+    let done: Vec<&Event> = events.iter().filter(|e| matches!(e, Event::Done { .. })).collect();
+    assert_eq!(done.len(), 1);
+    let detail = rig.engine.session_detail(sid).await.unwrap();
+    let answers: Vec<&str> = detail
+        .messages
+        .iter()
+        .filter_map(|m| match m {
+            DebugMessage::Assistant { content, .. } => Some(content.as_str()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(answers, ["Hello in full"]);
+}
+
+#[tokio::test]
+async fn invalid_tool_arguments_go_back_to_the_model_as_an_error_it_can_correct() {
+    let rig = Rig::new("").await;
+    std::fs::write(rig.work.join("notes.txt"), "the notes\n").unwrap();
+    rig.fake.push(Reply::tool_call("read_file", "{not json"));
+    rig.fake.push(Reply::tool_call("read_file", r#"{"path": "notes.txt"}"#));
+    rig.fake.push(Reply::text("read it"));
+    let (sid, outcome, events) = rig.turn("read notes.txt").await;
+    assert!(matches!(&outcome, TurnOutcome::Final { content, .. } if content == "read it"));
+    let err = events.iter().find_map(|e| match e {
+        Event::ToolError { error, .. } => Some(error.clone()),
+        _ => None,
+    });
+    assert!(err.expect("no tool_error").contains("not valid JSON"));
+    let reqs = rig.fake.requests();
+    let first = tool_results(&reqs[1]);
+    assert_eq!(first.len(), 1);
+    assert!(first[0].starts_with("Error:") && first[0].contains("JSON"), "{first:?}");
+    // The broken call is echoed back verbatim-safe: the strict server accepted the request.
+    assert!(reqs.iter().all(|r| r.validation_error.is_none()));
+    assert!(tool_results(&reqs[2])[1].contains("the notes"));
+    let statuses: Vec<ToolStatus> =
+        tool_rows(&rig.engine.session_detail(sid).await.unwrap()).iter().map(|t| t.1).collect();
+    assert_eq!(statuses, [ToolStatus::Failed, ToolStatus::Done]);
+}
+
+#[tokio::test]
+async fn an_unknown_tool_name_is_answered_with_the_available_tools() {
+    let rig = Rig::new("").await;
+    rig.fake.push(Reply::tool_call("summon_dragon", "{}"));
+    rig.fake.push(Reply::text("sorry, no dragons"));
+    let (_, outcome, events) = rig.turn("do magic").await;
+    assert!(
+        matches!(&outcome, TurnOutcome::Final { content, .. } if content == "sorry, no dragons")
+    );
+    assert!(events.iter().any(|e| matches!(e, Event::ToolError { .. })));
+    let results = tool_results(&rig.fake.requests()[1]);
+    assert!(results[0].starts_with("Error:"), "{results:?}");
+    assert!(results[0].contains("summon_dragon") && results[0].contains("read_file"));
+}
+
+#[tokio::test]
+async fn the_round_limit_ends_the_turn_as_exhausted_with_an_error() {
+    let rig = Rig::new("llm:\n  max_tool_rounds: 3\n").await;
+    for i in 0..5 {
+        rig.fake.push(Reply::tool_call(
+            "update_scratchpad",
+            &args(json!({"key": format!("k{i}"), "value": "v"})),
+        ));
+    }
+    let (_, outcome, events) = rig.turn("loop forever").await;
+    assert_eq!(outcome, TurnOutcome::Exhausted { rounds: 3 });
+    assert_eq!(rig.fake.requests().len(), 3);
+    let msg = events.iter().find_map(|e| match e {
+        Event::Error { message } => Some(message.clone()),
+        _ => None,
+    });
+    assert!(msg.expect("no error event").contains("round limit"));
+    assert!(!events.iter().any(|e| matches!(e, Event::Done { .. })));
+}
+
+#[tokio::test]
+async fn stop_during_a_stalled_model_call_aborts_the_request_and_the_session_goes_on() {
+    let rig = Rig::new("").await;
+    rig.fake.push(Reply::Stall { ms: 30_000, then_hang: true });
+    let mut rx = rig.engine.subscribe();
+    let receipt = rig.engine.send_message(SOURCE, "take your time", rig.opts()).await.unwrap();
+    let sid = receipt.session_id;
+    let fake = &rig.fake;
+    wait_until("the request to reach the fake", Duration::from_secs(10), || fake.in_flight() == 1)
+        .await;
+    assert!(rig.engine.is_running(sid).await.unwrap());
+
+    let stopped_at = Instant::now();
+    assert!(rig.engine.stop(sid).await.unwrap());
+    let (_, outcome) = finish(receipt).await;
+    assert_eq!(outcome, TurnOutcome::Cancelled);
+    assert!(stopped_at.elapsed() < Duration::from_secs(2), "stop took {:?}", stopped_at.elapsed());
+    wait_until("the fake to see the connection close", Duration::from_secs(2), || {
+        fake.in_flight() == 0
+    })
+    .await;
+    let events = drain(&mut rx, sid);
+    assert!(events.contains(&Event::Error { message: "interrupted by user".into() }));
+    assert!(!rig.engine.is_running(sid).await.unwrap());
+
+    rig.fake.push(Reply::text("normal answer"));
+    let (sid2, outcome, _) = rig.turn("and now?").await;
+    assert_eq!(sid2, sid);
+    assert!(matches!(&outcome, TurnOutcome::Final { content, .. } if content == "normal answer"));
+}
+
+fn process_alive(pid: &str) -> bool {
+    // A zombie still has a /proc entry; it is dead for every purpose a user cares about, but it
+    // would mean nobody reaped the child, so only a vanished entry counts as gone.
+    Path::new("/proc").join(pid).exists()
+}
+
+#[cfg(unix)]
+#[tokio::test]
+async fn stop_during_execute_cmd_kills_the_child_within_a_second() {
+    let rig = Rig::new("").await;
+    let pidfile = rig.work.join("pid");
+    rig.fake.push(Reply::tool_call(
+        "execute_cmd",
+        &args(json!({"command": format!("echo $$ > {}; exec sleep 30", pidfile.display())})),
+    ));
+    let receipt = rig.engine.send_message(SOURCE, "sleep", rig.opts()).await.unwrap();
+    let sid = receipt.session_id;
+    let pf = pidfile.clone();
+    wait_until("the child to start", Duration::from_secs(10), || {
+        std::fs::read_to_string(&pf).is_ok_and(|s| s.ends_with('\n'))
+    })
+    .await;
+    let pid = std::fs::read_to_string(&pidfile).unwrap().trim().to_string();
+    assert!(process_alive(&pid));
+
+    let stopped_at = Instant::now();
+    rig.engine.stop(sid).await.unwrap();
+    let (_, outcome) = finish(receipt).await;
+    assert_eq!(outcome, TurnOutcome::Cancelled);
+    wait_until("the child to die", Duration::from_secs(1), || !process_alive(&pid)).await;
+    assert!(stopped_at.elapsed() < Duration::from_secs(2));
+    let tools = tool_rows(&rig.engine.session_detail(sid).await.unwrap());
+    assert_eq!(tools.len(), 1);
+    assert_eq!(tools[0].1, ToolStatus::Cancelled);
+}
+
+#[tokio::test]
+async fn messages_sent_mid_turn_are_echoed_at_once_and_folded_in_after_the_tool_result() {
+    let rig = Rig::new("").await;
+    rig.fake.push(Reply::tool_call("execute_cmd", r#"{"command": "sleep 1"}"#));
+    rig.fake.push(Reply::text("handled both"));
+    let mut rx = rig.engine.subscribe();
+    let receipt = rig.engine.send_message(SOURCE, "first", rig.opts()).await.unwrap();
+    let sid = receipt.session_id;
+    wait_event(&mut rx, |e| matches!(e, Event::ToolStart { .. })).await;
+
+    for text in ["also this", "and that"] {
+        let sent = Instant::now();
+        let steer = rig.engine.send_message(SOURCE, text, rig.opts()).await.unwrap();
+        assert!(steer.steered && steer.turn.is_none());
+        assert_eq!(steer.session_id, sid);
+        let echo = wait_event(&mut rx, |e| matches!(e, Event::UserMessage { .. })).await;
+        assert!(
+            matches!(&echo, Event::UserMessage { content, steer: true, .. } if content == text),
+            "{echo:?}"
+        );
+        assert!(sent.elapsed() < Duration::from_millis(500), "echo was not immediate");
+    }
+    let (_, outcome) = finish(receipt).await;
+    assert!(matches!(&outcome, TurnOutcome::Final { content, .. } if content == "handled both"));
+
+    let reqs = rig.fake.requests();
+    assert_eq!(reqs.len(), 2);
+    let msgs = messages(&reqs[1]);
+    let tool_at = msgs.iter().position(|m| m["role"] == "tool").unwrap();
+    let after: Vec<&Value> = msgs[tool_at + 1..].iter().filter(|m| m["role"] == "user").collect();
+    assert_eq!(after.len(), 1, "steers must coalesce into one user turn: {msgs:#?}");
+    let folded = text_of(after[0]);
+    assert!(folded.contains("also this") && folded.contains("and that"), "{folded}");
+    assert!(folded.find("also this") < folded.find("and that"));
+    let steers = rig.store().await.all_steers(sid).await.unwrap();
+    assert!(steers.iter().all(|s| s.consumed_message_id.is_some()), "{steers:?}");
+}
+
+#[tokio::test]
+async fn a_steer_does_not_reset_the_round_budget() {
+    let rig = Rig::new("llm:\n  max_tool_rounds: 2\n").await;
+    rig.fake.push(Reply::tool_call("execute_cmd", r#"{"command": "sleep 1"}"#));
+    for i in 0..3 {
+        rig.fake.push(Reply::tool_call(
+            "update_scratchpad",
+            &args(json!({"key": format!("k{i}"), "value": "v"})),
+        ));
+    }
+    let mut rx = rig.engine.subscribe();
+    let receipt = rig.engine.send_message(SOURCE, "work", rig.opts()).await.unwrap();
+    wait_event(&mut rx, |e| matches!(e, Event::ToolStart { .. })).await;
+    assert!(rig.engine.send_message(SOURCE, "hurry", rig.opts()).await.unwrap().steered);
+    let (_, outcome) = finish(receipt).await;
+    assert_eq!(outcome, TurnOutcome::Exhausted { rounds: 2 });
+    assert_eq!(rig.fake.requests().len(), 2);
+}
+
+#[tokio::test]
+async fn stop_discards_open_steers_and_a_crash_left_steer_seeds_the_next_turn() {
+    let rig = Rig::new("").await;
+    rig.fake.push(Reply::Stall { ms: 30_000, then_hang: true });
+    let receipt = rig.engine.send_message(SOURCE, "slow", rig.opts()).await.unwrap();
+    let sid = receipt.session_id;
+    let fake = &rig.fake;
+    wait_until("the request", Duration::from_secs(10), || fake.in_flight() == 1).await;
+    assert!(rig.engine.send_message(SOURCE, "never mind", rig.opts()).await.unwrap().steered);
+    rig.engine.stop(sid).await.unwrap();
+    assert_eq!(finish(receipt).await.1, TurnOutcome::Cancelled);
+    let store = rig.store().await;
+    let steers = store.all_steers(sid).await.unwrap();
+    assert_eq!(steers.len(), 1);
+    assert!(steers[0].discarded_at.is_some() && steers[0].consumed_message_id.is_none());
+
+    // A steer stored by a process that died before folding it.
+    store.add_steer(sid, "left over from a crash", None).await.unwrap();
+    rig.fake.push(Reply::text("caught up"));
+    let (_, outcome, _) = rig.turn("fresh question").await;
+    assert!(matches!(&outcome, TurnOutcome::Final { content, .. } if content == "caught up"));
+    let last = rig.fake.requests().pop().unwrap();
+    let all: String = messages(&last).iter().map(text_of).collect::<Vec<_>>().join("\n");
+    let crash = all.find("left over from a crash").expect("crash steer not folded");
+    assert!(crash < all.find("fresh question").unwrap());
+    assert!(!all.contains("never mind"), "a discarded steer must not reach the model");
+    let steers = store.all_steers(sid).await.unwrap();
+    assert!(steers[1].consumed_message_id.is_some());
+}
