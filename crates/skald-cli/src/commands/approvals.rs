@@ -34,7 +34,10 @@ pub async fn inbox(engine: &Engine, out: &Output) -> Result<u8, ApiError> {
             out.line(&format!("    $ {c}   (in {})", item.workdir.as_deref().unwrap_or("?")));
         }
     }
-    out.line(&format!("{} waiting · skald approve CALL | skald deny CALL --note \"why\"", inbox.total));
+    out.line(&format!(
+        "{} waiting · skald approve CALL | skald deny CALL --note \"why\"",
+        inbox.total
+    ));
     Ok(exit::OK)
 }
 
@@ -48,7 +51,13 @@ pub async fn decide(
     let decision = engine
         .decide(
             call_id,
-            DecisionInput { approved, note, decided_by: "cli".into(), bypass_secs: None, bypass_scope: None },
+            DecisionInput {
+                approved,
+                note,
+                decided_by: "cli".into(),
+                bypass_secs: None,
+                bypass_scope: None,
+            },
         )
         .await?;
     if out.is_json() {

@@ -32,8 +32,12 @@ pub async fn run(
         Command::Stop { session } => chat::stop(&engine, session, out).await,
         Command::Resume { session } => chat::resume(&engine, session, out).await,
         Command::Inbox => approvals::inbox(&engine, out).await,
-        Command::Approve { call_id, note } => approvals::decide(&engine, call_id, true, note, out).await,
-        Command::Deny { call_id, note } => approvals::decide(&engine, call_id, false, note, out).await,
+        Command::Approve { call_id, note } => {
+            approvals::decide(&engine, call_id, true, note, out).await
+        }
+        Command::Deny { call_id, note } => {
+            approvals::decide(&engine, call_id, false, note, out).await
+        }
         // Returned above, before a one-shot engine (no config watcher) was opened.
         Command::Serve { .. } => Ok(crate::exit::OK),
     }

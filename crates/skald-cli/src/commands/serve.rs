@@ -16,14 +16,13 @@ use crate::serve::{self, ServeOptions, UiDir, token};
 const UI_DIR_ENV: &str = "SKALD_UI_DIR";
 
 pub async fn run(data_dir: Option<PathBuf>, port: u16, out: &Output) -> Result<u8, ApiError> {
-    let engine =
-        Engine::open(EngineOptions {
-            data_dir,
-            watch_config: true,
-            auto_resume: true,
-            ..Default::default()
-        })
-        .await?;
+    let engine = Engine::open(EngineOptions {
+        data_dir,
+        watch_config: true,
+        auto_resume: true,
+        ..Default::default()
+    })
+    .await?;
     // Decisions written by other processes (`skald approve`) continue parked turns here.
     let _auto_resume = engine.spawn_auto_resume();
     let token = token::load_or_create(engine.data_dir()).map_err(|e| {

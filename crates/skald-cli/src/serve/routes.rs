@@ -104,9 +104,9 @@ fn id_of(id: Result<Path<i64>, PathRejection>, what: &str) -> Result<i64, HttpEr
 }
 
 fn source_of(source: Result<Path<String>, PathRejection>) -> Result<String, HttpError> {
-    source
-        .map(|Path(s)| s)
-        .map_err(|e| HttpError::new(ErrorCode::InvalidInput, format!("bad source: {}", e.body_text())))
+    source.map(|Path(s)| s).map_err(|e| {
+        HttpError::new(ErrorCode::InvalidInput, format!("bad source: {}", e.body_text()))
+    })
 }
 
 async fn stop_turn(
@@ -129,7 +129,8 @@ async fn active_session(
     State(state): State<ServeState>,
     source: Result<Path<String>, PathRejection>,
 ) -> Result<Json<NewSessionReply>, HttpError> {
-    let session_id = state.engine.active_session(&source_of(source)?, &ChatOptions::default()).await?;
+    let session_id =
+        state.engine.active_session(&source_of(source)?, &ChatOptions::default()).await?;
     Ok(Json(NewSessionReply { session_id }))
 }
 
@@ -165,7 +166,8 @@ async fn decide(
     id: Result<Path<i64>, PathRejection>,
     body: Result<Json<DecisionInput>, axum::extract::rejection::JsonRejection>,
 ) -> Result<Json<Decision>, HttpError> {
-    let Json(mut input) = body.map_err(|e| HttpError::new(ErrorCode::InvalidInput, e.body_text()))?;
+    let Json(mut input) =
+        body.map_err(|e| HttpError::new(ErrorCode::InvalidInput, e.body_text()))?;
     if input.decided_by.trim().is_empty() {
         input.decided_by = "web".into();
     }

@@ -372,7 +372,12 @@ impl Engine {
         outcome: &TurnOutcome,
     ) {
         match outcome {
-            TurnOutcome::Final { .. } | TurnOutcome::Parked { .. } => {}
+            TurnOutcome::Final { message_id, .. } => {
+                if let Err(e) = self.publish_completed_turn(session_id, *message_id).await {
+                    tracing::warn!(session_id, "cannot publish the completed turn: {e}");
+                }
+            }
+            TurnOutcome::Parked { .. } => {}
             TurnOutcome::Cancelled => {
                 let _ = self.store().discard_steers(session_id).await;
                 emitter.emit(Event::Error { message: "interrupted by user".into() });

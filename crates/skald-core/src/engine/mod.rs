@@ -2,8 +2,10 @@
 
 mod approvals;
 mod chat;
+mod chat_bus;
 
 pub use chat::{ChatOptions, SendReceipt};
+pub use chat_bus::{CompletedToolCall, CompletedTurn};
 
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, RwLock};
@@ -52,6 +54,7 @@ struct Inner {
     store: Store,
     config: Arc<RwLock<Arc<Config>>>,
     events: broadcast::Sender<EventEnvelope>,
+    chat_bus: broadcast::Sender<chat_bus::CompletedTurn>,
     sessions: SessionRegistry,
     bypass: Arc<BypassRegistry>,
     tools: Arc<ToolRegistry>,
@@ -107,6 +110,7 @@ impl Engine {
                 store,
                 config,
                 events,
+                chat_bus: broadcast::channel(chat_bus::CHAT_BUS_CAPACITY).0,
                 sessions: SessionRegistry::default(),
                 bypass: Arc::new(BypassRegistry::default()),
                 tools: Arc::new(ToolRegistry::builtin()),
