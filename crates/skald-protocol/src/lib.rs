@@ -9,8 +9,10 @@ pub mod bindings;
 pub mod error;
 pub mod event;
 pub mod session;
+pub mod settings;
 
 pub use approval::*;
 pub use error::{ApiError, ErrorCode};
 pub use event::{DeltaKind, Event, EventEnvelope, ResultType};
 pub use session::*;
+pub use settings::*;

@@ -115,6 +115,44 @@ export type Decision = { tool_call_id: number, session_id: number, approved: boo
  */
 resumed: boolean, };
 
+export type LlmClientView = { name: string, base_url: string, model: string, provider: string | null, 
+/**
+ * Environment variable the key is read from, if any.
+ */
+api_key_env: string | null, 
+/**
+ * Whether a key is available (env var set, or an entry in the OS keychain).
+ */
+has_api_key: boolean, 
+/**
+ * `env` = defined by SKALD_LLM_* variables (read-only here).
+ */
+from_env: boolean, context_window: number | null, };
+
+export type LlmClientInput = { name: string, base_url: string, model: string, provider: string | null, api_key_env: string | null, context_window: number | null, };
+
+export type SettingsView = { clients: Array<LlmClientView>, 
+/**
+ * Client names in the order they are tried.
+ */
+fallback: Array<string>, data_dir: string, config_path: string, };
+
+export type ConnectionTest = { ok: boolean, models: Array<string>, 
+/**
+ * Whether the configured model is among them.
+ */
+model_listed: boolean, error: string | null, latency_ms: number, };
+
+export type RuleAction = "allow" | "require" | "deny";
+
+export type ApprovalRuleView = { id: number, group_id: string, tool_pattern: string, path_pattern: string | null, agent_id: string | null, source: string | null, action: RuleAction, priority: number, note: string | null, 
+/**
+ * Set for the seeded defaults.
+ */
+seed_key: string | null, };
+
+export type ApprovalRuleInput = { group_id: string | null, tool_pattern: string, path_pattern: string | null, agent_id: string | null, source: string | null, action: RuleAction, priority: number, note: string | null, };
+
 export type DeltaKind = "content" | "reasoning";
 
 export type ResultType = "string" | "json";

@@ -3,6 +3,7 @@
 mod approvals;
 mod chat;
 mod chat_bus;
+mod settings;
 
 pub use chat::{ChatOptions, SendReceipt};
 pub use chat_bus::{CompletedToolCall, CompletedTurn};
@@ -53,6 +54,7 @@ struct Inner {
     data_dir: PathBuf,
     store: Store,
     config: Arc<RwLock<Arc<Config>>>,
+    env: EnvOverrides,
     events: broadcast::Sender<EventEnvelope>,
     chat_bus: broadcast::Sender<chat_bus::CompletedTurn>,
     sessions: SessionRegistry,
@@ -80,6 +82,7 @@ impl Engine {
         let dir = data_dir::resolve(opts.data_dir).ok_or(EngineError::NoDataDir)?;
         prepare_dir(&dir)?;
         let env = opts.env.unwrap_or_else(EnvOverrides::from_process_env);
+        let env_for_reload = env.clone();
         let config = Arc::new(RwLock::new(Arc::new(config::load(&dir, &env)?)));
         let clock = opts.clock.unwrap_or_else(|| Arc::new(SystemClock));
         let store = Store::open(&dir.join(skald_store::DB_FILE_NAME), clock).await?;
@@ -109,6 +112,7 @@ impl Engine {
                 data_dir: dir,
                 store,
                 config,
+                env: env_for_reload,
                 events,
                 chat_bus: broadcast::channel(chat_bus::CHAT_BUS_CAPACITY).0,
                 sessions: SessionRegistry::default(),
@@ -130,6 +134,13 @@ impl Engine {
     /// The configuration in force now (reloaded when the file changes).
     pub fn config(&self) -> Arc<Config> {
         self.inner.config.read().unwrap_or_else(|p| p.into_inner()).clone()
+    }
+
+    /// Re-reads `config.yml` now (the watcher does the same on file changes).
+    pub fn reload_config(&self) -> Result<(), ApiError> {
+        let cfg = config::load(&self.inner.data_dir, &self.inner.env).map_err(EngineError::from)?;
+        *self.inner.config.write().unwrap_or_else(|p| p.into_inner()) = Arc::new(cfg);
+        Ok(())
     }
 
     /// Every event, from now on.

@@ -156,6 +156,101 @@ impl Store {
         .await?)
     }
 
+    /// Every rule of every group, in evaluation order per group.
+    pub async fn all_rules(&self) -> Result<Vec<RuleRow>, StoreError> {
+        Ok(sqlx::query_as::<_, RuleRow>(
+            "SELECT id, group_id, agent_id, source, tool_pattern, path_pattern, action, note, \
+             priority, seed_key FROM approval_rules ORDER BY group_id, priority, id",
+        )
+        .fetch_all(self.pool())
+        .await?)
+    }
+
+    /// Creates (`id = None`) or replaces a rule. A group may hold only one unfiltered `*` rule:
+    /// a second catch-all with another action would silently shadow it, so it is refused.
+    pub async fn save_rule(&self, id: Option<i64>, r: &RuleRow) -> Result<RuleRow, StoreError> {
+        let mut tx = self.begin_write().await?;
+        let group: Option<String> =
+            sqlx::query_scalar("SELECT id FROM tool_permission_groups WHERE id = ?")
+                .bind(&r.group_id)
+                .fetch_optional(&mut *tx)
+                .await?;
+        if group.is_none() {
+            return Err(StoreError::Conflict(format!("no permission group `{}`", r.group_id)));
+        }
+        let catch_all = r.tool_pattern == "*"
+            && r.path_pattern.is_none()
+            && r.agent_id.is_none()
+            && r.source.is_none();
+        if catch_all {
+            let other: Option<(i64, String)> = sqlx::query_as(
+                "SELECT id, action FROM approval_rules WHERE group_id = ? AND tool_pattern = '*' \
+                 AND path_pattern IS NULL AND agent_id IS NULL AND source IS NULL AND id != ?",
+            )
+            .bind(&r.group_id)
+            .bind(id.unwrap_or(-1))
+            .fetch_optional(&mut *tx)
+            .await?;
+            if let Some((other_id, action)) = other
+                && action != r.action
+            {
+                return Err(StoreError::Conflict(format!(
+                    "the group already has a catch-all `*` rule ({action}, rule {other_id}); edit it \
+                     instead"
+                )));
+            }
+        }
+        let cols = "id, group_id, agent_id, source, tool_pattern, path_pattern, action, note, \
+                    priority, seed_key";
+        let row = match id {
+            Some(id) => sqlx::query_as::<_, RuleRow>(&format!(
+                "UPDATE approval_rules SET group_id = ?, agent_id = ?, source = ?, tool_pattern = ?, \
+                 path_pattern = ?, action = ?, note = ?, priority = ? WHERE id = ? RETURNING {cols}"
+            ))
+            .bind(&r.group_id)
+            .bind(&r.agent_id)
+            .bind(&r.source)
+            .bind(&r.tool_pattern)
+            .bind(&r.path_pattern)
+            .bind(&r.action)
+            .bind(&r.note)
+            .bind(r.priority)
+            .bind(id)
+            .fetch_optional(&mut *tx)
+            .await?
+            .ok_or(StoreError::NotFound { what: "approval rule", id })?,
+            None => sqlx::query_as::<_, RuleRow>(&format!(
+                "INSERT INTO approval_rules (group_id, agent_id, source, tool_pattern, path_pattern, \
+                 action, note, priority, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) \
+                 RETURNING {cols}"
+            ))
+            .bind(&r.group_id)
+            .bind(&r.agent_id)
+            .bind(&r.source)
+            .bind(&r.tool_pattern)
+            .bind(&r.path_pattern)
+            .bind(&r.action)
+            .bind(&r.note)
+            .bind(r.priority)
+            .bind(self.now())
+            .fetch_one(&mut *tx)
+            .await?,
+        };
+        tx.commit().await?;
+        Ok(row)
+    }
+
+    pub async fn delete_rule(&self, id: i64) -> Result<(), StoreError> {
+        let done = sqlx::query("DELETE FROM approval_rules WHERE id = ?")
+            .bind(id)
+            .execute(self.pool())
+            .await?;
+        if done.rows_affected() == 0 {
+            return Err(StoreError::NotFound { what: "approval rule", id });
+        }
+        Ok(())
+    }
+
     /// Parks a call: the call stays `pending` and the request holds what the human reviews.
     pub async fn create_approval_request(&self, r: &NewApprovalRequest) -> Result<(), StoreError> {
         sqlx::query(

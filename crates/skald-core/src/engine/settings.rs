@@ -1,0 +1,206 @@
+//! Settings: LLM clients (config.yml), API keys (OS keychain), connection tests, approval rules.
+
+use std::time::{Duration, Instant};
+
+use skald_protocol::{
+    ApiError, ApprovalRuleInput, ApprovalRuleView, ConnectionTest, ErrorCode, LlmClientInput,
+    LlmClientView, RuleAction, SettingsView,
+};
+use skald_store::StoreError;
+use skald_store::repo::approvals::RuleRow;
+
+use super::Engine;
+use crate::config::{self, ClientConfig, EnvOverrides};
+use crate::error::EngineError;
+
+const ENV_CLIENT: &str = "env";
+
+impl Engine {
+    /// The Settings page: clients in fallback order, whether each has a key, where files live.
+    pub async fn settings(&self) -> Result<SettingsView, ApiError> {
+        let cfg = self.config();
+        let clients = cfg
+            .ordered_clients()
+            .into_iter()
+            .map(|c| LlmClientView {
+                name: c.name.clone(),
+                base_url: c.base_url.clone(),
+                model: c.model.clone(),
+                provider: c.provider.clone(),
+                api_key_env: c.api_key_env.clone(),
+                has_api_key: self.has_key(c),
+                from_env: c.name == ENV_CLIENT,
+                context_window: c.context_window,
+            })
+            .collect::<Vec<_>>();
+        Ok(SettingsView {
+            fallback: clients.iter().map(|c| c.name.clone()).collect(),
+            clients,
+            data_dir: self.data_dir().display().to_string(),
+            config_path: self.data_dir().join(config::CONFIG_FILE_NAME).display().to_string(),
+        })
+    }
+
+    fn has_key(&self, c: &ClientConfig) -> bool {
+        match &c.api_key_env {
+            Some(var) => std::env::var(var).is_ok_and(|v| !v.is_empty()),
+            None => self.inner.secrets.get(&c.name).ok().flatten().is_some(),
+        }
+    }
+
+    /// Replaces the clients and fallback order in `config.yml` (other settings are kept; comments
+    /// in the file are not). Validated exactly like a hand edit before anything is written.
+    pub async fn save_llm_clients(
+        &self,
+        clients: Vec<LlmClientInput>,
+        fallback: Vec<String>,
+    ) -> Result<SettingsView, ApiError> {
+        let dir = self.data_dir();
+        let mut file_cfg =
+            config::load(dir, &EnvOverrides::default()).map_err(EngineError::from)?;
+        file_cfg.llm.clients = clients
+            .into_iter()
+            .filter(|c| c.name != ENV_CLIENT)
+            .map(|c| ClientConfig {
+                name: c.name.trim().to_string(),
+                base_url: c.base_url.trim().to_string(),
+                model: c.model.trim().to_string(),
+                api_key_env: c.api_key_env.filter(|v| !v.trim().is_empty()),
+                provider: c.provider.filter(|v| !v.trim().is_empty()),
+                strength: None,
+                scope: Vec::new(),
+                context_window: c.context_window,
+                extra_params: None,
+            })
+            .collect();
+        file_cfg.llm.fallback = fallback.into_iter().filter(|n| n != ENV_CLIENT).collect();
+        let text = serde_yaml::to_string(&file_cfg).map_err(|e| {
+            ApiError::new(ErrorCode::Internal, format!("cannot encode config: {e}"))
+        })?;
+        // Check the new text in a scratch dir first, so a bad edit never reaches the real file.
+        let scratch = tempdir_in(dir)?;
+        std::fs::write(scratch.join(config::CONFIG_FILE_NAME), &text).map_err(io_err)?;
+        let checked = config::load(&scratch, &EnvOverrides::default());
+        let _ = std::fs::remove_dir_all(&scratch);
+        checked.map_err(|e| {
+            ApiError::new(
+                ErrorCode::InvalidInput,
+                e.to_string().replace(&scratch.display().to_string(), "config.yml"),
+            )
+        })?;
+        let path = dir.join(config::CONFIG_FILE_NAME);
+        let tmp = dir.join(".config.yml.tmp");
+        std::fs::write(&tmp, text).map_err(io_err)?;
+        std::fs::rename(&tmp, &path).map_err(io_err)?;
+        self.reload_config()?;
+        self.settings().await
+    }
+
+    /// Stores (or with `None` removes) a client's API key in the OS keychain.
+    pub async fn set_api_key(&self, client: &str, key: Option<String>) -> Result<(), ApiError> {
+        let result = match key.as_deref().map(str::trim).filter(|k| !k.is_empty()) {
+            Some(k) => self.inner.secrets.set(client, k),
+            None => self.inner.secrets.delete(client),
+        };
+        result.map_err(|e| ApiError::new(ErrorCode::Config, e.to_string()))
+    }
+
+    /// Asks the client's endpoint for its model list.
+    pub async fn test_connection(&self, client: &str) -> Result<ConnectionTest, ApiError> {
+        let chain = self.model_chain()?;
+        let endpoint = chain.iter().find(|e| e.name == client).ok_or_else(|| {
+            ApiError::new(ErrorCode::NotFound, format!("no LLM client named `{client}`"))
+        })?;
+        let started = Instant::now();
+        let result = skald_llm::list_models(endpoint, Duration::from_secs(10)).await;
+        let latency_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
+        Ok(match result {
+            Ok(models) => ConnectionTest {
+                ok: true,
+                model_listed: models.iter().any(|m| m == &endpoint.model),
+                models,
+                error: None,
+                latency_ms,
+            },
+            Err(e) => ConnectionTest {
+                ok: false,
+                models: Vec::new(),
+                model_listed: false,
+                error: Some(e.to_string()),
+                latency_ms,
+            },
+        })
+    }
+
+    /// Every approval rule, in evaluation order per group.
+    pub async fn approval_rules(&self) -> Result<Vec<ApprovalRuleView>, ApiError> {
+        let rows = self.store().all_rules().await.map_err(EngineError::from)?;
+        Ok(rows.into_iter().map(rule_view).collect())
+    }
+
+    /// Creates (`id = None`) or updates a rule. Takes effect from the next gated call.
+    pub async fn save_approval_rule(
+        &self,
+        id: Option<i64>,
+        input: ApprovalRuleInput,
+    ) -> Result<ApprovalRuleView, ApiError> {
+        if input.tool_pattern.trim().is_empty() {
+            return Err(ApiError::new(ErrorCode::InvalidInput, "the tool pattern is empty"));
+        }
+        let row = RuleRow {
+            id: id.unwrap_or(0),
+            group_id: input.group_id.unwrap_or_else(|| "default".into()),
+            agent_id: input.agent_id.filter(|s| !s.trim().is_empty()),
+            source: input.source.filter(|s| !s.trim().is_empty()),
+            tool_pattern: input.tool_pattern.trim().to_string(),
+            path_pattern: input.path_pattern.filter(|s| !s.trim().is_empty()),
+            action: match input.action {
+                RuleAction::Allow => "allow",
+                RuleAction::Require => "require",
+                RuleAction::Deny => "deny",
+            }
+            .to_string(),
+            note: input.note,
+            priority: input.priority,
+            seed_key: None,
+        };
+        let saved = self.store().save_rule(id, &row).await.map_err(|e| match e {
+            StoreError::Conflict(m) => ApiError::new(ErrorCode::Conflict, m),
+            other => EngineError::from(other).into(),
+        })?;
+        Ok(rule_view(saved))
+    }
+
+    pub async fn delete_approval_rule(&self, id: i64) -> Result<(), ApiError> {
+        Ok(self.store().delete_rule(id).await.map_err(EngineError::from)?)
+    }
+}
+
+fn rule_view(r: RuleRow) -> ApprovalRuleView {
+    ApprovalRuleView {
+        id: r.id,
+        group_id: r.group_id,
+        tool_pattern: r.tool_pattern,
+        path_pattern: r.path_pattern,
+        agent_id: r.agent_id,
+        source: r.source,
+        action: match r.action.as_str() {
+            "allow" => RuleAction::Allow,
+            "deny" => RuleAction::Deny,
+            _ => RuleAction::Require,
+        },
+        priority: r.priority,
+        note: r.note,
+        seed_key: r.seed_key,
+    }
+}
+
+fn io_err(e: std::io::Error) -> ApiError {
+    ApiError::new(ErrorCode::Storage, format!("cannot write config.yml: {e}"))
+}
+
+fn tempdir_in(dir: &std::path::Path) -> Result<std::path::PathBuf, ApiError> {
+    let p = dir.join(format!(".config-check-{}", std::process::id()));
+    std::fs::create_dir_all(&p).map_err(io_err)?;
+    Ok(p)
+}
