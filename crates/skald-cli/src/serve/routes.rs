@@ -3,10 +3,14 @@
 use axum::extract::rejection::{PathRejection, QueryRejection};
 use axum::extract::{OriginalUri, Path, Query, State};
 use axum::http::{Method, StatusCode};
-use axum::routing::{get, post};
+use axum::routing::{get, post, put};
 use axum::{Json, Router, middleware};
 use serde::{Deserialize, Serialize};
 use skald_core::engine::ChatOptions;
+use skald_core::session::run_context::RunContext;
+use skald_protocol::{
+    ApprovalRuleInput, ApprovalRuleView, ConnectionTest, LlmClientInput, SettingsView,
+};
 use skald_protocol::{
     DEFAULT_PER_PAGE, Decision, DecisionInput, ErrorCode, Inbox, Page, SessionDetail,
     SessionListQuery, SessionSummary,
@@ -29,6 +33,13 @@ pub(crate) fn app(state: ServeState) -> Router {
         .route("/sources/{source}/messages", post(send_message))
         .route("/inbox", get(inbox))
         .route("/tools/{id}/decision", post(decide))
+        .route("/settings", get(settings))
+        .route("/settings/clients", put(save_clients))
+        .route("/settings/clients/{name}/key", put(set_key))
+        .route("/settings/clients/{name}/test", post(test_connection))
+        .route("/approval/rules", get(rules).post(create_rule))
+        .route("/approval/rules/{id}", put(update_rule).delete(delete_rule))
+        .route("/sessions/{id}/run_context", get(get_run_context).post(set_run_context))
         .fallback(api_not_found)
         .method_not_allowed_fallback(api_method_not_allowed)
         .layer(middleware::from_fn_with_state(state.clone(), auth::require_bearer));
@@ -172,6 +183,95 @@ async fn decide(
         input.decided_by = "web".into();
     }
     Ok(Json(state.engine.decide(id_of(id, "tool call")?, input).await?))
+}
+
+type JsonBody<T> = Result<Json<T>, axum::extract::rejection::JsonRejection>;
+
+fn body<T>(b: JsonBody<T>) -> Result<T, HttpError> {
+    b.map(|Json(v)| v).map_err(|e| HttpError::new(ErrorCode::InvalidInput, e.body_text()))
+}
+
+async fn settings(State(state): State<ServeState>) -> Result<Json<SettingsView>, HttpError> {
+    Ok(Json(state.engine.settings().await?))
+}
+
+#[derive(Debug, Deserialize)]
+struct ClientsBody {
+    clients: Vec<LlmClientInput>,
+    fallback: Vec<String>,
+}
+
+async fn save_clients(
+    State(state): State<ServeState>,
+    b: JsonBody<ClientsBody>,
+) -> Result<Json<SettingsView>, HttpError> {
+    let b = body(b)?;
+    Ok(Json(state.engine.save_llm_clients(b.clients, b.fallback).await?))
+}
+
+#[derive(Debug, Deserialize)]
+struct KeyBody {
+    key: Option<String>,
+}
+
+async fn set_key(
+    State(state): State<ServeState>,
+    name: Result<Path<String>, PathRejection>,
+    b: JsonBody<KeyBody>,
+) -> Result<Json<serde_json::Value>, HttpError> {
+    state.engine.set_api_key(&source_of(name)?, body(b)?.key).await?;
+    Ok(Json(serde_json::json!({ "ok": true })))
+}
+
+async fn test_connection(
+    State(state): State<ServeState>,
+    name: Result<Path<String>, PathRejection>,
+) -> Result<Json<ConnectionTest>, HttpError> {
+    Ok(Json(state.engine.test_connection(&source_of(name)?).await?))
+}
+
+async fn rules(State(state): State<ServeState>) -> Result<Json<Vec<ApprovalRuleView>>, HttpError> {
+    Ok(Json(state.engine.approval_rules().await?))
+}
+
+async fn create_rule(
+    State(state): State<ServeState>,
+    b: JsonBody<ApprovalRuleInput>,
+) -> Result<Json<ApprovalRuleView>, HttpError> {
+    Ok(Json(state.engine.save_approval_rule(None, body(b)?).await?))
+}
+
+async fn update_rule(
+    State(state): State<ServeState>,
+    id: Result<Path<i64>, PathRejection>,
+    b: JsonBody<ApprovalRuleInput>,
+) -> Result<Json<ApprovalRuleView>, HttpError> {
+    let id = id_of(id, "rule")?;
+    Ok(Json(state.engine.save_approval_rule(Some(id), body(b)?).await?))
+}
+
+async fn delete_rule(
+    State(state): State<ServeState>,
+    id: Result<Path<i64>, PathRejection>,
+) -> Result<Json<serde_json::Value>, HttpError> {
+    state.engine.delete_approval_rule(id_of(id, "rule")?).await?;
+    Ok(Json(serde_json::json!({ "ok": true })))
+}
+
+async fn get_run_context(
+    State(state): State<ServeState>,
+    id: Result<Path<i64>, PathRejection>,
+) -> Result<Json<RunContext>, HttpError> {
+    Ok(Json(state.engine.run_context(id_of(id, "session")?).await?))
+}
+
+async fn set_run_context(
+    State(state): State<ServeState>,
+    id: Result<Path<i64>, PathRejection>,
+    b: JsonBody<Option<RunContext>>,
+) -> Result<Json<serde_json::Value>, HttpError> {
+    state.engine.set_run_context(id_of(id, "session")?, body(b)?).await?;
+    Ok(Json(serde_json::json!({ "ok": true })))
 }
 
 /// Unknown `/api/*` paths answer in the API's own error shape, never with the UI's HTML.

@@ -1,0 +1,160 @@
+//! The chat and approval flow over `skald serve`'s HTTP API, with the strict fake provider:
+//! send a message, stream events over the WebSocket, approve a parked write over HTTP.
+
+use std::io::{BufRead, BufReader};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use futures::StreamExt;
+use serde_json::{Value, json};
+use skald_testkit::{FakeLlm, Reply};
+
+struct Serve {
+    child: Child,
+    base: String,
+    token: String,
+}
+
+impl Drop for Serve {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn start(data: &std::path::Path, work: &std::path::Path, fake: &FakeLlm) -> Serve {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_skald"))
+        .args(["--data-dir", data.to_str().unwrap(), "serve", "--port", "0"])
+        .current_dir(work)
+        .env("SKALD_UI_DIR", work)
+        .env("SKALD_LLM_BASE_URL", fake.base_url())
+        .env("SKALD_LLM_MODEL", "fake-model")
+        .env_remove("SKALD_DATA_DIR")
+        .env_remove("SKALD_LLM_API_KEY")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    BufReader::new(child.stdout.take().unwrap()).read_line(&mut line).unwrap();
+    let rest = line.trim().strip_prefix("listening on ").unwrap().to_string();
+    let (base, token) = rest.split_once("/?token=").unwrap();
+    Serve { child, base: base.to_string(), token: token.to_string() }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_streamed_turn_and_an_approval_over_http() {
+    let fake = FakeLlm::start().await.unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let work = dir.path().join("work");
+    std::fs::create_dir_all(&work).unwrap();
+    let s = start(&dir.path().join("data"), &work, &fake);
+    let http = reqwest::Client::new();
+    let api = |p: &str| format!("{}/api{p}", s.base);
+
+    let ws_url = format!("{}/api/ws?token={}", s.base.replace("http://", "ws://"), s.token);
+    let (mut ws, _) = tokio_tungstenite::connect_async(ws_url).await.unwrap();
+
+    fake.push(Reply::text("Hello from the fake model, streamed in small pieces."));
+    let sent: Value = http
+        .post(api("/sources/web/messages"))
+        .bearer_auth(&s.token)
+        .json(&json!({ "text": "hi" }))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let session = sent["session_id"].as_i64().unwrap();
+    assert_eq!(sent["steered"], false);
+
+    let mut kinds = Vec::new();
+    let mut streamed = String::new();
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while !kinds.contains(&"done".to_string()) {
+        assert!(Instant::now() < deadline, "no done event: {kinds:?}");
+        let msg = tokio::time::timeout(Duration::from_secs(10), ws.next())
+            .await
+            .unwrap()
+            .unwrap()
+            .unwrap();
+        let Ok(text) = msg.into_text() else { continue };
+        let ev: Value = serde_json::from_str(&text).unwrap();
+        let kind = ev["event"]["type"].as_str().unwrap_or("").to_string();
+        if kind == "token_delta" {
+            streamed.push_str(ev["event"]["delta"].as_str().unwrap());
+        }
+        kinds.push(kind);
+    }
+    assert_eq!(streamed, "Hello from the fake model, streamed in small pieces.");
+    let first_user = kinds.iter().position(|k| k == "user_message").unwrap();
+    assert!(first_user < kinds.iter().position(|k| k == "token_delta").unwrap(), "{kinds:?}");
+
+    // A write parks; the turn waits for the decision (serve never ends a turn parked).
+    fake.push(Reply::tool_call("write_file", r#"{"path":"note.txt","content":"ok\n"}"#));
+    fake.push(Reply::text("Wrote note.txt."));
+    http.post(api("/sources/web/messages"))
+        .bearer_auth(&s.token)
+        .json(&json!({ "text": "write a note" }))
+        .send()
+        .await
+        .unwrap();
+    let item = loop {
+        let inbox: Value = http
+            .get(api("/inbox"))
+            .bearer_auth(&s.token)
+            .send()
+            .await
+            .unwrap()
+            .json()
+            .await
+            .unwrap();
+        if let Some(item) = inbox["items"].as_array().unwrap().first() {
+            break item.clone();
+        }
+        assert!(Instant::now() < deadline + Duration::from_secs(10), "nothing parked");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    };
+    assert_eq!(item["kind"], "write");
+    assert_eq!(item["diff"]["kind"], "create");
+    let running: Value = http
+        .get(api(&format!("/sessions/{session}/running")))
+        .bearer_auth(&s.token)
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(running["running"], true, "the turn is alive while it waits");
+    let id = item["tool_call_id"].as_i64().unwrap();
+    let decision: Value = http
+        .post(api(&format!("/tools/{id}/decision")))
+        .bearer_auth(&s.token)
+        .json(&json!({ "approved": true, "note": null, "decided_by": "", "bypass_secs": null, "bypass_scope": null }))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(
+        (decision["approved"].as_bool(), decision["decided_by"].as_str()),
+        (Some(true), Some("web"))
+    );
+    let wait = Instant::now();
+    while !work.join("note.txt").exists() {
+        assert!(wait.elapsed() < Duration::from_secs(5), "approved write never happened");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    // Deciding again the other way is a conflict.
+    let again = http
+        .post(api(&format!("/tools/{id}/decision")))
+        .bearer_auth(&s.token)
+        .json(&json!({ "approved": false, "note": "no", "decided_by": "web", "bypass_secs": null, "bypass_scope": null }))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(again.status().as_u16(), 409);
+}
