@@ -1,4 +1,5 @@
 // The always-visible navigation: one link per top-level page, the current one marked for AT.
+import { useInbox } from "../backend";
 import type { Route } from "./route";
 import { DEFAULT_CHAT_SOURCE } from "./route";
 
@@ -13,6 +14,7 @@ const ITEMS: Item[] = [
 ];
 
 export function Sidebar({ route }: { route: Route }) {
+  const { count } = useInbox();
   return (
     <nav className="sidebar" aria-label="Main">
       <div className="brand" aria-hidden="true">
@@ -21,13 +23,24 @@ export function Sidebar({ route }: { route: Route }) {
       <ul>
         {ITEMS.map((item) => {
           const current = item.matches(route);
+          const waiting = item.href === "#inbox" && count ? count : 0;
           return (
             <li key={item.label}>
-              <a href={item.href} aria-current={current ? "page" : undefined} className="nav-link">
+              <a
+                href={item.href}
+                aria-current={current ? "page" : undefined}
+                aria-label={waiting ? `${item.label}, ${waiting} waiting` : undefined}
+                className="nav-link"
+              >
                 <svg viewBox="0 0 24 24" width="16" height="16" aria-hidden="true" focusable="false">
                   <path d={item.icon} fill="none" stroke="currentColor" strokeWidth="1.6" strokeLinejoin="round" strokeLinecap="round" />
                 </svg>
                 <span>{item.label}</span>
+                {waiting ? (
+                  <span className="nav-badge" aria-hidden="true">
+                    {waiting > 99 ? "99+" : waiting}
+                  </span>
+                ) : null}
               </a>
             </li>
           );

@@ -7,10 +7,13 @@ import {
   useQueryClient,
   type UseQueryResult,
 } from "@tanstack/react-query";
-import { createContext, createElement, useContext, useEffect, useState, type ReactNode } from "react";
+import { createContext, createElement, useCallback, useContext, useEffect, useRef, useState, type ReactNode } from "react";
 import type {
   ApiError,
+  Decision,
+  DecisionInput,
   EventEnvelope,
+  Inbox,
   Page,
   SessionDetail,
   SessionListQuery,
@@ -21,7 +24,9 @@ import type { Backend } from "./types";
 import { createWebBackend } from "./web";
 
 export type * from "./bindings";
-export type { Backend, BackendKind } from "./types";
+export type { Backend, BackendKind, SendResult } from "./types";
+export { useChat, type ChatController } from "./useChat";
+export type { ChatItem, ChatState, ToolItem, ApprovalInfo, CardStatus, NoticeItem } from "./chat";
 export { isApiError, toApiError } from "./types";
 
 /** Tauri injects `__TAURI_INTERNALS__` before any page script runs; a plain browser has none. */
@@ -34,6 +39,13 @@ export const sessionKeys = {
   list: (query: SessionListQuery) => ["sessions", "list", query] as const,
   detail: (id: number) => ["sessions", "detail", id] as const,
 };
+
+export const inboxKeys = {
+  all: ["inbox"] as const,
+};
+
+/** Events after which the set of waiting approvals may have changed. */
+const INBOX_EVENTS = new Set(["approval_required", "pending_write", "approval_resolved", "sessions_changed"]);
 
 const NO_RETRY_CODES = new Set(["not_found", "invalid_input", "unauthorized", "config"]);
 
@@ -51,7 +63,25 @@ export function createQueryClient(): QueryClient {
   });
 }
 
-const BackendContext = createContext<Backend | null>(null);
+type Listener = (envelope: EventEnvelope) => void;
+
+/** One engine subscription per app, fanned out to every page that listens. */
+class EventHub {
+  private listeners = new Set<Listener>();
+  add(listener: Listener): () => void {
+    this.listeners.add(listener);
+    return () => {
+      this.listeners.delete(listener);
+    };
+  }
+  dispatch(envelope: EventEnvelope): void {
+    for (const l of [...this.listeners]) l(envelope);
+  }
+}
+
+type BackendContextValue = { backend: Backend; hub: EventHub };
+
+const BackendContext = createContext<BackendContextValue | null>(null);
 
 export interface BackendProviderProps {
   backend: Backend;
@@ -61,16 +91,24 @@ export interface BackendProviderProps {
 
 function EventBridge({ backend, children }: { backend: Backend; children?: ReactNode }) {
   const client = useQueryClient();
+  const [value] = useState<BackendContextValue>(() => ({ backend, hub: new EventHub() }));
+  const current = value.backend === backend ? value : { backend, hub: value.hub };
+  const hub = current.hub;
   useEffect(
     () =>
       backend.subscribe((envelope: EventEnvelope) => {
-        if (envelope.event.type === "sessions_changed") {
+        const type = envelope.event.type;
+        if (type === "sessions_changed") {
           void client.invalidateQueries({ queryKey: sessionKeys.all });
         }
+        if (INBOX_EVENTS.has(type)) {
+          void client.invalidateQueries({ queryKey: inboxKeys.all });
+        }
+        hub.dispatch(envelope);
       }),
-    [backend, client],
+    [backend, client, hub],
   );
-  return createElement(BackendContext.Provider, { value: backend }, children);
+  return createElement(BackendContext.Provider, { value: current }, children);
 }
 
 export function BackendProvider({ backend, queryClient, children }: BackendProviderProps) {
@@ -82,10 +120,50 @@ export function BackendProvider({ backend, queryClient, children }: BackendProvi
   );
 }
 
+function useBackendContext(): BackendContextValue {
+  const value = useContext(BackendContext);
+  if (!value) throw new Error("useBackend must be used inside <BackendProvider>");
+  return value;
+}
+
 export function useBackend(): Backend {
-  const backend = useContext(BackendContext);
-  if (!backend) throw new Error("useBackend must be used inside <BackendProvider>");
-  return backend;
+  return useBackendContext().backend;
+}
+
+/** Calls `handler` for every engine event while the component is mounted (latest handler wins). */
+export function useEngineEvents(handler: (envelope: EventEnvelope) => void): void {
+  const { hub } = useBackendContext();
+  const latest = useRef(handler);
+  latest.current = handler;
+  useEffect(() => hub.add((e) => latest.current(e)), [hub]);
+}
+
+/** Sends a decision and refreshes the inbox, so the decided item leaves the list at once. */
+export function useDecide(): (toolCallId: number, input: DecisionInput) => Promise<Decision> {
+  const backend = useBackend();
+  const client = useQueryClient();
+  return useCallback(
+    async (toolCallId, input) => {
+      try {
+        return await backend.decide(toolCallId, input);
+      } finally {
+        void client.invalidateQueries({ queryKey: inboxKeys.all });
+      }
+    },
+    [backend, client],
+  );
+}
+
+/** Every approval waiting for a human, across sessions; also feeds the sidebar badge. */
+export function useInbox(): UseQueryResult<Inbox, ApiError> & { count: number | null } {
+  const backend = useBackend();
+  const result = useQuery<Inbox, ApiError>({
+    queryKey: inboxKeys.all,
+    queryFn: () => backend.inbox(),
+    // Events cover live changes; the slow poll catches decisions made by the CLI or a restart.
+    refetchInterval: 10_000,
+  });
+  return Object.assign(result, { count: result.data ? result.data.total : null });
 }
 
 export function useSessions(query: SessionListQuery): UseQueryResult<Page<SessionSummary>, ApiError> {

@@ -35,6 +35,41 @@ describe("tauri backend", () => {
     ]);
   });
 
+  it("calls the chat and inbox commands with camelCase arguments", async () => {
+    const calls: Array<[string, unknown]> = [];
+    const replies: Record<string, unknown> = {
+      active_session: 4,
+      send_message: { session_id: 4, steered: false },
+      stop_turn: true,
+      turn_running: true,
+      new_session: 5,
+      inbox: { items: [], total: 0 },
+      decide: { tool_call_id: 8, approved: true },
+    };
+    mockIPC((cmd, args) => {
+      calls.push([cmd, args]);
+      return replies[cmd] ?? null;
+    });
+    const backend = createTauriBackend();
+    expect(await backend.activeSession("web")).toBe(4);
+    expect(await backend.sendMessage("web", "hi")).toEqual({ session_id: 4, steered: false });
+    expect(await backend.stop(4)).toBe(true);
+    expect(await backend.isRunning(4)).toBe(true);
+    expect(await backend.newSession("web")).toBe(5);
+    expect(await backend.inbox()).toEqual({ items: [], total: 0 });
+    const input = { approved: true, note: null, decided_by: "app", bypass_secs: 900, bypass_scope: "all" as const };
+    await backend.decide(8, input);
+    expect(calls).toEqual([
+      ["active_session", { source: "web" }],
+      ["send_message", { source: "web", text: "hi" }],
+      ["stop_turn", { sessionId: 4 }],
+      ["turn_running", { sessionId: 4 }],
+      ["new_session", { source: "web" }],
+      ["inbox", {}],
+      ["decide", { toolCallId: 8, input }],
+    ]);
+  });
+
   it("rejects with the command's ApiError, and wraps anything else", async () => {
     let reply: unknown = { code: "not_found", message: "no session 9" };
     mockIPC(() => {

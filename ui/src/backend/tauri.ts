@@ -1,7 +1,16 @@
 // The desktop transport: Tauri commands plus one IPC channel for engine events.
 import { Channel, invoke } from "@tauri-apps/api/core";
-import type { EventEnvelope, Page, SessionDetail, SessionListQuery, SessionSummary } from "./bindings";
-import { isEventEnvelope, toApiError, type Backend } from "./types";
+import type {
+  Decision,
+  DecisionInput,
+  EventEnvelope,
+  Inbox,
+  Page,
+  SessionDetail,
+  SessionListQuery,
+  SessionSummary,
+} from "./bindings";
+import { isEventEnvelope, toApiError, type Backend, type SendResult } from "./types";
 
 type Invoke = <T>(cmd: string, args?: Record<string, unknown>) => Promise<T>;
 
@@ -20,6 +29,14 @@ export function createTauriBackend(run: Invoke = invoke): Backend {
     listSessions: (query: SessionListQuery) =>
       call<Page<SessionSummary>>(run, "list_sessions", { query }),
     getSession: (id: number) => call<SessionDetail>(run, "session_detail", { id }),
+    activeSession: (source: string) => call<number>(run, "active_session", { source }),
+    sendMessage: (source: string, text: string) => call<SendResult>(run, "send_message", { source, text }),
+    stop: (sessionId: number) => call<boolean>(run, "stop_turn", { sessionId }),
+    isRunning: (sessionId: number) => call<boolean>(run, "turn_running", { sessionId }),
+    newSession: (source: string) => call<number>(run, "new_session", { source }),
+    inbox: () => call<Inbox>(run, "inbox", {}),
+    decide: (toolCallId: number, input: DecisionInput) =>
+      call<Decision>(run, "decide", { toolCallId, input }),
     subscribe(onEvent) {
       let active = true;
       const channel = new Channel<EventEnvelope>((message) => {

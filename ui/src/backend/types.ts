@@ -1,8 +1,11 @@
 // The contract every engine transport implements; pages only ever see this interface.
 import type {
   ApiError,
+  Decision,
+  DecisionInput,
   ErrorCode,
   EventEnvelope,
+  Inbox,
   Page,
   SessionDetail,
   SessionListQuery,
@@ -11,10 +14,23 @@ import type {
 
 export type BackendKind = "tauri" | "web";
 
+export type SendResult = { session_id: number; steered: boolean };
+
 export interface Backend {
   readonly kind: BackendKind;
   listSessions(query: SessionListQuery): Promise<Page<SessionSummary>>;
   getSession(id: number): Promise<SessionDetail>;
+  /** The session a source's chat currently writes to (created on demand by the engine). */
+  activeSession(source: string): Promise<number>;
+  /** Saves and echoes a message; during a running turn it becomes a steer (`steered: true`). */
+  sendMessage(source: string, text: string): Promise<SendResult>;
+  /** Cancels the running turn; false when nothing was running. */
+  stop(sessionId: number): Promise<boolean>;
+  isRunning(sessionId: number): Promise<boolean>;
+  /** Starts a fresh session for the source and returns its id. */
+  newSession(source: string): Promise<number>;
+  inbox(): Promise<Inbox>;
+  decide(toolCallId: number, input: DecisionInput): Promise<Decision>;
   /** Starts delivering engine events; the returned function stops it. */
   subscribe(onEvent: (envelope: EventEnvelope) => void): () => void;
 }

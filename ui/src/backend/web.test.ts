@@ -134,4 +134,51 @@ describe("web backend", () => {
     await new Promise((r) => setTimeout(r, 5));
     expect(sockets).toHaveLength(2);
   });
+  it("calls the chat and inbox endpoints with the documented methods, paths and bodies", async () => {
+    const replies: unknown[] = [
+      { session_id: 4 },
+      { session_id: 4, steered: true },
+      { stopped: true },
+      { running: false },
+      { session_id: 5 },
+      { items: [], total: 0 },
+      { tool_call_id: 8, session_id: 4, approved: false, note: "no", decided_by: "web", decided_at: "x", resumed: true },
+    ];
+    const fetchMock = vi.fn<typeof fetch>(async () => jsonResponse(200, replies.shift()));
+    const { backend } = setup("http://127.0.0.1:8765/?token=abc", { fetch: fetchMock });
+    expect(await backend.activeSession("tele gram")).toBe(4);
+    expect(await backend.sendMessage("web", "hi")).toEqual({ session_id: 4, steered: true });
+    expect(await backend.stop(4)).toBe(true);
+    expect(await backend.isRunning(4)).toBe(false);
+    expect(await backend.newSession("web")).toBe(5);
+    expect(await backend.inbox()).toEqual({ items: [], total: 0 });
+    const input = { approved: false, note: "no", decided_by: "web", bypass_secs: null, bypass_scope: null };
+    expect(await backend.decide(8, input)).toMatchObject({ tool_call_id: 8 });
+    const calls = fetchMock.mock.calls.map(([url, init]) => [
+      init?.method,
+      String(url).replace("http://127.0.0.1:8765", ""),
+      init?.body === undefined ? undefined : JSON.parse(String(init.body)),
+    ]);
+    expect(calls).toEqual([
+      ["GET", "/api/sources/tele%20gram/session", undefined],
+      ["POST", "/api/sources/web/messages", { text: "hi" }],
+      ["POST", "/api/sessions/4/stop", undefined],
+      ["GET", "/api/sessions/4/running", undefined],
+      ["POST", "/api/sessions?source=web", undefined],
+      ["GET", "/api/inbox", undefined],
+      ["POST", "/api/tools/8/decision", input],
+    ]);
+    for (const [, init] of fetchMock.mock.calls) {
+      expect((init?.headers as Record<string, string>).Authorization).toBe("Bearer abc");
+    }
+    expect((fetchMock.mock.calls[1]![1]?.headers as Record<string, string>)["Content-Type"]).toBe("application/json");
+  });
+
+  it("rejects a conflicting decision with the server's error", async () => {
+    const fetchMock = vi.fn<typeof fetch>(async () => jsonResponse(409, { code: "conflict", message: "already rejected" }));
+    const { backend } = setup("http://127.0.0.1:1/", { fetch: fetchMock });
+    await expect(
+      backend.decide(1, { approved: true, note: null, decided_by: "web", bypass_secs: null, bypass_scope: null }),
+    ).rejects.toEqual({ code: "conflict", message: "already rejected" });
+  });
 });

@@ -1,6 +1,15 @@
 // The browser transport for `skald serve`: REST under /api, events over /api/ws, bearer token auth.
-import type { ErrorCode, Page, SessionDetail, SessionListQuery, SessionSummary } from "./bindings";
-import { isApiError, isEventEnvelope, toApiError, type Backend } from "./types";
+import type {
+  Decision,
+  DecisionInput,
+  ErrorCode,
+  Inbox,
+  Page,
+  SessionDetail,
+  SessionListQuery,
+  SessionSummary,
+} from "./bindings";
+import { isApiError, isEventEnvelope, toApiError, type Backend, type SendResult } from "./types";
 
 export const TOKEN_STORAGE_KEY = "skald.token";
 
@@ -71,12 +80,17 @@ export function createWebBackend(options: WebBackendOptions = {}): Backend {
   const token = takeToken(location, storage, replaceUrl);
   const origin = new URL(location.href);
 
-  async function get<T>(path: string): Promise<T> {
+  async function request<T>(method: "GET" | "POST", path: string, payload?: unknown): Promise<T> {
     const headers: Record<string, string> = { Accept: "application/json" };
     if (token) headers.Authorization = `Bearer ${token}`;
+    const init: RequestInit = { method, headers };
+    if (payload !== undefined) {
+      headers["Content-Type"] = "application/json";
+      init.body = JSON.stringify(payload);
+    }
     let response: Response;
     try {
-      response = await doFetch(new URL(path, origin).toString(), { headers });
+      response = await doFetch(new URL(path, origin).toString(), init);
     } catch (error) {
       throw toApiError(error instanceof Error ? `Cannot reach the Skald server: ${error.message}` : error);
     }
@@ -93,6 +107,10 @@ export function createWebBackend(options: WebBackendOptions = {}): Backend {
     return body as T;
   }
 
+  const get = <T>(path: string) => request<T>("GET", path);
+  const post = <T>(path: string, body?: unknown) => request<T>("POST", path, body);
+  const seg = (value: string | number) => encodeURIComponent(String(value));
+
   function socketUrl(): string {
     const url = new URL("/api/ws", origin);
     url.protocol = origin.protocol === "https:" ? "wss:" : "ws:";
@@ -103,7 +121,18 @@ export function createWebBackend(options: WebBackendOptions = {}): Backend {
   return {
     kind: "web",
     listSessions: (query) => get<Page<SessionSummary>>(sessionsPath(query)),
-    getSession: (id) => get<SessionDetail>(`/api/sessions/${encodeURIComponent(String(id))}`),
+    getSession: (id) => get<SessionDetail>(`/api/sessions/${seg(id)}`),
+    activeSession: async (source) =>
+      (await get<{ session_id: number }>(`/api/sources/${seg(source)}/session`)).session_id,
+    sendMessage: (source, text) => post<SendResult>(`/api/sources/${seg(source)}/messages`, { text }),
+    stop: async (sessionId) => (await post<{ stopped: boolean }>(`/api/sessions/${seg(sessionId)}/stop`)).stopped,
+    isRunning: async (sessionId) =>
+      (await get<{ running: boolean }>(`/api/sessions/${seg(sessionId)}/running`)).running,
+    newSession: async (source) =>
+      (await post<{ session_id: number }>(`/api/sessions?source=${seg(source)}`)).session_id,
+    inbox: () => get<Inbox>("/api/inbox"),
+    decide: (toolCallId: number, input: DecisionInput) =>
+      post<Decision>(`/api/tools/${seg(toolCallId)}/decision`, input),
     subscribe(onEvent) {
       let stopped = false;
       let socket: WebSocketLike | null = null;

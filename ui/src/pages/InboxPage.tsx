@@ -1,21 +1,360 @@
-// #inbox: placeholder for the Agent Inbox; it must not pretend nothing is waiting.
-import { EmptyPage } from "../components/StatusViews";
+// #inbox: every approval waiting for a human, oldest first; keyboard-first review with diffs.
+import { useEffect, useId, useMemo, useRef, useState, type RefObject } from "react";
+import { useDecide, useInbox, toApiError, type ApiError, type BypassScopeKind, type InboxItem } from "../backend";
+import { useNavigate } from "../app/route";
+import { ApprovalSubject } from "../components/ApprovalCard";
+import { Empty, ErrorView, Loading } from "../components/StatusViews";
+
+export function formatAge(secs: number): string {
+  if (secs < 60) return `${Math.max(0, Math.floor(secs))} s`;
+  if (secs < 3600) return `${Math.floor(secs / 60)} min`;
+  if (secs < 86_400) {
+    const m = Math.floor((secs % 3600) / 60);
+    return `${Math.floor(secs / 3600)} h${m ? ` ${m} min` : ""}`;
+  }
+  return `${Math.floor(secs / 86_400)} d`;
+}
+
+const DURATIONS: Array<{ label: string; secs: number }> = [
+  { label: "15 minutes", secs: 900 },
+  { label: "1 hour", secs: 3600 },
+  { label: "Rest of the session", secs: 0 },
+];
+
+function oldestFirst(items: InboxItem[]): InboxItem[] {
+  return [...items].sort((a, b) => a.created_at.localeCompare(b.created_at) || b.age_secs - a.age_secs);
+}
+
+/** Keys typed into a field belong to the field, not to the inbox shortcuts. */
+function typingTarget(target: EventTarget | null): boolean {
+  if (!(target instanceof HTMLElement)) return false;
+  if (target.isContentEditable) return true;
+  if (target instanceof HTMLInputElement) return target.type !== "checkbox";
+  return target instanceof HTMLTextAreaElement || target instanceof HTMLSelectElement;
+}
+
+function Detail({
+  item,
+  noteRef,
+  note,
+  setNote,
+  busy,
+  onApprove,
+  onReject,
+  onBypass,
+}: {
+  item: InboxItem;
+  noteRef: RefObject<HTMLTextAreaElement | null>;
+  note: string;
+  setNote: (v: string) => void;
+  busy: boolean;
+  onApprove: () => void;
+  onReject: () => void;
+  onBypass: (scope: BypassScopeKind, secs: number) => void;
+}) {
+  const [scope, setScope] = useState<BypassScopeKind>(item.mcp_server ? "mcp_server" : item.tool_category ? "category" : "all");
+  const [secs, setSecs] = useState(900);
+  const noteId = useId();
+  const scopeId = useId();
+  const durationId = useId();
+
+  return (
+    <section className="inbox-detail" aria-label={`Details of ${item.tool_name} call #${item.tool_call_id}`}>
+      <h2 className="inbox-detail-title">
+        <code>{item.tool_name}</code> <span className="muted">call #{item.tool_call_id}</span>
+      </h2>
+      <p>{item.summary}</p>
+      <dl className="meta">
+        <div>
+          <dt>Session</dt>
+          <dd>
+            <a href={`#session/${item.session_id}`}>#{item.session_id}</a>
+          </dd>
+        </div>
+        <div>
+          <dt>Source</dt>
+          <dd>{item.source}</dd>
+        </div>
+        <div>
+          <dt>Agent</dt>
+          <dd>{item.agent_id}</dd>
+        </div>
+        {item.context_label ? (
+          <div>
+            <dt>Origin</dt>
+            <dd>{item.context_label}</dd>
+          </div>
+        ) : null}
+        <div>
+          <dt>Waiting</dt>
+          <dd>{formatAge(item.age_secs)}</dd>
+        </div>
+      </dl>
+      <ApprovalSubject approval={{ ...item, toolCallId: item.tool_call_id, toolName: item.tool_name }} />
+      <div className="field">
+        <label htmlFor={noteId}>Rejection note (reaches the agent)</label>
+        <textarea id={noteId} ref={noteRef} rows={2} value={note} onChange={(e) => setNote(e.target.value)} />
+      </div>
+      <div className="approval-actions">
+        <button type="button" className="button button-primary" disabled={busy} onClick={onApprove}>
+          Approve <kbd>a</kbd>
+        </button>
+        <button type="button" className="button button-danger" disabled={busy} onClick={onReject}>
+          Reject <kbd>r</kbd>
+        </button>
+      </div>
+      <fieldset className="bypass">
+        <legend>Approve and allow similar calls</legend>
+        <div className="field">
+          <label htmlFor={scopeId}>Scope</label>
+          <select id={scopeId} value={scope} onChange={(e) => setScope(e.target.value as BypassScopeKind)}>
+            <option value="all">All tools</option>
+            <option value="category" disabled={!item.tool_category}>
+              Category{item.tool_category ? `: ${item.tool_category}` : " (none)"}
+            </option>
+            <option value="mcp_server" disabled={!item.mcp_server}>
+              MCP server{item.mcp_server ? `: ${item.mcp_server}` : " (none)"}
+            </option>
+          </select>
+        </div>
+        <div className="field">
+          <label htmlFor={durationId}>For</label>
+          <select id={durationId} value={secs} onChange={(e) => setSecs(Number(e.target.value))}>
+            {DURATIONS.map((d) => (
+              <option key={d.secs} value={d.secs}>
+                {d.label}
+              </option>
+            ))}
+          </select>
+        </div>
+        <button type="button" className="button" disabled={busy} onClick={() => onBypass(scope, secs)}>
+          Approve + bypass
+        </button>
+      </fieldset>
+    </section>
+  );
+}
 
 export function InboxPage() {
+  const inbox = useInbox();
+  const decide = useDecide();
+  const navigate = useNavigate();
+  const items = useMemo(() => oldestFirst(inbox.data?.items ?? []), [inbox.data]);
+  const [selectedId, setSelectedId] = useState<number | null>(null);
+  const lastIndex = useRef(0);
+  const [checked, setChecked] = useState<Set<number>>(new Set());
+  const [note, setNote] = useState("");
+  const [busy, setBusy] = useState(false);
+  const [failure, setFailure] = useState<ApiError | null>(null);
+  const [flash, setFlash] = useState<string | null>(null);
+  const noteRef = useRef<HTMLTextAreaElement>(null);
+
+  // Keep a selection; when the selected item goes away, take the one now in its place.
+  let index = items.findIndex((i) => i.tool_call_id === selectedId);
+  if (index < 0 && items.length > 0) index = Math.min(lastIndex.current, items.length - 1);
+  const selected = index >= 0 ? (items[index] as InboxItem) : null;
+  useEffect(() => {
+    if (index >= 0) lastIndex.current = index;
+    if (selected && selected.tool_call_id !== selectedId) setSelectedId(selected.tool_call_id);
+  });
+  useEffect(() => setNote(""), [selected?.tool_call_id]);
+  // Forget checks for items that were decided elsewhere.
+  useEffect(() => {
+    setChecked((c) => {
+      const live = new Set(items.map((i) => i.tool_call_id));
+      const next = new Set([...c].filter((id) => live.has(id)));
+      return next.size === c.size ? c : next;
+    });
+  }, [items]);
+
+  const run = async (label: string, calls: Array<() => Promise<unknown>>) => {
+    setBusy(true);
+    setFailure(null);
+    setFlash(null);
+    let failed = 0;
+    for (const call of calls) {
+      try {
+        await call();
+      } catch (e) {
+        failed += 1;
+        setFailure(toApiError(e));
+      }
+    }
+    setBusy(false);
+    if (failed === 0) setFlash(label);
+  };
+
+  const approve = (item: InboxItem) =>
+    run(`Approved ${item.tool_name} #${item.tool_call_id}`, [
+      () => decide(item.tool_call_id, { approved: true, note: null, decided_by: "inbox", bypass_secs: null, bypass_scope: null }),
+    ]);
+  const reject = (item: InboxItem) =>
+    run(`Rejected ${item.tool_name} #${item.tool_call_id}`, [
+      () =>
+        decide(item.tool_call_id, {
+          approved: false,
+          note: note.trim() ? note.trim() : null,
+          decided_by: "inbox",
+          bypass_secs: null,
+          bypass_scope: null,
+        }),
+    ]);
+  const bypass = (item: InboxItem, scope: BypassScopeKind, secs: number) =>
+    run(`Approved ${item.tool_name} #${item.tool_call_id} with a bypass`, [
+      () => decide(item.tool_call_id, { approved: true, note: null, decided_by: "inbox", bypass_secs: secs, bypass_scope: scope }),
+    ]);
+  const batch = () => {
+    const ids = items.filter((i) => checked.has(i.tool_call_id)).map((i) => i.tool_call_id);
+    void run(
+      `Approved ${ids.length} ${ids.length === 1 ? "call" : "calls"}`,
+      ids.map((id) => () => decide(id, { approved: true, note: null, decided_by: "inbox", bypass_secs: null, bypass_scope: null })),
+    );
+  };
+  const toggle = (id: number) =>
+    setChecked((c) => {
+      const next = new Set(c);
+      if (next.has(id)) next.delete(id);
+      else next.add(id);
+      return next;
+    });
+
+  const keys = useRef<(e: KeyboardEvent) => void>(() => {});
+  keys.current = (e: KeyboardEvent) => {
+    if (e.altKey || e.ctrlKey || e.metaKey || typingTarget(e.target) || items.length === 0) return;
+    const move = (to: number) => {
+      const next = items[Math.max(0, Math.min(items.length - 1, to))] as InboxItem;
+      setSelectedId(next.tool_call_id);
+      document.getElementById(`inbox-row-${next.tool_call_id}`)?.scrollIntoView?.({ block: "nearest" });
+    };
+    switch (e.key) {
+      case "j":
+        e.preventDefault();
+        move(index + 1);
+        break;
+      case "k":
+        e.preventDefault();
+        move(index - 1);
+        break;
+      case "a":
+        if (selected && !busy) {
+          e.preventDefault();
+          void approve(selected);
+        }
+        break;
+      case "r":
+        e.preventDefault();
+        noteRef.current?.focus();
+        break;
+      case "x":
+        if (selected) {
+          e.preventDefault();
+          toggle(selected.tool_call_id);
+        }
+        break;
+      case "Enter":
+        if (selected && !(e.target instanceof HTMLButtonElement || e.target instanceof HTMLAnchorElement || e.target instanceof HTMLInputElement)) {
+          e.preventDefault();
+          navigate(`#session/${selected.session_id}`);
+        }
+        break;
+    }
+  };
+  useEffect(() => {
+    const handler = (e: KeyboardEvent) => keys.current(e);
+    document.addEventListener("keydown", handler);
+    return () => document.removeEventListener("keydown", handler);
+  }, []);
+
+  let body;
+  if (inbox.isPending) {
+    body = <Loading label="Loading the inbox…" />;
+  } else if (inbox.isError) {
+    body = <ErrorView title="Could not load the inbox" error={inbox.error} onRetry={() => void inbox.refetch()} />;
+  } else if (items.length === 0) {
+    body = (
+      <Empty title="Nothing is waiting for you">
+        Approvals appear here when an agent wants to do something that needs your OK.
+      </Empty>
+    );
+  } else {
+    const checkedCount = items.filter((i) => checked.has(i.tool_call_id)).length;
+    body = (
+      <>
+        <div className="inbox-toolbar">
+          <button type="button" className="button" disabled={busy || checkedCount === 0} onClick={batch}>
+            Approve selected ({checkedCount})
+          </button>
+          <span className="muted">
+            <kbd>j</kbd>/<kbd>k</kbd> move · <kbd>x</kbd> select · <kbd>a</kbd> approve · <kbd>r</kbd> reject ·{" "}
+            <kbd>Enter</kbd> open session
+          </span>
+        </div>
+        <div className="inbox-layout">
+          <ul className="inbox-list" aria-label="Waiting approvals">
+            {items.map((item) => {
+              const isSelected = item.tool_call_id === selected?.tool_call_id;
+              return (
+                <li
+                  key={item.tool_call_id}
+                  id={`inbox-row-${item.tool_call_id}`}
+                  className={`inbox-row${isSelected ? " is-selected" : ""}`}
+                  aria-current={isSelected ? "true" : undefined}
+                  data-tool-call-id={item.tool_call_id}
+                >
+                  <input
+                    type="checkbox"
+                    aria-label={`Select ${item.tool_name} call #${item.tool_call_id}`}
+                    checked={checked.has(item.tool_call_id)}
+                    onChange={() => toggle(item.tool_call_id)}
+                  />
+                  <button type="button" className="inbox-row-main" onClick={() => setSelectedId(item.tool_call_id)}>
+                    <span className="inbox-row-top">
+                      <code>{item.tool_name}</code>
+                      <span className="muted">{formatAge(item.age_secs)} ago</span>
+                    </span>
+                    <span className="inbox-summary">{item.summary}</span>
+                    <span className="muted inbox-origin">
+                      session #{item.session_id} · {item.source} · {item.agent_id}
+                      {item.context_label ? ` · ${item.context_label}` : ""}
+                    </span>
+                  </button>
+                </li>
+              );
+            })}
+          </ul>
+          {selected ? (
+            <Detail
+              key={selected.tool_call_id}
+              item={selected}
+              noteRef={noteRef}
+              note={note}
+              setNote={setNote}
+              busy={busy}
+              onApprove={() => void approve(selected)}
+              onReject={() => void reject(selected)}
+              onBypass={(scope, secs) => void bypass(selected, scope, secs)}
+            />
+          ) : null}
+        </div>
+      </>
+    );
+  }
+
   return (
-    <EmptyPage
-      title="Agent Inbox"
-      lead="The inbox is not connected yet in this build, so it cannot tell you whether anything is waiting."
-    >
-      <ul className="placeholder-list">
-        <li>Approvals for risky tool calls, each shown as a real diff or the exact command line.</li>
-        <li>Clarification questions from agents, with suggested answers.</li>
-        <li>Decisions parked by cron jobs and async tasks while the window was closed.</li>
-      </ul>
-      <p className="muted">
-        Until then, <code>skald inbox</code>, <code>skald approve</code> and <code>skald deny</code> work from
-        the command line.
-      </p>
-    </EmptyPage>
+    <section className="page" aria-labelledby="page-title">
+      <header className="page-header">
+        <h1 id="page-title">Agent Inbox</h1>
+        <p className="muted">{inbox.count ? `${inbox.count} waiting, oldest first` : "Approvals from every session"}</p>
+      </header>
+      <div aria-live="polite" className="inbox-flash">
+        {flash ? <p className="muted">{flash}</p> : null}
+        {failure ? (
+          <p className="form-error" role="alert">
+            Could not send the decision: {failure.message}
+          </p>
+        ) : null}
+      </div>
+      {body}
+    </section>
   );
 }

@@ -43,6 +43,22 @@ pub struct LlmConfig {
     pub idle_timeout_secs: u64,
     pub datetime: DatetimeConfig,
     pub compaction: Option<CompactionConfig>,
+    pub request_log: RequestLogConfig,
+}
+
+/// `llm.request_log:` — keep the exact request of each round for the debug view (off by default:
+/// it stores the whole context every round).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct RequestLogConfig {
+    pub enabled: bool,
+    pub retention_days: u32,
+}
+
+impl Default for RequestLogConfig {
+    fn default() -> Self {
+        Self { enabled: false, retention_days: 14 }
+    }
 }
 
 impl Default for LlmConfig {
@@ -58,6 +74,7 @@ impl Default for LlmConfig {
             idle_timeout_secs: 60,
             datetime: DatetimeConfig::default(),
             compaction: None,
+            request_log: RequestLogConfig::default(),
         }
     }
 }

@@ -7,7 +7,7 @@ mod watch;
 
 pub use env::EnvOverrides;
 pub use file::{
-    ClientConfig, CompactionConfig, Config, DatetimeConfig, LlmConfig, Strength,
+    ClientConfig, CompactionConfig, Config, DatetimeConfig, LlmConfig, RequestLogConfig, Strength,
     default_config_text,
 };
 pub use secrets::{KeyringSecrets, MemorySecrets, SecretStore};

@@ -97,10 +97,12 @@ impl<'a> ContextCompactor<'a> {
         inputs: &ContextInputs,
     ) -> Result<i64, StoreError> {
         let built = builder.build(inputs).await?;
-        let rows = self.store.messages_for_stack_after(inputs.stack_id, built.boundary_message_id);
-        let tools =
-            self.store.tool_calls_for_stack_after(inputs.stack_id, built.boundary_message_id);
-        Ok(accounted_tokens(&rows.await?, &tools.await?, built.estimated_tokens))
+        let summary = self.store.latest_summary(inputs.stack_id).await?;
+        let boundary = summary.as_ref().map_or(0, |s| s.covers_up_to_message_id);
+        let rows = self.store.messages_for_stack_after(inputs.stack_id, boundary).await?;
+        let tools = self.store.tool_calls_for_stack_after(inputs.stack_id, boundary).await?;
+        let since = summary.as_ref().map(|s| s.created_at.as_str());
+        Ok(accounted_tokens(&rows, &tools, built.estimated_tokens, since))
     }
 
     /// Compacts when enabled and the accounted size exceeds the trigger. `on_start` runs just
@@ -225,11 +227,21 @@ impl<'a> ContextCompactor<'a> {
 /// Context size from stored rows after the boundary: the last healthy assistant row's usage
 /// (`input + cache_read + cache_write + output`) plus chars/4 of what follows it; without such a
 /// row, `whole_estimate` (the estimate of the full request).
-pub fn accounted_tokens(rows: &[MessageRow], tools: &[ToolCallRow], whole_estimate: i64) -> i64 {
+///
+/// `summarised_at` is the latest summary's `created_at`: a kept-tail row written before it
+/// reported usage of the larger pre-summary request, so only rows written after it count.
+/// (Same-millisecond rows count as stale: estimating is the safe side.)
+pub fn accounted_tokens(
+    rows: &[MessageRow],
+    tools: &[ToolCallRow],
+    whole_estimate: i64,
+    summarised_at: Option<&str>,
+) -> i64 {
     let live: Vec<&MessageRow> = rows.iter().filter(|r| !r.is_failed()).collect();
     let calls = calls_by_message(tools);
+    let fresh = |r: &MessageRow| summarised_at.is_none_or(|t| r.created_at.as_str() > t);
     let reported = live.iter().rposition(|r| {
-        matches!(r.role(), Ok(Role::Assistant)) && r.input_tokens.is_some_and(|t| t > 0)
+        matches!(r.role(), Ok(Role::Assistant)) && r.input_tokens.is_some_and(|t| t > 0) && fresh(r)
     });
     let Some(at) = reported else {
         return whole_estimate;

@@ -362,6 +362,7 @@ impl Engine {
             build: BuildSettings::from_config(&cfg),
             max_rounds: cfg.llm.max_tool_rounds,
             restart_available: false,
+            request_log: cfg.llm.request_log.enabled,
         })
     }
 

@@ -87,6 +87,9 @@ impl Engine {
         let clock = opts.clock.unwrap_or_else(|| Arc::new(SystemClock));
         let store = Store::open(&dir.join(skald_store::DB_FILE_NAME), clock).await?;
         store.seed_rules(crate::approval::gate::SEEDS).await?;
+        let retention =
+            config.read().unwrap_or_else(|p| p.into_inner()).llm.request_log.retention_days;
+        store.purge_llm_requests(retention).await?;
         let (events, _) = broadcast::channel(EVENT_BUS_CAPACITY);
         let watcher = if opts.watch_config {
             let bus = events.clone();
@@ -163,6 +166,25 @@ impl Engine {
         query: SessionListQuery,
     ) -> Result<Page<SessionSummary>, ApiError> {
         Ok(self.store().list_sessions(&query).await.map_err(EngineError::from)?)
+    }
+
+    /// The exact request that produced an assistant row (when `llm.request_log` is enabled).
+    pub async fn llm_request(&self, message_id: i64) -> Result<serde_json::Value, ApiError> {
+        let found =
+            self.store().llm_request_for_message(message_id).await.map_err(EngineError::from)?;
+        let Some((model, json)) = found else {
+            return Err(ApiError::new(
+                skald_protocol::ErrorCode::NotFound,
+                format!(
+                    "no request was logged for message {message_id} (set llm.request_log.enabled: \
+                     true in config.yml to keep them)"
+                ),
+            ));
+        };
+        let mut v: serde_json::Value = serde_json::from_str(&json)
+            .map_err(|e| ApiError::new(skald_protocol::ErrorCode::Internal, e.to_string()))?;
+        v["model"] = serde_json::Value::String(model);
+        Ok(v)
     }
 
     /// The session debug tree: every frame, message and tool call, children under their call.

@@ -25,7 +25,7 @@ use tokio_util::sync::CancellationToken;
 use crate::agents::Agent;
 use crate::approval::BypassRegistry;
 use crate::approval::gate::LoadedRules;
-use crate::context::{BuildSettings, ContextInputs, MessageBuilder};
+use crate::context::{BuildSettings, ContextCompactor, ContextInputs, MessageBuilder};
 use crate::error::EngineError;
 use crate::session::run_context::RunContext;
 use crate::tools::ToolRegistry;
@@ -83,6 +83,8 @@ pub struct TurnCtx {
     pub build: BuildSettings,
     pub max_rounds: u32,
     pub restart_available: bool,
+    /// Keep each round's request in `llm_requests` for the debug view.
+    pub request_log: bool,
 }
 
 impl TurnCtx {
@@ -117,6 +119,8 @@ pub async fn run_rounds(
     cancel: CancellationToken,
 ) -> Result<TurnOutcome, EngineError> {
     let tool_defs = call_flow::offered_tools(ctx);
+    // Once per turn, before its first round: the summary must be in place before any request.
+    compact_if_needed(ctx, &cancel).await?;
     let mut chain_start = 0usize;
     for round in 1..=ctx.max_rounds {
         if cancel.is_cancelled() {
@@ -125,6 +129,10 @@ pub async fn run_rounds(
         fold_steers(ctx).await?;
         let built = ctx.builder().build(&ctx.context_inputs()).await?;
         let chain = &ctx.chain[chain_start.min(ctx.chain.len().saturating_sub(1))..];
+        let logged = ctx
+            .request_log
+            .then(|| serde_json::json!({ "messages": &built.messages, "tools": &tool_defs }));
+        let started = std::time::Instant::now();
         let turn = match llm_round::call(ctx, chain, built.messages, &tool_defs, &cancel).await {
             RoundResult::Turn(t) => t,
             RoundResult::Cancelled => return Ok(TurnOutcome::Cancelled),
@@ -149,6 +157,7 @@ pub async fn run_rounds(
                     ..Default::default()
                 })
                 .await?;
+            log_request(ctx, message_id, &turn.model, logged.as_ref(), started).await;
             if turn.finish_reason.as_deref() == Some("length") {
                 ctx.emitter
                     .emit(Event::Truncated { output_tokens: usage.map(|u| u.output_tokens) });
@@ -187,6 +196,7 @@ pub async fn run_rounds(
                 &calls,
             )
             .await?;
+        log_request(ctx, message_id, &turn.model, logged.as_ref(), started).await;
         ctx.emitter.emit(Event::Thinking {
             message_id,
             content: turn.content.clone(),
@@ -262,6 +272,51 @@ pub async fn resume(ctx: &TurnCtx, cancel: CancellationToken) -> Result<TurnOutc
         }
         None => Ok(TurnOutcome::Failed { message: "the session has no messages to resume".into() }),
         Some(_) => run_rounds(ctx, cancel).await,
+    }
+}
+
+/// Compacts a root frame whose context is over the trigger, with `compacting` /
+/// `compaction_done` events. Sub-agent frames are left alone (their tree may be running).
+async fn compact_if_needed(ctx: &TurnCtx, cancel: &CancellationToken) -> Result<(), EngineError> {
+    let Some(config) = ctx.build.compaction.filter(|c| c.enabled) else {
+        return Ok(());
+    };
+    if ctx.store.root_frame(ctx.session_id).await?.id != ctx.stack_id {
+        return Ok(());
+    }
+    let compactor = ContextCompactor::new(&ctx.store, &ctx.llm, &ctx.chain, config);
+    let emitter = ctx.emitter.clone();
+    let on_start = move || emitter.emit(Event::Compacting {});
+    let report =
+        compactor.maybe_compact(&ctx.builder(), &ctx.context_inputs(), cancel, on_start).await?;
+    if let Some(r) = report {
+        ctx.emitter.emit(Event::CompactionDone {
+            summary_id: r.summary_id,
+            covers_up_to_message_id: r.covers_up_to_message_id,
+            tokens_before: r.tokens_before,
+            tokens_after: r.tokens_after,
+        });
+    }
+    Ok(())
+}
+
+/// Keeps the exact request of a round for the debug view (`llm.request_log.enabled`). A failure
+/// to log never fails the turn.
+async fn log_request(
+    ctx: &TurnCtx,
+    message_id: i64,
+    model: &str,
+    request: Option<&serde_json::Value>,
+    started: std::time::Instant,
+) {
+    let Some(request) = request else { return };
+    let ms = i64::try_from(started.elapsed().as_millis()).unwrap_or(i64::MAX);
+    let stored = ctx
+        .store
+        .log_llm_request(ctx.session_id, ctx.stack_id, message_id, model, &request.to_string(), ms)
+        .await;
+    if let Err(e) = stored {
+        tracing::warn!("cannot log the model request: {e}");
     }
 }
 

@@ -1,0 +1,384 @@
+// The chat view model: built from a session's debug tree, then advanced by live engine events.
+import type { DebugMessage, Event, FileDiff, ResultType, SessionDetail } from "./bindings";
+
+export type CardStatus = "running" | "done" | "error" | "cancelled" | "rejected" | "pending";
+
+export type ApprovalInfo = {
+  toolCallId: number;
+  /** Live request id when an event announced it; null for a card rebuilt from history. */
+  requestId: number | null;
+  kind: "write" | "command" | "tool";
+  toolName: string;
+  arguments: unknown;
+  path: string | null;
+  diff: FileDiff | null;
+  command: string | null;
+  workdir: string | null;
+};
+
+export type UserItem = { kind: "user"; key: string; messageId: number; content: string; queued: boolean };
+export type AssistantItem = {
+  kind: "assistant";
+  key: string;
+  messageId: number | null;
+  content: string;
+  reasoning: string | null;
+  streaming: boolean;
+};
+export type ToolItem = {
+  kind: "tool";
+  key: string;
+  toolCallId: number;
+  name: string;
+  label: string;
+  arguments: unknown;
+  status: CardStatus;
+  result: string | null;
+  resultType: ResultType;
+  error: string | null;
+  approval: ApprovalInfo | null;
+  depth: number;
+};
+export type NoticeItem = { kind: "notice"; key: string; tone: "info" | "warn" | "error"; text: string };
+export type ChatItem = UserItem | AssistantItem | ToolItem | NoticeItem;
+
+export type ChatState = {
+  sessionId: number | null;
+  items: ChatItem[];
+  running: boolean;
+  /** Tokens of the last model request (the context actually sent). */
+  inputTokens: number | null;
+  outputTokens: number | null;
+  /** Counter for locally made keys (notices, streaming bubbles). */
+  seq: number;
+};
+
+export function emptyChat(sessionId: number | null, running = false): ChatState {
+  return { sessionId, items: [], running, inputTokens: null, outputTokens: null, seq: 0 };
+}
+
+const WRITE_TOOLS = new Set(["write_file", "edit_file", "insert_at_line", "replace_lines"]);
+
+function argObject(args: unknown): Record<string, unknown> {
+  if (typeof args === "string") {
+    try {
+      const parsed: unknown = JSON.parse(args);
+      return typeof parsed === "object" && parsed !== null ? (parsed as Record<string, unknown>) : {};
+    } catch {
+      return {};
+    }
+  }
+  return typeof args === "object" && args !== null ? (args as Record<string, unknown>) : {};
+}
+
+function argString(args: unknown, key: string): string | null {
+  const v = argObject(args)[key];
+  return typeof v === "string" ? v : null;
+}
+
+/** What an approval card should show for a call, from what is known about it without the inbox. */
+export function approvalFor(
+  toolCallId: number,
+  toolName: string,
+  args: unknown,
+  requestId: number | null,
+  diff: FileDiff | null = null,
+  path: string | null = null,
+): ApprovalInfo {
+  const kind = toolName === "execute_cmd" ? "command" : diff || WRITE_TOOLS.has(toolName) ? "write" : "tool";
+  return {
+    toolCallId,
+    requestId,
+    kind,
+    toolName,
+    arguments: args,
+    path: path ?? argString(args, "path"),
+    diff,
+    command: kind === "command" ? argString(args, "command") : null,
+    workdir: kind === "command" ? argString(args, "workdir") : null,
+  };
+}
+
+function toolFromDebug(m: Extract<DebugMessage, { kind: "tool" }>): ToolItem {
+  const failed = m.status === "failed";
+  const status: CardStatus = m.status === "failed" ? "error" : m.status;
+  return {
+    kind: "tool",
+    key: `tool-${m.tool_call_id}`,
+    toolCallId: m.tool_call_id,
+    name: m.name,
+    label: m.name,
+    arguments: m.arguments,
+    status,
+    result: failed || m.status === "rejected" ? null : m.result,
+    resultType: "string",
+    error: failed || m.status === "rejected" ? m.result : null,
+    approval: m.status === "pending" ? approvalFor(m.tool_call_id, m.name, m.arguments, null) : null,
+    depth: m.depth,
+  };
+}
+
+/** The conversation a person sees: synthetic rows and sub-agent bookkeeping are left out. */
+export function chatFromDetail(detail: SessionDetail, running: boolean): ChatState {
+  const state = emptyChat(detail.session.id, running);
+  for (const m of detail.messages) {
+    switch (m.kind) {
+      case "user":
+        if (!m.is_synthetic) {
+          state.items.push({ kind: "user", key: `user-${m.message_id}`, messageId: m.message_id, content: m.content, queued: false });
+        }
+        break;
+      case "thinking":
+      case "assistant":
+        if (m.input_tokens !== null) state.inputTokens = m.input_tokens;
+        if (m.output_tokens !== null) state.outputTokens = m.output_tokens;
+        if (!m.is_synthetic && (m.content || m.reasoning)) {
+          state.items.push({
+            kind: "assistant",
+            key: `msg-${m.message_id}`,
+            messageId: m.message_id,
+            content: m.content,
+            reasoning: m.reasoning,
+            streaming: false,
+          });
+        }
+        break;
+      case "tool":
+        state.items.push(toolFromDebug(m));
+        break;
+      case "agent":
+      case "agent_end":
+        break;
+    }
+  }
+  return state;
+}
+
+function notice(state: ChatState, tone: NoticeItem["tone"], text: string): ChatState {
+  return {
+    ...state,
+    seq: state.seq + 1,
+    items: [...state.items, { kind: "notice", key: `notice-${state.seq}`, tone, text }],
+  };
+}
+
+export function addNotice(state: ChatState, tone: NoticeItem["tone"], text: string): ChatState {
+  return notice(state, tone, text);
+}
+
+function updateTool(
+  state: ChatState,
+  toolCallId: number,
+  change: (t: ToolItem) => ToolItem,
+  create?: () => ToolItem,
+): ChatState {
+  const index = state.items.findIndex((i) => i.kind === "tool" && i.toolCallId === toolCallId);
+  if (index < 0) return create ? { ...state, items: [...state.items, change(create())] } : state;
+  const items = state.items.slice();
+  items[index] = change(items[index] as ToolItem);
+  return { ...state, items };
+}
+
+function newTool(toolCallId: number, name: string, args: unknown): ToolItem {
+  return {
+    kind: "tool",
+    key: `tool-${toolCallId}`,
+    toolCallId,
+    name,
+    label: name,
+    arguments: args,
+    status: "running",
+    result: null,
+    resultType: "string",
+    error: null,
+    approval: null,
+    depth: 0,
+  };
+}
+
+function endStreaming(items: ChatItem[]): ChatItem[] {
+  return items.map((i) => (i.kind === "assistant" && i.streaming ? { ...i, streaming: false } : i));
+}
+
+/** Puts the authoritative text of a saved assistant message in place of the streamed draft. */
+function settleAssistant(state: ChatState, messageId: number, content: string, reasoning: string | null): ChatState {
+  const draftIndex = state.items.findIndex((i) => i.kind === "assistant" && i.streaming);
+  const savedIndex = state.items.findIndex((i) => i.kind === "assistant" && i.messageId === messageId);
+  const items = state.items.slice();
+  const settled: AssistantItem = {
+    kind: "assistant",
+    key: `msg-${messageId}`,
+    messageId,
+    content,
+    reasoning,
+    streaming: false,
+  };
+  const visible = content.length > 0 || (reasoning !== null && reasoning.length > 0);
+  if (savedIndex >= 0) {
+    items[savedIndex] = settled;
+    if (draftIndex >= 0) items.splice(draftIndex, 1);
+  } else if (draftIndex >= 0) {
+    if (visible) items[draftIndex] = settled;
+    else items.splice(draftIndex, 1);
+  } else if (visible) {
+    items.push(settled);
+  }
+  return { ...state, items };
+}
+
+export function applyEvent(state: ChatState, event: Event): ChatState {
+  switch (event.type) {
+    case "user_message": {
+      if (state.items.some((i) => i.kind === "user" && i.messageId === event.message_id)) return state;
+      const bubble: UserItem = {
+        kind: "user",
+        key: `user-${event.message_id}`,
+        messageId: event.message_id,
+        content: event.content,
+        queued: event.steer,
+      };
+      return { ...state, items: [...state.items, bubble] };
+    }
+    case "turn_running":
+      return event.running
+        ? { ...state, running: true }
+        : { ...state, running: false, items: endStreaming(state.items) };
+    case "token_delta": {
+      const items = state.items.slice();
+      const last = items[items.length - 1];
+      const reasoning = event.kind === "reasoning";
+      if (last && last.kind === "assistant" && last.streaming) {
+        items[items.length - 1] = reasoning
+          ? { ...last, reasoning: (last.reasoning ?? "") + event.delta }
+          : { ...last, content: last.content + event.delta };
+        return { ...state, running: true, items };
+      }
+      const draft: AssistantItem = {
+        kind: "assistant",
+        key: `draft-${state.seq}`,
+        messageId: null,
+        content: reasoning ? "" : event.delta,
+        reasoning: reasoning ? event.delta : null,
+        streaming: true,
+      };
+      return { ...state, running: true, seq: state.seq + 1, items: [...items, draft] };
+    }
+    case "thinking": {
+      const next = settleAssistant(state, event.message_id, event.content, event.reasoning);
+      return {
+        ...next,
+        running: true,
+        inputTokens: event.input_tokens ?? state.inputTokens,
+        outputTokens: event.output_tokens ?? state.outputTokens,
+      };
+    }
+    case "done": {
+      const next = settleAssistant(state, event.message_id, event.content, null);
+      // Keep reasoning that streamed or came with an earlier record of this message.
+      const items = next.items.map((i): ChatItem => {
+        if (i.kind === "user" && i.queued) return { ...i, queued: false };
+        if (i.kind === "assistant" && i.messageId === event.message_id && i.reasoning === null) {
+          const before = state.items.find(
+            (b): b is AssistantItem => b.kind === "assistant" && (b.messageId === event.message_id || b.streaming),
+          );
+          return before?.reasoning ? { ...i, reasoning: before.reasoning } : i;
+        }
+        return i;
+      });
+      return {
+        ...next,
+        items: endStreaming(items),
+        running: false,
+        inputTokens: event.input_tokens ?? state.inputTokens,
+        outputTokens: event.output_tokens ?? state.outputTokens,
+      };
+    }
+    case "tool_start":
+      return updateTool(
+        { ...state, running: true, items: endStreaming(state.items) },
+        event.tool_call_id,
+        (t) => ({
+          ...t,
+          name: event.name,
+          label: event.label_full || event.name,
+          arguments: event.arguments,
+          status: t.status === "pending" ? t.status : "running",
+        }),
+        () => newTool(event.tool_call_id, event.name, event.arguments),
+      );
+    case "tool_done":
+      return updateTool(state, event.tool_call_id, (t) => ({
+        ...t,
+        status: "done",
+        result: event.result,
+        resultType: event.result_type,
+        approval: null,
+      }));
+    case "tool_error":
+      return updateTool(state, event.tool_call_id, (t) => ({ ...t, status: "error", error: event.error, approval: null }));
+    case "tool_cancelled":
+      return updateTool(state, event.tool_call_id, (t) => ({ ...t, status: "cancelled", approval: null }));
+    case "tool_rejected":
+      return updateTool(state, event.tool_call_id, (t) => ({ ...t, status: "rejected", error: event.reason, approval: null }));
+    case "approval_required":
+      return updateTool(
+        { ...state, running: true },
+        event.tool_call_id,
+        (t) => ({
+          ...t,
+          status: "pending",
+          approval: approvalFor(event.tool_call_id, event.tool_name, event.arguments, event.request_id),
+        }),
+        () => newTool(event.tool_call_id, event.tool_name, event.arguments),
+      );
+    case "pending_write":
+      return updateTool(
+        { ...state, running: true },
+        event.tool_call_id,
+        (t) => ({
+          ...t,
+          status: "pending",
+          approval: approvalFor(event.tool_call_id, t.name, t.arguments, event.request_id, event.diff, event.path),
+        }),
+        () => newTool(event.tool_call_id, event.diff ? "write_file" : "execute_cmd", {}),
+      );
+    case "approval_resolved":
+      return updateTool(state, event.tool_call_id, (t) => ({
+        ...t,
+        approval: null,
+        status: t.status === "pending" ? (event.approved ? "running" : "rejected") : t.status,
+      }));
+    case "model_fallback":
+      return notice(state, "warn", `Switched model from ${event.from} to ${event.to}: ${event.reason}`);
+    case "llm_failed": {
+      const tried = event.tried.length > 0 ? ` (tried ${event.tried.join(", ")})` : "";
+      const next = notice(state, "error", `The model could not be reached${tried}: ${event.last_error}`);
+      return { ...next, running: false, items: endStreaming(next.items) };
+    }
+    case "error": {
+      const next = notice(state, "error", event.message);
+      return { ...next, running: false, items: endStreaming(next.items) };
+    }
+    case "truncated":
+      return notice(
+        state,
+        "warn",
+        event.output_tokens !== null
+          ? `The reply was cut off at the output limit (${event.output_tokens.toLocaleString()} tokens).`
+          : "The reply was cut off at the output limit.",
+      );
+    case "compacting":
+      return notice(state, "info", "Compacting the conversation…");
+    case "compaction_done":
+      return notice(
+        state,
+        "info",
+        `Conversation compacted: ${event.tokens_before.toLocaleString()} → ${event.tokens_after.toLocaleString()} tokens.`,
+      );
+    case "new_session":
+    case "sessions_changed":
+    case "config_reloaded":
+    case "file_changed":
+      return state;
+  }
+}

@@ -1,0 +1,141 @@
+// The live chat of one source: load the active session, then follow its events.
+import { useCallback, useEffect, useReducer, useRef, useState } from "react";
+import type { ApiError, EventEnvelope } from "./bindings";
+import { addNotice, applyEvent, chatFromDetail, emptyChat, type ChatState, type NoticeItem } from "./chat";
+import { useBackend, useEngineEvents } from "./index";
+import { toApiError } from "./types";
+
+type Action =
+  | { type: "reset"; state: ChatState }
+  | { type: "events"; events: EventEnvelope[] }
+  | { type: "notice"; tone: NoticeItem["tone"]; text: string };
+
+function reducer(state: ChatState, action: Action): ChatState {
+  switch (action.type) {
+    case "reset":
+      return action.state;
+    case "events":
+      return action.events.reduce(
+        (s, e) => (e.session_id === s.sessionId ? applyEvent(s, e.event) : s),
+        state,
+      );
+    case "notice":
+      return addNotice(state, action.tone, action.text);
+  }
+}
+
+export interface ChatController {
+  status: "loading" | "ready" | "error";
+  error: ApiError | null;
+  state: ChatState;
+  /** Sends a message (a steer while running); rejects with an ApiError so the caller can keep the text. */
+  send(text: string): Promise<void>;
+  stop(): Promise<void>;
+  newSession(): Promise<void>;
+  notice(tone: NoticeItem["tone"], text: string): void;
+  retry(): void;
+}
+
+export function useChat(source: string): ChatController {
+  const backend = useBackend();
+  const [state, dispatch] = useReducer(reducer, null, () => emptyChat(null));
+  const [status, setStatus] = useState<ChatController["status"]>("loading");
+  const [error, setError] = useState<ApiError | null>(null);
+  const [attempt, setAttempt] = useState(0);
+  // Events that arrive while the history loads are held back, then replayed onto it.
+  const buffer = useRef<EventEnvelope[] | null>([]);
+  const sessionRef = useRef<number | null>(null);
+  const sourceRef = useRef(source);
+  sourceRef.current = source;
+
+  const switchTo = useCallback((sessionId: number) => {
+    sessionRef.current = sessionId;
+    buffer.current = null;
+    dispatch({ type: "reset", state: emptyChat(sessionId) });
+  }, []);
+
+  useEngineEvents((envelope) => {
+    const ev = envelope.event;
+    if (ev.type === "new_session") {
+      // The source moved on (here or from another client): clear the view and follow it.
+      if (envelope.source === sourceRef.current && ev.session_id !== sessionRef.current) switchTo(ev.session_id);
+      return;
+    }
+    if (buffer.current) {
+      buffer.current.push(envelope);
+      return;
+    }
+    dispatch({ type: "events", events: [envelope] });
+  });
+
+  useEffect(() => {
+    let cancelled = false;
+    buffer.current = [];
+    sessionRef.current = null;
+    setStatus("loading");
+    setError(null);
+    dispatch({ type: "reset", state: emptyChat(null) });
+    (async () => {
+      const id = await backend.activeSession(source);
+      const [detail, running] = await Promise.all([backend.getSession(id), backend.isRunning(id)]);
+      return { id, detail, running };
+    })().then(
+      ({ id, detail, running }) => {
+        if (cancelled) return;
+        const held = buffer.current ?? [];
+        buffer.current = null;
+        sessionRef.current = id;
+        dispatch({ type: "reset", state: chatFromDetail(detail, running) });
+        if (held.length > 0) dispatch({ type: "events", events: held });
+        setStatus("ready");
+      },
+      (e: unknown) => {
+        if (cancelled) return;
+        setError(toApiError(e));
+        setStatus("error");
+      },
+    );
+    return () => {
+      cancelled = true;
+    };
+  }, [backend, source, attempt]);
+
+  const send = useCallback(
+    async (text: string) => {
+      let result;
+      try {
+        result = await backend.sendMessage(source, text);
+      } catch (e) {
+        throw toApiError(e);
+      }
+      // The engine may have started a fresh session for the source (e.g. after /new elsewhere).
+      if (sessionRef.current !== null && result.session_id !== sessionRef.current) switchTo(result.session_id);
+    },
+    [backend, source, switchTo],
+  );
+
+  const stop = useCallback(async () => {
+    const id = sessionRef.current;
+    if (id === null) return;
+    try {
+      const stopped = await backend.stop(id);
+      if (!stopped) dispatch({ type: "notice", tone: "info", text: "Nothing was running." });
+    } catch (e) {
+      dispatch({ type: "notice", tone: "error", text: `Could not stop: ${toApiError(e).message}` });
+    }
+  }, [backend]);
+
+  const newSession = useCallback(async () => {
+    try {
+      const id = await backend.newSession(source);
+      if (id !== sessionRef.current) switchTo(id);
+    } catch (e) {
+      dispatch({ type: "notice", tone: "error", text: `Could not start a new session: ${toApiError(e).message}` });
+    }
+  }, [backend, source, switchTo]);
+
+  const notice = useCallback((tone: NoticeItem["tone"], text: string) => dispatch({ type: "notice", tone, text }), []);
+  const retry = useCallback(() => setAttempt((n) => n + 1), []);
+
+  return { status, error, state, send, stop, newSession, notice, retry };
+}

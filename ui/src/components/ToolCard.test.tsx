@@ -1,0 +1,74 @@
+import { render, screen } from "@testing-library/react";
+import userEvent from "@testing-library/user-event";
+import { describe, expect, it } from "vitest";
+import type { ToolItem } from "../backend";
+import { RESULT_PREVIEW_CHARS, ToolCard } from "./ToolCard";
+
+function tool(over: Partial<ToolItem> = {}): ToolItem {
+  return {
+    kind: "tool",
+    key: "tool-1",
+    toolCallId: 1,
+    name: "read_file",
+    label: "Read src/lib.rs",
+    arguments: { path: "src/lib.rs" },
+    status: "done",
+    result: "file body",
+    resultType: "string",
+    error: null,
+    approval: null,
+    depth: 0,
+    ...over,
+  };
+}
+
+describe("tool card", () => {
+  it("shows the full label, a status and pretty arguments", () => {
+    render(<ToolCard tool={tool({ status: "running", result: null })} />);
+    const card = screen.getByRole("article", { name: "Tool Read src/lib.rs, running" });
+    expect(card.dataset.status).toBe("running");
+    expect(card.className).toContain("tool-running");
+    expect(screen.getByText(/"path": "src\/lib.rs"/)).toBeTruthy();
+    expect(screen.queryByRole("button", { name: /Show result/ })).toBeNull();
+  });
+
+  it.each([
+    ["error", "error"],
+    ["cancelled", "cancelled"],
+    ["rejected", "rejected"],
+    ["pending", "waiting for approval"],
+  ] as const)("marks a %s call", (status, text) => {
+    render(<ToolCard tool={tool({ status, error: status === "error" ? "boom" : null })} />);
+    expect(screen.getByRole("article").dataset.status).toBe(status);
+    expect(screen.getByText(text)).toBeTruthy();
+  });
+
+  it("shows an error text for a failed call", () => {
+    render(<ToolCard tool={tool({ status: "error", result: null, error: "No such file" })} />);
+    expect(screen.getByText("No such file")).toBeTruthy();
+  });
+
+  it("keeps the result folded until asked, and pretty-prints JSON", async () => {
+    const user = userEvent.setup();
+    render(<ToolCard tool={tool({ result: '{"ok":true}', resultType: "json" })} />);
+    expect(screen.queryByText(/"ok": true/)).toBeNull();
+    const toggle = screen.getByRole("button", { name: /Show result/ });
+    expect(toggle.getAttribute("aria-expanded")).toBe("false");
+    await user.click(toggle);
+    expect(screen.getByText(/"ok": true/)).toBeTruthy();
+    await user.click(screen.getByRole("button", { name: /Hide result/ }));
+    expect(screen.queryByText(/"ok": true/)).toBeNull();
+  });
+
+  it("truncates long output with Show all", async () => {
+    const user = userEvent.setup();
+    const long = `${"a".repeat(RESULT_PREVIEW_CHARS)}TAIL-END`;
+    render(<ToolCard tool={tool({ result: long })} />);
+    await user.click(screen.getByRole("button", { name: /Show result/ }));
+    const pre = document.querySelector(".tool-result") as HTMLElement;
+    expect(pre.textContent).not.toContain("TAIL-END");
+    await user.click(screen.getByRole("button", { name: /Show all/ }));
+    expect(pre.textContent).toContain("TAIL-END");
+    expect(screen.queryByRole("button", { name: /Show all/ })).toBeNull();
+  });
+});

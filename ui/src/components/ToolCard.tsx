@@ -1,0 +1,74 @@
+// One tool call in the chat: label, status colour, arguments, and a foldable, truncated result.
+import { useState, type ReactNode } from "react";
+import type { CardStatus, ToolItem } from "../backend";
+import { prettyJson } from "./json";
+
+/** Results longer than this show a head and a "Show all" button. */
+export const RESULT_PREVIEW_CHARS = 2_000;
+
+const STATUS_TEXT: Record<CardStatus, string> = {
+  running: "running",
+  done: "done",
+  error: "error",
+  cancelled: "cancelled",
+  rejected: "rejected",
+  pending: "waiting for approval",
+};
+
+function ResultBody({ text }: { text: string }) {
+  const [all, setAll] = useState(false);
+  const long = text.length > RESULT_PREVIEW_CHARS;
+  return (
+    <>
+      <pre className="code-pre tool-result">{long && !all ? `${text.slice(0, RESULT_PREVIEW_CHARS)}…` : text}</pre>
+      {long && !all ? (
+        <button type="button" className="button button-small" onClick={() => setAll(true)}>
+          Show all ({text.length.toLocaleString()} chars)
+        </button>
+      ) : null}
+    </>
+  );
+}
+
+export function ToolCard({ tool, children }: { tool: ToolItem; children?: ReactNode }) {
+  const [open, setOpen] = useState(false);
+  const result = tool.result === null ? null : tool.resultType === "json" ? prettyJson(tool.result) : tool.result;
+  const resultId = `tool-result-${tool.toolCallId}`;
+  return (
+    <article
+      className={`tool-card tool-${tool.status}`}
+      data-status={tool.status}
+      aria-label={`Tool ${tool.label}, ${STATUS_TEXT[tool.status]}`}
+      style={tool.depth > 0 ? { marginLeft: `${tool.depth * 20}px` } : undefined}
+    >
+      <header className="tool-card-head">
+        <span className="tool-label">{tool.label}</span>
+        <span className={`status status-${tool.status}`}>{STATUS_TEXT[tool.status]}</span>
+      </header>
+      <details className="tool-section">
+        <summary>Arguments</summary>
+        <pre className="code-pre">{prettyJson(tool.arguments)}</pre>
+      </details>
+      {tool.error ? <p className="tool-error">{tool.error}</p> : null}
+      {result !== null ? (
+        <div className="tool-section">
+          <button
+            type="button"
+            className="button button-small button-ghost"
+            aria-expanded={open}
+            aria-controls={resultId}
+            onClick={() => setOpen((o) => !o)}
+          >
+            {open ? "Hide result" : "Show result"} ({result.length.toLocaleString()} chars)
+          </button>
+          {open ? (
+            <div id={resultId}>
+              <ResultBody text={result} />
+            </div>
+          ) : null}
+        </div>
+      ) : null}
+      {children}
+    </article>
+  );
+}

@@ -1,0 +1,293 @@
+import { act, screen, waitFor, within } from "@testing-library/react";
+import userEvent from "@testing-library/user-event";
+import { describe, expect, it } from "vitest";
+import type { DebugMessage, Event, SessionDetail } from "../backend";
+import { MockBackend, emptyDetail, fileDiff, inboxItem } from "../test/mockBackend";
+import { renderApp } from "../test/renderApp";
+
+const SID = 5;
+
+function setup(messages: DebugMessage[] = [], opts: { running?: boolean } = {}) {
+  const detail: SessionDetail = { ...emptyDetail(SID), messages };
+  const backend = new MockBackend({ details: [detail] });
+  backend.activeSessions.set("web", SID);
+  if (opts.running) backend.running.add(SID);
+  return backend;
+}
+
+async function open(backend: MockBackend) {
+  const user = userEvent.setup();
+  renderApp(backend, "#chat/web");
+  await screen.findByRole("link", { name: `session #${SID}` });
+  return user;
+}
+
+function emit(backend: MockBackend, event: Event, sessionId: number | null = SID) {
+  act(() => backend.emit({ session_id: sessionId, source: "web", event }));
+}
+
+function log() {
+  return within(screen.getByRole("list", { name: "Conversation" }));
+}
+
+function input() {
+  return screen.getByRole("combobox", { name: "Message" }) as HTMLTextAreaElement;
+}
+
+const base = { stack_id: 1, depth: 0, created_at: "2026-11-30T10:00:00Z" };
+
+describe("chat page", () => {
+  it("renders the stored conversation without synthetic rows", async () => {
+    const backend = setup([
+      { kind: "user", message_id: 1, content: "hello there", is_synthetic: false, failed: false, ...base },
+      { kind: "user", message_id: 2, content: "SYSTEM NUDGE", is_synthetic: true, failed: false, ...base },
+      { kind: "thinking", message_id: 3, content: "Let me look.", reasoning: null, is_synthetic: false, input_tokens: 1200, output_tokens: 30, ...base },
+      { kind: "tool", tool_call_id: 4, message_id: 3, name: "read_file", arguments: { path: "a.txt" }, status: "done", result: "abc", ...base },
+      { kind: "assistant", message_id: 5, content: "It says **abc**.", reasoning: null, is_synthetic: false, input_tokens: 1500, output_tokens: 12, ...base },
+    ]);
+    await open(backend);
+    expect(log().getByText("hello there")).toBeTruthy();
+    expect(log().queryByText("SYSTEM NUDGE")).toBeNull();
+    expect(log().getByText("Let me look.")).toBeTruthy();
+    expect(log().getByRole("article", { name: "Tool read_file, done" })).toBeTruthy();
+    expect(log().getByText("abc", { selector: "strong" })).toBeTruthy();
+    expect(screen.getByText(/Context 1,500 tok/)).toBeTruthy();
+    expect(screen.getByRole("button", { name: "Send" })).toBeTruthy();
+  });
+
+  it("adds a bubble only when the engine echoes the message", async () => {
+    const backend = setup();
+    const user = await open(backend);
+    await user.type(input(), "what time is it?{Enter}");
+    expect(backend.sent).toEqual([{ source: "web", text: "what time is it?" }]);
+    expect(input().value).toBe("");
+    expect(log().queryByText("what time is it?")).toBeNull();
+    emit(backend, { type: "user_message", message_id: 11, content: "what time is it?", steer: false });
+    expect(log().getByText("what time is it?")).toBeTruthy();
+    // A repeated echo (reconnect replay) does not duplicate it.
+    emit(backend, { type: "user_message", message_id: 11, content: "what time is it?", steer: false });
+    expect(log().getAllByText("what time is it?")).toHaveLength(1);
+    // Events for another session are not this chat's business.
+    emit(backend, { type: "user_message", message_id: 12, content: "elsewhere", steer: false }, 99);
+    expect(log().queryByText("elsewhere")).toBeNull();
+  });
+
+  it("keeps the text when sending fails", async () => {
+    const backend = setup();
+    backend.sendError = { code: "llm", message: "no model configured" };
+    const user = await open(backend);
+    await user.type(input(), "hi{Enter}");
+    await waitFor(() => expect(input().value).toBe("hi"));
+    expect(log().getByRole("alert").textContent).toContain("no model configured");
+  });
+
+  it("streams token deltas into a bubble, then shows the final text from done", async () => {
+    const backend = setup();
+    await open(backend);
+    emit(backend, { type: "user_message", message_id: 1, content: "count", steer: false });
+    emit(backend, { type: "token_delta", kind: "content", delta: "One, " });
+    emit(backend, { type: "token_delta", kind: "content", delta: "two" });
+    const bubble = log().getByText("One, two").closest("li") as HTMLElement;
+    expect(bubble.getAttribute("aria-busy")).toBe("true");
+    expect(screen.getByRole("button", { name: "Stop" })).toBeTruthy();
+    emit(backend, { type: "done", message_id: 2, stack_id: 1, content: "One, two, three.", input_tokens: 900, output_tokens: 5 });
+    expect(log().queryByText("One, two")).toBeNull();
+    const final = log().getByText("One, two, three.").closest("li") as HTMLElement;
+    expect(final.getAttribute("aria-busy")).toBe("false");
+    expect(log().getAllByText(/One, two/)).toHaveLength(1);
+    expect(screen.getByRole("button", { name: "Send" })).toBeTruthy();
+    expect(screen.getByText(/Context 900 tok/)).toBeTruthy();
+  });
+
+  it("shows tool cards moving through their states", async () => {
+    const backend = setup();
+    await open(backend);
+    emit(backend, { type: "thinking", message_id: 2, content: "Checking.", reasoning: null, input_tokens: null, output_tokens: null });
+    emit(backend, { type: "tool_start", tool_call_id: 7, message_id: 2, name: "list_dir", arguments: { path: "." }, label_short: "ls", label_full: "List .", path: "." });
+    expect(log().getByRole("article", { name: "Tool List ., running" })).toBeTruthy();
+    emit(backend, { type: "tool_error", tool_call_id: 7, error: "permission denied" });
+    expect(log().getByRole("article", { name: "Tool List ., error" })).toBeTruthy();
+    expect(log().getByText("permission denied")).toBeTruthy();
+  });
+
+  it("restores STOP after a reload while a turn runs, and stops it", async () => {
+    const backend = setup([], { running: true });
+    const user = await open(backend);
+    const stop = await screen.findByRole("button", { name: "Stop" });
+    expect(screen.queryByRole("button", { name: "Send" })).toBeNull();
+    // The composer stays usable: a message now becomes a steer.
+    expect(input().disabled).toBe(false);
+    await user.click(stop);
+    expect(backend.stopCalls).toEqual([SID]);
+    emit(backend, { type: "error", message: "Interrupted by user" });
+    expect(screen.getByRole("button", { name: "Send" })).toBeTruthy();
+    expect(log().getByRole("alert").textContent).toContain("Interrupted by user");
+  });
+
+  it("shows a steer as queued until the turn finishes", async () => {
+    const backend = setup([], { running: true });
+    const user = await open(backend);
+    await user.type(input(), "also check tests{Enter}");
+    expect(backend.sent.at(-1)?.text).toBe("also check tests");
+    emit(backend, { type: "user_message", message_id: 20, content: "also check tests", steer: true });
+    const bubble = log().getByText("also check tests").closest("li") as HTMLElement;
+    expect(within(bubble).getByText("queued for the running turn")).toBeTruthy();
+    emit(backend, { type: "done", message_id: 21, stack_id: 1, content: "Done.", input_tokens: null, output_tokens: null });
+    expect(within(bubble).queryByText("queued for the running turn")).toBeNull();
+  });
+
+  it("shows an inline approval with the diff, decides, and closes on approval_resolved", async () => {
+    const backend = setup();
+    const user = await open(backend);
+    emit(backend, { type: "tool_start", tool_call_id: 8, message_id: 2, name: "write_file", arguments: { path: "src/main.rs" }, label_short: "write", label_full: "Write src/main.rs", path: "src/main.rs" });
+    emit(backend, { type: "pending_write", request_id: 8, tool_call_id: 8, path: "src/main.rs", old_content: "a", new_content: "b", diff: fileDiff() });
+    const card = log().getByRole("region", { name: "Approval for write_file" });
+    expect(within(card).getByRole("figure", { name: "Changes to src/main.rs" })).toBeTruthy();
+    await user.type(within(card).getByLabelText(/Note for the agent/), "wrong file");
+    await user.click(within(card).getByRole("button", { name: "Reject" }));
+    expect(backend.decisions).toEqual([
+      { toolCallId: 8, input: { approved: false, note: "wrong file", decided_by: "app", bypass_secs: null, bypass_scope: null } },
+    ]);
+    expect(log().getByRole("region", { name: "Approval for write_file" })).toBeTruthy();
+    emit(backend, { type: "approval_resolved", request_id: 8, tool_call_id: 8, approved: false });
+    expect(log().queryByRole("region", { name: /Approval for/ })).toBeNull();
+    emit(backend, { type: "tool_rejected", tool_call_id: 8, reason: "wrong file" });
+    expect(log().getByRole("article", { name: "Tool Write src/main.rs, rejected" })).toBeTruthy();
+  });
+
+  it("shows the command line for an execute_cmd approval", async () => {
+    const backend = setup();
+    await open(backend);
+    emit(backend, { type: "approval_required", request_id: 3, tool_call_id: 3, tool_name: "execute_cmd", arguments: { command: "rm -rf build", workdir: "/w" } });
+    const card = log().getByRole("region", { name: "Approval for execute_cmd" });
+    expect(within(card).getByLabelText("Command line").textContent).toContain("rm -rf build");
+    expect(within(card).getByText("/w")).toBeTruthy();
+    expect(screen.getByRole("button", { name: "Stop" })).toBeTruthy();
+  });
+
+  it("rebuilds a pending card from history with the inbox's diff", async () => {
+    const backend = setup([
+      { kind: "tool", tool_call_id: 4, message_id: 3, name: "edit_file", arguments: { path: "src/main.rs" }, status: "pending", result: null, ...base },
+    ]);
+    backend.inboxItems = [inboxItem(4, { session_id: SID, tool_name: "edit_file", diff: fileDiff() })];
+    const user = await open(backend);
+    const card = log().getByRole("region", { name: "Approval for edit_file" });
+    expect(await within(card).findByRole("figure", { name: "Changes to src/main.rs" })).toBeTruthy();
+    await user.click(within(card).getByRole("button", { name: "Approve" }));
+    expect(backend.decisions[0]?.input).toMatchObject({ approved: true, decided_by: "app" });
+  });
+
+  it("shows fallback, truncation and model failures in place", async () => {
+    const backend = setup();
+    await open(backend);
+    emit(backend, { type: "model_fallback", from: "big", to: "small", reason: "timeout" });
+    emit(backend, { type: "truncated", output_tokens: 4096 });
+    emit(backend, { type: "llm_failed", tried: ["big", "small"], last_error: "503" });
+    expect(log().getByText("Switched model from big to small: timeout")).toBeTruthy();
+    expect(log().getByText(/cut off at the output limit \(4,096 tokens\)/)).toBeTruthy();
+    expect(log().getByRole("alert").textContent).toContain("tried big, small");
+  });
+
+  it("autocompletes slash commands with arrows, Tab/Enter and Esc", async () => {
+    const backend = setup();
+    const user = await open(backend);
+    await user.type(input(), "/");
+    const menu = screen.getByRole("listbox", { name: "Commands" });
+    expect(within(menu).getAllByRole("option").map((o) => o.textContent?.split(" ")[0])).toEqual(
+      expect.arrayContaining([expect.stringContaining("/new"), expect.stringContaining("/cost")]),
+    );
+    expect(within(menu).getAllByRole("option")).toHaveLength(6);
+    await user.type(input(), "c");
+    const options = () => within(screen.getByRole("listbox", { name: "Commands" })).getAllByRole("option");
+    expect(options().map((o) => o.querySelector("code")?.textContent)).toEqual(["/compact", "/context", "/cost"]);
+    expect(options()[0]?.getAttribute("aria-selected")).toBe("true");
+    await user.keyboard("{ArrowDown}");
+    expect(options()[1]?.getAttribute("aria-selected")).toBe("true");
+    await user.keyboard("{Tab}");
+    expect(input().value).toBe("/context ");
+    expect(screen.queryByRole("listbox")).toBeNull();
+    await user.clear(input());
+    await user.type(input(), "/st");
+    await user.keyboard("{Escape}");
+    expect(screen.queryByRole("listbox")).toBeNull();
+    expect(input().value).toBe("/st");
+    await user.clear(input());
+    await user.type(input(), "/co{Enter}");
+    expect(input().value).toBe("/compact ");
+    await user.keyboard("{Enter}");
+    expect(log().getByText("/compact is not available yet in this build.")).toBeTruthy();
+    expect(backend.sent).toEqual([]);
+  });
+
+  it("/new starts a new session and clears the view; /stop stops the turn", async () => {
+    const backend = setup([
+      { kind: "user", message_id: 1, content: "old talk", is_synthetic: false, failed: false, ...base },
+    ], { running: true });
+    const user = await open(backend);
+    await user.type(input(), "/stop{Enter}");
+    expect(backend.stopCalls).toEqual([SID]);
+    await user.type(input(), "/new{Enter}");
+    expect(backend.newSessionCalls).toEqual(["web"]);
+    await waitFor(() => expect(screen.queryByText("old talk")).toBeNull());
+    const newId = backend.activeSessions.get("web") as number;
+    expect(screen.getByRole("link", { name: `session #${newId}` })).toBeTruthy();
+    emit(backend, { type: "user_message", message_id: 30, content: "fresh", steer: false }, newId);
+    expect(log().getByText("fresh")).toBeTruthy();
+    expect(backend.sent).toEqual([]);
+  });
+
+  it("follows a new_session event from another client", async () => {
+    const backend = setup([
+      { kind: "user", message_id: 1, content: "old talk", is_synthetic: false, failed: false, ...base },
+    ]);
+    await open(backend);
+    emit(backend, { type: "new_session", session_id: 77 }, 77);
+    expect(screen.queryByText("old talk")).toBeNull();
+    expect(screen.getByRole("link", { name: "session #77" })).toBeTruthy();
+  });
+
+  it("says so when the chat cannot be opened", async () => {
+    const backend = new MockBackend();
+    backend.activeSessions.set("web", 404);
+    backend.getSession = () => Promise.reject({ code: "storage", message: "disk gone" });
+    renderApp(backend, "#chat/web");
+    expect((await screen.findByRole("alert")).textContent).toContain("disk gone");
+  });
+  it("keeps events that arrive while the history loads and applies them after it", async () => {
+    const backend = setup([
+      { kind: "user", message_id: 1, content: "first", is_synthetic: false, failed: false, ...base },
+    ]);
+    let release: () => void = () => {};
+    const gate = new Promise<void>((r) => (release = r));
+    const load = backend.getSession.bind(backend);
+    backend.getSession = async (id) => {
+      await gate;
+      return load(id);
+    };
+    renderApp(backend, "#chat/web");
+    await waitFor(() => expect(backend.subscriberCount).toBe(1));
+    // The echo of "first" is already in the history; "second" is not.
+    emit(backend, { type: "user_message", message_id: 1, content: "first", steer: false });
+    emit(backend, { type: "user_message", message_id: 2, content: "second", steer: false });
+    emit(backend, { type: "token_delta", kind: "content", delta: "Work" });
+    await act(async () => release());
+    await screen.findByRole("link", { name: `session #${SID}` });
+    expect(log().getAllByText("first")).toHaveLength(1);
+    expect(log().getByText("second")).toBeTruthy();
+    expect(log().getByText("Work")).toBeTruthy();
+    expect(screen.getByRole("button", { name: "Stop" })).toBeTruthy();
+  });
+
+  it("streams reasoning separately from the answer", async () => {
+    const backend = setup();
+    await open(backend);
+    emit(backend, { type: "token_delta", kind: "reasoning", delta: "hmm, " });
+    emit(backend, { type: "token_delta", kind: "reasoning", delta: "think" });
+    emit(backend, { type: "token_delta", kind: "content", delta: "Answer" });
+    const bubble = log().getByText("Answer").closest("li") as HTMLElement;
+    expect(within(bubble).getByText("hmm, think")).toBeTruthy();
+    emit(backend, { type: "done", message_id: 9, stack_id: 1, content: "Answer.", input_tokens: null, output_tokens: null });
+    const final = log().getByText("Answer.").closest("li") as HTMLElement;
+    expect(within(final).getByText("hmm, think")).toBeTruthy();
+  });
+});
