@@ -33,6 +33,7 @@ pub(crate) fn app(state: ServeState) -> Router {
         .route("/sources/{source}/messages", post(send_message))
         .route("/inbox", get(inbox))
         .route("/tools/{id}/decision", post(decide))
+        .route("/messages/{id}/request", get(llm_request))
         .route("/settings", get(settings))
         .route("/settings/clients", put(save_clients))
         .route("/settings/clients/{name}/key", put(set_key))
@@ -189,6 +190,13 @@ type JsonBody<T> = Result<Json<T>, axum::extract::rejection::JsonRejection>;
 
 fn body<T>(b: JsonBody<T>) -> Result<T, HttpError> {
     b.map(|Json(v)| v).map_err(|e| HttpError::new(ErrorCode::InvalidInput, e.body_text()))
+}
+
+async fn llm_request(
+    State(state): State<ServeState>,
+    id: Result<Path<i64>, PathRejection>,
+) -> Result<Json<serde_json::Value>, HttpError> {
+    Ok(Json(state.engine.llm_request(id_of(id, "message")?).await?))
 }
 
 async fn settings(State(state): State<ServeState>) -> Result<Json<SettingsView>, HttpError> {
