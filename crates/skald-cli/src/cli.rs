@@ -57,6 +57,13 @@ pub enum Command {
         /// Optional note recorded with the decision.
         #[arg(long)]
         note: Option<String>,
+        /// Also allow similar calls of this session without asking, for this many seconds
+        /// (0 = until the session's bypasses are cleared). Deny rules still apply.
+        #[arg(long, value_name = "SECS")]
+        bypass_secs: Option<u64>,
+        /// What the bypass covers: all, category (default: the call's) or mcp_server.
+        #[arg(long, value_parser = ["all", "category", "mcp_server"], requires = "bypass_secs")]
+        bypass_scope: Option<String>,
     },
     /// Reject a call waiting in the inbox; the note reaches the model as the reason.
     Deny {

@@ -1,7 +1,7 @@
 //! `skald inbox`, `skald approve`, `skald deny`.
 
 use skald_core::Engine;
-use skald_protocol::{ApiError, DecisionInput};
+use skald_protocol::{ApiError, BypassScopeKind, DecisionInput};
 
 use crate::exit;
 use crate::output::Output;
@@ -41,11 +41,30 @@ pub async fn inbox(engine: &Engine, out: &Output) -> Result<u8, ApiError> {
     Ok(exit::OK)
 }
 
+/// A bypass requested with an approval.
+#[derive(Debug, Default)]
+pub struct Bypass {
+    secs: Option<u64>,
+    scope: Option<BypassScopeKind>,
+}
+
+impl Bypass {
+    pub fn parse(secs: Option<u64>, scope: Option<&str>) -> Self {
+        let scope = scope.map(|s| match s {
+            "all" => BypassScopeKind::All,
+            "mcp_server" => BypassScopeKind::McpServer,
+            _ => BypassScopeKind::Category,
+        });
+        Self { secs, scope }
+    }
+}
+
 pub async fn decide(
     engine: &Engine,
     call_id: i64,
     approved: bool,
     note: Option<String>,
+    bypass: Bypass,
     out: &Output,
 ) -> Result<u8, ApiError> {
     let decision = engine
@@ -55,8 +74,8 @@ pub async fn decide(
                 approved,
                 note,
                 decided_by: "cli".into(),
-                bypass_secs: None,
-                bypass_scope: None,
+                bypass_secs: bypass.secs,
+                bypass_scope: bypass.scope,
             },
         )
         .await?;

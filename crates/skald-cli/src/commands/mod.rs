@@ -32,11 +32,13 @@ pub async fn run(
         Command::Stop { session } => chat::stop(&engine, session, out).await,
         Command::Resume { session } => chat::resume(&engine, session, out).await,
         Command::Inbox => approvals::inbox(&engine, out).await,
-        Command::Approve { call_id, note } => {
-            approvals::decide(&engine, call_id, true, note, out).await
+        Command::Approve { call_id, note, bypass_secs, bypass_scope } => {
+            let bypass = approvals::Bypass::parse(bypass_secs, bypass_scope.as_deref());
+            approvals::decide(&engine, call_id, true, note, bypass, out).await
         }
         Command::Deny { call_id, note } => {
-            approvals::decide(&engine, call_id, false, note, out).await
+            approvals::decide(&engine, call_id, false, note, approvals::Bypass::default(), out)
+                .await
         }
         // Returned above, before a one-shot engine (no config watcher) was opened.
         Command::Serve { .. } => Ok(crate::exit::OK),

@@ -17,6 +17,22 @@ pub enum BypassScope {
     McpServer(String),
 }
 
+impl BypassScope {
+    /// The scope a human asked for (`all`, `category`, `mcp_server`), applied to this call; when
+    /// none was named: the call's category, else its MCP server, else everything.
+    pub fn for_call(requested: Option<&str>, tool: &str, category: Option<ToolCategory>) -> Self {
+        let server = tool.strip_prefix("mcp__").and_then(|r| r.split_once("__")).map(|(s, _)| s);
+        match (requested, category, server) {
+            (Some("all"), ..) => Self::All,
+            (Some("mcp_server" | "mcpserver"), _, Some(s)) | (None, None, Some(s)) => {
+                Self::McpServer(s.to_string())
+            }
+            (Some("category") | None, Some(c), _) => Self::Category(c),
+            _ => Self::All,
+        }
+    }
+}
+
 #[derive(Debug, Clone)]
 struct Bypass {
     scope: BypassScope,

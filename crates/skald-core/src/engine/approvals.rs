@@ -11,7 +11,6 @@ use skald_store::StoreError;
 use skald_store::repo::approvals::NewDecision;
 
 use super::Engine;
-use crate::approval::BypassScope;
 use crate::error::EngineError;
 use crate::tools::ToolCategory;
 use crate::turn::{self, ParkMode, TurnEmitter, TurnOutcome};
@@ -95,7 +94,14 @@ impl Engine {
                 note: note.clone(),
                 decided_by: decided_by.to_string(),
                 bypass_secs: input.bypass_secs.map(|s| i64::try_from(s).unwrap_or(i64::MAX)),
-                bypass_scope: input.bypass_scope.map(|s| format!("{s:?}").to_lowercase()),
+                bypass_scope: input.bypass_scope.map(|s| {
+                    match s {
+                        BypassScopeKind::All => "all",
+                        BypassScopeKind::Category => "category",
+                        BypassScopeKind::McpServer => "mcp_server",
+                    }
+                    .to_string()
+                }),
             })
             .await
             .map_err(|e| match e {
@@ -104,14 +110,6 @@ impl Engine {
             })?;
         let session_id = request.session_id;
         if fresh {
-            if input.approved && input.bypass_secs.is_some() {
-                self.grant_bypass(
-                    session_id,
-                    &request.tool_name,
-                    input.bypass_scope,
-                    input.bypass_secs,
-                );
-            }
             let source = store.session(session_id).await.map_err(EngineError::from)?.source;
             self.emit(EventEnvelope {
                 session_id: Some(session_id),
@@ -135,31 +133,6 @@ impl Engine {
             decided_at: row.created_at,
             resumed,
         })
-    }
-
-    fn grant_bypass(
-        &self,
-        session_id: i64,
-        tool: &str,
-        scope: Option<BypassScopeKind>,
-        secs: Option<u64>,
-    ) {
-        let category = self.inner.tools.get(tool).map(|t| t.def().category);
-        let server = tool.strip_prefix("mcp__").and_then(|r| r.split_once("__")).map(|(s, _)| s);
-        // Default scope: the call's category, else its MCP server, else everything.
-        let scope = match (scope, category, server) {
-            (Some(BypassScopeKind::All), ..) => BypassScope::All,
-            (Some(BypassScopeKind::McpServer), _, Some(s)) | (None, None, Some(s)) => {
-                BypassScope::McpServer(s.to_string())
-            }
-            (Some(BypassScopeKind::Category) | None, Some(c), _) => BypassScope::Category(c),
-            _ => BypassScope::All,
-        };
-        let expires = secs.filter(|s| *s > 0).map(|s| {
-            self.store().clock().now()
-                + chrono::Duration::seconds(i64::try_from(s).unwrap_or(i64::MAX / 1000))
-        });
-        self.inner.bypass.grant(session_id, scope, expires);
     }
 
     /// Settles recorded decisions and continues the session's turn in this process, waiting for

@@ -13,7 +13,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::{ParkMode, TurnCtx, synthetic};
 use crate::approval::gate::{GateInput, verdict};
-use crate::approval::{Verdict, diff, rejection_message};
+use crate::approval::{BypassScope, Verdict, diff, rejection_message};
 use crate::context::INTERRUPTED_RUNNING;
 use crate::error::EngineError;
 use crate::tools::{Tool, ToolCategory, ToolContext, ToolError, names};
@@ -282,6 +282,15 @@ async fn await_decision_and_run(
     loop {
         if let Some(d) = ctx.store.decision(id).await? {
             return if d.approved {
+                // A bypass requested with the approval lives in the process that runs the turn,
+                // whichever process recorded the decision.
+                if let Some(secs) = d.bypass_secs {
+                    let category = ctx.tools.get(name).map(|t| t.def().category);
+                    let scope = BypassScope::for_call(d.bypass_scope.as_deref(), name, category);
+                    let expires = (secs > 0)
+                        .then(|| ctx.store.clock().now() + chrono::Duration::seconds(secs));
+                    ctx.bypass.grant(ctx.session_id, scope, expires);
+                }
                 execute(ctx, id, name, args, cancel).await
             } else {
                 reject(ctx, id, &rejection_message(d.note.as_deref())).await

@@ -147,3 +147,45 @@ async fn completed_turns_are_published_on_the_chat_bus_after_commit() {
     let detail = engine.session_detail(receipt.session_id).await.unwrap();
     assert_eq!(detail.messages.len(), 4);
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_bypass_granted_with_an_approval_applies_where_the_turn_runs() {
+    let fake = FakeLlm::start().await.unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    let work = dir.path().join("work");
+    std::fs::create_dir_all(&work).unwrap();
+    let runner = open(&data, &fake, false).await;
+    fake.push(Reply::tool_call("write_file", r#"{"path":"one.txt","content":"1\n"}"#));
+    fake.push(Reply::tool_call("write_file", r#"{"path":"two.txt","content":"2\n"}"#));
+    fake.push(Reply::tool_call("execute_cmd", r#"{"command":"true"}"#));
+    fake.push(Reply::text("done"));
+    let opts = ChatOptions {
+        park_mode: ParkMode::Exit,
+        workdir: Some(work.clone()),
+        ..Default::default()
+    };
+    let receipt = runner.send_message("web", "write two files", opts).await.unwrap();
+    assert!(matches!(receipt.turn.unwrap().await.unwrap(), TurnOutcome::Parked { .. }));
+    // Another process approves with a 1-hour filesystem bypass.
+    let cli = open(&data, &fake, false).await;
+    cli.decide(
+        1,
+        DecisionInput {
+            bypass_secs: Some(3600),
+            bypass_scope: Some(skald_protocol::BypassScopeKind::Category),
+            ..approve()
+        },
+    )
+    .await
+    .unwrap();
+    let outcome = runner.resume(receipt.session_id, ParkMode::Exit).await.unwrap();
+    // The second write ran without asking; the shell command is another category and parks.
+    assert!(matches!(outcome, TurnOutcome::Parked { .. }), "{outcome:?}");
+    assert!(work.join("one.txt").is_file() && work.join("two.txt").is_file());
+    let inbox = runner.inbox().await.unwrap();
+    assert_eq!(
+        inbox.items.iter().map(|i| i.tool_name.as_str()).collect::<Vec<_>>(),
+        ["execute_cmd"]
+    );
+}
