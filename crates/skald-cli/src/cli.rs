@@ -73,6 +73,13 @@ pub enum Command {
         #[arg(long)]
         note: Option<String>,
     },
+    /// Answer a question an agent asked (shown by `skald inbox`).
+    Answer {
+        /// The question id (the tool call id).
+        question_id: i64,
+        /// Your answer; the agent reads it as the result of its question.
+        text: String,
+    },
     /// Cancel a running turn (also one running in another process).
     Stop {
         /// Session id.

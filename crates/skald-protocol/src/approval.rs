@@ -116,10 +116,43 @@ pub struct InboxItem {
     pub age_secs: i64,
 }
 
-/// `GET /api/inbox`: oldest first.
+/// An open clarification question in the Agent Inbox.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+pub struct QuestionItem {
+    /// The tool call id of the `ask_user_clarification` call; also the question id.
+    #[ts(type = "number")]
+    pub tool_call_id: i64,
+    #[ts(type = "number")]
+    pub session_id: i64,
+    pub source: String,
+    pub agent_id: String,
+    pub context_label: Option<String>,
+    pub title: String,
+    /// Markdown.
+    pub question: String,
+    pub suggested_answers: Vec<String>,
+    pub created_at: String,
+    #[ts(type = "number")]
+    pub age_secs: i64,
+}
+
+/// A recorded answer to a question.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+pub struct Answer {
+    #[ts(type = "number")]
+    pub tool_call_id: i64,
+    #[ts(type = "number")]
+    pub session_id: i64,
+    pub answer: String,
+    /// Whether a turn picked the answer up right away (false: the next resume settles it).
+    pub resumed: bool,
+}
+
+/// `GET /api/inbox`: oldest first. `total` counts approvals and questions.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
 pub struct Inbox {
     pub items: Vec<InboxItem>,
+    pub questions: Vec<QuestionItem>,
     #[ts(type = "number")]
     pub total: u64,
 }

@@ -24,6 +24,8 @@ pub fn typescript() -> String {
         DiffHunk::decl(),
         FileDiff::decl(),
         InboxItem::decl(),
+        QuestionItem::decl(),
+        Answer::decl(),
         Inbox::decl(),
         BypassScopeKind::decl(),
         DecisionInput::decl(),

@@ -130,6 +130,24 @@ pub enum Event {
         tool_call_id: i64,
         approved: bool,
     },
+    /// An agent asks the user a question; the call waits for the answer.
+    AgentQuestion {
+        #[ts(type = "number")]
+        request_id: i64,
+        #[ts(type = "number")]
+        tool_call_id: i64,
+        title: String,
+        /// Markdown.
+        question: String,
+        suggested_answers: Vec<String>,
+    },
+    /// A question was answered (from any surface or process).
+    ClarificationResolved {
+        #[ts(type = "number")]
+        request_id: i64,
+        #[ts(type = "number")]
+        tool_call_id: i64,
+    },
     /// A write tool changed a file.
     FileChanged {
         path: String,

@@ -91,7 +91,23 @@ summary: string, path: string | null, command: string | null, workdir: string | 
  */
 age_secs: number, };
 
-export type Inbox = { items: Array<InboxItem>, total: number, };
+export type QuestionItem = { 
+/**
+ * The tool call id of the `ask_user_clarification` call; also the question id.
+ */
+tool_call_id: number, session_id: number, source: string, agent_id: string, context_label: string | null, title: string, 
+/**
+ * Markdown.
+ */
+question: string, suggested_answers: Array<string>, created_at: string, age_secs: number, };
+
+export type Answer = { tool_call_id: number, session_id: number, answer: string, 
+/**
+ * Whether a turn picked the answer up right away (false: the next resume settles it).
+ */
+resumed: boolean, };
+
+export type Inbox = { items: Array<InboxItem>, questions: Array<QuestionItem>, total: number, };
 
 export type BypassScopeKind = "all" | "category" | "mcp_server";
 
@@ -169,6 +185,10 @@ arguments: unknown, label_short: string, label_full: string, path: string | null
 /**
  * The reviewed diff (absent for commands).
  */
-diff: FileDiff | null, } | { "type": "approval_resolved", request_id: number, tool_call_id: number, approved: boolean, } | { "type": "file_changed", path: string, } | { "type": "model_fallback", from: string, to: string, reason: string, } | { "type": "llm_failed", tried: Array<string>, last_error: string, } | { "type": "truncated", output_tokens: number | null, } | { "type": "done", message_id: number, stack_id: number, content: string, input_tokens: number | null, output_tokens: number | null, } | { "type": "error", message: string, } | { "type": "compacting", } | { "type": "compaction_done", summary_id: number, covers_up_to_message_id: number, tokens_before: number, tokens_after: number, };
+diff: FileDiff | null, } | { "type": "approval_resolved", request_id: number, tool_call_id: number, approved: boolean, } | { "type": "agent_question", request_id: number, tool_call_id: number, title: string, 
+/**
+ * Markdown.
+ */
+question: string, suggested_answers: Array<string>, } | { "type": "clarification_resolved", request_id: number, tool_call_id: number, } | { "type": "file_changed", path: string, } | { "type": "model_fallback", from: string, to: string, reason: string, } | { "type": "llm_failed", tried: Array<string>, last_error: string, } | { "type": "truncated", output_tokens: number | null, } | { "type": "done", message_id: number, stack_id: number, content: string, input_tokens: number | null, output_tokens: number | null, } | { "type": "error", message: string, } | { "type": "compacting", } | { "type": "compaction_done", summary_id: number, covers_up_to_message_id: number, tokens_before: number, tokens_after: number, };
 
 export type EventEnvelope = { session_id: number | null, source: string | null, event: Event, };

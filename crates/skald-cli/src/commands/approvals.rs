@@ -12,7 +12,21 @@ pub async fn inbox(engine: &Engine, out: &Output) -> Result<u8, ApiError> {
         out.json(&inbox)?;
         return Ok(exit::OK);
     }
-    if inbox.items.is_empty() {
+    for q in &inbox.questions {
+        out.line(&format!(
+            "question {} · session {} ({}) · agent {} · waiting {}",
+            q.tool_call_id,
+            q.session_id,
+            q.source,
+            q.agent_id,
+            age(q.age_secs)
+        ));
+        out.line(&format!("  {}: {}", q.title, q.question.replace('\n', " ")));
+        if !q.suggested_answers.is_empty() {
+            out.line(&format!("  suggested: {}", q.suggested_answers.join(" | ")));
+        }
+    }
+    if inbox.items.is_empty() && inbox.questions.is_empty() {
         out.line("Nothing is waiting for a decision.");
         return Ok(exit::OK);
     }
@@ -35,7 +49,7 @@ pub async fn inbox(engine: &Engine, out: &Output) -> Result<u8, ApiError> {
         }
     }
     out.line(&format!(
-        "{} waiting · skald approve CALL | skald deny CALL --note \"why\"",
+        "{} waiting · skald approve CALL | skald deny CALL --note \"why\" | skald answer ID TEXT",
         inbox.total
     ));
     Ok(exit::OK)
@@ -57,6 +71,21 @@ impl Bypass {
         });
         Self { secs, scope }
     }
+}
+
+pub async fn answer(engine: &Engine, id: i64, text: &str, out: &Output) -> Result<u8, ApiError> {
+    let a = engine.answer(id, text, "cli").await?;
+    if out.is_json() {
+        out.json(&a)?;
+    } else if a.resumed {
+        out.line(&format!("question {id} answered; the running turn continues"));
+    } else {
+        out.line(&format!(
+            "question {id} answered; continue with `skald resume --session {}`",
+            a.session_id
+        ));
+    }
+    Ok(exit::OK)
 }
 
 pub async fn decide(

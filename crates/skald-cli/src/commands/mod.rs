@@ -36,6 +36,9 @@ pub async fn run(
             let bypass = approvals::Bypass::parse(bypass_secs, bypass_scope.as_deref());
             approvals::decide(&engine, call_id, true, note, bypass, out).await
         }
+        Command::Answer { question_id, text } => {
+            approvals::answer(&engine, question_id, &text, out).await
+        }
         Command::Deny { call_id, note } => {
             approvals::decide(&engine, call_id, false, note, approvals::Bypass::default(), out)
                 .await

@@ -34,6 +34,7 @@ pub(crate) fn app(state: ServeState) -> Router {
         .route("/inbox", get(inbox))
         .route("/tools/{id}/decision", post(decide))
         .route("/messages/{id}/request", get(llm_request))
+        .route("/questions/{id}/answer", post(answer))
         .route("/settings", get(settings))
         .route("/settings/clients", put(save_clients))
         .route("/settings/clients/{name}/key", put(set_key))
@@ -190,6 +191,20 @@ type JsonBody<T> = Result<Json<T>, axum::extract::rejection::JsonRejection>;
 
 fn body<T>(b: JsonBody<T>) -> Result<T, HttpError> {
     b.map(|Json(v)| v).map_err(|e| HttpError::new(ErrorCode::InvalidInput, e.body_text()))
+}
+
+#[derive(Debug, Deserialize)]
+struct AnswerBody {
+    answer: String,
+}
+
+async fn answer(
+    State(state): State<ServeState>,
+    id: Result<Path<i64>, PathRejection>,
+    b: JsonBody<AnswerBody>,
+) -> Result<Json<skald_protocol::Answer>, HttpError> {
+    let id = id_of(id, "question")?;
+    Ok(Json(state.engine.answer(id, &body(b)?.answer, "web").await?))
 }
 
 async fn llm_request(

@@ -1,6 +1,8 @@
 mod approvals;
+mod chat;
 mod help;
 mod serve;
+mod serve_chat;
 mod sessions;
 
 use std::process::{Command, Output};

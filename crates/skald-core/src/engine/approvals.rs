@@ -4,8 +4,8 @@ use std::time::Duration;
 
 use chrono::DateTime;
 use skald_protocol::{
-    ApiError, ApprovalKind, BypassScopeKind, Decision, DecisionInput, ErrorCode, Event,
-    EventEnvelope, FileDiff, Inbox, InboxItem,
+    Answer, ApiError, ApprovalKind, BypassScopeKind, Decision, DecisionInput, ErrorCode, Event,
+    EventEnvelope, FileDiff, Inbox, InboxItem, QuestionItem,
 };
 use skald_store::StoreError;
 use skald_store::repo::approvals::NewDecision;
@@ -32,9 +32,7 @@ impl Engine {
                     .strip_prefix("mcp__")
                     .and_then(|rest| rest.split_once("__"))
                     .map(|(server, _)| server.to_string());
-                let age = DateTime::parse_from_rfc3339(&r.created_at)
-                    .map(|t| (now - t.to_utc()).num_seconds().max(0))
-                    .unwrap_or(0);
+                let age = age_secs(now, &r.created_at);
                 InboxItem {
                     tool_call_id: r.tool_call_id,
                     session_id: r.session_id,
@@ -61,8 +59,62 @@ impl Engine {
                 }
             })
             .collect();
-        let total = items.len() as u64;
-        Ok(Inbox { items, total })
+        let questions: Vec<QuestionItem> = self
+            .store()
+            .open_questions()
+            .await
+            .map_err(EngineError::from)?
+            .into_iter()
+            .map(|q| QuestionItem {
+                tool_call_id: q.tool_call_id,
+                session_id: q.session_id,
+                source: q.source,
+                agent_id: q.agent_id,
+                context_label: q.context_label,
+                title: q.title,
+                question: q.question,
+                suggested_answers: serde_json::from_str(&q.suggested_answers).unwrap_or_default(),
+                age_secs: age_secs(now, &q.created_at),
+                created_at: q.created_at,
+            })
+            .collect();
+        let total = (items.len() + questions.len()) as u64;
+        Ok(Inbox { items, questions, total })
+    }
+
+    /// Records the answer to a clarification question (single assignment, any process); a live
+    /// turn continues at once, an auto-resuming engine continues a parked one.
+    pub async fn answer(
+        &self,
+        tool_call_id: i64,
+        answer: &str,
+        decided_by: &str,
+    ) -> Result<Answer, ApiError> {
+        let answer = answer.trim();
+        if answer.is_empty() {
+            return Err(ApiError::new(ErrorCode::InvalidInput, "the answer is empty"));
+        }
+        let store = self.store();
+        let q =
+            store.question(tool_call_id).await.map_err(EngineError::from)?.ok_or_else(|| {
+                ApiError::new(ErrorCode::NotFound, format!("no question {tool_call_id}"))
+            })?;
+        let fresh =
+            store.answer_question(tool_call_id, answer, decided_by).await.map_err(|e| match e {
+                StoreError::Conflict(m) => ApiError::new(ErrorCode::Conflict, m),
+                other => EngineError::from(other).into(),
+            })?;
+        if fresh {
+            self.emit(EventEnvelope {
+                session_id: Some(q.session_id),
+                source: Some(q.source.clone()),
+                event: Event::ClarificationResolved { request_id: tool_call_id, tool_call_id },
+            });
+            self.inner.decisions.notify_waiters();
+        }
+        let live = self.is_running(q.session_id).await?;
+        let resumed = live || (self.inner.auto_resume && self.spawn_resume(q.session_id));
+        Ok(Answer { tool_call_id, session_id: q.session_id, answer: answer.to_string(), resumed })
     }
 
     /// Records a human decision about a parked call (single assignment: the first wins, a repeat
@@ -194,9 +246,14 @@ impl Engine {
                 tokio::time::sleep(AUTO_RESUME_POLL).await;
                 let Some(inner) = weak.upgrade() else { return };
                 let engine = Engine { inner };
-                let Ok(ids) = engine.store().sessions_with_unsettled_decisions().await else {
+                let Ok(mut ids) = engine.store().sessions_with_unsettled_decisions().await else {
                     continue;
                 };
+                if let Ok(more) = engine.store().sessions_with_unsettled_answers().await {
+                    ids.extend(more);
+                    ids.sort_unstable();
+                    ids.dedup();
+                }
                 for id in ids {
                     if !matches!(engine.runner_elsewhere(id).await, Ok(true)) {
                         engine.spawn_resume(id);
@@ -205,6 +262,12 @@ impl Engine {
             }
         })
     }
+}
+
+fn age_secs(now: chrono::DateTime<chrono::Utc>, created_at: &str) -> i64 {
+    DateTime::parse_from_rfc3339(created_at)
+        .map(|t| (now - t.to_utc()).num_seconds().max(0))
+        .unwrap_or(0)
 }
 
 fn category_name(c: ToolCategory) -> String {

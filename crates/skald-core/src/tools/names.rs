@@ -13,6 +13,7 @@ pub const RESTART: &str = "restart";
 pub const UPDATE_SCRATCHPAD: &str = "update_scratchpad";
 /// Synthetic, intercepted by the turn loop.
 pub const WRITE_TODOS: &str = "write_todos";
+pub const ASK_USER_CLARIFICATION: &str = "ask_user_clarification";
 
 /// Tools that change files (approval class "write"; `file_changed` on success).
 pub fn is_write_tool(name: &str) -> bool {

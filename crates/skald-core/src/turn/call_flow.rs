@@ -39,7 +39,7 @@ pub fn offered_tools(ctx: &TurnCtx) -> Vec<Value> {
         .defs()
         .into_iter()
         .map(|d| (d.name.to_string(), d.to_openai()))
-        .chain(synthetic::definitions(ctx.restart_available))
+        .chain(synthetic::definitions(ctx))
         .filter(|(name, _)| !hidden(name))
         .collect();
     defs.sort_by(|a, b| a.0.cmp(&b.0));
@@ -104,6 +104,10 @@ pub async fn settle(
             Ok(CallFlow::Continue)
         }
         ToolStatus::Pending => match ctx.store.approval_request(row.id).await? {
+            // A question: settle its answer (or keep waiting for it).
+            None if ctx.store.question(row.id).await?.is_some() => {
+                await_answer(ctx, row.id, cancel).await
+            }
             // Parked before: settle the human's decision (or keep waiting for it).
             Some(request) => {
                 let args = parse_args(&request.arguments).unwrap_or(Value::Null);
@@ -134,7 +138,7 @@ async fn gate_and_run(
 ) -> Result<CallFlow, EngineError> {
     let tool = ctx.tools.get(name);
     let hidden = ctx.rules.as_ref().is_ok_and(|r| r.hides_tool(name));
-    let known = tool.is_some() || synthetic::is_synthetic(name, ctx.restart_available);
+    let known = tool.is_some() || synthetic::is_synthetic(name, ctx);
     if !known || hidden {
         let available: Vec<String> = offered_tools(ctx)
             .iter()
@@ -149,6 +153,9 @@ async fn gate_and_run(
             return fail(ctx, id, &format!("{e}. Call `{name}` again with a JSON object.")).await;
         }
     };
+    if name == names::ASK_USER_CLARIFICATION {
+        return ask(ctx, id, &args, cancel).await;
+    }
     let target: Option<PathBuf> = tool.as_ref().and_then(|t| t.target_path(&args, &ctx.workdir));
     let input = GateInput {
         session_id: ctx.session_id,
@@ -295,6 +302,68 @@ async fn await_decision_and_run(
             } else {
                 reject(ctx, id, &rejection_message(d.note.as_deref())).await
             };
+        }
+        if ctx.park_mode == ParkMode::Exit {
+            return Ok(CallFlow::Parked);
+        }
+        tokio::select! {
+            () = cancel.cancelled() => {
+                ctx.store.set_tool_status(id, ToolStatus::Cancelled, Some(CANCELLED_WAITING)).await?;
+                ctx.emitter.emit(Event::ToolCancelled { tool_call_id: id });
+                return Ok(CallFlow::Cancelled);
+            }
+            () = ctx.decisions.notified() => {}
+            () = tokio::time::sleep(DECISION_POLL) => {}
+        }
+    }
+}
+
+/// Records the question, tells every client, and waits for the answer (the user is the gate).
+async fn ask(
+    ctx: &TurnCtx,
+    id: i64,
+    args: &Value,
+    cancel: &CancellationToken,
+) -> Result<CallFlow, EngineError> {
+    let text = |k: &str| args.get(k).and_then(Value::as_str).map(str::trim).unwrap_or("");
+    let (title, question) = (text("title"), text("question"));
+    if question.is_empty() {
+        return fail(ctx, id, "`question` is required (string)").await;
+    }
+    let title = if title.is_empty() { "Question" } else { title };
+    let suggested: Vec<String> = args
+        .get("suggested_answers")
+        .and_then(Value::as_array)
+        .map(|a| a.iter().filter_map(Value::as_str).map(str::to_string).collect())
+        .unwrap_or_default();
+    let suggested_json = serde_json::to_string(&suggested).unwrap_or_else(|_| "[]".into());
+    ctx.store
+        .create_question(id, ctx.session_id, ctx.stack_id, title, question, &suggested_json)
+        .await?;
+    ctx.emitter.emit(Event::AgentQuestion {
+        request_id: id,
+        tool_call_id: id,
+        title: title.to_string(),
+        question: question.to_string(),
+        suggested_answers: suggested,
+    });
+    await_answer(ctx, id, cancel).await
+}
+
+async fn await_answer(
+    ctx: &TurnCtx,
+    id: i64,
+    cancel: &CancellationToken,
+) -> Result<CallFlow, EngineError> {
+    loop {
+        if let Some(answer) = ctx.store.answer(id).await? {
+            ctx.store.set_tool_status(id, ToolStatus::Done, Some(&answer)).await?;
+            ctx.emitter.emit(Event::ToolDone {
+                tool_call_id: id,
+                result: answer,
+                result_type: ResultType::String,
+            });
+            return Ok(CallFlow::Continue);
         }
         if ctx.park_mode == ParkMode::Exit {
             return Ok(CallFlow::Parked);

@@ -88,6 +88,11 @@ pub struct TurnCtx {
 }
 
 impl TurnCtx {
+    /// Unattended sessions that auto-deny (TIC) are never offered questions.
+    pub fn questions_available(&self) -> bool {
+        !self.auto_deny
+    }
+
     fn builder(&self) -> MessageBuilder {
         MessageBuilder::new(self.store.clone(), self.build.clone())
     }

@@ -6,9 +6,10 @@ use skald_store::repo::scratchpad::Todo;
 use super::TurnCtx;
 use crate::tools::{ToolError, ToolOutput, names};
 
-pub fn is_synthetic(name: &str, restart_available: bool) -> bool {
+pub fn is_synthetic(name: &str, ctx: &TurnCtx) -> bool {
     matches!(name, names::UPDATE_SCRATCHPAD | names::WRITE_TODOS)
-        || (restart_available && name == names::RESTART)
+        || (ctx.restart_available && name == names::RESTART)
+        || (ctx.questions_available() && name == names::ASK_USER_CLARIFICATION)
 }
 
 fn function(name: &str, description: &str, parameters: Value) -> (String, Value) {
@@ -21,7 +22,8 @@ fn function(name: &str, description: &str, parameters: Value) -> (String, Value)
     )
 }
 
-pub fn definitions(restart_available: bool) -> Vec<(String, Value)> {
+pub fn definitions(ctx: &TurnCtx) -> Vec<(String, Value)> {
+    let restart_available = ctx.restart_available;
     let mut defs = vec![
         function(
             names::UPDATE_SCRATCHPAD,
@@ -62,6 +64,28 @@ pub fn definitions(restart_available: bool) -> Vec<(String, Value)> {
             }),
         ),
     ];
+    if ctx.questions_available() {
+        defs.push(function(
+            names::ASK_USER_CLARIFICATION,
+            "Ask the user a question when you cannot proceed without their input (a choice \
+             between options, a missing fact). The turn waits for the answer. Do not ask for \
+             things you can find out with your tools.",
+            json!({
+                "type": "object",
+                "properties": {
+                    "title": { "type": "string", "description": "A few words: what you need." },
+                    "question": { "type": "string", "description": "The question (Markdown)." },
+                    "suggested_answers": {
+                        "type": "array",
+                        "items": { "type": "string" },
+                        "description": "Likely answers the user can pick with one click."
+                    }
+                },
+                "required": ["title", "question"],
+                "additionalProperties": false
+            }),
+        ));
+    }
     if restart_available {
         defs.push(function(
             names::RESTART,

@@ -189,3 +189,41 @@ async fn a_bypass_granted_with_an_approval_applies_where_the_turn_runs() {
         ["execute_cmd"]
     );
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_clarification_question_waits_in_the_inbox_and_its_answer_reaches_the_model() {
+    let fake = FakeLlm::start().await.unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    let engine = open(&data, &fake, false).await;
+    fake.push(Reply::tool_call(
+        "ask_user_clarification",
+        r#"{"title":"Which file?","question":"Edit **a.txt** or b.txt?","suggested_answers":["a.txt","b.txt"]}"#,
+    ));
+    fake.push(Reply::text("Editing b.txt then."));
+    let opts = ChatOptions { park_mode: ParkMode::Exit, ..Default::default() };
+    let receipt = engine.send_message("web", "fix the file", opts).await.unwrap();
+    assert!(matches!(receipt.turn.unwrap().await.unwrap(), TurnOutcome::Parked { .. }));
+    let inbox = engine.inbox().await.unwrap();
+    assert_eq!((inbox.total, inbox.items.len(), inbox.questions.len()), (1, 0, 1));
+    let q = &inbox.questions[0];
+    assert_eq!((q.title.as_str(), q.suggested_answers.len()), ("Which file?", 2));
+    // Answered from another process; a different second answer is refused.
+    let other = open(&data, &fake, false).await;
+    let a = other.answer(q.tool_call_id, "b.txt", "cli").await.unwrap();
+    assert!(!a.resumed);
+    let clash = other.answer(q.tool_call_id, "a.txt", "cli").await.unwrap_err();
+    assert_eq!(clash.code, skald_protocol::ErrorCode::Conflict);
+    let outcome = engine.resume(receipt.session_id, ParkMode::Exit).await.unwrap();
+    assert!(matches!(outcome, TurnOutcome::Final { .. }), "{outcome:?}");
+    let last = fake.requests().last().unwrap().body.clone();
+    let tool_answer = last["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["role"] == "tool")
+        .unwrap()["content"]
+        .clone();
+    assert_eq!(tool_answer, "b.txt");
+    assert_eq!(engine.inbox().await.unwrap().total, 0);
+}

@@ -1,7 +1,11 @@
 mod approval;
 mod auto_resume;
+mod compaction;
 mod config;
+mod context;
 mod engine;
+mod independent_llm;
 mod model_powers;
+mod settings;
 mod tools;
 mod turn;

@@ -2,6 +2,7 @@
 
 pub mod approvals;
 pub mod history;
+pub mod questions;
 pub mod request_log;
 pub mod runners;
 pub mod scratchpad;

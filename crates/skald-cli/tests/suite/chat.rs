@@ -1,0 +1,201 @@
+//! `skald chat` and `skald stop` as processes against the fake provider (in this test process,
+//! over loopback HTTP): exit codes, `--json` event lines, the debug tree after a write, and a
+//! stop sent from another process.
+
+use std::path::Path;
+use std::process::Stdio;
+use std::time::{Duration, Instant};
+
+use serde_json::json;
+use skald_protocol::{Event, EventEnvelope};
+use skald_testkit::{FakeLlm, Reply};
+use tokio::io::{AsyncBufReadExt, BufReader};
+use tokio::process::Command;
+
+/// `skald` with the fake as the env-defined model and nothing from the user's environment.
+fn cli(fake: &FakeLlm, data: &Path) -> Command {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_skald"));
+    cmd.env_remove("SKALD_DATA_DIR")
+        .env_remove("SKALD_LLM_API_KEY")
+        .env("SKALD_LLM_BASE_URL", fake.base_url())
+        .env("SKALD_LLM_MODEL", "fake-model")
+        .arg("--data-dir")
+        .arg(data)
+        .kill_on_drop(true);
+    cmd
+}
+
+async fn run(mut cmd: Command) -> (i32, String, String) {
+    let out = tokio::time::timeout(Duration::from_secs(60), cmd.output())
+        .await
+        .expect("skald hung")
+        .unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+fn dirs() -> (tempfile::TempDir, std::path::PathBuf, std::path::PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    let work = dir.path().join("work");
+    std::fs::create_dir_all(&work).unwrap();
+    let work = std::fs::canonicalize(work).unwrap();
+    (dir, data, work)
+}
+
+fn envelopes(stdout: &str) -> Vec<EventEnvelope> {
+    stdout
+        .lines()
+        .map(|l| {
+            serde_json::from_str::<EventEnvelope>(l)
+                .unwrap_or_else(|e| panic!("not an event line ({e}): {l}"))
+        })
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn chat_with_approve_all_writes_the_file_and_the_debug_tree_shows_the_turn() {
+    let fake = FakeLlm::start().await.unwrap();
+    let (_dir, data, work) = dirs();
+    fake.push(Reply::tool_call(
+        "write_file",
+        &json!({"path": "hello.txt", "content": "hi from the cli\n"}).to_string(),
+    ));
+    fake.push(Reply::text("Wrote hello.txt."));
+    let mut cmd = cli(&fake, &data);
+    cmd.args(["chat", "--approve-all", "--workdir"]).arg(&work).arg("write hello.txt");
+    let (code, stdout, stderr) = run(cmd).await;
+    assert_eq!(code, 0, "stdout: {stdout}\nstderr: {stderr}");
+    assert_eq!(std::fs::read_to_string(work.join("hello.txt")).unwrap(), "hi from the cli\n");
+    assert!(stdout.contains("Wrote hello.txt."), "{stdout}");
+    assert!(stdout.contains("hello.txt"), "{stdout}");
+
+    let mut show = cli(&fake, &data);
+    show.args(["--json", "sessions", "show", "1"]);
+    let (code, stdout, stderr) = run(show).await;
+    assert_eq!(code, 0, "{stderr}");
+    let tree: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    let kinds: Vec<&str> =
+        tree["messages"].as_array().unwrap().iter().filter_map(|m| m["kind"].as_str()).collect();
+    assert_eq!(kinds, ["user", "thinking", "tool", "assistant"], "{stdout}");
+    let tool = &tree["messages"][2];
+    assert_eq!(
+        (tool["name"].as_str(), tool["status"].as_str()),
+        (Some("write_file"), Some("done"))
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_write_without_approve_all_parks_with_exit_3_and_nothing_is_written() {
+    let fake = FakeLlm::start().await.unwrap();
+    let (_dir, data, work) = dirs();
+    fake.push(Reply::tool_call(
+        "write_file",
+        &json!({"path": "parked.txt", "content": "x"}).to_string(),
+    ));
+    let mut cmd = cli(&fake, &data);
+    cmd.args(["chat", "--workdir"]).arg(&work).arg("write parked.txt");
+    let (code, stdout, stderr) = run(cmd).await;
+    assert_eq!(code, 3, "stdout: {stdout}\nstderr: {stderr}");
+    assert!(stdout.contains("waiting for your decision"), "{stdout}");
+    assert!(!work.join("parked.txt").exists());
+    assert_eq!(fake.requests().len(), 1, "a parked turn must not call the model again");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn json_mode_prints_one_event_envelope_per_line_and_a_failure_exits_1() {
+    let fake = FakeLlm::start().await.unwrap();
+    let (_dir, data, work) = dirs();
+    fake.push(Reply::text("plain answer"));
+    let mut cmd = cli(&fake, &data);
+    cmd.args(["--json", "chat", "--workdir"]).arg(&work).arg("hello");
+    let (code, stdout, stderr) = run(cmd).await;
+    assert_eq!(code, 0, "{stderr}");
+    let evs = envelopes(&stdout);
+    assert!(
+        matches!(&evs.iter().find(|e| matches!(e.event, Event::UserMessage { .. })).unwrap().event,
+        Event::UserMessage { content, steer: false, .. } if content == "hello")
+    );
+    let done = evs.iter().find_map(|e| match &e.event {
+        Event::Done { content, .. } => Some(content.clone()),
+        _ => None,
+    });
+    assert_eq!(done.as_deref(), Some("plain answer"));
+    assert!(
+        evs.iter().all(|e| e.session_id == evs[0].session_id && e.source.as_deref() == Some("cli"))
+    );
+
+    // A request the provider rejects (400, also when asked once more without streaming, as the
+    // client does for servers that cannot stream tool calls) fails the turn: exit 1.
+    fake.push(Reply::Status { code: 400, times: 2, retry_after: None, body: None });
+    let mut cmd = cli(&fake, &data);
+    cmd.args(["--json", "chat", "--workdir"]).arg(&work).arg("again");
+    let (code, stdout, _stderr) = run(cmd).await;
+    assert_eq!(code, 1, "stdout: {stdout}\nstderr: {_stderr}");
+    assert!(envelopes(&stdout).iter().any(|e| matches!(e.event, Event::Error { .. })));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn skald_stop_from_another_process_stops_a_running_chat() {
+    let fake = FakeLlm::start().await.unwrap();
+    let (_dir, data, work) = dirs();
+    fake.push(Reply::Stall { ms: 30_000, then_hang: true });
+    let mut cmd = cli(&fake, &data);
+    cmd.args(["--json", "chat", "--workdir"]).arg(&work).arg("wait forever");
+    cmd.stdout(Stdio::piped()).stderr(Stdio::piped());
+    let mut chat = cmd.spawn().unwrap();
+    let mut lines = BufReader::new(chat.stdout.take().unwrap()).lines();
+
+    // The echo names the session; then wait until the model request is really in flight.
+    let session_id = tokio::time::timeout(Duration::from_secs(30), async {
+        loop {
+            let line = lines.next_line().await.unwrap().expect("chat ended early");
+            let ev: EventEnvelope = serde_json::from_str(&line).unwrap();
+            if matches!(ev.event, Event::UserMessage { .. }) {
+                return ev.session_id.unwrap();
+            }
+        }
+    })
+    .await
+    .expect("no user_message echo");
+    let start = Instant::now();
+    while fake.in_flight() == 0 {
+        assert!(start.elapsed() < Duration::from_secs(10), "the request never arrived");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+
+    let stopped_at = Instant::now();
+    let mut stop = cli(&fake, &data);
+    stop.args(["stop", "--session", &session_id.to_string()]);
+    let (code, stdout, stderr) = run(stop).await;
+    assert_eq!(code, 0, "{stderr}");
+    assert!(stdout.contains("stop requested"), "{stdout}");
+
+    let status = tokio::time::timeout(Duration::from_secs(5), chat.wait())
+        .await
+        .expect("the chat process did not stop")
+        .unwrap();
+    assert_eq!(status.code(), Some(1), "a cancelled turn exits 1");
+    assert!(stopped_at.elapsed() < Duration::from_secs(3), "took {:?}", stopped_at.elapsed());
+    let mut rest = Vec::new();
+    while let Ok(Some(line)) = lines.next_line().await {
+        rest.push(serde_json::from_str::<EventEnvelope>(&line).unwrap().event);
+    }
+    assert!(rest.contains(&Event::Error { message: "interrupted by user".into() }), "{rest:?}");
+    let start = Instant::now();
+    while fake.in_flight() != 0 {
+        assert!(start.elapsed() < Duration::from_secs(2), "the model request was not aborted");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+
+    // The session is usable again from a new process.
+    fake.push(Reply::text("fresh start"));
+    let mut again = cli(&fake, &data);
+    again.args(["chat", "--workdir"]).arg(&work).arg("hello again");
+    let (code, stdout, stderr) = run(again).await;
+    assert_eq!(code, 0, "{stderr}");
+    assert!(stdout.contains("fresh start"));
+}

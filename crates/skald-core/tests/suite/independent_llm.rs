@@ -1,0 +1,154 @@
+//! The same turns against an independent OpenAI-compatible server: a LiteLLM proxy with the
+//! scripted provider of `scripts/independent-llm/` (started by `scripts/test.sh`, which exports
+//! `SKALD_LITELLM_URL`). Skipped with a notice when the variable is unset.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde_json::json;
+use skald_core::config::{EnvOverrides, MemorySecrets, SecretStore};
+use skald_core::engine::ChatOptions;
+use skald_core::turn::TurnOutcome;
+use skald_core::{Engine, EngineOptions};
+use skald_protocol::{DebugMessage, DeltaKind, Event, ToolStatus};
+
+const MODEL: &str = "scripted-model";
+
+struct Proxy {
+    url: String,
+    key: Option<String>,
+}
+
+fn proxy() -> Option<Proxy> {
+    let Some(url) = std::env::var("SKALD_LITELLM_URL").ok().filter(|u| !u.is_empty()) else {
+        eprintln!(
+            "SKIPPED: SKALD_LITELLM_URL is unset; run scripts/independent-llm/start.sh and export \
+             the URL it prints (scripts/test.sh does both)"
+        );
+        return None;
+    };
+    // The key start.sh generated, unless the caller passes one.
+    let key = std::env::var("SKALD_LITELLM_API_KEY").ok().filter(|k| !k.is_empty()).or_else(|| {
+        let file =
+            PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../.cache/independent-llm/api_key");
+        std::fs::read_to_string(file).ok().map(|k| k.trim().to_string())
+    });
+    Some(Proxy { url, key })
+}
+
+async fn engine(proxy: &Proxy, dir: &std::path::Path) -> Engine {
+    let secrets = MemorySecrets::default();
+    if let Some(key) = &proxy.key {
+        // The env-defined client is named `env`; its key comes from the secret store.
+        secrets.set("env", key).unwrap();
+    }
+    let data = dir.join("data");
+    std::fs::create_dir_all(&data).unwrap();
+    // The proxy is slower than the fake; keep real-world timeouts generous but bounded.
+    std::fs::write(data.join("config.yml"), "llm:\n  request_timeout_secs: 60\n").unwrap();
+    Engine::open(EngineOptions {
+        data_dir: Some(data),
+        env: Some(EnvOverrides {
+            base_url: Some(proxy.url.clone()),
+            model: Some(MODEL.into()),
+            api_key: None,
+        }),
+        secrets: Some(Arc::new(secrets)),
+        ..Default::default()
+    })
+    .await
+    .unwrap()
+}
+
+/// A user message carrying the provider's script (see `custom_provider.py`).
+fn scripted(prompt: &str, steps: serde_json::Value) -> String {
+    format!("{prompt}\nSCRIPT: {steps}")
+}
+
+#[tokio::test]
+async fn a_multi_round_tool_turn_through_the_independent_server() {
+    let Some(proxy) = proxy() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let work = std::fs::canonicalize(dir.path()).unwrap();
+    std::fs::write(work.join("in.txt"), "independent content\n").unwrap();
+    let engine = engine(&proxy, &work).await;
+    let message = scripted(
+        "copy in.txt to out.txt",
+        json!([
+            {"tool": "read_file", "args": {"path": "in.txt"}},
+            {"tool": "write_file", "args": {"path": "out.txt", "content": "copied\n"}},
+            {"text": "Copied through the proxy."}
+        ]),
+    );
+    let mut rx = engine.subscribe();
+    let opts = ChatOptions { workdir: Some(work.clone()), approve_all: true, ..Default::default() };
+    let receipt = engine.send_message("indep", &message, opts).await.unwrap();
+    let sid = receipt.session_id;
+    let outcome = tokio::time::timeout(Duration::from_secs(120), receipt.turn.unwrap())
+        .await
+        .expect("turn hung")
+        .unwrap();
+    assert!(
+        matches!(&outcome, TurnOutcome::Final { content, .. } if content == "Copied through the proxy."),
+        "{outcome:?}"
+    );
+    assert_eq!(std::fs::read_to_string(work.join("out.txt")).unwrap(), "copied\n");
+    let mut events = Vec::new();
+    while let Ok(ev) = rx.try_recv() {
+        events.push(ev.event);
+    }
+    assert!(events.iter().any(|e| matches!(e, Event::FileChanged { .. })));
+    assert!(!events.iter().any(|e| matches!(e, Event::ToolError { .. })), "{events:#?}");
+    let detail = engine.session_detail(sid).await.unwrap();
+    let tools: Vec<(String, ToolStatus, String)> = detail
+        .messages
+        .iter()
+        .filter_map(|m| match m {
+            DebugMessage::Tool { name, status, result, .. } => {
+                Some((name.clone(), *status, result.clone().unwrap_or_default()))
+            }
+            _ => None,
+        })
+        .collect();
+    assert_eq!(tools.len(), 2, "{tools:?}");
+    assert_eq!((tools[0].0.as_str(), tools[0].1), ("read_file", ToolStatus::Done));
+    assert!(tools[0].2.contains("independent content"));
+    assert_eq!((tools[1].0.as_str(), tools[1].1), ("write_file", ToolStatus::Done));
+}
+
+#[tokio::test]
+async fn a_streamed_text_turn_through_the_independent_server() {
+    let Some(proxy) = proxy() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let engine = engine(&proxy, dir.path()).await;
+    let mut rx = engine.subscribe();
+    let opts = ChatOptions { workdir: Some(dir.path().to_path_buf()), ..Default::default() };
+    let message = scripted("say something", json!([{"text": "one two three four five"}]));
+    let receipt = engine.send_message("indep", &message, opts).await.unwrap();
+    let outcome = tokio::time::timeout(Duration::from_secs(120), receipt.turn.unwrap())
+        .await
+        .expect("turn hung")
+        .unwrap();
+    assert!(
+        matches!(&outcome, TurnOutcome::Final { content, .. } if content == "one two three four five"),
+        "{outcome:?}"
+    );
+    let mut deltas = Vec::new();
+    while let Ok(ev) = rx.try_recv() {
+        if let Event::TokenDelta { kind: DeltaKind::Content, delta } = ev.event {
+            deltas.push(delta);
+        }
+    }
+    assert!(deltas.len() > 1, "the text did not stream: {deltas:?}");
+    assert_eq!(deltas.concat(), "one two three four five");
+
+    // A second turn on the same session: the stored history (assistant text, no tool calls)
+    // is accepted by the server as the next request's context.
+    let receipt = engine.send_message("indep", "and again", ChatOptions::default()).await.unwrap();
+    let outcome = receipt.turn.unwrap().await.unwrap();
+    assert!(
+        matches!(&outcome, TurnOutcome::Final { content, .. } if content == "independent reply to: and again"),
+        "{outcome:?}"
+    );
+}

@@ -1,0 +1,67 @@
+#!/usr/bin/env bash
+# Starts a LiteLLM proxy (the independent OpenAI-compatible server of the turn tests) on
+# 127.0.0.1 with the scripted provider, installing it into .cache/independent-llm/venv first.
+#
+#   scripts/independent-llm/start.sh [PORT]   # prints the base URL (http://127.0.0.1:PORT/v1)
+#
+# The proxy keeps running in the background; its PID is in .cache/independent-llm/proxy.pid and
+# its log in .cache/independent-llm/proxy.log. LiteLLM refuses to start without a master key, so
+# a fresh random one is written to .cache/independent-llm/api_key (send it as the bearer token). Stop it with `kill "$(cat .../proxy.pid)"`.
+# Exit status 1 (with the log tail on stderr) when it cannot be installed or is not ready in 60 s.
+set -euo pipefail
+
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+repo="$(cd "$here/../.." && pwd)"
+cache="$repo/.cache/independent-llm"
+venv="$cache/venv"
+port="${1:-${SKALD_LITELLM_PORT:-4011}}"
+mkdir -p "$cache"
+
+stamp="$venv/.requirements"
+if [[ ! -x "$venv/bin/litellm" ]] || ! cmp -s "$here/requirements.txt" "$stamp"; then
+  echo "installing LiteLLM into $venv ..." >&2
+  python3 -m venv "$venv"
+  if ! "$venv/bin/pip" install -q -r "$here/requirements.txt" >"$cache/install.log" 2>&1; then
+    echo "LiteLLM could not be installed; see $cache/install.log:" >&2
+    tail -n 20 "$cache/install.log" >&2
+    exit 1
+  fi
+  cp "$here/requirements.txt" "$stamp"
+fi
+
+# A proxy from an earlier run of this script is replaced.
+if [[ -f "$cache/proxy.pid" ]]; then
+  old="$(cat "$cache/proxy.pid")"
+  if kill -0 "$old" 2>/dev/null; then kill "$old" 2>/dev/null || true; sleep 1; fi
+  rm -f "$cache/proxy.pid"
+fi
+
+key="sk-$(python3 -c 'import secrets; print(secrets.token_hex(24))')"
+(umask 077 && printf '%s' "$key" >"$cache/api_key")
+
+# The custom handler is imported relative to the config file's directory.
+cd "$here"
+LITELLM_MASTER_KEY="$key" LITELLM_TELEMETRY=False LITELLM_LOG=ERROR NO_DOCS=True \
+  nohup "$venv/bin/litellm" --config "$here/config.yaml" --host 127.0.0.1 --port "$port" \
+  >"$cache/proxy.log" 2>&1 &
+pid=$!
+echo "$pid" >"$cache/proxy.pid"
+
+url="http://127.0.0.1:$port/v1"
+for _ in $(seq 1 120); do
+  if ! kill -0 "$pid" 2>/dev/null; then
+    echo "the LiteLLM proxy exited during start-up; log tail:" >&2
+    tail -n 30 "$cache/proxy.log" >&2
+    exit 1
+  fi
+  # Ready means a model list naming the scripted model, not merely an open port.
+  if curl -fsS --max-time 2 -H "Authorization: Bearer $key" "$url/models" 2>/dev/null | grep -q scripted-model; then
+    echo "$url"
+    exit 0
+  fi
+  sleep 0.5
+done
+echo "the LiteLLM proxy was not ready within 60 s; log tail:" >&2
+tail -n 30 "$cache/proxy.log" >&2
+kill "$pid" 2>/dev/null || true
+exit 1
