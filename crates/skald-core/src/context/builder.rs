@@ -95,8 +95,15 @@ impl MessageBuilder {
     pub async fn build(&self, inputs: &ContextInputs) -> Result<BuiltContext, StoreError> {
         let summary = self.store.latest_summary(inputs.stack_id).await?;
         let boundary = summary.as_ref().map_or(0, |s| s.covers_up_to_message_id);
-        let rows = self.store.messages_for_stack_after(inputs.stack_id, boundary).await?;
-        let tools = self.store.tool_calls_for_stack_after(inputs.stack_id, boundary).await?;
+        // With a count cap only the tail can reach the request, so only the tail is read.
+        let from = match (self.settings.compaction_enabled, self.settings.max_history_messages) {
+            (false, keep) if keep > 0 => {
+                self.store.history_window_start(inputs.stack_id, boundary, keep).await?
+            }
+            _ => boundary,
+        };
+        let rows = self.store.messages_for_stack_after(inputs.stack_id, from).await?;
+        let tools = self.store.tool_calls_for_stack_after(inputs.stack_id, from).await?;
         let notes = self.store.scratchpad(inputs.scratchpad_session_id).await?;
 
         let mut messages = Vec::with_capacity(rows.len() + tools.len() + 5);

@@ -625,3 +625,46 @@ proptest! {
         });
     }
 }
+
+/// The builder reads only the tail of a capped history; what it sends must equal the history
+/// built from every stored row, for every cap and every kind of session shape.
+#[tokio::test]
+async fn reading_only_the_tail_equals_building_from_the_whole_log() {
+    use skald_core::context::{HistoryOptions, history::history_messages};
+    let db = Db::new().await;
+    for turn in 0..12 {
+        db.user(&format!("question {turn}")).await;
+        if turn % 4 == 1 {
+            let failed = db.user("sent twice").await;
+            db.store.mark_message_failed(failed).await.unwrap();
+        }
+        if turn % 3 == 0 {
+            db.user("a steer folded in").await;
+        }
+        for r in 0..(turn % 4) {
+            db.read(&format!("f{turn}_{r}.txt"), &"x".repeat(40 * (r + 1))).await;
+        }
+        if turn != 11 {
+            db.assistant(&format!("answer {turn}")).await;
+        }
+    }
+    let rows = db.store.messages_for_stack_after(db.stack_id, 0).await.unwrap();
+    let tools = db.store.tool_calls_for_stack_after(db.stack_id, 0).await.unwrap();
+    for cap in [1, 2, 3, 4, 5, 7, 10, 16, 30, 200] {
+        for hide in [None, Some(50)] {
+            let s = BuildSettings {
+                max_history_messages: cap,
+                max_tool_result_chars: hide,
+                ..settings()
+            };
+            let built = db.build(s, &db.inputs()).await;
+            let history = &built[1..built.len() - 1];
+            let expected = history_messages(
+                &rows,
+                &tools,
+                HistoryOptions { max_messages: Some(cap), max_tool_result_chars: hide },
+            );
+            assert_eq!(history, expected.as_slice(), "cap {cap}, hide {hide:?}");
+        }
+    }
+}

@@ -149,6 +149,38 @@ impl Store {
             .await?)
     }
 
+    /// The id the replay of a count-capped history can start from: the earlier of the current
+    /// turn's last prompt and the `keep + 1`-th newest live row (one extra so the caller can snap
+    /// to a prompt exactly as with the full history). `after_id` when fewer rows exist. Reading
+    /// from here keeps each round's cost independent of the session's length.
+    pub async fn history_window_start(
+        &self,
+        stack_id: i64,
+        after_id: i64,
+        keep: usize,
+    ) -> Result<i64, StoreError> {
+        let offset = i64::try_from(keep).unwrap_or(i64::MAX);
+        let nth: Option<i64> = sqlx::query_scalar(
+            "SELECT id FROM chat_history WHERE session_stack_id = ? AND id > ? AND status = 'ok' \
+             ORDER BY id DESC LIMIT 1 OFFSET ?",
+        )
+        .bind(stack_id)
+        .bind(after_id)
+        .bind(offset)
+        .fetch_optional(self.pool())
+        .await?;
+        let Some(nth) = nth else { return Ok(after_id) };
+        let prompt: Option<i64> = sqlx::query_scalar(
+            "SELECT MAX(id) FROM chat_history WHERE session_stack_id = ? AND id > ? \
+             AND status = 'ok' AND role IN ('user', 'agent')",
+        )
+        .bind(stack_id)
+        .bind(after_id)
+        .fetch_one(self.pool())
+        .await?;
+        Ok(prompt.map_or(nth, |p| p.min(nth)) - 1)
+    }
+
     /// Messages of every frame of a session in id order: one read for the whole tree.
     pub async fn messages_for_session(
         &self,
