@@ -27,6 +27,13 @@ npm --prefix ui run build
 step "rust: clippy"
 cargo clippy --workspace --all-targets --locked -- -D warnings
 
+step "independent LLM server (LiteLLM proxy)"
+SKALD_LITELLM_URL=$(scripts/independent-llm/start.sh)
+export SKALD_LITELLM_URL
+SKALD_LITELLM_API_KEY=$(cat .cache/independent-llm/api_key)
+export SKALD_LITELLM_API_KEY
+trap 'kill "$(cat .cache/independent-llm/proxy.pid)" 2>/dev/null || true' EXIT
+
 step "rust: tests"
 cargo nextest run --workspace --locked --no-fail-fast
 

@@ -5,7 +5,7 @@ mod file;
 mod secrets;
 mod watch;
 
-pub use env::EnvOverrides;
+pub use env::{ENV_API_KEY, EnvOverrides};
 pub use file::{
     ClientConfig, CompactionConfig, Config, DatetimeConfig, LlmConfig, RequestLogConfig, Strength,
     default_config_text,

@@ -194,6 +194,11 @@ impl Engine {
             .into_iter()
             .map(|c| {
                 let api_key = match &c.api_key_env {
+                    // The captured overrides win, so an engine opened with explicit overrides
+                    // never reads a different key from the process environment.
+                    Some(var) if var == crate::config::ENV_API_KEY => {
+                        self.inner.env.api_key.clone()
+                    }
                     Some(var) => std::env::var(var).ok().filter(|k| !k.is_empty()),
                     None => self.inner.secrets.get(&c.name).ok().flatten(),
                 };
@@ -226,7 +231,6 @@ impl Engine {
         let cancel = handle.begin();
         let outcome = match self.claim(session_id).await {
             Ok(()) => {
-                emitter.emit(Event::TurnRunning { running: true });
                 let watcher = self.watch_remote_stop(session_id, cancel.clone());
                 let outcome = match self
                     .prepare_and_run(session_id, text, chain, &emitter, cancel.clone(), mode)
@@ -308,6 +312,8 @@ impl Engine {
             })
             .await?;
         emitter.emit(Event::UserMessage { message_id, content: text.to_string(), steer: false });
+        // The echo goes out before anything else the turn emits.
+        emitter.emit(Event::TurnRunning { running: true });
         let ctx = self.turn_ctx(session_id, emitter.source(), chain, emitter, mode).await?;
         run_rounds(&ctx, cancel).await
     }
