@@ -26,6 +26,11 @@ pub async fn run(engine: &Engine, args: ChatArgs, out: &Output) -> Result<u8, Ap
         })?),
         None => std::env::current_dir().ok(),
     };
+    if let Some(rest) = args.message.trim().strip_prefix("/compact")
+        && (rest.is_empty() || rest.starts_with(' '))
+    {
+        return compact(engine, &args.source, rest.trim(), out).await;
+    }
     let mut events = engine.subscribe();
     let opts = ChatOptions {
         agent_id: args.agent,
@@ -111,6 +116,30 @@ async fn follow(
             exit::ERROR
         }
     })
+}
+
+/// `/compact [focus]` in the source's active session.
+async fn compact(engine: &Engine, source: &str, focus: &str, out: &Output) -> Result<u8, ApiError> {
+    let session_id = engine.active_session(source, &ChatOptions::default()).await?;
+    let report = engine.compact(session_id, Some(focus.to_string())).await?;
+    if out.is_json() {
+        out.json(&serde_json::json!({
+            "session_id": session_id,
+            "compacted": report.is_some(),
+            "summary_id": report.as_ref().map(|r| r.summary_id),
+            "tokens_before": report.as_ref().map(|r| r.tokens_before),
+            "tokens_after": report.as_ref().map(|r| r.tokens_after),
+        }))?;
+    } else {
+        match report {
+            Some(r) => out.line(&format!(
+                "compacted session {session_id}: {} → {} tokens (summary {})",
+                r.tokens_before, r.tokens_after, r.summary_id
+            )),
+            None => out.line(&format!("session {session_id}: nothing to compact yet")),
+        }
+    }
+    Ok(exit::OK)
 }
 
 pub async fn stop(engine: &Engine, session_id: i64, out: &Output) -> Result<u8, ApiError> {

@@ -1,5 +1,6 @@
 mod approvals;
 mod chat;
+mod compact;
 mod help;
 mod serve;
 mod serve_chat;

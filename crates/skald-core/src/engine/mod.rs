@@ -3,6 +3,7 @@
 mod approvals;
 mod chat;
 mod chat_bus;
+mod compact;
 mod settings;
 
 pub use chat::{ChatOptions, SendReceipt};
@@ -202,6 +203,10 @@ impl Engine {
             .into());
         }
         let store = self.store();
+        // A new conversation ends the bypasses a human granted in the old one.
+        if let Some(old) = store.active_session(source).await.map_err(EngineError::from)? {
+            self.inner.bypass.clear(old);
+        }
         let created = store
             .create_session(&skald_store::repo::sessions::NewSession::interactive(source))
             .await

@@ -305,6 +305,30 @@ async fn compact_if_needed(ctx: &TurnCtx, cancel: &CancellationToken) -> Result<
     Ok(())
 }
 
+/// `/compact [focus]`: summarises the root frame now, whatever the trigger says.
+pub async fn compact_now(
+    ctx: &TurnCtx,
+    focus: Option<&str>,
+    cancel: &CancellationToken,
+) -> Result<Option<crate::context::CompactionReport>, EngineError> {
+    let config = ctx.build.compaction.unwrap_or_default();
+    let compactor = ContextCompactor::new(&ctx.store, &ctx.llm, &ctx.chain, config);
+    let emitter = ctx.emitter.clone();
+    let on_start = move || emitter.emit(Event::Compacting {});
+    let report = compactor
+        .compact_now(&ctx.builder(), &ctx.context_inputs(), focus, cancel, on_start)
+        .await?;
+    if let Some(r) = &report {
+        ctx.emitter.emit(Event::CompactionDone {
+            summary_id: r.summary_id,
+            covers_up_to_message_id: r.covers_up_to_message_id,
+            tokens_before: r.tokens_before,
+            tokens_after: r.tokens_after,
+        });
+    }
+    Ok(report)
+}
+
 /// Keeps the exact request of a round for the debug view (`llm.request_log.enabled`). A failure
 /// to log never fails the turn.
 async fn log_request(
