@@ -295,8 +295,7 @@ impl Engine {
         let store = self.store();
         let root = store.root_frame(session_id).await?;
         // A trailing prompt without an answer is a turn that died before the model replied.
-        let rows = store.messages_for_stack_after(root.id, 0).await?;
-        if let Some(last) = rows.iter().rev().find(|r| !r.is_failed())
+        if let Some(last) = store.last_live_message(root.id).await?
             && matches!(last.role(), Ok(Role::User | Role::Agent))
         {
             store.mark_message_failed(last.id).await?;

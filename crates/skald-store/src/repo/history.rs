@@ -181,6 +181,15 @@ impl Store {
         Ok(prompt.map_or(nth, |p| p.min(nth)) - 1)
     }
 
+    /// The newest live (not failed) row of a frame.
+    pub async fn last_live_message(&self, stack_id: i64) -> Result<Option<MessageRow>, StoreError> {
+        let sql = format!(
+            "SELECT {MESSAGE_COLUMNS} FROM chat_history WHERE session_stack_id = ? \
+             AND status = 'ok' ORDER BY id DESC LIMIT 1"
+        );
+        Ok(sqlx::query_as::<_, MessageRow>(&sql).bind(stack_id).fetch_optional(self.pool()).await?)
+    }
+
     /// Messages of every frame of a session in id order: one read for the whole tree.
     pub async fn messages_for_session(
         &self,
