@@ -1,14 +1,19 @@
 #!/usr/bin/env bash
 # Browser end-to-end test: the built web UI served by `skald serve`, driven by system Chromium.
 #
-# Starts `skald serve --port 0` on a temp data dir, seeds 25 TIC sessions, then checks the app
-# frame and sidebar, #sessions, #tic paging (page 1 of 2 → page 2 with 5 rows), a session's debug
-# tree, Back, and a live WebSocket update. Screenshots land in artifacts/browser/*.png.
+# tests/ui.test.mjs: `skald serve --port 0` on a temp data dir without an LLM (first run lands on
+# #settings), 25 seeded TIC sessions: #sessions, #tic paging (page 1 of 2 → page 2 with 5 rows), a
+# session's debug tree, Back, and a live WebSocket update.
+# tests/flows.test.mjs: `skald serve` against the strict fake provider (skald-fake-llm): a streamed
+# turn, an edit rejected with a note from the Inbox then one approved (file checked on disk, note
+# checked in the provider's journal), the debug tree with a raw request, a reload mid-turn that
+# keeps STOP, and the Settings page. Screenshots land in artifacts/browser/*.png.
 # Exits non-zero on any failure.
 #
 # Usage: scripts/e2e-browser.sh
 #   CHROMIUM_PATH  browser binary (default /usr/bin/chromium; never downloaded)
 #   SKALD_BIN      skald binary (default target/debug/skald, built here)
+#   SKALD_FAKE_LLM_BIN  fake provider (default target/debug/skald-fake-llm, built here)
 set -euo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -28,9 +33,13 @@ if [[ -z ${SKALD_BIN:-} ]]; then
   echo "e2e-browser: building skald"
   cargo build -p skald-cli
 fi
+if [[ -z ${SKALD_FAKE_LLM_BIN:-} ]]; then
+  echo "e2e-browser: building skald-fake-llm"
+  cargo build -p skald-testkit --bin skald-fake-llm
+fi
 
-if [[ ! -f ui/dist/index.html ]]; then
-  echo "e2e-browser: ui/dist is missing; building the UI"
+if [[ ! -f ui/dist/index.html || -n $(find ui/src ui/index.html -newer ui/dist/index.html -print -quit) ]]; then
+  echo "e2e-browser: ui/dist is missing or older than ui/src; building the UI"
   [[ -d ui/node_modules ]] || npm --prefix ui ci --no-audit --no-fund
   npm --prefix ui run build
 fi

@@ -1,6 +1,6 @@
 // Starts the real `skald serve --port 0` on a fresh data dir and hands back its URL and token.
 import { spawn } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { createInterface } from "node:readline";
@@ -16,15 +16,21 @@ export function skaldBinary() {
 /**
  * Resolves once the server printed its listening line. `stop()` sends SIGTERM and resolves with
  * the exit code; the data dir is removed afterwards.
+ *
+ * `env` adds variables (e.g. SKALD_LLM_* for the fake provider), `cwd` is the tool working
+ * directory, and `config` is written to the data dir's config.yml before the start.
  */
-export async function startServer({ timeoutMs = 30_000 } = {}) {
+export async function startServer({ timeoutMs = 30_000, env: extraEnv = {}, cwd, config } = {}) {
   const dataDir = mkdtempSync(join(tmpdir(), "skald-e2e-"));
+  if (config !== undefined) writeFileSync(join(dataDir, "config.yml"), config);
   const env = { ...process.env };
   for (const key of ["SKALD_DATA_DIR", "SKALD_LLM_BASE_URL", "SKALD_LLM_MODEL", "SKALD_LLM_API_KEY"]) {
     delete env[key];
   }
+  Object.assign(env, extraEnv);
   const child = spawn(skaldBinary(), ["--data-dir", dataDir, "serve", "--port", "0"], {
     env,
+    cwd,
     stdio: ["ignore", "pipe", "pipe"],
   });
   let stderr = "";

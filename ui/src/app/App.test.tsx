@@ -58,7 +58,8 @@ describe("app frame", () => {
 
   it("opens Chat for an empty hash and names the source of #chat/{source}", async () => {
     renderApp(new MockBackend(), "");
-    expect(screen.getByRole("heading", { level: 1, name: "Chat" })).toBeTruthy();
+    // The chat waits for the settings (first-run check) before it mounts.
+    expect(await screen.findByRole("heading", { level: 1, name: "Chat" })).toBeTruthy();
     expect(currentLinks()).toEqual(["Chat"]);
     await act(async () => goTo("#chat/telegram"));
     await waitFor(() => expect(screen.getByText(/“telegram” source/)).toBeTruthy());

@@ -1,5 +1,7 @@
 // The app frame: sidebar plus the page the current hash names.
 import { useEffect, useRef } from "react";
+import { useSettings } from "../backend";
+import { Loading } from "../components/StatusViews";
 import { ChatPage } from "../pages/ChatPage";
 import { InboxPage } from "../pages/InboxPage";
 import { NotFoundPage } from "../pages/NotFoundPage";
@@ -7,7 +9,7 @@ import { SessionDetailPage } from "../pages/SessionDetailPage";
 import { SessionsPage } from "../pages/SessionsPage";
 import { SettingsPage } from "../pages/SettingsPage";
 import { TicPage } from "../pages/TicPage";
-import { useRoute, type Route } from "./route";
+import { useNavigate, useRoute, type Route } from "./route";
 import { Sidebar } from "./Sidebar";
 
 function Page({ route }: { route: Route }) {
@@ -29,8 +31,31 @@ function Page({ route }: { route: Route }) {
   }
 }
 
+/**
+ * First run: with no LLM client configured the chat cannot answer, so the first visit to a chat
+ * goes to #settings and its guide instead. Only once per app load, so Chat stays reachable.
+ */
+function useFirstRunRedirect(route: Route): boolean {
+  const { data, isError } = useSettings();
+  const navigate = useNavigate();
+  const done = useRef(false);
+  useEffect(() => {
+    if (done.current || !data) return;
+    if (route.name !== "chat") {
+      // The user already chose another page; do not pull them away later.
+      done.current = true;
+      return;
+    }
+    done.current = true;
+    if (data.clients.length === 0) navigate("#settings", { replace: true });
+  }, [data, route.name, navigate]);
+  // Hold the chat back until we know: mounting it would already create a session for the source.
+  return route.name === "chat" && !done.current && !isError && (!data || data.clients.length === 0);
+}
+
 export function App() {
   const route = useRoute();
+  const holdChat = useFirstRunRedirect(route);
   const mainRef = useRef<HTMLElement>(null);
   const pageName = route.name;
   const first = useRef(true);
@@ -48,7 +73,7 @@ export function App() {
     <div className="app-frame" data-testid="app-frame">
       <Sidebar route={route} />
       <main className="main" ref={mainRef} tabIndex={-1}>
-        <Page route={route} />
+        {holdChat ? <Loading label="Loading…" /> : <Page route={route} />}
       </main>
     </div>
   );

@@ -379,6 +379,9 @@ export function applyEvent(state: ChatState, event: Event): ChatState {
     case "sessions_changed":
     case "config_reloaded":
     case "file_changed":
+    // Clarification questions are answered from the Inbox; the chat has no card for them yet.
+    case "agent_question":
+    case "clarification_resolved":
       return state;
   }
 }

@@ -7,17 +7,22 @@ import {
   useQueryClient,
   type UseQueryResult,
 } from "@tanstack/react-query";
-import { createContext, createElement, useCallback, useContext, useEffect, useRef, useState, type ReactNode } from "react";
+import { createContext, createElement, useCallback, useContext, useEffect, useMemo, useRef, useState, type ReactNode } from "react";
 import type {
   ApiError,
+  ApprovalRuleInput,
+  ApprovalRuleView,
+  ConnectionTest,
   Decision,
   DecisionInput,
   EventEnvelope,
   Inbox,
+  LlmClientInput,
   Page,
   SessionDetail,
   SessionListQuery,
   SessionSummary,
+  SettingsView,
 } from "./bindings";
 import { createTauriBackend } from "./tauri";
 import type { Backend } from "./types";
@@ -42,6 +47,12 @@ export const sessionKeys = {
 
 export const inboxKeys = {
   all: ["inbox"] as const,
+};
+
+export const settingsKeys = {
+  view: ["settings"] as const,
+  rules: ["approval_rules"] as const,
+  request: (messageId: number) => ["llm_request", messageId] as const,
 };
 
 /** Events after which the set of waiting approvals may have changed. */
@@ -100,6 +111,10 @@ function EventBridge({ backend, children }: { backend: Backend; children?: React
         const type = envelope.event.type;
         if (type === "sessions_changed") {
           void client.invalidateQueries({ queryKey: sessionKeys.all });
+        }
+        if (type === "config_reloaded") {
+          // A hand edit of config.yml (or another window) changed the clients under us.
+          void client.invalidateQueries({ queryKey: settingsKeys.view });
         }
         if (INBOX_EVENTS.has(type)) {
           void client.invalidateQueries({ queryKey: inboxKeys.all });
@@ -182,4 +197,81 @@ export function useSession(id: number): UseQueryResult<SessionDetail, ApiError> 
     queryKey: sessionKeys.detail(id),
     queryFn: () => backend.getSession(id),
   });
+}
+
+/** Clients in fallback order, data dir and config path. */
+export function useSettings(): UseQueryResult<SettingsView, ApiError> {
+  const backend = useBackend();
+  return useQuery<SettingsView, ApiError>({
+    queryKey: settingsKeys.view,
+    queryFn: () => backend.settings(),
+  });
+}
+
+export function useApprovalRules(): UseQueryResult<ApprovalRuleView[], ApiError> {
+  const backend = useBackend();
+  return useQuery<ApprovalRuleView[], ApiError>({
+    queryKey: settingsKeys.rules,
+    queryFn: () => backend.approvalRules(),
+  });
+}
+
+/** The logged provider request of one round; only fetched while `enabled` (the row is open). */
+export function useLlmRequest(messageId: number, enabled: boolean): UseQueryResult<unknown, ApiError> {
+  const backend = useBackend();
+  return useQuery<unknown, ApiError>({
+    queryKey: settingsKeys.request(messageId),
+    queryFn: () => backend.llmRequest(messageId),
+    enabled,
+    // A logged request never changes; a missing one stays missing until the log is switched on.
+    staleTime: Infinity,
+    retry: false,
+  });
+}
+
+export interface SettingsActions {
+  saveClients(clients: LlmClientInput[], fallback: string[]): Promise<SettingsView>;
+  setApiKey(client: string, key: string | null): Promise<void>;
+  testConnection(client: string): Promise<ConnectionTest>;
+  saveRule(id: number | null, input: ApprovalRuleInput): Promise<ApprovalRuleView>;
+  deleteRule(id: number): Promise<void>;
+}
+
+/** Settings writes; each keeps the cached settings and rules in step with what the engine stored. */
+export function useSettingsActions(): SettingsActions {
+  const backend = useBackend();
+  const client = useQueryClient();
+  return useMemo<SettingsActions>(
+    () => ({
+    async saveClients(clients, fallback) {
+      const view = await backend.saveClients(clients, fallback);
+      client.setQueryData(settingsKeys.view, view);
+      return view;
+    },
+    async setApiKey(name, key) {
+      try {
+        await backend.setApiKey(name, key);
+      } finally {
+        // `has_api_key` is computed by the engine; ask again rather than guess.
+        void client.invalidateQueries({ queryKey: settingsKeys.view });
+      }
+    },
+    testConnection: (name) => backend.testConnection(name),
+    async saveRule(id, input) {
+      try {
+        return await backend.saveRule(id, input);
+      } finally {
+        void client.invalidateQueries({ queryKey: settingsKeys.rules });
+      }
+    },
+    async deleteRule(id) {
+      try {
+        await backend.deleteRule(id);
+      } finally {
+        void client.invalidateQueries({ queryKey: settingsKeys.rules });
+      }
+    },
+  }),
+    [backend, client],
+  );
 }

@@ -70,6 +70,44 @@ describe("tauri backend", () => {
     ]);
   });
 
+  it("calls the settings, rule and request-log commands with the documented arguments", async () => {
+    const calls: Array<[string, unknown]> = [];
+    const view = { clients: [], fallback: [], data_dir: "/d", config_path: "/d/config.yml" };
+    const replies: Record<string, unknown> = {
+      settings: view,
+      save_llm_clients: view,
+      test_connection: { ok: false, models: [], model_listed: false, error: "refused", latency_ms: 1 },
+      approval_rules: [],
+      save_approval_rule: { id: 5 },
+      llm_request: { messages: [] },
+    };
+    mockIPC((cmd, args) => {
+      calls.push([cmd, args]);
+      return replies[cmd] ?? null;
+    });
+    const backend = createTauriBackend();
+    const client = { name: "local", base_url: "http://x/v1", model: "m", provider: null, api_key_env: null, context_window: null };
+    const input = { group_id: null, tool_pattern: "*", path_pattern: null, agent_id: null, source: null, action: "deny" as const, priority: 1, note: null };
+    expect(await backend.settings()).toEqual(view);
+    await backend.saveClients([client], ["local"]);
+    await backend.setApiKey("local", "k");
+    expect(await backend.testConnection("local")).toMatchObject({ error: "refused" });
+    expect(await backend.approvalRules()).toEqual([]);
+    expect(await backend.saveRule(null, input)).toEqual({ id: 5 });
+    await backend.deleteRule(5);
+    expect(await backend.llmRequest(12)).toEqual({ messages: [] });
+    expect(calls).toEqual([
+      ["settings", {}],
+      ["save_llm_clients", { clients: [client], fallback: ["local"] }],
+      ["set_api_key", { client: "local", key: "k" }],
+      ["test_connection", { client: "local" }],
+      ["approval_rules", {}],
+      ["save_approval_rule", { id: null, input }],
+      ["delete_approval_rule", { id: 5 }],
+      ["llm_request", { messageId: 12 }],
+    ]);
+  });
+
   it("rejects with the command's ApiError, and wraps anything else", async () => {
     let reply: unknown = { code: "not_found", message: "no session 9" };
     mockIPC(() => {

@@ -1,14 +1,19 @@
 // The desktop transport: Tauri commands plus one IPC channel for engine events.
 import { Channel, invoke } from "@tauri-apps/api/core";
 import type {
+  ApprovalRuleInput,
+  ApprovalRuleView,
+  ConnectionTest,
   Decision,
   DecisionInput,
   EventEnvelope,
   Inbox,
+  LlmClientInput,
   Page,
   SessionDetail,
   SessionListQuery,
   SessionSummary,
+  SettingsView,
 } from "./bindings";
 import { isEventEnvelope, toApiError, type Backend, type SendResult } from "./types";
 
@@ -37,6 +42,20 @@ export function createTauriBackend(run: Invoke = invoke): Backend {
     inbox: () => call<Inbox>(run, "inbox", {}),
     decide: (toolCallId: number, input: DecisionInput) =>
       call<Decision>(run, "decide", { toolCallId, input }),
+    settings: () => call<SettingsView>(run, "settings", {}),
+    saveClients: (clients: LlmClientInput[], fallback: string[]) =>
+      call<SettingsView>(run, "save_llm_clients", { clients, fallback }),
+    setApiKey: async (client: string, key: string | null) => {
+      await call<unknown>(run, "set_api_key", { client, key });
+    },
+    testConnection: (client: string) => call<ConnectionTest>(run, "test_connection", { client }),
+    approvalRules: () => call<ApprovalRuleView[]>(run, "approval_rules", {}),
+    saveRule: (id: number | null, input: ApprovalRuleInput) =>
+      call<ApprovalRuleView>(run, "save_approval_rule", { id, input }),
+    deleteRule: async (id: number) => {
+      await call<unknown>(run, "delete_approval_rule", { id });
+    },
+    llmRequest: (messageId: number) => call<unknown>(run, "llm_request", { messageId }),
     subscribe(onEvent) {
       let active = true;
       const channel = new Channel<EventEnvelope>((message) => {

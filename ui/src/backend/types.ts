@@ -1,15 +1,20 @@
 // The contract every engine transport implements; pages only ever see this interface.
 import type {
   ApiError,
+  ApprovalRuleInput,
+  ApprovalRuleView,
+  ConnectionTest,
   Decision,
   DecisionInput,
   ErrorCode,
   EventEnvelope,
   Inbox,
+  LlmClientInput,
   Page,
   SessionDetail,
   SessionListQuery,
   SessionSummary,
+  SettingsView,
 } from "./bindings";
 
 export type BackendKind = "tauri" | "web";
@@ -31,6 +36,19 @@ export interface Backend {
   newSession(source: string): Promise<number>;
   inbox(): Promise<Inbox>;
   decide(toolCallId: number, input: DecisionInput): Promise<Decision>;
+  /** The LLM clients (config file and env), fallback order, data dir and config path. */
+  settings(): Promise<SettingsView>;
+  /** Replaces the config-file clients and the fallback order; env clients are not part of it. */
+  saveClients(clients: LlmClientInput[], fallback: string[]): Promise<SettingsView>;
+  /** Stores (or with `null` removes) a client's API key in the OS keychain. */
+  setApiKey(client: string, key: string | null): Promise<void>;
+  testConnection(client: string): Promise<ConnectionTest>;
+  approvalRules(): Promise<ApprovalRuleView[]>;
+  /** Creates a rule (`id` null) or replaces rule `id`. */
+  saveRule(id: number | null, input: ApprovalRuleInput): Promise<ApprovalRuleView>;
+  deleteRule(id: number): Promise<void>;
+  /** The logged request body the model received for the round that produced this message. */
+  llmRequest(messageId: number): Promise<unknown>;
   /** Starts delivering engine events; the returned function stops it. */
   subscribe(onEvent: (envelope: EventEnvelope) => void): () => void;
 }

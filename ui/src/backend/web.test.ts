@@ -174,6 +174,43 @@ describe("web backend", () => {
     expect((fetchMock.mock.calls[1]![1]?.headers as Record<string, string>)["Content-Type"]).toBe("application/json");
   });
 
+  it("calls the settings, rule and request-log endpoints with the documented methods and bodies", async () => {
+    const view = { clients: [], fallback: [], data_dir: "/d", config_path: "/d/config.yml" };
+    const rule = { id: 3, group_id: "g", tool_pattern: "write_file", path_pattern: null, agent_id: null, source: null, action: "allow", priority: 10, note: null, seed_key: null };
+    const replies: unknown[] = [view, view, { ok: true }, { ok: true }, { ok: true, models: ["m"], model_listed: true, error: null, latency_ms: 4 }, [rule], rule, rule, { ok: true }, { messages: [] }];
+    const fetchMock = vi.fn<typeof fetch>(async () => jsonResponse(200, replies.shift()));
+    const { backend } = setup("http://127.0.0.1:8765/?token=abc", { fetch: fetchMock });
+    const client = { name: "my box", base_url: "http://x/v1", model: "m", provider: null, api_key_env: null, context_window: null };
+    const input = { group_id: null, tool_pattern: "write_file", path_pattern: null, agent_id: null, source: null, action: "allow" as const, priority: 10, note: null };
+    expect(await backend.settings()).toEqual(view);
+    expect(await backend.saveClients([client], ["my box"])).toEqual(view);
+    await backend.setApiKey("my box", "sk-1");
+    await backend.setApiKey("my box", null);
+    expect(await backend.testConnection("my box")).toMatchObject({ ok: true, latency_ms: 4 });
+    expect(await backend.approvalRules()).toEqual([rule]);
+    await backend.saveRule(null, input);
+    await backend.saveRule(3, input);
+    await backend.deleteRule(3);
+    expect(await backend.llmRequest(12)).toEqual({ messages: [] });
+    const calls = fetchMock.mock.calls.map(([url, init]) => [
+      init?.method,
+      String(url).replace("http://127.0.0.1:8765", ""),
+      init?.body === undefined ? undefined : JSON.parse(String(init.body)),
+    ]);
+    expect(calls).toEqual([
+      ["GET", "/api/settings", undefined],
+      ["PUT", "/api/settings/clients", { clients: [client], fallback: ["my box"] }],
+      ["PUT", "/api/settings/clients/my%20box/key", { key: "sk-1" }],
+      ["PUT", "/api/settings/clients/my%20box/key", { key: null }],
+      ["POST", "/api/settings/clients/my%20box/test", undefined],
+      ["GET", "/api/approval/rules", undefined],
+      ["POST", "/api/approval/rules", input],
+      ["PUT", "/api/approval/rules/3", input],
+      ["DELETE", "/api/approval/rules/3", undefined],
+      ["GET", "/api/messages/12/request", undefined],
+    ]);
+  });
+
   it("rejects a conflicting decision with the server's error", async () => {
     const fetchMock = vi.fn<typeof fetch>(async () => jsonResponse(409, { code: "conflict", message: "already rejected" }));
     const { backend } = setup("http://127.0.0.1:1/", { fetch: fetchMock });

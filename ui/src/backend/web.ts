@@ -1,13 +1,18 @@
 // The browser transport for `skald serve`: REST under /api, events over /api/ws, bearer token auth.
 import type {
+  ApprovalRuleInput,
+  ApprovalRuleView,
+  ConnectionTest,
   Decision,
   DecisionInput,
   ErrorCode,
   Inbox,
+  LlmClientInput,
   Page,
   SessionDetail,
   SessionListQuery,
   SessionSummary,
+  SettingsView,
 } from "./bindings";
 import { isApiError, isEventEnvelope, toApiError, type Backend, type SendResult } from "./types";
 
@@ -80,7 +85,7 @@ export function createWebBackend(options: WebBackendOptions = {}): Backend {
   const token = takeToken(location, storage, replaceUrl);
   const origin = new URL(location.href);
 
-  async function request<T>(method: "GET" | "POST", path: string, payload?: unknown): Promise<T> {
+  async function request<T>(method: "GET" | "POST" | "PUT" | "DELETE", path: string, payload?: unknown): Promise<T> {
     const headers: Record<string, string> = { Accept: "application/json" };
     if (token) headers.Authorization = `Bearer ${token}`;
     const init: RequestInit = { method, headers };
@@ -109,6 +114,8 @@ export function createWebBackend(options: WebBackendOptions = {}): Backend {
 
   const get = <T>(path: string) => request<T>("GET", path);
   const post = <T>(path: string, body?: unknown) => request<T>("POST", path, body);
+  const put = <T>(path: string, body?: unknown) => request<T>("PUT", path, body);
+  const del = <T>(path: string) => request<T>("DELETE", path);
   const seg = (value: string | number) => encodeURIComponent(String(value));
 
   function socketUrl(): string {
@@ -133,6 +140,22 @@ export function createWebBackend(options: WebBackendOptions = {}): Backend {
     inbox: () => get<Inbox>("/api/inbox"),
     decide: (toolCallId: number, input: DecisionInput) =>
       post<Decision>(`/api/tools/${seg(toolCallId)}/decision`, input),
+    settings: () => get<SettingsView>("/api/settings"),
+    saveClients: (clients: LlmClientInput[], fallback: string[]) =>
+      put<SettingsView>("/api/settings/clients", { clients, fallback }),
+    setApiKey: async (client: string, key: string | null) => {
+      await put<unknown>(`/api/settings/clients/${seg(client)}/key`, { key });
+    },
+    testConnection: (client: string) => post<ConnectionTest>(`/api/settings/clients/${seg(client)}/test`),
+    approvalRules: () => get<ApprovalRuleView[]>("/api/approval/rules"),
+    saveRule: (id: number | null, input: ApprovalRuleInput) =>
+      id === null
+        ? post<ApprovalRuleView>("/api/approval/rules", input)
+        : put<ApprovalRuleView>(`/api/approval/rules/${seg(id)}`, input),
+    deleteRule: async (id: number) => {
+      await del<unknown>(`/api/approval/rules/${seg(id)}`);
+    },
+    llmRequest: (messageId: number) => get<unknown>(`/api/messages/${seg(messageId)}/request`),
     subscribe(onEvent) {
       let stopped = false;
       let socket: WebSocketLike | null = null;

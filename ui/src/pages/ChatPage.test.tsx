@@ -265,6 +265,8 @@ describe("chat page", () => {
       return load(id);
     };
     renderApp(backend, "#chat/web");
+    // The page mounts once the first-run settings check is done; its history load is still gated.
+    await screen.findByRole("heading", { level: 1, name: "Chat" });
     await waitFor(() => expect(backend.subscriberCount).toBe(1));
     // The echo of "first" is already in the history; "second" is not.
     emit(backend, { type: "user_message", message_id: 1, content: "first", steer: false });

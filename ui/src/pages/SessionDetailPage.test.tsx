@@ -1,4 +1,4 @@
-import { screen, within } from "@testing-library/react";
+import { screen, waitFor, within } from "@testing-library/react";
 import userEvent from "@testing-library/user-event";
 import { describe, expect, it, vi } from "vitest";
 import type { DebugMessage, SessionDetail } from "../backend";
@@ -93,6 +93,38 @@ describe("Session detail page", () => {
     expect(done.textContent).toContain("a.txt\nb.txt");
     expect(rejected.textContent).toContain('"cmd": "rm -rf /"');
     expect(rejected.textContent).toContain("No result yet");
+  });
+
+  it("shows the raw request of a round on demand, collapsed by default", async () => {
+    const user = userEvent.setup();
+    const backend = new MockBackend({ details: [detail] });
+    backend.requests.set(2, { model: "fake-model", messages: [{ role: "user", content: "check the inbox folder" }] });
+    renderApp(backend, "#session/42");
+    await screen.findByRole("list", { name: "Session messages" });
+    const thinking = row("thinking");
+    const toggle = within(thinking).getByRole("button", { name: "Show request" });
+    expect(toggle.getAttribute("aria-expanded")).toBe("false");
+    expect(backend.requestCalls).toEqual([]);
+    await user.click(toggle);
+    const pre = await waitFor(() => {
+      const el = thinking.querySelector("pre.raw-request");
+      if (!el) throw new Error("no request shown yet");
+      return el;
+    });
+    expect(pre.textContent).toContain('"model": "fake-model"');
+    expect(pre.textContent).toContain('"content": "check the inbox folder"');
+    expect(backend.requestCalls).toEqual([2]);
+    await user.click(within(thinking).getByRole("button", { name: "Hide request" }));
+    expect(thinking.querySelector("pre.raw-request")).toBeNull();
+  });
+
+  it("explains how to enable the request log when none was kept", async () => {
+    const user = userEvent.setup();
+    renderApp(new MockBackend({ details: [detail] }), "#session/42");
+    await screen.findByRole("list", { name: "Session messages" });
+    const assistant = row("assistant");
+    await user.click(within(assistant).getByRole("button", { name: "Show request" }));
+    await waitFor(() => expect(assistant.textContent).toContain("set llm.request_log.enabled: true in config.yml"));
   });
 
   it("indents sub-agent rows by depth", async () => {

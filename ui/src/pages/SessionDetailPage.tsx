@@ -1,6 +1,6 @@
 // #session/{id}: the read-only debug tree of one session, synthetic rows and sub-agents included.
-import type { CSSProperties, ReactNode } from "react";
-import { useSession, type DebugMessage, type SessionMeta, type ToolStatus } from "../backend";
+import { useId, useState, type CSSProperties, type ReactNode } from "react";
+import { useLlmRequest, useSession, type DebugMessage, type SessionMeta, type ToolStatus } from "../backend";
 import { formatTimestamp } from "../components/format";
 import { ErrorView, Loading } from "../components/StatusViews";
 
@@ -49,6 +49,43 @@ function prettyArguments(args: unknown): string {
   return JSON.stringify(args, null, 2) ?? String(args);
 }
 
+/** The request body the model received for this round, fetched the first time it is opened. */
+function RawRequest({ messageId }: { messageId: number }) {
+  const [open, setOpen] = useState(false);
+  const panelId = useId();
+  const { data, error, isPending, isError } = useLlmRequest(messageId, open);
+  let body: ReactNode = null;
+  if (open) {
+    if (isError) {
+      body = (
+        <p className={error.code === "not_found" ? "muted" : "form-error"} role={error.code === "not_found" ? undefined : "alert"}>
+          {error.message}
+        </p>
+      );
+    } else if (isPending) {
+      body = <Loading label="Loading request…" />;
+    } else {
+      body = <pre className="code-pre raw-request">{JSON.stringify(data, null, 2)}</pre>;
+    }
+  }
+  return (
+    <div className="raw-request-wrap">
+      <button
+        type="button"
+        className="button button-small button-ghost"
+        aria-expanded={open}
+        aria-controls={panelId}
+        onClick={() => setOpen((o) => !o)}
+      >
+        {open ? "Hide request" : "Show request"}
+      </button>
+      <div id={panelId} hidden={!open}>
+        {body}
+      </div>
+    </div>
+  );
+}
+
 function RowHead({ label, kind, children }: { label: string; kind: string; children?: ReactNode }) {
   return (
     <div className="row-head">
@@ -90,6 +127,7 @@ function Message({ m }: { m: DebugMessage }) {
           </RowHead>
           <Reasoning text={m.reasoning} />
           {m.content ? <pre className="prose-pre">{m.content}</pre> : <p className="muted">(no text)</p>}
+          <RawRequest messageId={m.message_id} />
         </li>
       );
     case "tool":

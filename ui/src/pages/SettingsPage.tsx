@@ -1,25 +1,45 @@
-// #settings: shows what is known today (the connection) and names what is still to come.
-import { useBackend } from "../backend";
-import { EmptyPage } from "../components/StatusViews";
+// #settings: LLM clients and fallback order, approval rules, where Skald keeps its files.
+import { useState } from "react";
+import { useBackend, useSettings } from "../backend";
+import { ErrorView, Loading } from "../components/StatusViews";
+import { ClientsSection, type Editing } from "./settings/ClientsSection";
+import { FirstRunGuide } from "./settings/FirstRunGuide";
+import { RulesSection } from "./settings/RulesSection";
 
 export function SettingsPage() {
   const backend = useBackend();
+  const { data, error, isPending, isError, refetch } = useSettings();
+  const [editing, setEditing] = useState<Editing>(null);
+
+  let clients;
+  if (isPending) clients = <Loading label="Loading settings…" />;
+  else if (isError) clients = <ErrorView title="Could not load the settings" error={error} onRetry={() => void refetch()} />;
+  else
+    clients = (
+      <>
+        {data.clients.length === 0 ? <FirstRunGuide onPreset={(preset) => setEditing({ mode: "add", preset })} /> : null}
+        <ClientsSection view={data} editing={editing} onEdit={setEditing} />
+      </>
+    );
+
   return (
-    <EmptyPage title="Settings" lead="Editing settings from the app is not available yet in this build.">
-      <dl className="facts">
-        <dt>Connection</dt>
-        <dd>{backend.kind === "tauri" ? "Desktop app (local engine)" : "Browser, via skald serve"}</dd>
-      </dl>
-      <p>This page will hold:</p>
-      <ul className="placeholder-list">
-        <li>General properties: home source, TIC interval, date rounding.</li>
-        <li>Models and providers, with the fallback order.</li>
-        <li>MCP servers and agents.</li>
-        <li>The debug toggle and the request log.</li>
-      </ul>
-      <p className="muted">
-        Meanwhile the configuration lives in <code>config.yml</code> in the Skald data folder.
-      </p>
-    </EmptyPage>
+    <section className="page page-settings" aria-labelledby="page-title">
+      <header className="page-header">
+        <h1 id="page-title">Settings</h1>
+      </header>
+      {clients}
+      <RulesSection />
+      <section className="settings-section" aria-labelledby="files-title">
+        <h2 id="files-title">Files</h2>
+        <dl className="facts">
+          <dt>Data directory</dt>
+          <dd>{data ? <code>{data.data_dir}</code> : "…"}</dd>
+          <dt>Config file</dt>
+          <dd>{data ? <code>{data.config_path}</code> : "…"}</dd>
+          <dt>Connection</dt>
+          <dd>{backend.kind === "tauri" ? "Desktop app (local engine)" : "Browser, via skald serve"}</dd>
+        </dl>
+      </section>
+    </section>
   );
 }

@@ -1,16 +1,22 @@
 // An in-memory Backend for component tests: filters and paginates like the engine, records calls.
 import type {
   ApiError,
+  ApprovalRuleInput,
+  ApprovalRuleView,
+  ConnectionTest,
   Decision,
   DecisionInput,
   EventEnvelope,
   FileDiff,
   Inbox,
   InboxItem,
+  LlmClientInput,
+  LlmClientView,
   Page,
   SessionDetail,
   SessionListQuery,
   SessionSummary,
+  SettingsView,
 } from "../backend";
 import type { Backend, SendResult } from "../backend/types";
 
@@ -51,6 +57,26 @@ export class MockBackend implements Backend {
   inboxCalls = 0;
   decisions: Array<{ toolCallId: number; input: DecisionInput }> = [];
   decideError: ApiError | null = null;
+
+  /** Settings: one configured client by default, so the first-run redirect stays out of the way. */
+  clients: LlmClientView[] = [llmClient("local")];
+  settingsError: ApiError | null = null;
+  saveClientsCalls: Array<{ clients: LlmClientInput[]; fallback: string[] }> = [];
+  saveClientsError: ApiError | null = null;
+  /** Keys "in the keychain", by client name. */
+  keys = new Map<string, string>();
+  keyCalls: Array<{ client: string; key: string | null }> = [];
+  connectionTests = new Map<string, ConnectionTest>();
+  testCalls: string[] = [];
+  rules: ApprovalRuleView[] = [];
+  ruleCalls: Array<{ id: number | null; input: ApprovalRuleInput }> = [];
+  /** When set, the next saveRule rejects with it (and clears it). */
+  ruleError: ApiError | null = null;
+  deletedRules: number[] = [];
+  nextRuleId = 500;
+  /** Logged provider requests by message id; absent ids answer like an engine with the log off. */
+  requests = new Map<number, unknown>();
+  requestCalls: number[] = [];
 
   constructor(init: { sessions?: SessionSummary[]; details?: SessionDetail[] } = {}) {
     this.sessions = init.sessions ?? [];
@@ -120,7 +146,7 @@ export class MockBackend implements Backend {
   inbox(): Promise<Inbox> {
     this.inboxCalls += 1;
     if (this.inboxError) return Promise.reject(this.inboxError);
-    return Promise.resolve({ items: [...this.inboxItems], total: this.inboxItems.length });
+    return Promise.resolve({ items: [...this.inboxItems], questions: [], total: this.inboxItems.length });
   }
 
   decide(toolCallId: number, input: DecisionInput): Promise<Decision> {
@@ -137,6 +163,93 @@ export class MockBackend implements Backend {
       decided_at: "2026-11-30T10:10:00Z",
       resumed: true,
     });
+  }
+
+  settings(): Promise<SettingsView> {
+    if (this.settingsError) return Promise.reject(this.settingsError);
+    const clients = this.clients.map((c) => ({
+      ...c,
+      has_api_key: c.from_env || c.api_key_env !== null ? c.has_api_key : this.keys.has(c.name),
+    }));
+    return Promise.resolve({
+      clients,
+      fallback: clients.map((c) => c.name),
+      data_dir: "/home/me/.local/share/skald",
+      config_path: "/home/me/.local/share/skald/config.yml",
+    });
+  }
+
+  saveClients(clients: LlmClientInput[], fallback: string[]): Promise<SettingsView> {
+    this.saveClientsCalls.push({ clients, fallback });
+    if (this.saveClientsError) return Promise.reject(this.saveClientsError);
+    const env = this.clients.filter((c) => c.from_env);
+    const ordered = [...fallback.map((n) => clients.find((c) => c.name === n)), ...clients]
+      .filter((c): c is LlmClientInput => c !== undefined)
+      .filter((c, i, all) => all.findIndex((o) => o.name === c.name) === i);
+    this.clients = [
+      ...env,
+      ...ordered.map((c) => ({ ...c, has_api_key: false, from_env: false })),
+    ];
+    return this.settings();
+  }
+
+  setApiKey(client: string, key: string | null): Promise<void> {
+    this.keyCalls.push({ client, key });
+    if (key) this.keys.set(client, key);
+    else this.keys.delete(client);
+    return Promise.resolve();
+  }
+
+  testConnection(client: string): Promise<ConnectionTest> {
+    this.testCalls.push(client);
+    const found = this.connectionTests.get(client);
+    if (found) return Promise.resolve(found);
+    return Promise.reject({ code: "not_found", message: `no LLM client named \`${client}\`` } satisfies ApiError);
+  }
+
+  approvalRules(): Promise<ApprovalRuleView[]> {
+    return Promise.resolve([...this.rules]);
+  }
+
+  saveRule(id: number | null, input: ApprovalRuleInput): Promise<ApprovalRuleView> {
+    this.ruleCalls.push({ id, input });
+    if (this.ruleError) {
+      const error = this.ruleError;
+      this.ruleError = null;
+      return Promise.reject(error);
+    }
+    const old = id === null ? undefined : this.rules.find((r) => r.id === id);
+    const saved: ApprovalRuleView = {
+      id: id ?? this.nextRuleId++,
+      group_id: input.group_id ?? "default",
+      tool_pattern: input.tool_pattern,
+      path_pattern: input.path_pattern,
+      agent_id: input.agent_id,
+      source: input.source,
+      action: input.action,
+      priority: input.priority,
+      note: input.note,
+      seed_key: old?.seed_key ?? null,
+    };
+    this.rules = [...this.rules.filter((r) => r.id !== saved.id), saved].sort(
+      (a, b) => a.group_id.localeCompare(b.group_id) || a.priority - b.priority || a.id - b.id,
+    );
+    return Promise.resolve(saved);
+  }
+
+  deleteRule(id: number): Promise<void> {
+    this.deletedRules.push(id);
+    this.rules = this.rules.filter((r) => r.id !== id);
+    return Promise.resolve();
+  }
+
+  llmRequest(messageId: number): Promise<unknown> {
+    this.requestCalls.push(messageId);
+    if (this.requests.has(messageId)) return Promise.resolve(this.requests.get(messageId));
+    return Promise.reject({
+      code: "not_found",
+      message: `no request was logged for message ${messageId} (set llm.request_log.enabled: true in config.yml to keep them)`,
+    } satisfies ApiError);
   }
 
   subscribe(onEvent: (e: EventEnvelope) => void): () => void {
@@ -265,4 +378,34 @@ export function newFileDiff(path: string, n: number): FileDiff {
     removed: 0,
     summary: `new file, ${n} lines`,
   });
+}
+
+export function llmClient(name: string, over: Partial<LlmClientView> = {}): LlmClientView {
+  return {
+    name,
+    base_url: "http://localhost:11434/v1",
+    model: "llama3.2",
+    provider: null,
+    api_key_env: null,
+    has_api_key: false,
+    from_env: false,
+    context_window: null,
+    ...over,
+  };
+}
+
+export function rule(id: number, over: Partial<ApprovalRuleView> = {}): ApprovalRuleView {
+  return {
+    id,
+    group_id: "default",
+    tool_pattern: "write_file",
+    path_pattern: null,
+    agent_id: null,
+    source: null,
+    action: "require",
+    priority: 10,
+    note: null,
+    seed_key: null,
+    ...over,
+  };
 }

@@ -1,0 +1,239 @@
+// User flows against a real `skald serve` talking to the strict fake provider: a streamed turn, an
+// edit rejected with a note from the Inbox and the next one approved, the debug tree with the raw
+// request, a reload mid-turn that keeps STOP, and the Settings page with the env client.
+import assert from "node:assert/strict";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { after, before, describe, test } from "node:test";
+import { launchBrowser, screenshotPath } from "../lib/browser.mjs";
+import { startFakeLlm } from "../lib/fake_llm.mjs";
+import { startServer } from "../lib/server.mjs";
+
+const NOTE = "Keep the title line, only change the body";
+const ORIGINAL = "# Notes\nhello\n";
+const REJECTED = "# Renamed\nrejected body\n";
+const APPROVED = "# Notes\napproved body\n";
+const STREAMED =
+  "Streaming works: the quick brown fox jumps over the lazy dog, then the dog naps in the warm afternoon sun.";
+
+const writeCall = (content) => ({
+  type: "tool_calls",
+  calls: [{ name: "write_file", arguments: JSON.stringify({ path: "notes.md", content }) }],
+});
+
+describe("chat, approvals, debug tree and settings against the fake provider", () => {
+  let fake;
+  let server;
+  let browser;
+  let page;
+  let workdir;
+  const pageErrors = [];
+
+  const shoot = (name) => page.screenshot({ path: screenshotPath(name), fullPage: true });
+  const composer = () => page.getByRole("combobox", { name: "Message" });
+  const sendButton = () => page.getByRole("button", { name: "Send", exact: true });
+  const stopButton = () => page.getByRole("button", { name: "Stop", exact: true });
+  const api = async (path) => {
+    const res = await fetch(`${server.base}api/${path}`, { headers: { Authorization: `Bearer ${server.token}` } });
+    assert.equal(res.status, 200, `GET /api/${path}`);
+    return res.json();
+  };
+  const waitForHash = (hash) => page.waitForFunction((want) => window.location.hash === want, hash);
+
+  async function send(text) {
+    await composer().fill(text);
+    await sendButton().click();
+  }
+
+  before(async () => {
+    workdir = mkdtempSync(join(tmpdir(), "skald-e2e-work-"));
+    writeFileSync(join(workdir, "notes.md"), ORIGINAL);
+    fake = await startFakeLlm({ chunkDelayMs: 30 });
+    server = await startServer({
+      cwd: workdir,
+      env: { SKALD_LLM_BASE_URL: fake.baseUrl, SKALD_LLM_MODEL: "fake-model" },
+      // Keep each round's request so the debug tree can show it.
+      config: "llm:\n  request_log:\n    enabled: true\n",
+    });
+    browser = await launchBrowser();
+    const context = await browser.newContext({ viewport: { width: 1280, height: 860 } });
+    page = await context.newPage();
+    page.setDefaultTimeout(15_000);
+    page.on("pageerror", (error) => pageErrors.push(String(error)));
+  });
+
+  after(async () => {
+    await browser?.close();
+    if (server) {
+      const { code } = await server.stop();
+      assert.equal(code, 0, `skald serve should exit 0 on SIGTERM; stderr: ${server.stderr()}`);
+    }
+    await fake?.stop();
+    if (workdir) rmSync(workdir, { recursive: true, force: true });
+  });
+
+  test("a streamed turn in #chat/web: tokens appear one by one, then the final text", async () => {
+    await fake.push({ type: "text", content: STREAMED });
+    await page.goto(`${server.base}?token=${server.token}#chat/web`);
+    await composer().waitFor();
+    // A client exists (the env one), so the first-run redirect must not fire.
+    assert.equal(await page.evaluate(() => window.location.hash), "#chat/web");
+
+    await send("Say something long, please");
+    await page.locator('li.bubble-user', { hasText: "Say something long, please" }).waitFor();
+    const bubble = page.locator("li.bubble-assistant").last();
+    // While streaming, the bubble holds a growing prefix of the answer.
+    await page.locator("li.bubble-assistant.is-streaming").waitFor();
+    await stopButton().waitFor();
+    const partial = (await bubble.innerText()).trim();
+    assert.ok(partial.length > 0 && partial.length < STREAMED.length, `partial text while streaming: "${partial}"`);
+    assert.ok(STREAMED.startsWith(partial.slice(0, 10)), `streamed text is a prefix of the answer: "${partial}"`);
+    await shoot("10-chat-streaming");
+
+    await page.locator("li.bubble-assistant:not(.is-streaming)", { hasText: "lazy dog, then the dog naps" }).waitFor();
+    assert.equal((await bubble.innerText()).trim(), STREAMED);
+    await sendButton().waitFor();
+    await shoot("11-chat-streamed");
+  });
+
+  test("an edit rejected from the Inbox with a note; the note reaches the model; the next edit is approved", async () => {
+    await fake.push([writeCall(REJECTED), writeCall(APPROVED), { type: "text", content: "Updated notes.md as asked." }]);
+    await send("Rewrite notes.md");
+
+    // The chat shows the approval card with the diff.
+    const card = page.locator("section.approval-card").last();
+    await card.waitFor();
+    assert.match(await card.innerText(), /rejected body/);
+    await shoot("12-chat-approval-card");
+
+    await page.locator('nav a[href="#inbox"]').click();
+    await waitForHash("#inbox");
+    const rows = page.locator("ul.inbox-list li.inbox-row");
+    await rows.first().waitFor();
+    assert.equal(await rows.count(), 1);
+    const firstId = Number(await rows.first().getAttribute("data-tool-call-id"));
+    const diff = page.locator("figure.diff");
+    await diff.waitFor();
+    assert.match(await diff.innerText(), /notes\.md/);
+    assert.match(await diff.innerText(), /rejected body/);
+    assert.match(await page.locator('nav a[href="#inbox"]').innerText(), /1/);
+    await shoot("13-inbox-first-edit");
+
+    await page.getByLabel("Rejection note (reaches the agent)").fill(NOTE);
+    await page.getByRole("button", { name: /^Reject/ }).click();
+
+    // The model retries; its second edit lands in the Inbox.
+    await page.waitForFunction(
+      (old) => {
+        const ids = [...document.querySelectorAll("ul.inbox-list li.inbox-row")].map((li) => Number(li.getAttribute("data-tool-call-id")));
+        return ids.length === 1 && ids[0] !== old;
+      },
+      firstId,
+    );
+    assert.match(await page.locator("figure.diff").innerText(), /approved body/);
+    assert.equal(readFileSync(join(workdir, "notes.md"), "utf8"), ORIGINAL, "a rejected edit leaves the file alone");
+
+    // The provider's journal: the request after the rejection carries the note verbatim.
+    const journal = await fake.requests();
+    const toolResults = journal.flatMap((r) => (r.body?.messages ?? []).filter((m) => m.role === "tool").map((m) => String(m.content)));
+    assert.ok(
+      toolResults.includes(`User rejected this tool call. Reason: ${NOTE}`),
+      `a tool result carries the rejection note; saw: ${JSON.stringify(toolResults)}`,
+    );
+    await shoot("14-inbox-second-edit");
+
+    await page.getByRole("button", { name: /^Approve a$/ }).click();
+    await page.locator("ul.inbox-list").waitFor({ state: "detached" });
+    await page.waitForFunction(() => !document.querySelector(".nav-badge"));
+    await shoot("15-inbox-empty");
+
+    const deadline = Date.now() + 10_000;
+    while (readFileSync(join(workdir, "notes.md"), "utf8") !== APPROVED && Date.now() < deadline) {
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    assert.equal(readFileSync(join(workdir, "notes.md"), "utf8"), APPROVED, "the approved edit is on disk");
+
+    await page.locator('nav a[href="#chat/web"]').click();
+    await page.locator("li.bubble-assistant", { hasText: "Updated notes.md as asked." }).waitFor();
+    await sendButton().waitFor();
+    await shoot("16-chat-after-edits");
+  });
+
+  test("the session's debug tree shows the rejected and the done write, and a round's raw request", async () => {
+    const { session_id: id } = await api("sources/web/session");
+    await page.goto(`${server.base}#session/${id}`);
+    const tree = page.getByRole("list", { name: "Session messages" });
+    await tree.waitFor();
+    const tools = tree.locator('li[data-kind="tool"]');
+    await tools.first().waitFor();
+    const statuses = await tools.locator(".status").allInnerTexts();
+    assert.deepEqual(statuses, ["rejected", "done"]);
+    assert.match(await tools.nth(0).innerText(), /write_file/);
+    assert.match(await tools.nth(0).innerText(), /Renamed/);
+
+    await tools.first().scrollIntoViewIfNeeded();
+    await shoot("17-session-debug-tree");
+
+    const round = tree.locator('li[data-kind="thinking"]').first();
+    const toggle = round.getByRole("button", { name: "Show request" });
+    assert.equal(await toggle.getAttribute("aria-expanded"), "false");
+    await toggle.click();
+    const raw = round.locator("pre.raw-request");
+    await raw.waitFor();
+    const text = await raw.innerText();
+    // The engine labels the logged request with the client that served it (`env` here).
+    assert.match(text, /"model": "(env|fake-model)"/);
+    assert.match(text, /"name": "write_file"/, "the offered tools are part of the request");
+    assert.match(text, /Rewrite notes\.md/);
+    await shoot("17b-session-raw-request");
+  });
+
+  test("a reload during a stalled round still shows STOP, then the answer arrives and SEND returns", async () => {
+    await fake.push([{ type: "stall", ms: 4000, then_hang: false }, { type: "text", content: "Sorry for the wait: here it is." }]);
+    await page.goto(`${server.base}#chat/web`);
+    await composer().waitFor();
+    await send("Are you there?");
+    await stopButton().waitFor();
+    await page.reload();
+    await composer().waitFor();
+    // The engine is still waiting for the provider; the page asks and restores the running state.
+    await stopButton().waitFor({ timeout: 3_000 });
+    assert.equal(await sendButton().count(), 0);
+    await shoot("18-chat-reloaded-running");
+
+    await page.locator("li.bubble-assistant", { hasText: "Sorry for the wait: here it is." }).waitFor({ timeout: 15_000 });
+    await sendButton().waitFor();
+    assert.equal(await stopButton().count(), 0);
+    await shoot("19-chat-after-stall");
+  });
+
+  test("Settings shows the env client read-only, the seeded rules and the files", async () => {
+    await page.locator('nav a[href="#settings"]').click();
+    await waitForHash("#settings");
+    const clients = page.getByRole("list", { name: "LLM clients in fallback order" });
+    await clients.waitFor();
+    const env = clients.locator('li[data-client="env"]');
+    await env.waitFor();
+    const envText = await env.innerText();
+    assert.match(envText, /from environment/);
+    assert.match(envText, /fake-model/);
+    assert.match(envText, /SKALD_LLM_BASE_URL/);
+    assert.equal(await env.getByRole("button", { name: /^Edit/ }).count(), 0, "the env client cannot be edited");
+
+    await env.getByRole("button", { name: "Test connection" }).click();
+    await env.getByText(/Connected in \d+ ms · 2 models/).waitFor();
+
+    const rules = page.getByRole("table", { name: "Approval rules" });
+    await rules.waitFor();
+    assert.ok((await rules.locator("tbody tr").count()) > 0, "the seeded rules are listed");
+    assert.ok((await rules.locator(".badge-seed").count()) > 0, "seeded rules are marked as defaults");
+    assert.match(await page.locator("dl.facts").innerText(), /config\.yml/);
+    assert.equal(await page.getByText("Connect a language model to get started").count(), 0);
+    await shoot("20-settings");
+  });
+
+  test("no uncaught errors in the page", () => {
+    assert.deepEqual(pageErrors, []);
+  });
+});
