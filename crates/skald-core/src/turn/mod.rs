@@ -339,6 +339,8 @@ async fn log_request(
     started: std::time::Instant,
 ) {
     let Some(request) = request else { return };
+    // Log the provider's model id; the client alias is what the events already carry.
+    let model = ctx.chain.iter().find(|e| e.name == model).map_or(model, |e| e.model.as_str());
     let ms = i64::try_from(started.elapsed().as_millis()).unwrap_or(i64::MAX);
     let stored = ctx
         .store
