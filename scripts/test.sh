@@ -47,4 +47,7 @@ scripts/e2e-browser.sh
 step "desktop: smoke test under Xvfb"
 scripts/desktop-smoke.sh
 
+step "desktop: end-to-end under Xvfb (chat, approval, notification, deep links)"
+scripts/desktop-e2e.sh
+
 step "all passed in $(( $(date +%s) - start ))s"

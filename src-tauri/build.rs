@@ -2,7 +2,27 @@
 
 // Every command the UI may call. Declaring them switches Tauri from "all app commands allowed" to
 // "only what a capability grants", so a window without the capability cannot reach the engine.
-const COMMANDS: &[&str] = &["list_sessions", "session_detail", "subscribe_events"];
+const COMMANDS: &[&str] = &[
+    "list_sessions",
+    "session_detail",
+    "subscribe_events",
+    "active_session",
+    "send_message",
+    "stop_turn",
+    "turn_running",
+    "new_session",
+    "inbox",
+    "decide",
+    "settings",
+    "save_llm_clients",
+    "set_api_key",
+    "test_connection",
+    "approval_rules",
+    "save_approval_rule",
+    "delete_approval_rule",
+    "llm_request",
+    "answer_question",
+];
 
 fn main() {
     // The engine embeds the migrations; rebuild the shell when they change.

@@ -1,19 +1,33 @@
-//! The `skald-desktop` binary: opens the engine and shows it in a Tauri window.
+//! The `skald-desktop` binary: opens the engine and shows it in a Tauri window, with a tray,
+//! native notifications, `skald://` links and a life in the background.
 
 // Release builds on Windows must not open a console next to the window.
 #![cfg_attr(not(debug_assertions), windows_subsystem = "windows")]
 
+mod alerts;
 mod commands;
+mod deep_link;
+mod desktop_settings;
 mod error;
 mod events;
+mod lifecycle;
+mod link_handler;
+mod navigation;
+mod routing;
 mod startup;
 mod startup_error_page;
+mod tray;
+mod watcher;
 
 use anyhow::Context as _;
 use tauri::{Manager as _, WindowEvent, webview::PageLoadEvent};
+use tauri_plugin_window_state::StateFlags;
 use tracing_subscriber::EnvFilter;
 
 use crate::events::Subscriptions;
+use crate::lifecycle::Turns;
+use crate::navigation::Navigator;
+use crate::startup::MAIN_WINDOW;
 
 fn main() -> anyhow::Result<()> {
     tracing_subscriber::fmt()
@@ -24,26 +38,72 @@ fn main() -> anyhow::Result<()> {
         .init();
 
     tauri::Builder::default()
+        // First, so that a second launch hands its arguments over before anything else starts.
+        .plugin(tauri_plugin_single_instance::init(|app, args, _cwd| {
+            routing::second_instance(app, &args);
+        }))
+        .plugin(tauri_plugin_deep_link::init())
+        .plugin(tauri_plugin_notification::init())
+        .plugin(
+            tauri_plugin_window_state::Builder::default()
+                // Never "visible": a window hidden to the tray must come back on the next start.
+                .with_state_flags(StateFlags::SIZE | StateFlags::POSITION | StateFlags::MAXIMIZED)
+                .build(),
+        )
         .manage(Subscriptions::default())
+        .manage(Navigator::default())
+        .manage(Turns::default())
         .invoke_handler(tauri::generate_handler![
             commands::list_sessions,
             commands::session_detail,
             commands::subscribe_events,
+            commands::active_session,
+            commands::send_message,
+            commands::stop_turn,
+            commands::turn_running,
+            commands::new_session,
+            commands::inbox,
+            commands::decide,
+            commands::settings,
+            commands::save_llm_clients,
+            commands::set_api_key,
+            commands::test_connection,
+            commands::approval_rules,
+            commands::save_approval_rule,
+            commands::delete_approval_rule,
+            commands::llm_request,
+            commands::answer_question,
         ])
         // A channel belongs to the page that created it: a reload or navigation orphans it.
-        .on_page_load(|webview, payload| {
-            if payload.event() == PageLoadEvent::Started {
+        .on_page_load(|webview, payload| match payload.event() {
+            PageLoadEvent::Started => {
+                if webview.label() == MAIN_WINDOW {
+                    webview.state::<Navigator>().page_started();
+                }
                 let closed = webview.state::<Subscriptions>().close_all(webview.label());
                 if closed > 0 {
                     let url = payload.url().as_str();
                     tracing::info!(closed, url, "page changed; its event streams stopped");
                 }
             }
+            PageLoadEvent::Finished => {
+                if webview.label() == MAIN_WINDOW {
+                    webview.state::<Navigator>().page_finished(webview);
+                }
+            }
         })
-        .on_window_event(|window, event| {
-            if matches!(event, WindowEvent::Destroyed) {
+        .on_window_event(|window, event| match event {
+            // Closing the window keeps Skald running in the tray: turns go on, approvals notify.
+            WindowEvent::CloseRequested { api, .. } if window.label() == MAIN_WINDOW => {
+                api.prevent_close();
+                if let Err(error) = window.hide() {
+                    tracing::warn!(%error, "cannot hide the window");
+                }
+            }
+            WindowEvent::Destroyed => {
                 window.state::<Subscriptions>().close_all(window.label());
             }
+            _ => {}
         })
         .setup(|app| {
             // Tauri panics on a setup error; without a window there is nothing to show, so say
@@ -51,7 +111,9 @@ fn main() -> anyhow::Result<()> {
             if let Err(error) = startup::open_main_window(app) {
                 tracing::error!("Skald could not create its window: {error}");
                 app.handle().exit(1);
+                return Ok(());
             }
+            startup::start_background(app);
             Ok(())
         })
         .run(tauri::generate_context!())

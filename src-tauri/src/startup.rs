@@ -4,8 +4,12 @@ use skald_core::{Engine, EngineOptions, data_dir};
 use skald_protocol::ApiError;
 use tauri::{App, Manager as _, WebviewUrl, WebviewWindowBuilder};
 
+use tauri_plugin_notification::NotificationExt as _;
+
 use crate::error::DesktopError;
+use crate::navigation::Navigator;
 use crate::startup_error_page::{self, StartupFailure};
+use crate::{link_handler, routing, tray, watcher};
 
 /// The window label used by `tauri.conf.json` and by the capability that grants our commands.
 pub const MAIN_WINDOW: &str = "main";
@@ -14,10 +18,16 @@ pub const MAIN_WINDOW: &str = "main";
 /// never shown before we know whether the engine is there to answer it).
 pub fn open_main_window(app: &mut App) -> Result<(), DesktopError> {
     // Opening is a few milliseconds of SQLite setup; blocking here keeps every command's
-    // `State<Engine>` valid from the first call on. The app lives long, so it follows edits
-    // of config.yml.
-    let options = EngineOptions { watch_config: true, ..EngineOptions::default() };
-    let opened = tauri::async_runtime::block_on(Engine::open(options));
+    // `State<Engine>` valid from the first call on. The app lives long: it follows edits of
+    // config.yml and continues parked turns once a decision lands (from any surface).
+    let options =
+        EngineOptions { watch_config: true, auto_resume: true, ..EngineOptions::default() };
+    let opened = tauri::async_runtime::block_on(async {
+        let engine = Engine::open(options).await?;
+        // Inside the runtime: the engine spawns its poller with `tokio::spawn`.
+        engine.spawn_auto_resume();
+        Ok::<_, skald_core::EngineError>(engine)
+    });
     let error_page = match opened {
         Ok(engine) => {
             app.manage(engine);
@@ -47,4 +57,44 @@ pub fn open_main_window(app: &mut App) -> Result<(), DesktopError> {
     }
     WebviewWindowBuilder::from_config(app.handle(), &window)?.build()?;
     Ok(())
+}
+
+/// Everything that lives beside the window: the tray, the engine watcher (tray, notifications,
+/// running turns), notification clicks and `skald://` links. Nothing here is fatal: the window
+/// works without a tray or a link handler.
+pub fn start_background(app: &mut App) {
+    let handle = app.handle().clone();
+    if let Err(error) = tray::create(&handle) {
+        tracing::warn!(%error, "no tray icon");
+    }
+    let clicks = handle.clone();
+    let on_click = handle.notification().on_action(move |performed| {
+        let route =
+            performed.notification().and_then(|shown| watcher::clicked_route(shown.extra()));
+        clicks.state::<Navigator>().open(&clicks, Some(route.as_deref().unwrap_or("#inbox")));
+    });
+    if let Err(error) = on_click {
+        tracing::warn!(%error, "notification clicks will not open the app");
+    }
+    // `xdg-mime` and `update-desktop-database` are slow shell scripts: keep them off the path
+    // to the first paint.
+    let registering = handle.clone();
+    tauri::async_runtime::spawn_blocking(move || link_handler::register(&registering));
+    if let Some(engine) = app.try_state::<Engine>().map(|engine| engine.inner().clone()) {
+        tauri::async_runtime::spawn(watcher::run(handle.clone(), engine));
+    }
+    // macOS hands links to the running app as "open URL" events instead of a second launch.
+    #[cfg(target_os = "macos")]
+    {
+        use tauri_plugin_deep_link::DeepLinkExt as _;
+        let links = handle.clone();
+        handle.deep_link().on_open_url(move |event| {
+            let urls: Vec<String> = event.urls().iter().map(|url| url.to_string()).collect();
+            let args = std::iter::once("").chain(urls.iter().map(String::as_str));
+            routing::open_links(&links, args);
+        });
+    }
+    // The links this process was started with; later ones come through single-instance.
+    let args: Vec<String> = std::env::args().collect();
+    routing::open_links(&handle, args.iter().map(String::as_str));
 }

@@ -1,0 +1,66 @@
+#!/usr/bin/env bash
+# Desktop end-to-end test: the real app under Xvfb and a private session bus, driven through
+# tauri-driver + WebKitWebDriver, talking to the strict fake LLM provider.
+#
+#   chat: send a message, see the streamed answer; ask for a write → the call waits, exactly one
+#         native notification (tool + path, no contents) reaches org.freedesktop.Notifications;
+#         approve it in #inbox → the file is written, the turn finishes.
+#   deep links: a second launch with skald://session/{id} opens that session in the running
+#         app; gio open and xdg-open reach it through the .desktop handler; a forged
+#         skald://approval/999999 changes nothing and shows why; an oversized link is refused.
+#
+# Screenshots of each step: artifacts/desktop/e2e/*.png (webview) and *-screen.png (X display).
+# Usage: scripts/desktop-e2e.sh   (system packages: scripts/install-system-deps.sh desktop)
+set -euo pipefail
+
+root=$(cd "$(dirname "$0")/.." && pwd)
+cd "$root"
+artifacts=$root/artifacts/desktop/e2e
+
+fail() {
+  echo "desktop-e2e: FAIL: $*" >&2
+  exit 1
+}
+for tool in xvfb-run dbus-run-session dbus-monitor WebKitWebDriver node python3 import xdotool gio xdg-open dunstctl; do
+  command -v "$tool" >/dev/null || fail "'$tool' is missing (run scripts/install-system-deps.sh desktop)"
+done
+
+if [ ! -f ui/dist/index.html ]; then
+  echo "desktop-e2e: ui/dist missing: building the UI"
+  [ -d ui/node_modules ] || npm --prefix ui ci --no-audit --no-fund
+  npm --prefix ui run build
+fi
+echo "desktop-e2e: building skald-desktop and the fake provider (debug)"
+cargo build -p skald-desktop -p skald-testkit --bin skald-desktop --bin skald-fake-llm
+target_dir=$(cargo metadata --format-version 1 --no-deps | python3 -c 'import json,sys; print(json.load(sys.stdin)["target_directory"])')
+app=$target_dir/debug/skald-desktop
+fake=$target_dir/debug/skald-fake-llm
+command -v tauri-driver >/dev/null || cargo install tauri-driver --locked
+
+rm -rf "$artifacts"
+mkdir -p "$artifacts"
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+home=$tmp/home
+work=$tmp/work
+mkdir -p "$home" "$work"
+
+# Turn 1: a streamed text answer. Turn 2: a write that needs approval, then the final answer.
+python3 - "$tmp/script.json" "$work/hello.txt" <<'PY'
+import json, sys
+out, target = sys.argv[1], sys.argv[2]
+args = json.dumps({"path": target, "content": "written by skald\n"})
+json.dump([
+    {"type": "text", "content": "Hello from the fake model, streamed in pieces."},
+    {"type": "tool_calls", "calls": [{"name": "write_file", "arguments": args}]},
+    {"type": "text", "content": "I wrote hello.txt for you."},
+], open(out, "w"))
+PY
+
+echo "desktop-e2e: running under Xvfb"
+env HOME="$home" XDG_DATA_HOME="$home/.local/share" XDG_CONFIG_HOME="$home/.config" \
+  XDG_CACHE_HOME="$home/.cache" SKALD_DATA_DIR="$tmp/data" E2E_WORKDIR="$work" \
+  xvfb-run -a -s "-screen 0 1280x800x24" \
+  dbus-run-session -- "$root/scripts/desktop-e2e/in-session.sh" "$app" "$fake" "$tmp/script.json" "$artifacts" ||
+  fail "see the log above and $artifacts"
+echo "desktop-e2e: PASS (screenshots in $artifacts)"

@@ -1,0 +1,186 @@
+// Desktop e2e: drives the real Skald app (tauri-driver + WebKitWebDriver) through a chat with a
+// pending write, a native notification, an approval in the inbox and deep links.
+// Usage: node e2e.mjs   (everything comes from the environment; see desktop-e2e.sh)
+//   E2E_DRIVER_URL, E2E_APP, E2E_ARTIFACTS, E2E_WORKDIR, E2E_NOTIFY_LOG, SKALD_DATA_DIR
+import { execFileSync, spawnSync } from "node:child_process";
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { driver, DriverFailure } from "../desktop-smoke/wd.mjs";
+
+const env = (name) => {
+  const value = process.env[name];
+  if (!value) throw new Error(`${name} is not set`);
+  return value;
+};
+const app = env("E2E_APP");
+const artifacts = env("E2E_ARTIFACTS");
+const workdir = env("E2E_WORKDIR");
+const notifyLog = env("E2E_NOTIFY_LOG");
+const dataDir = env("SKALD_DATA_DIR");
+const target = join(workdir, "hello.txt");
+const d = driver(env("E2E_DRIVER_URL"));
+
+const step = (message) => console.log(`e2e: ${message}`);
+const fail = (message) => {
+  throw new DriverFailure(message);
+};
+const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** WebKit's rendering of the page and the X display (what a user sees, notifications included). */
+async function shot(name) {
+  // Let WebKit paint the DOM we just checked (software rendering lags on a busy machine).
+  await d
+    .runAsync(
+      `const done = arguments[arguments.length - 1];
+       requestAnimationFrame(() => requestAnimationFrame(() => setTimeout(done, 400)));`,
+    )
+    .catch(() => sleep(800));
+  writeFileSync(join(artifacts, `${name}.png`), await d.screenshot());
+  execFileSync("import", ["-window", "root", join(artifacts, `${name}-screen.png`)]);
+  step(`screenshot ${name}.png`);
+}
+
+const hash = () => d.run("return window.location.hash;");
+async function go(route) {
+  await d.run("window.location.hash = arguments[0];", [route]);
+  await d.waitFor(`route ${route}`, async () => (await hash()) === route);
+}
+const bodyText = () => d.run("return document.body.innerText;");
+/** The first enabled button whose text starts with `name`. */
+const button = (name, within = "body") =>
+  d.waitFor(`a "${name}" button`, () =>
+    d.run(
+      `const root = document.querySelector(arguments[1]);
+       return root && [...root.querySelectorAll('button')].find((b) => !b.disabled && b.textContent.trim().startsWith(arguments[0])) || null;`,
+      [name, within],
+    ),
+  );
+const clickButton = async (name, within) => d.click(Object.values(await button(name, within))[0]);
+
+/** Notify calls on the session bus so far (dbus-monitor prints one method call block each). */
+function notifications() {
+  const log = existsSync(notifyLog) ? readFileSync(notifyLog, "utf8") : "";
+  return log.split("\nmethod call").slice(1).filter((block) => block.includes("member=Notify"));
+}
+
+function sql(query) {
+  const script = "import sqlite3,sys; c=sqlite3.connect(sys.argv[1]); print(c.execute(sys.argv[2]).fetchone()[0])";
+  return execFileSync("python3", ["-c", script, join(dataDir, "skald.db"), query]).toString().trim();
+}
+
+/** Launches the app a second time with `args`; single-instance hands them to the running one. */
+function secondLaunch(command, args) {
+  const result = spawnSync(command, args, { timeout: 20_000, encoding: "utf8" });
+  if (result.error) fail(`${command} ${args.join(" ")}: ${result.error.message}`);
+  if (result.status !== 0) fail(`${command} ${args.join(" ")} exited ${result.status}: ${result.stderr}`);
+}
+
+async function chatAndApprove() {
+  await d.waitFor("the app frame", async () => (await d.find('[data-testid="app-frame"]')).length > 0);
+  await go("#chat/web");
+  const [composer] = await d.waitFor("the composer", async () => {
+    const found = await d.find("form textarea");
+    return found.length ? found : null;
+  });
+  await shot("01-chat");
+
+  await d.type(composer, "Say hello");
+  await clickButton("Send", "form");
+  await d.waitFor("the streamed answer", async () => (await bodyText()).includes("Hello from the fake model"));
+  step("the answer streamed into the chat");
+  await shot("02-answer");
+
+  // Notifications are for approvals that arrive while the user looks elsewhere: take the
+  // keyboard focus away from the window the way a click on another app would.
+  execFileSync("xdotool", ["mousemove", "0", "0"]);
+  await sleep(300);
+  const before = notifications().length;
+  await d.type(composer, "Please write the file");
+  await clickButton("Send", "form");
+  await d.waitFor("the pending write in the chat", async () => (await bodyText()).includes("hello.txt"));
+  if (existsSync(target)) fail("the file was written before anyone approved it");
+  // The notifier batches for ~1 s; wait past it so a second (wrong) notification would show.
+  await d.waitFor("a notification on the session bus", async () => notifications().length > before, 10_000);
+  await sleep(2500);
+  const shown = notifications().slice(before);
+  if (shown.length !== 1) fail(`expected exactly one notification, saw ${shown.length}:\n${shown.join("\n---\n")}`);
+  const [note] = shown;
+  if (!note.includes('string "Approval waiting in Skald"')) fail(`unexpected notification title:\n${note}`);
+  if (!note.includes("write_file") || !note.includes("hello.txt")) fail(`notification lacks the tool and path:\n${note}`);
+  if (note.includes("written by skald")) fail(`notification leaks the file contents:\n${note}`);
+  step("exactly one notification: tool and path, no contents");
+  await shot("03-pending-write-notified");
+
+  // A click on the notification (dunst's default action) opens the app on that item.
+  const callId = sql("SELECT max(tool_call_id) FROM approval_requests");
+  await go("#settings");
+  execFileSync("dunstctl", ["action", "0"]);
+  await d.waitFor("the notification click to open the item", async () => (await hash()) === `#inbox?item=${callId}`, 10_000);
+  step(`clicking the notification opened #inbox?item=${callId}`);
+
+  await go("#inbox");
+  await button("Approve", "main");
+  await shot("04-inbox");
+  await clickButton("Approve", "main");
+  await d.waitFor("the file to be written", async () => existsSync(target), 15_000);
+  const written = readFileSync(target, "utf8");
+  if (written !== "written by skald\n") fail(`hello.txt holds ${JSON.stringify(written)}`);
+  const decidedBy = sql("SELECT decided_by FROM approval_decisions ORDER BY id DESC LIMIT 1");
+  if (decidedBy !== "app") fail(`the decision was recorded as made by ${decidedBy}, not the app`);
+  step("approved in the inbox; the file was written");
+  await d.waitFor("the inbox to empty", async () => (await bodyText()).includes("Nothing is waiting for you"), 10_000);
+  await shot("05-inbox-empty");
+  await go("#chat/web");
+  await d.waitFor("the final answer", async () => (await bodyText()).includes("I wrote hello.txt"), 15_000);
+  await shot("06-final-answer");
+}
+
+async function deepLinks() {
+  const sessionId = sql("SELECT active_session_id FROM sources WHERE id = 'web'");
+  await go("#sessions");
+  secondLaunch(app, [`skald://session/${sessionId}`]);
+  await d.waitFor(`#session/${sessionId} after a second launch`, async () => (await hash()) === `#session/${sessionId}`);
+  await d.waitFor("the session view", async () => (await bodyText()).includes(`#${sessionId}`));
+  step(`a second launch with skald://session/${sessionId} opened the session in the running app`);
+  await shot("07-deep-link-session");
+
+  // The OS handler (written by the app at startup) through both launchers.
+  for (const [command, link, route] of [
+    ["gio", "skald://inbox", "#inbox"],
+    ["xdg-open", "skald://chat/web", "#chat/web"],
+  ]) {
+    await go("#settings");
+    secondLaunch(command, command === "gio" ? ["open", link] : [link]);
+    await d.waitFor(`${route} via ${command}`, async () => (await hash()) === route, 20_000);
+    step(`${command} ${link} reached the running app`);
+  }
+
+  const decisions = sql("SELECT count(*) FROM approval_decisions");
+  const waiting = sql("SELECT count(*) FROM approval_requests");
+  secondLaunch(app, ["skald://approval/999999"]);
+  await d.waitFor("the not-found page for a forged approval", async () =>
+    (await hash()) === "#notfound?reason=approval-not-waiting");
+  await sleep(1000);
+  if (sql("SELECT count(*) FROM approval_decisions") !== decisions) fail("a forged link recorded a decision");
+  if (sql("SELECT count(*) FROM approval_requests") !== waiting) fail("a forged link changed the approvals");
+  await shot("08-forged-approval");
+  step("a forged skald://approval/999999 changed nothing and said so");
+
+  secondLaunch(app, [`skald://chat/${"x".repeat(3000)}`]);
+  await d.waitFor("the not-found page for an oversized link", async () =>
+    (await hash()) === "#notfound?reason=link-too-long");
+  step("an oversized link was refused");
+}
+
+try {
+  await d.start(app);
+  await chatAndApprove();
+  await deepLinks();
+  step("PASS");
+} catch (error) {
+  console.error(`e2e: FAIL: ${error instanceof DriverFailure ? error.message : error.stack}`);
+  await shot("failure").catch(() => {});
+  process.exitCode = 1;
+} finally {
+  await d.stop();
+}

@@ -1,0 +1,249 @@
+//! Native notifications: which engine events alert the user, batching bursts, and their text.
+//!
+//! The text names only the tool and the path (never file contents, commands or error messages,
+//! which may carry secrets), and each notification carries the UI route a click opens.
+
+use std::collections::BTreeSet;
+use std::time::Duration;
+
+use skald_protocol::{InboxItem, QuestionItem};
+use tokio::time::Instant;
+
+/// Approvals arriving within this window after the first become one notification.
+pub const BATCH_WINDOW: Duration = Duration::from_secs(1);
+/// How many characters of a path a notification shows (the end, which names the file).
+const MAX_PATH_CHARS: usize = 80;
+/// The error a stop requested by the user produces: not a failure worth an alert.
+pub const USER_STOP_MESSAGE: &str = "interrupted by user";
+
+/// Alerts collected during one batch window.
+#[derive(Debug, Default)]
+pub struct Batch {
+    approvals: BTreeSet<i64>,
+    failed_sessions: BTreeSet<i64>,
+    started: Option<Instant>,
+}
+
+impl Batch {
+    /// A call started waiting for a decision (`pending_write` and `approval_required` of the
+    /// same call count once).
+    pub fn approval(&mut self, tool_call_id: i64, now: Instant) {
+        self.approvals.insert(tool_call_id);
+        self.started.get_or_insert(now);
+    }
+
+    /// A turn of `session_id` failed.
+    pub fn failure(&mut self, session_id: i64, now: Instant) {
+        self.failed_sessions.insert(session_id);
+        self.started.get_or_insert(now);
+    }
+
+    /// When the batch is to be shown; `None` while it is empty.
+    pub fn deadline(&self) -> Option<Instant> {
+        self.started.map(|started| started + BATCH_WINDOW)
+    }
+
+    /// Empties the batch: the waiting call ids and the sessions whose turn failed.
+    pub fn take(&mut self) -> (BTreeSet<i64>, BTreeSet<i64>) {
+        self.started = None;
+        (std::mem::take(&mut self.approvals), std::mem::take(&mut self.failed_sessions))
+    }
+}
+
+/// One notification to show.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Alert {
+    pub title: String,
+    pub body: String,
+    /// The UI hash route a click on it opens.
+    pub route: String,
+}
+
+/// The notification for the batched approvals and questions still waiting (the inbox,
+/// filtered to the batch); `None` when they were all settled in the meantime.
+pub fn waiting_alert(approvals: &[&InboxItem], questions: &[&QuestionItem]) -> Option<Alert> {
+    match (approvals, questions) {
+        ([], []) => None,
+        ([item], []) => Some(Alert {
+            title: "Approval waiting in Skald".to_owned(),
+            body: describe(item),
+            route: format!("#inbox?item={}", item.tool_call_id),
+        }),
+        // The question text is the model's: it stays in the window, not on the lock screen.
+        ([], [question]) => Some(Alert {
+            title: "A question waits in Skald".to_owned(),
+            body: format!("The agent in session {} needs your answer", question.session_id),
+            route: format!("#inbox?item={}", question.tool_call_id),
+        }),
+        (items, questions) => {
+            let count = items.len() + questions.len();
+            let what = if questions.is_empty() { "approvals" } else { "requests" };
+            let mut lines: Vec<String> = items.iter().take(3).map(|item| describe(item)).collect();
+            if !questions.is_empty() {
+                lines.push(format!("{} question(s) from the agent", questions.len()));
+            }
+            Some(Alert {
+                title: format!("{count} {what} waiting in Skald"),
+                body: lines.join("\n"),
+                route: "#inbox".to_owned(),
+            })
+        }
+    }
+}
+
+/// The notification for turns that failed while the window was hidden.
+pub fn failures_alert(sessions: &BTreeSet<i64>) -> Option<Alert> {
+    let first = *sessions.first()?;
+    let (title, route) = if sessions.len() == 1 {
+        (format!("A turn failed in session {first}"), format!("#session/{first}"))
+    } else {
+        (format!("{} turns failed in Skald", sessions.len()), "#sessions".to_owned())
+    };
+    Some(Alert { title, body: "Open Skald to see what happened.".to_owned(), route })
+}
+
+/// "write_file: src/main.rs" — the tool and, when it has one, the path; nothing else.
+fn describe(item: &InboxItem) -> String {
+    match item.path.as_deref().filter(|path| !path.is_empty()) {
+        Some(path) => format!("{}: {}", item.tool_name, shorten(path)),
+        None => format!("{} wants to run", item.tool_name),
+    }
+}
+
+/// Keeps the end of a long path, where the file name is.
+fn shorten(path: &str) -> String {
+    let chars = path.chars().count();
+    if chars <= MAX_PATH_CHARS {
+        return path.to_owned();
+    }
+    let tail: String = path.chars().skip(chars - (MAX_PATH_CHARS - 1)).collect();
+    format!("…{tail}")
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+
+    use skald_protocol::ApprovalKind;
+
+    use super::*;
+
+    fn item(id: i64, tool: &str, path: Option<&str>) -> InboxItem {
+        InboxItem {
+            tool_call_id: id,
+            session_id: 3,
+            source: "web".into(),
+            agent_id: "main".into(),
+            context_label: None,
+            tool_name: tool.into(),
+            tool_category: None,
+            mcp_server: None,
+            kind: ApprovalKind::Write,
+            arguments: serde_json::json!({"path": path, "content": "API_KEY=sk-secret"}),
+            summary: "write API_KEY=sk-secret".into(),
+            path: path.map(str::to_owned),
+            command: Some("curl -H 'Authorization: sk-secret'".into()),
+            workdir: None,
+            diff: None,
+            created_at: "2026-01-01T00:00:00Z".into(),
+            age_secs: 0,
+        }
+    }
+
+    #[test]
+    fn one_waiting_approval_names_its_tool_and_path_and_opens_that_item() {
+        let write = item(7, "write_file", Some("notes/todo.md"));
+        let alert = waiting_alert(&[&write], &[]).unwrap();
+        assert_eq!(alert.title, "Approval waiting in Skald");
+        assert_eq!(alert.body, "write_file: notes/todo.md");
+        assert_eq!(alert.route, "#inbox?item=7");
+    }
+
+    #[test]
+    fn a_burst_is_one_notification_that_counts_them() {
+        let items = [
+            item(1, "write_file", Some("a.txt")),
+            item(2, "edit_file", Some("b.txt")),
+            item(3, "run_command", None),
+            item(4, "write_file", Some("d.txt")),
+        ];
+        let refs: Vec<_> = items.iter().collect();
+        let alert = waiting_alert(&refs[..3], &[]).unwrap();
+        assert_eq!(alert.title, "3 approvals waiting in Skald");
+        assert_eq!(alert.body, "write_file: a.txt\nedit_file: b.txt\nrun_command wants to run");
+        assert_eq!(alert.route, "#inbox");
+        assert_eq!(waiting_alert(&refs, &[]).unwrap().body.lines().count(), 3, "at most 3 lines");
+        assert_eq!(waiting_alert(&[], &[]), None, "all decided meanwhile: nothing to show");
+    }
+
+    #[test]
+    fn the_text_never_carries_contents_commands_or_summaries() {
+        let items = [item(1, "write_file", Some("a.txt")), item(2, "run_command", None)];
+        for refs in [vec![&items[0]], vec![&items[1]], items.iter().collect()] {
+            let alert = waiting_alert(&refs, &[]).unwrap();
+            let text = format!("{} {}", alert.title, alert.body);
+            assert!(!text.contains("sk-secret") && !text.contains("curl"), "{text}");
+        }
+    }
+
+    #[test]
+    fn a_question_notifies_without_the_models_text() {
+        let question = QuestionItem {
+            tool_call_id: 11,
+            session_id: 4,
+            source: "web".into(),
+            agent_id: "main".into(),
+            context_label: None,
+            title: "Use key sk-secret?".into(),
+            question: "Shall I paste sk-secret?".into(),
+            suggested_answers: vec!["yes".into()],
+            created_at: String::new(),
+            age_secs: 0,
+        };
+        let alert = waiting_alert(&[], &[&question]).unwrap();
+        assert_eq!(alert.title, "A question waits in Skald");
+        assert_eq!(alert.route, "#inbox?item=11");
+        assert!(!alert.body.contains("sk-secret"));
+        let write = item(1, "write_file", Some("a.txt"));
+        let mixed = waiting_alert(&[&write], &[&question]).unwrap();
+        assert_eq!(mixed.title, "2 requests waiting in Skald");
+        assert!(!format!("{} {}", mixed.title, mixed.body).contains("sk-secret"));
+    }
+
+    #[test]
+    fn long_paths_keep_their_file_name() {
+        let path = format!("/home/me/{}/main.rs", "deep/".repeat(40));
+        let long = item(1, "write_file", Some(&path));
+        let body = waiting_alert(&[&long], &[]).unwrap().body;
+        assert!(body.ends_with("/main.rs") && body.contains('…'), "{body}");
+        assert!(body.chars().count() <= "write_file: ".len() + MAX_PATH_CHARS);
+    }
+
+    #[test]
+    fn failed_turns_say_which_session() {
+        let one = failures_alert(&BTreeSet::from([12])).unwrap();
+        assert_eq!(
+            (one.title.as_str(), one.route.as_str()),
+            ("A turn failed in session 12", "#session/12")
+        );
+        let two = failures_alert(&BTreeSet::from([12, 14])).unwrap();
+        assert_eq!(two.title, "2 turns failed in Skald");
+        assert_eq!(failures_alert(&BTreeSet::new()), None);
+    }
+
+    #[test]
+    fn a_batch_closes_one_window_after_its_first_alert_and_counts_calls_once() {
+        let start = Instant::now();
+        let mut batch = Batch::default();
+        assert_eq!(batch.deadline(), None);
+        batch.approval(5, start);
+        batch.approval(5, start + Duration::from_millis(10));
+        batch.approval(6, start + Duration::from_millis(900));
+        batch.failure(2, start + Duration::from_millis(950));
+        assert_eq!(batch.deadline(), Some(start + BATCH_WINDOW));
+        let (approvals, failed) = batch.take();
+        assert_eq!(approvals, BTreeSet::from([5, 6]));
+        assert_eq!(failed, BTreeSet::from([2]));
+        assert_eq!(batch.deadline(), None, "taking empties the batch");
+    }
+}

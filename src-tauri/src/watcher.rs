@@ -1,0 +1,151 @@
+//! The shell's own engine subscriber: keeps the tray, the running-turn list and native
+//! notifications in step with what the engine commits.
+
+use skald_core::Engine;
+use skald_protocol::{Event, EventEnvelope};
+use tauri::{AppHandle, Manager as _};
+use tauri_plugin_notification::NotificationExt as _;
+use tokio::sync::broadcast::error::RecvError;
+use tokio::time::Instant;
+
+use crate::alerts::{self, Alert, Batch};
+use crate::desktop_settings::DesktopSettings;
+use crate::lifecycle::Turns;
+use crate::startup::MAIN_WINDOW;
+use crate::tray;
+
+/// Notification payload key holding the route a click opens.
+pub const ROUTE_KEY: &str = "route";
+
+/// Runs until the engine stops; spawn it once after the window exists.
+pub async fn run(app: AppHandle, engine: Engine) {
+    let mut events = engine.subscribe();
+    tray::refresh(&app, &engine).await;
+    let mut batch = Batch::default();
+    loop {
+        let deadline = batch.deadline();
+        let received = tokio::select! {
+            received = events.recv() => received,
+            () = sleep_until(deadline) => {
+                flush(&app, &engine, &mut batch).await;
+                continue;
+            }
+        };
+        match received {
+            Ok(envelope) => on_event(&app, &engine, &mut batch, envelope).await,
+            Err(RecvError::Lagged(_)) => tray::refresh(&app, &engine).await,
+            Err(RecvError::Closed) => return,
+        }
+    }
+}
+
+async fn sleep_until(deadline: Option<Instant>) {
+    match deadline {
+        Some(deadline) => tokio::time::sleep_until(deadline).await,
+        None => std::future::pending().await,
+    }
+}
+
+async fn on_event(app: &AppHandle, engine: &Engine, batch: &mut Batch, envelope: EventEnvelope) {
+    let session = envelope.session_id;
+    match envelope.event {
+        Event::TurnRunning { running } => {
+            if let Some(session) = session {
+                app.state::<Turns>().set_running(session, running);
+            }
+        }
+        Event::PendingWrite { tool_call_id, .. }
+        | Event::ApprovalRequired { tool_call_id, .. }
+        | Event::AgentQuestion { tool_call_id, .. } => {
+            tray::refresh(app, engine).await;
+            if !window_has_focus(app) {
+                batch.approval(tool_call_id, Instant::now());
+            }
+        }
+        Event::ApprovalResolved { .. } | Event::ClarificationResolved { .. } => {
+            tray::refresh(app, engine).await;
+        }
+        Event::Error { message } if message != alerts::USER_STOP_MESSAGE => {
+            if let Some(session) = session
+                && window_hidden(app)
+                && !app.state::<Turns>().quitting()
+            {
+                batch.failure(session, Instant::now());
+            }
+        }
+        _ => {}
+    }
+}
+
+/// Shows what the batch collected, if notifications are on.
+async fn flush(app: &AppHandle, engine: &Engine, batch: &mut Batch) {
+    let (approvals, failures) = batch.take();
+    if !DesktopSettings::load(engine.data_dir()).notifications {
+        return;
+    }
+    let mut shown = Vec::new();
+    if !approvals.is_empty() {
+        match engine.inbox().await {
+            Ok(inbox) => {
+                let items: Vec<_> = inbox
+                    .items
+                    .iter()
+                    .filter(|item| approvals.contains(&item.tool_call_id))
+                    .collect();
+                let questions: Vec<_> = inbox
+                    .questions
+                    .iter()
+                    .filter(|question| approvals.contains(&question.tool_call_id))
+                    .collect();
+                shown.extend(alerts::waiting_alert(&items, &questions));
+            }
+            Err(error) => tracing::warn!("cannot read the inbox to notify: {}", error.message),
+        }
+    }
+    shown.extend(alerts::failures_alert(&failures));
+    for alert in shown {
+        notify(app, &alert);
+    }
+}
+
+fn notify(app: &AppHandle, alert: &Alert) {
+    let shown = app
+        .notification()
+        .builder()
+        .title(&alert.title)
+        .body(&alert.body)
+        .extra(ROUTE_KEY, &alert.route)
+        .show();
+    match shown {
+        Ok(()) => tracing::info!(title = %alert.title, "notified"),
+        Err(error) => tracing::warn!(%error, "cannot show a notification"),
+    }
+}
+
+/// The routes that a notification click may open: only those our alerts produce.
+pub fn clicked_route(
+    extra: &std::collections::HashMap<String, serde_json::Value>,
+) -> Option<String> {
+    let route = extra.get(ROUTE_KEY)?.as_str()?;
+    let safe = route.starts_with('#')
+        && route.bytes().all(|b| b.is_ascii_alphanumeric() || b"#/?=-".contains(&b));
+    safe.then(|| route.to_owned())
+}
+
+fn main_window_flags(app: &AppHandle) -> Option<(bool, bool, bool)> {
+    let window = app.get_webview_window(MAIN_WINDOW)?;
+    Some((
+        window.is_visible().unwrap_or(false),
+        window.is_minimized().unwrap_or(false),
+        window.is_focused().unwrap_or(false),
+    ))
+}
+
+fn window_has_focus(app: &AppHandle) -> bool {
+    main_window_flags(app)
+        .is_some_and(|(visible, minimized, focused)| visible && !minimized && focused)
+}
+
+fn window_hidden(app: &AppHandle) -> bool {
+    main_window_flags(app).is_none_or(|(visible, minimized, _)| !visible || minimized)
+}
