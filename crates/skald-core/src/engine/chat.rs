@@ -103,12 +103,15 @@ impl Engine {
         };
         let chain = self.model_chain()?;
         let mode = opts.park_mode;
+        // The token exists before the task starts, so a stop sent right after this returns is
+        // never lost.
+        let cancel = handle.begin();
         let engine = self.clone();
         let text = text.to_string();
         let source = source.to_string();
         let turn = tokio::spawn(async move {
             let _guard = guard;
-            engine.run_user_turn(session_id, &source, &text, chain, mode).await
+            engine.run_user_turn(session_id, &source, &text, chain, mode, cancel).await
         });
         Ok(SendReceipt { session_id, steered: false, turn: Some(turn) })
     }
@@ -225,10 +228,10 @@ impl Engine {
         text: &str,
         chain: Vec<ModelEndpoint>,
         mode: ParkMode,
+        cancel: CancellationToken,
     ) -> TurnOutcome {
         let emitter = TurnEmitter::new(self.inner.events.clone(), session_id, source.to_string());
         let handle = self.inner.sessions.handle(session_id);
-        let cancel = handle.begin();
         let outcome = match self.claim(session_id).await {
             Ok(()) => {
                 let watcher = self.watch_remote_stop(session_id, cancel.clone());
