@@ -286,31 +286,55 @@ async fn await_decision_and_run(
     args: &Value,
     cancel: &CancellationToken,
 ) -> Result<CallFlow, EngineError> {
+    let d = match wait_for_human(ctx, id, cancel, || ctx.store.decision(id)).await? {
+        Waited::Got(d) => d,
+        Waited::Ended(flow) => return Ok(flow),
+    };
+    if !d.approved {
+        return reject(ctx, id, &rejection_message(d.note.as_deref())).await;
+    }
+    // A bypass requested with the approval lives in the process that runs the turn, whichever
+    // process recorded the decision.
+    if let Some(secs) = d.bypass_secs {
+        let category = ctx.tools.get(name).map(|t| t.def().category);
+        let scope = BypassScope::for_call(d.bypass_scope.as_deref(), name, category);
+        let expires = (secs > 0).then(|| ctx.store.clock().now() + chrono::Duration::seconds(secs));
+        ctx.bypass.grant(ctx.session_id, scope, expires);
+    }
+    execute(ctx, id, name, args, cancel).await
+}
+
+/// What waiting for a human's row (a decision or an answer) came to.
+enum Waited<T> {
+    Got(T),
+    /// Parked (this process does not wait) or cancelled while waiting.
+    Ended(CallFlow),
+}
+
+/// Waits until `read` finds the human's row, written by this or any other process: woken at once
+/// by an in-process decision, else polled. A stop while waiting cancels the call.
+async fn wait_for_human<T, F, Fut>(
+    ctx: &TurnCtx,
+    id: i64,
+    cancel: &CancellationToken,
+    mut read: F,
+) -> Result<Waited<T>, EngineError>
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = Result<Option<T>, skald_store::StoreError>>,
+{
     loop {
-        if let Some(d) = ctx.store.decision(id).await? {
-            return if d.approved {
-                // A bypass requested with the approval lives in the process that runs the turn,
-                // whichever process recorded the decision.
-                if let Some(secs) = d.bypass_secs {
-                    let category = ctx.tools.get(name).map(|t| t.def().category);
-                    let scope = BypassScope::for_call(d.bypass_scope.as_deref(), name, category);
-                    let expires = (secs > 0)
-                        .then(|| ctx.store.clock().now() + chrono::Duration::seconds(secs));
-                    ctx.bypass.grant(ctx.session_id, scope, expires);
-                }
-                execute(ctx, id, name, args, cancel).await
-            } else {
-                reject(ctx, id, &rejection_message(d.note.as_deref())).await
-            };
+        if let Some(row) = read().await? {
+            return Ok(Waited::Got(row));
         }
         if ctx.park_mode == ParkMode::Exit {
-            return Ok(CallFlow::Parked);
+            return Ok(Waited::Ended(CallFlow::Parked));
         }
         tokio::select! {
             () = cancel.cancelled() => {
                 ctx.store.set_tool_status(id, ToolStatus::Cancelled, Some(CANCELLED_WAITING)).await?;
                 ctx.emitter.emit(Event::ToolCancelled { tool_call_id: id });
-                return Ok(CallFlow::Cancelled);
+                return Ok(Waited::Ended(CallFlow::Cancelled));
             }
             () = ctx.decisions.notified() => {}
             () = tokio::time::sleep(DECISION_POLL) => {}
@@ -355,29 +379,17 @@ async fn await_answer(
     id: i64,
     cancel: &CancellationToken,
 ) -> Result<CallFlow, EngineError> {
-    loop {
-        if let Some(answer) = ctx.store.answer(id).await? {
-            ctx.store.set_tool_status(id, ToolStatus::Done, Some(&answer)).await?;
-            ctx.emitter.emit(Event::ToolDone {
-                tool_call_id: id,
-                result: answer,
-                result_type: ResultType::String,
-            });
-            return Ok(CallFlow::Continue);
-        }
-        if ctx.park_mode == ParkMode::Exit {
-            return Ok(CallFlow::Parked);
-        }
-        tokio::select! {
-            () = cancel.cancelled() => {
-                ctx.store.set_tool_status(id, ToolStatus::Cancelled, Some(CANCELLED_WAITING)).await?;
-                ctx.emitter.emit(Event::ToolCancelled { tool_call_id: id });
-                return Ok(CallFlow::Cancelled);
-            }
-            () = ctx.decisions.notified() => {}
-            () = tokio::time::sleep(DECISION_POLL) => {}
-        }
-    }
+    let answer = match wait_for_human(ctx, id, cancel, || ctx.store.answer(id)).await? {
+        Waited::Got(a) => a,
+        Waited::Ended(flow) => return Ok(flow),
+    };
+    ctx.store.set_tool_status(id, ToolStatus::Done, Some(&answer)).await?;
+    ctx.emitter.emit(Event::ToolDone {
+        tool_call_id: id,
+        result: answer,
+        result_type: ResultType::String,
+    });
+    Ok(CallFlow::Continue)
 }
 
 async fn execute(
