@@ -25,6 +25,14 @@ use crate::{agents, config};
 /// How often a running turn checks for a stop requested by another process.
 const STOP_POLL: Duration = Duration::from_millis(250);
 
+/// What a turn needs before its task starts: the held processing lock, the models and the
+/// cancel token.
+struct TurnSlot {
+    guard: tokio::sync::OwnedMutexGuard<()>,
+    chain: Vec<ModelEndpoint>,
+    cancel: CancellationToken,
+}
+
 /// Options of `send_message`.
 #[derive(Debug, Clone, Default)]
 pub struct ChatOptions {
@@ -97,22 +105,23 @@ impl Engine {
         }
         let handle = self.inner.sessions.handle(session_id);
         let busy_elsewhere = self.runner_elsewhere(session_id).await.map_err(EngineError::from)?;
-        let guard = match (busy_elsewhere, handle.processing.clone().try_lock_owned().ok()) {
-            (false, Some(g)) => g,
-            _ => return self.steer(session_id, source, text).await,
+        let lock =
+            if busy_elsewhere { None } else { handle.processing.clone().try_lock_owned().ok() };
+        // Not a match on the tuple: a guard taken there would live on through the steer below.
+        let Some(guard) = lock else {
+            return self.steer(session_id, source, text, opts.park_mode).await;
         };
         let chain = self.model_chain()?;
-        let mode = opts.park_mode;
         // The token exists before the task starts, so a stop sent right after this returns is
         // never lost.
         let cancel = handle.begin();
-        let engine = self.clone();
-        let text = text.to_string();
-        let source = source.to_string();
-        let turn = tokio::spawn(async move {
-            let _guard = guard;
-            engine.run_user_turn(session_id, &source, &text, chain, mode, cancel).await
-        });
+        let turn = self.spawn_turns(
+            session_id,
+            source,
+            Some(text.to_string()),
+            TurnSlot { guard, chain, cancel },
+            opts.park_mode,
+        );
         Ok(SendReceipt { session_id, steered: false, turn: Some(turn) })
     }
 
@@ -121,6 +130,7 @@ impl Engine {
         session_id: i64,
         source: &str,
         text: &str,
+        mode: ParkMode,
     ) -> Result<SendReceipt, ApiError> {
         let steer_id =
             self.store().add_steer(session_id, text, None).await.map_err(EngineError::from)?;
@@ -133,7 +143,66 @@ impl Engine {
                 steer: true,
             },
         });
+        // The turn may have ended between the busy check and the insert: then nobody would fold
+        // this steer, so it starts a turn of its own.
+        if let Some(slot) = self.claim_late_steers(session_id).await {
+            let turn = self.spawn_turns(session_id, source, None, slot, mode);
+            return Ok(SendReceipt { session_id, steered: false, turn: Some(turn) });
+        }
         Ok(SendReceipt { session_id, steered: true, turn: None })
+    }
+
+    /// Runs a turn under the processing lock, then keeps going while steers sent too late for
+    /// it are waiting. Returns the last turn's outcome.
+    fn spawn_turns(
+        &self,
+        session_id: i64,
+        source: &str,
+        first_text: Option<String>,
+        first: TurnSlot,
+        mode: ParkMode,
+    ) -> JoinHandle<TurnOutcome> {
+        let engine = self.clone();
+        let source = source.to_string();
+        tokio::spawn(async move {
+            let mut text = first_text;
+            let mut slot = first;
+            loop {
+                let TurnSlot { guard, chain, cancel } = slot;
+                let outcome = engine
+                    .run_user_turn(session_id, &source, text.take().as_deref(), chain, mode, cancel)
+                    .await;
+                drop(guard);
+                // A message that arrived after the last round boundary but before the lock was
+                // released is a steer nobody folds: pick it up now (the sender's own check
+                // covers the other order).
+                match engine.claim_late_steers(session_id).await {
+                    Some(next) => slot = next,
+                    None => return outcome,
+                }
+            }
+        })
+    }
+
+    /// Takes the processing lock for open steers that no turn will fold: none is running here
+    /// or elsewhere and no call is parked (a resume folds those). `None` when there is nothing
+    /// to do or someone else holds the session.
+    async fn claim_late_steers(&self, session_id: i64) -> Option<TurnSlot> {
+        let store = self.store();
+        if store.open_steers(session_id).await.ok()?.is_empty()
+            || !store.open_tool_calls(session_id).await.ok()?.is_empty()
+            || self.runner_elsewhere(session_id).await.unwrap_or(true)
+        {
+            return None;
+        }
+        let handle = self.inner.sessions.handle(session_id);
+        let guard = handle.processing.clone().try_lock_owned().ok()?;
+        // Under the lock: another caller may have folded them first.
+        if store.open_steers(session_id).await.ok()?.is_empty() {
+            return None;
+        }
+        let chain = self.model_chain().ok()?;
+        Some(TurnSlot { guard, chain, cancel: handle.begin() })
     }
 
     /// Stops the session's running turn, here or in another process. Unconsumed steers are kept
@@ -225,7 +294,7 @@ impl Engine {
         &self,
         session_id: i64,
         source: &str,
-        text: &str,
+        text: Option<&str>,
         chain: Vec<ModelEndpoint>,
         mode: ParkMode,
         cancel: CancellationToken,
@@ -289,7 +358,7 @@ impl Engine {
     async fn prepare_and_run(
         &self,
         session_id: i64,
-        text: &str,
+        text: Option<&str>,
         chain: Vec<ModelEndpoint>,
         emitter: &TurnEmitter,
         cancel: CancellationToken,
@@ -304,16 +373,23 @@ impl Engine {
             store.mark_message_failed(last.id).await?;
         }
         // Steers left unconsumed by a crash seed this turn, before the new message.
+        // Without a new message the turn runs on those steers (already echoed when sent).
         store.fold_steers(session_id, root.id).await?;
-        let message_id = store
-            .append_message(&NewMessage {
-                stack_id: root.id,
-                role: Some(Role::User),
+        if let Some(text) = text {
+            let message_id = store
+                .append_message(&NewMessage {
+                    stack_id: root.id,
+                    role: Some(Role::User),
+                    content: text.to_string(),
+                    ..Default::default()
+                })
+                .await?;
+            emitter.emit(Event::UserMessage {
+                message_id,
                 content: text.to_string(),
-                ..Default::default()
-            })
-            .await?;
-        emitter.emit(Event::UserMessage { message_id, content: text.to_string(), steer: false });
+                steer: false,
+            });
+        }
         // The echo goes out before anything else the turn emits.
         emitter.emit(Event::TurnRunning { running: true });
         let ctx = self.turn_ctx(session_id, emitter.source(), chain, emitter, mode).await?;

@@ -585,3 +585,45 @@ async fn stop_discards_open_steers_and_a_crash_left_steer_seeds_the_next_turn() 
     let steers = store.all_steers(sid).await.unwrap();
     assert!(steers[1].consumed_message_id.is_some());
 }
+
+/// A message sent the moment a turn reports `done` lands in the gap between the turn's last
+/// steer check and the release of its lock; it must still be answered, never left queued.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_message_sent_as_a_turn_ends_is_answered_not_stranded() {
+    let rig = Rig::new("").await;
+    for i in 0..12 {
+        let mut rx = rig.engine.subscribe();
+        rig.fake.push(Reply::text(&format!("answer {i}")));
+        rig.fake.push(Reply::text(&format!("follow-up answer {i}")));
+        let (question, follow_up) = (format!("question {i}"), format!("follow-up {i}"));
+        let first = rig.engine.send_message(SOURCE, &question, rig.opts()).await.unwrap();
+        wait_event(&mut rx, |e| matches!(e, Event::Done { .. })).await;
+        let second = rig.engine.send_message(SOURCE, &follow_up, rig.opts()).await.unwrap();
+        let sid = first.session_id;
+        let _ = tokio::time::timeout(Duration::from_secs(10), first.turn.unwrap()).await;
+        if let Some(turn) = second.turn {
+            let _ = tokio::time::timeout(Duration::from_secs(10), turn).await;
+        }
+        let want = format!("follow-up answer {i}");
+        let start = Instant::now();
+        loop {
+            let detail = rig.engine.session_detail(sid).await.unwrap();
+            let answered = detail
+                .messages
+                .iter()
+                .any(|m| matches!(m, DebugMessage::Assistant { content, .. } if *content == want));
+            if answered {
+                break;
+            }
+            assert!(
+                start.elapsed() < Duration::from_secs(5),
+                "round {i}: follow-up stranded (steered: {}): {:#?} steers {:?}",
+                second.steered,
+                detail.messages,
+                rig.store().await.all_steers(sid).await.unwrap()
+            );
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        assert!(rig.store().await.open_steers(sid).await.unwrap().is_empty());
+    }
+}
