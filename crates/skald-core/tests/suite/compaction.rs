@@ -1,20 +1,17 @@
 //! Compaction against the strict fake provider: trigger and accounting, safe cuts, the
 //! summariser request, failure handling, and the engine end to end (events, replay, restart).
 
-use std::sync::Arc;
-
 use serde_json::Value;
-use skald_core::config::{CompactionConfig, EnvOverrides, MemorySecrets};
+use skald_core::config::CompactionConfig;
 use skald_core::context::{BuildSettings, ContextCompactor, MessageBuilder};
 use skald_core::turn::TurnOutcome;
-use skald_core::{Engine, EngineOptions};
 use skald_llm::{CancellationToken, LlmClient, LlmSettings, ModelEndpoint};
 use skald_protocol::{Event, ToolStatus};
 use skald_store::repo::history::{Role, TokenUsage};
 use skald_testkit::{FakeLlm, Reply, ScriptedToolCall, Usage};
 
 use super::context::{Db, settings, text_of};
-use super::turn::Rig;
+use super::turn::{Rig, fake_env, open_engine};
 
 fn config(threshold: u64, keep: u64) -> CompactionConfig {
     CompactionConfig {
@@ -318,18 +315,7 @@ async fn a_long_session_is_compacted_at_turn_start_with_events_and_survives_a_re
     let Rig { dir, work, fake, engine } = rig;
     drop(engine);
     let data = dir.path().join("data");
-    let engine = Engine::open(EngineOptions {
-        data_dir: Some(data.clone()),
-        env: Some(EnvOverrides {
-            base_url: Some(fake.base_url()),
-            model: Some("fake-model".into()),
-            api_key: None,
-        }),
-        secrets: Some(Arc::new(MemorySecrets::default())),
-        ..Default::default()
-    })
-    .await
-    .unwrap();
+    let engine = open_engine(&data, fake_env(&fake)).await;
     fake.push(with_usage(Reply::text("fourth answer"), 900));
     let mut rx = engine.subscribe();
     let opts = skald_core::engine::ChatOptions {

@@ -1,12 +1,10 @@
 //! The model can never approve, bypass or change approval rules through a tool call.
 
-use std::sync::Arc;
-
-use skald_core::config::{EnvOverrides, MemorySecrets};
 use skald_core::engine::ChatOptions;
 use skald_core::turn::{ParkMode, TurnOutcome};
-use skald_core::{Engine, EngineOptions};
 use skald_testkit::{FakeLlm, Reply, ScriptedToolCall};
+
+use super::turn::{fake_env, open_engine};
 
 #[tokio::test(flavor = "multi_thread")]
 async fn tool_calls_cannot_decide_bypass_or_edit_rules() {
@@ -15,18 +13,7 @@ async fn tool_calls_cannot_decide_bypass_or_edit_rules() {
     let data = dir.path().join("data");
     let work = dir.path().join("work");
     std::fs::create_dir_all(&work).unwrap();
-    let engine = Engine::open(EngineOptions {
-        data_dir: Some(data.clone()),
-        env: Some(EnvOverrides {
-            base_url: Some(fake.base_url()),
-            model: Some("fake-model".into()),
-            api_key: None,
-        }),
-        secrets: Some(Arc::new(MemorySecrets::default())),
-        ..Default::default()
-    })
-    .await
-    .unwrap();
+    let engine = open_engine(&data, fake_env(&fake)).await;
 
     // Round 1: a write that parks (call 1). Round 2 (after resume): every trick at once.
     fake.push(Reply::tool_call("write_file", r#"{"path":"a.txt","content":"x"}"#));

@@ -29,11 +29,7 @@ impl Rig {
     /// The env-defined client (`fake-model`) plus `extra_yaml` as the whole `config.yml`.
     pub async fn new(extra_yaml: &str) -> Rig {
         let fake = FakeLlm::start().await.unwrap();
-        let env = EnvOverrides {
-            base_url: Some(fake.base_url()),
-            model: Some("fake-model".into()),
-            api_key: None,
-        };
+        let env = fake_env(&fake);
         Rig::open(fake, env, |_| extra_yaml.to_string()).await
     }
 
@@ -58,14 +54,7 @@ impl Rig {
         std::fs::create_dir_all(&work).unwrap();
         let work = std::fs::canonicalize(&work).unwrap();
         std::fs::write(data.join("config.yml"), config(&fake.base_url())).unwrap();
-        let engine = Engine::open(EngineOptions {
-            data_dir: Some(data),
-            env: Some(env),
-            secrets: Some(Arc::new(MemorySecrets::default())),
-            ..Default::default()
-        })
-        .await
-        .unwrap();
+        let engine = open_engine(&data, env).await;
         Rig { dir, work, fake, engine }
     }
 
@@ -89,6 +78,27 @@ impl Rig {
     pub async fn store(&self) -> skald_store::Store {
         skald_store::Store::open_in_dir(&self.data_dir()).await.unwrap()
     }
+}
+
+/// The env-defined client `fake-model` on `fake`.
+pub fn fake_env(fake: &FakeLlm) -> EnvOverrides {
+    EnvOverrides {
+        base_url: Some(fake.base_url()),
+        model: Some("fake-model".into()),
+        api_key: None,
+    }
+}
+
+/// An engine on `data` with in-memory secrets (so no test touches the OS keychain).
+pub async fn open_engine(data: &Path, env: EnvOverrides) -> Engine {
+    Engine::open(EngineOptions {
+        data_dir: Some(data.to_path_buf()),
+        env: Some(env),
+        secrets: Some(Arc::new(MemorySecrets::default())),
+        ..Default::default()
+    })
+    .await
+    .unwrap()
 }
 
 pub async fn finish(receipt: SendReceipt) -> (i64, TurnOutcome) {
