@@ -27,6 +27,11 @@ npm --prefix ui run build
 step "rust: clippy"
 cargo clippy --workspace --all-targets --locked -- -D warnings
 
+step "rust: build tests"
+cargo nextest run --workspace --locked --no-run
+
+# Started after the build so that it is fresh when the tests that use it run; a test that finds
+# it gone restarts it (scripts/independent-llm/start.sh --ensure) and says so.
 step "independent LLM server (LiteLLM proxy)"
 SKALD_LITELLM_URL=$(scripts/independent-llm/start.sh)
 export SKALD_LITELLM_URL

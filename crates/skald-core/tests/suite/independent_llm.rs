@@ -28,13 +28,56 @@ fn proxy() -> Option<Proxy> {
         );
         return None;
     };
-    // The key start.sh generated, unless the caller passes one.
-    let key = std::env::var("SKALD_LITELLM_API_KEY").ok().filter(|k| !k.is_empty()).or_else(|| {
-        let file =
-            PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../.cache/independent-llm/api_key");
-        std::fs::read_to_string(file).ok().map(|k| k.trim().to_string())
-    });
+    let repo = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let cache = repo.join(".cache/independent-llm");
+    let url = if answers(&url) {
+        url
+    } else {
+        // The proxy was started before the tests were built and may have gone away since; a
+        // missing server is a broken fixture, not a finding about our client. Start it again
+        // (under start.sh's lock, so parallel tests share one) and keep why it went away.
+        eprintln!(
+            "the independent server at {url} does not answer; restarting it. Its log ended with:\n{}",
+            log_tail(&cache.join("proxy.log"))
+        );
+        let out = std::process::Command::new("bash")
+            .arg(repo.join("scripts/independent-llm/start.sh"))
+            .arg("--ensure")
+            .output()
+            .expect("cannot run scripts/independent-llm/start.sh");
+        assert!(
+            out.status.success(),
+            "the independent server could not be restarted: {}\n{}",
+            String::from_utf8_lossy(&out.stderr),
+            log_tail(&cache.join("proxy.log"))
+        );
+        String::from_utf8_lossy(&out.stdout).trim().to_string()
+    };
+    // The key start.sh generated for the proxy now running (a restart makes a new one).
+    let key = std::fs::read_to_string(cache.join("api_key"))
+        .ok()
+        .map(|k| k.trim().to_string())
+        .or_else(|| std::env::var("SKALD_LITELLM_API_KEY").ok())
+        .filter(|k| !k.is_empty());
     Some(Proxy { url, key })
+}
+
+/// Whether something accepts connections at the URL's host and port.
+fn answers(url: &str) -> bool {
+    let Some(authority) = url.split("://").nth(1).and_then(|rest| rest.split('/').next()) else {
+        return false;
+    };
+    use std::net::ToSocketAddrs as _;
+    authority.to_socket_addrs().ok().and_then(|mut addrs| addrs.next()).is_some_and(|addr| {
+        std::net::TcpStream::connect_timeout(&addr, Duration::from_secs(2)).is_ok()
+    })
+}
+
+fn log_tail(path: &std::path::Path) -> String {
+    let text =
+        std::fs::read_to_string(path).unwrap_or_else(|e| format!("({}: {e})", path.display()));
+    let lines: Vec<&str> = text.lines().collect();
+    lines[lines.len().saturating_sub(30)..].join("\n")
 }
 
 async fn engine(proxy: &Proxy, dir: &std::path::Path) -> Engine {
