@@ -14,6 +14,7 @@ mod process_group;
 mod read_file;
 mod registry;
 mod replace_lines;
+mod schema_check;
 mod text;
 mod write_file;
 mod write_plan;
@@ -125,6 +126,12 @@ pub enum ToolError {
     Failed(String),
     #[error("cancelled")]
     Cancelled,
+}
+
+/// Checks a call's arguments against the tool's schema before it is gated: a call that cannot run
+/// is answered to the model at once instead of waiting for a human.
+pub fn check_args(tool: &dyn Tool, args: &serde_json::Value) -> Result<(), String> {
+    schema_check::check(&tool.def().parameters, args)
 }
 
 /// One tool. Implementations are stateless; all per-call state lives in `args` and the context.

@@ -16,7 +16,7 @@ use crate::approval::gate::{GateInput, verdict};
 use crate::approval::{BypassScope, Verdict, diff, rejection_message};
 use crate::context::INTERRUPTED_RUNNING;
 use crate::error::EngineError;
-use crate::tools::{Tool, ToolCategory, ToolContext, ToolError, names};
+use crate::tools::{self, Tool, ToolCategory, ToolContext, ToolError, names};
 
 /// A decision written by another process is noticed within this interval.
 const DECISION_POLL: Duration = Duration::from_millis(300);
@@ -153,6 +153,11 @@ async fn gate_and_run(
             return fail(ctx, id, &format!("{e}. Call `{name}` again with a JSON object.")).await;
         }
     };
+    if let Some(t) = &tool
+        && let Err(e) = tools::check_args(t.as_ref(), &args)
+    {
+        return fail(ctx, id, &format!("invalid arguments: {e}. Call `{name}` again.")).await;
+    }
     if name == names::ASK_USER_CLARIFICATION {
         return ask(ctx, id, &args, cancel).await;
     }
@@ -182,6 +187,13 @@ async fn gate_and_run(
             .await
         }
         Verdict::Require => {
+            // An edit that cannot apply (text not found, binary file, ...) is the model's to fix;
+            // asking a human to approve it would only waste their attention.
+            if let Some(Err(e)) = tool.as_ref().and_then(|t| {
+                t.predict_write(&args, &ToolContext::new(ctx.workdir.clone(), cancel.clone()))
+            }) {
+                return fail(ctx, id, &e.to_string()).await;
+            }
             park(ctx, id, name, &args, tool.as_deref(), target).await?;
             await_decision_and_run(ctx, id, name, &args, cancel).await
         }

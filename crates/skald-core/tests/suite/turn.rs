@@ -408,6 +408,44 @@ async fn invalid_tool_arguments_go_back_to_the_model_as_an_error_it_can_correct(
 }
 
 #[tokio::test]
+async fn a_write_that_cannot_apply_is_answered_at_once_instead_of_waiting_for_a_human() {
+    let rig = Rig::new("").await;
+    std::fs::write(rig.work.join("main.rs"), "fn main() {\n    run();\n}\n").unwrap();
+    // Wrong argument names, then text that is not in the file: neither can ever run.
+    rig.fake.push(Reply::tool_call(
+        "edit_file",
+        &args(json!({"path": "main.rs", "old_string": "    run", "new_string": "\trun"})),
+    ));
+    rig.fake.push(Reply::tool_call(
+        "edit_file",
+        &args(json!({"path": "main.rs", "old": "  walk", "new": "\twalk"})),
+    ));
+    rig.fake.push(Reply::text("I could not apply the edit."));
+    let mut rx = rig.engine.subscribe();
+    // Approvals on: a call that reached the gate would wait in the inbox and the turn would hang.
+    let opts = ChatOptions { approve_all: false, ..rig.opts() };
+    let receipt = rig.engine.send_message(SOURCE, "indent main.rs", opts).await.unwrap();
+    let (sid, outcome) = finish(receipt).await;
+    assert!(
+        matches!(&outcome, TurnOutcome::Final { content, .. } if content == "I could not apply the edit."),
+        "{outcome:?}"
+    );
+    let events = drain(&mut rx, sid);
+    assert!(!events.iter().any(|e| matches!(e, Event::PendingWrite { .. })), "{events:#?}");
+    assert_eq!(rig.engine.inbox().await.unwrap().total, 0);
+    let reqs = rig.fake.requests();
+    let first = tool_results(&reqs[1]);
+    assert!(first[0].contains("`old` is required"), "{first:?}");
+    assert!(first[0].contains("`old_string` is not an argument"), "{first:?}");
+    let second = tool_results(&reqs[2]);
+    assert!(second[1].starts_with("Error:") && second[1].contains("not found"), "{second:?}");
+    assert_eq!(
+        std::fs::read_to_string(rig.work.join("main.rs")).unwrap(),
+        "fn main() {\n    run();\n}\n"
+    );
+}
+
+#[tokio::test]
 async fn an_unknown_tool_name_is_answered_with_the_available_tools() {
     let rig = Rig::new("").await;
     rig.fake.push(Reply::tool_call("summon_dragon", "{}"));
