@@ -119,6 +119,27 @@ async fn bare_select(store: &Store, stack_id: i64) -> usize {
     rows.len() + tools.len()
 }
 
+/// The floor of the way the store reads a frame (one JSON document per table, see
+/// `skald_store::repo::bulk`): the same two reads, the documents fetched and nothing decoded.
+async fn bare_json_select(store: &Store, stack_id: i64) -> usize {
+    let mut total = 0;
+    for sql in [
+        "SELECT json_group_array(json_object('id', id, 'role', role, 'content', content, \
+         'status', status, 'reasoning_content', reasoning_content, 'metadata', metadata, \
+         'created_at', created_at)) FROM (SELECT * FROM chat_history WHERE session_stack_id = ? \
+         ORDER BY id)",
+        "SELECT json_group_array(json_object('id', id, 'message_id', message_id, 'name', name, \
+         'arguments', arguments, 'result', result, 'status', status, 'created_at', created_at)) \
+         FROM (SELECT * FROM chat_llm_tools WHERE message_id IN \
+         (SELECT id FROM chat_history WHERE session_stack_id = ?) ORDER BY id)",
+    ] {
+        let doc: String =
+            sqlx::query_scalar(sql).bind(stack_id).fetch_one(store.pool()).await.unwrap();
+        total += doc.len();
+    }
+    total
+}
+
 /// Median wall time of `n` runs of `f`.
 fn median(n: usize, mut f: impl FnMut()) -> Duration {
     let mut v: Vec<Duration> = (0..n)
@@ -146,6 +167,9 @@ fn bench(c: &mut Criterion) {
     g.bench_function("bare_select", |b| {
         b.to_async(&rt).iter(|| bare_select(&fx.store, fx.stack_id));
     });
+    g.bench_function("bare_json_select", |b| {
+        b.to_async(&rt).iter(|| bare_json_select(&fx.store, fx.stack_id));
+    });
     g.bench_function("build_full_replay", |b| {
         b.to_async(&rt).iter(|| full.build(&inp));
     });
@@ -158,6 +182,9 @@ fn bench(c: &mut Criterion) {
     let select = median(30, || {
         rt.block_on(bare_select(&fx.store, fx.stack_id));
     });
+    let json_select = median(30, || {
+        rt.block_on(bare_json_select(&fx.store, fx.stack_id));
+    });
     let build = median(30, || {
         rt.block_on(full.build(&inp)).unwrap();
     });
@@ -166,11 +193,13 @@ fn bench(c: &mut Criterion) {
     });
     println!(
         "context build (full replay): {:.2} ms; capped to 30: {:.2} ms; bare SELECT: {:.2} ms; \
-         ratio full/select: {:.2}x",
+         bare JSON SELECT: {:.2} ms; ratio full/select: {:.2}x; full/JSON select: {:.2}x",
         build.as_secs_f64() * 1e3,
         build_capped.as_secs_f64() * 1e3,
         select.as_secs_f64() * 1e3,
-        build.as_secs_f64() / select.as_secs_f64()
+        json_select.as_secs_f64() * 1e3,
+        build.as_secs_f64() / select.as_secs_f64(),
+        build.as_secs_f64() / json_select.as_secs_f64()
     );
 }
 

@@ -257,8 +257,9 @@ pub async fn resume(ctx: &TurnCtx, cancel: CancellationToken) -> Result<TurnOutc
     if !parked.is_empty() {
         return Ok(TurnOutcome::Parked { tool_call_ids: parked });
     }
-    let rows = ctx.store.messages_for_stack_after(ctx.stack_id, 0).await?;
-    match rows.iter().rev().find(|r| !r.is_failed()) {
+    // Only the newest live row decides; reading the whole frame made resume linear in its length.
+    let last = ctx.store.last_live_message(ctx.stack_id).await?;
+    match last.as_ref() {
         // The last word is an answer: the turn is complete.
         Some(last) if last.role == "assistant" && open.is_empty() => {
             let has_calls = ctx

@@ -60,7 +60,7 @@ pub struct NewMessage {
     pub metadata: Option<String>,
 }
 
-#[derive(Debug, Clone, PartialEq, FromRow)]
+#[derive(Debug, Clone, PartialEq, FromRow, Deserialize)]
 pub struct MessageRow {
     pub id: i64,
     pub session_stack_id: i64,
@@ -132,21 +132,19 @@ impl Store {
     }
 
     /// Messages of one frame with an id above `after_id`, in id order: the replay after a
-    /// compaction boundary (`after_id = 0` for all).
+    /// compaction boundary (`after_id = 0` for all). Read as one document (see `bulk`): this is
+    /// the read every model round makes.
     pub async fn messages_for_stack_after(
         &self,
         stack_id: i64,
         after_id: i64,
     ) -> Result<Vec<MessageRow>, StoreError> {
-        let sql = format!(
+        let inner = format!(
             "SELECT {MESSAGE_COLUMNS} FROM chat_history WHERE session_stack_id = ? AND id > ? \
              ORDER BY id"
         );
-        Ok(sqlx::query_as::<_, MessageRow>(&sql)
-            .bind(stack_id)
-            .bind(after_id)
-            .fetch_all(self.pool())
-            .await?)
+        let object = super::bulk::json_object(MESSAGE_COLUMNS, &["is_synthetic"]);
+        self.fetch_json_rows(&object, &inner, &[stack_id, after_id]).await
     }
 
     /// The id the replay of a count-capped history can start from: the earlier of the current

@@ -1,6 +1,7 @@
 //! Typed repositories, one module per table family.
 
 pub mod approvals;
+mod bulk;
 pub mod history;
 pub mod questions;
 pub mod request_log;

@@ -16,7 +16,7 @@ pub struct NewToolCall {
     pub provider_call_id: Option<String>,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, FromRow)]
+#[derive(Debug, Clone, PartialEq, Eq, FromRow, serde::Deserialize)]
 pub struct ToolCallRow {
     pub id: i64,
     pub message_id: i64,
@@ -179,21 +179,19 @@ impl Store {
         Ok(())
     }
 
-    /// Calls of one frame's messages with a message id above `after_message_id`, in id order.
+    /// Calls of one frame's messages with a message id above `after_message_id`, in id order
+    /// (read as one document, see `bulk`).
     pub async fn tool_calls_for_stack_after(
         &self,
         stack_id: i64,
         after_message_id: i64,
     ) -> Result<Vec<ToolCallRow>, StoreError> {
-        let sql = format!(
+        let inner = format!(
             "SELECT {TOOL_COLUMNS} FROM chat_llm_tools WHERE message_id IN \
              (SELECT id FROM chat_history WHERE session_stack_id = ? AND id > ?) ORDER BY id"
         );
-        Ok(sqlx::query_as::<_, ToolCallRow>(&sql)
-            .bind(stack_id)
-            .bind(after_message_id)
-            .fetch_all(self.pool())
-            .await?)
+        let object = super::bulk::json_object(TOOL_COLUMNS, &[]);
+        self.fetch_json_rows(&object, &inner, &[stack_id, after_message_id]).await
     }
 
     /// Open calls (`pending`/`running`) of one frame, oldest first.
