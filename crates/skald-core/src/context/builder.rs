@@ -123,7 +123,7 @@ impl MessageBuilder {
                 .then_some(self.settings.max_history_messages),
             max_tool_result_chars: self.settings.max_tool_result_chars,
         };
-        messages.extend(history_messages(&rows, &tools, opts));
+        messages.extend(history_messages(rows, tools, opts));
         let tz = effective_timezone(self.settings.timezone.as_deref());
         let tail = DynamicTail {
             fragments: inputs.dynamic_fragments.clone(),

@@ -201,11 +201,11 @@ impl<'a> ContextCompactor<'a> {
             let kept_ids: BTreeSet<i64> = kept_rows.iter().map(|r| r.id).collect();
             let kept_tools: Vec<ToolCallRow> =
                 tools.iter().filter(|t| kept_ids.contains(&t.message_id)).cloned().collect();
-            let old = estimate_messages(&history_messages(&rows, &tools, opts))
+            let old = estimate_messages(&history_messages(rows.clone(), tools.clone(), opts))
                 + previous
                     .as_ref()
                     .map_or(0, |s| estimate_messages(&[summary_message(&s.content)]));
-            let new = estimate_messages(&history_messages(&kept_rows, &kept_tools, opts))
+            let new = estimate_messages(&history_messages(kept_rows, kept_tools, opts))
                 + estimate_messages(&[summary_message(&summary)]);
             (built.estimated_tokens - old + new).max(0)
         };
@@ -344,7 +344,7 @@ pub fn summariser_messages(
                     text.push_str(&format!(
                         "[TOOL RESULT {}]: {}\n",
                         c.name,
-                        shorten(&tool_content(c), SUMMARY_TOOL_RESULT_CHARS)
+                        shorten(&tool_content((*c).clone()), SUMMARY_TOOL_RESULT_CHARS)
                     ));
                 }
             }

@@ -2,7 +2,7 @@
 
 use std::collections::HashMap;
 
-use serde_json::{Value, json};
+use serde_json::{Map, Value, json};
 use skald_protocol::ToolStatus;
 use skald_store::repo::history::{MessageRow, Role};
 use skald_store::repo::tools::ToolCallRow;
@@ -39,26 +39,27 @@ pub fn request_call_id(tool_call_id: i64) -> String {
 /// Builds the conversation messages of one frame.
 ///
 /// `rows` are the frame's rows after the compaction boundary in id order (failed rows are
-/// skipped here), `tools` the calls of those rows in id order.
+/// skipped here), `tools` the calls of those rows in id order. Both are consumed: their texts
+/// move into the request instead of being copied (a long frame carries megabytes of them).
 pub fn history_messages(
-    rows: &[MessageRow],
-    tools: &[ToolCallRow],
+    rows: Vec<MessageRow>,
+    tools: Vec<ToolCallRow>,
     opts: HistoryOptions,
 ) -> Vec<Value> {
-    let live: Vec<&MessageRow> = rows.iter().filter(|r| !r.is_failed()).collect();
-    let mut calls: HashMap<i64, Vec<&ToolCallRow>> = HashMap::new();
+    let live: Vec<MessageRow> = rows.into_iter().filter(|r| !r.is_failed()).collect();
+    let mut calls: HashMap<i64, Vec<ToolCallRow>> = HashMap::new();
     for t in tools {
         calls.entry(t.message_id).or_default().push(t);
     }
     let is_prompt = |r: &MessageRow| matches!(r.role(), Ok(Role::User | Role::Agent));
-    let turn_start = live.iter().rposition(|r| is_prompt(r)).unwrap_or(0);
+    let turn_start = live.iter().rposition(is_prompt).unwrap_or(0);
     let mut start = 0;
     if let Some(max) = opts.max_messages
         && live.len() > max
     {
         // Never start inside the current turn: its prompt and every call/result stay.
         start = (live.len() - max).min(turn_start);
-        while start < turn_start && !is_prompt(live[start]) {
+        while start < turn_start && !is_prompt(&live[start]) {
             start += 1;
         }
     }
@@ -66,12 +67,17 @@ pub fn history_messages(
     let mut pending_user: Vec<String> = Vec::new();
     let flush = |pending: &mut Vec<String>, out: &mut Vec<Value>| {
         if !pending.is_empty() {
-            out.push(json!({ "role": "user", "content": pending.join("\n\n") }));
+            let content = if pending.len() == 1 {
+                pending.pop().unwrap_or_default()
+            } else {
+                pending.join("\n\n")
+            };
+            out.push(message("user", content));
             pending.clear();
         }
     };
-    for (i, row) in live.iter().enumerate().skip(start) {
-        if is_prompt(row) {
+    for (i, row) in live.into_iter().enumerate().skip(start) {
+        if is_prompt(&row) {
             let text = user_text(row);
             if !text.trim().is_empty() {
                 pending_user.push(text);
@@ -79,7 +85,7 @@ pub fn history_messages(
             continue;
         }
         flush(&mut pending_user, &mut out);
-        let row_calls = calls.get(&row.id).map(Vec::as_slice).unwrap_or(&[]);
+        let row_calls = calls.remove(&row.id).unwrap_or_default();
         if row_calls.is_empty() {
             if row.content.trim().is_empty() {
                 continue; // an empty assistant row carries nothing and providers reject it
@@ -87,31 +93,42 @@ pub fn history_messages(
             out.push(assistant_message(row, &[]));
             continue;
         }
-        out.push(assistant_message(row, row_calls));
+        out.push(assistant_message(row, &row_calls));
         let earlier_turn = i < turn_start;
         for call in row_calls {
+            let id = request_call_id(call.id);
+            let name = call.name.clone();
             let mut content = tool_content(call);
             if let (true, Some(limit)) = (earlier_turn, opts.max_tool_result_chars) {
-                let len = content.chars().count();
+                // Only results longer than the limit in bytes can be longer in chars.
+                let len = if content.len() > limit { content.chars().count() } else { 0 };
                 if len > limit {
-                    content = hidden_placeholder(&call.name, len, limit);
+                    content = hidden_placeholder(&name, len, limit);
                 }
             }
-            out.push(json!({
-                "role": "tool",
-                "tool_call_id": request_call_id(call.id),
-                "content": content,
-            }));
+            let mut msg = Map::with_capacity(3);
+            msg.insert("role".into(), Value::String("tool".into()));
+            msg.insert("tool_call_id".into(), Value::String(id));
+            msg.insert("content".into(), Value::String(content));
+            out.push(Value::Object(msg));
         }
     }
     flush(&mut pending_user, &mut out);
     out
 }
 
-fn user_text(row: &MessageRow) -> String {
+/// `{"role": role, "content": content}` without copying the content.
+fn message(role: &str, content: String) -> Value {
+    let mut msg = Map::with_capacity(2);
+    msg.insert("role".into(), Value::String(role.into()));
+    msg.insert("content".into(), Value::String(content));
+    Value::Object(msg)
+}
+
+fn user_text(row: MessageRow) -> String {
     match row.metadata.as_deref().and_then(attachments_block) {
         Some(block) => format!("{}\n\n{block}", row.content),
-        None => row.content.clone(),
+        None => row.content,
     }
 }
 
@@ -131,10 +148,12 @@ fn attachments_block(metadata: &str) -> Option<String> {
     Some(s)
 }
 
-fn assistant_message(row: &MessageRow, calls: &[&ToolCallRow]) -> Value {
-    let mut msg = json!({ "role": "assistant", "content": row.content });
-    if let Some(r) = row.reasoning_content.as_deref().filter(|r| !r.is_empty()) {
-        msg["reasoning_content"] = json!(r);
+fn assistant_message(row: MessageRow, calls: &[ToolCallRow]) -> Value {
+    let mut msg = Map::with_capacity(4);
+    msg.insert("role".into(), Value::String("assistant".into()));
+    msg.insert("content".into(), Value::String(row.content));
+    if let Some(r) = row.reasoning_content.filter(|r| !r.is_empty()) {
+        msg.insert("reasoning_content".into(), Value::String(r));
     }
     if !calls.is_empty() {
         let tool_calls: Vec<Value> = calls
@@ -147,16 +166,20 @@ fn assistant_message(row: &MessageRow, calls: &[&ToolCallRow]) -> Value {
                 })
             })
             .collect();
-        msg["tool_calls"] = Value::Array(tool_calls);
+        msg.insert("tool_calls".into(), Value::Array(tool_calls));
     }
-    msg
+    Value::Object(msg)
 }
 
 /// Invalid JSON the model once produced is replayed as `{}`: its error result already told the
 /// model what was wrong, and some providers reject unparseable arguments in history.
 fn replayable_arguments(call: &ToolCallRow) -> String {
     match call.arguments.as_deref() {
-        Some(a) if serde_json::from_str::<serde_json::Map<String, Value>>(a).is_ok() => {
+        // Syntax-checked without building the value: this runs for every call of every round.
+        Some(a)
+            if a.trim_start().starts_with('{')
+                && serde_json::from_str::<serde::de::IgnoredAny>(a).is_ok() =>
+        {
             a.to_string()
         }
         _ => "{}".to_string(),
@@ -164,9 +187,10 @@ fn replayable_arguments(call: &ToolCallRow) -> String {
 }
 
 /// LLM-visible content of a call, by its status.
-pub fn tool_content(call: &ToolCallRow) -> String {
-    let result = call.result.clone().unwrap_or_default();
-    match call.status() {
+pub fn tool_content(call: ToolCallRow) -> String {
+    let status = call.status();
+    let result = call.result.unwrap_or_default();
+    match status {
         Ok(ToolStatus::Done) => result,
         Ok(ToolStatus::Failed) => format!("Error: {result}"),
         Ok(ToolStatus::Rejected) => {

@@ -660,8 +660,8 @@ async fn reading_only_the_tail_equals_building_from_the_whole_log() {
             let built = db.build(s, &db.inputs()).await;
             let history = &built[1..built.len() - 1];
             let expected = history_messages(
-                &rows,
-                &tools,
+                rows.clone(),
+                tools.clone(),
                 HistoryOptions { max_messages: Some(cap), max_tool_result_chars: hide },
             );
             assert_eq!(history, expected.as_slice(), "cap {cap}, hide {hide:?}");
