@@ -2,6 +2,11 @@
 //! (no model latency), on a fresh session and on one with 3,000 stored rows; and the latency
 //! from a committed event to a `subscribe()` receiver.
 //!
+//! A round's wall time includes the fake provider's own work (parsing and validating the request,
+//! streaming the reply) on the same two cores. `provider_round_trip` measures exactly that part,
+//! in the same run: the last request the engine sent, replayed with a bare HTTP client and its
+//! streamed reply read to the end. Engine overhead = round − round trip.
+//!
 //! Run: `cargo bench -p skald-core --bench turn`. Figures go to `docs/benchmarks.md`.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
@@ -107,6 +112,35 @@ async fn fill_session(rig: &Rig, source: &str) {
     }
 }
 
+/// One bare request to the fake provider: `body` (a request the engine sent) posted with a plain
+/// HTTP client, the streamed tool-call reply read to the end.
+async fn round_trip(http: &reqwest::Client, rig: &Rig, body: &serde_json::Value) -> Duration {
+    rig.fake.push(Reply::tool_call("update_scratchpad", r#"{"key":"k","value":"v"}"#));
+    let started = Instant::now();
+    let resp = http
+        .post(format!("{}/chat/completions", rig.fake.base_url()))
+        .json(body)
+        .send()
+        .await
+        .unwrap();
+    assert!(resp.status().is_success(), "{}", resp.status());
+    let text = resp.text().await.unwrap();
+    let elapsed = started.elapsed();
+    assert!(text.contains("[DONE]"));
+    elapsed
+}
+
+/// A mid-turn request of `rig`'s last turn (history, tool results and all).
+fn sample_request(rig: &Rig) -> serde_json::Value {
+    let reqs = rig.fake.requests();
+    reqs[reqs.len() - 2].body.clone()
+}
+
+fn median(mut v: Vec<Duration>) -> Duration {
+    v.sort();
+    v[v.len() / 2]
+}
+
 fn per_round(c: &mut Criterion) {
     let rt = Runtime::new().unwrap();
     let fresh = rt.block_on(rig());
@@ -141,7 +175,49 @@ fn per_round(c: &mut Criterion) {
             })
         })
     });
+    let http = reqwest::Client::new();
+    for (name, rig) in [("provider_round_trip_fresh", &fresh), ("provider_round_trip_3000", &long)]
+    {
+        let body = sample_request(rig);
+        group.bench_function(name, |b| {
+            b.iter_custom(|iters| {
+                rt.block_on(async {
+                    let mut total = Duration::ZERO;
+                    for _ in 0..iters {
+                        total += round_trip(&http, rig, &body).await;
+                    }
+                    total
+                })
+            })
+        });
+    }
     group.finish();
+
+    // The subtraction, from medians measured back to back in this run.
+    for (label, rig, source, reset) in
+        [("fresh session", &fresh, "fresh", true), ("3,000 stored rows", &long, "long", false)]
+    {
+        let rounds: Vec<Duration> = (0..30)
+            .map(|_| {
+                rt.block_on(async {
+                    if reset {
+                        rig.engine.new_session(source).await.unwrap();
+                    }
+                    timed_turn(rig, source).await
+                })
+            })
+            .collect();
+        let body = sample_request(rig);
+        let trips: Vec<Duration> =
+            (0..100).map(|_| rt.block_on(round_trip(&http, rig, &body))).collect();
+        let (round, trip) = (median(rounds), median(trips));
+        println!(
+            "per round, {label}: {:.2} ms; provider round trip: {:.2} ms; engine overhead: {:.2} ms",
+            round.as_secs_f64() * 1e3,
+            trip.as_secs_f64() * 1e3,
+            round.saturating_sub(trip).as_secs_f64() * 1e3
+        );
+    }
 }
 
 /// A committed write (`new_session`: insert + commit, then emit) until a subscriber task on

@@ -19,6 +19,7 @@ mod resolve;
 mod settings;
 mod sse;
 mod turn;
+mod windows;
 mod wire;
 
 pub use assemble::TurnAssembler;
@@ -34,3 +35,4 @@ pub use settings::LlmSettings;
 pub use sse::{SseEvent, SseParser};
 pub use tokio_util::sync::CancellationToken;
 pub use turn::{ChatRequest, LlmNotice, LlmTurn, StreamDelta, ToolCallOut, Usage};
+pub use windows::known_context_window;

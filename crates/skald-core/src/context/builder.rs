@@ -46,6 +46,19 @@ impl BuildSettings {
             timezone: c.timezone.clone(),
         }
     }
+
+    /// The settings of a turn served by `chain`. Without an `llm.compaction` block compaction is
+    /// on when the first model's context window is known (configured, or a well-known hosted
+    /// family) — a long session is then summarised instead of silently losing its older turns to
+    /// the count cap; with an unknown window the count cap stays.
+    pub fn for_chain(c: &Config, chain: &[skald_llm::ModelEndpoint]) -> Self {
+        let mut settings = Self::from_config(c);
+        if c.llm.compaction.is_none() && chain.first().is_some_and(|e| e.context_window.is_some()) {
+            settings.compaction_enabled = true;
+            settings.compaction = Some(CompactionConfig::default());
+        }
+        settings
+    }
 }
 
 /// Everything about one request that is not a stored row.

@@ -283,7 +283,9 @@ impl Engine {
                     extra_params: c.extra_params.clone(),
                     strength: None,
                     scope: c.scope.clone(),
-                    context_window: c.context_window,
+                    context_window: c
+                        .context_window
+                        .or_else(|| skald_llm::known_context_window(&c.model)),
                 }
             })
             .collect())
@@ -423,6 +425,7 @@ impl Engine {
         })
         .map_err(|e| EngineError::InvalidInput(format!("cannot create the HTTP client: {e}")))?;
         let rules = load_rules(store, run_context.security_group.as_deref()).await;
+        let build = BuildSettings::for_chain(&cfg, &chain);
         Ok(TurnCtx {
             store: store.clone(),
             emitter: emitter.clone(),
@@ -443,7 +446,7 @@ impl Engine {
             workdir,
             data_dir: self.data_dir().to_path_buf(),
             dynamic_fragments: run_context.system_prompt.clone(),
-            build: BuildSettings::from_config(&cfg),
+            build,
             max_rounds: cfg.llm.max_tool_rounds,
             restart_available: false,
             request_log: cfg.llm.request_log.enabled,

@@ -46,6 +46,12 @@ impl Rig {
         .await
     }
 
+    /// No env client; `config` (given the fake's base URL) is the whole `config.yml`.
+    pub async fn configured(config: impl FnOnce(&str) -> String) -> Rig {
+        let fake = FakeLlm::start().await.unwrap();
+        Rig::open(fake, EnvOverrides::default(), config).await
+    }
+
     async fn open(fake: FakeLlm, env: EnvOverrides, config: impl FnOnce(&str) -> String) -> Rig {
         let dir = tempfile::tempdir().unwrap();
         let data = dir.path().join("data");
@@ -443,6 +449,36 @@ async fn a_write_that_cannot_apply_is_answered_at_once_instead_of_waiting_for_a_
         std::fs::read_to_string(rig.work.join("main.rs")).unwrap(),
         "fn main() {\n    run();\n}\n"
     );
+}
+
+#[tokio::test]
+async fn with_a_known_context_window_old_turns_stay_in_the_request_instead_of_being_cut() {
+    // Without an `llm.compaction` block: a known window turns compaction on (the summariser
+    // owns the budget), so the count cap no longer drops the session's first turns.
+    let with_window = |window: &'static str| {
+        move |url: &str| {
+            format!(
+                "llm:\n  max_history_messages: 4\n  clients:\n    - name: main\n      \
+                 base_url: {url}\n      model: fake-model\n{window}"
+            )
+        }
+    };
+    for (window, first_turn_kept) in [("      context_window: 100000\n", true), ("", false)] {
+        let rig = Rig::configured(with_window(window)).await;
+        for i in 0..4 {
+            rig.fake.push(Reply::text(&format!("answer {i}")));
+            let (_, outcome, _) = rig.turn(&format!("question {i}")).await;
+            assert!(matches!(outcome, TurnOutcome::Final { .. }), "{outcome:?}");
+        }
+        let last = rig.fake.requests().pop().unwrap();
+        let texts: Vec<String> = messages(&last).iter().map(text_of).collect();
+        assert!(texts.iter().any(|t| t == "question 3"), "{texts:?}");
+        assert_eq!(
+            texts.iter().any(|t| t == "question 0"),
+            first_turn_kept,
+            "window {window:?}: {texts:?}"
+        );
+    }
 }
 
 #[tokio::test]
