@@ -22,6 +22,8 @@ const COMMANDS: &[&str] = &[
     "delete_approval_rule",
     "llm_request",
     "answer_question",
+    "session_usage",
+    "compact_session",
 ];
 
 fn main() {

@@ -2,7 +2,7 @@
 # Starts a LiteLLM proxy (the independent OpenAI-compatible server of the turn tests) on
 # 127.0.0.1 with the scripted provider, installing it into .cache/independent-llm/venv first.
 #
-#   scripts/independent-llm/start.sh [PORT]            # prints the base URL (http://127.0.0.1:PORT/v1)
+#   scripts/independent-llm/start.sh [PORT]            # (a free port by default) prints the base URL (http://127.0.0.1:PORT/v1)
 #   scripts/independent-llm/start.sh --ensure [PORT]   # reuses the running proxy when it answers
 #
 # --ensure is what a test calls when the proxy it was given does not answer: under a lock (tests
@@ -21,7 +21,8 @@ cache="$repo/.cache/independent-llm"
 venv="$cache/venv"
 ensure=0
 if [[ "${1:-}" == "--ensure" ]]; then ensure=1; shift; fi
-port="${1:-${SKALD_LITELLM_PORT:-4011}}"
+# A free port unless one is asked for: a fixed one collides with another checkout's proxy.
+port="${1:-${SKALD_LITELLM_PORT:-$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')}}"
 mkdir -p "$cache"
 
 answers() { # URL KEY: the proxy lists the scripted model

@@ -7,8 +7,8 @@ use skald_protocol::{
     Answer, ApprovalRuleInput, ApprovalRuleView, ConnectionTest, LlmClientInput, SettingsView,
 };
 use skald_protocol::{
-    ApiError, Decision, DecisionInput, EventEnvelope, Inbox, Page, SessionDetail, SessionListQuery,
-    SessionSummary,
+    ApiError, CompactResult, Decision, DecisionInput, EventEnvelope, Inbox, Page, SessionDetail,
+    SessionListQuery, SessionSummary, SessionUsage,
 };
 use tauri::{State, Webview, ipc::Channel};
 
@@ -72,6 +72,25 @@ pub async fn send_message(
     // Dropping the JoinHandle detaches the turn: it must outlive this command and the window.
     drop(receipt.turn);
     Ok(SendResult { session_id: receipt.session_id, steered: receipt.steered })
+}
+
+/// The last request's size against the model's window, and the session's spend.
+#[tauri::command]
+pub async fn session_usage(
+    engine: State<'_, Engine>,
+    session_id: i64,
+) -> Result<SessionUsage, ApiError> {
+    engine.session_usage(session_id).await
+}
+
+/// Summarises the session's older history now (`/compact [focus]`).
+#[tauri::command]
+pub async fn compact_session(
+    engine: State<'_, Engine>,
+    session_id: i64,
+    focus: Option<String>,
+) -> Result<CompactResult, ApiError> {
+    engine.compact_session(session_id, focus).await
 }
 
 /// Stops the session's running turn; false when none was running.

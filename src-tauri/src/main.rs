@@ -73,6 +73,8 @@ fn main() -> anyhow::Result<()> {
             commands::delete_approval_rule,
             commands::llm_request,
             commands::answer_question,
+            commands::session_usage,
+            commands::compact_session,
         ])
         // A channel belongs to the page that created it: a reload or navigation orphans it.
         .on_page_load(|webview, payload| match payload.event() {

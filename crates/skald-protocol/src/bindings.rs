@@ -16,6 +16,8 @@ pub fn typescript() -> String {
         ToolStatus::decl(),
         DebugMessage::decl(),
         SessionDetail::decl(),
+        SessionUsage::decl(),
+        CompactResult::decl(),
         ApprovalKind::decl(),
         DiffKind::decl(),
         DiffSpan::decl(),

@@ -192,3 +192,45 @@ pub struct SessionDetail {
     pub session: SessionMeta,
     pub messages: Vec<DebugMessage>,
 }
+
+/// What a session has used: the last request's size against the model's window (`/context`, the
+/// chat's context meter) and its spend (`/cost`). Synchronous sub-agents count towards it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+pub struct SessionUsage {
+    #[ts(type = "number")]
+    pub session_id: i64,
+    /// Input tokens the provider reported for the latest request (after the last compaction).
+    #[ts(type = "number | null")]
+    pub last_input_tokens: Option<i64>,
+    #[ts(type = "number | null")]
+    pub last_output_tokens: Option<i64>,
+    /// The model that answered last.
+    pub model: Option<String>,
+    /// Window of the first configured model when known (configured or a well-known family).
+    #[ts(type = "number | null")]
+    pub context_window: Option<u64>,
+    #[ts(type = "number")]
+    pub input_tokens_total: i64,
+    #[ts(type = "number")]
+    pub output_tokens_total: i64,
+    /// Spend in USD as the provider reported it; `None` when no reply carried a cost.
+    pub cost_usd: Option<f64>,
+    /// Model replies that carried a cost, of all model replies.
+    #[ts(type = "number")]
+    pub priced_replies: i64,
+    #[ts(type = "number")]
+    pub replies: i64,
+}
+
+/// What `/compact` did.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+pub struct CompactResult {
+    /// False when there was nothing useful to summarise.
+    pub compacted: bool,
+    #[ts(type = "number | null")]
+    pub tokens_before: Option<i64>,
+    #[ts(type = "number | null")]
+    pub tokens_after: Option<i64>,
+    #[ts(type = "number")]
+    pub summarised_messages: u64,
+}

@@ -31,6 +31,34 @@ export type DebugMessage = { "kind": "user", message_id: number, content: string
 
 export type SessionDetail = { session: SessionMeta, messages: Array<DebugMessage>, };
 
+export type SessionUsage = { session_id: number, 
+/**
+ * Input tokens the provider reported for the latest request (after the last compaction).
+ */
+last_input_tokens: number | null, last_output_tokens: number | null, 
+/**
+ * The model that answered last.
+ */
+model: string | null, 
+/**
+ * Window of the first configured model when known (configured or a well-known family).
+ */
+context_window: number | null, input_tokens_total: number, output_tokens_total: number, 
+/**
+ * Spend in USD as the provider reported it; `None` when no reply carried a cost.
+ */
+cost_usd: number | null, 
+/**
+ * Model replies that carried a cost, of all model replies.
+ */
+priced_replies: number, replies: number, };
+
+export type CompactResult = { 
+/**
+ * False when there was nothing useful to summarise.
+ */
+compacted: boolean, tokens_before: number | null, tokens_after: number | null, summarised_messages: number, };
+
 export type ApprovalKind = "write" | "command" | "tool";
 
 export type DiffKind = "modify" | "create" | "delete" | "binary" | "too_large" | "unchanged";

@@ -3,6 +3,7 @@ import { Channel, invoke } from "@tauri-apps/api/core";
 import type {
   ApprovalRuleInput,
   ApprovalRuleView,
+  CompactResult,
   ConnectionTest,
   Decision,
   DecisionInput,
@@ -13,6 +14,7 @@ import type {
   SessionDetail,
   SessionListQuery,
   SessionSummary,
+  SessionUsage,
   SettingsView,
 } from "./bindings";
 import { isEventEnvelope, toApiError, type Backend, type SendResult } from "./types";
@@ -38,6 +40,9 @@ export function createTauriBackend(run: Invoke = invoke): Backend {
     sendMessage: (source: string, text: string) => call<SendResult>(run, "send_message", { source, text }),
     stop: (sessionId: number) => call<boolean>(run, "stop_turn", { sessionId }),
     isRunning: (sessionId: number) => call<boolean>(run, "turn_running", { sessionId }),
+    sessionUsage: (sessionId: number) => call<SessionUsage>(run, "session_usage", { sessionId }),
+    compact: (sessionId: number, focus: string | null) =>
+      call<CompactResult>(run, "compact_session", { sessionId, focus }),
     newSession: (source: string) => call<number>(run, "new_session", { source }),
     inbox: () => call<Inbox>(run, "inbox", {}),
     decide: (toolCallId: number, input: DecisionInput) =>

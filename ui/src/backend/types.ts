@@ -3,6 +3,7 @@ import type {
   ApiError,
   ApprovalRuleInput,
   ApprovalRuleView,
+  CompactResult,
   ConnectionTest,
   Decision,
   DecisionInput,
@@ -14,6 +15,7 @@ import type {
   SessionDetail,
   SessionListQuery,
   SessionSummary,
+  SessionUsage,
   SettingsView,
 } from "./bindings";
 
@@ -32,6 +34,10 @@ export interface Backend {
   /** Cancels the running turn; false when nothing was running. */
   stop(sessionId: number): Promise<boolean>;
   isRunning(sessionId: number): Promise<boolean>;
+  /** The last request's size against the model's window, and what the session spent. */
+  sessionUsage(sessionId: number): Promise<SessionUsage>;
+  /** Summarises the session's older history now; `focus` steers the summary. */
+  compact(sessionId: number, focus: string | null): Promise<CompactResult>;
   /** Starts a fresh session for the source and returns its id. */
   newSession(source: string): Promise<number>;
   inbox(): Promise<Inbox>;

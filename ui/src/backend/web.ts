@@ -2,6 +2,7 @@
 import type {
   ApprovalRuleInput,
   ApprovalRuleView,
+  CompactResult,
   ConnectionTest,
   Decision,
   DecisionInput,
@@ -12,6 +13,7 @@ import type {
   SessionDetail,
   SessionListQuery,
   SessionSummary,
+  SessionUsage,
   SettingsView,
 } from "./bindings";
 import { isApiError, isEventEnvelope, toApiError, type Backend, type SendResult } from "./types";
@@ -135,6 +137,8 @@ export function createWebBackend(options: WebBackendOptions = {}): Backend {
     stop: async (sessionId) => (await post<{ stopped: boolean }>(`/api/sessions/${seg(sessionId)}/stop`)).stopped,
     isRunning: async (sessionId) =>
       (await get<{ running: boolean }>(`/api/sessions/${seg(sessionId)}/running`)).running,
+    sessionUsage: (sessionId) => get<SessionUsage>(`/api/sessions/${seg(sessionId)}/usage`),
+    compact: (sessionId, focus) => post<CompactResult>(`/api/sessions/${seg(sessionId)}/compact`, { focus }),
     newSession: async (source) =>
       (await post<{ session_id: number }>(`/api/sessions?source=${seg(source)}`)).session_id,
     inbox: () => get<Inbox>("/api/inbox"),

@@ -215,7 +215,65 @@ describe("chat page", () => {
     await user.type(input(), "/co{Enter}");
     expect(input().value).toBe("/compact ");
     await user.keyboard("{Enter}");
-    expect(log().getByText("/compact is not available yet in this build.")).toBeTruthy();
+    await waitFor(() => expect(backend.compactCalls).toEqual([{ sessionId: SID, focus: null }]));
+    expect(backend.sent).toEqual([]);
+  });
+
+  it("/compact [focus] compacts; a short conversation and a busy session are said so", async () => {
+    const backend = setup();
+    const user = await open(backend);
+    await user.type(input(), "/compact the auth refactor{Enter}");
+    await waitFor(() =>
+      expect(backend.compactCalls).toEqual([{ sessionId: SID, focus: "the auth refactor" }]),
+    );
+    // The engine announces a compaction that happened with its own event.
+    emit(backend, {
+      type: "compaction_done",
+      summary_id: 1,
+      covers_up_to_message_id: 40,
+      tokens_before: 90_000,
+      tokens_after: 12_000,
+    });
+    expect(log().getByText(/90,000 → 12,000 tokens/)).toBeTruthy();
+    backend.compactResult = { compacted: false, tokens_before: null, tokens_after: null, summarised_messages: 0 };
+    await user.type(input(), "/compact{Enter}");
+    expect(await log().findByText(/Nothing to compact yet/)).toBeTruthy();
+    backend.compactResult = { code: "conflict", message: "session 5 is running a turn; compact after it ends" };
+    await user.type(input(), "/compact{Enter}");
+    expect(await log().findByText("/compact failed: session 5 is running a turn; compact after it ends")).toBeTruthy();
+    expect(backend.sent).toEqual([]);
+  });
+
+  it("/context and /cost report the session's usage; the meter shows the window", async () => {
+    const backend = setup([
+      { kind: "assistant", message_id: 5, content: "hi", reasoning: null, is_synthetic: false, input_tokens: 50_000, output_tokens: 120, ...base },
+    ]);
+    backend.usage.set(SID, {
+      last_input_tokens: 50_000,
+      last_output_tokens: 120,
+      model: "claude-sonnet-4",
+      context_window: 200_000,
+      input_tokens_total: 80_000,
+      output_tokens_total: 900,
+      cost_usd: 0.2412,
+      priced_replies: 3,
+      replies: 4,
+    });
+    const user = await open(backend);
+    expect(await screen.findByText(/Context 50,000 \/ 200,000 tok/)).toBeTruthy();
+    await user.type(input(), "/context{Enter}");
+    expect(
+      await log().findByText("Last request: ↑50,000 tok · ↓120 tok — 25% of the 200,000 tok window (claude-sonnet-4)."),
+    ).toBeTruthy();
+    await user.type(input(), "/cost{Enter}");
+    expect(
+      await log().findByText("This session cost $0.2412 (4 model replies, ↑80,000 tok · ↓900 tok; 1 without a reported price)."),
+    ).toBeTruthy();
+    backend.usage.set(SID, { replies: 2, input_tokens_total: 300, output_tokens_total: 20 });
+    await user.type(input(), "/cost{Enter}");
+    expect(
+      await log().findByText("No cost recorded: the provider reported no prices (2 model replies, ↑300 tok · ↓20 tok)."),
+    ).toBeTruthy();
     expect(backend.sent).toEqual([]);
   });
 

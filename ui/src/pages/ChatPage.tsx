@@ -1,12 +1,16 @@
 // #chat/{source}: the live conversation of a source — echoed messages, streamed replies, tool cards.
+import { useQuery } from "@tanstack/react-query";
 import { useEffect, useRef } from "react";
 import {
+  toApiError,
   useBackend,
   useChat,
   useInbox,
   type ApprovalInfo,
+  type Backend,
   type ChatItem,
   type InboxItem,
+  type SessionUsage,
 } from "../backend";
 import { ApprovalCard, type ApprovalView } from "../components/ApprovalCard";
 import { Markdown } from "../components/Markdown";
@@ -72,20 +76,102 @@ function Item({ item, inbox }: { item: ChatItem; inbox: InboxItem[] }) {
   }
 }
 
-function ContextMeter({ input, output }: { input: number | null; output: number | null }) {
+function ContextMeter({
+  input,
+  output,
+  window,
+}: {
+  input: number | null;
+  output: number | null;
+  window: number | null;
+}) {
   if (input === null) return null;
+  const share = window ? Math.min(100, Math.round((input / window) * 100)) : null;
   return (
-    <span className="context-meter" title="Tokens the model received with the last request, and produced">
-      Context {input.toLocaleString()} tok
+    <span
+      className="context-meter"
+      title={
+        window
+          ? `The last request used ${input.toLocaleString()} of the model's ${window.toLocaleString()}-token window`
+          : "Tokens the model received with the last request, and produced"
+      }
+    >
+      Context {input.toLocaleString()}
+      {window ? ` / ${window.toLocaleString()}` : ""} tok
+      {share !== null ? (
+        <span className={`meter${share >= 80 ? " meter-high" : ""}`} aria-hidden="true">
+          <span className="meter-fill" style={{ width: `${share}%` }} />
+        </span>
+      ) : null}
       {output !== null ? <span className="muted"> · ↓{output.toLocaleString()}</span> : null}
     </span>
   );
 }
 
+const tok = (n: number) => `${n.toLocaleString()} tok`;
+
+/** `/context`: the last request against the model's window. */
+export function describeContext(u: SessionUsage): string {
+  if (u.last_input_tokens === null) return "No model reply in this session yet (or since the last compaction).";
+  let text = `Last request: ↑${tok(u.last_input_tokens)}`;
+  if (u.last_output_tokens !== null) text += ` · ↓${tok(u.last_output_tokens)}`;
+  if (u.context_window) {
+    const share = Math.round((u.last_input_tokens / u.context_window) * 100);
+    text += ` — ${share}% of the ${tok(u.context_window)} window`;
+  }
+  if (u.model) text += ` (${u.model})`;
+  return `${text}.`;
+}
+
+/** `/cost`: what the provider reported for this session's replies. */
+export function describeCost(u: SessionUsage): string {
+  const totals = `${u.replies} model ${u.replies === 1 ? "reply" : "replies"}, ↑${tok(u.input_tokens_total)} · ↓${tok(u.output_tokens_total)}`;
+  if (u.cost_usd === null) return `No cost recorded: the provider reported no prices (${totals}).`;
+  const unpriced = u.replies - u.priced_replies;
+  const note = unpriced > 0 ? `; ${unpriced} without a reported price` : "";
+  return `This session cost $${u.cost_usd.toFixed(4)} (${totals}${note}).`;
+}
+
+async function runSlash(
+  backend: Backend,
+  chat: ReturnType<typeof useChat>,
+  name: string,
+  args: string,
+): Promise<void> {
+  if (name === "new") return void (await chat.newSession());
+  if (name === "stop") return void (await chat.stop());
+  const sessionId = chat.state.sessionId;
+  if (sessionId === null) return chat.notice("warn", "There is no session yet: send a message first.");
+  try {
+    if (name === "compact") {
+      chat.notice("info", args ? `Compacting, focused on: ${args}` : "Compacting the conversation…");
+      const r = await backend.compact(sessionId, args || null);
+      // A compaction that happened is announced by its own event (with the token counts).
+      if (!r.compacted) chat.notice("info", "Nothing to compact yet: the conversation is still short.");
+    } else if (name === "context") {
+      chat.notice("info", describeContext(await backend.sessionUsage(sessionId)));
+    } else if (name === "cost") {
+      chat.notice("info", describeCost(await backend.sessionUsage(sessionId)));
+    } else {
+      chat.notice("info", `/${name} is not available yet in this build.`);
+    }
+  } catch (e) {
+    chat.notice("error", `/${name} failed: ${toApiError(e).message}`);
+  }
+}
+
 export function ChatPage({ source }: { source: string }) {
+  const backend = useBackend();
   const chat = useChat(source);
   const inbox = useInbox();
   const { state } = chat;
+  // The window is configuration, not live state: read once per session and after each answer.
+  const usage = useQuery({
+    queryKey: ["session_usage", state.sessionId, state.inputTokens],
+    queryFn: () => backend.sessionUsage(state.sessionId as number),
+    enabled: state.sessionId !== null,
+    placeholderData: (previous) => previous,
+  });
   const endRef = useRef<HTMLLIElement>(null);
 
   useEffect(() => {
@@ -100,9 +186,7 @@ export function ChatPage({ source }: { source: string }) {
       chat.notice("warn", `Unknown command /${cmd.name}. Commands: ${SLASH_COMMANDS.map((c) => `/${c.name}`).join(" ")}`);
       return true;
     }
-    if (cmd.name === "new") await chat.newSession();
-    else if (cmd.name === "stop") await chat.stop();
-    else chat.notice("info", `/${cmd.name} is not available yet in this build.`);
+    await runSlash(backend, chat, cmd.name, cmd.args);
     return true;
   };
 
@@ -152,7 +236,11 @@ export function ChatPage({ source }: { source: string }) {
               working…
             </span>
           ) : null}
-          <ContextMeter input={state.inputTokens} output={state.outputTokens} />
+          <ContextMeter
+            input={state.inputTokens}
+            output={state.outputTokens}
+            window={usage.data?.context_window ?? null}
+          />
         </span>
       </header>
       <div className="chat-scroll">

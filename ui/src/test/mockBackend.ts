@@ -3,6 +3,7 @@ import type {
   ApiError,
   ApprovalRuleInput,
   ApprovalRuleView,
+  CompactResult,
   ConnectionTest,
   Decision,
   DecisionInput,
@@ -16,6 +17,7 @@ import type {
   SessionDetail,
   SessionListQuery,
   SessionSummary,
+  SessionUsage,
   SettingsView,
 } from "../backend";
 import type { Backend, SendResult } from "../backend/types";
@@ -51,6 +53,16 @@ export class MockBackend implements Backend {
   sent: Array<{ source: string; text: string }> = [];
   sendError: ApiError | null = null;
   stopCalls: number[] = [];
+  /** What `sessionUsage` answers, by session id (absent: nothing reported yet). */
+  usage = new Map<number, Partial<SessionUsage>>();
+  compactCalls: Array<{ sessionId: number; focus: string | null }> = [];
+  /** What the next `compact` answers (or rejects with, for an ApiError). */
+  compactResult: CompactResult | ApiError = {
+    compacted: true,
+    tokens_before: 90_000,
+    tokens_after: 12_000,
+    summarised_messages: 40,
+  };
   newSessionCalls: string[] = [];
   inboxItems: InboxItem[] = [];
   inboxError: ApiError | null = null;
@@ -133,6 +145,28 @@ export class MockBackend implements Backend {
 
   isRunning(sessionId: number): Promise<boolean> {
     return Promise.resolve(this.running.has(sessionId));
+  }
+
+  sessionUsage(sessionId: number): Promise<SessionUsage> {
+    return Promise.resolve({
+      session_id: sessionId,
+      last_input_tokens: null,
+      last_output_tokens: null,
+      model: null,
+      context_window: null,
+      input_tokens_total: 0,
+      output_tokens_total: 0,
+      cost_usd: null,
+      priced_replies: 0,
+      replies: 0,
+      ...this.usage.get(sessionId),
+    });
+  }
+
+  compact(sessionId: number, focus: string | null): Promise<CompactResult> {
+    this.compactCalls.push({ sessionId, focus });
+    const r = this.compactResult;
+    return "code" in r ? Promise.reject(r) : Promise.resolve(r);
   }
 
   newSession(source: string): Promise<number> {

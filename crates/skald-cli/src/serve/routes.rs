@@ -12,8 +12,8 @@ use skald_protocol::{
     ApprovalRuleInput, ApprovalRuleView, ConnectionTest, LlmClientInput, SettingsView,
 };
 use skald_protocol::{
-    DEFAULT_PER_PAGE, Decision, DecisionInput, ErrorCode, Inbox, Page, SessionDetail,
-    SessionListQuery, SessionSummary,
+    CompactResult, DEFAULT_PER_PAGE, Decision, DecisionInput, ErrorCode, Inbox, Page,
+    SessionDetail, SessionListQuery, SessionSummary, SessionUsage,
 };
 
 use super::errors::HttpError;
@@ -29,6 +29,8 @@ pub(crate) fn app(state: ServeState) -> Router {
         .route("/sessions/{id}", get(session_detail))
         .route("/sessions/{id}/stop", post(stop_turn))
         .route("/sessions/{id}/running", get(turn_running))
+        .route("/sessions/{id}/usage", get(session_usage))
+        .route("/sessions/{id}/compact", post(compact_session))
         .route("/sources/{source}/session", get(active_session))
         .route("/sources/{source}/messages", post(send_message))
         .route("/inbox", get(inbox))
@@ -128,6 +130,28 @@ async fn stop_turn(
 ) -> Result<Json<serde_json::Value>, HttpError> {
     let stopped = state.engine.stop(id_of(id, "session")?).await?;
     Ok(Json(serde_json::json!({ "stopped": stopped })))
+}
+
+async fn session_usage(
+    State(state): State<ServeState>,
+    id: Result<Path<i64>, PathRejection>,
+) -> Result<Json<SessionUsage>, HttpError> {
+    Ok(Json(state.engine.session_usage(id_of(id, "session")?).await?))
+}
+
+#[derive(Debug, Default, Deserialize)]
+struct CompactBody {
+    focus: Option<String>,
+}
+
+/// `POST /api/sessions/{id}/compact` with an optional `{"focus": "..."}` body.
+async fn compact_session(
+    State(state): State<ServeState>,
+    id: Result<Path<i64>, PathRejection>,
+    body: Option<Json<CompactBody>>,
+) -> Result<Json<CompactResult>, HttpError> {
+    let focus = body.and_then(|Json(b)| b.focus);
+    Ok(Json(state.engine.compact_session(id_of(id, "session")?, focus).await?))
 }
 
 async fn turn_running(

@@ -192,6 +192,21 @@ async fn create_then_list_then_detail() {
     assert_eq!(detail["session"]["id"], id);
     assert_eq!(detail["messages"], serde_json::json!([]));
 
+    let usage =
+        s.authed(http.get(s.url(&format!("/api/sessions/{id}/usage")))).send().await.unwrap();
+    assert_eq!(usage.status(), 200);
+    let usage = json(usage).await;
+    assert_eq!((usage["session_id"].as_i64(), usage["replies"].as_i64()), (Some(id), Some(0)));
+    assert_eq!(usage["last_input_tokens"], Value::Null);
+    // No model is configured in this data dir: compaction says so instead of pretending.
+    let compact = s
+        .authed(http.post(s.url(&format!("/api/sessions/{id}/compact"))))
+        .json(&serde_json::json!({"focus": "tests"}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(json(compact).await["code"], "config");
+
     let missing = s.authed(http.get(s.url("/api/sessions/999999"))).send().await.unwrap();
     assert_eq!(missing.status(), 404);
     assert_eq!(json(missing).await["code"], "not_found");

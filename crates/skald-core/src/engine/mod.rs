@@ -5,6 +5,7 @@ mod chat;
 mod chat_bus;
 mod compact;
 mod settings;
+mod usage;
 
 pub use chat::{ChatOptions, SendReceipt};
 pub use chat_bus::{CompletedToolCall, CompletedTurn};

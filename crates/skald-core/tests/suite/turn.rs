@@ -482,6 +482,55 @@ async fn with_a_known_context_window_old_turns_stay_in_the_request_instead_of_be
 }
 
 #[tokio::test]
+async fn session_usage_reports_the_last_request_the_window_and_the_spend() {
+    let rig = Rig::configured(|url| {
+        format!(
+            "llm:\n  clients:\n    - name: main\n      base_url: {url}\n      model: fake-model\n      \
+             context_window: 100000\n"
+        )
+    })
+    .await;
+    let reply = |text: &str, prompt, completion| Reply::Text {
+        content: text.into(),
+        reasoning: None,
+        usage: Some(skald_testkit::Usage { prompt_tokens: prompt, completion_tokens: completion }),
+    };
+    rig.fake.push(reply("one", 1234, 56));
+    let (sid, _, _) = rig.turn("first").await;
+    rig.fake.push(reply("two", 2000, 70));
+    rig.turn("second").await;
+    let u = rig.engine.session_usage(sid).await.unwrap();
+    assert_eq!((u.last_input_tokens, u.last_output_tokens), (Some(2000), Some(70)));
+    assert_eq!(u.context_window, Some(100_000));
+    assert_eq!(u.model.as_deref(), Some("main"));
+    assert_eq!((u.input_tokens_total, u.output_tokens_total, u.replies), (3234, 126, 2));
+    assert_eq!((u.cost_usd, u.priced_replies), (None, 0), "the fake reports no prices");
+
+    // A reply a provider priced (as OpenRouter does) counts; the unpriced ones stay visible.
+    let store = rig.store().await;
+    let root = store.root_frame(sid).await.unwrap();
+    store
+        .append_message(&skald_store::repo::history::NewMessage {
+            stack_id: root.id,
+            role: Some(skald_store::repo::history::Role::Assistant),
+            content: "priced".into(),
+            cost: Some(0.0125),
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+    let u = rig.engine.session_usage(sid).await.unwrap();
+    assert_eq!((u.cost_usd, u.priced_replies, u.replies), (Some(0.0125), 1, 3));
+    // The newest reply without usage does not hide the last reported one.
+    assert_eq!(u.last_input_tokens, Some(2000));
+
+    // Four short messages leave nothing worth summarising.
+    let r = rig.engine.compact_session(sid, Some("focus".into())).await.unwrap();
+    assert!(!r.compacted, "{r:?}");
+    assert!(rig.engine.session_usage(424_242).await.is_err(), "an unknown session is an error");
+}
+
+#[tokio::test]
 async fn an_unknown_tool_name_is_answered_with_the_available_tools() {
     let rig = Rig::new("").await;
     rig.fake.push(Reply::tool_call("summon_dragon", "{}"));

@@ -44,6 +44,18 @@ pub struct TokenUsage {
     pub cache_write_tokens: i64,
 }
 
+/// Sums over a session's model replies.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct UsageTotals {
+    pub input_tokens: i64,
+    pub output_tokens: i64,
+    /// `None` when no reply carried a cost.
+    pub cost: Option<f64>,
+    /// Replies that carried a cost.
+    pub priced: i64,
+    pub replies: i64,
+}
+
 /// A message to append.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct NewMessage {
@@ -186,6 +198,37 @@ impl Store {
              AND status = 'ok' ORDER BY id DESC LIMIT 1"
         );
         Ok(sqlx::query_as::<_, MessageRow>(&sql).bind(stack_id).fetch_optional(self.pool()).await?)
+    }
+
+    /// The newest assistant row of a frame above `after_id` that carries provider usage.
+    pub async fn last_reported_usage(
+        &self,
+        stack_id: i64,
+        after_id: i64,
+    ) -> Result<Option<MessageRow>, StoreError> {
+        let sql = format!(
+            "SELECT {MESSAGE_COLUMNS} FROM chat_history WHERE session_stack_id = ? AND id > ? \
+             AND role = 'assistant' AND input_tokens IS NOT NULL ORDER BY id DESC LIMIT 1"
+        );
+        Ok(sqlx::query_as::<_, MessageRow>(&sql)
+            .bind(stack_id)
+            .bind(after_id)
+            .fetch_optional(self.pool())
+            .await?)
+    }
+
+    /// Token and cost totals of every model reply in a session's frames.
+    pub async fn usage_totals(&self, session_id: i64) -> Result<UsageTotals, StoreError> {
+        let (input, output, cost, priced, replies): (i64, i64, Option<f64>, i64, i64) =
+            sqlx::query_as(
+                "SELECT COALESCE(SUM(input_tokens), 0), COALESCE(SUM(output_tokens), 0), \
+                 SUM(cost), COUNT(cost), COUNT(*) FROM chat_history WHERE role = 'assistant' \
+                 AND session_stack_id IN (SELECT id FROM chat_sessions_stack WHERE session_id = ?)",
+            )
+            .bind(session_id)
+            .fetch_one(self.pool())
+            .await?;
+        Ok(UsageTotals { input_tokens: input, output_tokens: output, cost, priced, replies })
     }
 
     /// Messages of every frame of a session in id order: one read for the whole tree.
