@@ -411,9 +411,7 @@ async fn execute(
     args: &Value,
     cancel: &CancellationToken,
 ) -> Result<CallFlow, EngineError> {
-    if ctx.store.tool_call(id).await?.status()? != ToolStatus::Running {
-        ctx.store.set_tool_status(id, ToolStatus::Running, None).await?;
-    }
+    ctx.store.start_tool_call(id).await?;
     let outcome = match ctx.tools.get(name) {
         Some(t) => {
             let tctx = ToolContext::new(ctx.workdir.clone(), cancel.clone());

@@ -44,6 +44,15 @@ impl ToolCallRow {
 pub(crate) const TOOL_COLUMNS: &str = "id, message_id, name, arguments, result, status, result_type, \
      preview_old, preview_new, provider_call_id, created_at, updated_at";
 
+const ALL_STATUSES: [ToolStatus; 6] = [
+    ToolStatus::Pending,
+    ToolStatus::Running,
+    ToolStatus::Done,
+    ToolStatus::Failed,
+    ToolStatus::Rejected,
+    ToolStatus::Cancelled,
+];
+
 /// Whether `from → to` is an allowed step of the call state machine.
 pub fn transition_allowed(from: ToolStatus, to: ToolStatus) -> bool {
     use ToolStatus::*;
@@ -141,42 +150,65 @@ impl Store {
     }
 
     /// Advances a call along the state machine; a terminal call never changes again.
+    ///
+    /// One conditional UPDATE (the allowed previous states in its WHERE) instead of a read and a
+    /// write in a transaction: atomic all the same, and it runs twice for every tool call.
     pub async fn set_tool_status(
         &self,
         id: i64,
         to: ToolStatus,
         result: Option<&str>,
     ) -> Result<(), StoreError> {
-        let mut tx = self.begin_write().await?;
-        let current: Option<String> =
-            sqlx::query_scalar("SELECT status FROM chat_llm_tools WHERE id = ?")
-                .bind(id)
-                .fetch_optional(&mut *tx)
-                .await?;
-        let current = current.ok_or(StoreError::NotFound { what: "tool call", id })?;
-        let from = ToolStatus::parse(&current).ok_or(StoreError::Corrupt {
-            column: "chat_llm_tools.status",
-            value: current.clone(),
-        })?;
-        if !transition_allowed(from, to) {
-            return Err(StoreError::Conflict(format!(
-                "tool call {id} is {} and cannot become {}",
-                from.as_str(),
-                to.as_str()
-            )));
-        }
-        sqlx::query(
+        let from: Vec<String> = ALL_STATUSES
+            .iter()
+            .filter(|f| transition_allowed(**f, to))
+            .map(|f| format!("'{}'", f.as_str()))
+            .collect();
+        let sql = format!(
             "UPDATE chat_llm_tools SET status = ?, result = COALESCE(?, result), updated_at = ? \
-             WHERE id = ?",
+             WHERE id = ? AND status IN ({})",
+            from.join(", ")
+        );
+        let changed = sqlx::query(&sql)
+            .bind(to.as_str())
+            .bind(result)
+            .bind(self.now())
+            .bind(id)
+            .execute(self.pool())
+            .await?
+            .rows_affected();
+        if changed == 1 {
+            return Ok(());
+        }
+        let current = self.tool_call(id).await?.status()?;
+        Err(StoreError::Conflict(format!(
+            "tool call {id} is {} and cannot become {}",
+            current.as_str(),
+            to.as_str()
+        )))
+    }
+
+    /// `pending → running`, and nothing when the call is already running (a resumed re-run).
+    pub async fn start_tool_call(&self, id: i64) -> Result<(), StoreError> {
+        let changed = sqlx::query(
+            "UPDATE chat_llm_tools SET status = 'running', updated_at = ? \
+             WHERE id = ? AND status = 'pending'",
         )
-        .bind(to.as_str())
-        .bind(result)
         .bind(self.now())
         .bind(id)
-        .execute(&mut *tx)
-        .await?;
-        tx.commit().await?;
-        Ok(())
+        .execute(self.pool())
+        .await?
+        .rows_affected();
+        if changed == 1 {
+            return Ok(());
+        }
+        match self.tool_call(id).await?.status()? {
+            ToolStatus::Running => Ok(()),
+            other => Err(StoreError::Conflict(format!(
+                "tool call {id} is {} and cannot start",
+                other.as_str()
+            ))),
+        }
     }
 
     /// Calls of one frame's messages with a message id above `after_message_id`, in id order
