@@ -170,24 +170,19 @@ impl Store {
         keep: usize,
     ) -> Result<i64, StoreError> {
         let offset = i64::try_from(keep).unwrap_or(i64::MAX);
-        let nth: Option<i64> = sqlx::query_scalar(
-            "SELECT id FROM chat_history WHERE session_stack_id = ? AND id > ? AND status = 'ok' \
-             ORDER BY id DESC LIMIT 1 OFFSET ?",
+        // Both bounds in one statement: this runs before every model request.
+        let (nth, prompt): (Option<i64>, Option<i64>) = sqlx::query_as(
+            "SELECT (SELECT id FROM chat_history WHERE session_stack_id = ?1 AND id > ?2 \
+             AND status = 'ok' ORDER BY id DESC LIMIT 1 OFFSET ?3), \
+             (SELECT MAX(id) FROM chat_history WHERE session_stack_id = ?1 AND id > ?2 \
+             AND status = 'ok' AND role IN ('user', 'agent'))",
         )
         .bind(stack_id)
         .bind(after_id)
         .bind(offset)
-        .fetch_optional(self.pool())
-        .await?;
-        let Some(nth) = nth else { return Ok(after_id) };
-        let prompt: Option<i64> = sqlx::query_scalar(
-            "SELECT MAX(id) FROM chat_history WHERE session_stack_id = ? AND id > ? \
-             AND status = 'ok' AND role IN ('user', 'agent')",
-        )
-        .bind(stack_id)
-        .bind(after_id)
         .fetch_one(self.pool())
         .await?;
+        let Some(nth) = nth else { return Ok(after_id) };
         Ok(prompt.map_or(nth, |p| p.min(nth)) - 1)
     }
 
