@@ -67,6 +67,13 @@ impl LlmClient {
         })
     }
 
+    /// The same client (connection pool, health, learnt quirks) with other timeouts: the
+    /// engine keeps one client for its whole life and applies the current configuration per turn,
+    /// so connections (and their TLS sessions) and model health survive from turn to turn.
+    pub fn with_settings(&self, settings: LlmSettings) -> Self {
+        Self { settings, ..self.clone() }
+    }
+
     pub fn health(&self) -> &HealthTracker {
         &self.health
     }

@@ -2,6 +2,7 @@
 
 use std::collections::HashMap;
 use std::sync::Mutex;
+use std::time::{Duration, Instant};
 
 use serde::{Deserialize, Serialize};
 
@@ -17,10 +18,22 @@ pub enum Health {
     Down,
 }
 
+/// How long a Down model is passed over before it is tried in its place again: an outage ends,
+/// and only a request can tell (a failure re-marks it Down for another cooldown).
+pub const DOWN_COOLDOWN: Duration = Duration::from_secs(120);
+
 /// Shared by every round of every session of one engine; one owner passes it in (no global).
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct HealthTracker {
-    failures: Mutex<HashMap<String, u32>>,
+    /// Consecutive failures and when the last one happened, per alias.
+    failures: Mutex<HashMap<String, (u32, Instant)>>,
+    cooldown: Duration,
+}
+
+impl Default for HealthTracker {
+    fn default() -> Self {
+        Self::with_cooldown(DOWN_COOLDOWN)
+    }
 }
 
 impl HealthTracker {
@@ -28,16 +41,22 @@ impl HealthTracker {
         Self::default()
     }
 
+    pub fn with_cooldown(cooldown: Duration) -> Self {
+        Self { failures: Mutex::new(HashMap::new()), cooldown }
+    }
+
     pub fn status(&self, model: &str) -> Health {
-        match self.consecutive_failures(model) {
-            n if n >= DOWN_AFTER => Health::Down,
+        let (n, last) = self.lock().get(model).copied().unwrap_or((0, Instant::now()));
+        match n {
+            // Past the cooldown a Down model gets one more chance in its configured place.
+            n if n >= DOWN_AFTER && last.elapsed() < self.cooldown => Health::Down,
             n if n >= DEGRADED_AFTER => Health::Degraded,
             _ => Health::Healthy,
         }
     }
 
     pub fn consecutive_failures(&self, model: &str) -> u32 {
-        self.lock().get(model).copied().unwrap_or(0)
+        self.lock().get(model).map_or(0, |(n, _)| *n)
     }
 
     pub fn record_success(&self, model: &str) {
@@ -46,8 +65,8 @@ impl HealthTracker {
 
     pub fn record_failure(&self, model: &str) {
         let mut map = self.lock();
-        let n = map.entry(model.to_owned()).or_insert(0);
-        *n = n.saturating_add(1);
+        let entry = map.entry(model.to_owned()).or_insert((0, Instant::now()));
+        *entry = (entry.0.saturating_add(1), Instant::now());
     }
 
     /// Every model with a non-healthy status, for a status view.
@@ -65,7 +84,7 @@ impl HealthTracker {
         out
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, u32>> {
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, (u32, Instant)>> {
         // A panic while holding this lock cannot leave the counters inconsistent.
         self.failures.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
     }
@@ -92,5 +111,18 @@ mod tests {
         h.record_success("a");
         assert_eq!(h.status("a"), Health::Healthy);
         assert!(h.snapshot().is_empty());
+    }
+
+    #[test]
+    fn a_down_model_gets_another_chance_after_the_cooldown() {
+        let h = HealthTracker::with_cooldown(Duration::from_millis(30));
+        for _ in 0..DOWN_AFTER {
+            h.record_failure("a");
+        }
+        assert_eq!(h.status("a"), Health::Down);
+        std::thread::sleep(Duration::from_millis(40));
+        assert_eq!(h.status("a"), Health::Degraded, "tried again, not yet trusted");
+        h.record_failure("a");
+        assert_eq!(h.status("a"), Health::Down, "a failed probe starts a new cooldown");
     }
 }

@@ -6,16 +6,9 @@ use serde::{Deserialize, Serialize};
 
 use super::ConfigError;
 
-/// Minimum model strength for automatic client selection.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Strength {
-    VeryLow,
-    Low,
-    Average,
-    High,
-    VeryHigh,
-}
+/// Model strength (clients declare theirs; agents and the compactor ask for a minimum): the
+/// client crate's type, so the configuration feeds chain resolution as written.
+pub use skald_llm::Strength;
 
 /// The whole configuration file.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]

@@ -4,7 +4,7 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-use skald_llm::{LlmClient, LlmSettings, ModelEndpoint};
+use skald_llm::{LlmSettings, ModelEndpoint};
 use skald_protocol::{ApiError, ErrorCode, Event, EventEnvelope};
 use skald_store::StoreError;
 use skald_store::repo::history::{NewMessage, Role};
@@ -281,7 +281,7 @@ impl Engine {
                     api_key,
                     prompt_cache: c.wants_cache_hints(),
                     extra_params: c.extra_params.clone(),
-                    strength: None,
+                    strength: c.strength,
                     scope: c.scope.clone(),
                     context_window: c
                         .context_window
@@ -418,12 +418,20 @@ impl Engine {
         let workdir = run_context.effective_workdir(&cwd);
         let agent = agents::load(self.data_dir(), &session.agent_id)
             .map_err(|e| EngineError::InvalidInput(e.to_string()))?;
-        let llm = LlmClient::new(LlmSettings {
+        // The agent's client, scope and strength pick the order; models that kept failing in
+        // earlier turns (health is engine-wide) go last.
+        let chain = skald_llm::resolve_chain(
+            &chain,
+            agent.meta.client.as_deref(),
+            agent.meta.scope.as_deref(),
+            agent.meta.strength,
+            self.inner.llm.health(),
+        );
+        let llm = self.inner.llm.with_settings(LlmSettings {
             request_timeout: Duration::from_secs(cfg.llm.request_timeout_secs),
             idle_timeout: Duration::from_secs(cfg.llm.idle_timeout_secs),
             ..LlmSettings::default()
-        })
-        .map_err(|e| EngineError::InvalidInput(format!("cannot create the HTTP client: {e}")))?;
+        });
         let rules = load_rules(store, run_context.security_group.as_deref()).await;
         let build = BuildSettings::for_chain(&cfg, &chain);
         Ok(TurnCtx {

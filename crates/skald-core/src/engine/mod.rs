@@ -63,6 +63,9 @@ struct Inner {
     bypass: Arc<BypassRegistry>,
     tools: Arc<ToolRegistry>,
     secrets: Arc<dyn SecretStore>,
+    /// One model client for the engine's life: its connections and the per-model health are
+    /// shared by every turn (each turn applies the current timeouts with `with_settings`).
+    llm: skald_llm::LlmClient,
     /// Woken whenever this process records a decision, so a waiting turn continues at once.
     decisions: Arc<tokio::sync::Notify>,
     /// Continue parked turns by themselves once decided (the app and `serve`).
@@ -112,6 +115,9 @@ impl Engine {
         };
         let runner_id =
             format!("{}-{}", std::process::id(), store.clock().now().timestamp_millis());
+        let llm = skald_llm::LlmClient::new(skald_llm::LlmSettings::default()).map_err(|e| {
+            EngineError::InvalidInput(format!("cannot create the HTTP client: {e}"))
+        })?;
         Ok(Self {
             inner: Arc::new(Inner {
                 data_dir: dir,
@@ -124,6 +130,7 @@ impl Engine {
                 bypass: Arc::new(BypassRegistry::default()),
                 tools: Arc::new(ToolRegistry::builtin()),
                 secrets: opts.secrets.unwrap_or_else(|| Arc::new(KeyringSecrets)),
+                llm,
                 decisions: Arc::new(tokio::sync::Notify::new()),
                 auto_resume: opts.auto_resume,
                 runner_id,

@@ -329,6 +329,31 @@ async fn a_failing_model_falls_back_to_the_next_with_an_event_and_the_turn_stays
 }
 
 #[tokio::test]
+async fn a_model_that_keeps_failing_goes_last_in_later_turns() {
+    let rig = Rig::two_models().await;
+    for turn in 0..2 {
+        // Every attempt (first + 3 retries) fails: health is engine-wide, so the failures add up.
+        rig.fake.push_for_model(
+            "fake-model",
+            Reply::Status { code: 500, times: 4, retry_after: Some(0), body: None },
+        );
+        rig.fake.push_for_model("fake-model-2", Reply::text(&format!("backup {turn}")));
+        let (_, outcome, _) = rig.turn("hi").await;
+        assert!(matches!(outcome, TurnOutcome::Final { .. }), "{outcome:?}");
+    }
+    let before = rig.fake.requests().len();
+    rig.fake.push_for_model("fake-model-2", Reply::text("straight to the backup"));
+    let (_, outcome, events) = rig.turn("again").await;
+    assert!(
+        matches!(&outcome, TurnOutcome::Final { content, .. } if content == "straight to the backup")
+    );
+    let models: Vec<String> =
+        rig.fake.requests()[before..].iter().map(|r| r.model.clone().unwrap_or_default()).collect();
+    assert_eq!(models, ["fake-model-2"], "the down model is not tried first any more");
+    assert!(!events.iter().any(|e| matches!(e, Event::ModelFallback { .. })), "{events:#?}");
+}
+
+#[tokio::test]
 async fn when_every_model_fails_the_turn_reports_it_and_the_session_stays_usable() {
     let rig = Rig::two_models().await;
     for model in ["fake-model", "fake-model-2"] {
