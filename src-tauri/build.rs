@@ -24,6 +24,7 @@ const COMMANDS: &[&str] = &[
     "answer_question",
     "session_usage",
     "compact_session",
+    "reset_tool_groups",
 ];
 
 fn main() {

@@ -93,6 +93,15 @@ pub async fn compact_session(
     engine.compact_session(session_id, focus).await
 }
 
+/// Revokes the tool groups the session's agents activated (`/resettools`); how many.
+#[tauri::command]
+pub async fn reset_tool_groups(
+    engine: State<'_, Engine>,
+    session_id: i64,
+) -> Result<u64, ApiError> {
+    engine.reset_tool_groups(session_id).await
+}
+
 /// Stops the session's running turn; false when none was running.
 #[tauri::command]
 pub async fn stop_turn(engine: State<'_, Engine>, session_id: i64) -> Result<bool, ApiError> {

@@ -75,6 +75,7 @@ fn main() -> anyhow::Result<()> {
             commands::answer_question,
             commands::session_usage,
             commands::compact_session,
+            commands::reset_tool_groups,
         ])
         // A channel belongs to the page that created it: a reload or navigation orphans it.
         .on_page_load(|webview, payload| match payload.event() {

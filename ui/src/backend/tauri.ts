@@ -41,6 +41,7 @@ export function createTauriBackend(run: Invoke = invoke): Backend {
     stop: (sessionId: number) => call<boolean>(run, "stop_turn", { sessionId }),
     isRunning: (sessionId: number) => call<boolean>(run, "turn_running", { sessionId }),
     sessionUsage: (sessionId: number) => call<SessionUsage>(run, "session_usage", { sessionId }),
+    resetTools: (sessionId: number) => call<number>(run, "reset_tool_groups", { sessionId }),
     compact: (sessionId: number, focus: string | null) =>
       call<CompactResult>(run, "compact_session", { sessionId, focus }),
     newSession: (source: string) => call<number>(run, "new_session", { source }),

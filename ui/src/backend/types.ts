@@ -38,6 +38,8 @@ export interface Backend {
   sessionUsage(sessionId: number): Promise<SessionUsage>;
   /** Summarises the session's older history now; `focus` steers the summary. */
   compact(sessionId: number, focus: string | null): Promise<CompactResult>;
+  /** Revokes the tool groups the session's agents activated; resolves to how many. */
+  resetTools(sessionId: number): Promise<number>;
   /** Starts a fresh session for the source and returns its id. */
   newSession(source: string): Promise<number>;
   inbox(): Promise<Inbox>;

@@ -138,6 +138,8 @@ export function createWebBackend(options: WebBackendOptions = {}): Backend {
     isRunning: async (sessionId) =>
       (await get<{ running: boolean }>(`/api/sessions/${seg(sessionId)}/running`)).running,
     sessionUsage: (sessionId) => get<SessionUsage>(`/api/sessions/${seg(sessionId)}/usage`),
+    resetTools: async (sessionId) =>
+      (await post<{ revoked: number }>(`/api/sessions/${seg(sessionId)}/resettools`)).revoked,
     compact: (sessionId, focus) => post<CompactResult>(`/api/sessions/${seg(sessionId)}/compact`, { focus }),
     newSession: async (source) =>
       (await post<{ session_id: number }>(`/api/sessions?source=${seg(source)}`)).session_id,

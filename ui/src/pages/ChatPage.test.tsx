@@ -244,6 +244,17 @@ describe("chat page", () => {
     expect(backend.sent).toEqual([]);
   });
 
+  it("/resettools revokes the session's tool groups and says how many", async () => {
+    const backend = setup();
+    backend.toolGroups.set(SID, 2);
+    const user = await open(backend);
+    await user.type(input(), "/resettools{Enter}");
+    expect(await log().findByText(/Revoked 2 tool groups/)).toBeTruthy();
+    await user.type(input(), "/resettools{Enter}");
+    expect(await log().findByText("No tool groups were active in this session.")).toBeTruthy();
+    expect(backend.sent).toEqual([]);
+  });
+
   it("/context and /cost report the session's usage; the meter shows the window", async () => {
     const backend = setup([
       { kind: "assistant", message_id: 5, content: "hi", reasoning: null, is_synthetic: false, input_tokens: 50_000, output_tokens: 120, ...base },

@@ -150,6 +150,14 @@ async function runSlash(
       if (!r.compacted) chat.notice("info", "Nothing to compact yet: the conversation is still short.");
     } else if (name === "context") {
       chat.notice("info", describeContext(await backend.sessionUsage(sessionId)));
+    } else if (name === "resettools") {
+      const n = await backend.resetTools(sessionId);
+      chat.notice(
+        "info",
+        n === 0
+          ? "No tool groups were active in this session."
+          : `Revoked ${n} tool ${n === 1 ? "group" : "groups"}; the agent must activate them again to use them.`,
+      );
     } else if (name === "cost") {
       chat.notice("info", describeCost(await backend.sessionUsage(sessionId)));
     } else {

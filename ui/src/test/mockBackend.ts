@@ -56,6 +56,8 @@ export class MockBackend implements Backend {
   /** What `sessionUsage` answers, by session id (absent: nothing reported yet). */
   usage = new Map<number, Partial<SessionUsage>>();
   compactCalls: Array<{ sessionId: number; focus: string | null }> = [];
+  /** Tool groups "activated" per session; `resetTools` revokes them. */
+  toolGroups = new Map<number, number>();
   /** What the next `compact` answers (or rejects with, for an ApiError). */
   compactResult: CompactResult | ApiError = {
     compacted: true,
@@ -161,6 +163,12 @@ export class MockBackend implements Backend {
       replies: 0,
       ...this.usage.get(sessionId),
     });
+  }
+
+  resetTools(sessionId: number): Promise<number> {
+    const n = this.toolGroups.get(sessionId) ?? 0;
+    this.toolGroups.delete(sessionId);
+    return Promise.resolve(n);
   }
 
   compact(sessionId: number, focus: string | null): Promise<CompactResult> {

@@ -31,6 +31,7 @@ pub(crate) fn app(state: ServeState) -> Router {
         .route("/sessions/{id}/running", get(turn_running))
         .route("/sessions/{id}/usage", get(session_usage))
         .route("/sessions/{id}/compact", post(compact_session))
+        .route("/sessions/{id}/resettools", post(reset_tool_groups))
         .route("/sources/{source}/session", get(active_session))
         .route("/sources/{source}/messages", post(send_message))
         .route("/inbox", get(inbox))
@@ -152,6 +153,14 @@ async fn compact_session(
 ) -> Result<Json<CompactResult>, HttpError> {
     let focus = body.and_then(|Json(b)| b.focus);
     Ok(Json(state.engine.compact_session(id_of(id, "session")?, focus).await?))
+}
+
+async fn reset_tool_groups(
+    State(state): State<ServeState>,
+    id: Result<Path<i64>, PathRejection>,
+) -> Result<Json<serde_json::Value>, HttpError> {
+    let revoked = state.engine.reset_tool_groups(id_of(id, "session")?).await?;
+    Ok(Json(serde_json::json!({ "revoked": revoked })))
 }
 
 async fn turn_running(

@@ -207,6 +207,10 @@ async fn create_then_list_then_detail() {
         .unwrap();
     assert_eq!(json(compact).await["code"], "config");
 
+    let reset =
+        s.authed(http.post(s.url(&format!("/api/sessions/{id}/resettools")))).send().await.unwrap();
+    assert_eq!(json(reset).await, serde_json::json!({"revoked": 0}));
+
     let missing = s.authed(http.get(s.url("/api/sessions/999999"))).send().await.unwrap();
     assert_eq!(missing.status(), 404);
     assert_eq!(json(missing).await["code"], "not_found");

@@ -1,4 +1,5 @@
-//! What a session has used (`/context`, `/cost`, the context meter) and `/compact` for the shells.
+//! What a session has used (`/context`, `/cost`, the context meter), and `/compact` and
+//! `/resettools` for the shells.
 
 use skald_protocol::{ApiError, CompactResult, SessionUsage};
 
@@ -55,5 +56,12 @@ impl Engine {
                 summarised_messages: 0,
             },
         })
+    }
+
+    /// `/resettools`: revokes the tool groups the session's agents activated; they are offered
+    /// again only after an agent activates them anew. Returns how many were revoked.
+    pub async fn reset_tool_groups(&self, session_id: i64) -> Result<u64, ApiError> {
+        self.store().session(session_id).await.map_err(EngineError::from)?;
+        Ok(self.store().revoke_tool_groups(session_id).await.map_err(EngineError::from)?)
     }
 }

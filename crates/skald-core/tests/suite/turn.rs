@@ -553,6 +553,18 @@ async fn session_usage_reports_the_last_request_the_window_and_the_spend() {
     let r = rig.engine.compact_session(sid, Some("focus".into())).await.unwrap();
     assert!(!r.compacted, "{r:?}");
     assert!(rig.engine.session_usage(424_242).await.is_err(), "an unknown session is an error");
+
+    // `/resettools` revokes what the session's agents activated, and only that session's.
+    store.grant_session_tool_group(sid, "github").await.unwrap();
+    store.grant_session_tool_group(sid, "config").await.unwrap();
+    store.grant_session_tool_group(sid, "github").await.unwrap();
+    let other = rig.engine.new_session("elsewhere").await.unwrap();
+    store.grant_session_tool_group(other, "github").await.unwrap();
+    assert_eq!(rig.engine.reset_tool_groups(sid).await.unwrap(), 2);
+    assert!(store.session_tool_groups(sid).await.unwrap().is_empty());
+    assert_eq!(rig.engine.reset_tool_groups(sid).await.unwrap(), 0);
+    assert_eq!(store.session_tool_groups(other).await.unwrap(), ["github"]);
+    assert!(rig.engine.reset_tool_groups(424_242).await.is_err());
 }
 
 #[tokio::test]

@@ -2,6 +2,7 @@
 
 pub mod approvals;
 mod bulk;
+pub mod grants;
 pub mod history;
 pub mod questions;
 pub mod request_log;

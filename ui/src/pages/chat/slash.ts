@@ -5,7 +5,7 @@ export const SLASH_COMMANDS: SlashCommand[] = [
   { name: "new", description: "Start a new session for this source", available: true },
   { name: "stop", description: "Stop the running turn and drop queued messages", available: true },
   { name: "compact", args: "[focus]", description: "Summarise older messages to free context", available: true },
-  { name: "resettools", description: "Revoke the tool groups activated in this session", available: false },
+  { name: "resettools", description: "Revoke the tool groups activated in this session", available: true },
   { name: "context", description: "Show the last request's size against the model's window", available: true },
   { name: "cost", description: "Show what this session has cost", available: true },
 ];
