@@ -93,7 +93,15 @@ Measured by \`scripts/desktop-perf.sh\` on $(date -u +%Y-%m-%d) (Xvfb 1280x800, 
 | Bundle (.deb) | ${deb_mb} MB (binary ${bin_mb} MB) | < 20 MB | $( [ "$deb_mb" = n/a ] && echo "not built" || verdict "$deb_mb" 20) |
 
 First paint is the first X frame with the rendered UI (>= 64 colours), sampled every ~50 ms from
-exec, so it includes engine start-up (migrations) and WebKit's process launch.
+exec, so it includes engine start-up (migrations) and WebKit's process launch (the sampler itself
+costs CPU on two cores, so the figure is an upper bound).
+
+On a machine without a GPU render node (this one) the app turns WebKitGTK's accelerated
+compositing off before the first webview starts (\`src-tauri/src/webview_env.rs\`): compositing on
+software OpenGL had made the first paint 2.6 s and the idle PSS 339 MB on 2026-12-03. What is left
+of the memory is WebKit's two processes (web ~120 MB PSS, network ~29 MB) and the app (~99 MB PSS,
+36 MB of it its own heap; the rest is shared WebKit/GTK libraries). A GPU desktop keeps
+compositing; it was not measured here.
 MD
 )
 doc=docs/benchmarks.md

@@ -18,6 +18,7 @@ mod startup;
 mod startup_error_page;
 mod tray;
 mod watcher;
+mod webview_env;
 
 use anyhow::Context as _;
 use tauri::{Manager as _, WindowEvent, webview::PageLoadEvent};
@@ -30,6 +31,8 @@ use crate::navigation::Navigator;
 use crate::startup::MAIN_WINDOW;
 
 fn main() -> anyhow::Result<()> {
+    // Before anything else: it changes the environment, which is only sound single-threaded.
+    webview_env::tune_for_this_machine();
     tracing_subscriber::fmt()
         .with_env_filter(
             EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info")),
