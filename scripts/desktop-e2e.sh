@@ -58,7 +58,10 @@ json.dump([
 PY
 
 echo "desktop-e2e: running under Xvfb"
-env HOME="$home" XDG_DATA_HOME="$home/.local/share" XDG_CONFIG_HOME="$home/.config" \
+# WebKitWebDriver's screenshot never returns when compositing is off, which the app does by itself
+# on a machine without a GPU (src-tauri/src/webview_env.rs); "0" keeps it on for this driven run.
+# desktop-smoke.sh checks the app's own default on such a machine.
+env HOME="$home" WEBKIT_DISABLE_COMPOSITING_MODE=0 XDG_DATA_HOME="$home/.local/share" XDG_CONFIG_HOME="$home/.config" \
   XDG_CACHE_HOME="$home/.cache" SKALD_DATA_DIR="$tmp/data" E2E_WORKDIR="$work" \
   xvfb-run -a -s "-screen 0 1280x800x24" \
   dbus-run-session -- "$root/scripts/desktop-e2e/in-session.sh" "$app" "$fake" "$tmp/script.json" "$artifacts" ||
