@@ -232,6 +232,13 @@ fn find_line(text: &str, needle: &str) -> Option<usize> {
     text.lines().position(|l| !l.trim_start().starts_with('#') && l.contains(needle)).map(|i| i + 1)
 }
 
+impl ClientConfig {
+    /// The window set on the client, else the one of its model's well-known family.
+    pub fn effective_context_window(&self) -> Option<u64> {
+        self.context_window.or_else(|| skald_llm::known_context_window(&self.model))
+    }
+}
+
 impl Config {
     /// Clients in the order they are tried: the fallback list first, then the rest in file order.
     pub fn ordered_clients(&self) -> Vec<&ClientConfig> {

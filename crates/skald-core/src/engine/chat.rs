@@ -283,9 +283,7 @@ impl Engine {
                     extra_params: c.extra_params.clone(),
                     strength: c.strength,
                     scope: c.scope.clone(),
-                    context_window: c
-                        .context_window
-                        .or_else(|| skald_llm::known_context_window(&c.model)),
+                    context_window: c.effective_context_window(),
                 }
             })
             .collect())

@@ -19,9 +19,10 @@ impl Engine {
             .map_or(0, |s| s.covers_up_to_message_id);
         let last = store.last_reported_usage(root.id, boundary).await.map_err(EngineError::from)?;
         let totals = store.usage_totals(session_id).await.map_err(EngineError::from)?;
-        // No configured model is not an error here: the numbers are still worth showing.
+        // From the configuration alone: resolving the chain would read every API key from the
+        // keychain, and the chat asks for this after each answer.
         let context_window =
-            self.model_chain().ok().and_then(|chain| chain.first().and_then(|e| e.context_window));
+            self.config().ordered_clients().first().and_then(|c| c.effective_context_window());
         Ok(SessionUsage {
             session_id,
             last_input_tokens: last.as_ref().and_then(|r| r.input_tokens),

@@ -16,7 +16,7 @@ use crate::approval::gate::{GateInput, verdict};
 use crate::approval::{BypassScope, Verdict, diff, rejection_message};
 use crate::context::INTERRUPTED_RUNNING;
 use crate::error::EngineError;
-use crate::tools::{self, Tool, ToolCategory, ToolContext, ToolError, names};
+use crate::tools::{self, ToolCategory, ToolContext, ToolError, names};
 
 /// A decision written by another process is noticed within this interval.
 const DECISION_POLL: Duration = Duration::from_millis(300);
@@ -187,34 +187,36 @@ async fn gate_and_run(
             .await
         }
         Verdict::Require => {
-            // An edit that cannot apply (text not found, binary file, ...) is the model's to fix;
+            // The write's outcome, predicted once: the human reviews it as a diff, and an edit
+            // that cannot apply (text not found, binary file, ...) is the model's to fix —
             // asking a human to approve it would only waste their attention.
-            if let Some(Err(e)) = tool.as_ref().and_then(|t| {
-                t.predict_write(&args, &ToolContext::new(ctx.workdir.clone(), cancel.clone()))
-            }) {
-                return fail(ctx, id, &e.to_string()).await;
-            }
-            park(ctx, id, name, &args, tool.as_deref(), target).await?;
+            let predicted =
+                match tool.as_ref().filter(|_| names::is_write_tool(name)).and_then(|t| {
+                    t.predict_write(&args, &ToolContext::new(ctx.workdir.clone(), cancel.clone()))
+                }) {
+                    Some(Err(e)) => return fail(ctx, id, &e.to_string()).await,
+                    Some(Ok(write)) => Some(write),
+                    None => None,
+                };
+            park(ctx, id, name, &args, predicted, target).await?;
             await_decision_and_run(ctx, id, name, &args, cancel).await
         }
     }
 }
 
-/// Records what the human reviews and tells every client a decision is needed.
+/// Records what the human reviews and tells every client a decision is needed. `predicted` is a
+/// write tool's (current, new) content.
 async fn park(
     ctx: &TurnCtx,
     id: i64,
     name: &str,
     args: &Value,
-    tool: Option<&dyn Tool>,
+    predicted: Option<(Option<String>, String)>,
     target: Option<PathBuf>,
 ) -> Result<(), EngineError> {
-    let tctx = ToolContext::new(ctx.workdir.clone(), CancellationToken::new());
     let mut kind = ApprovalKind::Tool;
     let mut review = None;
-    if names::is_write_tool(name)
-        && let Some(Ok((old, new))) = tool.and_then(|t| t.predict_write(args, &tctx))
-    {
+    if let Some((old, new)) = predicted {
         let shown = target.as_ref().map_or_else(|| name.to_string(), |p| p.display().to_string());
         let d = diff::file_diff(&shown, old.as_deref().map(str::as_bytes), Some(new.as_bytes()));
         kind = ApprovalKind::Write;

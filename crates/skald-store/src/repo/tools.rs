@@ -190,24 +190,13 @@ impl Store {
 
     /// `pending → running`, and nothing when the call is already running (a resumed re-run).
     pub async fn start_tool_call(&self, id: i64) -> Result<(), StoreError> {
-        let changed = sqlx::query(
-            "UPDATE chat_llm_tools SET status = 'running', updated_at = ? \
-             WHERE id = ? AND status = 'pending'",
-        )
-        .bind(self.now())
-        .bind(id)
-        .execute(self.pool())
-        .await?
-        .rows_affected();
-        if changed == 1 {
-            return Ok(());
-        }
-        match self.tool_call(id).await?.status()? {
-            ToolStatus::Running => Ok(()),
-            other => Err(StoreError::Conflict(format!(
-                "tool call {id} is {} and cannot start",
-                other.as_str()
-            ))),
+        match self.set_tool_status(id, ToolStatus::Running, None).await {
+            Err(StoreError::Conflict(_))
+                if self.tool_call(id).await?.status()? == ToolStatus::Running =>
+            {
+                Ok(())
+            }
+            other => other,
         }
     }
 
