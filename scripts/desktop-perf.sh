@@ -77,6 +77,9 @@ deb=$(ls -t "$target_dir"/release/bundle/deb/*.deb 2>/dev/null | head -n 1 || tr
 mb() { python3 -c "import os,sys; print(f'{os.path.getsize(sys.argv[1])/1e6:.1f}')" "$1"; }
 deb_mb=n/a; bin_mb=$(mb "$app")
 [ -n "$deb" ] && deb_mb=$(mb "$deb")
+appimage=$(ls -t "$target_dir"/release/bundle/appimage/*.AppImage 2>/dev/null | head -n 1 || true)
+appimage_mb=n/a
+[ -n "$appimage" ] && appimage_mb=$(mb "$appimage")
 echo "desktop-perf: first paint median ${median} ms; idle PSS ${rss_mb} MB (app process RSS ${own_mb} MB); .deb ${deb_mb} MB; binary ${bin_mb} MB ($profile)"
 
 verdict() { if python3 -c "import sys; sys.exit(0 if float(sys.argv[1]) < float(sys.argv[2]) else 1)" "$1" "$2" 2>/dev/null; then echo "met"; else echo "**missed**"; fi; }
@@ -91,6 +94,7 @@ Measured by \`scripts/desktop-perf.sh\` on $(date -u +%Y-%m-%d) (Xvfb 1280x800, 
 | Launch to first paint (median of 3) | ${median} ms | < 1000 ms | $(verdict "$median" 1000) |
 | Idle memory after ${idle_secs} s: PSS of app + WebKit processes | ${rss_mb} MB (app process RSS ${own_mb} MB) | < 150 MB | $(verdict "$rss_mb" 150) |
 | Bundle (.deb) | ${deb_mb} MB (binary ${bin_mb} MB) | < 20 MB | $( [ "$deb_mb" = n/a ] && echo "not built" || verdict "$deb_mb" 20) |
+| AppImage (\`scripts/build-appimage.sh\`) | ${appimage_mb} MB | none: carries WebKitGTK and GTK | $( [ "$appimage_mb" = n/a ] && echo "not built" || echo "recorded") |
 
 First paint is the first X frame with the rendered UI (>= 64 colours), sampled every ~50 ms from
 exec, so it includes engine start-up (migrations) and WebKit's process launch (the sampler itself

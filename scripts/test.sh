@@ -52,6 +52,9 @@ scripts/e2e-browser.sh
 step "desktop: smoke test under Xvfb"
 scripts/desktop-smoke.sh
 
+step "desktop: AppImage (built offline, run through FUSE and with the host's WebKitGTK hidden)"
+scripts/appimage-smoke.sh
+
 step "desktop: end-to-end under Xvfb (chat, approval, notification, deep links)"
 scripts/desktop-e2e.sh
 

@@ -412,7 +412,7 @@ impl Engine {
         let run_context = RunContext::parse(session.run_context.as_deref()).map_err(|e| {
             EngineError::InvalidInput(format!("stored run context is invalid: {e}"))
         })?;
-        let cwd = std::env::current_dir().unwrap_or_else(|_| self.data_dir().to_path_buf());
+        let cwd = crate::launch_env::launch_dir().unwrap_or_else(|| self.data_dir().to_path_buf());
         let workdir = run_context.effective_workdir(&cwd);
         let agent = agents::load(self.data_dir(), &session.agent_id)
             .map_err(|e| EngineError::InvalidInput(e.to_string()))?;

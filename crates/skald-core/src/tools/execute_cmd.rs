@@ -102,6 +102,8 @@ fn shell(command: &str, workdir: &Path) -> Command {
         c.arg("-c").arg(command);
         c
     };
+    // Inside the AppImage, the command gets the user's environment, not the bundle's.
+    crate::launch_env::restore_host_env(&mut cmd);
     cmd.current_dir(workdir)
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
