@@ -5,6 +5,7 @@ use std::path::PathBuf;
 
 use chrono::{DateTime, Utc};
 use serde_json::Value;
+use skald_store::repo::replay::{FrameReplay, ReplayWindow};
 use skald_store::{Store, StoreError};
 
 use super::dynamic::{DynamicTail, effective_timezone, format_now, os_description};
@@ -106,18 +107,16 @@ impl MessageBuilder {
     }
 
     pub async fn build(&self, inputs: &ContextInputs) -> Result<BuiltContext, StoreError> {
-        let summary = self.store.latest_summary(inputs.stack_id).await?;
-        let boundary = summary.as_ref().map_or(0, |s| s.covers_up_to_message_id);
-        // With a count cap only the tail can reach the request, so only the tail is read.
-        let from = match (self.settings.compaction_enabled, self.settings.max_history_messages) {
-            (false, keep) if keep > 0 => {
-                self.store.history_window_start(inputs.stack_id, boundary, keep).await?
-            }
-            _ => boundary,
+        // With a count cap only the tail can reach the request, so only the tail is read. One
+        // statement for everything (see `frame_replay`): this runs before every model request.
+        let window = match (self.settings.compaction_enabled, self.settings.max_history_messages) {
+            (false, keep) if keep > 0 => ReplayWindow::Tail(keep),
+            _ => ReplayWindow::SinceSummary,
         };
-        let rows = self.store.messages_for_stack_after(inputs.stack_id, from).await?;
-        let tools = self.store.tool_calls_for_stack_after(inputs.stack_id, from).await?;
-        let notes = self.store.scratchpad(inputs.scratchpad_session_id).await?;
+        let replay =
+            self.store.frame_replay(inputs.stack_id, inputs.scratchpad_session_id, window).await?;
+        let FrameReplay { summary, messages: rows, tools, notes, .. } = replay;
+        let boundary = summary.as_ref().map_or(0, |s| s.covers_up_to_message_id);
 
         let mut messages = Vec::with_capacity(rows.len() + tools.len() + 5);
         let static_text = render_static_system(

@@ -159,33 +159,6 @@ impl Store {
         self.fetch_json_rows(&object, &inner, &[stack_id, after_id]).await
     }
 
-    /// The id the replay of a count-capped history can start from: the earlier of the current
-    /// turn's last prompt and the `keep + 1`-th newest live row (one extra so the caller can snap
-    /// to a prompt exactly as with the full history). `after_id` when fewer rows exist. Reading
-    /// from here keeps each round's cost independent of the session's length.
-    pub async fn history_window_start(
-        &self,
-        stack_id: i64,
-        after_id: i64,
-        keep: usize,
-    ) -> Result<i64, StoreError> {
-        let offset = i64::try_from(keep).unwrap_or(i64::MAX);
-        // Both bounds in one statement: this runs before every model request.
-        let (nth, prompt): (Option<i64>, Option<i64>) = sqlx::query_as(
-            "SELECT (SELECT id FROM chat_history WHERE session_stack_id = ?1 AND id > ?2 \
-             AND status = 'ok' ORDER BY id DESC LIMIT 1 OFFSET ?3), \
-             (SELECT MAX(id) FROM chat_history WHERE session_stack_id = ?1 AND id > ?2 \
-             AND status = 'ok' AND role IN ('user', 'agent'))",
-        )
-        .bind(stack_id)
-        .bind(after_id)
-        .bind(offset)
-        .fetch_one(self.pool())
-        .await?;
-        let Some(nth) = nth else { return Ok(after_id) };
-        Ok(prompt.map_or(nth, |p| p.min(nth)) - 1)
-    }
-
     /// The newest live (not failed) row of a frame.
     pub async fn last_live_message(&self, stack_id: i64) -> Result<Option<MessageRow>, StoreError> {
         let sql = format!(

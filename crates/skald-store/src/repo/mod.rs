@@ -5,6 +5,7 @@ mod bulk;
 pub mod grants;
 pub mod history;
 pub mod questions;
+pub mod replay;
 pub mod request_log;
 pub mod runners;
 pub mod scratchpad;

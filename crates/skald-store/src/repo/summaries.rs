@@ -5,7 +5,7 @@ use sqlx::FromRow;
 use crate::error::StoreError;
 use crate::pool::Store;
 
-#[derive(Debug, Clone, PartialEq, Eq, FromRow)]
+#[derive(Debug, Clone, PartialEq, Eq, FromRow, serde::Deserialize)]
 pub struct SummaryRow {
     pub id: i64,
     pub stack_id: i64,

@@ -1,4 +1,5 @@
 mod open;
+mod replay;
 mod sessions;
 mod tools;
 
