@@ -8,7 +8,8 @@
 #   - run the app and WebKit's web and network processes from inside the image, with WebKit and
 #     GTK mapped from the image and not from the host;
 #   - hand the user's directory to the app (SKALD_LAUNCH_DIR) although AppRun changes directory;
-#   - register the skald:// handler with the AppImage itself as the program to start.
+#   - register the skald:// handler with the AppImage itself as the program to start;
+#   - hand a link given to a second start of the image to the running app (single instance).
 # Usage: scripts/appimage-smoke.sh [--binary PATH]   (default: the debug build, made here)
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)

@@ -14,7 +14,12 @@ fail() {
 
 "$image" >"$log" 2>&1 &
 pid=$!
-trap 'kill "$pid" 2>/dev/null || true; wait "$pid" 2>/dev/null || true' EXIT
+stop() {
+  pkill -f '/usr/bin/skald-desktop( |$)' 2>/dev/null || true
+  kill "$pid" 2>/dev/null || true
+  wait 2>/dev/null || true
+}
+trap stop EXIT
 
 painted=""
 for _ in $(seq 160); do
@@ -77,3 +82,31 @@ done
 exec_line=$(grep '^Exec=' "$handler" 2>/dev/null || true)
 [ "$exec_line" = "Exec=$image %u" ] || fail "the skald:// handler runs '${exec_line#Exec=}', expected '$image %u'"
 echo "appimage: skald:// links start $image"
+
+# A second start of the image hands its link to the running app, and its own app exits.
+second_log=${png%.png}-second.log
+"$image" "skald://inbox" >"$second_log" 2>&1 &
+second=$!
+routed="" alone=""
+for _ in $(seq 80); do
+  grep -q 'deep link.*Inbox' "$log" && routed=1
+  [ "$(pgrep -fc '/usr/bin/skald-desktop( |$)')" = 1 ] && alone=1
+  [ -n "$routed" ] && [ -n "$alone" ] && break
+  sleep 0.25
+done
+[ -n "$routed" ] || fail "the running app did not route the link of a second start (log: $second_log)"
+[ -n "$alone" ] || fail "the second start's app did not exit after handing over its link"
+kill -0 "$pid" 2>/dev/null || fail "the running app exited when a second start handed over its link"
+case "$appdir" in
+  /tmp/.mount_*)
+    # Its own mount: the second start ends at once.
+    timeout 30 tail --pid="$second" -f /dev/null || fail "the second start did not end"
+    ;;
+  *)
+    # Extracted: the shared directory must outlive the second start's hand-over.
+    sleep 3
+    [ -x "$appdir/usr/lib/x86_64-linux-gnu/webkit2gtk-4.1/WebKitWebProcess" ] ||
+      fail "the second start deleted the running app's files ($appdir)"
+    ;;
+esac
+echo "appimage: a second start handed skald://inbox to the running app; its files stay"
