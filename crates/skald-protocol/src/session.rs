@@ -159,6 +159,9 @@ pub enum DebugMessage {
         #[ts(type = "number")]
         message_id: i64,
         name: String,
+        /// What the call does, e.g. `write_file src/main.rs` (the live `ToolStart`'s
+        /// `label_full`); the bare name when the tool is unknown or its arguments do not parse.
+        label: String,
         #[ts(type = "unknown")]
         arguments: serde_json::Value,
         status: ToolStatus,

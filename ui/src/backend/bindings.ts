@@ -27,7 +27,12 @@ export type SessionMeta = { id: number, title: string | null, source: string, ag
 
 export type ToolStatus = "pending" | "running" | "done" | "failed" | "rejected" | "cancelled";
 
-export type DebugMessage = { "kind": "user", message_id: number, content: string, is_synthetic: boolean, failed: boolean, stack_id: number, depth: number, created_at: string, } | { "kind": "thinking", message_id: number, content: string, reasoning: string | null, is_synthetic: boolean, input_tokens: number | null, output_tokens: number | null, stack_id: number, depth: number, created_at: string, } | { "kind": "assistant", message_id: number, content: string, reasoning: string | null, is_synthetic: boolean, input_tokens: number | null, output_tokens: number | null, stack_id: number, depth: number, created_at: string, } | { "kind": "tool", tool_call_id: number, message_id: number, name: string, arguments: unknown, status: ToolStatus, result: string | null, stack_id: number, depth: number, created_at: string, } | { "kind": "agent", stack_id: number, agent_id: string, depth: number, prompt: string | null, parent_tool_call_id: number | null, } | { "kind": "agent_end", stack_id: number, agent_id: string, depth: number, };
+export type DebugMessage = { "kind": "user", message_id: number, content: string, is_synthetic: boolean, failed: boolean, stack_id: number, depth: number, created_at: string, } | { "kind": "thinking", message_id: number, content: string, reasoning: string | null, is_synthetic: boolean, input_tokens: number | null, output_tokens: number | null, stack_id: number, depth: number, created_at: string, } | { "kind": "assistant", message_id: number, content: string, reasoning: string | null, is_synthetic: boolean, input_tokens: number | null, output_tokens: number | null, stack_id: number, depth: number, created_at: string, } | { "kind": "tool", tool_call_id: number, message_id: number, name: string, 
+/**
+ * What the call does, e.g. `write_file src/main.rs` (the live `ToolStart`'s
+ * `label_full`); the bare name when the tool is unknown or its arguments do not parse.
+ */
+label: string, arguments: unknown, status: ToolStatus, result: string | null, stack_id: number, depth: number, created_at: string, } | { "kind": "agent", stack_id: number, agent_id: string, depth: number, prompt: string | null, parent_tool_call_id: number | null, } | { "kind": "agent_end", stack_id: number, agent_id: string, depth: number, };
 
 export type SessionDetail = { session: SessionMeta, messages: Array<DebugMessage>, };
 

@@ -107,7 +107,7 @@ function toolFromDebug(m: Extract<DebugMessage, { kind: "tool" }>): ToolItem {
     key: `tool-${m.tool_call_id}`,
     toolCallId: m.tool_call_id,
     name: m.name,
-    label: m.name,
+    label: m.label,
     arguments: m.arguments,
     status,
     result: failed || m.status === "rejected" ? null : m.result,

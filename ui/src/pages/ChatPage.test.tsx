@@ -42,14 +42,15 @@ describe("chat page", () => {
       { kind: "user", message_id: 1, content: "hello there", is_synthetic: false, failed: false, ...base },
       { kind: "user", message_id: 2, content: "SYSTEM NUDGE", is_synthetic: true, failed: false, ...base },
       { kind: "thinking", message_id: 3, content: "Let me look.", reasoning: null, is_synthetic: false, input_tokens: 1200, output_tokens: 30, ...base },
-      { kind: "tool", tool_call_id: 4, message_id: 3, name: "read_file", arguments: { path: "a.txt" }, status: "done", result: "abc", ...base },
+      { kind: "tool", tool_call_id: 4, message_id: 3, name: "read_file", label: "read_file a.txt", arguments: { path: "a.txt" }, status: "done", result: "abc", ...base },
       { kind: "assistant", message_id: 5, content: "It says **abc**.", reasoning: null, is_synthetic: false, input_tokens: 1500, output_tokens: 12, ...base },
     ]);
     await open(backend);
     expect(log().getByText("hello there")).toBeTruthy();
     expect(log().queryByText("SYSTEM NUDGE")).toBeNull();
     expect(log().getByText("Let me look.")).toBeTruthy();
-    expect(log().getByRole("article", { name: "Tool read_file, done" })).toBeTruthy();
+    // A reloaded call shows what it did (its label), as it did live.
+    expect(log().getByRole("article", { name: "Tool read_file a.txt, done" })).toBeTruthy();
     expect(log().getByText("abc", { selector: "strong" })).toBeTruthy();
     expect(screen.getByText(/Context 1,500 tok/)).toBeTruthy();
     expect(screen.getByRole("button", { name: "Send" })).toBeTruthy();
@@ -167,7 +168,7 @@ describe("chat page", () => {
 
   it("rebuilds a pending card from history with the inbox's diff", async () => {
     const backend = setup([
-      { kind: "tool", tool_call_id: 4, message_id: 3, name: "edit_file", arguments: { path: "src/main.rs" }, status: "pending", result: null, ...base },
+      { kind: "tool", tool_call_id: 4, message_id: 3, name: "edit_file", label: "edit_file src/main.rs", arguments: { path: "src/main.rs" }, status: "pending", result: null, ...base },
     ]);
     backend.inboxItems = [inboxItem(4, { session_id: SID, tool_name: "edit_file", diff: fileDiff() })];
     const user = await open(backend);

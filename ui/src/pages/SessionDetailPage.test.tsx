@@ -10,8 +10,8 @@ const T = "2026-11-30T10:00:00Z";
 const messages: DebugMessage[] = [
   { kind: "user", message_id: 1, content: "It is 10:00, check the inbox folder", is_synthetic: true, failed: false, stack_id: 1, depth: 0, created_at: T },
   { kind: "thinking", message_id: 2, content: "Looking at the folder first.", reasoning: "The user wants a summary; list files.", is_synthetic: false, input_tokens: 1200, output_tokens: 340, stack_id: 1, depth: 0, created_at: T },
-  { kind: "tool", tool_call_id: 10, message_id: 2, name: "list_dir", arguments: { path: "inbox/" }, status: "done", result: "a.txt\nb.txt", stack_id: 1, depth: 0, created_at: T },
-  { kind: "tool", tool_call_id: 11, message_id: 2, name: "execute_cmd", arguments: { cmd: "rm -rf /" }, status: "rejected", result: null, stack_id: 1, depth: 0, created_at: T },
+  { kind: "tool", tool_call_id: 10, message_id: 2, name: "list_dir", label: "list_dir inbox/", arguments: { path: "inbox/" }, status: "done", result: "a.txt\nb.txt", stack_id: 1, depth: 0, created_at: T },
+  { kind: "tool", tool_call_id: 11, message_id: 2, name: "execute_cmd", label: "execute_cmd rm -rf /", arguments: { cmd: "rm -rf /" }, status: "rejected", result: null, stack_id: 1, depth: 0, created_at: T },
   { kind: "agent", stack_id: 2, agent_id: "researcher", depth: 1, prompt: "Summarise a.txt", parent_tool_call_id: 12 },
   { kind: "assistant", message_id: 3, content: "a.txt is a shopping list.", reasoning: null, is_synthetic: false, input_tokens: null, output_tokens: 15, stack_id: 2, depth: 1, created_at: T },
   { kind: "agent_end", stack_id: 2, agent_id: "researcher", depth: 1 },
@@ -43,7 +43,7 @@ describe("Session detail page", () => {
 
     expect(row("user").textContent).toContain("check the inbox folder");
     expect(row("thinking").textContent).toContain("Looking at the folder first.");
-    expect(row("tool").textContent).toContain("list_dir");
+    expect(row("tool").textContent).toContain("list_dir inbox/");
     expect(row("agent").textContent).toContain("researcher");
     expect(row("agent").textContent).toContain("by call #12");
     expect(row("assistant").textContent).toContain("a.txt is a shopping list.");

@@ -134,7 +134,7 @@ function Message({ m }: { m: DebugMessage }) {
       return (
         <li className="tree-row row-tool" style={depthStyle(m.depth)} data-kind="tool">
           <RowHead label="Tool" kind="tool">
-            <code className="tool-name">{m.name}</code>
+            <code className="tool-name" title={m.name}>{m.label}</code>
             <span className={`status status-${m.status}`}>{STATUS_LABEL[m.status]}</span>
             <span className="muted">call #{m.tool_call_id}</span>
             <time className="muted when">{formatTimestamp(m.created_at)}</time>

@@ -75,8 +75,8 @@ fn render(m: &DebugMessage) -> String {
         DebugMessage::Assistant { content, depth, .. } => {
             format!("{}assistant: {content}", indent(*depth))
         }
-        DebugMessage::Tool { tool_call_id, name, status, result, depth, .. } => format!(
-            "{}tool #{tool_call_id} {name} [{}] {}",
+        DebugMessage::Tool { tool_call_id, label, status, result, depth, .. } => format!(
+            "{}tool #{tool_call_id} {label} [{}] {}",
             indent(*depth),
             status.as_str(),
             result.as_deref().unwrap_or("")

@@ -198,7 +198,12 @@ impl Engine {
 
     /// The session debug tree: every frame, message and tool call, children under their call.
     pub async fn session_detail(&self, id: i64) -> Result<SessionDetail, ApiError> {
-        Ok(session::debug_tree::load(self.store(), id).await.map_err(EngineError::from)?)
+        // Calls are labelled as they were live (`write_file src/main.rs`), not by bare name.
+        let tools = &self.inner.tools;
+        let label = |name: &str, args: &serde_json::Value| {
+            tools.get(name).map(|tool| tool.describe(args, true))
+        };
+        Ok(session::debug_tree::load(self.store(), id, &label).await.map_err(EngineError::from)?)
     }
 
     /// Creates an interactive session for `source` and makes it the source's active one.

@@ -8,13 +8,20 @@ use skald_store::repo::stack::StackFrame;
 use skald_store::repo::tools::ToolCallRow;
 use skald_store::{Store, StoreError};
 
+/// Describes a call from its tool name and parsed arguments (`Tool::describe`).
+pub type Labeler<'a> = &'a (dyn Fn(&str, &serde_json::Value) -> Option<String> + Sync);
+
 /// Loads a session and lays its frames out in replay order, children after their spawning call.
-pub async fn load(store: &Store, session_id: i64) -> Result<SessionDetail, StoreError> {
+pub async fn load(
+    store: &Store,
+    session_id: i64,
+    labeler: Labeler<'_>,
+) -> Result<SessionDetail, StoreError> {
     let session = store.session(session_id).await?;
     let frames = store.frames(session_id).await?;
     let messages = store.messages_for_session(session_id).await?;
     let tools = store.tool_calls_for_session(session_id).await?;
-    let tree = Tree::new(&frames, &messages, &tools);
+    let tree = Tree::new(&frames, &messages, &tools, labeler);
     let mut out = Vec::with_capacity(messages.len() + tools.len());
     if let Some(root) = frames.iter().find(|f| f.depth == 0) {
         let mut seen = std::collections::HashSet::new();
@@ -27,10 +34,16 @@ struct Tree<'a> {
     messages_by_stack: HashMap<i64, Vec<&'a MessageRow>>,
     tools_by_message: HashMap<i64, Vec<&'a ToolCallRow>>,
     children_by_call: HashMap<i64, Vec<&'a StackFrame>>,
+    labeler: Labeler<'a>,
 }
 
 impl<'a> Tree<'a> {
-    fn new(frames: &'a [StackFrame], messages: &'a [MessageRow], tools: &'a [ToolCallRow]) -> Self {
+    fn new(
+        frames: &'a [StackFrame],
+        messages: &'a [MessageRow],
+        tools: &'a [ToolCallRow],
+        labeler: Labeler<'a>,
+    ) -> Self {
         let mut messages_by_stack: HashMap<i64, Vec<&MessageRow>> = HashMap::new();
         for m in messages {
             messages_by_stack.entry(m.session_stack_id).or_default().push(m);
@@ -45,7 +58,7 @@ impl<'a> Tree<'a> {
                 children_by_call.entry(call).or_default().push(f);
             }
         }
-        Self { messages_by_stack, tools_by_message, children_by_call }
+        Self { messages_by_stack, tools_by_message, children_by_call, labeler }
     }
 
     fn emit_frame(
@@ -95,7 +108,7 @@ impl<'a> Tree<'a> {
                 }),
             }
             for call in calls.into_iter().flatten() {
-                out.push(tool_row(call, frame.id, depth)?);
+                out.push(tool_row(call, frame.id, depth, self.labeler)?);
                 for child in self.children_by_call.get(&call.id).into_iter().flatten() {
                     let child_depth = u32::try_from(child.depth).unwrap_or(0);
                     out.push(DebugMessage::Agent {
@@ -118,16 +131,23 @@ impl<'a> Tree<'a> {
     }
 }
 
-fn tool_row(call: &ToolCallRow, stack_id: i64, depth: u32) -> Result<DebugMessage, StoreError> {
+fn tool_row(
+    call: &ToolCallRow,
+    stack_id: i64,
+    depth: u32,
+    labeler: Labeler<'_>,
+) -> Result<DebugMessage, StoreError> {
     let status: ToolStatus = call.status()?;
     let raw = call.arguments.clone().unwrap_or_default();
     // Arguments are shown as JSON when they parse, and as the raw text the model sent otherwise.
-    let arguments =
-        serde_json::from_str(&raw).unwrap_or_else(|_| serde_json::Value::String(raw.clone()));
+    let parsed = serde_json::from_str::<serde_json::Value>(&raw).ok();
+    let label = parsed.as_ref().and_then(|args| labeler(&call.name, args));
+    let arguments = parsed.unwrap_or_else(|| serde_json::Value::String(raw.clone()));
     Ok(DebugMessage::Tool {
         tool_call_id: call.id,
         message_id: call.message_id,
         name: call.name.clone(),
+        label: label.unwrap_or_else(|| call.name.clone()),
         arguments,
         status,
         result: call.result.clone(),

@@ -285,6 +285,24 @@ async fn a_multi_round_tool_turn_reads_writes_and_answers_with_every_step_record
     assert!(tools.iter().all(|t| t.1 == ToolStatus::Done), "{tools:?}");
     assert!(matches!(&detail.messages[5],
         DebugMessage::Assistant { content, .. } if content == "I copied the file."));
+    // Reloaded calls carry the label they had live, not just the tool's name.
+    let live: Vec<&str> = events
+        .iter()
+        .filter_map(|e| match e {
+            Event::ToolStart { label_full, .. } => Some(label_full.as_str()),
+            _ => None,
+        })
+        .collect();
+    let stored: Vec<&str> = detail
+        .messages
+        .iter()
+        .filter_map(|m| match m {
+            DebugMessage::Tool { label, .. } => Some(label.as_str()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(stored, live);
+    assert_eq!(stored, ["read_file in.txt", "write_file out.txt"]);
 }
 
 #[tokio::test]
