@@ -157,6 +157,12 @@ describe("chat, approvals, debug tree and settings against the fake provider", (
     await page.locator('nav a[href="#chat/web"]').click();
     await page.locator("li.bubble-assistant", { hasText: "Updated notes.md as asked." }).waitFor();
     await sendButton().waitFor();
+    // The done write shows what it changed: "hello" replaced by "approved body".
+    const applied = page.locator('article[data-status="done"] figure.diff');
+    await applied.waitFor();
+    assert.match(await applied.innerText(), /approved body/);
+    assert.match(await applied.innerText(), /hello/);
+    assert.equal(await page.locator('article[data-status="rejected"] figure.diff').count(), 0, "a rejected write changed nothing");
     await shoot("16-chat-after-edits");
   });
 
@@ -171,6 +177,9 @@ describe("chat, approvals, debug tree and settings against the fake provider", (
     assert.deepEqual(statuses, ["rejected", "done"]);
     assert.match(await tools.nth(0).innerText(), /write_file/);
     assert.match(await tools.nth(0).innerText(), /Renamed/);
+    // Only the done write recorded a change.
+    assert.equal(await tools.nth(0).locator("figure.diff").count(), 0);
+    assert.match(await tools.nth(1).locator("figure.diff").innerText(), /approved body/);
 
     await tools.first().scrollIntoViewIfNeeded();
     await shoot("17-session-debug-tree");

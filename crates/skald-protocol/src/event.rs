@@ -148,9 +148,12 @@ pub enum Event {
         #[ts(type = "number")]
         tool_call_id: i64,
     },
-    /// A write tool changed a file.
+    /// A write tool changed a file: what changed, for the call's card.
     FileChanged {
         path: String,
+        #[ts(type = "number")]
+        tool_call_id: i64,
+        diff: crate::FileDiff,
     },
     ModelFallback {
         from: String,

@@ -166,6 +166,8 @@ pub enum DebugMessage {
         arguments: serde_json::Value,
         status: ToolStatus,
         result: Option<String>,
+        /// The change a write call made, recorded when it finished.
+        diff: Option<crate::FileDiff>,
         #[ts(type = "number")]
         stack_id: i64,
         depth: u32,

@@ -32,7 +32,11 @@ export type DebugMessage = { "kind": "user", message_id: number, content: string
  * What the call does, e.g. `write_file src/main.rs` (the live `ToolStart`'s
  * `label_full`); the bare name when the tool is unknown or its arguments do not parse.
  */
-label: string, arguments: unknown, status: ToolStatus, result: string | null, stack_id: number, depth: number, created_at: string, } | { "kind": "agent", stack_id: number, agent_id: string, depth: number, prompt: string | null, parent_tool_call_id: number | null, } | { "kind": "agent_end", stack_id: number, agent_id: string, depth: number, };
+label: string, arguments: unknown, status: ToolStatus, result: string | null, 
+/**
+ * The change a write call made, recorded when it finished.
+ */
+diff: FileDiff | null, stack_id: number, depth: number, created_at: string, } | { "kind": "agent", stack_id: number, agent_id: string, depth: number, prompt: string | null, parent_tool_call_id: number | null, } | { "kind": "agent_end", stack_id: number, agent_id: string, depth: number, };
 
 export type SessionDetail = { session: SessionMeta, messages: Array<DebugMessage>, };
 
@@ -222,6 +226,6 @@ diff: FileDiff | null, } | { "type": "approval_resolved", request_id: number, to
 /**
  * Markdown.
  */
-question: string, suggested_answers: Array<string>, } | { "type": "clarification_resolved", request_id: number, tool_call_id: number, } | { "type": "file_changed", path: string, } | { "type": "model_fallback", from: string, to: string, reason: string, } | { "type": "llm_failed", tried: Array<string>, last_error: string, } | { "type": "truncated", output_tokens: number | null, } | { "type": "done", message_id: number, stack_id: number, content: string, input_tokens: number | null, output_tokens: number | null, } | { "type": "error", message: string, } | { "type": "compacting", } | { "type": "compaction_done", summary_id: number, covers_up_to_message_id: number, tokens_before: number, tokens_after: number, };
+question: string, suggested_answers: Array<string>, } | { "type": "clarification_resolved", request_id: number, tool_call_id: number, } | { "type": "file_changed", path: string, tool_call_id: number, diff: FileDiff, } | { "type": "model_fallback", from: string, to: string, reason: string, } | { "type": "llm_failed", tried: Array<string>, last_error: string, } | { "type": "truncated", output_tokens: number | null, } | { "type": "done", message_id: number, stack_id: number, content: string, input_tokens: number | null, output_tokens: number | null, } | { "type": "error", message: string, } | { "type": "compacting", } | { "type": "compaction_done", summary_id: number, covers_up_to_message_id: number, tokens_before: number, tokens_after: number, };
 
 export type EventEnvelope = { session_id: number | null, source: string | null, event: Event, };

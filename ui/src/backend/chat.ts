@@ -37,6 +37,8 @@ export type ToolItem = {
   resultType: ResultType;
   error: string | null;
   approval: ApprovalInfo | null;
+  /** The change a write call made, once it is done. */
+  diff: FileDiff | null;
   depth: number;
 };
 export type NoticeItem = { kind: "notice"; key: string; tone: "info" | "warn" | "error"; text: string };
@@ -114,6 +116,7 @@ function toolFromDebug(m: Extract<DebugMessage, { kind: "tool" }>): ToolItem {
     resultType: "string",
     error: failed || m.status === "rejected" ? m.result : null,
     approval: m.status === "pending" ? approvalFor(m.tool_call_id, m.name, m.arguments, null) : null,
+    diff: m.diff,
     depth: m.depth,
   };
 }
@@ -192,6 +195,7 @@ function newTool(toolCallId: number, name: string, args: unknown): ToolItem {
     resultType: "string",
     error: null,
     approval: null,
+    diff: null,
     depth: 0,
   };
 }
@@ -375,10 +379,11 @@ export function applyEvent(state: ChatState, event: Event): ChatState {
         "info",
         `Conversation compacted: ${event.tokens_before.toLocaleString()} → ${event.tokens_after.toLocaleString()} tokens.`,
       );
+    case "file_changed":
+      return updateTool(state, event.tool_call_id, (t) => ({ ...t, diff: event.diff }));
     case "new_session":
     case "sessions_changed":
     case "config_reloaded":
-    case "file_changed":
     // Clarification questions are answered from the Inbox; the chat has no card for them yet.
     case "agent_question":
     case "clarification_resolved":

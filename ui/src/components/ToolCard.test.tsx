@@ -2,6 +2,7 @@ import { render, screen } from "@testing-library/react";
 import userEvent from "@testing-library/user-event";
 import { describe, expect, it } from "vitest";
 import type { ToolItem } from "../backend";
+import { fileDiff } from "../test/mockBackend";
 import { RESULT_PREVIEW_CHARS, ToolCard } from "./ToolCard";
 
 function tool(over: Partial<ToolItem> = {}): ToolItem {
@@ -17,12 +18,25 @@ function tool(over: Partial<ToolItem> = {}): ToolItem {
     resultType: "string",
     error: null,
     approval: null,
+    diff: null,
     depth: 0,
     ...over,
   };
 }
 
 describe("tool card", () => {
+  it("shows the change a finished write made as a diff, and none for other calls", () => {
+    const { unmount } = render(
+      <ToolCard tool={tool({ name: "edit_file", label: "edit_file src/main.rs", diff: fileDiff() })} />,
+    );
+    const change = screen.getByRole("figure", { name: "Changes to src/main.rs" });
+    expect(change.textContent).toContain('println!("goodbye");');
+    expect(screen.getByText("+2")).toBeTruthy();
+    unmount();
+    render(<ToolCard tool={tool()} />);
+    expect(screen.queryByRole("figure")).toBeNull();
+  });
+
   it("shows the full label, a status and pretty arguments", () => {
     render(<ToolCard tool={tool({ status: "running", result: null })} />);
     const card = screen.getByRole("article", { name: "Tool Read src/lib.rs, running" });

@@ -1,6 +1,8 @@
-// One tool call in the chat: label, status colour, arguments, and a foldable, truncated result.
+// One tool call in the chat: label, status colour, the file change a write made, arguments, and a
+// foldable, truncated result.
 import { useState, type ReactNode } from "react";
 import type { CardStatus, ToolItem } from "../backend";
+import { DiffViewer } from "./DiffViewer";
 import { prettyJson } from "./json";
 
 /** Results longer than this show a head and a "Show all" button. */
@@ -45,6 +47,11 @@ export function ToolCard({ tool, children }: { tool: ToolItem; children?: ReactN
         <span className="tool-label">{tool.label}</span>
         <span className={`status status-${tool.status}`}>{STATUS_TEXT[tool.status]}</span>
       </header>
+      {tool.diff ? (
+        <div className="tool-section tool-diff">
+          <DiffViewer diff={tool.diff} />
+        </div>
+      ) : null}
       <details className="tool-section">
         <summary>Arguments</summary>
         <pre className="code-pre">{prettyJson(tool.arguments)}</pre>

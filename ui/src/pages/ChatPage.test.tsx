@@ -42,7 +42,7 @@ describe("chat page", () => {
       { kind: "user", message_id: 1, content: "hello there", is_synthetic: false, failed: false, ...base },
       { kind: "user", message_id: 2, content: "SYSTEM NUDGE", is_synthetic: true, failed: false, ...base },
       { kind: "thinking", message_id: 3, content: "Let me look.", reasoning: null, is_synthetic: false, input_tokens: 1200, output_tokens: 30, ...base },
-      { kind: "tool", tool_call_id: 4, message_id: 3, name: "read_file", label: "read_file a.txt", arguments: { path: "a.txt" }, status: "done", result: "abc", ...base },
+      { kind: "tool", tool_call_id: 4, message_id: 3, name: "read_file", label: "read_file a.txt", arguments: { path: "a.txt" }, status: "done", result: "abc", diff: null, ...base },
       { kind: "assistant", message_id: 5, content: "It says **abc**.", reasoning: null, is_synthetic: false, input_tokens: 1500, output_tokens: 12, ...base },
     ]);
     await open(backend);
@@ -137,6 +137,22 @@ describe("chat page", () => {
     expect(within(bubble).queryByText("queued for the running turn")).toBeNull();
   });
 
+  it("shows the change a write made under its card, live and after a reload", async () => {
+    const backend = setup([
+      { kind: "tool", tool_call_id: 4, message_id: 3, name: "edit_file", label: "edit_file src/main.rs", arguments: { path: "src/main.rs" }, status: "done", result: "Edited src/main.rs", diff: fileDiff(), ...base },
+    ]);
+    await open(backend);
+    const stored = log().getByRole("article", { name: "Tool edit_file src/main.rs, done" });
+    expect(within(stored).getByRole("figure", { name: "Changes to src/main.rs" })).toBeTruthy();
+
+    emit(backend, { type: "tool_start", tool_call_id: 9, message_id: 6, name: "write_file", arguments: { path: "notes.md" }, label_short: "write", label_full: "write_file notes.md", path: "notes.md" });
+    emit(backend, { type: "tool_done", tool_call_id: 9, result: "Created notes.md", result_type: "string" });
+    const live = log().getByRole("article", { name: "Tool write_file notes.md, done" });
+    expect(within(live).queryByRole("figure")).toBeNull();
+    emit(backend, { type: "file_changed", path: "notes.md", tool_call_id: 9, diff: { ...fileDiff(), path: "notes.md" } });
+    expect(within(live).getByRole("figure", { name: "Changes to notes.md" })).toBeTruthy();
+  });
+
   it("shows an inline approval with the diff, decides, and closes on approval_resolved", async () => {
     const backend = setup();
     const user = await open(backend);
@@ -168,7 +184,7 @@ describe("chat page", () => {
 
   it("rebuilds a pending card from history with the inbox's diff", async () => {
     const backend = setup([
-      { kind: "tool", tool_call_id: 4, message_id: 3, name: "edit_file", label: "edit_file src/main.rs", arguments: { path: "src/main.rs" }, status: "pending", result: null, ...base },
+      { kind: "tool", tool_call_id: 4, message_id: 3, name: "edit_file", label: "edit_file src/main.rs", arguments: { path: "src/main.rs" }, status: "pending", result: null, diff: null, ...base },
     ]);
     backend.inboxItems = [inboxItem(4, { session_id: SID, tool_name: "edit_file", diff: fileDiff() })];
     const user = await open(backend);

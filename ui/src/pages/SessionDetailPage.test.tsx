@@ -2,7 +2,7 @@ import { screen, waitFor, within } from "@testing-library/react";
 import userEvent from "@testing-library/user-event";
 import { describe, expect, it, vi } from "vitest";
 import type { DebugMessage, SessionDetail } from "../backend";
-import { MockBackend } from "../test/mockBackend";
+import { MockBackend, fileDiff } from "../test/mockBackend";
 import { renderApp } from "../test/renderApp";
 
 const T = "2026-11-30T10:00:00Z";
@@ -10,8 +10,8 @@ const T = "2026-11-30T10:00:00Z";
 const messages: DebugMessage[] = [
   { kind: "user", message_id: 1, content: "It is 10:00, check the inbox folder", is_synthetic: true, failed: false, stack_id: 1, depth: 0, created_at: T },
   { kind: "thinking", message_id: 2, content: "Looking at the folder first.", reasoning: "The user wants a summary; list files.", is_synthetic: false, input_tokens: 1200, output_tokens: 340, stack_id: 1, depth: 0, created_at: T },
-  { kind: "tool", tool_call_id: 10, message_id: 2, name: "list_dir", label: "list_dir inbox/", arguments: { path: "inbox/" }, status: "done", result: "a.txt\nb.txt", stack_id: 1, depth: 0, created_at: T },
-  { kind: "tool", tool_call_id: 11, message_id: 2, name: "execute_cmd", label: "execute_cmd rm -rf /", arguments: { cmd: "rm -rf /" }, status: "rejected", result: null, stack_id: 1, depth: 0, created_at: T },
+  { kind: "tool", tool_call_id: 10, message_id: 2, name: "list_dir", label: "list_dir inbox/", arguments: { path: "inbox/" }, status: "done", result: "a.txt\nb.txt", diff: null, stack_id: 1, depth: 0, created_at: T },
+  { kind: "tool", tool_call_id: 11, message_id: 2, name: "execute_cmd", label: "execute_cmd rm -rf /", arguments: { cmd: "rm -rf /" }, status: "rejected", result: null, diff: null, stack_id: 1, depth: 0, created_at: T },
   { kind: "agent", stack_id: 2, agent_id: "researcher", depth: 1, prompt: "Summarise a.txt", parent_tool_call_id: 12 },
   { kind: "assistant", message_id: 3, content: "a.txt is a shopping list.", reasoning: null, is_synthetic: false, input_tokens: null, output_tokens: 15, stack_id: 2, depth: 1, created_at: T },
   { kind: "agent_end", stack_id: 2, agent_id: "researcher", depth: 1 },
@@ -44,6 +44,8 @@ describe("Session detail page", () => {
     expect(row("user").textContent).toContain("check the inbox folder");
     expect(row("thinking").textContent).toContain("Looking at the folder first.");
     expect(row("tool").textContent).toContain("list_dir inbox/");
+    // Calls that changed no file show no diff.
+    expect(within(row("tool")).queryByRole("figure")).toBeNull();
     expect(row("agent").textContent).toContain("researcher");
     expect(row("agent").textContent).toContain("by call #12");
     expect(row("assistant").textContent).toContain("a.txt is a shopping list.");
@@ -79,6 +81,17 @@ describe("Session detail page", () => {
     expect(thinking.textContent).toMatch(/1,?200 in · 340 out/);
     expect(row("assistant").textContent).toContain("15 out");
     expect(row("assistant").querySelector("details.reasoning")).toBeNull();
+  });
+
+  it("shows the change a write call made", async () => {
+    const write: DebugMessage = {
+      kind: "tool", tool_call_id: 12, message_id: 2, name: "edit_file", label: "edit_file src/main.rs",
+      arguments: { path: "src/main.rs" }, status: "done", result: "Edited", diff: fileDiff(), stack_id: 1, depth: 0, created_at: T,
+    };
+    renderApp(new MockBackend({ details: [{ ...detail, messages: [write] }] }), "#session/42");
+    await screen.findByRole("list", { name: "Session messages" });
+    const change = within(row("tool")).getByRole("figure", { name: "Changes to src/main.rs" });
+    expect(change.textContent).toContain('println!("goodbye");');
   });
 
   it("shows each tool call's status, arguments and result", async () => {

@@ -1,6 +1,7 @@
 // #session/{id}: the read-only debug tree of one session, synthetic rows and sub-agents included.
 import { useId, useState, type CSSProperties, type ReactNode } from "react";
 import { useLlmRequest, useSession, type DebugMessage, type SessionMeta, type ToolStatus } from "../backend";
+import { DiffViewer } from "../components/DiffViewer";
 import { formatTimestamp } from "../components/format";
 import { ErrorView, Loading } from "../components/StatusViews";
 
@@ -139,6 +140,7 @@ function Message({ m }: { m: DebugMessage }) {
             <span className="muted">call #{m.tool_call_id}</span>
             <time className="muted when">{formatTimestamp(m.created_at)}</time>
           </RowHead>
+          {m.diff ? <DiffViewer diff={m.diff} /> : null}
           <details className="tool-section" open>
             <summary>Arguments</summary>
             <pre className="code-pre">{prettyArguments(m.arguments)}</pre>

@@ -208,7 +208,9 @@ impl Printer {
             Event::PendingWrite { tool_call_id, path, .. } => {
                 Some(format!("  ⏸ write to {path} needs approval (call {tool_call_id})"))
             }
-            Event::FileChanged { path } => Some(format!("  ✎ {path}")),
+            Event::FileChanged { path, diff, .. } => {
+                Some(format!("  ✎ {path} (+{} −{})", diff.added, diff.removed))
+            }
             Event::ModelFallback { from, to, reason } => {
                 Some(format!("  ↪ model {from} failed ({reason}); using {to}"))
             }

@@ -148,6 +148,7 @@ fn tool_row(
         message_id: call.message_id,
         name: call.name.clone(),
         label: label.unwrap_or_else(|| call.name.clone()),
+        diff: recorded_diff(call),
         arguments,
         status,
         result: call.result.clone(),
@@ -155,4 +156,17 @@ fn tool_row(
         depth,
         created_at: call.created_at.clone(),
     })
+}
+
+/// The change a write call recorded. A diff that no longer decodes (written by another version)
+/// is left out rather than failing the whole tree: it only illustrates the call.
+fn recorded_diff(call: &ToolCallRow) -> Option<skald_protocol::FileDiff> {
+    let json = call.file_diff.as_deref()?;
+    match serde_json::from_str(json) {
+        Ok(diff) => Some(diff),
+        Err(error) => {
+            tracing::warn!(call = call.id, %error, "a recorded file diff does not decode");
+            None
+        }
+    }
 }

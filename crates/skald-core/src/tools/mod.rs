@@ -107,14 +107,28 @@ impl ToolContext {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ToolOutput {
     pub text: String,
-    /// Set by write tools (canonical path) so the loop can report `file_changed`.
-    pub changed_path: Option<PathBuf>,
+    /// Set by write tools so the loop can record the change and report `file_changed`.
+    pub change: Option<FileChange>,
 }
 
 impl ToolOutput {
     pub fn text(text: impl Into<String>) -> Self {
-        Self { text: text.into(), changed_path: None }
+        Self { text: text.into(), change: None }
     }
+
+    /// The file the call changed, if any.
+    pub fn changed_path(&self) -> Option<&Path> {
+        self.change.as_ref().map(|c| c.path.as_path())
+    }
+}
+
+/// A file a write tool changed: its path and its content before (None = it did not exist) and
+/// after, as the tool wrote it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FileChange {
+    pub path: PathBuf,
+    pub old: Option<String>,
+    pub new: String,
 }
 
 #[derive(Debug, thiserror::Error)]

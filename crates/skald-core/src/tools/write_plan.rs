@@ -2,7 +2,7 @@
 
 use std::path::{Path, PathBuf};
 
-use super::{ToolContext, ToolError, ToolOutput, atomic};
+use super::{FileChange, ToolContext, ToolError, ToolOutput, atomic};
 
 /// What a write tool will do, computed without touching the file. `predict_write` returns it
 /// for the approval diff; `run` recomputes it (the file may have changed meanwhile) and writes.
@@ -39,7 +39,8 @@ pub(crate) async fn run(
     let job = tokio::task::spawn_blocking(move || {
         let plan = plan(&args, &workdir)?;
         atomic::write_atomic(&plan.path, plan.new.as_bytes())?;
-        Ok(ToolOutput { text: plan.summary, changed_path: Some(plan.path) })
+        let change = FileChange { path: plan.path, old: plan.old, new: plan.new };
+        Ok(ToolOutput { text: plan.summary, change: Some(change) })
     });
     job.await.map_err(|e| ToolError::Failed(format!("the write task failed: {e}")))?
 }

@@ -423,14 +423,28 @@ async fn execute(
     };
     match outcome {
         Ok(out) => {
+            // The change is recorded before the call is done, so a reader that sees it done
+            // also sees what it changed.
+            let changed = out.change.map(|change| {
+                let path = change.path.display().to_string();
+                let old = change.old.as_deref().map(str::as_bytes);
+                let diff = diff::file_diff(&path, old, Some(change.new.as_bytes()));
+                (path, diff)
+            });
+            if let Some((_, diff)) = &changed {
+                let json = serde_json::to_string(diff).map_err(|e| {
+                    EngineError::InvalidInput(format!("cannot encode a file diff: {e}"))
+                })?;
+                ctx.store.record_file_diff(id, &json).await?;
+            }
             ctx.store.set_tool_status(id, ToolStatus::Done, Some(&out.text)).await?;
             ctx.emitter.emit(Event::ToolDone {
                 tool_call_id: id,
                 result: out.text,
                 result_type: ResultType::String,
             });
-            if let Some(p) = out.changed_path {
-                ctx.emitter.emit(Event::FileChanged { path: p.display().to_string() });
+            if let Some((path, diff)) = changed {
+                ctx.emitter.emit(Event::FileChanged { path, tool_call_id: id, diff });
             }
             Ok(CallFlow::Continue)
         }

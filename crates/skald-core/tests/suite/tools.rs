@@ -46,7 +46,7 @@ async fn predicted_then_run(name: &str, args: Value, ctx: &ToolContext, file: &P
     assert_eq!(old, before, "predicted old content");
     assert_eq!(std::fs::read_to_string(file).ok(), before, "predict_write must not write");
     let out = tool.run(&args, ctx).await.unwrap();
-    assert_eq!(out.changed_path.as_deref(), Some(file));
+    assert_eq!(out.changed_path(), Some(file));
     let after = std::fs::read_to_string(file).unwrap();
     assert_eq!(after, new, "run wrote what predict_write showed");
     after
@@ -105,7 +105,7 @@ async fn read_file_numbers_lines_and_honours_the_range() {
     let part =
         ok(names::READ_FILE, json!({"path": "f.txt", "start_line": 2, "end_line": 3}), &c).await;
     assert_eq!(part.text, "     2\ttwo\n     3\tthree\n");
-    assert_eq!(part.changed_path, None);
+    assert_eq!(part.changed_path(), None);
     let limited = ok(names::READ_FILE, json!({"path": "f.txt", "limit": 2}), &c).await.text;
     assert!(limited.starts_with("     1\tone\n     2\ttwo\n"), "{limited}");
     assert!(limited.contains("continue with start_line=3"), "{limited}");
@@ -228,7 +228,7 @@ async fn write_file_creates_parents_and_reports_what_it_did() {
         "{}",
         out.text
     );
-    assert_eq!(out.changed_path, Some(file.clone()));
+    assert_eq!(out.changed_path(), Some(file.as_path()));
     assert_eq!(std::fs::read_to_string(&file).unwrap(), "hello\n");
 
     let again =
@@ -256,7 +256,7 @@ async fn write_tools_keep_permissions_and_write_through_symlinks() {
     let c = ctx(&wd);
     let out =
         ok(names::EDIT_FILE, json!({"path": "alias.sh", "old": "one", "new": "two"}), &c).await;
-    assert_eq!(out.changed_path, Some(script.clone()));
+    assert_eq!(out.changed_path(), Some(script.as_path()));
     assert_eq!(std::fs::read_to_string(&script).unwrap(), "echo two\n");
     assert!(std::fs::symlink_metadata(wd.join("alias.sh")).unwrap().file_type().is_symlink());
     let mode = std::fs::metadata(&script).unwrap().permissions().mode() & 0o777;

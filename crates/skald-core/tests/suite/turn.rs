@@ -252,12 +252,16 @@ async fn a_multi_round_tool_turn_reads_writes_and_answers_with_every_step_record
         "{events:#?}"
     );
     assert!(matches!(events.last(), Some(Event::TurnRunning { running: false })));
-    let Some(Event::FileChanged { path }) =
+    let Some(Event::FileChanged { path, tool_call_id, diff }) =
         events.iter().find(|e| matches!(e, Event::FileChanged { .. }))
     else {
         unreachable!()
     };
     assert!(path.ends_with("out.txt"), "{path}");
+    // What the write did travels with the event: a new file of one line.
+    assert_eq!(diff.kind, skald_protocol::DiffKind::Create, "{diff:?}");
+    assert_eq!((diff.added, diff.removed), (1, 0));
+    assert!(diff.unified.contains("+copied: hello from disk"), "{}", diff.unified);
 
     // The model saw the file content, then the write confirmation.
     let reqs = rig.fake.requests();
@@ -303,6 +307,17 @@ async fn a_multi_round_tool_turn_reads_writes_and_answers_with_every_step_record
         .collect();
     assert_eq!(stored, live);
     assert_eq!(stored, ["read_file in.txt", "write_file out.txt"]);
+    // The write's change is recorded with its call; the read changed nothing.
+    let diffs: Vec<(i64, Option<&skald_protocol::FileDiff>)> = detail
+        .messages
+        .iter()
+        .filter_map(|m| match m {
+            DebugMessage::Tool { tool_call_id, diff, .. } => Some((*tool_call_id, diff.as_ref())),
+            _ => None,
+        })
+        .collect();
+    assert!(diffs[0].1.is_none(), "{diffs:?}");
+    assert_eq!(diffs[1], (*tool_call_id, Some(diff)));
 }
 
 #[tokio::test]

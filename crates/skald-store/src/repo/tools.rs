@@ -30,6 +30,11 @@ pub struct ToolCallRow {
     pub provider_call_id: Option<String>,
     pub created_at: String,
     pub updated_at: String,
+    /// The change a write tool made (JSON `FileDiff`). Only `tool_calls_for_session` reads it:
+    /// the model never sees it, so the per-round replay leaves it out.
+    #[sqlx(default)]
+    #[serde(default)]
+    pub file_diff: Option<String>,
 }
 
 impl ToolCallRow {
@@ -243,10 +248,20 @@ impl Store {
         session_id: i64,
     ) -> Result<Vec<ToolCallRow>, StoreError> {
         let sql = format!(
-            "SELECT {TOOL_COLUMNS} FROM chat_llm_tools WHERE message_id IN \
+            "SELECT {TOOL_COLUMNS}, file_diff FROM chat_llm_tools WHERE message_id IN \
              (SELECT h.id FROM chat_history h JOIN chat_sessions_stack s ON h.session_stack_id = s.id \
               WHERE s.session_id = ?) ORDER BY id"
         );
         Ok(sqlx::query_as::<_, ToolCallRow>(&sql).bind(session_id).fetch_all(self.pool()).await?)
+    }
+
+    /// Records the change a write call made (a JSON `FileDiff`), before it is marked done.
+    pub async fn record_file_diff(&self, id: i64, diff_json: &str) -> Result<(), StoreError> {
+        sqlx::query("UPDATE chat_llm_tools SET file_diff = ? WHERE id = ?")
+            .bind(diff_json)
+            .bind(id)
+            .execute(self.pool())
+            .await?;
+        Ok(())
     }
 }
