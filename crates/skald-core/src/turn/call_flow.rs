@@ -2,7 +2,7 @@
 //! Each transition is committed before its event is emitted. Resume settles calls through the
 //! same functions, so a live turn and a resume gate and record identically.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use serde_json::Value;
@@ -218,7 +218,9 @@ async fn park(
     let mut review = None;
     if let Some((old, new)) = predicted {
         let shown = target.as_ref().map_or_else(|| name.to_string(), |p| p.display().to_string());
-        let d = diff::file_diff(&shown, old.as_deref().map(str::as_bytes), Some(new.as_bytes()));
+        let label =
+            target.as_deref().map_or_else(|| shown.clone(), |p| diff_label(p, &ctx.workdir));
+        let d = diff::file_diff(&label, old.as_deref().map(str::as_bytes), Some(new.as_bytes()));
         kind = ApprovalKind::Write;
         review = Some((shown, old, new, d));
     }
@@ -428,7 +430,8 @@ async fn execute(
             let changed = out.change.map(|change| {
                 let path = change.path.display().to_string();
                 let old = change.old.as_deref().map(str::as_bytes);
-                let diff = diff::file_diff(&path, old, Some(change.new.as_bytes()));
+                let label = diff_label(&change.path, &ctx.workdir);
+                let diff = diff::file_diff(&label, old, Some(change.new.as_bytes()));
                 (path, diff)
             });
             if let Some((_, diff)) = &changed {
@@ -455,6 +458,21 @@ async fn execute(
         }
         Err(e) => fail(ctx, id, &e.to_string()).await,
     }
+}
+
+/// How a diff names its file: relative to the turn's working directory when inside it (what the
+/// user asked about), absolute otherwise, so a write elsewhere stands out.
+fn diff_label(path: &Path, workdir: &Path) -> String {
+    let relative = |base: &Path| {
+        path.strip_prefix(base)
+            .ok()
+            .filter(|rel| !rel.as_os_str().is_empty())
+            .map(|rel| rel.display().to_string())
+    };
+    // Targets are canonical; the workdir may have been given through a symlink.
+    relative(workdir)
+        .or_else(|| std::fs::canonicalize(workdir).ok().and_then(|w| relative(&w)))
+        .unwrap_or_else(|| path.display().to_string())
 }
 
 const CANCELLED_NOTE: &str = "Cancelled by the user (/stop) before it finished.";
@@ -493,5 +511,20 @@ fn compact_json(v: &Value) -> String {
         format!("{}…", s.chars().take(119).collect::<String>())
     } else {
         s
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::Path;
+
+    use super::diff_label;
+
+    #[test]
+    fn a_diff_names_files_in_the_workdir_relatively_and_others_in_full() {
+        let work = Path::new("/home/me/project");
+        assert_eq!(diff_label(Path::new("/home/me/project/src/main.rs"), work), "src/main.rs");
+        assert_eq!(diff_label(Path::new("/etc/hosts"), work), "/etc/hosts");
+        assert_eq!(diff_label(Path::new("/home/me/project"), work), "/home/me/project");
     }
 }

@@ -262,6 +262,7 @@ async fn a_multi_round_tool_turn_reads_writes_and_answers_with_every_step_record
     assert_eq!(diff.kind, skald_protocol::DiffKind::Create, "{diff:?}");
     assert_eq!((diff.added, diff.removed), (1, 0));
     assert!(diff.unified.contains("+copied: hello from disk"), "{}", diff.unified);
+    assert_eq!(diff.path, "out.txt", "named relative to the working directory");
 
     // The model saw the file content, then the write confirmation.
     let reqs = rig.fake.requests();
