@@ -208,8 +208,12 @@ impl Printer {
             Event::PendingWrite { tool_call_id, path, .. } => {
                 Some(format!("  ⏸ write to {path} needs approval (call {tool_call_id})"))
             }
-            Event::FileChanged { path, diff, .. } => {
-                Some(format!("  ✎ {path} (+{} −{})", diff.added, diff.removed))
+            Event::FileChanged { diff, .. } => {
+                // The diff names the file relative to the working directory when inside it.
+                let shown = &diff.path;
+                let mut lines = vec![format!("  ✎ {shown} (+{} −{})", diff.added, diff.removed)];
+                lines.extend(diff_preview(&diff.unified, DIFF_PREVIEW_LINES));
+                Some(lines.join("\n"))
             }
             Event::ModelFallback { from, to, reason } => {
                 Some(format!("  ↪ model {from} failed ({reason}); using {to}"))
@@ -235,4 +239,37 @@ fn first_line(s: &str) -> String {
         cut.push_str(" …");
     }
     cut
+}
+
+/// How many lines of a write's diff `skald chat` prints under it (the rest is counted).
+const DIFF_PREVIEW_LINES: usize = 40;
+
+/// The hunks of a unified diff (without the `---`/`+++` file header), indented, at most `max`
+/// lines and then how many were left out.
+fn diff_preview(unified: &str, max: usize) -> Vec<String> {
+    let body: Vec<&str> =
+        unified.lines().filter(|l| !l.starts_with("--- ") && !l.starts_with("+++ ")).collect();
+    let mut out: Vec<String> = body.iter().take(max).map(|l| format!("    {l}")).collect();
+    if body.len() > max {
+        out.push(format!("    … {} more lines", body.len() - max));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::diff_preview;
+
+    #[test]
+    fn a_long_diff_is_cut_and_says_how_much_is_left() {
+        let unified = "--- a/x\n+++ b/x\n@@ -1,3 +1,3 @@\n-a\n+b\n c\n";
+        assert_eq!(
+            diff_preview(unified, 10),
+            ["    @@ -1,3 +1,3 @@", "    -a", "    +b", "     c"]
+        );
+        assert_eq!(
+            diff_preview(unified, 2),
+            ["    @@ -1,3 +1,3 @@", "    -a", "    … 2 more lines"]
+        );
+    }
 }

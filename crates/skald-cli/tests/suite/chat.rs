@@ -71,7 +71,14 @@ async fn chat_with_approve_all_writes_the_file_and_the_debug_tree_shows_the_turn
     assert_eq!(code, 0, "stdout: {stdout}\nstderr: {stderr}");
     assert_eq!(std::fs::read_to_string(work.join("hello.txt")).unwrap(), "hi from the cli\n");
     assert!(stdout.contains("Wrote hello.txt."), "{stdout}");
-    assert!(stdout.contains("hello.txt"), "{stdout}");
+    // The applied change is printed under the call: a one-line hunk adding the text.
+    assert!(stdout.contains("(+1 −0)"), "{stdout}");
+    assert!(
+        stdout.contains("    @@ -0,0 +1 @@") || stdout.contains("    @@ -0,0 +1,1 @@"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("    +hi from the cli"), "{stdout}");
+    assert!(!stdout.contains("+++ "), "no file header: {stdout}");
 
     let mut show = cli(&fake, &data);
     show.args(["--json", "sessions", "show", "1"]);
