@@ -132,6 +132,14 @@ async function chatAndApprove() {
   await shot("05-inbox-empty");
   await go("#chat/web");
   await d.waitFor("the final answer", async () => (await bodyText()).includes("I wrote hello.txt"), 15_000);
+  // The done write shows what it changed, as a diff under its card.
+  const applied = await d.waitFor("the applied write's diff in the chat", () =>
+    d.run(`const f = document.querySelector('article[data-status="done"] figure.diff'); return f && f.innerText;`),
+  );
+  if (!applied.includes("hello.txt") || !applied.includes("written by skald")) {
+    fail(`the done write's diff does not show the new file:\n${applied}`);
+  }
+  step("the chat shows the applied write as a diff");
   await shot("06-final-answer");
 }
 
