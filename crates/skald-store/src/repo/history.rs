@@ -143,9 +143,8 @@ impl Store {
         Ok(sqlx::query_as::<_, MessageRow>(&sql).bind(stack_id).fetch_all(self.pool()).await?)
     }
 
-    /// Messages of one frame with an id above `after_id`, in id order: the replay after a
-    /// compaction boundary (`after_id = 0` for all). Read as one document (see `bulk`): this is
-    /// the read every model round makes.
+    /// Messages of one frame with an id above `after_id`, in id order (`after_id = 0` for all),
+    /// read as one document (see `bulk`). Model rounds read through `frame_replay` instead.
     pub async fn messages_for_stack_after(
         &self,
         stack_id: i64,
