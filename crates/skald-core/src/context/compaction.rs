@@ -17,7 +17,8 @@ use skald_store::{Store, StoreError};
 use tokio_util::sync::CancellationToken;
 
 use super::builder::{ContextInputs, MessageBuilder};
-use super::history::{HistoryOptions, history_messages, tool_content};
+use super::call_results::tool_content;
+use super::history::{HistoryOptions, history_messages};
 use super::system::summary_message;
 use super::tokens::estimate_messages;
 use crate::config::CompactionConfig;

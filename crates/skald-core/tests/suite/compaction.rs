@@ -165,7 +165,7 @@ async fn the_cut_never_swallows_an_open_call_and_keeps_call_and_result_together(
     let db = Db::new().await;
     db.user("q0").await;
     let (parked_msg, ids) = db.calls("", &[("write_file", r#"{"path":"x"}"#)]).await;
-    db.settle(ids[0], ToolStatus::Pending, None).await; // waiting for approval
+    db.settle(ids[0], ToolStatus::Pending, None).await; // still open
     for i in 0..4 {
         db.read(&format!("f{i}"), &"z".repeat(2_000)).await;
     }
@@ -191,10 +191,8 @@ async fn the_cut_never_swallows_an_open_call_and_keeps_call_and_result_together(
     assert!(prompt.ends_with("Focus especially on: the login bug"));
     let built = builder.build(&db.inputs()).await.unwrap();
     assert!(
-        built
-            .messages
-            .iter()
-            .any(|m| m["role"] == "tool" && text_of(m) == skald_core::context::INTERRUPTED_PENDING)
+        built.messages.iter().any(|m| m["role"] == "tool"
+            && text_of(m) == skald_core::context::call_results::NEVER_STARTED)
     );
     let body = serde_json::json!({ "model": "m", "messages": built.messages });
     skald_testkit::validate_chat_request(&body).unwrap();
