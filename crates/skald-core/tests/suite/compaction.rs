@@ -2,7 +2,7 @@
 //! summariser request, failure handling, and the engine end to end (events, replay, restart).
 
 use serde_json::Value;
-use skald_core::config::CompactionConfig;
+use skald_core::config::{self, CompactionConfig, EnvOverrides};
 use skald_core::context::{BuildSettings, ContextCompactor, MessageBuilder};
 use skald_core::turn::TurnOutcome;
 use skald_llm::{CancellationToken, LlmClient, LlmSettings, ModelEndpoint};
@@ -343,4 +343,56 @@ async fn a_long_session_is_compacted_at_turn_start_with_events_and_survives_a_re
         (summary.tokens_before, summary.tokens_after),
         (Some(tokens_before), Some(tokens_after))
     );
+}
+
+// ---------------------------------------------------------------------------------------------
+// Configuration
+
+/// Compaction lifts the history's count cap, so it must be able to trigger.
+#[test]
+fn compaction_on_without_a_window_or_threshold_is_a_config_error_that_says_what_to_add() {
+    let load = |text: &str, env: &EnvOverrides| {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("config.yml"), text).unwrap();
+        config::load(dir.path(), env)
+    };
+    let none = EnvOverrides::default();
+    let client = |model: &str, extra: &str| {
+        format!(
+            "llm:\n  clients:\n    - name: local\n      base_url: http://127.0.0.1:1/v1\n      \
+             model: {model}\n{extra}"
+        )
+    };
+    let tuned = "  compaction:\n    keep_recent_tokens: 8000\n";
+    let err = load(&client("my-local-model", tuned), &none).unwrap_err().to_string();
+    assert!(err.contains("config.yml: llm.compaction is on"), "{err}");
+    assert!(err.contains("`local` (model `my-local-model`)"), "{err}");
+    assert!(err.contains("add `context_window: <tokens>` to each of these clients"), "{err}");
+    assert!(err.contains("`threshold_tokens: <tokens>` under `llm.compaction`"), "{err}");
+
+    // Each way out loads: a threshold, the client's window, compaction off, a well-known model,
+    // no compaction block at all (then an unknown window keeps the count cap).
+    let threshold = "  compaction:\n    threshold_tokens: 6000\n";
+    let window = "      context_window: 32768\n  compaction:\n    enabled: true\n";
+    let off = "  compaction:\n    enabled: false\n";
+    for ok in [
+        client("my-local-model", threshold),
+        client("my-local-model", window),
+        client("my-local-model", off),
+        client("gpt-4o", tuned),
+        client("my-local-model", ""),
+    ] {
+        load(&ok, &none).unwrap_or_else(|e| panic!("{ok}: {e}"));
+    }
+
+    // The client from SKALD_LLM_BASE_URL has no config entry to put a window on.
+    let env = EnvOverrides {
+        base_url: Some("http://127.0.0.1:1/v1".into()),
+        model: Some("my-local-model".into()),
+        api_key: None,
+    };
+    let err = load("llm:\n  compaction:\n    enabled: true\n", &env).unwrap_err().to_string();
+    assert!(err.contains("`env` (model `my-local-model`)"), "{err}");
+    assert!(err.contains("add `threshold_tokens: <tokens>` under `llm.compaction`"), "{err}");
+    assert!(err.contains("SKALD_LLM_BASE_URL"), "{err}");
 }
