@@ -238,13 +238,20 @@ pub async fn context_size(
     let built = builder.build(inputs).await?;
     let summary = store.latest_summary(inputs.stack_id).await?;
     let boundary = summary.as_ref().map_or(0, |s| s.covers_up_to_message_id);
-    let rows = store.messages_for_stack_after(inputs.stack_id, boundary).await?;
-    let tools = store.tool_calls_for_stack_after(inputs.stack_id, boundary).await?;
+    // Only rows from the newest reply that reported usage on can count: reading the whole frame
+    // for this made every check linear in the session's length.
+    let from = match store.last_reported_usage(inputs.stack_id, boundary).await? {
+        Some(r) => r.id - 1,
+        None => return Ok(ContextSize { tokens: built.estimated_tokens, reported_by: None }),
+    };
+    let rows = store.messages_for_stack_after(inputs.stack_id, from).await?;
+    let tools = store.tool_calls_for_stack_after(inputs.stack_id, from).await?;
     let since = summary.as_ref().map(|s| s.created_at.as_str());
     Ok(accounted_size(rows, &tools, built.estimated_tokens, since))
 }
 
-/// Context size from stored rows after the boundary: the last healthy assistant row's usage
+/// Context size from stored rows after the boundary (or from the newest reply with usage on, the
+/// only rows that can count): the last healthy assistant row's usage
 /// (`input + cache_read + cache_write + output`) plus chars/4 of what follows it; without such a
 /// row, `whole_estimate` (the estimate of the full request).
 ///
