@@ -25,6 +25,9 @@ const COMMANDS: &[&str] = &[
     "session_usage",
     "compact_session",
     "reset_tool_groups",
+    "active_bypasses",
+    "session_bypasses",
+    "revoke_bypass",
 ];
 
 fn main() {

@@ -7,8 +7,8 @@ use skald_protocol::{
     Answer, ApprovalRuleInput, ApprovalRuleView, ConnectionTest, LlmClientInput, SettingsView,
 };
 use skald_protocol::{
-    ApiError, CompactResult, Decision, DecisionInput, EventEnvelope, Inbox, Page, SessionDetail,
-    SessionListQuery, SessionSummary, SessionUsage,
+    ApiError, BypassView, CompactResult, Decision, DecisionInput, EventEnvelope, Inbox, Page,
+    SessionDetail, SessionListQuery, SessionSummary, SessionUsage,
 };
 use tauri::{State, Webview, ipc::Channel};
 
@@ -100,6 +100,27 @@ pub async fn reset_tool_groups(
     session_id: i64,
 ) -> Result<u64, ApiError> {
     engine.reset_tool_groups(session_id).await
+}
+
+/// Every active bypass across sessions (the inbox lists them).
+#[tauri::command]
+pub async fn active_bypasses(engine: State<'_, Engine>) -> Result<Vec<BypassView>, ApiError> {
+    engine.active_bypasses().await
+}
+
+/// The session's active bypasses (the chat shows them).
+#[tauri::command]
+pub async fn session_bypasses(
+    engine: State<'_, Engine>,
+    session_id: i64,
+) -> Result<Vec<BypassView>, ApiError> {
+    engine.session_bypasses(session_id).await
+}
+
+/// Ends a bypass now; recorded as revoked by the app.
+#[tauri::command]
+pub async fn revoke_bypass(engine: State<'_, Engine>, id: i64) -> Result<BypassView, ApiError> {
+    engine.revoke_bypass(id, "app").await
 }
 
 /// Stops the session's running turn; false when none was running.
@@ -224,8 +245,7 @@ mod tests {
             approved: true,
             note: None,
             decided_by: decided_by.to_owned(),
-            bypass_secs: None,
-            bypass_scope: None,
+            bypass: None,
         }
     }
 

@@ -79,6 +79,9 @@ fn main() -> anyhow::Result<()> {
             commands::session_usage,
             commands::compact_session,
             commands::reset_tool_groups,
+            commands::active_bypasses,
+            commands::session_bypasses,
+            commands::revoke_bypass,
         ])
         // A channel belongs to the page that created it: a reload or navigation orphans it.
         .on_page_load(|webview, payload| match payload.event() {

@@ -199,8 +199,7 @@ fn on_menu(app: &AppHandle, id: &str) {
                     approved: true,
                     note: None,
                     decided_by: "tray".to_owned(),
-                    bypass_secs: None,
-                    bypass_scope: None,
+                    bypass: None,
                 };
                 if let Err(error) = engine.decide(call, input).await {
                     tracing::warn!(call, "the tray could not approve: {}", error.message);

@@ -130,6 +130,9 @@ pub enum Event {
         tool_call_id: i64,
         approved: bool,
     },
+    /// The session's bypasses changed (granted, revoked, or revoked by `/new`); clients reload
+    /// them. Expiry sends nothing: every read leaves out expired rows.
+    BypassesChanged {},
     /// An agent asks the user a question; the call waits for the answer.
     AgentQuestion {
         #[ts(type = "number")]

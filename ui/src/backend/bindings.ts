@@ -159,6 +159,14 @@ export type Inbox = { items: Array<InboxItem>, questions: Array<QuestionItem>, t
 
 export type BypassScopeKind = "all" | "category" | "mcp_server";
 
+export type BypassDuration = "fifteen_minutes" | "one_hour" | "session";
+
+export type BypassRequest = { duration: BypassDuration, 
+/**
+ * `null`: the narrowest scope that fits the call (its MCP server, else its category).
+ */
+scope: BypassScopeKind | null, };
+
 export type DecisionInput = { approved: boolean, 
 /**
  * Reason for a rejection; reaches the model verbatim.
@@ -169,15 +177,50 @@ note: string | null,
  */
 decided_by: string, 
 /**
- * With an approval: also allow similar calls for this many seconds (0 = rest of the session).
+ * With an approval only: also allow similar calls of the session without asking. A scope
+ * that does not fit the call is refused (`invalid_input`) and nothing is recorded.
  */
-bypass_secs: number | null, bypass_scope: BypassScopeKind | null, };
+bypass: BypassRequest | null, };
 
 export type Decision = { tool_call_id: number, session_id: number, approved: boolean, note: string | null, decided_by: string, decided_at: string, 
 /**
  * Whether a turn picked the decision up right away (false: it is settled on the next resume).
  */
-resumed: boolean, };
+resumed: boolean, 
+/**
+ * The bypass granted with the approval, if one was asked for.
+ */
+bypass: BypassView | null, };
+
+export type BypassView = { id: number, session_id: number, 
+/**
+ * The session's source (`web`, `cli`, ...).
+ */
+source: string, scope: BypassScopeKind, 
+/**
+ * The category (`filesystem`, `shell`, `session`) or MCP server; `null` for `all`.
+ */
+scope_value: string | null, 
+/**
+ * What it covers, for people: "all tools", "shell tools", "MCP server github".
+ */
+label: string, duration: BypassDuration, 
+/**
+ * The surface that granted it (`app`, `inbox`, `cli`, `web`, ...).
+ */
+granted_by: string, granted_at: string, expires_at: string, 
+/**
+ * Seconds left at the time of the read.
+ */
+remaining_secs: number, 
+/**
+ * The call it was approved with, if any.
+ */
+tool_call_id: number | null, 
+/**
+ * When and by whom it was revoked (`null` while active).
+ */
+revoked_at: string | null, revoked_by: string | null, };
 
 export type LlmClientView = { name: string, base_url: string, model: string, provider: string | null, 
 /**
@@ -233,7 +276,7 @@ arguments: unknown, label_short: string, label_full: string, path: string | null
 /**
  * The reviewed diff (absent for commands).
  */
-diff: FileDiff | null, } | { "type": "approval_resolved", request_id: number, tool_call_id: number, approved: boolean, } | { "type": "agent_question", request_id: number, tool_call_id: number, title: string, 
+diff: FileDiff | null, } | { "type": "approval_resolved", request_id: number, tool_call_id: number, approved: boolean, } | { "type": "bypasses_changed", } | { "type": "agent_question", request_id: number, tool_call_id: number, title: string, 
 /**
  * Markdown.
  */

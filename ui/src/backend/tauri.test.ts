@@ -57,8 +57,11 @@ describe("tauri backend", () => {
     expect(await backend.isRunning(4)).toBe(true);
     expect(await backend.newSession("web")).toBe(5);
     expect(await backend.inbox()).toEqual({ items: [], total: 0 });
-    const input = { approved: true, note: null, decided_by: "app", bypass_secs: 900, bypass_scope: "all" as const };
+    const input = { approved: true, note: null, decided_by: "app", bypass: { duration: "fifteen_minutes" as const, scope: "all" as const } };
     await backend.decide(8, input);
+    await backend.activeBypasses();
+    await backend.sessionBypasses(4);
+    await backend.revokeBypass(3);
     expect(calls).toEqual([
       ["active_session", { source: "web" }],
       ["send_message", { source: "web", text: "hi" }],
@@ -67,6 +70,9 @@ describe("tauri backend", () => {
       ["new_session", { source: "web" }],
       ["inbox", {}],
       ["decide", { toolCallId: 8, input }],
+      ["active_bypasses", {}],
+      ["session_bypasses", { sessionId: 4 }],
+      ["revoke_bypass", { id: 3 }],
     ]);
   });
 

@@ -3,6 +3,7 @@ import { Channel, invoke } from "@tauri-apps/api/core";
 import type {
   ApprovalRuleInput,
   ApprovalRuleView,
+  BypassView,
   CompactResult,
   ConnectionTest,
   Decision,
@@ -48,6 +49,9 @@ export function createTauriBackend(run: Invoke = invoke): Backend {
     inbox: () => call<Inbox>(run, "inbox", {}),
     decide: (toolCallId: number, input: DecisionInput) =>
       call<Decision>(run, "decide", { toolCallId, input }),
+    activeBypasses: () => call<BypassView[]>(run, "active_bypasses", {}),
+    sessionBypasses: (sessionId: number) => call<BypassView[]>(run, "session_bypasses", { sessionId }),
+    revokeBypass: (id: number) => call<BypassView>(run, "revoke_bypass", { id }),
     settings: () => call<SettingsView>(run, "settings", {}),
     saveClients: (clients: LlmClientInput[], fallback: string[]) =>
       call<SettingsView>(run, "save_llm_clients", { clients, fallback }),

@@ -3,6 +3,7 @@ import type {
   ApiError,
   ApprovalRuleInput,
   ApprovalRuleView,
+  BypassView,
   CompactResult,
   ConnectionTest,
   Decision,
@@ -44,6 +45,12 @@ export interface Backend {
   newSession(source: string): Promise<number>;
   inbox(): Promise<Inbox>;
   decide(toolCallId: number, input: DecisionInput): Promise<Decision>;
+  /** Bypasses in force across sessions (the inbox lists them). */
+  activeBypasses(): Promise<BypassView[]>;
+  /** The session's bypasses in force (the chat shows them). */
+  sessionBypasses(sessionId: number): Promise<BypassView[]>;
+  /** Ends a bypass now; calls it covered ask again. */
+  revokeBypass(id: number): Promise<BypassView>;
   /** The LLM clients (config file and env), fallback order, data dir and config path. */
   settings(): Promise<SettingsView>;
   /** Replaces the config-file clients and the fallback order; env clients are not part of it. */

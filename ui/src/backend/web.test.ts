@@ -142,7 +142,10 @@ describe("web backend", () => {
       { running: false },
       { session_id: 5 },
       { items: [], total: 0 },
-      { tool_call_id: 8, session_id: 4, approved: false, note: "no", decided_by: "web", decided_at: "x", resumed: true },
+      { tool_call_id: 8, session_id: 4, approved: false, note: "no", decided_by: "web", decided_at: "x", resumed: true, bypass: null },
+      [],
+      [],
+      { id: 3 },
     ];
     const fetchMock = vi.fn<typeof fetch>(async () => jsonResponse(200, replies.shift()));
     const { backend } = setup("http://127.0.0.1:8765/?token=abc", { fetch: fetchMock });
@@ -152,8 +155,11 @@ describe("web backend", () => {
     expect(await backend.isRunning(4)).toBe(false);
     expect(await backend.newSession("web")).toBe(5);
     expect(await backend.inbox()).toEqual({ items: [], total: 0 });
-    const input = { approved: false, note: "no", decided_by: "web", bypass_secs: null, bypass_scope: null };
+    const input = { approved: false, note: "no", decided_by: "web", bypass: null };
     expect(await backend.decide(8, input)).toMatchObject({ tool_call_id: 8 });
+    expect(await backend.activeBypasses()).toEqual([]);
+    expect(await backend.sessionBypasses(4)).toEqual([]);
+    expect(await backend.revokeBypass(3)).toEqual({ id: 3 });
     const calls = fetchMock.mock.calls.map(([url, init]) => [
       init?.method,
       String(url).replace("http://127.0.0.1:8765", ""),
@@ -167,6 +173,9 @@ describe("web backend", () => {
       ["POST", "/api/sessions?source=web", undefined],
       ["GET", "/api/inbox", undefined],
       ["POST", "/api/tools/8/decision", input],
+      ["GET", "/api/bypasses", undefined],
+      ["GET", "/api/sessions/4/bypasses", undefined],
+      ["POST", "/api/bypasses/3/revoke", undefined],
     ]);
     for (const [, init] of fetchMock.mock.calls) {
       expect((init?.headers as Record<string, string>).Authorization).toBe("Bearer abc");
@@ -215,7 +224,7 @@ describe("web backend", () => {
     const fetchMock = vi.fn<typeof fetch>(async () => jsonResponse(409, { code: "conflict", message: "already rejected" }));
     const { backend } = setup("http://127.0.0.1:1/", { fetch: fetchMock });
     await expect(
-      backend.decide(1, { approved: true, note: null, decided_by: "web", bypass_secs: null, bypass_scope: null }),
+      backend.decide(1, { approved: true, note: null, decided_by: "web", bypass: null }),
     ).rejects.toEqual({ code: "conflict", message: "already rejected" });
   });
 });

@@ -2,6 +2,7 @@
 import type {
   ApprovalRuleInput,
   ApprovalRuleView,
+  BypassView,
   CompactResult,
   ConnectionTest,
   Decision,
@@ -146,6 +147,9 @@ export function createWebBackend(options: WebBackendOptions = {}): Backend {
     inbox: () => get<Inbox>("/api/inbox"),
     decide: (toolCallId: number, input: DecisionInput) =>
       post<Decision>(`/api/tools/${seg(toolCallId)}/decision`, input),
+    activeBypasses: () => get<BypassView[]>("/api/bypasses"),
+    sessionBypasses: (sessionId: number) => get<BypassView[]>(`/api/sessions/${seg(sessionId)}/bypasses`),
+    revokeBypass: (id: number) => post<BypassView>(`/api/bypasses/${seg(id)}/revoke`),
     settings: () => get<SettingsView>("/api/settings"),
     saveClients: (clients: LlmClientInput[], fallback: string[]) =>
       put<SettingsView>("/api/settings/clients", { clients, fallback }),

@@ -12,7 +12,7 @@ use skald_protocol::{
     ApprovalRuleInput, ApprovalRuleView, ConnectionTest, LlmClientInput, SettingsView,
 };
 use skald_protocol::{
-    CompactResult, DEFAULT_PER_PAGE, Decision, DecisionInput, ErrorCode, Inbox, Page,
+    BypassView, CompactResult, DEFAULT_PER_PAGE, Decision, DecisionInput, ErrorCode, Inbox, Page,
     SessionDetail, SessionListQuery, SessionSummary, SessionUsage,
 };
 
@@ -36,6 +36,9 @@ pub(crate) fn app(state: ServeState) -> Router {
         .route("/sources/{source}/messages", post(send_message))
         .route("/inbox", get(inbox))
         .route("/tools/{id}/decision", post(decide))
+        .route("/bypasses", get(active_bypasses))
+        .route("/bypasses/{id}/revoke", post(revoke_bypass))
+        .route("/sessions/{id}/bypasses", get(session_bypasses))
         .route("/messages/{id}/request", get(llm_request))
         .route("/questions/{id}/answer", post(answer))
         .route("/settings", get(settings))
@@ -218,6 +221,26 @@ async fn decide(
         input.decided_by = "web".into();
     }
     Ok(Json(state.engine.decide(id_of(id, "tool call")?, input).await?))
+}
+
+async fn active_bypasses(
+    State(state): State<ServeState>,
+) -> Result<Json<Vec<BypassView>>, HttpError> {
+    Ok(Json(state.engine.active_bypasses().await?))
+}
+
+async fn session_bypasses(
+    State(state): State<ServeState>,
+    id: Result<Path<i64>, PathRejection>,
+) -> Result<Json<Vec<BypassView>>, HttpError> {
+    Ok(Json(state.engine.session_bypasses(id_of(id, "session")?).await?))
+}
+
+async fn revoke_bypass(
+    State(state): State<ServeState>,
+    id: Result<Path<i64>, PathRejection>,
+) -> Result<Json<BypassView>, HttpError> {
+    Ok(Json(state.engine.revoke_bypass(id_of(id, "bypass")?, "web").await?))
 }
 
 type JsonBody<T> = Result<Json<T>, axum::extract::rejection::JsonRejection>;

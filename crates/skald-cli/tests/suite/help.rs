@@ -14,6 +14,9 @@ fn every_command_has_help_and_only_existing_commands_are_listed() {
         vec!["approve", "--help"],
         vec!["deny", "--help"],
         vec!["answer", "--help"],
+        vec!["bypass", "--help"],
+        vec!["bypass", "list", "--help"],
+        vec!["bypass", "revoke", "--help"],
         vec!["serve", "--help"],
     ] {
         let out = skald(&args);
@@ -21,8 +24,10 @@ fn every_command_has_help_and_only_existing_commands_are_listed() {
         assert!(stdout(&out).contains("Usage: skald"), "{args:?}: {}", stdout(&out));
     }
     let top = stdout(&skald(&["--help"]));
-    for cmd in ["sessions", "chat", "stop", "resume", "inbox", "approve", "deny", "answer", "serve"]
-    {
+    for cmd in [
+        "sessions", "chat", "stop", "resume", "inbox", "approve", "deny", "answer", "bypass",
+        "serve",
+    ] {
         assert!(
             top.lines().any(|l| l.trim_start().starts_with(&format!("{cmd} "))),
             "{cmd}: {top}"

@@ -132,7 +132,7 @@ async fn a_streamed_turn_and_an_approval_over_http() {
     let decision: Value = http
         .post(api(&format!("/tools/{id}/decision")))
         .bearer_auth(&s.token)
-        .json(&json!({ "approved": true, "note": null, "decided_by": "", "bypass_secs": null, "bypass_scope": null }))
+        .json(&json!({ "approved": true, "note": null, "decided_by": "", "bypass": null }))
         .send()
         .await
         .unwrap()
@@ -152,7 +152,7 @@ async fn a_streamed_turn_and_an_approval_over_http() {
     let again = http
         .post(api(&format!("/tools/{id}/decision")))
         .bearer_auth(&s.token)
-        .json(&json!({ "approved": false, "note": "no", "decided_by": "web", "bypass_secs": null, "bypass_scope": null }))
+        .json(&json!({ "approved": false, "note": "no", "decided_by": "web", "bypass": null }))
         .send()
         .await
         .unwrap();

@@ -52,8 +52,7 @@ async fn tool_calls_cannot_decide_bypass_or_edit_rules() {
                 approved: false,
                 note: Some("no".into()),
                 decided_by: "test".into(),
-                bypass_secs: None,
-                bypass_scope: None,
+                bypass: None,
             },
         )
         .await
