@@ -42,11 +42,16 @@ pub enum Command {
         /// The message.
         message: String,
     },
-    /// Settle recorded decisions and continue the session's turn (waits for open approvals).
+    /// Settle recorded decisions and continue the session's turn. Exit 0 final answer · 1 error
+    /// or round limit · 3 waiting for a human (as `chat`).
     Resume {
         /// Session id.
         #[arg(long)]
         session: i64,
+        /// When the turn needs a decision again, wait for it (made from another terminal, the
+        /// app or `serve`) instead of exiting 3.
+        #[arg(long)]
+        wait: bool,
     },
     /// Open approvals across all sessions, oldest first.
     Inbox,

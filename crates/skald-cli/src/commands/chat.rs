@@ -55,11 +55,17 @@ pub async fn run(engine: &Engine, args: ChatArgs, out: &Output) -> Result<u8, Ap
     follow(engine, session_id, turn, events, out).await
 }
 
-/// `skald resume`: settles decisions and continues, waiting for open approvals.
-pub async fn resume(engine: &Engine, session_id: i64, out: &Output) -> Result<u8, ApiError> {
+/// `skald resume`: settles decisions and continues; with `ParkMode::Wait` (`--wait`) it waits
+/// for decisions still open, otherwise it ends parked (exit 3) like `chat`.
+pub async fn resume(
+    engine: &Engine,
+    session_id: i64,
+    mode: ParkMode,
+    out: &Output,
+) -> Result<u8, ApiError> {
     let events = engine.subscribe();
     let engine2 = engine.clone();
-    let turn = tokio::spawn(async move { engine2.resume(session_id, ParkMode::Wait).await });
+    let turn = tokio::spawn(async move { engine2.resume(session_id, mode).await });
     let turn = tokio::spawn(async move {
         match turn.await {
             Ok(Ok(outcome)) => outcome,
@@ -67,7 +73,7 @@ pub async fn resume(engine: &Engine, session_id: i64, out: &Output) -> Result<u8
             Err(e) => TurnOutcome::Failed { message: format!("the resume task failed: {e}") },
         }
     });
-    if !out.is_json() {
+    if !out.is_json() && mode == ParkMode::Wait {
         out.line(&format!("resuming session {session_id}; approve or deny from another terminal with `skald approve` / `skald deny`"));
     }
     follow(engine, session_id, turn, events, out).await
@@ -107,7 +113,8 @@ async fn follow(
         TurnOutcome::Parked { .. } => {
             if !out.is_json() {
                 out.line(&format!(
-                    "waiting for your decision in session {session_id} (skald inbox)"
+                    "waiting for your decision in session {session_id} (skald inbox); then \
+                     `skald resume --session {session_id}`"
                 ));
             }
             exit::PARKED

@@ -7,6 +7,7 @@ mod sessions;
 
 use std::path::PathBuf;
 
+use skald_core::turn::ParkMode;
 use skald_core::{Engine, EngineOptions};
 use skald_protocol::ApiError;
 
@@ -30,7 +31,10 @@ pub async fn run(
                 .await
         }
         Command::Stop { session } => chat::stop(&engine, session, out).await,
-        Command::Resume { session } => chat::resume(&engine, session, out).await,
+        Command::Resume { session, wait } => {
+            let mode = if wait { ParkMode::Wait } else { ParkMode::Exit };
+            chat::resume(&engine, session, mode, out).await
+        }
         Command::Inbox => approvals::inbox(&engine, out).await,
         Command::Approve { call_id, note, bypass_secs, bypass_scope } => {
             let bypass = approvals::Bypass::parse(bypass_secs, bypass_scope.as_deref());

@@ -16,23 +16,30 @@ struct Setup {
     fake: FakeLlm,
 }
 
+/// The model edits main.rs with two spaces (rejected in these flows), then with a tab.
 async fn setup() -> Setup {
+    setup_with([edit("  println"), edit("\tprintln"), Reply::text("Indented with a tab.")]).await
+}
+
+async fn setup_with(replies: impl IntoIterator<Item = Reply>) -> Setup {
     let dir = tempfile::tempdir().unwrap();
     let work = dir.path().join("work");
     std::fs::create_dir_all(&work).unwrap();
     std::fs::write(work.join("main.rs"), "fn main() {\n    println!(\"hi\");\n}\n").unwrap();
     let fake = FakeLlm::start().await.unwrap();
-    let edit = |new: &str| {
-        Reply::tool_calls(vec![ScriptedToolCall::new(
-            "edit_file",
-            &serde_json::json!({ "path": "main.rs", "old": "    println", "new": new }).to_string(),
-        )])
-    };
-    fake.push(edit("  println"));
-    fake.push(edit("\tprintln"));
-    fake.push(Reply::text("Indented with a tab."));
+    for reply in replies {
+        fake.push(reply);
+    }
     let data = dir.path().join("data").to_str().unwrap().to_string();
     Setup { _dir: dir, data, work, fake }
+}
+
+/// An edit of main.rs's indentation.
+fn edit(new: &str) -> Reply {
+    Reply::tool_calls(vec![ScriptedToolCall::new(
+        "edit_file",
+        &serde_json::json!({ "path": "main.rs", "old": "    println", "new": new }).to_string(),
+    )])
 }
 
 fn cmd(s: &Setup, args: &[&str]) -> Command {
@@ -142,7 +149,7 @@ fn file_has_tab(s: &Setup) {
 async fn deny_resume_and_approve_from_another_process() {
     let s = setup().await;
     let first = park_and_deny(&s);
-    let mut resume = cmd(&s, &["--json", "resume", "--session", "1"])
+    let mut resume = cmd(&s, &["--json", "resume", "--session", "1", "--wait"])
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
@@ -178,7 +185,7 @@ async fn deny_resume_and_approve_from_another_process() {
 async fn a_resume_killed_while_parked_settles_on_the_next_resume() {
     let s = setup().await;
     let first = park_and_deny(&s);
-    let mut resume = cmd(&s, &["resume", "--session", "1"])
+    let mut resume = cmd(&s, &["resume", "--session", "1", "--wait"])
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .spawn()
@@ -199,4 +206,30 @@ async fn a_resume_killed_while_parked_settles_on_the_next_resume() {
     file_has_tab(&s);
     rejection_reached_the_model(&s);
     assert_eq!(inbox(&s)["total"], 0);
+}
+
+/// `skald resume` ends like `chat` when the continued turn parks again: exit 3 with the hint,
+/// instead of waiting for a decision nobody may be about to make.
+#[tokio::test(flavor = "multi_thread")]
+async fn resume_exits_3_when_the_turn_parks_again() {
+    let s = setup().await;
+    park_and_deny(&s);
+    let mut resume = cmd(&s, &["resume", "--session", "1"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    assert_eq!(wait_exit(&mut resume, Duration::from_secs(20)), 3);
+    let mut stdout = String::new();
+    std::io::Read::read_to_string(resume.stdout.as_mut().unwrap(), &mut stdout).unwrap();
+    assert!(stdout.contains("needs approval (call 2)"), "{stdout}");
+    assert!(stdout.contains("waiting for your decision in session 1"), "{stdout}");
+    rejection_reached_the_model(&s);
+    let items = inbox(&s)["items"].as_array().unwrap().clone();
+    assert_eq!(items.iter().map(|i| i["tool_call_id"].as_i64().unwrap()).collect::<Vec<_>>(), [2]);
+    // Decided later, a plain resume finishes the turn.
+    assert_eq!(run(&s, &["approve", "2"]).0, 0);
+    let (code, out, err) = run(&s, &["resume", "--session", "1"]);
+    assert_eq!(code, 0, "{out}{err}");
+    file_has_tab(&s);
 }
