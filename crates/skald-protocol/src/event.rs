@@ -29,6 +29,9 @@ pub enum DeltaKind {
 pub enum Event {
     /// A session was created or the session list changed.
     SessionsChanged {},
+    /// This receiver may have missed events (it fell behind the bus, or its connection was
+    /// re-established): reload what it shows from the engine. Sent by the shells, not the engine.
+    Resync {},
     /// The engine's configuration was (re)loaded from disk.
     ConfigReloaded {
         ok: bool,

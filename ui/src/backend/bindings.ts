@@ -210,7 +210,7 @@ export type DeltaKind = "content" | "reasoning";
 
 export type ResultType = "string" | "json";
 
-export type Event = { "type": "sessions_changed", } | { "type": "config_reloaded", ok: boolean, error: string | null, } | { "type": "new_session", session_id: number, } | { "type": "user_message", message_id: number, content: string, 
+export type Event = { "type": "sessions_changed", } | { "type": "resync", } | { "type": "config_reloaded", ok: boolean, error: string | null, } | { "type": "new_session", session_id: number, } | { "type": "user_message", message_id: number, content: string, 
 /**
  * True when the message arrived during a turn and is folded in at the next boundary.
  */

@@ -383,6 +383,8 @@ export function applyEvent(state: ChatState, event: Event): ChatState {
       return updateTool(state, event.tool_call_id, (t) => ({ ...t, diff: event.diff }));
     case "new_session":
     case "sessions_changed":
+    // The chat answers a resync by reloading from the engine (useChat), not event by event.
+    case "resync":
     case "config_reloaded":
     // Clarification questions are answered from the Inbox; the chat has no card for them yet.
     case "agent_question":

@@ -56,7 +56,7 @@ export const settingsKeys = {
 };
 
 /** Events after which the set of waiting approvals may have changed. */
-const INBOX_EVENTS = new Set(["approval_required", "pending_write", "approval_resolved", "sessions_changed"]);
+const INBOX_EVENTS = new Set(["approval_required", "pending_write", "approval_resolved", "sessions_changed", "resync"]);
 
 const NO_RETRY_CODES = new Set(["not_found", "invalid_input", "unauthorized", "config"]);
 
@@ -109,7 +109,8 @@ function EventBridge({ backend, children }: { backend: Backend; children?: React
     () =>
       backend.subscribe((envelope: EventEnvelope) => {
         const type = envelope.event.type;
-        if (type === "sessions_changed") {
+        // After a resync (missed events) anything listed may be stale.
+        if (type === "sessions_changed" || type === "resync") {
           void client.invalidateQueries({ queryKey: sessionKeys.all });
         }
         if (type === "config_reloaded") {

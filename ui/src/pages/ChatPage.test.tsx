@@ -30,6 +30,18 @@ function log() {
   return within(screen.getByRole("list", { name: "Conversation" }));
 }
 
+/** Makes `getSession` wait until the returned function is called. */
+function holdSessionLoads(backend: MockBackend): () => void {
+  let release: () => void = () => {};
+  const gate = new Promise<void>((r) => (release = r));
+  const load = backend.getSession.bind(backend);
+  backend.getSession = async (id) => {
+    await gate;
+    return load(id);
+  };
+  return () => release();
+}
+
 function input() {
   return screen.getByRole("combobox", { name: "Message" }) as HTMLTextAreaElement;
 }
@@ -135,6 +147,48 @@ describe("chat page", () => {
     expect(within(bubble).getByText("queued for the running turn")).toBeTruthy();
     emit(backend, { type: "done", message_id: 21, stack_id: 1, content: "Done.", input_tokens: null, output_tokens: null });
     expect(within(bubble).queryByText("queued for the running turn")).toBeNull();
+  });
+
+  it("answers a resync by reloading the session: a card left running settles without a page reload", async () => {
+    const running: DebugMessage[] = [
+      { kind: "user", message_id: 1, content: "nap", is_synthetic: false, failed: false, ...base },
+      { kind: "tool", tool_call_id: 2, message_id: 2, name: "execute_cmd", label: "execute_cmd sleep 2", arguments: { command: "sleep 2" }, status: "running", result: null, diff: null, ...base },
+    ];
+    const backend = setup(running, { running: true });
+    await open(backend);
+    expect(log().getByRole("article", { name: "Tool execute_cmd sleep 2, running" })).toBeTruthy();
+    const loads = backend.detailCalls.length;
+    // While the connection was down the tool finished and the model answered.
+    backend.details.set(SID, {
+      ...emptyDetail(SID),
+      messages: [
+        running[0]!,
+        { ...(running[1] as Extract<DebugMessage, { kind: "tool" }>), status: "done", result: "(no output)" },
+        { kind: "assistant", message_id: 3, content: "Rested.", reasoning: null, is_synthetic: false, input_tokens: 10, output_tokens: 2, ...base },
+      ],
+    });
+    backend.running.delete(SID);
+    emit(backend, { type: "resync" }, null);
+    expect(await log().findByRole("article", { name: "Tool execute_cmd sleep 2, done" })).toBeTruthy();
+    expect(log().getByText("Rested.")).toBeTruthy();
+    expect(screen.getByRole("button", { name: "Send" })).toBeTruthy();
+    expect(backend.detailCalls.length).toBe(loads + 1);
+    // The page itself stayed: no loading state, the composer kept working.
+    expect(input().disabled).toBe(false);
+  });
+
+  it("keeps events that arrive during a resync and applies them on top of the reloaded session", async () => {
+    const backend = setup([
+      { kind: "user", message_id: 1, content: "hi", is_synthetic: false, failed: false, ...base },
+    ]);
+    await open(backend);
+    const release = holdSessionLoads(backend);
+    emit(backend, { type: "resync" }, null);
+    emit(backend, { type: "user_message", message_id: 2, content: "after the gap", steer: false });
+    expect(log().queryByText("after the gap")).toBeNull();
+    await act(async () => release());
+    expect(await log().findByText("after the gap")).toBeTruthy();
+    expect(log().getByText("hi")).toBeTruthy();
   });
 
   it("shows the change a write made under its card, live and after a reload", async () => {
@@ -343,13 +397,7 @@ describe("chat page", () => {
     const backend = setup([
       { kind: "user", message_id: 1, content: "first", is_synthetic: false, failed: false, ...base },
     ]);
-    let release: () => void = () => {};
-    const gate = new Promise<void>((r) => (release = r));
-    const load = backend.getSession.bind(backend);
-    backend.getSession = async (id) => {
-      await gate;
-      return load(id);
-    };
+    const release = holdSessionLoads(backend);
     renderApp(backend, "#chat/web");
     // The page mounts once the first-run settings check is done; its history load is still gated.
     await screen.findByRole("heading", { level: 1, name: "Chat" });
