@@ -25,7 +25,8 @@ pub struct Cli {
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Run one user turn in the source's active session (a message sent while a turn runs is
-    /// folded into it). Exit 0 final answer · 1 error or round limit · 3 waiting for a human.
+    /// folded into it; one sent while a call waits for a decision is queued behind it).
+    /// Exit 0 final answer · 1 error or round limit · 3 waiting for a human.
     Chat {
         /// Source (conversation channel) whose active session gets the message.
         #[arg(long, default_value = "cli")]

@@ -31,7 +31,8 @@ import { createWebBackend } from "./web";
 export type * from "./bindings";
 export type { Backend, BackendKind, SendResult } from "./types";
 export { useChat, type ChatController } from "./useChat";
-export type { ChatItem, ChatState, ToolItem, ApprovalInfo, CardStatus, NoticeItem } from "./chat";
+export type { ChatItem, ChatState, ToolItem, ApprovalInfo, CardStatus, NoticeItem, QueuedItem } from "./chat";
+export { queuedReason } from "./chat";
 export { isApiError, toApiError } from "./types";
 
 /** Tauri injects `__TAURI_INTERNALS__` before any page script runs; a plain browser has none. */

@@ -137,7 +137,7 @@ describe("web backend", () => {
   it("calls the chat and inbox endpoints with the documented methods, paths and bodies", async () => {
     const replies: unknown[] = [
       { session_id: 4 },
-      { session_id: 4, steered: true },
+      { session_id: 4, steered: true, waiting_for: [9] },
       { stopped: true },
       { running: false },
       { session_id: 5 },
@@ -147,7 +147,7 @@ describe("web backend", () => {
     const fetchMock = vi.fn<typeof fetch>(async () => jsonResponse(200, replies.shift()));
     const { backend } = setup("http://127.0.0.1:8765/?token=abc", { fetch: fetchMock });
     expect(await backend.activeSession("tele gram")).toBe(4);
-    expect(await backend.sendMessage("web", "hi")).toEqual({ session_id: 4, steered: true });
+    expect(await backend.sendMessage("web", "hi")).toEqual({ session_id: 4, steered: true, waiting_for: [9] });
     expect(await backend.stop(4)).toBe(true);
     expect(await backend.isRunning(4)).toBe(false);
     expect(await backend.newSession("web")).toBe(5);

@@ -208,6 +208,49 @@ async fn a_resume_killed_while_parked_settles_on_the_next_resume() {
     assert_eq!(inbox(&s)["total"], 0);
 }
 
+/// A model request holds the tool results and, after them, the user rows: the steer must follow
+/// the settled call, never stand in front of an "interrupted" answer.
+fn last_request_ends_with_the_steer(s: &Setup, result: &str, steer: &str) {
+    let reqs = s.fake.requests();
+    let msgs = reqs.last().unwrap().body["messages"].as_array().cloned().unwrap();
+    let talk: Vec<(String, String)> = msgs
+        .iter()
+        .filter(|m| m["role"] != "system")
+        .map(|m| (m["role"].as_str().unwrap().to_string(), m["content"].to_string()))
+        .collect();
+    let tail = &talk[talk.len() - 2..];
+    assert_eq!(tail[0].0, "tool", "{talk:?}");
+    assert!(tail[0].1.contains(result), "{talk:?}");
+    assert_eq!(tail[1], ("user".to_string(), serde_json::json!(steer).to_string()), "{talk:?}");
+    assert!(!reqs.iter().any(|r| r.body.to_string().contains("interrupted")), "{talk:?}");
+}
+
+/// Decision 44 from the terminal: a second `chat` while the first one's edit is parked is
+/// queued (exit 3, no model request); approve + resume runs the edit once, then the model reads
+/// the queued message.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_chat_sent_while_a_call_is_parked_is_queued_until_the_decision_is_settled() {
+    let s = setup_with([edit("\tprintln"), Reply::text("Indented, and noted.")]).await;
+    let work = s.work.to_str().unwrap();
+    let (code, out, err) = run(&s, &["chat", "--workdir", work, "indent main.rs"]);
+    assert_eq!(code, 3, "{out}{err}");
+    let (code, out, err) = run(&s, &["chat", "--workdir", work, "also keep the braces"]);
+    assert_eq!(code, 3, "a queued message exits like a parked chat\n{out}{err}");
+    assert!(out.contains("queued: session 1 waits for your decision on call 1"), "{out}");
+    assert!(out.contains("skald resume --session 1"), "{out}");
+    assert_eq!(s.fake.requests().len(), 1, "nothing reached the model");
+    assert_eq!(inbox(&s)["total"], 1, "the edit still waits");
+
+    let (code, out, err) = run(&s, &["approve", "1"]);
+    assert_eq!(code, 0, "{out}{err}");
+    let (code, out, err) = run(&s, &["resume", "--session", "1"]);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(out.contains("» also keep the braces"), "the folded message is shown: {out}");
+    file_has_tab(&s);
+    assert_eq!(s.fake.requests().len(), 2);
+    last_request_ends_with_the_steer(&s, "main.rs", "also keep the braces");
+}
+
 /// `skald resume` ends like `chat` when the continued turn parks again: exit 3 with the hint,
 /// instead of waiting for a decision nobody may be about to make.
 #[tokio::test(flavor = "multi_thread")]

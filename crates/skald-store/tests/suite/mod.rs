@@ -1,6 +1,7 @@
 mod open;
 mod replay;
 mod sessions;
+mod steers;
 mod tools;
 
 use std::sync::Arc;
