@@ -2,13 +2,14 @@
 // edit rejected with a note from the Inbox and the next one approved, the debug tree with the raw
 // request, a reload mid-turn that keeps STOP, and the Settings page with the env client.
 import assert from "node:assert/strict";
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
-import { launchBrowser, screenshotPath } from "../lib/browser.mjs";
+import { launchBrowser, newPage, screenshotPath } from "../lib/browser.mjs";
 import { startFakeLlm } from "../lib/fake_llm.mjs";
 import { startServer } from "../lib/server.mjs";
+import { stopAll } from "../lib/teardown.mjs";
 
 const NOTE = "Keep the title line, only change the body";
 const ORIGINAL = "# Notes\nhello\n";
@@ -57,21 +58,10 @@ describe("chat, approvals, debug tree and settings against the fake provider", (
       config: "llm:\n  request_log:\n    enabled: true\n",
     });
     browser = await launchBrowser();
-    const context = await browser.newContext({ viewport: { width: 1280, height: 860 } });
-    page = await context.newPage();
-    page.setDefaultTimeout(15_000);
-    page.on("pageerror", (error) => pageErrors.push(String(error)));
+    page = await newPage(browser, pageErrors);
   });
 
-  after(async () => {
-    await browser?.close();
-    if (server) {
-      const { code } = await server.stop();
-      assert.equal(code, 0, `skald serve should exit 0 on SIGTERM; stderr: ${server.stderr()}`);
-    }
-    await fake?.stop();
-    if (workdir) rmSync(workdir, { recursive: true, force: true });
-  });
+  after(() => stopAll({ browser, server, fake, workdir }));
 
   test("a streamed turn in #chat/web: tokens appear one by one, then the final text", async () => {
     await fake.push({ type: "text", content: STREAMED });
