@@ -240,6 +240,8 @@ async fn a_chat_sent_while_a_call_is_parked_is_queued_until_the_decision_is_sett
     assert!(out.contains("skald resume --session 1"), "{out}");
     assert_eq!(s.fake.requests().len(), 1, "nothing reached the model");
     assert_eq!(inbox(&s)["total"], 1, "the edit still waits");
+    let (_, tree, _) = run(&s, &["sessions", "show", "1"]);
+    assert!(tree.ends_with("queued: also keep the braces\n"), "{tree}");
 
     let (code, out, err) = run(&s, &["approve", "1"]);
     assert_eq!(code, 0, "{out}{err}");
@@ -249,6 +251,8 @@ async fn a_chat_sent_while_a_call_is_parked_is_queued_until_the_decision_is_sett
     file_has_tab(&s);
     assert_eq!(s.fake.requests().len(), 2);
     last_request_ends_with_the_steer(&s, "main.rs", "also keep the braces");
+    let (_, tree, _) = run(&s, &["sessions", "show", "1"]);
+    assert!(tree.contains("user: also keep the braces") && !tree.contains("queued:"), "{tree}");
 }
 
 /// `skald resume` ends like `chat` when the continued turn parks again: exit 3 with the hint,
