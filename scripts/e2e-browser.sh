@@ -7,7 +7,11 @@
 # tests/flows.test.mjs: `skald serve` against the strict fake provider (skald-fake-llm): a streamed
 # turn, an edit rejected with a note from the Inbox then one approved (file checked on disk, note
 # checked in the provider's journal), the debug tree with a raw request, a reload mid-turn that
-# keeps STOP, and the Settings page. Screenshots land in artifacts/browser/*.png.
+# keeps STOP, and the Settings page.
+# tests/chatflow.test.mjs: on a fresh install, a steer during a tool run (queued, then folded after
+# the tool), a steer that outlives a streamed answer (both answers shown once), a message queued
+# behind a write's approval, and a WebSocket dropped while a tool runs (the chat resyncs without a
+# reload); live and after a reload. Screenshots land in artifacts/browser/*.png.
 # Exits non-zero on any failure.
 #
 # Usage: scripts/e2e-browser.sh

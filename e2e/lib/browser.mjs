@@ -25,3 +25,12 @@ export function screenshotPath(name) {
   mkdirSync(SCREENSHOT_DIR, { recursive: true });
   return join(SCREENSHOT_DIR, `${name}.png`);
 }
+
+/** A desktop-sized page that records uncaught page errors into `pageErrors`. */
+export async function newPage(browser, pageErrors, { timeoutMs = 15_000 } = {}) {
+  const context = await browser.newContext({ viewport: { width: 1280, height: 860 } });
+  const page = await context.newPage();
+  page.setDefaultTimeout(timeoutMs);
+  page.on("pageerror", (error) => pageErrors.push(String(error)));
+  return page;
+}

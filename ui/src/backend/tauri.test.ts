@@ -39,7 +39,7 @@ describe("tauri backend", () => {
     const calls: Array<[string, unknown]> = [];
     const replies: Record<string, unknown> = {
       active_session: 4,
-      send_message: { session_id: 4, steered: false },
+      send_message: { session_id: 4, steered: false, waiting_for: [] },
       stop_turn: true,
       turn_running: true,
       new_session: 5,
@@ -52,7 +52,7 @@ describe("tauri backend", () => {
     });
     const backend = createTauriBackend();
     expect(await backend.activeSession("web")).toBe(4);
-    expect(await backend.sendMessage("web", "hi")).toEqual({ session_id: 4, steered: false });
+    expect(await backend.sendMessage("web", "hi")).toEqual({ session_id: 4, steered: false, waiting_for: [] });
     expect(await backend.stop(4)).toBe(true);
     expect(await backend.isRunning(4)).toBe(true);
     expect(await backend.newSession("web")).toBe(5);

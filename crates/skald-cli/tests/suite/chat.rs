@@ -124,7 +124,7 @@ async fn json_mode_prints_one_event_envelope_per_line_and_a_failure_exits_1() {
     let evs = envelopes(&stdout);
     assert!(
         matches!(&evs.iter().find(|e| matches!(e.event, Event::UserMessage { .. })).unwrap().event,
-        Event::UserMessage { content, steer: false, .. } if content == "hello")
+        Event::UserMessage { content, .. } if content == "hello")
     );
     let done = evs.iter().find_map(|e| match &e.event {
         Event::Done { content, .. } => Some(content.clone()),

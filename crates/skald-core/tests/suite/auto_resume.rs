@@ -12,7 +12,8 @@ use skald_core::{Engine, EngineOptions};
 use skald_protocol::DecisionInput;
 use skald_testkit::{FakeLlm, Reply};
 
-async fn open(data: &std::path::Path, fake: &FakeLlm, auto_resume: bool) -> Engine {
+/// An engine on `data` with the fake as its model; `auto_resume` as the app and `serve` run it.
+pub async fn open(data: &std::path::Path, fake: &FakeLlm, auto_resume: bool) -> Engine {
     Engine::open(EngineOptions {
         data_dir: Some(data.to_path_buf()),
         env: Some(EnvOverrides {

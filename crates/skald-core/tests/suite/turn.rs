@@ -716,19 +716,60 @@ async fn messages_sent_mid_turn_are_echoed_at_once_and_folded_in_after_the_tool_
     let sid = receipt.session_id;
     wait_event(&mut rx, |e| matches!(e, Event::ToolStart { .. })).await;
 
+    let mut queued = Vec::new();
     for text in ["also this", "and that"] {
-        let sent = Instant::now();
         let steer = rig.engine.send_message(SOURCE, text, rig.opts()).await.unwrap();
         assert!(steer.steered && steer.turn.is_none());
+        assert!(steer.waiting_for.is_empty(), "nothing waits for a human");
         assert_eq!(steer.session_id, sid);
-        let echo = wait_event(&mut rx, |e| matches!(e, Event::UserMessage { .. })).await;
-        assert!(
-            matches!(&echo, Event::UserMessage { content, steer: true, .. } if content == text),
-            "{echo:?}"
-        );
-        assert!(sent.elapsed() < Duration::from_millis(500), "echo was not immediate");
+        // Echoed before the tool finished: the command sleeps a second.
+        let echo = wait_event(&mut rx, |e| matches!(e, Event::SteerQueued { .. })).await;
+        let Event::SteerQueued { pending_input_id, content, waiting_for } = echo else {
+            unreachable!()
+        };
+        assert_eq!((content.as_str(), waiting_for.len()), (text, 0));
+        queued.push(pending_input_id);
     }
+    // A reloaded chat sees them as queued too, not yet as messages.
+    let detail = rig.engine.session_detail(sid).await.unwrap();
+    let pending: Vec<(i64, &str)> =
+        detail.pending_inputs.iter().map(|p| (p.id, p.content.as_str())).collect();
+    assert_eq!(pending, [(queued[0], "also this"), (queued[1], "and that")]);
+    assert!(
+        !rig.engine
+            .session_detail(sid)
+            .await
+            .unwrap()
+            .messages
+            .iter()
+            .any(|m| matches!(m, DebugMessage::User { content, .. } if content == "also this"))
+    );
     let (_, outcome) = finish(receipt).await;
+    // Each pending input is mapped to the history row it became, in order.
+    let folded: Vec<(i64, i64)> = drain(&mut rx, sid)
+        .into_iter()
+        .filter_map(|e| match e {
+            Event::SteerFolded { pending_input_id, message_id, .. } => {
+                Some((pending_input_id, message_id))
+            }
+            _ => None,
+        })
+        .collect();
+    let detail = rig.engine.session_detail(sid).await.unwrap();
+    assert!(detail.pending_inputs.is_empty());
+    let rows: Vec<i64> = detail
+        .messages
+        .iter()
+        .filter_map(|m| match m {
+            DebugMessage::User { message_id, content, .. }
+                if content == "also this" || content == "and that" =>
+            {
+                Some(*message_id)
+            }
+            _ => None,
+        })
+        .collect();
+    assert_eq!(folded, [(queued[0], rows[0]), (queued[1], rows[1])]);
     assert!(matches!(&outcome, TurnOutcome::Final { content, .. } if content == "handled both"));
 
     let reqs = rig.fake.requests();
@@ -742,6 +783,53 @@ async fn messages_sent_mid_turn_are_echoed_at_once_and_folded_in_after_the_tool_
     assert!(folded.find("also this") < folded.find("and that"));
     let steers = rig.store().await.all_steers(sid).await.unwrap();
     assert!(steers.iter().all(|s| s.consumed_message_id.is_some()), "{steers:?}");
+}
+
+/// A steer that arrives while the model writes its answer: that answer is saved and closed with
+/// `interim_answer` (so a client stops streaming into it), then the steer is folded and answered.
+#[tokio::test]
+async fn a_steer_sent_while_the_model_answers_closes_that_answer_and_gets_its_own() {
+    let rig = Rig::new("").await;
+    rig.fake.push(Reply::Stall { ms: 1_000, then_hang: false });
+    rig.fake.push(Reply::text("the long answer"));
+    rig.fake.push(Reply::text("the short answer"));
+    let mut rx = rig.engine.subscribe();
+    let receipt = rig.engine.send_message(SOURCE, "tell me", rig.opts()).await.unwrap();
+    let sid = receipt.session_id;
+    let fake = &rig.fake;
+    wait_until("the request", Duration::from_secs(10), || fake.in_flight() == 1).await;
+    assert!(rig.engine.send_message(SOURCE, "shorter", rig.opts()).await.unwrap().steered);
+    let interim = wait_event(&mut rx, |e| matches!(e, Event::InterimAnswer { .. })).await;
+    let Event::InterimAnswer { message_id, content, .. } = interim else { unreachable!() };
+    assert_eq!(content, "the long answer");
+    // Persist, then emit: the row is there when the event arrives.
+    let detail = rig.engine.session_detail(sid).await.unwrap();
+    assert!(detail.messages.iter().any(|m| matches!(m,
+        DebugMessage::Assistant { message_id: id, content, .. }
+            if *id == message_id && content == "the long answer")));
+    let (_, outcome) = finish(receipt).await;
+    assert!(
+        matches!(&outcome, TurnOutcome::Final { content, .. } if content == "the short answer")
+    );
+    let order: Vec<&str> = drain(&mut rx, sid)
+        .iter()
+        .map(|e| match e {
+            Event::SteerFolded { .. } => "steer_folded",
+            Event::InterimAnswer { .. } => "interim_answer",
+            other => name(other),
+        })
+        .filter(|n| matches!(*n, "steer_folded" | "interim_answer" | "done"))
+        .collect();
+    assert_eq!(order, ["steer_folded", "done"], "one done, for the second answer");
+    let last = rig.fake.requests().pop().unwrap();
+    let msgs = messages(&last);
+    let conversation: Vec<(&str, String)> = msgs
+        .iter()
+        .filter(|m| m["role"] != "system")
+        .map(|m| (m["role"].as_str().unwrap(), text_of(m)))
+        .collect();
+    let tail = &conversation[conversation.len() - 2..];
+    assert_eq!(tail, [("assistant", "the long answer".into()), ("user", "shorter".into())]);
 }
 
 #[tokio::test]
