@@ -2,7 +2,7 @@
 
 use std::collections::HashMap;
 use std::net::{Ipv4Addr, SocketAddr};
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
@@ -14,6 +14,7 @@ use axum::routing::{get, post};
 use bytes::Bytes;
 use serde_json::{Value, json};
 use tokio::net::TcpListener;
+use tokio::sync::watch;
 use tokio::task::{JoinHandle, JoinSet};
 
 use super::chat::error_response;
@@ -117,7 +118,19 @@ impl FakeLlm {
     /// Chat-completion requests whose handler is still running (e.g. stalled). Lets tests see
     /// that a client hanging up really ends the server side.
     pub fn in_flight(&self) -> usize {
-        self.shared.in_flight.load(Ordering::SeqCst)
+        *self.shared.in_flight.borrow()
+    }
+
+    /// Waits until exactly `n` chat-completion handlers run: 1 once a stalled request has
+    /// arrived, 0 once the client's hang-up has ended it. Panics after [`crate::HANG_GUARD`].
+    pub async fn wait_in_flight(&self, n: usize) {
+        let mut rx = self.shared.in_flight.subscribe();
+        let reached = tokio::time::timeout(crate::HANG_GUARD, rx.wait_for(|now| *now == n)).await;
+        assert!(
+            matches!(reached, Ok(Ok(_))),
+            "the fake provider never had {n} requests in flight (it has {})",
+            self.in_flight()
+        );
     }
 }
 
@@ -132,7 +145,8 @@ pub(super) struct Shared {
     pub(super) opts: FakeLlmOptions,
     state: Mutex<MutableState>,
     next_call_id: AtomicU64,
-    pub(super) in_flight: AtomicUsize,
+    /// A watch rather than a counter so tests can wait for a value instead of polling.
+    pub(super) in_flight: watch::Sender<usize>,
 }
 
 #[derive(Default)]
@@ -156,7 +170,7 @@ impl Shared {
             opts,
             state: Mutex::new(MutableState::default()),
             next_call_id: AtomicU64::new(1),
-            in_flight: AtomicUsize::new(0),
+            in_flight: watch::Sender::new(0),
         }
     }
 
@@ -192,14 +206,14 @@ pub(super) struct InFlight(Arc<Shared>);
 
 impl InFlight {
     pub(super) fn new(shared: &Arc<Shared>) -> InFlight {
-        shared.in_flight.fetch_add(1, Ordering::SeqCst);
+        shared.in_flight.send_modify(|n| *n += 1);
         InFlight(shared.clone())
     }
 }
 
 impl Drop for InFlight {
     fn drop(&mut self) {
-        self.0.in_flight.fetch_sub(1, Ordering::SeqCst);
+        self.0.in_flight.send_modify(|n| *n -= 1);
     }
 }
 

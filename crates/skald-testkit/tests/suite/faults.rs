@@ -87,17 +87,6 @@ async fn stall_delays_the_next_reply() {
     assert_eq!(fake.pending_replies(), 0);
 }
 
-/// Waits (bounded) until `cond` holds; panics with `what` otherwise.
-async fn eventually(what: &str, cond: impl Fn() -> bool) {
-    for _ in 0..500 {
-        if cond() {
-            return;
-        }
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
-    panic!("timed out waiting for: {what}");
-}
-
 #[tokio::test]
 async fn hanging_stall_ends_when_the_client_hangs_up() {
     let fake = FakeLlm::start().await.unwrap();
@@ -106,14 +95,17 @@ async fn hanging_stall_ends_when_the_client_hangs_up() {
     let client_task = tokio::spawn(async move {
         reqwest::Client::new().post(url).json(&chat_body(vec![user("x")])).send().await
     });
-    eventually("the request to be recorded", || fake.requests().len() == 1).await;
-    eventually("the handler to be hanging", || fake.in_flight() == 1).await;
+    fake.wait_in_flight(1).await;
+    assert_eq!(fake.requests().len(), 1);
     assert_eq!(fake.requests()[0].status, 0, "no response started yet");
     client_task.abort();
-    eventually("the server side to end after the hang-up", || fake.in_flight() == 0).await;
+    // The server side ends after the hang-up.
+    fake.wait_in_flight(0).await;
     // The server is still healthy.
-    let (status, _) = post_chat(&fake, &chat_body(vec![user("again")])).await;
+    fake.push(Reply::text("still here"));
+    let (status, json) = post_chat(&fake, &chat_body(vec![user("again")])).await;
     assert_eq!(status, 200);
+    assert_eq!(json["choices"][0]["message"]["content"], "still here");
 }
 
 #[tokio::test]
@@ -160,7 +152,7 @@ async fn dropping_the_handle_shuts_the_server_down() {
             .send()
             .await
     });
-    eventually("the hanging request", || fake.in_flight() == 1).await;
+    fake.wait_in_flight(1).await;
     drop(fake);
     // The live connection is closed, not left hanging...
     let result = tokio::time::timeout(Duration::from_secs(5), hanging).await.unwrap().unwrap();
