@@ -167,7 +167,6 @@ async fn a_bypass_granted_with_an_approval_applies_where_the_turn_runs() {
     fake.push(Reply::tool_call("write_file", r#"{"path":"one.txt","content":"1\n"}"#));
     fake.push(Reply::tool_call("write_file", r#"{"path":"two.txt","content":"2\n"}"#));
     fake.push(Reply::tool_call("execute_cmd", r#"{"command":"true"}"#));
-    fake.push(Reply::text("done"));
     let opts = ChatOptions {
         park_mode: ParkMode::Exit,
         workdir: Some(work.clone()),

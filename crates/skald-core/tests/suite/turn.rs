@@ -616,6 +616,8 @@ async fn an_unknown_tool_name_is_answered_with_the_available_tools() {
 #[tokio::test]
 async fn the_round_limit_ends_the_turn_as_exhausted_with_an_error() {
     let rig = Rig::new("llm:\n  max_tool_rounds: 3\n").await;
+    // The model would go on; the limit stops it with replies left.
+    rig.fake.allow_leftover_replies();
     for i in 0..5 {
         rig.fake.push(Reply::tool_call(
             "update_scratchpad",
@@ -739,6 +741,8 @@ async fn messages_sent_mid_turn_are_echoed_at_once_and_folded_in_after_the_tool_
 #[tokio::test]
 async fn a_steer_does_not_reset_the_round_budget() {
     let rig = Rig::new("llm:\n  max_tool_rounds: 2\n").await;
+    // The model would go on; the limit stops it with replies left.
+    rig.fake.allow_leftover_replies();
     rig.fake.push(Reply::tool_call("execute_cmd", UNTIL_GO));
     for i in 0..3 {
         rig.fake.push(Reply::tool_call(

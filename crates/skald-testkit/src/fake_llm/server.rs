@@ -18,6 +18,7 @@ use tokio::sync::watch;
 use tokio::task::{JoinHandle, JoinSet};
 
 use super::chat::error_response;
+use super::check::{Allowed, script_problems};
 use super::queue::ReplyQueue;
 use super::record::RecordedRequest;
 use super::reply::{Reply, WhenEmpty};
@@ -34,21 +35,26 @@ pub struct FakeLlmOptions {
     pub port: u16,
     /// Pause between SSE events (0 = none), for UIs that want to watch tokens arrive.
     pub chunk_delay_ms: u64,
+    /// Panic on drop when the script was not followed (see the crate docs). Off only for the
+    /// standalone binary, whose callers read `/__fake/requests` instead.
+    pub check_on_drop: bool,
 }
 
 impl Default for FakeLlmOptions {
     fn default() -> Self {
         FakeLlmOptions {
             models: vec!["fake-model".to_owned(), "fake-model-2".to_owned()],
-            when_empty: WhenEmpty::Echo,
+            when_empty: WhenEmpty::Error,
             port: 0,
             chunk_delay_ms: 0,
+            check_on_drop: true,
         }
     }
 }
 
 /// A running fake OpenAI-compatible provider. Dropping it shuts the server down, live
-/// connections included.
+/// connections included, and fails the test when the script was not followed (see the crate
+/// docs).
 pub struct FakeLlm {
     addr: SocketAddr,
     shared: Arc<Shared>,
@@ -132,12 +138,50 @@ impl FakeLlm {
             self.in_flight()
         );
     }
+
+    /// Panics, naming each problem with the request body, unless every request so far was
+    /// answered by a scripted reply and no reply is left. The drop check does the same at the
+    /// end of the test; call this where a clearer failure point helps.
+    pub fn assert_script_consumed(&self) {
+        if let Some(report) = self.script_report() {
+            panic!("{report}");
+        }
+    }
+
+    /// This test leaves scripted replies unconsumed on purpose (e.g. it stops a turn
+    /// mid-script); the drop check then ignores leftovers.
+    pub fn allow_leftover_replies(&self) {
+        self.shared.allowed.leftover.store(true, Ordering::SeqCst);
+    }
+
+    /// This test sends requests with no reply queued on purpose (it tests the `WhenEmpty`
+    /// answer itself); the drop check then ignores them.
+    pub fn allow_unscripted_requests(&self) {
+        self.shared.allowed.unscripted.store(true, Ordering::SeqCst);
+    }
+
+    /// This test sends requests the validator rejects on purpose; the drop check then ignores
+    /// them.
+    pub fn allow_rejected_requests(&self) {
+        self.shared.allowed.rejected.store(true, Ordering::SeqCst);
+    }
+
+    /// What [`FakeLlm::assert_script_consumed`] would panic with, or `None` when the script was
+    /// followed.
+    pub fn script_report(&self) -> Option<String> {
+        let state = self.shared.lock();
+        script_problems(&state.requests, &state.queue, &self.shared.allowed)
+    }
 }
 
 impl Drop for FakeLlm {
     fn drop(&mut self) {
         // Aborting the accept loop drops its JoinSet, which aborts every connection task.
         self.task.abort();
+        // A second panic while unwinding would abort the process and hide the first failure.
+        if self.shared.opts.check_on_drop && !std::thread::panicking() {
+            self.assert_script_consumed();
+        }
     }
 }
 
@@ -147,6 +191,7 @@ pub(super) struct Shared {
     next_call_id: AtomicU64,
     /// A watch rather than a counter so tests can wait for a value instead of polling.
     pub(super) in_flight: watch::Sender<usize>,
+    allowed: Allowed,
 }
 
 #[derive(Default)]
@@ -171,6 +216,7 @@ impl Shared {
             state: Mutex::new(MutableState::default()),
             next_call_id: AtomicU64::new(1),
             in_flight: watch::Sender::new(0),
+            allowed: Allowed::default(),
         }
     }
 
@@ -186,6 +232,13 @@ impl Shared {
         rec.seq = state.last_seq;
         state.requests.push(rec);
         state.last_seq
+    }
+
+    pub(super) fn mark_unscripted(&self, seq: u64) {
+        let mut state = self.lock();
+        if let Some(rec) = state.requests.iter_mut().rev().find(|r| r.seq == seq) {
+            rec.unscripted = true;
+        }
     }
 
     pub(super) fn set_status(&self, seq: u64, status: u16) {

@@ -124,19 +124,23 @@ async fn empty_reply_has_empty_content_and_stop() {
 }
 
 #[tokio::test]
-async fn when_empty_echo_and_error() {
-    let echo = FakeLlm::start().await.unwrap();
+async fn when_empty_error_by_default_and_echo_on_request() {
     let body = chat_body(vec![user("first"), assistant("ok"), user("second")]);
-    let (status, json) = post_chat(&echo, &body).await;
-    assert_eq!(status, 200);
-    assert_eq!(json["choices"][0]["message"]["content"], "fake reply to: second");
-
-    let opts = FakeLlmOptions { when_empty: WhenEmpty::Error, ..FakeLlmOptions::default() };
-    let strict = FakeLlm::start_with(opts).await.unwrap();
+    let strict = FakeLlm::start().await.unwrap();
+    strict.allow_unscripted_requests();
     let (status, json) = post_chat(&strict, &body).await;
     assert_eq!(status, 500);
     assert_eq!(json["error"]["message"], "no scripted reply");
     assert_eq!(strict.requests()[0].status, 500);
+    assert!(strict.requests()[0].unscripted);
+
+    let opts = FakeLlmOptions { when_empty: WhenEmpty::Echo, ..FakeLlmOptions::default() };
+    let echo = FakeLlm::start_with(opts).await.unwrap();
+    echo.allow_unscripted_requests();
+    let (status, json) = post_chat(&echo, &body).await;
+    assert_eq!(status, 200);
+    assert_eq!(json["choices"][0]["message"]["content"], "fake reply to: second");
+    assert!(echo.requests()[0].unscripted, "an echo is still an unscripted request");
 }
 
 #[tokio::test]
