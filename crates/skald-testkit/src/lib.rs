@@ -16,12 +16,19 @@
 //! mid-script), [`FakeLlm::allow_unscripted_requests`] and
 //! [`FakeLlm::allow_rejected_requests`] (it tests those answers themselves). The check is
 //! skipped while the thread is already panicking, so it never hides the first failure.
+//!
+//! # Tests that need an external server
+//!
+//! [`require_external`] reads a server's URL from an environment variable and makes a missing
+//! server visible instead of a silent pass: see its docs.
 
 mod error;
+mod external;
 mod fake_llm;
 mod wait;
 
 pub use error::TestkitError;
+pub use external::require_external;
 pub use fake_llm::{
     FakeLlm, FakeLlmOptions, RecordedRequest, Reply, Script, ScriptedToolCall, Usage, WhenEmpty,
     validate_chat_request,
