@@ -164,12 +164,14 @@ async fn compact(engine: &Engine, source: &str, focus: &str, out: &Output) -> Re
             "summary_id": report.as_ref().map(|r| r.summary_id),
             "tokens_before": report.as_ref().map(|r| r.tokens_before),
             "tokens_after": report.as_ref().map(|r| r.tokens_after),
+            "summary": report.as_ref().map(|r| r.summary.as_str()),
         }))?;
     } else {
         match report {
+            // The summary is all the model keeps of the older history: show it.
             Some(r) => out.line(&format!(
-                "compacted session {session_id}: {} → {} tokens (summary {})",
-                r.tokens_before, r.tokens_after, r.summary_id
+                "compacted session {session_id}: {} → {} tokens (summary {})\n{}",
+                r.tokens_before, r.tokens_after, r.summary_id, r.summary
             )),
             None => out.line(&format!("session {session_id}: nothing to compact yet")),
         }
