@@ -7,7 +7,12 @@
 # tests/flows.test.mjs: `skald serve` against the strict fake provider (skald-fake-llm): a streamed
 # turn, an edit rejected with a note from the Inbox then one approved (file checked on disk, note
 # checked in the provider's journal), the debug tree with a raw request, a reload mid-turn that
-# keeps STOP, and the Settings page. Screenshots land in artifacts/browser/*.png.
+# keeps STOP, and the Settings page.
+# tests/render_a11y.test.mjs: a model answer with a GFM table, a task list, nested lists and code in
+# five languages (cells and highlight.js token classes checked, copy button), the word marks of an
+# approval's diff, and axe-core (npm `axe-core`) on every page in the light and the dark theme, with
+# a conversation and on first run: no serious or critical violations.
+# Screenshots land in artifacts/browser/*.png.
 # Exits non-zero on any failure.
 #
 # Usage: scripts/e2e-browser.sh
@@ -26,7 +31,7 @@ if [[ ! -x $chromium ]]; then
 fi
 command -v python3 >/dev/null || { echo "e2e-browser: python3 is needed to seed the database" >&2; exit 1; }
 
-echo "e2e-browser: installing e2e dependencies (playwright-core only)"
+echo "e2e-browser: installing e2e dependencies (playwright-core, axe-core)"
 npm --prefix e2e ci --no-audit --no-fund
 
 if [[ -z ${SKALD_BIN:-} ]]; then

@@ -25,3 +25,13 @@ export function screenshotPath(name) {
   mkdirSync(SCREENSHOT_DIR, { recursive: true });
   return join(SCREENSHOT_DIR, `${name}.png`);
 }
+
+/** A page in a fresh 1280×860 context; uncaught page errors are pushed onto `errors`. */
+export async function newPage(browser, { timeoutMs = 15_000, errors = [], permissions = [], origin } = {}) {
+  const context = await browser.newContext({ viewport: { width: 1280, height: 860 } });
+  if (permissions.length > 0) await context.grantPermissions(permissions, { origin });
+  const page = await context.newPage();
+  page.setDefaultTimeout(timeoutMs);
+  page.on("pageerror", (error) => errors.push(String(error)));
+  return page;
+}
