@@ -6,47 +6,12 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
+import { RICH_ANSWER } from "../lib/answers.mjs";
 import { seriousViolations } from "../lib/axe.mjs";
 import { launchBrowser, newPage, screenshotPath } from "../lib/browser.mjs";
 import { startFakeLlm } from "../lib/fake_llm.mjs";
 import { seedTicSessions } from "../lib/seed.mjs";
 import { startServer } from "../lib/server.mjs";
-
-const FENCE = "```";
-/** A model answer with a GFM table, a task list, nested lists and code in five languages. */
-export const RICH_ANSWER = [
-  "## Plan",
-  "",
-  "| Step | Owner | Done |",
-  "|:-----|:-----:|-----:|",
-  "| Parse | engine | 3 |",
-  "| Render | ui | 5 |",
-  "",
-  "- [x] table",
-  "- [ ] task list",
-  "",
-  "1. Outer",
-  "   - inner",
-  "     1. deepest",
-  "2. Second",
-  "",
-  `${FENCE}rust`,
-  "fn main() { let n = 42; }",
-  FENCE,
-  `${FENCE}python`,
-  "def greet(name):",
-  '    return f"hi {name}"',
-  FENCE,
-  `${FENCE}ts`,
-  "const total: number = 7; // sum",
-  FENCE,
-  `${FENCE}go`,
-  "func add(a int) int { return a }",
-  FENCE,
-  `${FENCE}bash`,
-  'echo "done" # finished',
-  FENCE,
-].join("\n");
 
 /** Serious and critical axe findings on each page (hash, element to wait for), in both themes. */
 async function auditPages(page, base, pages) {
