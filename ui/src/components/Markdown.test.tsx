@@ -127,12 +127,19 @@ describe("markdown", () => {
   });
 
   it("links footnotes within the message without touching the app's route", () => {
+    const scrolled: Element[] = [];
+    Element.prototype.scrollIntoView = function (this: Element) {
+      scrolled.push(this);
+    };
     const { container } = render(<Markdown text={"Claim[^1].\n\n[^1]: Source."} />);
     const ref = screen.getByRole("link", { name: "1" });
     const target = container.querySelector(`[id="${decodeURIComponent(ref.getAttribute("href")!.slice(1))}"]`);
     expect(target?.textContent).toContain("Source.");
-    ref.click();
-    expect(window.location.hash).toBe("");
+    const click = new MouseEvent("click", { bubbles: true, cancelable: true });
+    ref.dispatchEvent(click);
+    expect(click.defaultPrevented).toBe(true);
+    expect(scrolled).toEqual([target]);
+    Reflect.deleteProperty(Element.prototype, "scrollIntoView");
   });
 
   it("allows only http, https, mailto and in-page links", () => {
@@ -181,6 +188,8 @@ describe("markdown", () => {
       const full = parseMarkdown(text);
       expect(shapes(incremental), `after ${n} characters`).toEqual(shapes(full));
       expect(incremental.blocks.map((b) => b.source).join("")).toBe(text);
+      // Finished blocks are reused as they are, not parsed again.
+      previous?.blocks.slice(0, -1).forEach((b, i) => expect(incremental.blocks[i]).toBe(b));
       previous = incremental;
     }
     // heading, list, table, fenced code, indented code, quote, ordered list, paragraph

@@ -75,6 +75,9 @@ function textOf(nodes: ElementContent[]): string {
   return nodes.map((n) => (n.type === "text" ? n.value : n.type === "element" ? textOf(n.children) : "")).join("");
 }
 
+/** Starts the ids of footnotes (and their links); no app route starts so. */
+const FOOTNOTE_ID = "md-";
+
 function Link({ href, children, node: _node, ...rest }: ComponentProps<"a"> & { node?: Element }) {
   const safe = href ? safeHref(href) : null;
   if (!safe) {
@@ -84,7 +87,7 @@ function Link({ href, children, node: _node, ...rest }: ComponentProps<"a"> & { 
       </span>
     );
   }
-  if (safe.startsWith("#user-content-")) {
+  if (safe.startsWith(`#${FOOTNOTE_ID}`)) {
     // A footnote: scroll to it instead of changing the app's hash route.
     const jump = (e: MouseEvent) => {
       e.preventDefault();
@@ -160,7 +163,7 @@ export function Markdown({ text }: { text: string }) {
   const parsed = useMemo(() => parseMarkdown(text.replace(/\r\n?/g, "\n"), previous.current), [text]);
   previous.current = parsed;
   // Footnote ids must not collide between messages.
-  const idPrefix = `md${useId().replace(/:/g, "")}`;
+  const idPrefix = `${FOOTNOTE_ID}${useId().replace(/[^\w-]/g, "")}`;
   return (
     <div className="markdown">
       {parsed.blocks.map((block, i) => (
