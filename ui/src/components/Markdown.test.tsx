@@ -196,7 +196,7 @@ describe("markdown", () => {
     expect(previous?.blocks.map((b) => b.node.children[0]?.type)).toEqual([
       "heading", "list", "table", "code", "code", "blockquote", "list", "paragraph",
     ]);
-  });
+  }, 30_000); // a full parse of every prefix: slow on a busy machine
 
   it("re-parses from the start once a definition appears (it can change earlier blocks)", () => {
     const before = parseMarkdown("See [the docs][d].\n\nMore");

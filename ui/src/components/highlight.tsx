@@ -2,7 +2,7 @@
 // and each language load on first use, so none of it is in the first paint.
 import { Fragment, useEffect, useMemo, useState, type ReactNode } from "react";
 import type { Element, ElementContent, Root } from "hast";
-import { ALIASES, LOADERS } from "virtual:hljs-languages";
+import { ALIASES, EMBEDS, LOADERS } from "virtual:hljs-languages";
 
 type Lowlight = ReturnType<typeof import("lowlight").createLowlight>;
 
@@ -12,8 +12,9 @@ export type Segment = { text: string; className: string | null };
 export type Lines = Segment[][];
 
 function resolve(key: string): string | null {
-  if (Object.hasOwn(LOADERS, key)) return key;
-  return Object.hasOwn(ALIASES, key) ? (ALIASES[key] as string) : null;
+  const name = Object.hasOwn(LOADERS, key) ? key : Object.hasOwn(ALIASES, key) ? (ALIASES[key] as string) : null;
+  // Plain text (`txt`, `text`) has nothing to colour: no grammar to fetch.
+  return name === "plaintext" ? null : name;
 }
 
 /** The language for a fence name (`rust`, `rs`) or a file path (`src/main.rs`); null = plain text. */
@@ -27,26 +28,43 @@ export function languageFor(nameOrPath: string | null | undefined): string | nul
 
 let engine: Lowlight | null = null;
 let engineLoad: Promise<Lowlight> | null = null;
+const grammarLoads = new Map<string, Promise<void>>();
 const languageLoads = new Map<string, Promise<void>>();
+/** Languages whose grammar and embedded grammars are all registered. */
+const ready = new Set<string>();
 
 function loadEngine(): Promise<Lowlight> {
   engineLoad ??= import("lowlight").then(({ createLowlight }) => (engine = createLowlight()));
   return engineLoad;
 }
 
-/** Whether `lang` can be highlighted right now, without waiting. */
-export function isLoaded(lang: string): boolean {
-  return engine !== null && engine.registered(lang);
-}
-
-/** Loads the engine and the grammar of `lang` (once; later calls share the first load). */
-export function loadLanguage(lang: string): Promise<void> {
-  let load = languageLoads.get(lang);
+/** Fetches and registers one grammar, once; a failed fetch may be retried later. */
+function loadGrammar(lang: string): Promise<void> {
+  let load = grammarLoads.get(lang);
   if (!load) {
     const loader = LOADERS[lang];
     if (!loader) return Promise.reject(new Error(`no grammar for ${lang}`));
     load = Promise.all([loadEngine(), loader()]).then(([lowlight, grammar]) => lowlight.register(lang, grammar.default));
-    // A failed chunk load may be retried by the next block that needs it.
+    load.catch(() => grammarLoads.delete(lang));
+    grammarLoads.set(lang, load);
+  }
+  return load;
+}
+
+/** Whether `lang` can be highlighted right now, without waiting. */
+export function isLoaded(lang: string): boolean {
+  return ready.has(lang);
+}
+
+/**
+ * Loads the engine, the grammar of `lang` and the grammars it embeds (HTML's CSS and JavaScript),
+ * once; later calls share the first load. Embedded grammars' own embeds are not followed (they
+ * can be cyclic: JavaScript embeds HTML).
+ */
+export function loadLanguage(lang: string): Promise<void> {
+  let load = languageLoads.get(lang);
+  if (!load) {
+    load = Promise.all([lang, ...(EMBEDS[lang] ?? [])].map(loadGrammar)).then(() => void ready.add(lang));
     load.catch(() => languageLoads.delete(lang));
     languageLoads.set(lang, load);
   }

@@ -5,4 +5,6 @@ declare module "virtual:hljs-languages" {
   export const LOADERS: Record<string, () => Promise<{ default: LanguageFn }>>;
   /** Alias (`rs`, `py`, `tsx`) → language name. */
   export const ALIASES: Record<string, string>;
+  /** The languages a grammar embeds (`xml` → `css`, `javascript` for `<style>` and `<script>`). */
+  export const EMBEDS: Record<string, string[]>;
 }
