@@ -21,6 +21,17 @@ vi.mock("lowlight", async (importOriginal) => {
   };
 });
 
+// Every text the Markdown parser is given.
+const parsedTexts = vi.hoisted(() => [] as string[]);
+vi.mock("mdast-util-from-markdown", async (importOriginal) => {
+  const real = await importOriginal<typeof import("mdast-util-from-markdown")>();
+  const fromMarkdown = (...args: Parameters<typeof real.fromMarkdown>) => {
+    parsedTexts.push(String(args[0]));
+    return real.fromMarkdown(...args);
+  };
+  return { ...real, fromMarkdown };
+});
+
 /** The mdast of each block, without source positions (those are relative to what was parsed). */
 function shapes(parsed: Parsed): unknown[] {
   return parsed.blocks.map((b) => JSON.parse(JSON.stringify(b.node, (k, v) => (k === "position" ? undefined : v))));
@@ -204,6 +215,17 @@ describe("markdown", () => {
     expect(after.whole).toBe(true);
     render(<Markdown text={after.text} />);
     expect(screen.getByRole("link", { name: "the docs" }).getAttribute("href")).toBe("https://example.com/");
+  });
+
+  it("parses a message once, even when it is shown again later", () => {
+    const text = "A *once* parsed message\n\n- item";
+    const first = render(<Markdown text={text} />);
+    const em = first.container.querySelector("em");
+    first.unmount();
+    expect(parsedTexts.filter((t) => t === text)).toHaveLength(1);
+    const again = render(<Markdown text={text} />);
+    expect(again.container.querySelector("em")?.textContent).toBe(em?.textContent);
+    expect(parsedTexts.filter((t) => t === text)).toHaveLength(1);
   });
 
   it("while streaming, colours only the block being written", async () => {

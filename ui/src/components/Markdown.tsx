@@ -158,9 +158,25 @@ const BlockView = memo(
   (a, b) => a.block.source === b.block.source && a.idPrefix === b.idPrefix,
 );
 
+/** Parses of whole messages by text, so a message scrolled out and back in is not parsed again. */
+const parsedMessages = new Map<string, Parsed>();
+const PARSED_MESSAGES_KEPT = 200;
+
+function parseMessage(text: string, previous: Parsed | null): Parsed {
+  const known = parsedMessages.get(text);
+  if (known) return known;
+  const parsed = parseMarkdown(text, previous);
+  // A streaming message's prefixes are not kept: they would push finished messages out.
+  if (!previous) {
+    if (parsedMessages.size >= PARSED_MESSAGES_KEPT) parsedMessages.delete(parsedMessages.keys().next().value as string);
+    parsedMessages.set(text, parsed);
+  }
+  return parsed;
+}
+
 export function Markdown({ text }: { text: string }) {
   const previous = useRef<Parsed | null>(null);
-  const parsed = useMemo(() => parseMarkdown(text.replace(/\r\n?/g, "\n"), previous.current), [text]);
+  const parsed = useMemo(() => parseMessage(text.replace(/\r\n?/g, "\n"), previous.current), [text]);
   previous.current = parsed;
   // Footnote ids must not collide between messages.
   const idPrefix = `${FOOTNOTE_ID}${useId().replace(/[^\w-]/g, "")}`;
