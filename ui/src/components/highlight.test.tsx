@@ -1,7 +1,7 @@
 import { render, screen } from "@testing-library/react";
 import { describe, expect, it } from "vitest";
 import { CodeBlock } from "./CodeBlock";
-import { highlightNow, languageFor, loadLanguage, treeToLines } from "./highlight";
+import { MAX_HIGHLIGHT_CHARS, highlightNow, languageFor, loadLanguage, treeToLines } from "./highlight";
 
 describe("highlighter", () => {
   it("finds the grammar for fence names, aliases, paths and file names", () => {
@@ -37,6 +37,8 @@ describe("highlighter", () => {
       ],
     ]);
     expect(treeToLines({ type: "root", children: [] })).toEqual([[]]);
+    // Past the limit the text stays plain rather than holding the page.
+    expect(highlightNow("x".repeat(MAX_HIGHLIGHT_CHARS + 1), "javascript")).toBeNull();
   });
 
   it("loads the grammars a language embeds: HTML colours its style and script", async () => {

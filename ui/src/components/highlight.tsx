@@ -100,9 +100,15 @@ export function treeToLines(root: Root): Lines {
   return lines;
 }
 
-/** Highlights `code` now if its grammar is loaded; null if it is not (or `lang` is unknown). */
+/** Longer texts stay plain: colouring them would hold the page for a noticeable moment. */
+export const MAX_HIGHLIGHT_CHARS = 200_000;
+
+/**
+ * Highlights `code` now if its grammar is loaded; null if it is not, `lang` is unknown, or the
+ * text is too long to colour.
+ */
 export function highlightNow(code: string, lang: string | null): Lines | null {
-  if (!lang || !engine || !isLoaded(lang)) return null;
+  if (!lang || !engine || !isLoaded(lang) || code.length > MAX_HIGHLIGHT_CHARS) return null;
   return treeToLines(engine.highlight(lang, code));
 }
 
