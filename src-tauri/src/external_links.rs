@@ -30,6 +30,7 @@ pub fn destination(url: &Url, dev_url: Option<&Url>) -> Destination {
 /// The navigation handler: lets the app's own pages load and sends web and mail links to the
 /// system instead. Returns whether the window may navigate.
 pub fn allow_navigation(url: &Url, dev_url: Option<&Url>) -> bool {
+    tracing::debug!(scheme = url.scheme(), host = url.host_str(), "navigation");
     match destination(url, dev_url) {
         Destination::App => true,
         Destination::System => {
@@ -46,6 +47,7 @@ pub fn allow_navigation(url: &Url, dev_url: Option<&Url>) -> bool {
 /// The new-window handler (`target="_blank"`, `window.open`): no second webview is ever made;
 /// a web or mail link opens in the system's browser or mail app.
 pub fn open_new_window(url: &Url) {
+    tracing::debug!(scheme = url.scheme(), host = url.host_str(), "new window requested");
     if destination(url, None) == Destination::System {
         open_outside(url);
     } else {
@@ -54,10 +56,20 @@ pub fn open_new_window(url: &Url) {
 }
 
 fn open_outside(url: &Url) {
-    // `open` starts the system's handler (xdg-open, `open`, ShellExecute) without waiting for it.
-    if let Err(error) = open::that_detached(url.as_str()) {
-        tracing::warn!(%error, "cannot open a link in the system's browser");
-    }
+    // The host only: a link's path and query may carry what the user would not want in a log.
+    tracing::info!(
+        scheme = url.scheme(),
+        host = url.host_str(),
+        "opening a link in the system's browser"
+    );
+    let target = url.to_string();
+    // `open` waits up to a quarter second per launcher it tries; the handlers run on the UI thread.
+    std::thread::spawn(move || {
+        // It starts the system's handler (xdg-open, gio, `open`, ShellExecute) detached.
+        if let Err(error) = open::that_detached(&target) {
+            tracing::warn!(%error, "cannot open a link in the system's browser");
+        }
+    });
 }
 
 #[cfg(test)]
