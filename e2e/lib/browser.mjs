@@ -26,11 +26,17 @@ export function screenshotPath(name) {
   return join(SCREENSHOT_DIR, `${name}.png`);
 }
 
-/** A desktop-sized page that records uncaught page errors into `pageErrors`. */
-export async function newPage(browser, pageErrors, { timeoutMs = 15_000 } = {}) {
+/**
+ * A page in a fresh 1280×860 context; uncaught page errors are pushed onto `errors` (or onto the
+ * array given as the second argument).
+ */
+export async function newPage(browser, optionsOrErrors = {}, more = {}) {
+  const options = Array.isArray(optionsOrErrors) ? { ...more, errors: optionsOrErrors } : optionsOrErrors;
+  const { timeoutMs = 15_000, errors = [], permissions = [], origin } = options;
   const context = await browser.newContext({ viewport: { width: 1280, height: 860 } });
+  if (permissions.length > 0) await context.grantPermissions(permissions, { origin });
   const page = await context.newPage();
   page.setDefaultTimeout(timeoutMs);
-  page.on("pageerror", (error) => pageErrors.push(String(error)));
+  page.on("pageerror", (error) => errors.push(String(error)));
   return page;
 }
