@@ -7,5 +7,6 @@ mod engine;
 mod independent_llm;
 mod model_powers;
 mod settings;
+mod streaming;
 mod tools;
 mod turn;
