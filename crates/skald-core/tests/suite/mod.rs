@@ -5,6 +5,7 @@ mod config;
 mod context;
 mod engine;
 mod independent_llm;
+mod local_llm;
 mod model_powers;
 mod settings;
 mod streaming;

@@ -7,4 +7,5 @@ mod helpers;
 mod replies;
 mod routing;
 mod streaming;
+mod tap;
 mod validation;
