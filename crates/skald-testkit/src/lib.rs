@@ -1,4 +1,5 @@
-//! Dev-only test kit: a strict fake OpenAI-compatible provider for Skald's tests and tools.
+//! Dev-only test kit: a strict fake OpenAI-compatible provider for Skald's tests and tools, and a
+//! recording relay for tests against real servers.
 //!
 //! # The fake provider is strict
 //!
@@ -25,6 +26,7 @@
 mod error;
 mod external;
 mod fake_llm;
+mod tap;
 mod wait;
 
 pub use error::TestkitError;
@@ -33,4 +35,5 @@ pub use fake_llm::{
     FakeLlm, FakeLlmOptions, RecordedRequest, Reply, Script, ScriptedToolCall, Usage, WhenEmpty,
     validate_chat_request,
 };
+pub use tap::{HttpTap, TappedRequest};
 pub use wait::{HANG_GUARD, eventually};

@@ -92,7 +92,7 @@ describe("tauri backend", () => {
       return replies[cmd] ?? null;
     });
     const backend = createTauriBackend();
-    const client = { name: "local", base_url: "http://x/v1", model: "m", provider: null, api_key_env: null, context_window: null };
+    const client = { previous_name: null, name: "local", base_url: "http://x/v1", model: "m", provider: null, api_key_env: null, context_window: null, stream: null };
     const input = { group_id: null, tool_pattern: "*", path_pattern: null, agent_id: null, source: null, action: "deny" as const, priority: 1, note: null };
     expect(await backend.settings()).toEqual(view);
     await backend.saveClients([client], ["local"]);

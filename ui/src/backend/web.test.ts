@@ -189,7 +189,7 @@ describe("web backend", () => {
     const replies: unknown[] = [view, view, { ok: true }, { ok: true }, { ok: true, models: ["m"], model_listed: true, error: null, latency_ms: 4 }, [rule], rule, rule, { ok: true }, { messages: [] }];
     const fetchMock = vi.fn<typeof fetch>(async () => jsonResponse(200, replies.shift()));
     const { backend } = setup("http://127.0.0.1:8765/?token=abc", { fetch: fetchMock });
-    const client = { name: "my box", base_url: "http://x/v1", model: "m", provider: null, api_key_env: null, context_window: null };
+    const client = { previous_name: null, name: "my box", base_url: "http://x/v1", model: "m", provider: null, api_key_env: null, context_window: null, stream: null };
     const input = { group_id: null, tool_pattern: "write_file", path_pattern: null, agent_id: null, source: null, action: "allow" as const, priority: 10, note: null };
     expect(await backend.settings()).toEqual(view);
     expect(await backend.saveClients([client], ["my box"])).toEqual(view);
