@@ -1,6 +1,8 @@
 //! Sessions: RunContext, the per-session runner registry and the debug tree.
 
 pub mod debug_tree;
+pub mod items;
 pub mod process;
 pub mod registry;
 pub mod run_context;
+pub mod window;

@@ -13,3 +13,4 @@ mod settings;
 mod streaming;
 mod tools;
 mod turn;
+mod window;

@@ -169,6 +169,16 @@ impl Store {
             .ok_or(StoreError::NotFound { what: "tool call", id })
     }
 
+    /// One call with the change it recorded (what the tree shows of it).
+    pub async fn tool_call_with_diff(&self, id: i64) -> Result<ToolCallRow, StoreError> {
+        let sql = format!("SELECT {TOOL_COLUMNS}, file_diff FROM chat_llm_tools WHERE id = ?");
+        sqlx::query_as::<_, ToolCallRow>(&sql)
+            .bind(id)
+            .fetch_optional(self.pool())
+            .await?
+            .ok_or(StoreError::NotFound { what: "tool call", id })
+    }
+
     /// Advances a call along the state machine; a terminal call never changes again.
     ///
     /// One conditional UPDATE (the allowed previous states in its WHERE) instead of a read and a
