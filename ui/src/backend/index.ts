@@ -20,7 +20,6 @@ import type {
   Inbox,
   LlmClientInput,
   Page,
-  SessionDetail,
   SessionListQuery,
   SessionSummary,
   SettingsView,
@@ -32,6 +31,7 @@ import { createWebBackend } from "./web";
 export type * from "./bindings";
 export type { Backend, BackendKind, SendResult } from "./types";
 export { useChat, type ChatController } from "./useChat";
+export { useTreeWindow, type TreeWindowController } from "./useTreeWindow";
 export type { ChatItem, ChatState, ToolItem, ApprovalInfo, CardStatus, NoticeItem, QueuedItem } from "./chat";
 export { queuedReason } from "./chat";
 export { isApiError, toApiError } from "./types";
@@ -231,14 +231,6 @@ export function useSessions(query: SessionListQuery): UseQueryResult<Page<Sessio
     queryFn: () => backend.listSessions(query),
     // Keep the current page on screen while the next one loads, so pagination does not flash.
     placeholderData: keepPreviousData,
-  });
-}
-
-export function useSession(id: number): UseQueryResult<SessionDetail, ApiError> {
-  const backend = useBackend();
-  return useQuery<SessionDetail, ApiError>({
-    queryKey: sessionKeys.detail(id),
-    queryFn: () => backend.getSession(id),
   });
 }
 

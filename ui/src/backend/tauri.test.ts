@@ -29,9 +29,14 @@ describe("tauri backend", () => {
     const query = { source: "tic", search: null, page: 3, per_page: 10 };
     expect(await backend.listSessions(query)).toMatchObject({ page: 3 });
     await backend.getSession(9);
+    const window = { anchor: { type: "before" as const, item: { type: "tool" as const, id: 3 } }, limit: 100 };
+    await backend.sessionWindow(9, window);
+    await backend.sessionItem(9, { type: "message", id: 4 });
     expect(calls).toEqual([
       ["list_sessions", { query }],
       ["session_detail", { id: 9 }],
+      ["session_window", { sessionId: 9, query: window }],
+      ["session_item", { sessionId: 9, item: { type: "message", id: 4 } }],
     ]);
   });
 

@@ -10,13 +10,17 @@ import type {
   DecisionInput,
   EventEnvelope,
   Inbox,
+  ItemRef,
   LlmClientInput,
+  DebugMessage,
   Page,
   SessionDetail,
   SessionListQuery,
   SessionSummary,
   SessionUsage,
+  SessionWindow,
   SettingsView,
+  WindowQuery,
 } from "./bindings";
 import { isEventEnvelope, toApiError, type Backend, type SendResult } from "./types";
 
@@ -37,6 +41,9 @@ export function createTauriBackend(run: Invoke = invoke): Backend {
     listSessions: (query: SessionListQuery) =>
       call<Page<SessionSummary>>(run, "list_sessions", { query }),
     getSession: (id: number) => call<SessionDetail>(run, "session_detail", { id }),
+    sessionWindow: (sessionId: number, query: WindowQuery) =>
+      call<SessionWindow>(run, "session_window", { sessionId, query }),
+    sessionItem: (sessionId: number, item: ItemRef) => call<DebugMessage>(run, "session_item", { sessionId, item }),
     activeSession: (source: string) => call<number>(run, "active_session", { source }),
     sendMessage: (source: string, text: string) => call<SendResult>(run, "send_message", { source, text }),
     stop: (sessionId: number) => call<boolean>(run, "stop_turn", { sessionId }),

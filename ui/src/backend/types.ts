@@ -11,6 +11,7 @@ import type {
   ErrorCode,
   EventEnvelope,
   Inbox,
+  ItemRef,
   LlmClientInput,
   Page,
   SendResult,
@@ -18,7 +19,10 @@ import type {
   SessionListQuery,
   SessionSummary,
   SessionUsage,
+  SessionWindow,
   SettingsView,
+  DebugMessage,
+  WindowQuery,
 } from "./bindings";
 
 export type BackendKind = "tauri" | "web";
@@ -28,7 +32,12 @@ export type { SendResult };
 export interface Backend {
   readonly kind: BackendKind;
   listSessions(query: SessionListQuery): Promise<Page<SessionSummary>>;
+  /** The whole session tree at once (the CLI's view; pages read windows). */
   getSession(id: number): Promise<SessionDetail>;
+  /** A window of the session tree: the newest rows, a page before/after a row, or around one. */
+  sessionWindow(sessionId: number, query: WindowQuery): Promise<SessionWindow>;
+  /** One tree row whole (a window cuts long texts and results to previews). */
+  sessionItem(sessionId: number, item: ItemRef): Promise<DebugMessage>;
   /** The session a source's chat currently writes to (created on demand by the engine). */
   activeSession(source: string): Promise<number>;
   /**

@@ -88,6 +88,14 @@ describe("web backend", () => {
     expect((fetchMock.mock.calls[0]![1]?.headers as Record<string, string>).Authorization).toBeUndefined();
     await backend.getSession(42);
     expect(fetchMock.mock.calls[1]![0]).toBe("http://localhost:9000/api/sessions/42");
+    // A window and a whole row are POSTed with their query as the body.
+    const query = { anchor: { type: "around" as const, item: { type: "message" as const, id: 7 } }, limit: 100 };
+    await backend.sessionWindow(42, query);
+    expect(fetchMock.mock.calls[2]![0]).toBe("http://localhost:9000/api/sessions/42/window");
+    expect(fetchMock.mock.calls[2]![1]).toMatchObject({ method: "POST", body: JSON.stringify(query) });
+    await backend.sessionItem(42, { type: "tool", id: 8 });
+    expect(fetchMock.mock.calls[3]![0]).toBe("http://localhost:9000/api/sessions/42/item");
+    expect(fetchMock.mock.calls[3]![1]).toMatchObject({ method: "POST", body: JSON.stringify({ type: "tool", id: 8 }) });
   });
 
   it("passes the server's ApiError through and maps bare statuses", async () => {

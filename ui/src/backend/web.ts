@@ -9,12 +9,14 @@ import type {
   DecisionInput,
   ErrorCode,
   Inbox,
+  DebugMessage,
   LlmClientInput,
   Page,
   SessionDetail,
   SessionListQuery,
   SessionSummary,
   SessionUsage,
+  SessionWindow,
   SettingsView,
 } from "./bindings";
 import { isApiError, isEventEnvelope, toApiError, type Backend, type SendResult } from "./types";
@@ -132,6 +134,8 @@ export function createWebBackend(options: WebBackendOptions = {}): Backend {
     kind: "web",
     listSessions: (query) => get<Page<SessionSummary>>(sessionsPath(query)),
     getSession: (id) => get<SessionDetail>(`/api/sessions/${seg(id)}`),
+    sessionWindow: (sessionId, query) => post<SessionWindow>(`/api/sessions/${seg(sessionId)}/window`, query),
+    sessionItem: (sessionId, item) => post<DebugMessage>(`/api/sessions/${seg(sessionId)}/item`, item),
     activeSession: async (source) =>
       (await get<{ session_id: number }>(`/api/sources/${seg(source)}/session`)).session_id,
     sendMessage: (source, text) => post<SendResult>(`/api/sources/${seg(source)}/messages`, { text }),

@@ -89,7 +89,7 @@ describe("Sessions page", () => {
     await user.click(await screen.findByText("main"));
     await waitFor(() => expect(window.location.hash).toBe("#session/5"));
     expect(await screen.findByRole("heading", { level: 1, name: /Click me/ })).toBeTruthy();
-    expect(backend.detailCalls).toContain(5);
+    expect(backend.windowCalls.map((c) => c.sessionId)).toContain(5);
   });
 
   it("filters by source and keeps the filter in the URL", async () => {
