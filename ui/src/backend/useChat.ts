@@ -189,6 +189,22 @@ export function useChat(source: string, focus: ItemRef | null = null): ChatContr
       },
       (e) => {
         if (cancelled) return;
+        if (focusRef.current && e.code === "not_found") {
+          // A link to a message of another conversation: show this one, and say why.
+          load(
+            () => {
+              if (cancelled) return;
+              setStatus("ready");
+              dispatch({ type: "notice", tone: "warn", text: "That message is not part of this conversation." });
+            },
+            (again) => {
+              if (cancelled) return;
+              setError(again);
+              setStatus("error");
+            },
+          );
+          return;
+        }
         setError(e);
         setStatus("error");
       },
@@ -276,8 +292,10 @@ export function useChat(source: string, focus: ItemRef | null = null): ChatContr
       }
       // The engine may have started a fresh session for the source (e.g. after /new elsewhere).
       if (sessionRef.current !== null && result.session_id !== sessionRef.current) switchTo(result.session_id);
+      // Written while older rows were shown (after a jump): go to where it lands.
+      else if (stateRef.current.hasMoreAfter) await jumpToLatest();
     },
-    [backend, source, switchTo],
+    [backend, source, switchTo, jumpToLatest],
   );
 
   const stop = useCallback(async () => {

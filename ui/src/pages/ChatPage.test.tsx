@@ -668,4 +668,24 @@ describe("a long conversation", () => {
     await waitFor(() => expect(document.querySelector("li.is-focus")?.getAttribute("data-kind")).toBe("tool"));
     expect(backend.windowCalls.length).toBe(reads);
   });
+
+  it("a link to a message of another conversation shows this one and says so", async () => {
+    const { backend } = longSession(3);
+    renderApp(backend, "#chat/web?message=999999");
+    expect(await screen.findByText("Answer 3")).toBeTruthy();
+    expect(log().getByRole("status").textContent).toContain("not part of this conversation");
+    expect(backend.windowCalls.map((c) => c.query.anchor.type)).toEqual(["around", "latest"]);
+  });
+
+  it("a message written while older rows are shown brings the newest rows back", async () => {
+    setViewportHeight(400, 40);
+    const { backend } = longSession(300);
+    renderApp(backend, "#chat/web?message=100");
+    await waitFor(() => expect(document.querySelector("li.is-focus")?.textContent).toBe("Question 10"));
+    const user = userEvent.setup();
+    const reads = backend.windowCalls.length;
+    await user.type(input(), "and now?{Enter}");
+    await waitFor(() => expect(backend.windowCalls.at(reads)?.query.anchor).toEqual({ type: "latest" }));
+    expect(await log().findByText("Answer 300")).toBeTruthy();
+  });
 });
