@@ -12,8 +12,9 @@ use skald_protocol::{
     ApprovalRuleInput, ApprovalRuleView, ConnectionTest, LlmClientInput, SettingsView,
 };
 use skald_protocol::{
-    BypassView, CompactResult, DEFAULT_PER_PAGE, Decision, DecisionInput, ErrorCode, Inbox, Page,
-    SendResult, SessionDetail, SessionListQuery, SessionSummary, SessionUsage,
+    BypassView, CompactResult, DEFAULT_PER_PAGE, DebugMessage, Decision, DecisionInput, ErrorCode,
+    Inbox, ItemRef, Page, SendResult, SessionDetail, SessionListQuery, SessionSummary,
+    SessionUsage, SessionWindow, WindowQuery,
 };
 
 use super::errors::HttpError;
@@ -27,6 +28,8 @@ pub(crate) fn app(state: ServeState) -> Router {
     let api = Router::new()
         .route("/sessions", get(list_sessions).post(new_session))
         .route("/sessions/{id}", get(session_detail))
+        .route("/sessions/{id}/window", post(session_window))
+        .route("/sessions/{id}/item", post(session_item))
         .route("/sessions/{id}/stop", post(stop_turn))
         .route("/sessions/{id}/running", get(turn_running))
         .route("/sessions/{id}/usage", get(session_usage))
@@ -94,6 +97,26 @@ async fn session_detail(
         HttpError::new(ErrorCode::InvalidInput, format!("bad session id: {}", e.body_text()))
     })?;
     Ok(Json(state.engine.session_detail(id).await?))
+}
+
+/// `POST /api/sessions/{id}/window` with a `WindowQuery` body: one page of the session tree.
+async fn session_window(
+    State(state): State<ServeState>,
+    id: Result<Path<i64>, PathRejection>,
+    query: JsonBody<WindowQuery>,
+) -> Result<Json<SessionWindow>, HttpError> {
+    let id = id_of(id, "session")?;
+    Ok(Json(state.engine.session_window(id, body(query)?).await?))
+}
+
+/// `POST /api/sessions/{id}/item` with an `ItemRef` body: one tree row, whole.
+async fn session_item(
+    State(state): State<ServeState>,
+    id: Result<Path<i64>, PathRejection>,
+    item: JsonBody<ItemRef>,
+) -> Result<Json<DebugMessage>, HttpError> {
+    let id = id_of(id, "session")?;
+    Ok(Json(state.engine.session_item(id, body(item)?).await?))
 }
 
 #[derive(Debug, Deserialize)]

@@ -191,6 +191,38 @@ async fn create_then_list_then_detail() {
     let detail = json(detail).await;
     assert_eq!(detail["session"]["id"], id);
     assert_eq!(detail["messages"], serde_json::json!([]));
+    // The pages read windows of the tree: the newest rows of an empty session, and nothing for
+    // a body that is no window query.
+    let window = s
+        .authed(http.post(s.url(&format!("/api/sessions/{id}/window"))))
+        .json(&serde_json::json!({"anchor": {"type": "latest"}, "limit": 50}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(window.status(), 200);
+    let window = json(window).await;
+    assert_eq!(
+        (window["session"]["id"].as_i64(), &window["items"]),
+        (Some(id), &serde_json::json!([]))
+    );
+    assert_eq!(
+        (window["has_more_before"].as_bool(), window["has_more_after"].as_bool()),
+        (Some(false), Some(false))
+    );
+    let bad_window = s
+        .authed(http.post(s.url(&format!("/api/sessions/{id}/window"))))
+        .json(&serde_json::json!({"anchor": "newest"}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(bad_window.status(), 400);
+    let missing_item = s
+        .authed(http.post(s.url(&format!("/api/sessions/{id}/item"))))
+        .json(&serde_json::json!({"type": "message", "id": 999_999}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(json(missing_item).await["code"], "not_found");
 
     let usage =
         s.authed(http.get(s.url(&format!("/api/sessions/{id}/usage")))).send().await.unwrap();
