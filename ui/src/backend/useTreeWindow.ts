@@ -143,16 +143,23 @@ export function useTreeWindow(sessionId: number, focus: ItemRef | null): TreeWin
         // The next change or a reload reads it again.
       }
     }
-    if (rows && !winRef.current.hasMoreAfter) {
-      if (winRef.current.rows.length === 0) await load(null);
-      else {
-        // Past the end: nothing more to read for now, so `after` reads only what is new.
-        setWin((w) => ({ ...w, hasMoreAfter: true }));
-        winRef.current = { ...winRef.current, hasMoreAfter: true };
-        await page("after");
-      }
+    const w = winRef.current;
+    const last = w.rows[w.rows.length - 1];
+    if (!rows || w.hasMoreAfter) return;
+    if (!last) {
+      await load(null);
+      return;
     }
-  }, [backend, sessionId, load, page]);
+    try {
+      // The window reaches the newest row: what follows it is what is new.
+      const read = await backend.sessionWindow(sessionId, afterQuery(itemRef(last)));
+      if (generationAtStart !== loads.current) return;
+      setAwaiting(read.awaiting_human);
+      setWin((current) => appendPage(current, read));
+    } catch {
+      // The next change or a reload reads it again.
+    }
+  }, [backend, sessionId, load]);
 
   useEngineEvents((envelope: EventEnvelope) => {
     const type = envelope.event.type;

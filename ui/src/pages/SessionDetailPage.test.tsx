@@ -21,7 +21,7 @@ const messages: DebugMessage[] = [
 ];
 
 const detail: SessionDetail = {
-  session: { id: 42, title: null, source: "tic", agent_id: "main", is_interactive: false, is_ephemeral: true, created_at: T, ...whole },
+  session: { id: 42, title: null, source: "tic", agent_id: "main", is_interactive: false, is_ephemeral: true, created_at: T },
   messages,
   pending_inputs: [],
 };
@@ -167,5 +167,39 @@ describe("Session detail page", () => {
     renderApp(new MockBackend({ details: [detail] }), "#session/42");
     await user.click(screen.getByRole("button", { name: /Back/ }));
     expect(back).toHaveBeenCalledTimes(1);
+  });
+
+  it("appends the rows a running turn adds while it shows the newest ones, and updates a call that finished", async () => {
+    const backend = new MockBackend({ details: [{ ...detail, messages: messages.slice(0, 3) }] });
+    renderApp(backend, "#session/42");
+    await screen.findByRole("list", { name: "Session messages" });
+    const call = messages[2] as Extract<DebugMessage, { kind: "tool" }>;
+    backend.details.set(42, {
+      ...detail,
+      messages: [
+        ...messages.slice(0, 2),
+        { ...call, result: "a.txt\nb.txt\nc.txt", result_chars: 17 },
+        { kind: "assistant", message_id: 9, content: "Three files.", reasoning: null, is_synthetic: false, input_tokens: 1, output_tokens: 1, stack_id: 1, depth: 0, created_at: T, ...whole },
+      ],
+    });
+    backend.emit({ session_id: 42, source: "tic", event: { type: "tool_done", tool_call_id: call.tool_call_id, result: "a.txt\nb.txt\nc.txt", result_type: "string" } });
+    backend.emit({ session_id: 42, source: "tic", event: { type: "done", message_id: 9, stack_id: 1, content: "Three files.", input_tokens: 1, output_tokens: 1 } });
+    expect(await screen.findByText("Three files.")).toBeTruthy();
+    await waitFor(() => expect(row("tool").textContent).toContain("Result (17 chars)"));
+    // One read of what is new after the last row, one of the call that changed.
+    const reads = backend.windowCalls.slice(1).map((c) => c.query.anchor);
+    expect(reads).toContainEqual({ type: "after", item: { type: "tool", id: call.tool_call_id } });
+    expect(reads).toContainEqual({ type: "around", item: { type: "tool", id: call.tool_call_id } });
+  });
+
+  it("jumps to the pending approval and opens at a linked row, highlighted", async () => {
+    const pending: DebugMessage = { ...(messages[3] as Extract<DebugMessage, { kind: "tool" }>), status: "pending" };
+    const backend = new MockBackend({ details: [{ ...detail, messages: [...messages.slice(0, 3), pending, ...messages.slice(4)] }] });
+    renderApp(backend, "#session/42?message=4");
+    await waitFor(() => expect(document.querySelector("li.is-focus")?.getAttribute("data-kind")).toBe("user"));
+    expect(backend.windowCalls[0]?.query.anchor).toEqual({ type: "around", item: { type: "message", id: 4 } });
+    const user = userEvent.setup();
+    await user.click(screen.getByRole("button", { name: "Jump to the pending approval" }));
+    await waitFor(() => expect(document.querySelector("li.is-focus")?.textContent).toContain("call #11"));
   });
 });
