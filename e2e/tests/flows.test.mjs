@@ -34,9 +34,14 @@ describe("chat, approvals, debug tree and settings against the fake provider", (
   const composer = () => page.getByRole("combobox", { name: "Message" });
   const sendButton = () => page.getByRole("button", { name: "Send", exact: true });
   const stopButton = () => page.getByRole("button", { name: "Stop", exact: true });
-  const api = async (path) => {
-    const res = await fetch(`${server.base}api/${path}`, { headers: { Authorization: `Bearer ${server.token}` } });
-    assert.equal(res.status, 200, `GET /api/${path}`);
+  // One operation of the API: `POST /api/<op>` with its params as the body.
+  const api = async (op, params) => {
+    const res = await fetch(`${server.base}api/${op}`, {
+      method: "POST",
+      headers: { Authorization: `Bearer ${server.token}`, "Content-Type": "application/json" },
+      body: JSON.stringify(params),
+    });
+    assert.equal(res.status, 200, `POST /api/${op}`);
     return res.json();
   };
   const waitForHash = (hash) => page.waitForFunction((want) => window.location.hash === want, hash);
@@ -167,7 +172,7 @@ describe("chat, approvals, debug tree and settings against the fake provider", (
   });
 
   test("the session's debug tree shows the rejected and the done write, and a round's raw request", async () => {
-    const { session_id: id } = await api("sources/web/session");
+    const { session_id: id } = await api("active_session", { source: "web" });
     await page.goto(`${server.base}#session/${id}`);
     const tree = page.getByRole("list", { name: "Session messages" });
     await tree.waitFor();

@@ -166,14 +166,14 @@ pub enum BypassScopeKind {
     McpServer,
 }
 
-/// A human's decision about one call.
+/// A human's decision about one call. Who decided is not part of it: each shell names its own
+/// surface (`app`, `tray`, `notification`, `web`, `cli`), so a page cannot claim to be another.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(deny_unknown_fields)]
 pub struct DecisionInput {
     pub approved: bool,
     /// Reason for a rejection; reaches the model verbatim.
     pub note: Option<String>,
-    /// Surface that decided: `app`, `inbox`, `tray`, `cli`, `web`, `notification`.
-    pub decided_by: String,
     /// With an approval: also allow similar calls for this many seconds (0 = rest of the session).
     #[ts(type = "number | null")]
     pub bypass_secs: Option<u64>,
@@ -189,6 +189,7 @@ pub struct Decision {
     pub session_id: i64,
     pub approved: bool,
     pub note: Option<String>,
+    /// The surface that decided: `app`, `tray`, `notification`, `web` or `cli`.
     pub decided_by: String,
     pub decided_at: String,
     /// Whether a turn picked the decision up right away (false: it is settled on the next resume).

@@ -1,6 +1,8 @@
 // Generated from the Rust types in crates/skald-protocol. Do not edit by hand:
 // run `UPDATE_BINDINGS=1 cargo test -p skald-protocol --test bindings` instead.
 
+export type JsonValue = number | string | boolean | Array<JsonValue> | { [key in string]?: JsonValue } | null;
+
 export type ErrorCode = "not_found" | "invalid_input" | "conflict" | "config" | "storage" | "llm" | "cancelled" | "unauthorized" | "internal";
 
 export type ApiError = { code: ErrorCode, message: string, };
@@ -67,6 +69,50 @@ export type CompactResult = {
  * False when there was nothing useful to summarise.
  */
 compacted: boolean, tokens_before: number | null, tokens_after: number | null, summarised_messages: number, };
+
+export type SessionRef = { session_id: number, };
+
+export type SendResult = { session_id: number, 
+/**
+ * True when a turn was already running: the message is folded in at its next round.
+ */
+steered: boolean, };
+
+export type StopResult = { 
+/**
+ * False when no turn was running (here or in another process).
+ */
+stopped: boolean, };
+
+export type TurnStatus = { running: boolean, };
+
+export type ToolGroupsReset = { 
+/**
+ * How many activated tool groups were revoked.
+ */
+revoked: number, };
+
+export type RunContext = { 
+/**
+ * Effective cwd of the tools; `None` = the process cwd.
+ */
+working_directory: string | null, 
+/**
+ * Fragments joined into the dynamic tail of every request.
+ */
+system_prompt: Array<string>, 
+/**
+ * Extra read-only roots (plain paths, prefix match on canonical paths).
+ */
+allow_fs_reads: Array<string>, 
+/**
+ * Write pre-authorisation (implies read).
+ */
+allow_fs_writes: Array<string>, 
+/**
+ * Permission group evaluated before `default`.
+ */
+security_group: string | null, };
 
 export type ApprovalKind = "write" | "command" | "tool";
 
@@ -154,15 +200,15 @@ export type DecisionInput = { approved: boolean,
  */
 note: string | null, 
 /**
- * Surface that decided: `app`, `inbox`, `tray`, `cli`, `web`, `notification`.
- */
-decided_by: string, 
-/**
  * With an approval: also allow similar calls for this many seconds (0 = rest of the session).
  */
 bypass_secs: number | null, bypass_scope: BypassScopeKind | null, };
 
-export type Decision = { tool_call_id: number, session_id: number, approved: boolean, note: string | null, decided_by: string, decided_at: string, 
+export type Decision = { tool_call_id: number, session_id: number, approved: boolean, note: string | null, 
+/**
+ * The surface that decided: `app`, `tray`, `notification`, `web` or `cli`.
+ */
+decided_by: string, decided_at: string, 
 /**
  * Whether a turn picked the decision up right away (false: it is settled on the next resume).
  */
@@ -227,5 +273,7 @@ diff: FileDiff | null, } | { "type": "approval_resolved", request_id: number, to
  * Markdown.
  */
 question: string, suggested_answers: Array<string>, } | { "type": "clarification_resolved", request_id: number, tool_call_id: number, } | { "type": "file_changed", path: string, tool_call_id: number, diff: FileDiff, } | { "type": "model_fallback", from: string, to: string, reason: string, } | { "type": "llm_failed", tried: Array<string>, last_error: string, } | { "type": "truncated", output_tokens: number | null, } | { "type": "done", message_id: number, stack_id: number, content: string, input_tokens: number | null, output_tokens: number | null, } | { "type": "error", message: string, } | { "type": "compacting", } | { "type": "compaction_done", summary_id: number, covers_up_to_message_id: number, tokens_before: number, tokens_after: number, };
+
+export type EventKind = "sessions_changed" | "config_reloaded" | "new_session" | "user_message" | "turn_running" | "token_delta" | "thinking" | "tool_start" | "tool_done" | "tool_error" | "tool_cancelled" | "tool_rejected" | "approval_required" | "pending_write" | "approval_resolved" | "agent_question" | "clarification_resolved" | "file_changed" | "model_fallback" | "llm_failed" | "truncated" | "done" | "error" | "compacting" | "compaction_done";
 
 export type EventEnvelope = { session_id: number | null, source: string | null, event: Event, };

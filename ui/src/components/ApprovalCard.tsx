@@ -47,11 +47,9 @@ export function ApprovalSubject({ approval }: { approval: ApprovalView }): React
 
 export function ApprovalCard({
   approval,
-  decidedBy = "app",
   onDecide,
 }: {
   approval: ApprovalView;
-  decidedBy?: string;
   onDecide: (toolCallId: number, input: DecisionInput) => Promise<unknown>;
 }) {
   const [note, setNote] = useState("");
@@ -67,7 +65,6 @@ export function ApprovalCard({
       await onDecide(approval.toolCallId, {
         approved,
         note: !approved && note.trim() ? note.trim() : null,
-        decided_by: decidedBy,
         bypass_secs: null,
         bypass_scope: null,
       });

@@ -163,7 +163,7 @@ describe("chat page", () => {
     await user.type(within(card).getByLabelText(/Note for the agent/), "wrong file");
     await user.click(within(card).getByRole("button", { name: "Reject" }));
     expect(backend.decisions).toEqual([
-      { toolCallId: 8, input: { approved: false, note: "wrong file", decided_by: "app", bypass_secs: null, bypass_scope: null } },
+      { toolCallId: 8, input: { approved: false, note: "wrong file", bypass_secs: null, bypass_scope: null } },
     ]);
     expect(log().getByRole("region", { name: "Approval for write_file" })).toBeTruthy();
     emit(backend, { type: "approval_resolved", request_id: 8, tool_call_id: 8, approved: false });
@@ -191,7 +191,7 @@ describe("chat page", () => {
     const card = log().getByRole("region", { name: "Approval for edit_file" });
     expect(await within(card).findByRole("figure", { name: "Changes to src/main.rs" })).toBeTruthy();
     await user.click(within(card).getByRole("button", { name: "Approve" }));
-    expect(backend.decisions[0]?.input).toMatchObject({ approved: true, decided_by: "app" });
+    expect(backend.decisions[0]?.input).toMatchObject({ approved: true });
   });
 
   it("shows fallback, truncation and model failures in place", async () => {
@@ -335,7 +335,7 @@ describe("chat page", () => {
   it("says so when the chat cannot be opened", async () => {
     const backend = new MockBackend();
     backend.activeSessions.set("web", 404);
-    backend.getSession = () => Promise.reject({ code: "storage", message: "disk gone" });
+    backend.session_detail = () => Promise.reject({ code: "storage", message: "disk gone" });
     renderApp(backend, "#chat/web");
     expect((await screen.findByRole("alert")).textContent).toContain("disk gone");
   });
@@ -345,10 +345,10 @@ describe("chat page", () => {
     ]);
     let release: () => void = () => {};
     const gate = new Promise<void>((r) => (release = r));
-    const load = backend.getSession.bind(backend);
-    backend.getSession = async (id) => {
+    const load = backend.session_detail.bind(backend);
+    backend.session_detail = async (params) => {
       await gate;
-      return load(id);
+      return load(params);
     };
     renderApp(backend, "#chat/web");
     // The page mounts once the first-run settings check is done; its history load is still gated.

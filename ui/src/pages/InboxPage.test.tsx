@@ -56,7 +56,7 @@ describe("agent inbox", () => {
     await waitFor(() => expect(rows()).toHaveLength(2));
     expect(backend.decisions[0]).toEqual({
       toolCallId: 2,
-      input: { approved: true, note: null, decided_by: "inbox", bypass_secs: null, bypass_scope: null },
+      input: { approved: true, note: null, bypass_secs: null, bypass_scope: null },
     });
     // The item that took its place is selected.
     expect(selectedId()).toBe("3");
@@ -72,7 +72,7 @@ describe("agent inbox", () => {
     await waitFor(() => expect(rows()).toHaveLength(1));
     expect(backend.decisions[1]).toEqual({
       toolCallId: 3,
-      input: { approved: false, note: "just ask me", decided_by: "inbox", bypass_secs: null, bypass_scope: null },
+      input: { approved: false, note: "just ask me", bypass_secs: null, bypass_scope: null },
     });
   });
 
@@ -112,7 +112,7 @@ describe("agent inbox", () => {
     expect(backend.decisions[0]?.input).toEqual({
       approved: true,
       note: null,
-      decided_by: "inbox",
+     
       bypass_secs: 0,
       bypass_scope: "mcp_server",
     });

@@ -186,7 +186,7 @@ export function InboxPage() {
 
   const approve = (item: InboxItem) =>
     run(`Approved ${item.tool_name} #${item.tool_call_id}`, [
-      () => decide(item.tool_call_id, { approved: true, note: null, decided_by: "inbox", bypass_secs: null, bypass_scope: null }),
+      () => decide(item.tool_call_id, { approved: true, note: null, bypass_secs: null, bypass_scope: null }),
     ]);
   const reject = (item: InboxItem) =>
     run(`Rejected ${item.tool_name} #${item.tool_call_id}`, [
@@ -194,20 +194,20 @@ export function InboxPage() {
         decide(item.tool_call_id, {
           approved: false,
           note: note.trim() ? note.trim() : null,
-          decided_by: "inbox",
+         
           bypass_secs: null,
           bypass_scope: null,
         }),
     ]);
   const bypass = (item: InboxItem, scope: BypassScopeKind, secs: number) =>
     run(`Approved ${item.tool_name} #${item.tool_call_id} with a bypass`, [
-      () => decide(item.tool_call_id, { approved: true, note: null, decided_by: "inbox", bypass_secs: secs, bypass_scope: scope }),
+      () => decide(item.tool_call_id, { approved: true, note: null, bypass_secs: secs, bypass_scope: scope }),
     ]);
   const batch = () => {
     const ids = items.filter((i) => checked.has(i.tool_call_id)).map((i) => i.tool_call_id);
     void run(
       `Approved ${ids.length} ${ids.length === 1 ? "call" : "calls"}`,
-      ids.map((id) => () => decide(id, { approved: true, note: null, decided_by: "inbox", bypass_secs: null, bypass_scope: null })),
+      ids.map((id) => () => decide(id, { approved: true, note: null, bypass_secs: null, bypass_scope: null })),
     );
   };
   const toggle = (id: number) =>

@@ -11,7 +11,7 @@ mod system;
 pub mod tokens;
 
 pub use builder::{BuildSettings, BuiltContext, ContextInputs, MemoryFile, MessageBuilder};
-pub use compaction::{CompactionReport, ContextCompactor};
+pub use compaction::{CompactionError, CompactionReport, ContextCompactor};
 pub use dynamic::{DynamicTail, format_now};
 pub use history::{HistoryOptions, INTERRUPTED_PENDING, INTERRUPTED_RUNNING, hidden_placeholder};
 pub use system::{render_static_system, scratchpad_message, summary_message};

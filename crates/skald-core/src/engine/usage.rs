@@ -1,24 +1,21 @@
 //! What a session has used (`/context`, `/cost`, the context meter), and `/compact` and
 //! `/resettools` for the shells.
 
-use skald_protocol::{ApiError, CompactResult, SessionUsage};
+use skald_protocol::{CompactResult, SessionUsage};
 
 use super::Engine;
 use crate::EngineError;
 
 impl Engine {
     /// The last request's size, the model's window when known, and the session's spend.
-    pub async fn session_usage(&self, session_id: i64) -> Result<SessionUsage, ApiError> {
+    pub async fn session_usage(&self, session_id: i64) -> Result<SessionUsage, EngineError> {
         let store = self.store();
-        let root = store.root_frame(session_id).await.map_err(EngineError::from)?;
+        let root = store.root_frame(session_id).await?;
         // Usage reported before the latest compaction describes a request that no longer exists.
-        let boundary = store
-            .latest_summary(root.id)
-            .await
-            .map_err(EngineError::from)?
-            .map_or(0, |s| s.covers_up_to_message_id);
-        let last = store.last_reported_usage(root.id, boundary).await.map_err(EngineError::from)?;
-        let totals = store.usage_totals(session_id).await.map_err(EngineError::from)?;
+        let boundary =
+            store.latest_summary(root.id).await?.map_or(0, |s| s.covers_up_to_message_id);
+        let last = store.last_reported_usage(root.id, boundary).await?;
+        let totals = store.usage_totals(session_id).await?;
         // From the configuration alone: resolving the chain would read every API key from the
         // keychain, and the chat asks for this after each answer.
         let context_window =
@@ -42,7 +39,7 @@ impl Engine {
         &self,
         session_id: i64,
         focus: Option<String>,
-    ) -> Result<CompactResult, ApiError> {
+    ) -> Result<CompactResult, EngineError> {
         Ok(match self.compact(session_id, focus).await? {
             Some(r) => CompactResult {
                 compacted: true,
@@ -61,8 +58,8 @@ impl Engine {
 
     /// `/resettools`: revokes the tool groups the session's agents activated; they are offered
     /// again only after an agent activates them anew. Returns how many were revoked.
-    pub async fn reset_tool_groups(&self, session_id: i64) -> Result<u64, ApiError> {
-        self.store().session(session_id).await.map_err(EngineError::from)?;
-        Ok(self.store().revoke_tool_groups(session_id).await.map_err(EngineError::from)?)
+    pub async fn reset_tool_groups(&self, session_id: i64) -> Result<u64, EngineError> {
+        self.store().session(session_id).await?;
+        Ok(self.store().revoke_tool_groups(session_id).await?)
     }
 }

@@ -42,16 +42,21 @@ async fn new_sessions_appear_in_the_list_and_their_detail_is_readable() {
     let engine = open(dir.path(), false).await.unwrap();
     let mut events = engine.subscribe();
     let id = engine.new_session("web").await.unwrap();
-    let ev = events.recv().await.unwrap();
-    assert_eq!((ev.session_id, ev.event), (Some(id), Event::SessionsChanged {}));
+    // Clients showing the source follow the new session; the list refreshes.
+    let followed = events.recv().await.unwrap();
+    assert_eq!(
+        (followed.session_id, followed.source.as_deref(), followed.event),
+        (Some(id), Some("web"), Event::NewSession { session_id: id })
+    );
+    assert_eq!(events.recv().await.unwrap().event, Event::SessionsChanged {});
     let page = engine.list_sessions(SessionListQuery::default()).await.unwrap();
     assert_eq!(page.items[0].id, id);
     let detail = engine.session_detail(id).await.unwrap();
     assert_eq!((detail.session.source.as_str(), detail.messages.len()), ("web", 0));
     let missing = engine.session_detail(id + 100).await.unwrap_err();
-    assert_eq!(missing.code, ErrorCode::NotFound);
+    assert_eq!(missing.code(), ErrorCode::NotFound);
     let bad = engine.new_session("we b").await.unwrap_err();
-    assert_eq!(bad.code, ErrorCode::InvalidInput);
+    assert_eq!(bad.code(), ErrorCode::InvalidInput);
 }
 
 #[tokio::test]
