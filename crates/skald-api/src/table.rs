@@ -100,11 +100,12 @@ operations! {
         },
     }
 
-    /// The last request's size against the model's window, and what the session spent.
+    /// The context the next request carries (as compaction counts it) against the model's
+    /// window, the last reported request, and what the session spent.
     session_usage {
         params: SessionUsageParams { #[ts(type = "number")] session_id: i64 },
         result: SessionUsage,
-        errors: [NotFound, Storage],
+        errors: [NotFound, Config, Storage, Internal],
         events: [],
         run: |engine, _, p| engine.session_usage(p.session_id).await,
     }

@@ -204,16 +204,24 @@ pub struct SessionDetail {
 pub struct SessionUsage {
     #[ts(type = "number")]
     pub session_id: i64,
-    /// Input tokens the provider reported for the latest request (after the last compaction).
+    /// Input tokens the provider reported for the latest request; `None` until a reply made
+    /// after the latest compaction reports usage (older numbers describe the larger context).
     #[ts(type = "number | null")]
     pub last_input_tokens: Option<i64>,
     #[ts(type = "number | null")]
     pub last_output_tokens: Option<i64>,
     /// The model that answered last.
     pub model: Option<String>,
-    /// Window of the first configured model when known (configured or a well-known family).
+    /// Window of the session's first model when known (configured or a well-known family).
     #[ts(type = "number | null")]
     pub context_window: Option<u64>,
+    /// The context the next request carries, as compaction counts it: the latest reported usage
+    /// plus an estimate of what followed; right after a compaction, the estimate of the compacted
+    /// request. `None` before the session's first model reply.
+    #[ts(type = "number | null")]
+    pub context_tokens: Option<i64>,
+    /// `context_tokens` is all estimate: no reply since the latest compaction reported usage.
+    pub context_estimated: bool,
     #[ts(type = "number")]
     pub input_tokens_total: i64,
     #[ts(type = "number")]

@@ -6,8 +6,8 @@ mod fake_llm;
 mod generated;
 
 pub use error::TestkitError;
-pub use generated::assert_generated_file_is_current;
 pub use fake_llm::{
     FakeLlm, FakeLlmOptions, RecordedRequest, Reply, Script, ScriptedToolCall, Usage, WhenEmpty,
     validate_chat_request,
 };
+pub use generated::assert_generated_file_is_current;

@@ -161,9 +161,10 @@ export interface Api {
    */
   new_session(params: NewSessionParams): Promise<SessionRef>;
   /**
-   * The last request's size against the model's window, and what the session spent.
+   * The context the next request carries (as compaction counts it) against the model's
+   * window, the last reported request, and what the session spent.
    *
-   * Errors: not_found, storage. Events: none.
+   * Errors: not_found, config, storage, internal. Events: none.
    */
   session_usage(params: SessionUsageParams): Promise<SessionUsage>;
   /**

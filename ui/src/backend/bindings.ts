@@ -44,7 +44,8 @@ export type SessionDetail = { session: SessionMeta, messages: Array<DebugMessage
 
 export type SessionUsage = { session_id: number, 
 /**
- * Input tokens the provider reported for the latest request (after the last compaction).
+ * Input tokens the provider reported for the latest request; `None` until a reply made
+ * after the latest compaction reports usage (older numbers describe the larger context).
  */
 last_input_tokens: number | null, last_output_tokens: number | null, 
 /**
@@ -52,9 +53,19 @@ last_input_tokens: number | null, last_output_tokens: number | null,
  */
 model: string | null, 
 /**
- * Window of the first configured model when known (configured or a well-known family).
+ * Window of the session's first model when known (configured or a well-known family).
  */
-context_window: number | null, input_tokens_total: number, output_tokens_total: number, 
+context_window: number | null, 
+/**
+ * The context the next request carries, as compaction counts it: the latest reported usage
+ * plus an estimate of what followed; right after a compaction, the estimate of the compacted
+ * request. `None` before the session's first model reply.
+ */
+context_tokens: number | null, 
+/**
+ * `context_tokens` is all estimate: no reply since the latest compaction reported usage.
+ */
+context_estimated: boolean, input_tokens_total: number, output_tokens_total: number, 
 /**
  * Spend in USD as the provider reported it; `None` when no reply carried a cost.
  */

@@ -48,7 +48,8 @@ export type ChatState = {
   sessionId: number | null;
   items: ChatItem[];
   running: boolean;
-  /** Tokens of the last model request (the context actually sent). */
+  /** Tokens of the last model request (the context actually sent), or after a compaction the
+   *  engine's estimate of the compacted context. */
   inputTokens: number | null;
   outputTokens: number | null;
   /** Counter for locally made keys (notices, streaming bubbles). */
@@ -373,12 +374,16 @@ export function applyEvent(state: ChatState, event: Event): ChatState {
       );
     case "compacting":
       return notice(state, "info", "Compacting the conversation…");
-    case "compaction_done":
-      return notice(
+    case "compaction_done": {
+      const next = notice(
         state,
         "info",
         `Conversation compacted: ${event.tokens_before.toLocaleString()} → ${event.tokens_after.toLocaleString()} tokens.`,
       );
+      // The last reply's usage described the longer conversation; until the next reply, the
+      // engine's estimate of the compacted one is the context.
+      return { ...next, inputTokens: event.tokens_after, outputTokens: null };
+    }
     case "file_changed":
       return updateTool(state, event.tool_call_id, (t) => ({ ...t, diff: event.diff }));
     case "new_session":

@@ -281,6 +281,7 @@ describe("chat page", () => {
       last_output_tokens: 120,
       model: "claude-sonnet-4",
       context_window: 200_000,
+      context_tokens: 50_120,
       input_tokens_total: 80_000,
       output_tokens_total: 900,
       cost_usd: 0.2412,
@@ -288,10 +289,12 @@ describe("chat page", () => {
       replies: 4,
     });
     const user = await open(backend);
-    expect(await screen.findByText(/Context 50,000 \/ 200,000 tok/)).toBeTruthy();
+    expect(await screen.findByText(/Context 50,120 \/ 200,000 tok/)).toBeTruthy();
     await user.type(input(), "/context{Enter}");
     expect(
-      await log().findByText("Last request: ↑50,000 tok · ↓120 tok — 25% of the 200,000 tok window (claude-sonnet-4)."),
+      await log().findByText(
+        "Context: 50,120 tok — 25% of the 200,000 tok window. Last request: ↑50,000 tok · ↓120 tok (claude-sonnet-4).",
+      ),
     ).toBeTruthy();
     await user.type(input(), "/cost{Enter}");
     expect(
@@ -303,6 +306,25 @@ describe("chat page", () => {
       await log().findByText("No cost recorded: the provider reported no prices (2 model replies, ↑300 tok · ↓20 tok)."),
     ).toBeTruthy();
     expect(backend.sent).toEqual([]);
+  });
+
+  it("after a compaction the meter and /context show the compacted conversation, not the old usage", async () => {
+    const backend = setup([
+      { kind: "assistant", message_id: 5, content: "hi", reasoning: null, is_synthetic: false, input_tokens: 90_000, output_tokens: 120, ...base },
+    ]);
+    const before = { last_input_tokens: 90_000, last_output_tokens: 120, context_window: 200_000, context_tokens: 90_120, replies: 3 };
+    backend.usage.set(SID, before);
+    const user = await open(backend);
+    expect(await screen.findByText(/Context 90,120 \/ 200,000 tok/)).toBeTruthy();
+    // The engine ignores usage reported before the summary and estimates the compacted request.
+    backend.usage.set(SID, { ...before, last_input_tokens: null, last_output_tokens: null, context_tokens: 12_050, context_estimated: true });
+    emit(backend, { type: "compaction_done", summary_id: 1, covers_up_to_message_id: 4, tokens_before: 90_120, tokens_after: 12_000 });
+    expect(await screen.findByText(/Context 12,050 \/ 200,000 tok/)).toBeTruthy();
+    expect(screen.queryByText(/Context 90,/)).toBeNull();
+    await user.type(input(), "/context{Enter}");
+    expect(
+      await log().findByText("Context: about 12,050 tok — 6% of the 200,000 tok window (estimated: no model reply since the last compaction)."),
+    ).toBeTruthy();
   });
 
   it("/new starts a new session and clears the view; /stop stops the turn", async () => {

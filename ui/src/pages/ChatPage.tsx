@@ -92,8 +92,8 @@ function ContextMeter({
       className="context-meter"
       title={
         window
-          ? `The last request used ${input.toLocaleString()} of the model's ${window.toLocaleString()}-token window`
-          : "Tokens the model received with the last request, and produced"
+          ? `The conversation fills ${input.toLocaleString()} of the model's ${window.toLocaleString()}-token window`
+          : "Tokens of the conversation the model receives with the next request, and of the last reply"
       }
     >
       Context {input.toLocaleString()}
@@ -110,16 +110,20 @@ function ContextMeter({
 
 const tok = (n: number) => `${n.toLocaleString()} tok`;
 
-/** `/context`: the last request against the model's window. */
+/** `/context`: the conversation the next request carries against the model's window. */
 export function describeContext(u: SessionUsage): string {
-  if (u.last_input_tokens === null) return "No model reply in this session yet (or since the last compaction).";
-  let text = `Last request: ↑${tok(u.last_input_tokens)}`;
-  if (u.last_output_tokens !== null) text += ` · ↓${tok(u.last_output_tokens)}`;
+  if (u.context_tokens === null) return "No model reply in this session yet.";
+  let text = `Context: ${u.context_estimated ? "about " : ""}${tok(u.context_tokens)}`;
   if (u.context_window) {
-    const share = Math.round((u.last_input_tokens / u.context_window) * 100);
+    const share = Math.round((u.context_tokens / u.context_window) * 100);
     text += ` — ${share}% of the ${tok(u.context_window)} window`;
   }
-  if (u.model) text += ` (${u.model})`;
+  if (u.context_estimated) return `${text} (estimated: no model reply since the last compaction).`;
+  if (u.last_input_tokens !== null) {
+    text += `. Last request: ↑${tok(u.last_input_tokens)}`;
+    if (u.last_output_tokens !== null) text += ` · ↓${tok(u.last_output_tokens)}`;
+    if (u.model) text += ` (${u.model})`;
+  }
   return `${text}.`;
 }
 
@@ -173,7 +177,8 @@ export function ChatPage({ source }: { source: string }) {
   const chat = useChat(source);
   const inbox = useInbox();
   const { state } = chat;
-  // The window is configuration, not live state: read once per session and after each answer.
+  // Read after each answer and compaction: the window, and the context as the engine counts it
+  // (usage reported before a compaction no longer describes what the model receives).
   const usage = useQuery({
     queryKey: ["session_usage", state.sessionId, state.inputTokens],
     queryFn: () => backend.session_usage({ session_id: state.sessionId as number }),
@@ -245,7 +250,7 @@ export function ChatPage({ source }: { source: string }) {
             </span>
           ) : null}
           <ContextMeter
-            input={state.inputTokens}
+            input={usage.data && !usage.isPlaceholderData ? (usage.data.context_tokens ?? state.inputTokens) : state.inputTokens}
             output={state.outputTokens}
             window={usage.data?.context_window ?? null}
           />

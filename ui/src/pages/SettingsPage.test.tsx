@@ -1,6 +1,7 @@
 import { screen, waitFor, within } from "@testing-library/react";
 import userEvent from "@testing-library/user-event";
 import { describe, expect, it } from "vitest";
+import type { ApprovalRuleView } from "../backend";
 import { llmClient, MockBackend, rule } from "../test/mockBackend";
 import { renderApp } from "../test/renderApp";
 
@@ -181,6 +182,17 @@ describe("Settings page: clients", () => {
   });
 });
 
+/** The settings page on `rules`, with the "Add a rule" form open. */
+async function openNewRuleForm(rules: ApprovalRuleView[]) {
+  const user = userEvent.setup();
+  const backend = new MockBackend();
+  backend.rules = [...rules];
+  renderApp(backend, "#settings");
+  await screen.findByRole("table", { name: "Approval rules" });
+  await user.click(screen.getByRole("button", { name: "Add rule" }));
+  return { user, backend, form: screen.getByRole("form", { name: "Add a rule" }) };
+}
+
 describe("Settings page: approval rules", () => {
   const seeded = [
     rule(1, { tool_pattern: "execute_cmd", priority: 10, seed_key: "require_execute_cmd" }),
@@ -202,13 +214,7 @@ describe("Settings page: approval rules", () => {
   });
 
   it("adds a rule with the chosen action; it lands in priority order", async () => {
-    const user = userEvent.setup();
-    const backend = new MockBackend();
-    backend.rules = [...seeded];
-    renderApp(backend, "#settings");
-    await screen.findByRole("table", { name: "Approval rules" });
-    await user.click(screen.getByRole("button", { name: "Add rule" }));
-    const form = screen.getByRole("form", { name: "Add a rule" });
+    const { user, backend, form } = await openNewRuleForm(seeded);
     await user.type(within(form).getByLabelText("Tool pattern"), "mcp__github__*");
     await user.selectOptions(within(form).getByLabelText("Action"), "allow");
     await user.clear(within(form).getByLabelText("Priority (lower wins)"));
@@ -226,15 +232,19 @@ describe("Settings page: approval rules", () => {
     });
   });
 
+  it("says where a relative path pattern applies: allow rules only in the data dir", async () => {
+    const { user, form } = await openNewRuleForm(seeded);
+    const path = within(form).getByLabelText("Path pattern (optional)");
+    const hint = () => document.getElementById(path.getAttribute("aria-describedby") ?? "")?.textContent ?? "";
+    expect(hint()).toContain("matches in Skald's data dir and in the session's working directory");
+    await user.selectOptions(within(form).getByLabelText("Action"), "allow");
+    expect(hint()).toContain("means a place in Skald's data dir only");
+    expect(hint()).toContain("write an absolute path to allow a place in a project");
+  });
+
   it("shows a conflict from the engine in the form and keeps the input", async () => {
-    const user = userEvent.setup();
-    const backend = new MockBackend();
-    backend.rules = [...seeded, rule(4, { tool_pattern: "*", priority: 999999 })];
+    const { user, backend, form } = await openNewRuleForm([...seeded, rule(4, { tool_pattern: "*", priority: 999999 })]);
     backend.ruleError = { code: "conflict", message: "group default already has a different `*` catch-all rule" };
-    renderApp(backend, "#settings");
-    await screen.findByRole("table", { name: "Approval rules" });
-    await user.click(screen.getByRole("button", { name: "Add rule" }));
-    const form = screen.getByRole("form", { name: "Add a rule" });
     await user.type(within(form).getByLabelText("Tool pattern"), "*");
     await user.selectOptions(within(form).getByLabelText("Action"), "deny");
     await user.click(within(form).getByRole("button", { name: "Add rule" }));

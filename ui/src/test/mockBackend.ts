@@ -186,6 +186,8 @@ export class MockBackend implements Backend {
       last_output_tokens: null,
       model: null,
       context_window: null,
+      context_tokens: null,
+      context_estimated: false,
       input_tokens_total: 0,
       output_tokens_total: 0,
       cost_usd: null,

@@ -153,13 +153,14 @@ pub fn verdict(rules: &LoadedRules, bypass: &BypassRegistry, g: &GateInput<'_>) 
         }
         Err(_) => return read_root_check(g, canonical.as_deref()),
     };
-    let roots = [canon(g.data_dir), canon(g.workdir)];
+    let (data_dir, workdir) = (canon(g.data_dir), canon(g.workdir));
     let facts = CallFacts {
         tool: g.tool,
         agent_id: g.agent_id,
         source: g.source,
         path: canonical.as_deref(),
-        roots: &roots,
+        data_dir: &data_dir,
+        workdir: &workdir,
     };
     let base = match rules.evaluate(&facts).map(|r| r.action) {
         Some(Action::Deny) => {

@@ -1,11 +1,16 @@
 //! Rule model and matching: tool patterns (`name`, `prefix*`, `*`, `@fs_read`/`@fs_write`/`@fs_any`),
 //! path patterns on canonical paths, agent/source filters; ascending priority, first match wins.
+//!
+//! A relative path pattern names a place under a root. `allow` rules resolve it against the data
+//! dir only: a rule that widens must never widen through an ambiguous root (`memory/*` is the data
+//! dir's memory, never `<workdir>/memory`). `deny` and `require` rules, which only narrow, match
+//! under the data dir and the working directory (`secrets/*` protects the project's secrets too).
 
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use crate::tools::names;
+use crate::tools::{names, paths};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -19,7 +24,8 @@ pub enum Action {
 pub struct Rule {
     pub id: i64,
     pub tool_pattern: String,
-    /// Glob on the canonical path relative to the data dir or workdir; `<dir>/*` = subtree.
+    /// Absolute, or relative to the data dir (every action) and the workdir (deny/require only);
+    /// `<dir>/*` = subtree, `prefix*` = name prefix. Compared on canonical paths.
     pub path_pattern: Option<String>,
     pub agent_id: Option<String>,
     pub source: Option<String>,
@@ -36,8 +42,10 @@ pub struct CallFacts<'a> {
     pub source: &'a str,
     /// Canonical absolute path the call acts on, if it has one.
     pub path: Option<&'a Path>,
-    /// Roots a relative path pattern is tried against (canonical), e.g. data dir and workdir.
-    pub roots: &'a [PathBuf],
+    /// Canonical data dir: the one root relative patterns of `allow` rules resolve against.
+    pub data_dir: &'a Path,
+    /// Canonical working directory: relative `deny`/`require` patterns match under it too.
+    pub workdir: &'a Path,
 }
 
 /// Rules sorted for evaluation.
@@ -85,7 +93,11 @@ fn rule_matches(r: &Rule, c: &CallFacts<'_>) -> bool {
     match (&r.path_pattern, c.path) {
         (None, _) => true,
         (Some(_), None) => false,
-        (Some(p), Some(path)) => path_matches(p, path, c.roots),
+        (Some(p), Some(path)) => {
+            let both = [c.data_dir, c.workdir];
+            let roots: &[&Path] = if r.action == Action::Allow { &both[..1] } else { &both };
+            path_matches(p, path, roots)
+        }
     }
 }
 
@@ -102,19 +114,35 @@ pub fn tool_matches(pattern: &str, tool: &str) -> bool {
     }
 }
 
-/// `dir/*` matches `dir` itself and anything below it at a `/` boundary; other patterns match
-/// exactly or by trailing-`*` prefix. Relative patterns are tried against each root.
-fn path_matches(pattern: &str, path: &Path, roots: &[PathBuf]) -> bool {
-    let candidates: Vec<PathBuf> =
-        if Path::new(pattern).is_absolute() { vec![PathBuf::new()] } else { roots.to_vec() };
-    candidates.iter().any(|root| {
+/// `dir/*` matches `dir` itself and anything below it at a `/` boundary; `prefix*` matches names
+/// starting with `prefix`; anything else matches exactly. A relative pattern is tried under each
+/// of `roots`. The pattern's directory part is canonicalised like a call's path (symlinks and `..`
+/// resolved), so both sides of the comparison are canonical.
+fn path_matches(pattern: &str, path: &Path, roots: &[&Path]) -> bool {
+    let tried: &[&Path] = if Path::new(pattern).is_absolute() { &[Path::new("/")] } else { roots };
+    tried.iter().any(|root| {
         if let Some(dir) = pattern.strip_suffix("/*") {
-            let base = root.join(dir);
-            path == base || path.starts_with(&base)
+            anchor(root, dir).is_some_and(|base| path.starts_with(base))
         } else if let Some(prefix) = pattern.strip_suffix('*') {
-            path.to_string_lossy().starts_with(&*root.join(prefix).to_string_lossy())
+            // The directory part is resolved; the name part stays a text prefix.
+            let (dir, name) = match prefix.rsplit_once('/') {
+                Some(("", name)) => ("/", name),
+                Some(split) => split,
+                None => ("", prefix),
+            };
+            anchor(root, dir).is_some_and(|base| {
+                path.strip_prefix(&base).is_ok_and(|rest| rest.to_string_lossy().starts_with(name))
+            })
         } else {
-            path == root.join(pattern)
+            anchor(root, pattern).is_some_and(|exact| path == exact)
         }
     })
+}
+
+/// `fixed` (a pattern without its glob) resolved under `root` to a canonical path.
+fn anchor(root: &Path, fixed: &str) -> Option<PathBuf> {
+    if fixed.is_empty() {
+        return Some(root.to_path_buf());
+    }
+    paths::resolve_path(root, fixed).ok()
 }

@@ -1,5 +1,6 @@
 //! `config.yml` in the data dir: the typed configuration, its loading, validation and env overrides.
 
+mod compaction_check;
 mod env;
 mod file;
 mod secrets;
@@ -43,5 +44,6 @@ pub fn load(dir: &Path, env: &EnvOverrides) -> Result<Config, ConfigError> {
     };
     env.apply(&mut config);
     file::validate(&path, text.as_deref(), &config)?;
+    compaction_check::check(&path, &config)?;
     Ok(config)
 }

@@ -17,7 +17,8 @@ use skald_store::{Store, StoreError};
 use tokio_util::sync::CancellationToken;
 
 use super::builder::{ContextInputs, MessageBuilder};
-use super::history::{HistoryOptions, history_messages, tool_content};
+use super::call_results::tool_content;
+use super::history::{HistoryOptions, history_messages};
 use super::system::summary_message;
 use super::tokens::estimate_messages;
 use crate::config::CompactionConfig;
@@ -107,13 +108,7 @@ impl<'a> ContextCompactor<'a> {
         builder: &MessageBuilder,
         inputs: &ContextInputs,
     ) -> Result<i64, StoreError> {
-        let built = builder.build(inputs).await?;
-        let summary = self.store.latest_summary(inputs.stack_id).await?;
-        let boundary = summary.as_ref().map_or(0, |s| s.covers_up_to_message_id);
-        let rows = self.store.messages_for_stack_after(inputs.stack_id, boundary).await?;
-        let tools = self.store.tool_calls_for_stack_after(inputs.stack_id, boundary).await?;
-        let since = summary.as_ref().map(|s| s.created_at.as_str());
-        Ok(accounted_tokens(&rows, &tools, built.estimated_tokens, since))
+        Ok(context_size(self.store, builder, inputs).await?.tokens)
     }
 
     /// Compacts when enabled and the accounted size exceeds the trigger. `on_start` runs just
@@ -237,29 +232,61 @@ impl<'a> ContextCompactor<'a> {
     }
 }
 
-/// Context size from stored rows after the boundary: the last healthy assistant row's usage
+/// The size of the request a frame's next round would send, as compaction counts it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ContextSize {
+    pub tokens: i64,
+    /// The reply whose reported usage the count starts from; `None` when no reply since the
+    /// latest compaction reported usage, so `tokens` is the estimate of the whole request.
+    pub reported_by: Option<MessageRow>,
+}
+
+/// The accounted size of the request `builder` would build now for `inputs`' frame (the
+/// compaction trigger, `/context` and the context meter all count this way).
+pub async fn context_size(
+    store: &Store,
+    builder: &MessageBuilder,
+    inputs: &ContextInputs,
+) -> Result<ContextSize, StoreError> {
+    let built = builder.build(inputs).await?;
+    let summary = store.latest_summary(inputs.stack_id).await?;
+    let boundary = summary.as_ref().map_or(0, |s| s.covers_up_to_message_id);
+    // Only rows from the newest reply that reported usage on can count: reading the whole frame
+    // for this made every check linear in the session's length.
+    let from = match store.last_reported_usage(inputs.stack_id, boundary).await? {
+        Some(r) => r.id - 1,
+        None => return Ok(ContextSize { tokens: built.estimated_tokens, reported_by: None }),
+    };
+    let rows = store.messages_for_stack_after(inputs.stack_id, from).await?;
+    let tools = store.tool_calls_for_stack_after(inputs.stack_id, from).await?;
+    let since = summary.as_ref().map(|s| s.created_at.as_str());
+    Ok(accounted_size(rows, &tools, built.estimated_tokens, since))
+}
+
+/// Context size from stored rows after the boundary (or from the newest reply with usage on, the
+/// only rows that can count): the last healthy assistant row's usage
 /// (`input + cache_read + cache_write + output`) plus chars/4 of what follows it; without such a
 /// row, `whole_estimate` (the estimate of the full request).
 ///
 /// `summarised_at` is the latest summary's `created_at`: a kept-tail row written before it
 /// reported usage of the larger pre-summary request, so only rows written after it count.
 /// (Same-millisecond rows count as stale: estimating is the safe side.)
-pub fn accounted_tokens(
-    rows: &[MessageRow],
+pub fn accounted_size(
+    rows: Vec<MessageRow>,
     tools: &[ToolCallRow],
     whole_estimate: i64,
     summarised_at: Option<&str>,
-) -> i64 {
-    let live: Vec<&MessageRow> = rows.iter().filter(|r| !r.is_failed()).collect();
+) -> ContextSize {
+    let mut live: Vec<MessageRow> = rows.into_iter().filter(|r| !r.is_failed()).collect();
     let calls = calls_by_message(tools);
     let fresh = |r: &MessageRow| summarised_at.is_none_or(|t| r.created_at.as_str() > t);
     let reported = live.iter().rposition(|r| {
         matches!(r.role(), Ok(Role::Assistant)) && r.input_tokens.is_some_and(|t| t > 0) && fresh(r)
     });
     let Some(at) = reported else {
-        return whole_estimate;
+        return ContextSize { tokens: whole_estimate, reported_by: None };
     };
-    let row = live[at];
+    let row = &live[at];
     let usage = row.input_tokens.unwrap_or(0)
         + row.cache_read_tokens.unwrap_or(0)
         + row.cache_write_tokens.unwrap_or(0)
@@ -269,7 +296,8 @@ pub fn accounted_tokens(
         .get(&row.id)
         .map_or(0, |cs| cs.iter().map(|c| c.result.as_deref().map_or(0, char_len)).sum());
     let after: usize = live[at + 1..].iter().map(|r| row_chars(r, &calls)).sum();
-    usage + to_i64_usize((own_results + after) / 4)
+    let tokens = usage + to_i64_usize((own_results + after) / 4);
+    ContextSize { tokens, reported_by: Some(live.swap_remove(at)) }
 }
 
 /// Index of the first kept row in `live` (rows after the boundary, failed rows removed), or

@@ -3,16 +3,10 @@
 use std::collections::HashMap;
 
 use serde_json::{Map, Value, json};
-use skald_protocol::ToolStatus;
 use skald_store::repo::history::{MessageRow, Role};
 use skald_store::repo::tools::ToolCallRow;
 
-/// Answer for a call that was waiting for a human when the run stopped.
-pub const INTERRUPTED_PENDING: &str = "Error: tool call was interrupted (connection lost before user \
-     approval). Please retry the operation.";
-/// Answer for a call that was executing when the run stopped: it may have had effects.
-pub const INTERRUPTED_RUNNING: &str = "Error: this tool call was interrupted before its result was \
-     saved. It may have run partly or completely; check its effects before running it again.";
+use super::call_results::{hidden_placeholder, tool_content};
 
 /// How the history part of a request is shaped.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -21,14 +15,6 @@ pub struct HistoryOptions {
     pub max_messages: Option<usize>,
     /// Results of earlier turns longer than this are replaced by a placeholder.
     pub max_tool_result_chars: Option<usize>,
-}
-
-/// The placeholder an oversized earlier result is replaced by (the stored row never changes).
-pub fn hidden_placeholder(tool_name: &str, len: usize, limit: usize) -> String {
-    format!(
-        "[Tool response for `{tool_name}` hidden: response was {len} chars, exceeding the \
-         {limit}-char limit. Call the tool again if you need this information.]"
-    )
 }
 
 /// The id a call carries in requests: derived from its row so it is unique and stable forever.
@@ -183,31 +169,5 @@ fn replayable_arguments(call: &ToolCallRow) -> String {
             a.to_string()
         }
         _ => "{}".to_string(),
-    }
-}
-
-/// LLM-visible content of a call, by its status.
-pub fn tool_content(call: ToolCallRow) -> String {
-    let status = call.status();
-    let result = call.result.unwrap_or_default();
-    match status {
-        Ok(ToolStatus::Done) => result,
-        Ok(ToolStatus::Failed) => format!("Error: {result}"),
-        Ok(ToolStatus::Rejected) => {
-            if result.is_empty() {
-                "User rejected this tool call.".into()
-            } else {
-                result
-            }
-        }
-        Ok(ToolStatus::Cancelled) => {
-            if result.is_empty() {
-                "Cancelled by the user (/stop).".into()
-            } else {
-                result
-            }
-        }
-        Ok(ToolStatus::Pending) => INTERRUPTED_PENDING.to_string(),
-        Ok(ToolStatus::Running) | Err(_) => INTERRUPTED_RUNNING.to_string(),
     }
 }

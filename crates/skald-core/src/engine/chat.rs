@@ -241,19 +241,26 @@ impl Engine {
 
     /// The models to try, in fallback order, with API keys resolved.
     pub(super) fn model_chain(&self) -> Result<Vec<ModelEndpoint>, EngineError> {
-        let cfg = self.config();
-        let clients = cfg.ordered_clients();
-        if clients.is_empty() {
+        let chain = self.configured_models(true);
+        if chain.is_empty() {
             return Err(EngineError::NotConfigured(format!(
                 "no LLM is configured: add a client under llm.clients in {} or set \
                  SKALD_LLM_BASE_URL and SKALD_LLM_MODEL",
                 self.data_dir().join(config::CONFIG_FILE_NAME).display()
             )));
         }
-        Ok(clients
+        Ok(chain)
+    }
+
+    /// The configured models in fallback order; their API keys only `with_keys` (reading them
+    /// may ask the OS keychain, which counting tokens has no need for).
+    pub(super) fn configured_models(&self, with_keys: bool) -> Vec<ModelEndpoint> {
+        let cfg = self.config();
+        cfg.ordered_clients()
             .into_iter()
             .map(|c| {
                 let api_key = match &c.api_key_env {
+                    _ if !with_keys => None,
                     // The captured overrides win, so an engine opened with explicit overrides
                     // never reads a different key from the process environment.
                     Some(var) if var == crate::config::ENV_API_KEY => {
@@ -274,7 +281,7 @@ impl Engine {
                     context_window: c.effective_context_window(),
                 }
             })
-            .collect())
+            .collect()
     }
 
     /// One user turn: echo, rounds, outcome events. Runs under the session's processing lock.

@@ -5,27 +5,32 @@ use skald_protocol::{CompactResult, SessionUsage};
 
 use super::Engine;
 use crate::EngineError;
+use crate::turn::{self, ParkMode, TurnEmitter};
 
 impl Engine {
-    /// The last request's size, the model's window when known, and the session's spend.
+    /// The context the next request carries (reported usage plus estimate, as compaction counts
+    /// it), the last reported request, the model's window when known, and the session's spend.
     pub async fn session_usage(&self, session_id: i64) -> Result<SessionUsage, EngineError> {
         let store = self.store();
-        let root = store.root_frame(session_id).await?;
-        // Usage reported before the latest compaction describes a request that no longer exists.
-        let boundary =
-            store.latest_summary(root.id).await?.map_or(0, |s| s.covers_up_to_message_id);
-        let last = store.last_reported_usage(root.id, boundary).await?;
+        let session = store.session(session_id).await?;
+        // The turn's own view of the frame (agent prompt, working dir, chain order); no API
+        // keys: the chat asks for this after each answer and keys may come from the keychain.
+        let emitter =
+            TurnEmitter::new(self.inner.events.clone(), session_id, session.source.clone());
+        let models = self.configured_models(false);
+        let ctx =
+            self.turn_ctx(session_id, &session.source, models, &emitter, ParkMode::Exit).await?;
+        let size = turn::context_size(&ctx).await?;
         let totals = store.usage_totals(session_id).await?;
-        // From the configuration alone: resolving the chain would read every API key from the
-        // keychain, and the chat asks for this after each answer.
-        let context_window =
-            self.config().ordered_clients().first().and_then(|c| c.effective_context_window());
+        let last = size.reported_by;
         Ok(SessionUsage {
             session_id,
             last_input_tokens: last.as_ref().and_then(|r| r.input_tokens),
             last_output_tokens: last.as_ref().and_then(|r| r.output_tokens),
+            context_estimated: last.is_none(),
             model: last.and_then(|r| r.model),
-            context_window,
+            context_window: ctx.chain.first().and_then(|e| e.context_window),
+            context_tokens: (totals.replies > 0).then_some(size.tokens),
             input_tokens_total: totals.input_tokens,
             output_tokens_total: totals.output_tokens,
             cost_usd: totals.cost,

@@ -14,7 +14,10 @@ use tokio_util::sync::CancellationToken;
 use super::{ParkMode, TurnCtx, synthetic};
 use crate::approval::gate::{GateInput, verdict};
 use crate::approval::{BypassScope, Verdict, diff, rejection_message};
-use crate::context::INTERRUPTED_RUNNING;
+use crate::context::call_results::{
+    CANCELLED_AWAITING_ANSWER, CANCELLED_AWAITING_APPROVAL, CANCELLED_RUNNING, CANCELLED_UNSTARTED,
+    INTERRUPTED_RUNNING,
+};
 use crate::error::EngineError;
 use crate::tools::{self, ArgsError, ToolCategory, ToolContext, ToolError, names, parse_args};
 
@@ -293,7 +296,8 @@ async fn await_decision_and_run(
     args: &Value,
     cancel: &CancellationToken,
 ) -> Result<CallFlow, EngineError> {
-    let d = match wait_for_human(ctx, id, cancel, || ctx.store.decision(id)).await? {
+    let decision = || ctx.store.decision(id);
+    let d = match wait_for_human(ctx, id, cancel, CANCELLED_AWAITING_APPROVAL, decision).await? {
         Waited::Got(d) => d,
         Waited::Ended(flow) => return Ok(flow),
     };
@@ -319,11 +323,13 @@ enum Waited<T> {
 }
 
 /// Waits until `read` finds the human's row, written by this or any other process: woken at once
-/// by an in-process decision, else polled. A stop while waiting cancels the call.
+/// by an in-process decision, else polled. A stop while waiting cancels the call with
+/// `cancelled_note` (what the model is told it was waiting for).
 async fn wait_for_human<T, F, Fut>(
     ctx: &TurnCtx,
     id: i64,
     cancel: &CancellationToken,
+    cancelled_note: &str,
     mut read: F,
 ) -> Result<Waited<T>, EngineError>
 where
@@ -339,7 +345,7 @@ where
         }
         tokio::select! {
             () = cancel.cancelled() => {
-                ctx.store.set_tool_status(id, ToolStatus::Cancelled, Some(CANCELLED_WAITING)).await?;
+                ctx.store.set_tool_status(id, ToolStatus::Cancelled, Some(cancelled_note)).await?;
                 ctx.emitter.emit(Event::ToolCancelled { tool_call_id: id });
                 return Ok(Waited::Ended(CallFlow::Cancelled));
             }
@@ -386,7 +392,8 @@ async fn await_answer(
     id: i64,
     cancel: &CancellationToken,
 ) -> Result<CallFlow, EngineError> {
-    let answer = match wait_for_human(ctx, id, cancel, || ctx.store.answer(id)).await? {
+    let answer = || ctx.store.answer(id);
+    let answer = match wait_for_human(ctx, id, cancel, CANCELLED_AWAITING_ANSWER, answer).await? {
         Waited::Got(a) => a,
         Waited::Ended(flow) => return Ok(flow),
     };
@@ -443,7 +450,7 @@ async fn execute(
             Ok(CallFlow::Continue)
         }
         Err(ToolError::Cancelled) => {
-            ctx.store.set_tool_status(id, ToolStatus::Cancelled, Some(CANCELLED_NOTE)).await?;
+            ctx.store.set_tool_status(id, ToolStatus::Cancelled, Some(CANCELLED_RUNNING)).await?;
             ctx.emitter.emit(Event::ToolCancelled { tool_call_id: id });
             Ok(CallFlow::Cancelled)
         }
@@ -466,9 +473,6 @@ fn diff_label(path: &Path, workdir: &Path) -> String {
         .unwrap_or_else(|| path.display().to_string())
 }
 
-const CANCELLED_NOTE: &str = "Cancelled by the user (/stop) before it finished.";
-const CANCELLED_WAITING: &str = "Cancelled by the user (/stop) while waiting for approval.";
-
 /// Calls of a batch that never started when the turn stopped become `cancelled`, so they are
 /// terminal and read as such in every later request.
 pub async fn cancel_unstarted(ctx: &TurnCtx, ids: &[i64]) -> Result<(), EngineError> {
@@ -476,7 +480,7 @@ pub async fn cancel_unstarted(ctx: &TurnCtx, ids: &[i64]) -> Result<(), EngineEr
         let row = ctx.store.tool_call(*id).await?;
         if row.status()? == ToolStatus::Pending {
             ctx.store
-                .set_tool_status(*id, ToolStatus::Cancelled, Some("Not run: the turn was stopped."))
+                .set_tool_status(*id, ToolStatus::Cancelled, Some(CANCELLED_UNSTARTED))
                 .await?;
             ctx.emitter.emit(Event::ToolCancelled { tool_call_id: *id });
         }

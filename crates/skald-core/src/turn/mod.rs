@@ -308,6 +308,15 @@ async fn compact_if_needed(ctx: &TurnCtx, cancel: &CancellationToken) -> Result<
     Ok(())
 }
 
+/// The size of the frame's next request as compaction counts it (`/context`, the meter).
+pub async fn context_size(
+    ctx: &TurnCtx,
+) -> Result<crate::context::compaction::ContextSize, EngineError> {
+    let builder = ctx.builder();
+    Ok(crate::context::compaction::context_size(&ctx.store, &builder, &ctx.context_inputs())
+        .await?)
+}
+
 /// `/compact [focus]`: summarises the root frame now, whatever the trigger says.
 pub async fn compact_now(
     ctx: &TurnCtx,

@@ -112,13 +112,13 @@ fn first_match_by_priority_wins_and_filters_apply() {
     let mut agent_only = rule(10, "execute_cmd", None, Action::Allow, 1);
     agent_only.agent_id = Some("builder".into());
     let set = RuleSet::new(vec![rule(11, "execute_cmd", None, Action::Deny, 50), agent_only]);
-    let roots = [PathBuf::from("/")];
     let facts = |agent| CallFacts {
         tool: "execute_cmd",
         agent_id: agent,
         source: "web",
         path: None,
-        roots: &roots,
+        data_dir: Path::new("/data"),
+        workdir: Path::new("/work"),
     };
     assert_eq!(set.evaluate(&facts("builder")).unwrap().action, Action::Allow);
     assert_eq!(set.evaluate(&facts("main")).unwrap().action, Action::Deny);
@@ -179,6 +179,73 @@ fn traversal_and_symlinks_out_of_memory_get_no_exemption() {
     // `memory-secrets/` is not `memory/`.
     let sibling = e.data.join("memory-secrets/x");
     assert_eq!(check(&rules, &bypass, &e, "write_file", Some(&sibling), &rc), Verdict::Require);
+}
+
+#[test]
+fn memory_means_the_data_dirs_memory_and_never_the_projects() {
+    let e = env();
+    let rules: LoadedRules = Ok(seeded());
+    let bypass = BypassRegistry::default();
+    let rc = RunContext::default();
+    let write = |p: &Path| check(&rules, &bypass, &e, "write_file", Some(p), &rc);
+    assert_eq!(write(&e.data.join("memory/notes.md")), Verdict::Allow);
+    assert_eq!(write(&e.data.join("memory/new/deeper/file.md")), Verdict::Allow);
+    // A project folder that happens to be called memory/ is the user's code.
+    std::fs::create_dir_all(e.work.join("memory")).unwrap();
+    assert_eq!(write(&e.work.join("memory/x")), Verdict::Require);
+    assert_eq!(write(&e.work.join("memory")), Verdict::Require);
+    // `..` out of the data dir's memory into the data dir itself.
+    assert_eq!(write(&e.data.join("memory/../memory-old/x")), Verdict::Require);
+    // From the project into the data dir's memory through a link: the target decides (allowed),
+    // also for a file (and folders) that do not exist yet.
+    let into = e.work.join("notes");
+    std::os::unix::fs::symlink(e.data.join("memory"), &into).unwrap();
+    assert_eq!(write(&into.join("today.md")), Verdict::Allow);
+    assert_eq!(write(&into.join("2026/06/today.md")), Verdict::Allow);
+    // Out of the data dir's memory through links: to the project, to /etc, and a dangling link
+    // whose target does not exist yet.
+    std::os::unix::fs::symlink(&e.work, e.data.join("memory/project")).unwrap();
+    assert_eq!(write(&e.data.join("memory/project/memory/x")), Verdict::Require);
+    assert_eq!(write(&e.data.join("memory/project/new-dir/x")), Verdict::Require);
+    std::os::unix::fs::symlink("/etc", e.data.join("memory/etc")).unwrap();
+    assert_eq!(write(&e.data.join("memory/etc/hosts")), Verdict::Require);
+    std::os::unix::fs::symlink(e.work.join("later.txt"), e.data.join("memory/later")).unwrap();
+    assert_eq!(write(&e.data.join("memory/later")), Verdict::Require);
+    // Narrowing rules still match under both roots.
+    assert!(matches!(write(&e.work.join("secrets/k")), Verdict::Deny(_)));
+    assert!(matches!(write(&e.data.join("secrets/k")), Verdict::Deny(_)));
+}
+
+#[test]
+fn relative_allow_patterns_resolve_against_the_data_dir_and_absolute_ones_where_they_say() {
+    let e = env();
+    let rc = RunContext::default();
+    let bypass = BypassRegistry::default();
+    let src = e.work.join("src/lib.rs");
+    let with = |extra: Rule| -> LoadedRules {
+        let mut rules = seeded().rules().to_vec();
+        rules.push(extra);
+        Ok(RuleSet::new(rules))
+    };
+    let relative = with(rule(20, "@fs_write", Some("src/*"), Action::Allow, 1));
+    assert_eq!(check(&relative, &bypass, &e, "write_file", Some(&src), &rc), Verdict::Require);
+    let data_src = e.data.join("src/x");
+    assert_eq!(check(&relative, &bypass, &e, "write_file", Some(&data_src), &rc), Verdict::Allow);
+    let absolute = format!("{}/*", e.work.join("src").display());
+    let absolute = with(rule(20, "@fs_write", Some(&absolute), Action::Allow, 1));
+    assert_eq!(check(&absolute, &bypass, &e, "write_file", Some(&src), &rc), Verdict::Allow);
+    // Prefix patterns: the directory part is resolved, the name part is a prefix.
+    let prefix = with(rule(20, "@fs_write", Some("memory/draft*"), Action::Deny, 1));
+    let draft = e.data.join("memory/drafts/a.md");
+    assert!(matches!(
+        check(&prefix, &bypass, &e, "write_file", Some(&draft), &rc),
+        Verdict::Deny(_)
+    ));
+    let project_draft = e.work.join("memory/draft.md");
+    let got = check(&prefix, &bypass, &e, "write_file", Some(&project_draft), &rc);
+    assert!(matches!(got, Verdict::Deny(_)), "a narrowing rule matches in the project: {got:?}");
+    let other = e.data.join("memory/final.md");
+    assert_eq!(check(&prefix, &bypass, &e, "write_file", Some(&other), &rc), Verdict::Allow);
 }
 
 #[test]

@@ -1,12 +1,17 @@
 //! Compaction against the strict fake provider: trigger and accounting, safe cuts, the
 //! summariser request, failure handling, and the engine end to end (events, replay, restart).
 
+use std::sync::Arc;
+
 use serde_json::Value;
-use skald_core::config::CompactionConfig;
+use skald_core::config::{self, CompactionConfig, EnvOverrides, MemorySecrets};
 use skald_core::context::{BuildSettings, ContextCompactor, MessageBuilder};
+use skald_core::engine::ChatOptions;
 use skald_core::turn::TurnOutcome;
+use skald_core::{Engine, EngineOptions};
 use skald_llm::{CancellationToken, LlmClient, LlmSettings, ModelEndpoint};
 use skald_protocol::{Event, ToolStatus};
+use skald_store::ManualClock;
 use skald_store::repo::history::{Role, TokenUsage};
 use skald_testkit::{FakeLlm, Reply, ScriptedToolCall, Usage};
 
@@ -165,7 +170,7 @@ async fn the_cut_never_swallows_an_open_call_and_keeps_call_and_result_together(
     let db = Db::new().await;
     db.user("q0").await;
     let (parked_msg, ids) = db.calls("", &[("write_file", r#"{"path":"x"}"#)]).await;
-    db.settle(ids[0], ToolStatus::Pending, None).await; // waiting for approval
+    db.settle(ids[0], ToolStatus::Pending, None).await; // still open
     for i in 0..4 {
         db.read(&format!("f{i}"), &"z".repeat(2_000)).await;
     }
@@ -191,10 +196,8 @@ async fn the_cut_never_swallows_an_open_call_and_keeps_call_and_result_together(
     assert!(prompt.ends_with("Focus especially on: the login bug"));
     let built = builder.build(&db.inputs()).await.unwrap();
     assert!(
-        built
-            .messages
-            .iter()
-            .any(|m| m["role"] == "tool" && text_of(m) == skald_core::context::INTERRUPTED_PENDING)
+        built.messages.iter().any(|m| m["role"] == "tool"
+            && text_of(m) == skald_core::context::call_results::NEVER_STARTED)
     );
     let body = serde_json::json!({ "model": "m", "messages": built.messages });
     skald_testkit::validate_chat_request(&body).unwrap();
@@ -310,6 +313,14 @@ async fn a_long_session_is_compacted_at_turn_start_with_events_and_survives_a_re
     assert!(tokens_before >= 4_605, "{tokens_before}");
     assert!(tokens_after > 0 && tokens_after < 4_000, "{tokens_after}");
 
+    // `/context` and the meter: the 4 600 the kept tail's row reported describe the request
+    // before the summary; until a reply reports fresh usage, the compacted request is estimated.
+    let u = rig.engine.session_usage(sid).await.unwrap();
+    assert_eq!((u.last_input_tokens, u.last_output_tokens, &u.model), (None, None, &None));
+    assert!(u.context_estimated);
+    let estimate = u.context_tokens.expect("the session has replies");
+    assert!((estimate - tokens_after).abs() <= 3, "{estimate} vs {tokens_after}");
+
     // Restart: a new engine on the same dir. The kept tail still holds the row that reported
     // 4 600 tokens, but it was written before the summary: the estimate counts, no re-trigger.
     let Rig { dir, work, fake, engine } = rig;
@@ -337,6 +348,11 @@ async fn a_long_session_is_compacted_at_turn_start_with_events_and_survives_a_re
     let last = all.last().unwrap();
     assert_eq!(last.validation_error, None);
     assert!(text_of(&last.body["messages"][1]).contains("E2E-SUMMARY"), "replay still uses it");
+    // The first reply after the summary reports fresh usage: it counts again.
+    let u = engine.session_usage(sid).await.unwrap();
+    assert_eq!((u.last_input_tokens, u.last_output_tokens), (Some(900), Some(5)));
+    assert!(!u.context_estimated);
+    assert_eq!(u.context_tokens, Some(905), "usage of the last reply, nothing after it");
     let store = skald_store::Store::open_in_dir(&data).await.unwrap();
     let root = store.root_frame(sid).await.unwrap();
     let summary = store.latest_summary(root.id).await.unwrap().unwrap();
@@ -368,4 +384,116 @@ async fn a_compact_the_model_cannot_write_is_an_llm_error_not_nothing_to_compact
     let store = skald_store::Store::open_in_dir(&rig.dir.path().join("data")).await.unwrap();
     let root = store.root_frame(sid).await.unwrap();
     assert_eq!(store.latest_summary(root.id).await.unwrap(), None, "no summary was stored");
+}
+
+/// `/compact`, then `/context` before and after the next answer. The clock stands still until
+/// the last turn: rows written in the compaction's millisecond count as written before it.
+#[tokio::test]
+async fn after_compact_usage_counts_the_compacted_request_until_a_reply_reports_again() {
+    let fake = FakeLlm::start().await.unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let config = "llm:\n  compaction:\n    enabled: true\n    threshold_tokens: 100000\n    \
+                  keep_recent_tokens: 50\n";
+    std::fs::write(dir.path().join("config.yml"), config).unwrap();
+    let clock = Arc::new(ManualClock::new(chrono::Utc::now()));
+    let engine = Engine::open(EngineOptions {
+        data_dir: Some(dir.path().to_path_buf()),
+        env: Some(fake_env(&fake)),
+        clock: Some(clock.clone()),
+        secrets: Some(Arc::new(MemorySecrets::default())),
+        ..Default::default()
+    })
+    .await
+    .unwrap();
+    let turn = |text: &'static str| {
+        let engine = engine.clone();
+        async move {
+            let receipt = engine.send_message("test", text, ChatOptions::default()).await.unwrap();
+            super::turn::finish(receipt).await
+        }
+    };
+    let reply = |text: String, prompt| Reply::Text {
+        content: text,
+        reasoning: None,
+        usage: Some(Usage { prompt_tokens: prompt, completion_tokens: 7 }),
+    };
+    fake.push(reply("a".repeat(400), 3_000));
+    let (sid, _) = turn("first").await;
+    fake.push(reply("b".repeat(400), 4_000));
+    turn("second").await;
+    let u = engine.session_usage(sid).await.unwrap();
+    let counted = (u.last_input_tokens, u.context_tokens, u.context_estimated);
+    assert_eq!(counted, (Some(4_000), Some(4_007), false));
+
+    // The kept tail ("second" and its 400-char answer) still holds the row that reported 4 000.
+    fake.push(Reply::text("## Goal\nsummary"));
+    let r = engine.compact_session(sid, None).await.unwrap();
+    assert!(r.compacted, "{r:?}");
+    let u = engine.session_usage(sid).await.unwrap();
+    assert_eq!((u.last_input_tokens, u.last_output_tokens, &u.model), (None, None, &None));
+    assert!(u.context_estimated);
+    let estimate = u.context_tokens.unwrap();
+    let after = r.tokens_after.unwrap();
+    assert!((estimate - after).abs() <= 3, "{estimate} vs {after}");
+    assert!(estimate < 1_000, "the compacted request is small: {estimate}");
+
+    clock.advance(chrono::Duration::seconds(1));
+    fake.push(reply("c".into(), 321));
+    turn("third").await;
+    let u = engine.session_usage(sid).await.unwrap();
+    let counted = (u.last_input_tokens, u.context_tokens, u.context_estimated);
+    assert_eq!(counted, (Some(321), Some(328), false));
+    assert_eq!(fake.pending_replies(), 0);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Configuration
+
+/// Compaction lifts the history's count cap, so it must be able to trigger.
+#[test]
+fn compaction_on_without_a_window_or_threshold_is_a_config_error_that_says_what_to_add() {
+    let load = |text: &str, env: &EnvOverrides| {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("config.yml"), text).unwrap();
+        config::load(dir.path(), env)
+    };
+    let none = EnvOverrides::default();
+    let client = |model: &str, extra: &str| {
+        format!(
+            "llm:\n  clients:\n    - name: local\n      base_url: http://127.0.0.1:1/v1\n      \
+             model: {model}\n{extra}"
+        )
+    };
+    let tuned = "  compaction:\n    keep_recent_tokens: 8000\n";
+    let err = load(&client("my-local-model", tuned), &none).unwrap_err().to_string();
+    assert!(err.contains("config.yml: llm.compaction is on"), "{err}");
+    assert!(err.contains("`local` (model `my-local-model`)"), "{err}");
+    assert!(err.contains("add `context_window: <tokens>` to each of these clients"), "{err}");
+    assert!(err.contains("`threshold_tokens: <tokens>` under `llm.compaction`"), "{err}");
+
+    // Each way out loads: a threshold, the client's window, compaction off, a well-known model,
+    // no compaction block at all (then an unknown window keeps the count cap).
+    let threshold = "  compaction:\n    threshold_tokens: 6000\n";
+    let window = "      context_window: 32768\n  compaction:\n    enabled: true\n";
+    let off = "  compaction:\n    enabled: false\n";
+    for ok in [
+        client("my-local-model", threshold),
+        client("my-local-model", window),
+        client("my-local-model", off),
+        client("gpt-4o", tuned),
+        client("my-local-model", ""),
+    ] {
+        load(&ok, &none).unwrap_or_else(|e| panic!("{ok}: {e}"));
+    }
+
+    // The client from SKALD_LLM_BASE_URL has no config entry to put a window on.
+    let env = EnvOverrides {
+        base_url: Some("http://127.0.0.1:1/v1".into()),
+        model: Some("my-local-model".into()),
+        api_key: None,
+    };
+    let err = load("llm:\n  compaction:\n    enabled: true\n", &env).unwrap_err().to_string();
+    assert!(err.contains("`env` (model `my-local-model`)"), "{err}");
+    assert!(err.contains("add `threshold_tokens: <tokens>` under `llm.compaction`"), "{err}");
+    assert!(err.contains("SKALD_LLM_BASE_URL"), "{err}");
 }

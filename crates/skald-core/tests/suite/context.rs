@@ -9,13 +9,20 @@ use std::sync::Arc;
 use chrono::{DateTime, TimeZone, Utc};
 use proptest::prelude::*;
 use serde_json::{Value, json};
+use skald_core::approval::rejection_message;
 use skald_core::config::DatetimeConfig;
+use skald_core::context::call_results::{
+    AWAITING_ANSWER, AWAITING_APPROVAL, CANCELLED_AWAITING_ANSWER, CANCELLED_AWAITING_APPROVAL,
+    CANCELLED_RUNNING, CANCELLED_UNSTARTED, NEVER_STARTED,
+};
 use skald_core::context::{
-    BuildSettings, ContextInputs, INTERRUPTED_PENDING, INTERRUPTED_RUNNING, MemoryFile,
-    MessageBuilder,
+    BuildSettings, ContextInputs, INTERRUPTED_RUNNING, MemoryFile, MessageBuilder,
+    hidden_placeholder,
 };
 use skald_core::tools::ToolRegistry;
+use skald_core::turn::{ParkMode, TurnOutcome};
 use skald_protocol::ToolStatus;
+use skald_store::repo::approvals::NewApprovalRequest;
 use skald_store::repo::history::{NewMessage, Role, TokenUsage};
 use skald_store::repo::sessions::NewSession;
 use skald_store::{ManualClock, Store};
@@ -260,50 +267,134 @@ async fn consecutive_prompts_are_coalesced_and_failed_ones_left_out() {
     insta::assert_json_snapshot!("context_coalesced", redacted(&msgs));
 }
 
+/// One call of every status a call can be in when a request is built, each stored the way the
+/// engine stores it, plus an oversized result of an earlier turn.
 #[tokio::test]
-async fn each_tool_status_is_answered_as_the_reference_table_says() {
+async fn the_model_is_told_each_calls_fate_once() {
     let db = Db::new().await;
-    db.user("Do six things").await;
-    let args = r#"{"path":"a.txt"}"#;
-    let (_, ids) = db
-        .calls(
-            "On it.",
-            &[
-                ("read_file", args),
-                ("read_file", args),
-                ("write_file", args),
-                ("execute_cmd", r#"{"command":"sleep 100"}"#),
-                ("write_file", args),
-                ("execute_cmd", "{not json"),
-                ("write_file", args),
-            ],
+    db.user("Read the build log").await;
+    db.read("build.log", &"warning: unused variable\n".repeat(20)).await;
+    db.assistant("The log only has warnings.").await;
+    db.user("Now fix everything").await;
+    let file = r#"{"path":"a.txt"}"#;
+    let write = r#"{"path":"a.txt","content":"x"}"#;
+    let secret = r#"{"path":"secrets/key","content":"x"}"#;
+    let ask = r#"{"title":"Which file?","question":"a.txt or b.txt?"}"#;
+    let cases: Vec<(&str, &str, ToolStatus, Option<String>)> = vec![
+        ("read_file", file, ToolStatus::Done, Some("hello".into())),
+        ("read_file", r#"{"path":"gone.txt"}"#, ToolStatus::Failed, Some("file not found: gone.txt".into())),
+        // Settled by resume: it was running when its process died.
+        ("execute_cmd", r#"{"command":"make"}"#, ToolStatus::Failed, Some(INTERRUPTED_RUNNING.into())),
+        // The same, stored by a version that put the label into the text.
+        (
+            "execute_cmd",
+            r#"{"command":"make install"}"#,
+            ToolStatus::Failed,
+            Some(format!("Error: {INTERRUPTED_RUNNING}")),
+        ),
+        ("write_file", write, ToolStatus::Rejected, Some(rejection_message(Some(" use b.txt ")))),
+        ("write_file", write, ToolStatus::Rejected, Some(rejection_message(None))),
+        // As the gate words a rule's denial.
+        (
+            "write_file",
+            secret,
+            ToolStatus::Rejected,
+            Some("Denied by policy: `write_file` is not allowed here (/home/ada/project/secrets/key).".into()),
+        ),
+        ("execute_cmd", r#"{"command":"sleep 100"}"#, ToolStatus::Cancelled, Some(CANCELLED_RUNNING.into())),
+        ("write_file", write, ToolStatus::Cancelled, Some(CANCELLED_AWAITING_APPROVAL.into())),
+        ("ask_user_clarification", ask, ToolStatus::Cancelled, Some(CANCELLED_AWAITING_ANSWER.into())),
+        ("read_file", file, ToolStatus::Cancelled, Some(CANCELLED_UNSTARTED.into())),
+        // Parked for a human, with the request recorded.
+        ("write_file", write, ToolStatus::Pending, None),
+        ("ask_user_clarification", ask, ToolStatus::Pending, None),
+        // Never reached the gate: the run died mid-reply.
+        ("read_file", file, ToolStatus::Pending, None),
+        // Left running by a process that died.
+        ("execute_cmd", r#"{"command":"make test"}"#, ToolStatus::Running, None),
+    ];
+    let specs: Vec<(&str, &str)> = cases.iter().map(|(n, a, ..)| (*n, *a)).collect();
+    let (_, ids) = db.calls("On it.", &specs).await;
+    for (id, (_, _, status, result)) in ids.iter().zip(&cases) {
+        db.settle(*id, *status, result.as_deref()).await;
+    }
+    db.store
+        .create_approval_request(&NewApprovalRequest {
+            tool_call_id: ids[11],
+            session_id: db.session_id,
+            stack_id: db.stack_id,
+            kind: "write".into(),
+            tool_name: "write_file".into(),
+            arguments: write.into(),
+            path: Some("/home/ada/project/a.txt".into()),
+            command: None,
+            workdir: None,
+            diff: None,
+            summary: "write_file a.txt".into(),
+        })
+        .await
+        .unwrap();
+    db.store
+        .create_question(
+            ids[12],
+            db.session_id,
+            db.stack_id,
+            "Which file?",
+            "a.txt or b.txt?",
+            "[]",
         )
-        .await;
-    db.settle(ids[0], ToolStatus::Done, Some("hello")).await;
-    db.settle(ids[1], ToolStatus::Failed, Some("file not found: a.txt")).await;
-    db.settle(ids[2], ToolStatus::Rejected, None).await;
-    db.settle(ids[3], ToolStatus::Cancelled, None).await;
-    db.settle(ids[4], ToolStatus::Pending, None).await;
-    db.settle(ids[5], ToolStatus::Running, None).await;
-    db.settle(ids[6], ToolStatus::Rejected, Some("User rejected: use b.txt instead")).await;
-    let msgs = db.build(settings(), &db.inputs()).await;
+        .await
+        .unwrap();
+    let mut s = settings();
+    s.max_tool_result_chars = Some(200);
+    let msgs = db.build(s, &db.inputs()).await;
     let results: Vec<String> = msgs.iter().filter(|m| m["role"] == "tool").map(text_of).collect();
-    assert_eq!(
-        results,
-        [
-            "hello",
-            "Error: file not found: a.txt",
-            "User rejected this tool call.",
-            "Cancelled by the user (/stop).",
-            INTERRUPTED_PENDING,
-            INTERRUPTED_RUNNING,
-            "User rejected: use b.txt instead",
-        ]
-    );
-    let calls = msgs.iter().find(|m| m["role"] == "assistant").unwrap()["tool_calls"].clone();
-    assert_eq!(calls[5]["function"]["arguments"], "{}", "invalid JSON replays as an empty object");
+    let interrupted = format!("Error: {INTERRUPTED_RUNNING}");
+    assert_eq!(results[0], hidden_placeholder("read_file", 500, 200));
+    assert_eq!(results[3..5], [interrupted.clone(), interrupted.clone()], "labelled once");
+    assert_eq!(results[12..], [AWAITING_APPROVAL, AWAITING_ANSWER, NEVER_STARTED, &interrupted]);
+    for r in &results {
+        assert!(!r.contains("Error: Error") && r.matches("Error:").count() <= 1, "{r}");
+    }
     assert_valid(&msgs);
     insta::assert_json_snapshot!("context_tool_statuses", redacted(&msgs));
+}
+
+/// A call left running by a process that died is settled by resume and reaches the model as one
+/// error that says the call may have run.
+#[tokio::test]
+async fn a_call_a_crash_interrupted_reaches_the_model_labelled_once() {
+    let rig = super::turn::Rig::new("").await;
+    let sid = rig.engine.new_session("test").await.unwrap();
+    let store = rig.store().await;
+    let stack = store.root_frame(sid).await.unwrap().id;
+    let user = NewMessage {
+        stack_id: stack,
+        role: Some(Role::User),
+        content: "build it".into(),
+        ..Default::default()
+    };
+    store.append_message(&user).await.unwrap();
+    let reply = NewMessage { stack_id: stack, content: "Building.".into(), ..Default::default() };
+    let call = ("execute_cmd".to_string(), r#"{"command":"make"}"#.to_string(), None);
+    let (_, ids) = store.append_assistant_with_calls(&reply, &[call]).await.unwrap();
+    store.start_tool_call(ids[0]).await.unwrap();
+
+    rig.fake.push(Reply::text("I will check what make did first."));
+    let outcome = rig.engine.resume(sid, ParkMode::Wait).await.unwrap();
+    assert!(matches!(outcome, TurnOutcome::Final { .. }), "{outcome:?}");
+    assert_eq!(rig.fake.pending_replies(), 0);
+    let request = rig.fake.requests().pop().unwrap();
+    let results: Vec<String> = request.body["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["role"] == "tool")
+        .map(text_of)
+        .collect();
+    assert_eq!(results, [format!("Error: {INTERRUPTED_RUNNING}")]);
+    assert_eq!(results[0].matches("Error:").count(), 1, "{}", results[0]);
+    assert!(results[0].starts_with("Error: the run stopped before this call's result was saved"));
 }
 
 #[tokio::test]

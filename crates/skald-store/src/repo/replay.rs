@@ -29,7 +29,7 @@ pub enum ReplayWindow {
     Tail(usize),
 }
 
-/// What [`Store::frame_replay`] returns.
+/// What [`Store::frame_replay`] returns (its tool rows carry `awaits`).
 #[derive(Debug, Clone, PartialEq, Deserialize)]
 pub struct FrameReplay {
     pub summary: Option<SummaryRow>,
@@ -73,7 +73,14 @@ fn replay_sql() -> &'static str {
     SQL.get_or_init(|| {
         let summary = json_object(SUMMARY_COLUMNS, &[]);
         let message = json_object(MESSAGE_COLUMNS, &["is_synthetic"]);
-        let tool = json_object(TOOL_COLUMNS, &[]);
+        let tool = json_object(&format!("{TOOL_COLUMNS}, awaits"), &[]);
+        // Only pending calls look further (two primary-key probes): what they wait for decides
+        // what the model is told about them.
+        let awaits = "CASE WHEN status = 'pending' THEN CASE \
+             WHEN EXISTS (SELECT 1 FROM clarification_questions q WHERE q.tool_call_id = c.id) \
+               THEN 'answer' \
+             WHEN EXISTS (SELECT 1 FROM approval_requests a WHERE a.tool_call_id = c.id) \
+               THEN 'approval' END END AS awaits";
         // The tail's start as `ReplayWindow::Tail` describes it.
         format!(
             "WITH s AS (SELECT {SUMMARY_COLUMNS} FROM chat_summaries WHERE stack_id = ?1 \
@@ -97,7 +104,7 @@ fn replay_sql() -> &'static str {
                  (SELECT {MESSAGE_COLUMNS} FROM chat_history WHERE session_stack_id = ?1 \
                    AND id > (SELECT start FROM w) ORDER BY id))), \
                'tools', json((SELECT json_group_array({tool}) FROM \
-                 (SELECT {TOOL_COLUMNS} FROM chat_llm_tools WHERE message_id IN \
+                 (SELECT {TOOL_COLUMNS}, {awaits} FROM chat_llm_tools c WHERE message_id IN \
                    (SELECT id FROM chat_history WHERE session_stack_id = ?1 \
                      AND id > (SELECT start FROM w)) ORDER BY id))), \
                'notes', json((SELECT json_group_array(json_array(key, value)) FROM \

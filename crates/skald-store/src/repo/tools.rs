@@ -35,6 +35,21 @@ pub struct ToolCallRow {
     #[sqlx(default)]
     #[serde(default)]
     pub file_diff: Option<String>,
+    /// What a `pending` call waits for (an approval request or a question is recorded for it);
+    /// `None` for a call that never reached the gate. Only the frame replay reads it.
+    #[sqlx(skip)]
+    #[serde(default)]
+    pub awaits: Option<Awaits>,
+}
+
+/// The human a `pending` call waits for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Awaits {
+    /// A decision on an approval request.
+    Approval,
+    /// The answer to a clarification question.
+    Answer,
 }
 
 impl ToolCallRow {

@@ -40,6 +40,14 @@ function toInput(r: ApprovalRuleView): ApprovalRuleInput {
   };
 }
 
+/** Where a relative path pattern applies: an allow rule never widens through the project folder. */
+export function pathHint(action: RuleAction): string {
+  const shape = "dir/* is the folder and everything in it; links and .. are resolved first.";
+  return action === "allow"
+    ? `A relative path means a place in Skald's data dir only (memory/* is Skald's memory, not a memory/ folder of a project); write an absolute path to allow a place in a project. ${shape}`
+    : `A relative path matches in Skald's data dir and in the session's working directory (secrets/* covers both). ${shape}`;
+}
+
 const orNull = (v: string) => (v.trim() === "" ? null : v.trim());
 
 function RuleForm({
@@ -116,7 +124,17 @@ function RuleForm({
         </div>
         <div className="field">
           <label htmlFor={`${id}-path`}>Path pattern (optional)</label>
-          <input id={`${id}-path`} value={path} onChange={(e) => setPath(e.target.value)} placeholder="src/*" spellCheck={false} />
+          <input
+            id={`${id}-path`}
+            value={path}
+            onChange={(e) => setPath(e.target.value)}
+            placeholder={action === "allow" ? "memory/*" : "secrets/*"}
+            spellCheck={false}
+            aria-describedby={`${id}-path-hint`}
+          />
+          <span id={`${id}-path-hint`} className="field-hint">
+            {pathHint(action)}
+          </span>
         </div>
         <div className="field">
           <label htmlFor={`${id}-group`}>Group</label>
