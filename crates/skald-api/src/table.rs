@@ -8,8 +8,8 @@ use skald_core::engine::ChatOptions;
 use skald_protocol::{
     Answer, ApprovalRuleInput, ApprovalRuleView, CompactResult, ConnectionTest, Decision,
     DecisionInput, Inbox, LlmClientInput, Page, RunContext, SendResult, SessionDetail,
-    SessionListQuery, SessionRef, SessionSummary, SessionUsage, SettingsView, StopResult,
-    ToolGroupsReset, TurnStatus,
+    SessionListQuery, SessionMeta, SessionRef, SessionSummary, SessionUsage, SettingsView,
+    StopResult, ToolGroupsReset, TurnStatus,
 };
 
 use crate::declare::operations;
@@ -31,6 +31,20 @@ operations! {
         errors: [NotFound, Storage],
         events: [],
         run: |engine, _, p| engine.session_detail(p.session_id).await,
+    }
+
+    /// Names a session (`title: null` or blank clears the name); lists, search and the debug
+    /// view show it.
+    rename_session {
+        params: RenameSessionParams {
+            #[ts(type = "number")]
+            session_id: i64,
+            title: Option<String>,
+        },
+        result: SessionMeta,
+        errors: [InvalidInput, NotFound, Storage],
+        events: [SessionsChanged],
+        run: |engine, _, p| engine.rename_session(p.session_id, p.title).await,
     }
 
     /// The session a source's chat writes to, created on first use.

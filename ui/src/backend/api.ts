@@ -1,11 +1,13 @@
 // Generated from the operation table in crates/skald-api/src/table.rs. Do not edit by hand:
 // run `UPDATE_BINDINGS=1 cargo test -p skald-api --test all typescript` instead.
 
-import type { JsonValue, ErrorCode, Page, SessionListQuery, SessionSummary, SessionDetail, SessionUsage, CompactResult, SessionRef, SendResult, StopResult, TurnStatus, ToolGroupsReset, RunContext, Answer, Inbox, DecisionInput, Decision, LlmClientInput, SettingsView, ConnectionTest, ApprovalRuleView, ApprovalRuleInput, EventKind } from "./bindings";
+import type { JsonValue, ErrorCode, Page, SessionListQuery, SessionSummary, SessionMeta, SessionDetail, SessionUsage, CompactResult, SessionRef, SendResult, StopResult, TurnStatus, ToolGroupsReset, RunContext, Answer, Inbox, DecisionInput, Decision, LlmClientInput, SettingsView, ConnectionTest, ApprovalRuleView, ApprovalRuleInput, EventKind } from "./bindings";
 
 export type ListSessionsParams = { query: SessionListQuery, };
 
 export type SessionDetailParams = { session_id: number, };
+
+export type RenameSessionParams = { session_id: number, title: string | null, };
 
 export type ActiveSessionParams = { source: string, };
 
@@ -57,6 +59,7 @@ export type SetRunContextParams = { session_id: number, run_context: RunContext 
 export type Operations = {
   list_sessions: { params: ListSessionsParams; result: Page<SessionSummary> };
   session_detail: { params: SessionDetailParams; result: SessionDetail };
+  rename_session: { params: RenameSessionParams; result: SessionMeta };
   active_session: { params: ActiveSessionParams; result: SessionRef };
   send_message: { params: SendMessageParams; result: SendResult };
   stop_turn: { params: StopTurnParams; result: StopResult };
@@ -86,6 +89,7 @@ export type OpName = keyof Operations;
 export const OPERATION_NAMES: readonly OpName[] = [
   "list_sessions",
   "session_detail",
+  "rename_session",
   "active_session",
   "send_message",
   "stop_turn",
@@ -126,6 +130,13 @@ export interface Api {
    * Errors: not_found, storage. Events: none.
    */
   session_detail(params: SessionDetailParams): Promise<SessionDetail>;
+  /**
+   * Names a session (`title: null` or blank clears the name); lists, search and the debug
+   * view show it.
+   *
+   * Errors: invalid_input, not_found, storage. Events: sessions_changed.
+   */
+  rename_session(params: RenameSessionParams): Promise<SessionMeta>;
   /**
    * The session a source's chat writes to, created on first use.
    *
@@ -270,6 +281,7 @@ export function makeApi(call: Transport): Api {
   return {
     list_sessions: (params) => call("list_sessions", params) as Promise<Page<SessionSummary>>,
     session_detail: (params) => call("session_detail", params) as Promise<SessionDetail>,
+    rename_session: (params) => call("rename_session", params) as Promise<SessionMeta>,
     active_session: (params) => call("active_session", params) as Promise<SessionRef>,
     send_message: (params) => call("send_message", params) as Promise<SendResult>,
     stop_turn: (params) => call("stop_turn", params) as Promise<StopResult>,

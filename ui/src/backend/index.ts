@@ -22,6 +22,7 @@ import type {
   Page,
   SessionDetail,
   SessionListQuery,
+  SessionMeta,
   SessionSummary,
   SettingsView,
 } from "./bindings";
@@ -165,6 +166,22 @@ export function useDecide(): (toolCallId: number, input: DecisionInput) => Promi
         return await backend.decide({ tool_call_id: toolCallId, input });
       } finally {
         void client.invalidateQueries({ queryKey: inboxKeys.all });
+      }
+    },
+    [backend, client],
+  );
+}
+
+/** Renames a session (null or blank clears the name) and refreshes the lists and its detail. */
+export function useRenameSession(): (sessionId: number, title: string | null) => Promise<SessionMeta> {
+  const backend = useBackend();
+  const client = useQueryClient();
+  return useCallback(
+    async (sessionId, title) => {
+      try {
+        return await backend.rename_session({ session_id: sessionId, title });
+      } finally {
+        void client.invalidateQueries({ queryKey: sessionKeys.all });
       }
     },
     [backend, client],

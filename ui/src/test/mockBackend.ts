@@ -18,6 +18,7 @@ import type {
   Page,
   SessionDetail,
   SessionListQuery,
+  SessionMeta,
   SessionSummary,
   SendResult,
   SessionRef,
@@ -37,6 +38,7 @@ import type {
   LlmRequestParams,
   NewSessionParams,
   ResetToolGroupsParams,
+  RenameSessionParams,
   RunContextParams,
   SaveApprovalRuleParams,
   SaveLlmClientsParams,
@@ -151,6 +153,21 @@ export class MockBackend implements Backend {
     return d
       ? Promise.resolve(d)
       : Promise.reject({ code: "not_found", message: `session ${id} not found` } satisfies ApiError);
+  }
+
+  renameCalls: RenameSessionParams[] = [];
+
+  rename_session(params: RenameSessionParams): Promise<SessionMeta> {
+    this.renameCalls.push(params);
+    const detail = this.details.get(params.session_id);
+    if (!detail) {
+      return Promise.reject({ code: "not_found", message: `session ${params.session_id} not found` } satisfies ApiError);
+    }
+    const title = params.title?.trim() || null;
+    const session = { ...detail.session, title };
+    this.details.set(params.session_id, { ...detail, session });
+    this.sessions = this.sessions.map((s) => (s.id === params.session_id ? { ...s, title } : s));
+    return Promise.resolve(session);
   }
 
   active_session({ source }: ActiveSessionParams): Promise<SessionRef> {

@@ -13,7 +13,9 @@ pub use chat_bus::{CompletedToolCall, CompletedTurn};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, RwLock};
 
-use skald_protocol::{Event, EventEnvelope, Page, SessionDetail, SessionListQuery, SessionSummary};
+use skald_protocol::{
+    Event, EventEnvelope, Page, SessionDetail, SessionListQuery, SessionMeta, SessionSummary,
+};
 use skald_store::{Clock, Store, SystemClock};
 use tokio::sync::broadcast;
 
@@ -23,6 +25,9 @@ use crate::error::EngineError;
 use crate::session::registry::SessionRegistry;
 use crate::tools::ToolRegistry;
 use crate::{data_dir, session};
+
+/// A session title longer than this is refused: it is a name, not a note.
+pub const MAX_SESSION_TITLE_CHARS: usize = 200;
 
 /// Capacity of the global event bus; a slow subscriber that falls further behind sees `Lagged`.
 const EVENT_BUS_CAPACITY: usize = 1024;
@@ -225,6 +230,30 @@ impl Engine {
             });
         }
         Ok(session_id)
+    }
+
+    /// Names the session (`None` or a blank title clears the name); lists, search and the debug
+    /// view show it.
+    pub async fn rename_session(
+        &self,
+        session_id: i64,
+        title: Option<String>,
+    ) -> Result<SessionMeta, EngineError> {
+        let title = title.map(|t| t.trim().to_string()).filter(|t| !t.is_empty());
+        if title.as_ref().is_some_and(|t| t.chars().count() > MAX_SESSION_TITLE_CHARS) {
+            return Err(EngineError::InvalidInput(format!(
+                "a session title has at most {MAX_SESSION_TITLE_CHARS} characters"
+            )));
+        }
+        let store = self.store();
+        store.set_session_title(session_id, title.as_deref()).await?;
+        let session = store.session(session_id).await?;
+        self.emit(EventEnvelope {
+            session_id: Some(session_id),
+            source: Some(session.source.clone()),
+            event: Event::SessionsChanged {},
+        });
+        Ok(session.meta())
     }
 }
 
