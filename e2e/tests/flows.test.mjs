@@ -1,8 +1,9 @@
 // User flows against a real `skald serve` talking to the strict fake provider: a streamed turn, an
 // edit rejected with a note from the Inbox and the next one approved, the debug tree with the raw
-// request, a reload mid-turn that keeps STOP, and the Settings page with the env client.
+// request, a reload mid-turn that keeps STOP, an approval with a bypass that is listed and revoked,
+// and the Settings page with the env client.
 import assert from "node:assert/strict";
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
@@ -220,6 +221,69 @@ describe("chat, approvals, debug tree and settings against the fake provider", (
     await sendButton().waitFor();
     assert.equal(await stopButton().count(), 0);
     await shoot("19-chat-after-stall");
+  });
+
+  test("an approval with a bypass lets the next write run unasked; the inbox lists it and Revoke ends it", async () => {
+    const bypassWrite = (content) => ({
+      type: "tool_calls",
+      calls: [{ name: "write_file", arguments: JSON.stringify({ path: "bypass.md", content }) }],
+    });
+    await fake.push([bypassWrite("one\n"), bypassWrite("two\n"), { type: "text", content: "Wrote bypass.md twice." }]);
+    await page.goto(`${server.base}#chat/web`);
+    await composer().waitFor();
+    await send("Write bypass.md twice");
+    await page.locator("section.approval-card").last().waitFor();
+
+    await page.locator('nav a[href="#inbox"]').click();
+    await waitForHash("#inbox");
+    await page.locator("ul.inbox-list li.inbox-row").first().waitFor();
+    const covers = page.getByLabel("Covers");
+    assert.deepEqual(await covers.locator("option").allInnerTexts(), ["filesystem tools", "All tools"]);
+    await page.getByLabel("For").selectOption({ label: "This session (until /new, at most 24 h)" });
+    await shoot("21-inbox-bypass-choice");
+    await page.getByRole("button", { name: "Approve + bypass" }).click();
+
+    // The second write needed no decision: the turn finishes by itself.
+    const bypasses = page.getByRole("region", { name: "Active bypasses" });
+    const row = bypasses.locator("li.bypass-row");
+    await row.waitFor();
+    assert.match(await row.innerText(), /filesystem tools in session #\d+ \(web\)/);
+    assert.match(await row.innerText(), /granted by web · this session, (23 h 59 min|1 d) left at most/);
+    const current = () => (existsSync(join(workdir, "bypass.md")) ? readFileSync(join(workdir, "bypass.md"), "utf8") : null);
+    const deadline = Date.now() + 10_000;
+    while (current() !== "two\n" && Date.now() < deadline) {
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    assert.equal(readFileSync(join(workdir, "bypass.md"), "utf8"), "two\n", "the second write ran under the bypass");
+    assert.equal((await api("inbox")).total, 0, "nothing waited for the second write");
+    await shoot("22-inbox-bypass-listed");
+
+    // The chat shows the session's bypass too.
+    await page.locator('nav a[href="#chat/web"]').click();
+    await page.locator("li.bubble-assistant", { hasText: "Wrote bypass.md twice." }).waitFor();
+    const strip = page.getByRole("region", { name: "Bypasses in this session" });
+    await strip.waitFor();
+    assert.match(await strip.innerText(), /filesystem tools/);
+    await shoot("23-chat-bypass-strip");
+
+    await page.locator('nav a[href="#inbox"]').click();
+    await row.getByRole("button", { name: /^Revoke the bypass of filesystem tools/ }).click();
+    await row.waitFor({ state: "detached" });
+    assert.deepEqual(await api("active_bypasses"), [], "revoked for every process");
+
+    // Revoked: the next write asks again.
+    await fake.push([bypassWrite("three\n"), { type: "text", content: "Wrote it again." }]);
+    await page.locator('nav a[href="#chat/web"]').click();
+    await composer().waitFor();
+    await strip.waitFor({ state: "detached" });
+    await send("Write bypass.md once more");
+    const card = page.locator("section.approval-card").last();
+    await card.waitFor();
+    assert.equal(readFileSync(join(workdir, "bypass.md"), "utf8"), "two\n");
+    await card.getByRole("button", { name: "Approve", exact: true }).click();
+    await page.locator("li.bubble-assistant", { hasText: "Wrote it again." }).waitFor();
+    assert.equal(readFileSync(join(workdir, "bypass.md"), "utf8"), "three\n");
+    await shoot("24-chat-after-revoke");
   });
 
   test("Settings shows the env client read-only, the seeded rules and the files", async () => {

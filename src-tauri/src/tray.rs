@@ -196,12 +196,7 @@ fn on_menu(app: &AppHandle, id: &str) {
             };
             let app = app.clone();
             tauri::async_runtime::spawn(async move {
-                let input = DecisionInput {
-                    approved: true,
-                    note: None,
-                    bypass_secs: None,
-                    bypass_scope: None,
-                };
+                let input = DecisionInput { approved: true, note: None, bypass: None };
                 let params = DecideParams { tool_call_id: call, input };
                 if let Err(error) = skald_api::ops::decide(&engine, &Caller::Tray, params).await {
                     tracing::warn!(call, "the tray could not approve: {}", error.message);

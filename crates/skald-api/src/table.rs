@@ -6,8 +6,8 @@
 
 use skald_core::engine::ChatOptions;
 use skald_protocol::{
-    Answer, ApprovalRuleInput, ApprovalRuleView, CompactResult, ConnectionTest, Decision,
-    DecisionInput, Inbox, LlmClientInput, Page, RunContext, SendResult, SessionDetail,
+    Answer, ApprovalRuleInput, ApprovalRuleView, BypassView, CompactResult, ConnectionTest,
+    Decision, DecisionInput, Inbox, LlmClientInput, Page, RunContext, SendResult, SessionDetail,
     SessionListQuery, SessionMeta, SessionRef, SessionSummary, SessionUsage, SettingsView,
     StopResult, ToolGroupsReset, TurnStatus,
 };
@@ -108,7 +108,7 @@ operations! {
         params: NewSessionParams { source: String },
         result: SessionRef,
         errors: [InvalidInput, Storage],
-        events: [NewSession, SessionsChanged],
+        events: [NewSession, SessionsChanged, BypassesChanged],
         run: |engine, _, p| {
             engine.new_session(&p.source).await.map(|session_id| SessionRef { session_id })
         },
@@ -160,7 +160,9 @@ operations! {
     }
 
     /// Records a human decision about a waiting call, as made by the calling surface (the first
-    /// decision wins). A waiting turn continues; with auto-resume a parked one is continued.
+    /// decision wins), with the bypass it asks for; a bypass scope that does not fit the call is
+    /// refused and nothing is recorded. A waiting turn continues; with auto-resume a parked one
+    /// is continued.
     decide {
         params: DecideParams {
             #[ts(type = "number")]
@@ -168,9 +170,37 @@ operations! {
             input: DecisionInput,
         },
         result: Decision,
-        errors: [NotFound, Conflict, Storage],
-        events: [ApprovalResolved, TurnRunning],
+        errors: [InvalidInput, NotFound, Conflict, Storage],
+        events: [ApprovalResolved, BypassesChanged, TurnRunning],
         run: |engine, caller, p| engine.decide(p.tool_call_id, p.input, caller.surface()).await,
+    }
+
+    /// Every active bypass across sessions, oldest first (the inbox lists them).
+    active_bypasses {
+        params: ActiveBypassesParams {},
+        result: Vec<BypassView>,
+        errors: [Storage],
+        events: [],
+        run: |engine, _, _| engine.active_bypasses().await,
+    }
+
+    /// The session's active bypasses, oldest first (the chat shows them).
+    session_bypasses {
+        params: SessionBypassesParams { #[ts(type = "number")] session_id: i64 },
+        result: Vec<BypassView>,
+        errors: [Storage],
+        events: [],
+        run: |engine, _, p| engine.session_bypasses(p.session_id).await,
+    }
+
+    /// Ends a bypass now, as revoked by the calling surface; the calls it covered ask again.
+    /// Revoking one that already ended changes nothing.
+    revoke_bypass {
+        params: RevokeBypassParams { #[ts(type = "number")] id: i64 },
+        result: BypassView,
+        errors: [NotFound, Storage],
+        events: [BypassesChanged],
+        run: |engine, caller, p| engine.revoke_bypass(p.id, caller.surface()).await,
     }
 
     /// Answers an agent's clarification question, as the calling surface.

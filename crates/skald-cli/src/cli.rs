@@ -36,7 +36,8 @@ pub enum Command {
         /// Working directory of a session created by this message (default: the current dir).
         #[arg(long, value_name = "DIR")]
         workdir: Option<PathBuf>,
-        /// Approve every call that would need approval in this session (deny rules still apply).
+        /// Approve every call that would need approval in this session: a stored bypass of all
+        /// tools until /new, at most 24 h (deny rules still apply; `skald bypass revoke` ends it).
         #[arg(long)]
         approve_all: bool,
         /// The message.
@@ -57,14 +58,19 @@ pub enum Command {
         /// Optional note recorded with the decision.
         #[arg(long)]
         note: Option<String>,
-        /// Also allow similar calls of this session without asking, for this many seconds
-        /// (0 = until the session's bypasses are cleared). Deny rules still apply.
-        #[arg(long, value_name = "SECS")]
-        bypass_secs: Option<u64>,
-        /// What the bypass covers: all, category (default: the call's) or mcp_server.
-        #[arg(long, value_parser = ["all", "category", "mcp_server"], requires = "bypass_secs")]
+        /// Also allow similar calls of this session without asking, for 15m, 1h or the session
+        /// (until /new, at most 24 h). Deny rules still apply; `skald bypass revoke` ends it.
+        #[arg(long, value_name = "DURATION", value_parser = ["15m", "1h", "session"])]
+        bypass: Option<String>,
+        /// What the bypass covers: all, category (the call's) or mcp_server (the call's server).
+        /// Default: the call's MCP server, else its category. A scope that does not fit the
+        /// call is refused.
+        #[arg(long, value_parser = ["all", "category", "mcp_server"], requires = "bypass")]
         bypass_scope: Option<String>,
     },
+    /// Bypasses in force (granted with an approval or `chat --approve-all`), and revoking them.
+    #[command(subcommand)]
+    Bypass(BypassCommand),
     /// Reject a call waiting in the inbox; the note reaches the model as the reason.
     Deny {
         /// The tool call id (shown by `skald inbox`).
@@ -126,6 +132,21 @@ pub enum SessionsCommand {
     /// Show a session's debug tree (the same shape as the app's session view).
     Show {
         /// Session id.
+        id: i64,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum BypassCommand {
+    /// Active bypasses, oldest first: id, session, scope, who granted it, time left.
+    List {
+        /// Only this session's.
+        #[arg(long)]
+        session: Option<i64>,
+    },
+    /// End a bypass now (its id is shown by `skald bypass list`).
+    Revoke {
+        /// The bypass id.
         id: i64,
     },
 }

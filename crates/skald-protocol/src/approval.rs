@@ -157,13 +157,32 @@ pub struct Inbox {
     pub total: u64,
 }
 
-/// The scope of a human-granted bypass.
+/// The scope of a human-granted bypass. A scope must fit the call it is granted with: `category`
+/// needs a call with a tool category, `mcp_server` an MCP tool; `all` fits every call.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
 #[serde(rename_all = "snake_case")]
 pub enum BypassScopeKind {
     All,
     Category,
     McpServer,
+}
+
+/// How long a bypass lasts (decision 15).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "snake_case")]
+pub enum BypassDuration {
+    FifteenMinutes,
+    OneHour,
+    /// Until `/new` starts another session, at most 24 hours.
+    Session,
+}
+
+/// A bypass asked for together with an approval.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
+pub struct BypassRequest {
+    pub duration: BypassDuration,
+    /// `null`: the narrowest scope that fits the call (its MCP server, else its category).
+    pub scope: Option<BypassScopeKind>,
 }
 
 /// A human's decision about one call. Who decided is not part of it: each shell names its own
@@ -174,10 +193,40 @@ pub struct DecisionInput {
     pub approved: bool,
     /// Reason for a rejection; reaches the model verbatim.
     pub note: Option<String>,
-    /// With an approval: also allow similar calls for this many seconds (0 = rest of the session).
+    /// With an approval only: also allow similar calls of the session without asking. A scope
+    /// that does not fit the call is refused (`invalid_input`) and nothing is recorded.
+    pub bypass: Option<BypassRequest>,
+}
+
+/// A stored bypass: while active, calls of its session that its scope covers run without asking
+/// (deny rules still apply).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+pub struct BypassView {
+    #[ts(type = "number")]
+    pub id: i64,
+    #[ts(type = "number")]
+    pub session_id: i64,
+    /// The session's source (`web`, `cli`, ...).
+    pub source: String,
+    pub scope: BypassScopeKind,
+    /// The category (`filesystem`, `shell`, `session`) or MCP server; `null` for `all`.
+    pub scope_value: Option<String>,
+    /// What it covers, for people: "all tools", "shell tools", "MCP server github".
+    pub label: String,
+    pub duration: BypassDuration,
+    /// The surface that granted it (`app`, `tray`, `notification`, `web`, `cli`).
+    pub granted_by: String,
+    pub granted_at: String,
+    pub expires_at: String,
+    /// Seconds left at the time of the read.
+    #[ts(type = "number")]
+    pub remaining_secs: i64,
+    /// The call it was approved with, if any.
     #[ts(type = "number | null")]
-    pub bypass_secs: Option<u64>,
-    pub bypass_scope: Option<BypassScopeKind>,
+    pub tool_call_id: Option<i64>,
+    /// When and by whom it was revoked (`null` while active).
+    pub revoked_at: Option<String>,
+    pub revoked_by: Option<String>,
 }
 
 /// A recorded decision.
@@ -194,4 +243,6 @@ pub struct Decision {
     pub decided_at: String,
     /// Whether a turn picked the decision up right away (false: it is settled on the next resume).
     pub resumed: bool,
+    /// The bypass granted with the approval, if one was asked for.
+    pub bypass: Option<BypassView>,
 }

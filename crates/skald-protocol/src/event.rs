@@ -130,6 +130,9 @@ pub enum Event {
         tool_call_id: i64,
         approved: bool,
     },
+    /// The session's bypasses changed (granted, revoked, or revoked by `/new`); clients reload
+    /// them. Expiry sends nothing: every read leaves out expired rows.
+    BypassesChanged {},
     /// An agent asks the user a question; the call waits for the answer.
     AgentQuestion {
         #[ts(type = "number")]
@@ -219,6 +222,7 @@ pub enum EventKind {
     ApprovalRequired,
     PendingWrite,
     ApprovalResolved,
+    BypassesChanged,
     AgentQuestion,
     ClarificationResolved,
     FileChanged,
@@ -249,6 +253,7 @@ impl EventKind {
         EventKind::ApprovalRequired,
         EventKind::PendingWrite,
         EventKind::ApprovalResolved,
+        EventKind::BypassesChanged,
         EventKind::AgentQuestion,
         EventKind::ClarificationResolved,
         EventKind::FileChanged,
@@ -279,6 +284,7 @@ impl EventKind {
             EventKind::ApprovalRequired => "approval_required",
             EventKind::PendingWrite => "pending_write",
             EventKind::ApprovalResolved => "approval_resolved",
+            EventKind::BypassesChanged => "bypasses_changed",
             EventKind::AgentQuestion => "agent_question",
             EventKind::ClarificationResolved => "clarification_resolved",
             EventKind::FileChanged => "file_changed",
@@ -312,6 +318,7 @@ impl Event {
             Event::ApprovalRequired { .. } => EventKind::ApprovalRequired,
             Event::PendingWrite { .. } => EventKind::PendingWrite,
             Event::ApprovalResolved { .. } => EventKind::ApprovalResolved,
+            Event::BypassesChanged { .. } => EventKind::BypassesChanged,
             Event::AgentQuestion { .. } => EventKind::AgentQuestion,
             Event::ClarificationResolved { .. } => EventKind::ClarificationResolved,
             Event::FileChanged { .. } => EventKind::FileChanged,

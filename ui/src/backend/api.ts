@@ -1,7 +1,7 @@
 // Generated from the operation table in crates/skald-api/src/table.rs. Do not edit by hand:
 // run `UPDATE_BINDINGS=1 cargo test -p skald-api --test all typescript` instead.
 
-import type { JsonValue, ErrorCode, Page, SessionListQuery, SessionSummary, SessionMeta, SessionDetail, SessionUsage, CompactResult, SessionRef, SendResult, StopResult, TurnStatus, ToolGroupsReset, RunContext, Answer, Inbox, DecisionInput, Decision, LlmClientInput, SettingsView, ConnectionTest, ApprovalRuleView, ApprovalRuleInput, EventKind } from "./bindings";
+import type { JsonValue, ErrorCode, Page, SessionListQuery, SessionSummary, SessionMeta, SessionDetail, SessionUsage, CompactResult, SessionRef, SendResult, StopResult, TurnStatus, ToolGroupsReset, RunContext, Answer, Inbox, DecisionInput, Decision, BypassView, LlmClientInput, SettingsView, ConnectionTest, ApprovalRuleView, ApprovalRuleInput, EventKind } from "./bindings";
 
 export type ListSessionsParams = { query: SessionListQuery, };
 
@@ -32,6 +32,12 @@ export type ResetToolGroupsParams = { session_id: number, };
 export type InboxParams = Record<string, never>;
 
 export type DecideParams = { tool_call_id: number, input: DecisionInput, };
+
+export type ActiveBypassesParams = Record<string, never>;
+
+export type SessionBypassesParams = { session_id: number, };
+
+export type RevokeBypassParams = { id: number, };
 
 export type AnswerQuestionParams = { tool_call_id: number, answer: string, };
 
@@ -70,6 +76,9 @@ export type Operations = {
   reset_tool_groups: { params: ResetToolGroupsParams; result: ToolGroupsReset };
   inbox: { params: InboxParams; result: Inbox };
   decide: { params: DecideParams; result: Decision };
+  active_bypasses: { params: ActiveBypassesParams; result: Array<BypassView> };
+  session_bypasses: { params: SessionBypassesParams; result: Array<BypassView> };
+  revoke_bypass: { params: RevokeBypassParams; result: BypassView };
   answer_question: { params: AnswerQuestionParams; result: Answer };
   settings: { params: SettingsParams; result: SettingsView };
   save_llm_clients: { params: SaveLlmClientsParams; result: SettingsView };
@@ -100,6 +109,9 @@ export const OPERATION_NAMES: readonly OpName[] = [
   "reset_tool_groups",
   "inbox",
   "decide",
+  "active_bypasses",
+  "session_bypasses",
+  "revoke_bypass",
   "answer_question",
   "settings",
   "save_llm_clients",
@@ -168,7 +180,7 @@ export interface Api {
    * Starts a fresh session for the source and makes it the active one; every client showing
    * the source follows it.
    *
-   * Errors: invalid_input, storage. Events: new_session, sessions_changed.
+   * Errors: invalid_input, storage. Events: new_session, sessions_changed, bypasses_changed.
    */
   new_session(params: NewSessionParams): Promise<SessionRef>;
   /**
@@ -199,11 +211,32 @@ export interface Api {
   inbox(params: InboxParams): Promise<Inbox>;
   /**
    * Records a human decision about a waiting call, as made by the calling surface (the first
-   * decision wins). A waiting turn continues; with auto-resume a parked one is continued.
+   * decision wins), with the bypass it asks for; a bypass scope that does not fit the call is
+   * refused and nothing is recorded. A waiting turn continues; with auto-resume a parked one
+   * is continued.
    *
-   * Errors: not_found, conflict, storage. Events: approval_resolved, turn_running.
+   * Errors: invalid_input, not_found, conflict, storage. Events: approval_resolved, bypasses_changed, turn_running.
    */
   decide(params: DecideParams): Promise<Decision>;
+  /**
+   * Every active bypass across sessions, oldest first (the inbox lists them).
+   *
+   * Errors: storage. Events: none.
+   */
+  active_bypasses(params: ActiveBypassesParams): Promise<Array<BypassView>>;
+  /**
+   * The session's active bypasses, oldest first (the chat shows them).
+   *
+   * Errors: storage. Events: none.
+   */
+  session_bypasses(params: SessionBypassesParams): Promise<Array<BypassView>>;
+  /**
+   * Ends a bypass now, as revoked by the calling surface; the calls it covered ask again.
+   * Revoking one that already ended changes nothing.
+   *
+   * Errors: not_found, storage. Events: bypasses_changed.
+   */
+  revoke_bypass(params: RevokeBypassParams): Promise<BypassView>;
   /**
    * Answers an agent's clarification question, as the calling surface.
    *
@@ -292,6 +325,9 @@ export function makeApi(call: Transport): Api {
     reset_tool_groups: (params) => call("reset_tool_groups", params) as Promise<ToolGroupsReset>,
     inbox: (params) => call("inbox", params) as Promise<Inbox>,
     decide: (params) => call("decide", params) as Promise<Decision>,
+    active_bypasses: (params) => call("active_bypasses", params) as Promise<Array<BypassView>>,
+    session_bypasses: (params) => call("session_bypasses", params) as Promise<Array<BypassView>>,
+    revoke_bypass: (params) => call("revoke_bypass", params) as Promise<BypassView>,
     answer_question: (params) => call("answer_question", params) as Promise<Answer>,
     settings: (params) => call("settings", params) as Promise<SettingsView>,
     save_llm_clients: (params) => call("save_llm_clients", params) as Promise<SettingsView>,
@@ -336,6 +372,7 @@ export const EVENT_KINDS: readonly EventKind[] = [
   "approval_required",
   "pending_write",
   "approval_resolved",
+  "bypasses_changed",
   "agent_question",
   "clarification_resolved",
   "file_changed",

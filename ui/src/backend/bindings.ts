@@ -205,15 +205,24 @@ export type Inbox = { items: Array<InboxItem>, questions: Array<QuestionItem>, t
 
 export type BypassScopeKind = "all" | "category" | "mcp_server";
 
+export type BypassDuration = "fifteen_minutes" | "one_hour" | "session";
+
+export type BypassRequest = { duration: BypassDuration, 
+/**
+ * `null`: the narrowest scope that fits the call (its MCP server, else its category).
+ */
+scope: BypassScopeKind | null, };
+
 export type DecisionInput = { approved: boolean, 
 /**
  * Reason for a rejection; reaches the model verbatim.
  */
 note: string | null, 
 /**
- * With an approval: also allow similar calls for this many seconds (0 = rest of the session).
+ * With an approval only: also allow similar calls of the session without asking. A scope
+ * that does not fit the call is refused (`invalid_input`) and nothing is recorded.
  */
-bypass_secs: number | null, bypass_scope: BypassScopeKind | null, };
+bypass: BypassRequest | null, };
 
 export type Decision = { tool_call_id: number, session_id: number, approved: boolean, note: string | null, 
 /**
@@ -223,7 +232,41 @@ decided_by: string, decided_at: string,
 /**
  * Whether a turn picked the decision up right away (false: it is settled on the next resume).
  */
-resumed: boolean, };
+resumed: boolean, 
+/**
+ * The bypass granted with the approval, if one was asked for.
+ */
+bypass: BypassView | null, };
+
+export type BypassView = { id: number, session_id: number, 
+/**
+ * The session's source (`web`, `cli`, ...).
+ */
+source: string, scope: BypassScopeKind, 
+/**
+ * The category (`filesystem`, `shell`, `session`) or MCP server; `null` for `all`.
+ */
+scope_value: string | null, 
+/**
+ * What it covers, for people: "all tools", "shell tools", "MCP server github".
+ */
+label: string, duration: BypassDuration, 
+/**
+ * The surface that granted it (`app`, `tray`, `notification`, `web`, `cli`).
+ */
+granted_by: string, granted_at: string, expires_at: string, 
+/**
+ * Seconds left at the time of the read.
+ */
+remaining_secs: number, 
+/**
+ * The call it was approved with, if any.
+ */
+tool_call_id: number | null, 
+/**
+ * When and by whom it was revoked (`null` while active).
+ */
+revoked_at: string | null, revoked_by: string | null, };
 
 export type LlmClientView = { name: string, base_url: string, model: string, provider: string | null, 
 /**
@@ -279,12 +322,12 @@ arguments: unknown, label_short: string, label_full: string, path: string | null
 /**
  * The reviewed diff (absent for commands).
  */
-diff: FileDiff | null, } | { "type": "approval_resolved", request_id: number, tool_call_id: number, approved: boolean, } | { "type": "agent_question", request_id: number, tool_call_id: number, title: string, 
+diff: FileDiff | null, } | { "type": "approval_resolved", request_id: number, tool_call_id: number, approved: boolean, } | { "type": "bypasses_changed", } | { "type": "agent_question", request_id: number, tool_call_id: number, title: string, 
 /**
  * Markdown.
  */
 question: string, suggested_answers: Array<string>, } | { "type": "clarification_resolved", request_id: number, tool_call_id: number, } | { "type": "file_changed", path: string, tool_call_id: number, diff: FileDiff, } | { "type": "model_fallback", from: string, to: string, reason: string, } | { "type": "llm_failed", tried: Array<string>, last_error: string, } | { "type": "truncated", output_tokens: number | null, } | { "type": "done", message_id: number, stack_id: number, content: string, input_tokens: number | null, output_tokens: number | null, } | { "type": "error", message: string, } | { "type": "compacting", } | { "type": "compaction_done", summary_id: number, covers_up_to_message_id: number, tokens_before: number, tokens_after: number, };
 
-export type EventKind = "sessions_changed" | "config_reloaded" | "new_session" | "user_message" | "turn_running" | "token_delta" | "thinking" | "tool_start" | "tool_done" | "tool_error" | "tool_cancelled" | "tool_rejected" | "approval_required" | "pending_write" | "approval_resolved" | "agent_question" | "clarification_resolved" | "file_changed" | "model_fallback" | "llm_failed" | "truncated" | "done" | "error" | "compacting" | "compaction_done";
+export type EventKind = "sessions_changed" | "config_reloaded" | "new_session" | "user_message" | "turn_running" | "token_delta" | "thinking" | "tool_start" | "tool_done" | "tool_error" | "tool_cancelled" | "tool_rejected" | "approval_required" | "pending_write" | "approval_resolved" | "bypasses_changed" | "agent_question" | "clarification_resolved" | "file_changed" | "model_fallback" | "llm_failed" | "truncated" | "done" | "error" | "compacting" | "compaction_done";
 
 export type EventEnvelope = { session_id: number | null, source: string | null, event: Event, };

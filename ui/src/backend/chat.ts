@@ -389,6 +389,8 @@ export function applyEvent(state: ChatState, event: Event): ChatState {
     case "new_session":
     case "sessions_changed":
     case "config_reloaded":
+    // The chat's bypass strip reads its own query (see BypassList).
+    case "bypasses_changed":
     // Clarification questions are answered from the Inbox; the chat has no card for them yet.
     case "agent_question":
     case "clarification_resolved":

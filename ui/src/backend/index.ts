@@ -12,6 +12,7 @@ import type {
   ApiError,
   ApprovalRuleInput,
   ApprovalRuleView,
+  BypassView,
   ConnectionTest,
   Decision,
   DecisionInput,
@@ -50,6 +51,12 @@ export const sessionKeys = {
 
 export const inboxKeys = {
   all: ["inbox"] as const,
+};
+
+export const bypassKeys = {
+  all: ["bypasses"] as const,
+  active: ["bypasses", "active"] as const,
+  session: (id: number) => ["bypasses", "session", id] as const,
 };
 
 export const settingsKeys = {
@@ -122,6 +129,10 @@ function EventBridge({ backend, children }: { backend: Backend; children?: React
         if (INBOX_EVENTS.has(type)) {
           void client.invalidateQueries({ queryKey: inboxKeys.all });
         }
+        if (type === "bypasses_changed" || type === "sessions_changed") {
+          // Granted, revoked or ended by /new, here or in another process (a reconnect resyncs).
+          void client.invalidateQueries({ queryKey: bypassKeys.all });
+        }
         hub.dispatch(envelope);
       }),
     [backend, client, hub],
@@ -156,7 +167,8 @@ export function useEngineEvents(handler: (envelope: EventEnvelope) => void): voi
   useEffect(() => hub.add((e) => latest.current(e)), [hub]);
 }
 
-/** Sends a decision and refreshes the inbox, so the decided item leaves the list at once. */
+/** Sends a decision and refreshes the inbox, so the decided item leaves the list at once (and a
+ * bypass granted with it shows up). */
 export function useDecide(): (toolCallId: number, input: DecisionInput) => Promise<Decision> {
   const backend = useBackend();
   const client = useQueryClient();
@@ -166,6 +178,38 @@ export function useDecide(): (toolCallId: number, input: DecisionInput) => Promi
         return await backend.decide({ tool_call_id: toolCallId, input });
       } finally {
         void client.invalidateQueries({ queryKey: inboxKeys.all });
+        if (input.bypass) void client.invalidateQueries({ queryKey: bypassKeys.all });
+      }
+    },
+    [backend, client],
+  );
+}
+
+/** Bypasses in force: the session's when `sessionId` is given, else across sessions. `null`
+ * (no session yet) fetches nothing. Expiry sends no event, so the list is read again every 30 s. */
+export function useBypasses(sessionId?: number | null): UseQueryResult<BypassView[], ApiError> {
+  const backend = useBackend();
+  return useQuery<BypassView[], ApiError>({
+    queryKey: sessionId === undefined ? bypassKeys.active : bypassKeys.session(sessionId ?? -1),
+    queryFn: () =>
+      sessionId === undefined
+        ? backend.active_bypasses({})
+        : backend.session_bypasses({ session_id: sessionId as number }),
+    enabled: sessionId !== null,
+    refetchInterval: 30_000,
+  });
+}
+
+/** Ends a bypass and refreshes every bypass list. */
+export function useRevokeBypass(): (id: number) => Promise<BypassView> {
+  const backend = useBackend();
+  const client = useQueryClient();
+  return useCallback(
+    async (id) => {
+      try {
+        return await backend.revoke_bypass({ id });
+      } finally {
+        void client.invalidateQueries({ queryKey: bypassKeys.all });
       }
     },
     [backend, client],

@@ -31,7 +31,7 @@ describe("tauri backend", () => {
     const query = { source: "tic", search: null, page: 3, per_page: 10 };
     expect(await backend.list_sessions({ query })).toMatchObject({ page: 3 });
     expect(await backend.stop_turn({ session_id: 4 })).toEqual({ stopped: true });
-    const input = { approved: true, note: null, bypass_secs: 900, bypass_scope: "all" as const };
+    const input = { approved: true, note: null, bypass: { duration: "one_hour" as const, scope: "all" as const } };
     await backend.decide({ tool_call_id: 8, input });
     expect(calls).toEqual([
       ["api", { op: "list_sessions", params: { query } }],

@@ -154,7 +154,7 @@ describe("web backend", () => {
     const fetchMock = vi.fn<typeof fetch>(async () => jsonResponse(409, { code: "conflict", message: "already rejected" }));
     const { backend } = setup("http://127.0.0.1:1/", { fetch: fetchMock });
     await expect(
-      backend.decide({ tool_call_id: 1, input: { approved: true, note: null, bypass_secs: null, bypass_scope: null } }),
+      backend.decide({ tool_call_id: 1, input: { approved: true, note: null, bypass: null } }),
     ).rejects.toEqual({ code: "conflict", message: "already rejected" });
   });
 });

@@ -1,4 +1,4 @@
-import { render, screen } from "@testing-library/react";
+import { render, screen, within } from "@testing-library/react";
 import userEvent from "@testing-library/user-event";
 import { describe, expect, it, vi } from "vitest";
 import { fileDiff } from "../test/mockBackend";
@@ -28,8 +28,8 @@ describe("approval card", () => {
     expect(onDecide).toHaveBeenCalledWith(9, {
       approved: true,
       note: null,
-      bypass_secs: null,
-      bypass_scope: null,
+     
+      bypass: null,
     });
     expect(await screen.findByText(/Approved, waiting for the agent/)).toBeTruthy();
     expect((screen.getByRole("button", { name: "Reject" }) as HTMLButtonElement).disabled).toBe(true);
@@ -61,6 +61,36 @@ describe("approval card", () => {
     );
     expect(screen.getByRole("heading", { name: "Approve mcp__gh__create_issue?" })).toBeTruthy();
     expect(screen.getByLabelText("Arguments").textContent).toContain('"title": "Bug"');
+  });
+
+  it("offers a bypass only with the scopes that fit the call, for the three durations", async () => {
+    const user = userEvent.setup();
+    const onDecide = vi.fn(async () => ({}));
+    render(
+      <ApprovalCard
+        approval={view({ kind: "command", toolName: "execute_cmd", diff: null, command: "make", toolCategory: "shell", mcpServer: null })}
+        onDecide={onDecide}
+      />,
+    );
+    const options = (label: string) => within(screen.getByLabelText(label)).getAllByRole("option").map((o) => o.textContent);
+    expect(options("Covers")).toEqual(["shell tools", "All tools"]);
+    expect(options("For")).toEqual(["15 minutes", "1 hour", "This session (until /new, at most 24 h)"]);
+    await user.selectOptions(screen.getByLabelText("Covers"), "All tools");
+    await user.selectOptions(screen.getByLabelText("For"), "1 hour");
+    await user.click(screen.getByRole("button", { name: "Approve + bypass" }));
+    expect(onDecide).toHaveBeenCalledWith(9, {
+      approved: true,
+      note: null,
+      bypass: { duration: "one_hour", scope: "all" },
+    });
+    // Sent: the choice goes away with the card's buttons.
+    expect(await screen.findByText(/Approved, waiting for the agent/)).toBeTruthy();
+    expect(screen.queryByRole("button", { name: "Approve + bypass" })).toBeNull();
+  });
+
+  it("offers no bypass while the call's category is not known", () => {
+    render(<ApprovalCard approval={view()} onDecide={async () => ({})} />);
+    expect(screen.queryByRole("group", { name: /allow similar calls/ })).toBeNull();
   });
 
   it("says so when the decision cannot be sent and lets you try again", async () => {

@@ -1,6 +1,15 @@
-// A decision a human owes a tool call: what it will do (diff, command or arguments), Approve / Reject.
+// A decision a human owes a tool call: what it will do (diff, command or arguments), Approve / Reject,
+// or Approve with a bypass of similar calls for a while.
 import { useId, useState, type ReactNode } from "react";
-import { toApiError, type ApiError, type DecisionInput, type FileDiff } from "../backend";
+import {
+  toApiError,
+  type ApiError,
+  type BypassDuration,
+  type BypassRequest,
+  type BypassScopeKind,
+  type DecisionInput,
+  type FileDiff,
+} from "../backend";
 import { DiffViewer } from "./DiffViewer";
 import { prettyJson } from "./json";
 
@@ -13,7 +22,77 @@ export type ApprovalView = {
   diff: FileDiff | null;
   command: string | null;
   workdir: string | null;
+  /** The call's tool category and MCP server as the inbox reports them; `undefined` while they
+   * are not known, and then no bypass is offered (so a scope that does not fit never is). */
+  toolCategory?: string | null;
+  mcpServer?: string | null;
 };
+
+export const BYPASS_DURATIONS: ReadonlyArray<{ value: BypassDuration; label: string }> = [
+  { value: "fifteen_minutes", label: "15 minutes" },
+  { value: "one_hour", label: "1 hour" },
+  { value: "session", label: "This session (until /new, at most 24 h)" },
+];
+
+/** The bypass scopes that fit a call, narrowest first: its MCP server, its category, all tools. */
+export function fittingScopes(
+  toolCategory: string | null,
+  mcpServer: string | null,
+): Array<{ value: BypassScopeKind; label: string }> {
+  const scopes: Array<{ value: BypassScopeKind; label: string }> = [];
+  if (mcpServer) scopes.push({ value: "mcp_server", label: `MCP server ${mcpServer}` });
+  if (toolCategory) scopes.push({ value: "category", label: `${toolCategory} tools` });
+  scopes.push({ value: "all", label: "All tools" });
+  return scopes;
+}
+
+/** "Approve + bypass": which similar calls (only scopes that fit this one) and for how long. */
+export function BypassChoice({
+  toolCategory,
+  mcpServer,
+  disabled,
+  onApprove,
+}: {
+  toolCategory: string | null;
+  mcpServer: string | null;
+  disabled: boolean;
+  onApprove: (bypass: BypassRequest) => void;
+}) {
+  const scopes = fittingScopes(toolCategory, mcpServer);
+  const [scope, setScope] = useState<BypassScopeKind>(scopes[0]?.value ?? "all");
+  const [duration, setDuration] = useState<BypassDuration>("fifteen_minutes");
+  const scopeId = useId();
+  const durationId = useId();
+  return (
+    <fieldset className="bypass">
+      <legend>Approve and allow similar calls without asking</legend>
+      <div className="field">
+        <label htmlFor={scopeId}>Covers</label>
+        <select id={scopeId} value={scope} onChange={(e) => setScope(e.target.value as BypassScopeKind)}>
+          {scopes.map((s) => (
+            <option key={s.value} value={s.value}>
+              {s.label}
+            </option>
+          ))}
+        </select>
+      </div>
+      <div className="field">
+        <label htmlFor={durationId}>For</label>
+        <select id={durationId} value={duration} onChange={(e) => setDuration(e.target.value as BypassDuration)}>
+          {BYPASS_DURATIONS.map((d) => (
+            <option key={d.value} value={d.value}>
+              {d.label}
+            </option>
+          ))}
+        </select>
+      </div>
+      <button type="button" className="button" disabled={disabled} onClick={() => onApprove({ duration, scope })}>
+        Approve + bypass
+      </button>
+      <p className="muted bypass-note">Deny rules still apply; revoke it any time from the inbox or the chat.</p>
+    </fieldset>
+  );
+}
 
 /** The body of an approval: the reviewed diff for writes, the command line, or the raw arguments. */
 export function ApprovalSubject({ approval }: { approval: ApprovalView }): ReactNode {
@@ -58,15 +137,14 @@ export function ApprovalCard({
   const [error, setError] = useState<ApiError | null>(null);
   const noteId = useId();
 
-  const decide = async (approved: boolean) => {
+  const decide = async (approved: boolean, bypass: BypassRequest | null = null) => {
     setBusy(approved ? "approve" : "reject");
     setError(null);
     try {
       await onDecide(approval.toolCallId, {
         approved,
         note: !approved && note.trim() ? note.trim() : null,
-        bypass_secs: null,
-        bypass_scope: null,
+        bypass,
       });
       // The card itself goes away when the engine reports approval_resolved.
       setSent(approved);
@@ -105,6 +183,14 @@ export function ApprovalCard({
           </span>
         ) : null}
       </div>
+      {approval.toolCategory !== undefined && sent === null ? (
+        <BypassChoice
+          toolCategory={approval.toolCategory}
+          mcpServer={approval.mcpServer ?? null}
+          disabled={busy !== null}
+          onApprove={(bypass) => void decide(true, bypass)}
+        />
+      ) : null}
       {error ? (
         <p className="form-error" role="alert">
           Could not send the decision: {error.message}

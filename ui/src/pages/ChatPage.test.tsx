@@ -2,7 +2,7 @@ import { act, screen, waitFor, within } from "@testing-library/react";
 import userEvent from "@testing-library/user-event";
 import { describe, expect, it } from "vitest";
 import type { DebugMessage, Event, SessionDetail } from "../backend";
-import { MockBackend, emptyDetail, fileDiff, inboxItem } from "../test/mockBackend";
+import { MockBackend, bypassView, emptyDetail, fileDiff, inboxItem } from "../test/mockBackend";
 import { renderApp } from "../test/renderApp";
 
 const SID = 5;
@@ -163,7 +163,7 @@ describe("chat page", () => {
     await user.type(within(card).getByLabelText(/Note for the agent/), "wrong file");
     await user.click(within(card).getByRole("button", { name: "Reject" }));
     expect(backend.decisions).toEqual([
-      { toolCallId: 8, input: { approved: false, note: "wrong file", bypass_secs: null, bypass_scope: null } },
+      { toolCallId: 8, input: { approved: false, note: "wrong file", bypass: null } },
     ]);
     expect(log().getByRole("region", { name: "Approval for write_file" })).toBeTruthy();
     emit(backend, { type: "approval_resolved", request_id: 8, tool_call_id: 8, approved: false });
@@ -192,6 +192,41 @@ describe("chat page", () => {
     expect(await within(card).findByRole("figure", { name: "Changes to src/main.rs" })).toBeTruthy();
     await user.click(within(card).getByRole("button", { name: "Approve" }));
     expect(backend.decisions[0]?.input).toMatchObject({ approved: true });
+  });
+
+  it("offers the inline card a bypass once the inbox says which scopes fit", async () => {
+    const backend = setup([
+      { kind: "tool", tool_call_id: 4, message_id: 3, name: "execute_cmd", label: "execute_cmd make", arguments: { command: "make" }, status: "pending", result: null, diff: null, ...base },
+    ]);
+    backend.inboxItems = [inboxItem(4, { session_id: SID, tool_name: "execute_cmd", kind: "command", command: "make", tool_category: "shell" })];
+    const user = await open(backend);
+    const card = log().getByRole("region", { name: "Approval for execute_cmd" });
+    const covers = await within(card).findByLabelText("Covers");
+    expect(within(covers).getAllByRole("option").map((o) => o.textContent)).toEqual(["shell tools", "All tools"]);
+    await user.click(within(card).getByRole("button", { name: "Approve + bypass" }));
+    expect(backend.decisions[0]?.input).toEqual({
+      approved: true,
+      note: null,
+      bypass: { duration: "fifteen_minutes", scope: "category" },
+    });
+    // The session's bypass shows above the composer, with a Revoke button.
+    const strip = await screen.findByRole("region", { name: "Bypasses in this session" });
+    expect(within(strip).getByRole("listitem").textContent).toContain("shell tools");
+    await user.click(within(strip).getByRole("button", { name: "Revoke the bypass of shell tools" }));
+    await waitFor(() => expect(screen.queryByRole("region", { name: "Bypasses in this session" })).toBeNull());
+    expect(backend.revokeCalls).toEqual([900]);
+  });
+
+  it("shows only this session's bypasses and follows bypasses_changed", async () => {
+    const backend = setup();
+    backend.bypasses = [bypassView(1, { session_id: 99, label: "all tools" })];
+    await open(backend);
+    expect(screen.queryByRole("region", { name: "Bypasses in this session" })).toBeNull();
+    // Granted elsewhere (the CLI, another window): the event brings it in.
+    backend.bypasses.push(bypassView(2, { session_id: SID, label: "filesystem tools", granted_by: "cli", remaining_secs: 3599 }));
+    emit(backend, { type: "bypasses_changed" });
+    const strip = await screen.findByRole("region", { name: "Bypasses in this session" });
+    expect(within(strip).getByRole("listitem").textContent).toBe("filesystem toolsgranted by cli · 59 min leftRevoke");
   });
 
   it("shows fallback, truncation and model failures in place", async () => {

@@ -5,6 +5,7 @@ import {
   toApiError,
   useBackend,
   useChat,
+  useDecide,
   useInbox,
   type ApprovalInfo,
   type Backend,
@@ -13,13 +14,15 @@ import {
   type SessionUsage,
 } from "../backend";
 import { ApprovalCard, type ApprovalView } from "../components/ApprovalCard";
+import { BypassList } from "../components/BypassList";
 import { Markdown } from "../components/Markdown";
 import { ErrorView, Loading } from "../components/StatusViews";
 import { ToolCard } from "../components/ToolCard";
 import { Composer } from "./chat/Composer";
 import { parseSlash, SLASH_COMMANDS } from "./chat/slash";
 
-/** A card rebuilt from history has no diff of its own; the inbox holds the reviewed one. */
+/** A card rebuilt from history has no diff of its own; the inbox holds the reviewed one, and the
+ * call's category and MCP server (which bypass scopes fit it). */
 function withInbox(a: ApprovalInfo, item: InboxItem | undefined): ApprovalView {
   if (!item) return a;
   return {
@@ -29,11 +32,14 @@ function withInbox(a: ApprovalInfo, item: InboxItem | undefined): ApprovalView {
     diff: a.diff ?? item.diff,
     command: a.command ?? item.command,
     workdir: a.workdir ?? item.workdir,
+    toolCategory: item.tool_category,
+    mcpServer: item.mcp_server,
   };
 }
 
 function Item({ item, inbox }: { item: ChatItem; inbox: InboxItem[] }) {
-  const backend = useBackend();
+  // Refreshes the inbox and the bypass list too, so a bypass granted here shows at once.
+  const decide = useDecide();
   switch (item.kind) {
     case "user":
       return (
@@ -61,7 +67,7 @@ function Item({ item, inbox }: { item: ChatItem; inbox: InboxItem[] }) {
             {item.approval ? (
               <ApprovalCard
                 approval={withInbox(item.approval, inbox.find((i) => i.tool_call_id === item.toolCallId))}
-                onDecide={(id, input) => backend.decide({ tool_call_id: id, input })}
+                onDecide={decide}
               />
             ) : null}
           </ToolCard>
@@ -265,6 +271,7 @@ export function ChatPage({ source }: { source: string }) {
           <li ref={endRef} aria-hidden="true" className="chat-end" />
         </ol>
       </div>
+      <BypassList sessionId={state.sessionId} />
       <Composer
         running={state.running}
         disabled={chat.status !== "ready"}

@@ -1,7 +1,7 @@
 import { act, screen, waitFor, within } from "@testing-library/react";
 import userEvent from "@testing-library/user-event";
 import { describe, expect, it } from "vitest";
-import { MockBackend, fileDiff, inboxItem } from "../test/mockBackend";
+import { MockBackend, bypassView, fileDiff, inboxItem } from "../test/mockBackend";
 import { renderApp } from "../test/renderApp";
 
 function setup() {
@@ -56,7 +56,7 @@ describe("agent inbox", () => {
     await waitFor(() => expect(rows()).toHaveLength(2));
     expect(backend.decisions[0]).toEqual({
       toolCallId: 2,
-      input: { approved: true, note: null, bypass_secs: null, bypass_scope: null },
+      input: { approved: true, note: null, bypass: null },
     });
     // The item that took its place is selected.
     expect(selectedId()).toBe("3");
@@ -72,7 +72,7 @@ describe("agent inbox", () => {
     await waitFor(() => expect(rows()).toHaveLength(1));
     expect(backend.decisions[1]).toEqual({
       toolCallId: 3,
-      input: { approved: false, note: "just ask me", bypass_secs: null, bypass_scope: null },
+      input: { approved: false, note: "just ask me", bypass: null },
     });
   });
 
@@ -100,22 +100,78 @@ describe("agent inbox", () => {
     expect(screen.getByText("Approved 2 calls")).toBeTruthy();
   });
 
-  it("approves with a bypass scoped to the MCP server for a session", async () => {
+  it("offers only the bypass scopes that fit the call, and the three durations", async () => {
     const backend = setup();
     const user = await open(backend);
-    const scope = screen.getByLabelText("Scope") as HTMLSelectElement;
-    expect(scope.value).toBe("mcp_server");
-    expect((within(scope).getByRole("option", { name: /Category/ }) as HTMLOptionElement).disabled).toBe(true);
-    await user.selectOptions(screen.getByLabelText("For"), "Rest of the session");
+    const options = (label: string) =>
+      within(screen.getByLabelText(label)).getAllByRole("option").map((o) => o.textContent);
+    // An MCP tool: its server or everything; it has no category.
+    expect(options("Covers")).toEqual(["MCP server gh", "All tools"]);
+    expect(options("For")).toEqual(["15 minutes", "1 hour", "This session (until /new, at most 24 h)"]);
+    await user.keyboard("jj");
+    // A shell command: its category or everything; it is no MCP tool.
+    expect(options("Covers")).toEqual(["shell tools", "All tools"]);
+  });
+
+  it("approves with a bypass for the session, then lists it and revokes it", async () => {
+    const backend = setup();
+    const user = await open(backend);
+    const list = screen.getByRole("region", { name: "Active bypasses" });
+    expect(within(list).getByText("None: every call that needs approval asks.")).toBeTruthy();
+    await user.selectOptions(screen.getByLabelText("For"), "This session (until /new, at most 24 h)");
     await user.click(screen.getByRole("button", { name: "Approve + bypass" }));
     await waitFor(() => expect(backend.decisions).toHaveLength(1));
     expect(backend.decisions[0]?.input).toEqual({
       approved: true,
       note: null,
      
-      bypass_secs: 0,
-      bypass_scope: "mcp_server",
+      bypass: { duration: "session", scope: "mcp_server" },
     });
+    expect(screen.getByText(/similar calls run without asking for this session/)).toBeTruthy();
+    const row = await within(list).findByRole("listitem");
+    expect(row.textContent).toContain("gh tools in session #10 (web)");
+    expect(row.textContent).toContain("granted by web");
+    await user.click(within(row).getByRole("button", { name: "Revoke the bypass of gh tools in session 10" }));
+    await waitFor(() => expect(within(list).queryByRole("listitem")).toBeNull());
+    expect(backend.revokeCalls).toEqual([900]);
+  });
+
+  it("lists every session's active bypasses with their time left", async () => {
+    const backend = setup();
+    backend.bypasses = [
+      bypassView(1, { session_id: 4, source: "cli", label: "all tools", scope: "all", scope_value: null, granted_by: "cli", remaining_secs: 840 }),
+      bypassView(2, { session_id: 5, label: "shell tools", duration: "session", remaining_secs: 86_000 }),
+    ];
+    await open(backend);
+    const list = screen.getByRole("region", { name: "Active bypasses" });
+    const rows = await within(list).findAllByRole("listitem");
+    expect(rows.map((r) => r.textContent)).toEqual([
+      "all tools in session #4 (cli)granted by cli · 14 min leftRevoke",
+      "shell tools in session #5 (web)granted by web · this session, 23 h 53 min left at mostRevoke",
+    ]);
+  });
+
+  it("shows why a revoke failed and keeps the bypass listed", async () => {
+    const backend = setup();
+    backend.bypasses = [bypassView(3)];
+    backend.revokeError = { code: "storage", message: "database is locked" };
+    const user = await open(backend);
+    const list = screen.getByRole("region", { name: "Active bypasses" });
+    await user.click(await within(list).findByRole("button", { name: /Revoke the bypass/ }));
+    expect((await within(list).findByRole("alert")).textContent).toContain("database is locked");
+    expect(within(list).getAllByRole("listitem")).toHaveLength(1);
+  });
+
+  it("shows the engine's refusal of a bypass scope and keeps the item", async () => {
+    const backend = setup();
+    backend.decideError = {
+      code: "invalid_input",
+      message: "`mcp_server` bypass does not fit `execute_cmd`: it is not an MCP tool; choose `category` (shell) or `all`",
+    };
+    const user = await open(backend);
+    await user.click(screen.getByRole("button", { name: "Approve + bypass" }));
+    expect((await screen.findByRole("alert")).textContent).toContain("does not fit `execute_cmd`");
+    expect(rows()).toHaveLength(3);
   });
 
   it("shows a decision error instead of dropping the item", async () => {

@@ -1,25 +1,11 @@
 // #inbox: every approval waiting for a human, oldest first; keyboard-first review with diffs.
 import { useEffect, useId, useMemo, useRef, useState, type RefObject } from "react";
-import { useDecide, useInbox, toApiError, type ApiError, type BypassScopeKind, type InboxItem } from "../backend";
+import { useDecide, useInbox, toApiError, type ApiError, type BypassRequest, type InboxItem } from "../backend";
 import { useNavigate } from "../app/route";
-import { ApprovalSubject } from "../components/ApprovalCard";
+import { ApprovalSubject, BYPASS_DURATIONS, BypassChoice } from "../components/ApprovalCard";
+import { BypassList } from "../components/BypassList";
+import { formatSpan } from "../components/format";
 import { Empty, ErrorView, Loading } from "../components/StatusViews";
-
-export function formatAge(secs: number): string {
-  if (secs < 60) return `${Math.max(0, Math.floor(secs))} s`;
-  if (secs < 3600) return `${Math.floor(secs / 60)} min`;
-  if (secs < 86_400) {
-    const m = Math.floor((secs % 3600) / 60);
-    return `${Math.floor(secs / 3600)} h${m ? ` ${m} min` : ""}`;
-  }
-  return `${Math.floor(secs / 86_400)} d`;
-}
-
-const DURATIONS: Array<{ label: string; secs: number }> = [
-  { label: "15 minutes", secs: 900 },
-  { label: "1 hour", secs: 3600 },
-  { label: "Rest of the session", secs: 0 },
-];
 
 function oldestFirst(items: InboxItem[]): InboxItem[] {
   return [...items].sort((a, b) => a.created_at.localeCompare(b.created_at) || b.age_secs - a.age_secs);
@@ -50,13 +36,9 @@ function Detail({
   busy: boolean;
   onApprove: () => void;
   onReject: () => void;
-  onBypass: (scope: BypassScopeKind, secs: number) => void;
+  onBypass: (bypass: BypassRequest) => void;
 }) {
-  const [scope, setScope] = useState<BypassScopeKind>(item.mcp_server ? "mcp_server" : item.tool_category ? "category" : "all");
-  const [secs, setSecs] = useState(900);
   const noteId = useId();
-  const scopeId = useId();
-  const durationId = useId();
 
   return (
     <section className="inbox-detail" aria-label={`Details of ${item.tool_name} call #${item.tool_call_id}`}>
@@ -87,7 +69,7 @@ function Detail({
         ) : null}
         <div>
           <dt>Waiting</dt>
-          <dd>{formatAge(item.age_secs)}</dd>
+          <dd>{formatSpan(item.age_secs)}</dd>
         </div>
       </dl>
       <ApprovalSubject approval={{ ...item, toolCallId: item.tool_call_id, toolName: item.tool_name }} />
@@ -103,34 +85,13 @@ function Detail({
           Reject <kbd>r</kbd>
         </button>
       </div>
-      <fieldset className="bypass">
-        <legend>Approve and allow similar calls</legend>
-        <div className="field">
-          <label htmlFor={scopeId}>Scope</label>
-          <select id={scopeId} value={scope} onChange={(e) => setScope(e.target.value as BypassScopeKind)}>
-            <option value="all">All tools</option>
-            <option value="category" disabled={!item.tool_category}>
-              Category{item.tool_category ? `: ${item.tool_category}` : " (none)"}
-            </option>
-            <option value="mcp_server" disabled={!item.mcp_server}>
-              MCP server{item.mcp_server ? `: ${item.mcp_server}` : " (none)"}
-            </option>
-          </select>
-        </div>
-        <div className="field">
-          <label htmlFor={durationId}>For</label>
-          <select id={durationId} value={secs} onChange={(e) => setSecs(Number(e.target.value))}>
-            {DURATIONS.map((d) => (
-              <option key={d.secs} value={d.secs}>
-                {d.label}
-              </option>
-            ))}
-          </select>
-        </div>
-        <button type="button" className="button" disabled={busy} onClick={() => onBypass(scope, secs)}>
-          Approve + bypass
-        </button>
-      </fieldset>
+      <BypassChoice
+        key={item.tool_call_id}
+        toolCategory={item.tool_category}
+        mcpServer={item.mcp_server}
+        disabled={busy}
+        onApprove={onBypass}
+      />
     </section>
   );
 }
@@ -186,7 +147,7 @@ export function InboxPage() {
 
   const approve = (item: InboxItem) =>
     run(`Approved ${item.tool_name} #${item.tool_call_id}`, [
-      () => decide(item.tool_call_id, { approved: true, note: null, bypass_secs: null, bypass_scope: null }),
+      () => decide(item.tool_call_id, { approved: true, note: null, bypass: null }),
     ]);
   const reject = (item: InboxItem) =>
     run(`Rejected ${item.tool_name} #${item.tool_call_id}`, [
@@ -194,20 +155,20 @@ export function InboxPage() {
         decide(item.tool_call_id, {
           approved: false,
           note: note.trim() ? note.trim() : null,
-         
-          bypass_secs: null,
-          bypass_scope: null,
+          bypass: null,
         }),
     ]);
-  const bypass = (item: InboxItem, scope: BypassScopeKind, secs: number) =>
-    run(`Approved ${item.tool_name} #${item.tool_call_id} with a bypass`, [
-      () => decide(item.tool_call_id, { approved: true, note: null, bypass_secs: secs, bypass_scope: scope }),
+  const bypass = (item: InboxItem, request: BypassRequest) => {
+    const span = BYPASS_DURATIONS.find((d) => d.value === request.duration)?.label.toLowerCase() ?? request.duration;
+    return run(`Approved ${item.tool_name} #${item.tool_call_id}; similar calls run without asking for ${span}`, [
+      () => decide(item.tool_call_id, { approved: true, note: null, bypass: request }),
     ]);
+  };
   const batch = () => {
     const ids = items.filter((i) => checked.has(i.tool_call_id)).map((i) => i.tool_call_id);
     void run(
       `Approved ${ids.length} ${ids.length === 1 ? "call" : "calls"}`,
-      ids.map((id) => () => decide(id, { approved: true, note: null, bypass_secs: null, bypass_scope: null })),
+      ids.map((id) => () => decide(id, { approved: true, note: null, bypass: null })),
     );
   };
   const toggle = (id: number) =>
@@ -310,7 +271,7 @@ export function InboxPage() {
                   <button type="button" className="inbox-row-main" onClick={() => setSelectedId(item.tool_call_id)}>
                     <span className="inbox-row-top">
                       <code>{item.tool_name}</code>
-                      <span className="muted">{formatAge(item.age_secs)} ago</span>
+                      <span className="muted">{formatSpan(item.age_secs)} ago</span>
                     </span>
                     <span className="inbox-summary">{item.summary}</span>
                     <span className="muted inbox-origin">
@@ -332,7 +293,7 @@ export function InboxPage() {
               busy={busy}
               onApprove={() => void approve(selected)}
               onReject={() => void reject(selected)}
-              onBypass={(scope, secs) => void bypass(selected, scope, secs)}
+              onBypass={(request) => void bypass(selected, request)}
             />
           ) : null}
         </div>
@@ -355,6 +316,7 @@ export function InboxPage() {
         ) : null}
       </div>
       {body}
+      <BypassList />
     </section>
   );
 }

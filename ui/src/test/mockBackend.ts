@@ -4,6 +4,7 @@ import type {
   ApiError,
   ApprovalRuleInput,
   ApprovalRuleView,
+  BypassView,
   CompactResult,
   ConnectionTest,
   Decision,
@@ -39,10 +40,12 @@ import type {
   NewSessionParams,
   ResetToolGroupsParams,
   RenameSessionParams,
+  RevokeBypassParams,
   RunContextParams,
   SaveApprovalRuleParams,
   SaveLlmClientsParams,
   SendMessageParams,
+  SessionBypassesParams,
   SessionDetailParams,
   SessionUsageParams,
   SetApiKeyParams,
@@ -71,6 +74,8 @@ export function summary(id: number, over: Partial<SessionSummary> = {}): Session
 
 export class MockBackend implements Backend {
   readonly kind = "web" as const;
+  /** The surface the engine records for this transport's decisions (the caller, never a param). */
+  readonly surface = "web";
   sessions: SessionSummary[] = [];
   details = new Map<number, SessionDetail>();
   /** When set, list_sessions rejects with it (once per call) until cleared. */
@@ -103,6 +108,12 @@ export class MockBackend implements Backend {
   inboxCalls = 0;
   decisions: Array<{ toolCallId: number; input: DecisionInput }> = [];
   decideError: ApiError | null = null;
+  /** Bypasses in force; `decide` with a bypass adds one, `revokeBypass` removes it. */
+  bypasses: BypassView[] = [];
+  revokeCalls: number[] = [];
+  /** When set, revokeBypass rejects with it. */
+  revokeError: ApiError | null = null;
+  nextBypassId = 900;
 
   /** Settings: one configured client by default, so the first-run redirect stays out of the way. */
   clients: LlmClientView[] = [llmClient("local")];
@@ -245,15 +256,48 @@ export class MockBackend implements Backend {
     if (this.decideError) return Promise.reject(this.decideError);
     const item = this.inboxItems.find((i) => i.tool_call_id === toolCallId);
     this.inboxItems = this.inboxItems.filter((i) => i.tool_call_id !== toolCallId);
+    let granted: BypassView | null = null;
+    if (input.bypass) {
+      const scope = input.bypass.scope ?? "all";
+      const value = scope === "category" ? item?.tool_category ?? null : scope === "mcp_server" ? item?.mcp_server ?? null : null;
+      granted = bypassView(this.nextBypassId++, {
+        session_id: item?.session_id ?? 0,
+        scope,
+        scope_value: value,
+        label: value ? `${value} tools` : "all tools",
+        duration: input.bypass.duration,
+        granted_by: this.surface,
+        tool_call_id: toolCallId,
+      });
+      this.bypasses = [...this.bypasses, granted];
+    }
     return Promise.resolve({
       tool_call_id: toolCallId,
       session_id: item?.session_id ?? 0,
       approved: input.approved,
       note: input.note,
-      decided_by: "web",
+      decided_by: this.surface,
       decided_at: "2026-11-30T10:10:00Z",
       resumed: true,
+      bypass: granted,
     });
+  }
+
+  active_bypasses(): Promise<BypassView[]> {
+    return Promise.resolve([...this.bypasses]);
+  }
+
+  session_bypasses({ session_id: sessionId }: SessionBypassesParams): Promise<BypassView[]> {
+    return Promise.resolve(this.bypasses.filter((b) => b.session_id === sessionId));
+  }
+
+  revoke_bypass({ id }: RevokeBypassParams): Promise<BypassView> {
+    this.revokeCalls.push(id);
+    if (this.revokeError) return Promise.reject(this.revokeError);
+    const found = this.bypasses.find((b) => b.id === id);
+    if (!found) return Promise.reject({ code: "not_found", message: `bypass ${id} not found` } satisfies ApiError);
+    this.bypasses = this.bypasses.filter((b) => b.id !== id);
+    return Promise.resolve({ ...found, remaining_secs: 0, revoked_at: "2026-11-30T10:20:00Z", revoked_by: this.surface });
   }
 
   /** Questions answered, in order (the chat has no question card yet; the inbox answers). */
@@ -421,6 +465,26 @@ export function inboxItem(toolCallId: number, over: Partial<InboxItem> = {}): In
     diff: null,
     created_at: "2026-11-30T10:00:00Z",
     age_secs: 60,
+    ...over,
+  };
+}
+
+export function bypassView(id: number, over: Partial<BypassView> = {}): BypassView {
+  return {
+    id,
+    session_id: 7,
+    source: "web",
+    scope: "category",
+    scope_value: "filesystem",
+    label: "filesystem tools",
+    duration: "fifteen_minutes",
+    granted_by: "web",
+    granted_at: "2026-11-30T10:00:00.000Z",
+    expires_at: "2026-11-30T10:15:00.000Z",
+    remaining_secs: 900,
+    tool_call_id: null,
+    revoked_at: null,
+    revoked_by: null,
     ...over,
   };
 }

@@ -112,8 +112,7 @@ async fn the_decider_is_the_calling_surface_and_the_params_cannot_name_another()
             _ => continue,
         }
     };
-    let input =
-        json!({ "approved": true, "note": null, "bypass_secs": null, "bypass_scope": null });
+    let input = json!({ "approved": true, "note": null, "bypass": null });
     let mut claimed = input.clone();
     claimed["decided_by"] = json!("cli");
     let refused = web(&rig, "decide", json!({ "tool_call_id": call_id, "input": claimed }))

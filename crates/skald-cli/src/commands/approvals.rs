@@ -1,8 +1,8 @@
-//! `skald inbox`, `skald approve`, `skald deny`.
+//! `skald inbox`, `skald approve` (with an optional bypass), `skald deny`, `skald answer`.
 
 use skald_api::{AnswerQuestionParams, Caller, DecideParams, InboxParams, ops};
 use skald_core::Engine;
-use skald_protocol::{ApiError, BypassScopeKind, DecisionInput};
+use skald_protocol::{ApiError, BypassDuration, BypassRequest, BypassScopeKind, DecisionInput};
 
 use crate::exit;
 use crate::output::Output;
@@ -56,22 +56,20 @@ pub async fn inbox(engine: &Engine, out: &Output) -> Result<u8, ApiError> {
     Ok(exit::OK)
 }
 
-/// A bypass requested with an approval.
-#[derive(Debug, Default)]
-pub struct Bypass {
-    secs: Option<u64>,
-    scope: Option<BypassScopeKind>,
-}
-
-impl Bypass {
-    pub fn parse(secs: Option<u64>, scope: Option<&str>) -> Self {
-        let scope = scope.map(|s| match s {
-            "all" => BypassScopeKind::All,
-            "mcp_server" => BypassScopeKind::McpServer,
-            _ => BypassScopeKind::Category,
-        });
-        Self { secs, scope }
-    }
+/// The bypass `--bypass DURATION [--bypass-scope SCOPE]` asks for (clap allows only the listed
+/// values; no scope asks the engine for the narrowest that fits the call).
+pub fn bypass_request(duration: Option<&str>, scope: Option<&str>) -> Option<BypassRequest> {
+    let duration = match duration? {
+        "15m" => BypassDuration::FifteenMinutes,
+        "1h" => BypassDuration::OneHour,
+        _ => BypassDuration::Session,
+    };
+    let scope = scope.map(|s| match s {
+        "all" => BypassScopeKind::All,
+        "mcp_server" => BypassScopeKind::McpServer,
+        _ => BypassScopeKind::Category,
+    });
+    Some(BypassRequest { duration, scope })
 }
 
 pub async fn answer(engine: &Engine, id: i64, text: &str, out: &Output) -> Result<u8, ApiError> {
@@ -95,11 +93,10 @@ pub async fn decide(
     call_id: i64,
     approved: bool,
     note: Option<String>,
-    bypass: Bypass,
+    bypass: Option<BypassRequest>,
     out: &Output,
 ) -> Result<u8, ApiError> {
-    let input =
-        DecisionInput { approved, note, bypass_secs: bypass.secs, bypass_scope: bypass.scope };
+    let input = DecisionInput { approved, note, bypass };
     let params = DecideParams { tool_call_id: call_id, input };
     let decision = ops::decide(engine, &Caller::Cli, params).await?;
     if out.is_json() {
@@ -112,6 +109,9 @@ pub async fn decide(
             format!("continue with `skald resume --session {}`", decision.session_id)
         };
         out.line(&format!("call {call_id} {verb}; {next}"));
+        if let Some(b) = &decision.bypass {
+            out.line(&format!("  {}", super::bypasses::describe(b)));
+        }
     }
     Ok(exit::OK)
 }

@@ -2,6 +2,7 @@
 
 mod api;
 mod approvals;
+mod bypasses;
 mod chat;
 mod serve;
 mod sessions;
@@ -39,16 +40,16 @@ pub async fn run(
         Command::Stop { session } => chat::stop(&engine, session, out).await,
         Command::Resume { session } => chat::resume(&engine, session, out).await,
         Command::Inbox => approvals::inbox(&engine, out).await,
-        Command::Approve { call_id, note, bypass_secs, bypass_scope } => {
-            let bypass = approvals::Bypass::parse(bypass_secs, bypass_scope.as_deref());
+        Command::Approve { call_id, note, bypass, bypass_scope } => {
+            let bypass = approvals::bypass_request(bypass.as_deref(), bypass_scope.as_deref());
             approvals::decide(&engine, call_id, true, note, bypass, out).await
         }
+        Command::Bypass(cmd) => bypasses::run(&engine, cmd, out).await,
         Command::Answer { question_id, text } => {
             approvals::answer(&engine, question_id, &text, out).await
         }
         Command::Deny { call_id, note } => {
-            approvals::decide(&engine, call_id, false, note, approvals::Bypass::default(), out)
-                .await
+            approvals::decide(&engine, call_id, false, note, None, out).await
         }
         // Returned above, before a one-shot engine (no config watcher) was opened.
         Command::Serve { .. } => Ok(crate::exit::OK),

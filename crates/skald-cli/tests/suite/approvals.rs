@@ -1,6 +1,7 @@
 //! The approval flow across processes, as a user drives it from terminals: chat parks with a diff,
-//! inbox shows it, deny with a note, resume, approve from another process, file written — and the
-//! same with the resuming process killed while it waits.
+//! inbox shows it, deny with a note, resume, approve from another process, file written — the
+//! same with the resuming process killed while it waits — and bypasses granted by one command that
+//! later commands honour.
 
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
@@ -16,23 +17,29 @@ struct Setup {
     fake: FakeLlm,
 }
 
-async fn setup() -> Setup {
+/// A data dir, a working dir with `main.rs`, and a fake provider with nothing scripted yet.
+async fn bare_setup() -> Setup {
     let dir = tempfile::tempdir().unwrap();
     let work = dir.path().join("work");
     std::fs::create_dir_all(&work).unwrap();
     std::fs::write(work.join("main.rs"), "fn main() {\n    println!(\"hi\");\n}\n").unwrap();
     let fake = FakeLlm::start().await.unwrap();
+    let data = dir.path().join("data").to_str().unwrap().to_string();
+    Setup { _dir: dir, data, work, fake }
+}
+
+async fn setup() -> Setup {
+    let s = bare_setup().await;
     let edit = |new: &str| {
         Reply::tool_calls(vec![ScriptedToolCall::new(
             "edit_file",
             &serde_json::json!({ "path": "main.rs", "old": "    println", "new": new }).to_string(),
         )])
     };
-    fake.push(edit("  println"));
-    fake.push(edit("\tprintln"));
-    fake.push(Reply::text("Indented with a tab."));
-    let data = dir.path().join("data").to_str().unwrap().to_string();
-    Setup { _dir: dir, data, work, fake }
+    s.fake.push(edit("  println"));
+    s.fake.push(edit("\tprintln"));
+    s.fake.push(Reply::text("Indented with a tab."));
+    s
 }
 
 fn cmd(s: &Setup, args: &[&str]) -> Command {
@@ -199,4 +206,80 @@ async fn a_resume_killed_while_parked_settles_on_the_next_resume() {
     file_has_tab(&s);
     rejection_reached_the_model(&s);
     assert_eq!(inbox(&s)["total"], 0);
+}
+
+/// `skald chat` in the work dir whose model calls `tool` once, then answers.
+fn chat_calling(s: &Setup, tool: &str, args: Value) -> (i32, String, String) {
+    s.fake.push(Reply::tool_call(tool, &args.to_string()));
+    s.fake.push(Reply::text("done"));
+    run(s, &["chat", "--workdir", s.work.to_str().unwrap(), "go"])
+}
+
+fn bypasses(s: &Setup) -> Vec<Value> {
+    let (code, out, err) = run(s, &["--json", "bypass", "list"]);
+    assert_eq!(code, 0, "{err}");
+    serde_json::from_str::<Vec<Value>>(&out).unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_bypass_from_skald_approve_lets_a_later_chat_run_unasked_until_revoked() {
+    let s = bare_setup().await;
+    let write = |name: &str| serde_json::json!({ "path": name, "content": "x\n" });
+    let (code, out, err) = chat_calling(&s, "write_file", write("a.txt"));
+    assert_eq!(code, 3, "{out}{err}");
+    let call = inbox(&s)["items"][0]["tool_call_id"].as_i64().unwrap().to_string();
+    let (code, out, err) = run(&s, &["approve", &call, "--bypass", "15m"]);
+    assert_eq!(code, 0, "{out}{err}");
+    // What it covers, who granted it and how long it has left (under 15 minutes by now).
+    let line = out.lines().find(|l| l.trim_start().starts_with("bypass ")).unwrap_or_default();
+    assert!(line.contains("· session 1 (cli) · filesystem tools · granted by cli · 1"), "{out}");
+    assert!(line.ends_with("m left"), "{out}");
+    // The approving command has exited; a separate resume settles the approved call.
+    let (code, out, err) = run(&s, &["resume", "--session", "1"]);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(s.work.join("a.txt").is_file());
+
+    // A later `skald chat`, another process again: its write runs without asking.
+    let (code, out, err) = chat_calling(&s, "write_file", write("b.txt"));
+    assert_eq!(code, 0, "the bypass should cover it\n{out}{err}");
+    assert!(s.work.join("b.txt").is_file());
+    let listed = bypasses(&s);
+    assert_eq!(listed.len(), 1, "{listed:?}");
+    assert_eq!(
+        (listed[0]["scope"].as_str(), listed[0]["duration"].as_str()),
+        (Some("category"), Some("fifteen_minutes"))
+    );
+
+    let id = listed[0]["id"].as_i64().unwrap().to_string();
+    let (code, out, err) = run(&s, &["bypass", "revoke", &id]);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(out.contains("is revoked"), "{out}");
+    assert!(bypasses(&s).is_empty());
+    let (code, out, err) = chat_calling(&s, "write_file", write("c.txt"));
+    assert_eq!(code, 3, "revoked: the write asks again\n{out}{err}");
+    assert!(!s.work.join("c.txt").exists());
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_bypass_scope_that_does_not_fit_the_call_is_refused_and_records_nothing() {
+    let s = bare_setup().await;
+    let (code, out, err) =
+        chat_calling(&s, "execute_cmd", serde_json::json!({ "command": "true" }));
+    assert_eq!(code, 3, "{out}{err}");
+    let call = inbox(&s)["items"][0]["tool_call_id"].as_i64().unwrap().to_string();
+    let (code, out, err) =
+        run(&s, &["approve", &call, "--bypass", "1h", "--bypass-scope", "mcp_server"]);
+    assert_eq!(code, 1, "{out}{err}");
+    assert_eq!(
+        err.trim(),
+        "skald: error: `mcp_server` bypass does not fit `execute_cmd`: it is not an MCP tool; \
+         choose `category` (shell) or `all`"
+    );
+    // Nothing was recorded: the call still waits and no bypass exists.
+    let inbox = inbox(&s);
+    assert_eq!(inbox["items"][0]["tool_call_id"].as_i64().unwrap().to_string(), call, "{inbox}");
+    assert!(bypasses(&s).is_empty());
+    // `--bypass-scope` alone is a usage error.
+    let (code, _, err) = run(&s, &["approve", &call, "--bypass-scope", "all"]);
+    assert_eq!(code, 2, "{err}");
 }

@@ -14,6 +14,9 @@ fn every_command_has_help_and_only_existing_commands_are_listed() {
         vec!["approve", "--help"],
         vec!["deny", "--help"],
         vec!["answer", "--help"],
+        vec!["bypass", "--help"],
+        vec!["bypass", "list", "--help"],
+        vec!["bypass", "revoke", "--help"],
         vec!["serve", "--help"],
         vec!["api", "--help"],
     ] {
@@ -23,7 +26,8 @@ fn every_command_has_help_and_only_existing_commands_are_listed() {
     }
     let top = stdout(&skald(&["--help"]));
     let commands = [
-        "sessions", "chat", "stop", "resume", "inbox", "approve", "deny", "answer", "serve", "api",
+        "sessions", "chat", "stop", "resume", "inbox", "approve", "deny", "answer", "bypass",
+        "serve", "api",
     ];
     for cmd in commands {
         assert!(

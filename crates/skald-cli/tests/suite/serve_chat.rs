@@ -135,7 +135,7 @@ async fn a_streamed_turn_and_an_approval_over_http() {
         .bearer_auth(&s.token)
         .json(&json!({
             "tool_call_id": id,
-            "input": { "approved": true, "note": null, "bypass_secs": null, "bypass_scope": null }
+            "input": { "approved": true, "note": null, "bypass": null }
         }))
         .send()
         .await
@@ -158,7 +158,7 @@ async fn a_streamed_turn_and_an_approval_over_http() {
         .bearer_auth(&s.token)
         .json(&json!({
             "tool_call_id": id,
-            "input": { "approved": false, "note": "no", "bypass_secs": null, "bypass_scope": null }
+            "input": { "approved": false, "note": "no", "bypass": null }
         }))
         .send()
         .await

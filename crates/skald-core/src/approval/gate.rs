@@ -1,12 +1,10 @@
 //! The gate verdict for one call: rules (or fail closed), the RunContext fast path, the read
-//! roots, and session bypasses — shared by the live loop and resume.
+//! roots, and the session's stored bypasses — shared by the live loop and resume.
 
 use std::path::{Path, PathBuf};
 
-use chrono::{DateTime, Utc};
-
 use super::rules::{CallFacts, Rule, RuleSet};
-use super::{Action, BypassRegistry, Verdict};
+use super::{Action, BypassScope, Verdict};
 use crate::tools::{ToolCategory, names, paths};
 use skald_protocol::RunContext;
 use skald_store::repo::approvals::{RuleRow, RuleSeed};
@@ -137,11 +135,47 @@ pub struct GateInput<'a> {
     pub workdir: &'a Path,
     pub data_dir: &'a Path,
     pub run_context: &'a RunContext,
-    pub now: DateTime<Utc>,
 }
 
-/// The verdict: first matching rule, read roots, RunContext fast path, then bypasses.
-pub fn verdict(rules: &LoadedRules, bypass: &BypassRegistry, g: &GateInput<'_>) -> Verdict {
+/// The verdict for one call: the policy, then the session's bypasses, which relax only Require
+/// (never Deny). They are read at every call with the store's clock, so a bypass another process
+/// granted counts at once and an expired or revoked one stops counting at once. When they cannot
+/// be read the call waits for a human (fail closed).
+pub async fn verdict(store: &Store, rules: &LoadedRules, g: &GateInput<'_>) -> Verdict {
+    let base = policy(rules, g);
+    if base != Verdict::Require {
+        return base;
+    }
+    match store.session_bypasses(g.session_id).await {
+        Ok(rows) => {
+            let active: Vec<BypassScope> = rows
+                .iter()
+                .filter_map(|r| BypassScope::from_stored(&r.scope_kind, r.scope_value.as_deref()))
+                .collect();
+            relax(base, &active, g)
+        }
+        Err(e) => {
+            tracing::error!(session_id = g.session_id, "bypasses could not be read: {e}");
+            Verdict::Require
+        }
+    }
+}
+
+/// `verdict` under the given active bypasses, without the store.
+pub fn verdict_under(rules: &LoadedRules, active: &[BypassScope], g: &GateInput<'_>) -> Verdict {
+    relax(policy(rules, g), active, g)
+}
+
+fn relax(base: Verdict, active: &[BypassScope], g: &GateInput<'_>) -> Verdict {
+    if base == Verdict::Require && active.iter().any(|b| b.covers(g.tool, g.category)) {
+        Verdict::Allow
+    } else {
+        base
+    }
+}
+
+/// The policy alone: first matching rule, read roots, then the RunContext fast path.
+pub fn policy(rules: &LoadedRules, g: &GateInput<'_>) -> Verdict {
     let canonical =
         g.target.and_then(|t| paths::resolve_path(g.workdir, &t.to_string_lossy()).ok());
     let rules = match rules {
@@ -174,16 +208,10 @@ pub fn verdict(rules: &LoadedRules, bypass: &BypassRegistry, g: &GateInput<'_>) 
         Some(Action::Require) => Verdict::Require,
         None => read_root_check(g, canonical.as_deref()),
     };
-    if base != Verdict::Require {
-        return base;
-    }
-    if fast_path(g, canonical.as_deref()) {
+    if base == Verdict::Require && fast_path(g, canonical.as_deref()) {
         return Verdict::Allow;
     }
-    if bypass.covers(g.session_id, g.tool, g.category, g.now) {
-        return Verdict::Allow;
-    }
-    Verdict::Require
+    base
 }
 
 /// Unmatched reads are allowed inside the working dir and the auto-read roots; elsewhere a human

@@ -5,7 +5,7 @@ pub mod diff;
 pub mod gate;
 pub mod rules;
 
-pub use bypass::{BypassRegistry, BypassScope};
+pub use bypass::{BypassScope, ScopeMismatch};
 pub use rules::{Action, Rule, RuleSet};
 
 /// What the gate decided for one call.

@@ -4,14 +4,14 @@ use std::time::Duration;
 
 use chrono::DateTime;
 use skald_protocol::{
-    Answer, ApprovalKind, BypassScopeKind, Decision, DecisionInput, Event, EventEnvelope, FileDiff,
-    Inbox, InboxItem, QuestionItem,
+    Answer, ApprovalKind, Decision, DecisionInput, Event, EventEnvelope, FileDiff, Inbox,
+    InboxItem, QuestionItem,
 };
 use skald_store::repo::approvals::NewDecision;
 
 use super::Engine;
 use crate::error::EngineError;
-use crate::tools::ToolCategory;
+use crate::tools::names;
 use crate::turn::{self, ParkMode, TurnEmitter, TurnOutcome};
 
 /// How often the app / `serve` looks for decisions written by other processes.
@@ -25,12 +25,8 @@ impl Engine {
         let items: Vec<InboxItem> = rows
             .into_iter()
             .map(|r| {
-                let category = self.inner.tools.get(&r.tool_name).map(|t| t.def().category);
-                let mcp_server = r
-                    .tool_name
-                    .strip_prefix("mcp__")
-                    .and_then(|rest| rest.split_once("__"))
-                    .map(|(server, _)| server.to_string());
+                let category = self.inner.tools.category_of(&r.tool_name);
+                let mcp_server = names::mcp_server(&r.tool_name).map(str::to_string);
                 let age = age_secs(now, &r.created_at);
                 InboxItem {
                     tool_call_id: r.tool_call_id,
@@ -39,7 +35,7 @@ impl Engine {
                     agent_id: r.agent_id,
                     context_label: r.context_label,
                     tool_name: r.tool_name,
-                    tool_category: category.map(category_name),
+                    tool_category: category.map(|c| c.as_str().to_string()),
                     mcp_server,
                     kind: match r.kind.as_str() {
                         "write" => ApprovalKind::Write,
@@ -112,9 +108,10 @@ impl Engine {
     }
 
     /// Records a human decision about a parked call (single assignment: the first wins, a repeat
-    /// is a no-op, a conflicting one is refused). `decided_by` names the surface it came from,
-    /// as the shell knows it. A live turn continues within a second; with auto-resume a parked
-    /// one is continued here.
+    /// is a no-op, a conflicting one is refused), with the bypass it asks for in the same
+    /// transaction. `decided_by` names the surface it came from, as the shell knows it. A bypass
+    /// scope that does not fit the call is refused before anything is recorded. A live turn
+    /// continues within a second; with auto-resume a parked one is continued here.
     pub async fn decide(
         &self,
         tool_call_id: i64,
@@ -128,21 +125,16 @@ impl Engine {
         let note =
             input.note.as_deref().map(str::trim).filter(|n| !n.is_empty()).map(str::to_string);
         let decided_by = if decided_by.trim().is_empty() { "unknown" } else { decided_by.trim() };
+        let bypass =
+            self.bypass_for_decision(&request, input.approved, input.bypass, decided_by)?;
+        let granted = bypass.is_some();
         let (row, fresh) = store
             .decide(&NewDecision {
                 tool_call_id,
                 approved: input.approved,
                 note: note.clone(),
                 decided_by: decided_by.to_string(),
-                bypass_secs: input.bypass_secs.map(|s| i64::try_from(s).unwrap_or(i64::MAX)),
-                bypass_scope: input.bypass_scope.map(|s| {
-                    match s {
-                        BypassScopeKind::All => "all",
-                        BypassScopeKind::Category => "category",
-                        BypassScopeKind::McpServer => "mcp_server",
-                    }
-                    .to_string()
-                }),
+                bypass,
             })
             .await?;
         let session_id = request.session_id;
@@ -150,15 +142,22 @@ impl Engine {
             let source = store.session(session_id).await?.source;
             self.emit(EventEnvelope {
                 session_id: Some(session_id),
-                source: Some(source),
+                source: Some(source.clone()),
                 event: Event::ApprovalResolved {
                     request_id: tool_call_id,
                     tool_call_id,
                     approved: input.approved,
                 },
             });
+            if granted {
+                self.emit_bypasses_changed(session_id, &source);
+            }
             self.inner.decisions.notify_waiters();
         }
+        let bypass = match granted {
+            true => self.call_bypass(tool_call_id).await?,
+            false => None,
+        };
         let live = self.is_running(session_id).await?;
         let resumed = live || (self.inner.auto_resume && self.spawn_resume(session_id));
         Ok(Decision {
@@ -169,6 +168,7 @@ impl Engine {
             decided_by: row.decided_by,
             decided_at: row.created_at,
             resumed,
+            bypass,
         })
     }
 
@@ -253,13 +253,4 @@ fn age_secs(now: chrono::DateTime<chrono::Utc>, created_at: &str) -> i64 {
     DateTime::parse_from_rfc3339(created_at)
         .map(|t| (now - t.to_utc()).num_seconds().max(0))
         .unwrap_or(0)
-}
-
-fn category_name(c: ToolCategory) -> String {
-    match c {
-        ToolCategory::Filesystem => "filesystem",
-        ToolCategory::Shell => "shell",
-        ToolCategory::Session => "session",
-    }
-    .to_string()
 }

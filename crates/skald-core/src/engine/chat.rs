@@ -13,7 +13,6 @@ use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
 use super::Engine;
-use crate::approval::BypassScope;
 use crate::approval::gate::load_rules;
 use crate::context::BuildSettings;
 use crate::error::EngineError;
@@ -21,6 +20,9 @@ use crate::session::process::pid_alive;
 use crate::turn::{ParkMode, TurnCtx, TurnEmitter, TurnOutcome, run_rounds};
 use crate::{agents, config};
 use skald_protocol::RunContext;
+
+/// The surface `approve_all` is recorded as granted by: the CLI flag is the only one that sets it.
+const APPROVE_ALL_GRANTOR: &str = "cli";
 
 /// How often a running turn checks for a stop requested by another process.
 const STOP_POLL: Duration = Duration::from_millis(250);
@@ -40,8 +42,9 @@ pub struct ChatOptions {
     pub agent_id: Option<String>,
     /// Working directory stored on a session created by this message.
     pub workdir: Option<PathBuf>,
-    /// The human pre-approves every call that would need approval for this session (Deny rules
-    /// still apply). Only a human surface (CLI flag, UI) sets this; the model never can.
+    /// `skald chat --approve-all`: the human pre-approves every call that would need approval in
+    /// this session, stored as a "this session" bypass of all tools granted by `cli` (deny rules
+    /// still apply; `/new` or a revoke ends it). The model never can set this.
     pub approve_all: bool,
     /// Whether a call that needs a human keeps the turn waiting (app, serve) or ends it parked
     /// for a later `resume` (one-shot CLI).
@@ -102,7 +105,7 @@ impl Engine {
         }
         let session_id = self.active_session(source, &opts).await?;
         if opts.approve_all {
-            self.inner.bypass.grant(session_id, BypassScope::All, None);
+            self.approve_all(session_id, APPROVE_ALL_GRANTOR).await?;
         }
         let handle = self.inner.sessions.handle(session_id);
         let busy_elsewhere = self.runner_elsewhere(session_id).await?;
@@ -434,7 +437,6 @@ impl Engine {
             run_context: run_context.clone(),
             park_mode: mode,
             decisions: self.inner.decisions.clone(),
-            bypass: self.inner.bypass.clone(),
             agent,
             session_id,
             source: source.to_string(),

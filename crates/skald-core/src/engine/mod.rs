@@ -1,6 +1,7 @@
 //! `Engine`: opens the data dir (config, database), owns the event bus, and answers every command.
 
 mod approvals;
+mod bypasses;
 mod chat;
 mod chat_bus;
 mod compact;
@@ -19,7 +20,6 @@ use skald_protocol::{
 use skald_store::{Clock, Store, SystemClock};
 use tokio::sync::broadcast;
 
-use crate::approval::BypassRegistry;
 use crate::config::{self, Config, ConfigWatcher, EnvOverrides, KeyringSecrets, SecretStore};
 use crate::error::EngineError;
 use crate::session::registry::SessionRegistry;
@@ -63,7 +63,6 @@ struct Inner {
     events: broadcast::Sender<EventEnvelope>,
     chat_bus: broadcast::Sender<chat_bus::CompletedTurn>,
     sessions: SessionRegistry,
-    bypass: Arc<BypassRegistry>,
     tools: Arc<ToolRegistry>,
     secrets: Arc<dyn SecretStore>,
     /// One model client for the engine's life: its connections and the per-model health are
@@ -129,7 +128,6 @@ impl Engine {
                 events,
                 chat_bus: broadcast::channel(chat_bus::CHAT_BUS_CAPACITY).0,
                 sessions: SessionRegistry::default(),
-                bypass: Arc::new(BypassRegistry::default()),
                 tools: Arc::new(ToolRegistry::builtin()),
                 secrets: opts.secrets.unwrap_or_else(|| Arc::new(KeyringSecrets)),
                 llm,
@@ -215,7 +213,7 @@ impl Engine {
         let store = self.store();
         // A new conversation ends the bypasses a human granted in the old one.
         if let Some(old) = store.active_session(source).await? {
-            self.inner.bypass.clear(old);
+            self.revoke_for_new_session(old, source).await?;
         }
         let created = store
             .create_session(&skald_store::repo::sessions::NewSession::interactive(source))

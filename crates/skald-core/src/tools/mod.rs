@@ -37,6 +37,21 @@ pub enum ToolCategory {
     Session,
 }
 
+impl ToolCategory {
+    /// The name stored in rows and shown on the wire (`filesystem`, `shell`, `session`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Filesystem => "filesystem",
+            Self::Shell => "shell",
+            Self::Session => "session",
+        }
+    }
+
+    pub fn from_name(name: &str) -> Option<Self> {
+        [Self::Filesystem, Self::Shell, Self::Session].into_iter().find(|c| c.as_str() == name)
+    }
+}
+
 /// What the model is offered for one tool, plus the flags the loop and policy need.
 #[derive(Debug, Clone)]
 pub struct ToolDef {

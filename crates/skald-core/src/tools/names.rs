@@ -24,3 +24,8 @@ pub fn is_write_tool(name: &str) -> bool {
 pub fn is_read_tool(name: &str) -> bool {
     matches!(name, READ_FILE | LIST_DIR)
 }
+
+/// The server of an MCP tool (`mcp__<server>__<tool>`); `None` for every other tool.
+pub fn mcp_server(name: &str) -> Option<&str> {
+    name.strip_prefix("mcp__").and_then(|rest| rest.split_once("__")).map(|(server, _)| server)
+}

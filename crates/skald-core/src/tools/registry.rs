@@ -10,7 +10,7 @@ use super::list_dir::ListDir;
 use super::read_file::ReadFile;
 use super::replace_lines::ReplaceLines;
 use super::write_file::WriteFile;
-use super::{Tool, ToolDef};
+use super::{Tool, ToolCategory, ToolDef, names};
 
 /// Tools by name. A `BTreeMap` keeps `defs()` sorted, so the tool list sent to the provider is
 /// byte-identical between rounds (prompt caching depends on it).
@@ -56,6 +56,16 @@ impl ToolRegistry {
 
     pub fn get(&self, name: &str) -> Option<Arc<dyn Tool>> {
         self.tools.get(name).cloned()
+    }
+
+    /// The category approvals and bypasses see for a call: the registered tool's own; none for an
+    /// MCP tool (its server covers it); `session` for the tools the turn loop runs itself.
+    pub fn category_of(&self, name: &str) -> Option<ToolCategory> {
+        match self.tools.get(name) {
+            Some(t) => Some(t.def().category),
+            None if names::mcp_server(name).is_some() => None,
+            None => Some(ToolCategory::Session),
+        }
     }
 
     /// Definitions sorted by name.

@@ -13,13 +13,13 @@ use tokio_util::sync::CancellationToken;
 
 use super::{ParkMode, TurnCtx, synthetic};
 use crate::approval::gate::{GateInput, verdict};
-use crate::approval::{BypassScope, Verdict, diff, rejection_message};
+use crate::approval::{Verdict, diff, rejection_message};
 use crate::context::call_results::{
     CANCELLED_AWAITING_ANSWER, CANCELLED_AWAITING_APPROVAL, CANCELLED_RUNNING, CANCELLED_UNSTARTED,
     INTERRUPTED_RUNNING,
 };
 use crate::error::EngineError;
-use crate::tools::{self, ArgsError, ToolCategory, ToolContext, ToolError, names, parse_args};
+use crate::tools::{self, ArgsError, ToolContext, ToolError, names, parse_args};
 
 /// A decision written by another process is noticed within this interval.
 const DECISION_POLL: Duration = Duration::from_millis(300);
@@ -159,7 +159,7 @@ async fn gate_and_run(
     let input = GateInput {
         session_id: ctx.session_id,
         tool: name,
-        category: Some(tool.as_ref().map_or(ToolCategory::Session, |t| t.def().category)),
+        category: ctx.tools.category_of(name),
         read_only: tool.as_ref().is_some_and(|t| t.def().read_only),
         target: target.as_deref(),
         agent_id: &ctx.agent.id,
@@ -167,9 +167,8 @@ async fn gate_and_run(
         workdir: &ctx.workdir,
         data_dir: &ctx.data_dir,
         run_context: &ctx.run_context,
-        now: ctx.store.clock().now(),
     };
-    match verdict(&ctx.rules, &ctx.bypass, &input) {
+    match verdict(&ctx.store, &ctx.rules, &input).await {
         Verdict::Allow => execute(ctx, id, name, &args, cancel).await,
         Verdict::Deny(reason) => reject(ctx, id, &reason).await,
         Verdict::Require if ctx.auto_deny => {
@@ -303,14 +302,6 @@ async fn await_decision_and_run(
     };
     if !d.approved {
         return reject(ctx, id, &rejection_message(d.note.as_deref())).await;
-    }
-    // A bypass requested with the approval lives in the process that runs the turn, whichever
-    // process recorded the decision.
-    if let Some(secs) = d.bypass_secs {
-        let category = ctx.tools.get(name).map(|t| t.def().category);
-        let scope = BypassScope::for_call(d.bypass_scope.as_deref(), name, category);
-        let expires = (secs > 0).then(|| ctx.store.clock().now() + chrono::Duration::seconds(secs));
-        ctx.bypass.grant(ctx.session_id, scope, expires);
     }
     execute(ctx, id, name, args, cancel).await
 }

@@ -23,7 +23,6 @@ use skald_store::repo::history::NewMessage;
 use tokio_util::sync::CancellationToken;
 
 use crate::agents::Agent;
-use crate::approval::BypassRegistry;
 use crate::approval::gate::LoadedRules;
 use crate::context::{
     BuildSettings, CompactionError, ContextCompactor, ContextInputs, MessageBuilder,
@@ -72,7 +71,6 @@ pub struct TurnCtx {
     pub park_mode: ParkMode,
     /// Notified whenever this process records a decision (others are polled).
     pub decisions: Arc<tokio::sync::Notify>,
-    pub bypass: Arc<BypassRegistry>,
     pub agent: Agent,
     pub session_id: i64,
     pub source: String,

@@ -2,10 +2,9 @@
 
 use std::path::{Path, PathBuf};
 
-use chrono::Utc;
-use skald_core::approval::gate::{GateInput, LoadedRules, RulesUnavailable, verdict};
+use skald_core::approval::gate::{GateInput, LoadedRules, RulesUnavailable, verdict_under};
 use skald_core::approval::rules::{CallFacts, tool_matches};
-use skald_core::approval::{Action, BypassRegistry, BypassScope, Rule, RuleSet, Verdict, diff};
+use skald_core::approval::{Action, BypassScope, Rule, RuleSet, Verdict, diff};
 use skald_core::tools::ToolCategory;
 use skald_protocol::RunContext;
 
@@ -53,7 +52,7 @@ fn env() -> Env {
 
 fn check(
     rules: &LoadedRules,
-    bypass: &BypassRegistry,
+    bypass: &[BypassScope],
     e: &Env,
     tool: &str,
     path: Option<&Path>,
@@ -67,7 +66,7 @@ fn check(
     } else {
         Some(ToolCategory::Filesystem)
     };
-    verdict(
+    verdict_under(
         rules,
         bypass,
         &GateInput {
@@ -81,7 +80,6 @@ fn check(
             workdir: &e.work,
             data_dir: &e.data,
             run_context: rc,
-            now: Utc::now(),
         },
     )
 }
@@ -128,7 +126,7 @@ fn first_match_by_priority_wins_and_filters_apply() {
 fn the_seeded_policy_table() {
     let e = env();
     let rules: LoadedRules = Ok(seeded());
-    let bypass = BypassRegistry::default();
+    let bypass: [BypassScope; 0] = [];
     let rc = RunContext::default();
     let outside = std::fs::canonicalize(std::env::temp_dir()).unwrap().join("elsewhere.txt");
     let cases: Vec<(&str, Option<PathBuf>, Verdict)> = vec![
@@ -161,7 +159,7 @@ fn the_seeded_policy_table() {
 fn traversal_and_symlinks_out_of_memory_get_no_exemption() {
     let e = env();
     let rules: LoadedRules = Ok(seeded());
-    let bypass = BypassRegistry::default();
+    let bypass: [BypassScope; 0] = [];
     let rc = RunContext::default();
     // `memory/../src/main.rs` is not under memory/.
     let traversal = e.data.join("memory/../config.yml");
@@ -185,7 +183,7 @@ fn traversal_and_symlinks_out_of_memory_get_no_exemption() {
 fn memory_means_the_data_dirs_memory_and_never_the_projects() {
     let e = env();
     let rules: LoadedRules = Ok(seeded());
-    let bypass = BypassRegistry::default();
+    let bypass: [BypassScope; 0] = [];
     let rc = RunContext::default();
     let write = |p: &Path| check(&rules, &bypass, &e, "write_file", Some(p), &rc);
     assert_eq!(write(&e.data.join("memory/notes.md")), Verdict::Allow);
@@ -220,7 +218,7 @@ fn memory_means_the_data_dirs_memory_and_never_the_projects() {
 fn relative_allow_patterns_resolve_against_the_data_dir_and_absolute_ones_where_they_say() {
     let e = env();
     let rc = RunContext::default();
-    let bypass = BypassRegistry::default();
+    let bypass: [BypassScope; 0] = [];
     let src = e.work.join("src/lib.rs");
     let with = |extra: Rule| -> LoadedRules {
         let mut rules = seeded().rules().to_vec();
@@ -256,34 +254,26 @@ fn bypass_relaxes_require_by_scope_but_never_a_deny() {
     let file = e.work.join("a.txt");
     let secret = e.work.join("secrets/k");
 
-    let shell_only = BypassRegistry::default();
-    shell_only.grant(1, BypassScope::Category(ToolCategory::Shell), None);
+    let shell_only = [BypassScope::Category(ToolCategory::Shell)];
     assert_eq!(check(&rules, &shell_only, &e, "execute_cmd", None, &rc), Verdict::Allow);
     assert_eq!(check(&rules, &shell_only, &e, "write_file", Some(&file), &rc), Verdict::Require);
 
-    let mcp = BypassRegistry::default();
-    mcp.grant(1, BypassScope::McpServer("srv".into()), None);
+    let mcp = [BypassScope::McpServer("srv".into())];
     assert_eq!(check(&rules, &mcp, &e, "mcp__srv__x", None, &rc), Verdict::Allow);
     assert_eq!(check(&rules, &mcp, &e, "mcp__other__x", None, &rc), Verdict::Require);
 
-    let all = BypassRegistry::default();
-    all.grant(1, BypassScope::All, None);
+    let all = [BypassScope::All];
     assert_eq!(check(&rules, &all, &e, "write_file", Some(&file), &rc), Verdict::Allow);
     assert!(matches!(check(&rules, &all, &e, "write_file", Some(&secret), &rc), Verdict::Deny(_)));
     assert!(matches!(check(&rules, &all, &e, "read_file", Some(&secret), &rc), Verdict::Deny(_)));
-
-    let expired = BypassRegistry::default();
-    expired.grant(1, BypassScope::All, Some(Utc::now() - chrono::Duration::seconds(1)));
-    assert_eq!(check(&rules, &expired, &e, "execute_cmd", None, &rc), Verdict::Require);
-    all.clear(1);
-    assert_eq!(check(&rules, &all, &e, "execute_cmd", None, &rc), Verdict::Require);
+    assert_eq!(check(&rules, &[], &e, "execute_cmd", None, &rc), Verdict::Require);
 }
 
 #[test]
 fn run_context_pre_authorises_writes_but_never_overrides_a_deny() {
     let e = env();
     let rules: LoadedRules = Ok(seeded());
-    let bypass = BypassRegistry::default();
+    let bypass: [BypassScope; 0] = [];
     let rc =
         RunContext { allow_fs_writes: vec!["src".into(), "secrets".into()], ..Default::default() };
     assert_eq!(
@@ -305,8 +295,8 @@ fn run_context_pre_authorises_writes_but_never_overrides_a_deny() {
 fn rules_that_cannot_be_loaded_fail_closed() {
     let e = env();
     let rules: LoadedRules = Err(RulesUnavailable::UnknownAction { id: 7, action: "maybe".into() });
-    let bypass = BypassRegistry::default();
-    bypass.grant(1, BypassScope::All, None);
+    // Even under an `all` bypass.
+    let bypass = [BypassScope::All];
     let rc = RunContext::default();
     let file = e.work.join("a.txt");
     assert!(matches!(check(&rules, &bypass, &e, "write_file", Some(&file), &rc), Verdict::Deny(_)));

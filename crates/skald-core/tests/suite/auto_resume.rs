@@ -29,7 +29,7 @@ async fn open(data: &std::path::Path, fake: &FakeLlm, auto_resume: bool) -> Engi
 }
 
 fn approve() -> DecisionInput {
-    DecisionInput { approved: true, note: None, bypass_secs: None, bypass_scope: None }
+    DecisionInput { approved: true, note: None, bypass: None }
 }
 
 async fn wait_for_file(path: &std::path::Path) {
@@ -166,8 +166,10 @@ async fn a_bypass_granted_with_an_approval_applies_where_the_turn_runs() {
     cli.decide(
         1,
         DecisionInput {
-            bypass_secs: Some(3600),
-            bypass_scope: Some(skald_protocol::BypassScopeKind::Category),
+            bypass: Some(skald_protocol::BypassRequest {
+                duration: skald_protocol::BypassDuration::OneHour,
+                scope: Some(skald_protocol::BypassScopeKind::Category),
+            }),
             ..approve()
         },
         "cli",

@@ -1,5 +1,6 @@
 mod approval;
 mod auto_resume;
+mod bypasses;
 mod compaction;
 mod config;
 mod context;

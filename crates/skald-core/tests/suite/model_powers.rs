@@ -51,8 +51,7 @@ async fn tool_calls_cannot_decide_bypass_or_edit_rules() {
             skald_protocol::DecisionInput {
                 approved: false,
                 note: Some("no".into()),
-                bypass_secs: None,
-                bypass_scope: None,
+                bypass: None,
             },
             "test",
         )

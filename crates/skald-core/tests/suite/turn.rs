@@ -165,17 +165,20 @@ fn name(ev: &Event) -> &'static str {
         Event::Done { .. } => "done",
         Event::Error { .. } => "error",
         Event::SessionsChanged {} => "sessions_changed",
+        Event::BypassesChanged {} => "bypasses_changed",
         _ => "other",
     }
 }
 
-/// Event names of the turn itself: without the streamed deltas, the running flag and the
-/// session-list notice of a session created by the message.
+/// Event names of the turn itself: without the streamed deltas, the running flag, the
+/// session-list notice of a session created by the message and the rig's `approve_all` bypass.
 fn names(events: &[Event]) -> Vec<&'static str> {
     events
         .iter()
         .map(name)
-        .filter(|n| !matches!(*n, "token_delta" | "turn_running" | "sessions_changed"))
+        .filter(|n| {
+            !matches!(*n, "token_delta" | "turn_running" | "sessions_changed" | "bypasses_changed")
+        })
         .collect()
 }
 

@@ -2,6 +2,7 @@
 
 use sqlx::FromRow;
 
+use super::bypasses::NewBypass;
 use crate::error::StoreError;
 use crate::pool::Store;
 
@@ -88,8 +89,6 @@ pub struct DecisionRow {
     pub approved: bool,
     pub note: Option<String>,
     pub decided_by: String,
-    pub bypass_secs: Option<i64>,
-    pub bypass_scope: Option<String>,
     pub created_at: String,
 }
 
@@ -100,14 +99,13 @@ pub struct NewDecision {
     pub approved: bool,
     pub note: Option<String>,
     pub decided_by: String,
-    pub bypass_secs: Option<i64>,
-    pub bypass_scope: Option<String>,
+    /// Granted with the decision, in the same transaction (only when the decision is new).
+    pub bypass: Option<NewBypass>,
 }
 
 const REQUEST_COLUMNS: &str = "tool_call_id, session_id, stack_id, kind, tool_name, arguments, \
      path, command, workdir, diff, summary, created_at";
-const DECISION_COLUMNS: &str =
-    "id, tool_call_id, approved, note, decided_by, bypass_secs, bypass_scope, created_at";
+const DECISION_COLUMNS: &str = "id, tool_call_id, approved, note, decided_by, created_at";
 
 impl Store {
     /// Inserts each seed whose key was never seeded before.
@@ -304,8 +302,9 @@ impl Store {
         .await?)
     }
 
-    /// Records a human decision. The first decision wins: repeating it is an idempotent success;
-    /// a different one is a `Conflict`. A call that is not parked is refused.
+    /// Records a human decision and the bypass granted with it, in one transaction. The first
+    /// decision wins: repeating it is an idempotent success that grants nothing; a different one
+    /// is a `Conflict`. A call that is not parked is refused.
     pub async fn decide(&self, d: &NewDecision) -> Result<(DecisionRow, bool), StoreError> {
         let mut tx = self.begin_write().await?;
         let status: Option<String> =
@@ -324,6 +323,23 @@ impl Store {
             .await?;
         if let Some(prev) = existing {
             if prev.approved == d.approved {
+                // A repeat that asks for a bypass the first decision did not grant would be
+                // silently dropped: say so instead.
+                if d.bypass.is_some() {
+                    let granted: Option<i64> = sqlx::query_scalar(
+                        "SELECT id FROM approval_bypasses WHERE tool_call_id = ? LIMIT 1",
+                    )
+                    .bind(d.tool_call_id)
+                    .fetch_optional(&mut *tx)
+                    .await?;
+                    if granted.is_none() {
+                        return Err(StoreError::Conflict(format!(
+                            "tool call {} was already approved by {} without a bypass; ask for \
+                             one with the next approval",
+                            d.tool_call_id, prev.decided_by
+                        )));
+                    }
+                }
                 return Ok((prev, false));
             }
             return Err(StoreError::Conflict(format!(
@@ -345,18 +361,19 @@ impl Store {
             )));
         }
         let row = sqlx::query_as::<_, DecisionRow>(&format!(
-            "INSERT INTO approval_decisions (tool_call_id, approved, note, decided_by, bypass_secs, \
-             bypass_scope, created_at) VALUES (?, ?, ?, ?, ?, ?, ?) RETURNING {DECISION_COLUMNS}"
+            "INSERT INTO approval_decisions (tool_call_id, approved, note, decided_by, created_at) \
+             VALUES (?, ?, ?, ?, ?) RETURNING {DECISION_COLUMNS}"
         ))
         .bind(d.tool_call_id)
         .bind(d.approved)
         .bind(&d.note)
         .bind(&d.decided_by)
-        .bind(d.bypass_secs)
-        .bind(&d.bypass_scope)
         .bind(self.now())
         .fetch_one(&mut *tx)
         .await?;
+        if let Some(b) = &d.bypass {
+            self.insert_bypass(&mut tx, b).await?;
+        }
         tx.commit().await?;
         Ok((row, true))
     }

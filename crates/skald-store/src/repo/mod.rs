@@ -2,6 +2,7 @@
 
 pub mod approvals;
 mod bulk;
+pub mod bypasses;
 pub mod grants;
 pub mod history;
 pub mod questions;

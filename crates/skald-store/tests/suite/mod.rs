@@ -1,3 +1,4 @@
+mod bypasses;
 mod open;
 mod replay;
 mod sessions;
@@ -6,6 +7,8 @@ mod tools;
 use std::sync::Arc;
 
 use chrono::{TimeZone, Utc};
+use skald_store::repo::history::{NewMessage, Role};
+use skald_store::repo::sessions::{CreatedSession, NewSession};
 use skald_store::{ManualClock, Store};
 
 /// A fresh database in a temp dir, with a clock the test controls.
@@ -14,4 +17,18 @@ pub async fn fresh() -> (tempfile::TempDir, Store, Arc<ManualClock>) {
     let clock = Arc::new(ManualClock::new(Utc.with_ymd_and_hms(2026, 1, 2, 3, 4, 5).unwrap()));
     let store = Store::open(&dir.path().join("skald.db"), clock.clone()).await.unwrap();
     (dir, store, clock)
+}
+
+/// A new `web` session with one (empty) assistant message in its root frame, to hang calls on.
+pub async fn session_with_reply(store: &Store) -> (CreatedSession, i64) {
+    let s = store.create_session(&NewSession::interactive("web")).await.unwrap();
+    let msg = store
+        .append_message(&NewMessage {
+            stack_id: s.root_stack_id,
+            role: Some(Role::Assistant),
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+    (s, msg)
 }

@@ -1,21 +1,11 @@
 use skald_protocol::ToolStatus;
 use skald_store::StoreError;
-use skald_store::repo::history::{NewMessage, Role};
-use skald_store::repo::sessions::NewSession;
 use skald_store::repo::tools::NewToolCall;
 
 #[tokio::test]
 async fn tool_calls_follow_the_state_machine_and_terminal_states_stick() {
     let (_dir, store, _) = super::fresh().await;
-    let s = store.create_session(&NewSession::interactive("web")).await.unwrap();
-    let msg = store
-        .append_message(&NewMessage {
-            stack_id: s.root_stack_id,
-            role: Some(Role::Assistant),
-            ..Default::default()
-        })
-        .await
-        .unwrap();
+    let (s, msg) = super::session_with_reply(&store).await;
     let calls = ["read_file", "write_file"].map(|name| NewToolCall {
         message_id: msg,
         name: name.into(),
