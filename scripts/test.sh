@@ -39,8 +39,10 @@ SKALD_LITELLM_API_KEY=$(cat .cache/independent-llm/api_key)
 export SKALD_LITELLM_API_KEY
 trap 'kill "$(cat .cache/independent-llm/proxy.pid)" 2>/dev/null || true' EXIT
 
+# `--run-ignored all`: tests that need an external server are #[ignore]d so that a plain run
+# reports them as skipped; here their servers run, so they run too (and fail without them).
 step "rust: tests"
-cargo nextest run --workspace --locked --no-fail-fast
+cargo nextest run --workspace --locked --no-fail-fast --run-ignored all
 
 step "ui: typecheck and tests"
 npm --prefix ui run typecheck

@@ -67,17 +67,16 @@ operations! {
         result: SendResult,
         errors: [InvalidInput, Config, Storage],
         events: [
-            SessionsChanged, UserMessage, TurnRunning, TokenDelta, Thinking, ToolStart, ToolDone,
-            ToolError, ToolCancelled, ToolRejected, ApprovalRequired, PendingWrite, AgentQuestion,
-            FileChanged, ModelFallback, LlmFailed, Truncated, Done, Error, Compacting,
-            CompactionDone,
+            SessionsChanged, UserMessage, SteerQueued, SteerFolded, TurnRunning, TokenDelta,
+            Thinking, ToolStart, ToolDone, ToolError, ToolCancelled, ToolRejected,
+            ApprovalRequired, PendingWrite, AgentQuestion, FileChanged, ModelFallback, LlmFailed,
+            Truncated, InterimAnswer, Done, Error, Compacting, CompactionDone,
         ],
         run: |engine, _, p| {
             let receipt = engine.send_message(&p.source, &p.text, ChatOptions::default()).await?;
             // Dropping the handle detaches the turn: it outlives the call, the window and the
             // connection.
-            drop(receipt.turn);
-            Ok(SendResult { session_id: receipt.session_id, steered: receipt.steered })
+            Ok(receipt.result())
         },
     }
 
@@ -87,7 +86,7 @@ operations! {
         params: StopTurnParams { #[ts(type = "number")] session_id: i64 },
         result: StopResult,
         errors: [NotFound, Storage],
-        events: [ToolCancelled, Error, TurnRunning],
+        events: [SteersDiscarded, ToolCancelled, Error, TurnRunning],
         run: |engine, _, p| engine.stop(p.session_id).await.map(|stopped| StopResult { stopped }),
     }
 

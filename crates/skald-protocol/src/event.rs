@@ -29,6 +29,9 @@ pub enum DeltaKind {
 pub enum Event {
     /// A session was created or the session list changed.
     SessionsChanged {},
+    /// This receiver may have missed events (it fell behind the bus, or its connection was
+    /// re-established): reload what it shows from the engine. Sent by the shells, not the engine.
+    Resync {},
     /// The engine's configuration was (re)loaded from disk.
     ConfigReloaded {
         ok: bool,
@@ -39,13 +42,35 @@ pub enum Event {
         #[ts(type = "number")]
         session_id: i64,
     },
-    /// A user row was saved (turn start or a round boundary): the only way a user bubble appears.
+    /// The message that starts a turn was saved as history row `message_id`.
     UserMessage {
         #[ts(type = "number")]
         message_id: i64,
         content: String,
-        /// True when the message arrived during a turn and is folded in at the next boundary.
-        steer: bool,
+    },
+    /// A message sent while the session was busy was stored as pending input `pending_input_id`
+    /// (its own id space: never a history id). It joins the history at the next round boundary
+    /// (`steer_folded`); when `waiting_for` names calls, only after the human settled them.
+    SteerQueued {
+        #[ts(type = "number")]
+        pending_input_id: i64,
+        content: String,
+        /// Calls waiting for a human decision or answer that the message is queued behind.
+        #[ts(type = "number[]")]
+        waiting_for: Vec<i64>,
+    },
+    /// Pending input `pending_input_id` became history row `message_id` at a round boundary.
+    SteerFolded {
+        #[ts(type = "number")]
+        pending_input_id: i64,
+        #[ts(type = "number")]
+        message_id: i64,
+        content: String,
+    },
+    /// A stop dropped these pending inputs before they were folded (kept for the debug view).
+    SteersDiscarded {
+        #[ts(type = "number[]")]
+        pending_input_ids: Vec<i64>,
     },
     /// Whether a turn is running for the session (sent on (re)connect and when it changes).
     TurnRunning {
@@ -172,6 +197,20 @@ pub enum Event {
         #[ts(type = "number | null")]
         output_tokens: Option<i64>,
     },
+    /// An answer was saved but the turn goes on: messages sent while the model wrote it are
+    /// folded in next and answered in the same turn (`done` ends the turn).
+    InterimAnswer {
+        #[ts(type = "number")]
+        message_id: i64,
+        #[ts(type = "number")]
+        stack_id: i64,
+        content: String,
+        reasoning: Option<String>,
+        #[ts(type = "number | null")]
+        input_tokens: Option<i64>,
+        #[ts(type = "number | null")]
+        output_tokens: Option<i64>,
+    },
     /// The turn finished with a final answer.
     Done {
         #[ts(type = "number")]
@@ -208,9 +247,13 @@ pub enum Event {
 #[serde(rename_all = "snake_case")]
 pub enum EventKind {
     SessionsChanged,
+    Resync,
     ConfigReloaded,
     NewSession,
     UserMessage,
+    SteerQueued,
+    SteerFolded,
+    SteersDiscarded,
     TurnRunning,
     TokenDelta,
     Thinking,
@@ -229,6 +272,7 @@ pub enum EventKind {
     ModelFallback,
     LlmFailed,
     Truncated,
+    InterimAnswer,
     Done,
     Error,
     Compacting,
@@ -239,9 +283,13 @@ impl EventKind {
     /// Every kind, in declaration order.
     pub const ALL: &[EventKind] = &[
         EventKind::SessionsChanged,
+        EventKind::Resync,
         EventKind::ConfigReloaded,
         EventKind::NewSession,
         EventKind::UserMessage,
+        EventKind::SteerQueued,
+        EventKind::SteerFolded,
+        EventKind::SteersDiscarded,
         EventKind::TurnRunning,
         EventKind::TokenDelta,
         EventKind::Thinking,
@@ -260,6 +308,7 @@ impl EventKind {
         EventKind::ModelFallback,
         EventKind::LlmFailed,
         EventKind::Truncated,
+        EventKind::InterimAnswer,
         EventKind::Done,
         EventKind::Error,
         EventKind::Compacting,
@@ -270,9 +319,13 @@ impl EventKind {
     pub fn as_str(self) -> &'static str {
         match self {
             EventKind::SessionsChanged => "sessions_changed",
+            EventKind::Resync => "resync",
             EventKind::ConfigReloaded => "config_reloaded",
             EventKind::NewSession => "new_session",
             EventKind::UserMessage => "user_message",
+            EventKind::SteerQueued => "steer_queued",
+            EventKind::SteerFolded => "steer_folded",
+            EventKind::SteersDiscarded => "steers_discarded",
             EventKind::TurnRunning => "turn_running",
             EventKind::TokenDelta => "token_delta",
             EventKind::Thinking => "thinking",
@@ -291,6 +344,7 @@ impl EventKind {
             EventKind::ModelFallback => "model_fallback",
             EventKind::LlmFailed => "llm_failed",
             EventKind::Truncated => "truncated",
+            EventKind::InterimAnswer => "interim_answer",
             EventKind::Done => "done",
             EventKind::Error => "error",
             EventKind::Compacting => "compacting",
@@ -304,9 +358,13 @@ impl Event {
     pub fn kind(&self) -> EventKind {
         match self {
             Event::SessionsChanged { .. } => EventKind::SessionsChanged,
+            Event::Resync { .. } => EventKind::Resync,
             Event::ConfigReloaded { .. } => EventKind::ConfigReloaded,
             Event::NewSession { .. } => EventKind::NewSession,
             Event::UserMessage { .. } => EventKind::UserMessage,
+            Event::SteerQueued { .. } => EventKind::SteerQueued,
+            Event::SteerFolded { .. } => EventKind::SteerFolded,
+            Event::SteersDiscarded { .. } => EventKind::SteersDiscarded,
             Event::TurnRunning { .. } => EventKind::TurnRunning,
             Event::TokenDelta { .. } => EventKind::TokenDelta,
             Event::Thinking { .. } => EventKind::Thinking,
@@ -325,6 +383,7 @@ impl Event {
             Event::ModelFallback { .. } => EventKind::ModelFallback,
             Event::LlmFailed { .. } => EventKind::LlmFailed,
             Event::Truncated { .. } => EventKind::Truncated,
+            Event::InterimAnswer { .. } => EventKind::InterimAnswer,
             Event::Done { .. } => EventKind::Done,
             Event::Error { .. } => EventKind::Error,
             Event::Compacting { .. } => EventKind::Compacting,

@@ -1,7 +1,7 @@
 // Generated from the operation table in crates/skald-api/src/table.rs. Do not edit by hand:
 // run `UPDATE_BINDINGS=1 cargo test -p skald-api --test all typescript` instead.
 
-import type { JsonValue, ErrorCode, Page, SessionListQuery, SessionSummary, SessionMeta, SessionDetail, SessionUsage, CompactResult, SessionRef, SendResult, StopResult, TurnStatus, ToolGroupsReset, RunContext, Answer, Inbox, DecisionInput, Decision, BypassView, LlmClientInput, SettingsView, ConnectionTest, ApprovalRuleView, ApprovalRuleInput, EventKind } from "./bindings";
+import type { JsonValue, ErrorCode, Page, SessionListQuery, SessionSummary, SessionMeta, SessionDetail, SendResult, SessionUsage, CompactResult, SessionRef, StopResult, TurnStatus, ToolGroupsReset, RunContext, Answer, Inbox, DecisionInput, Decision, BypassView, LlmClientInput, SettingsView, ConnectionTest, ApprovalRuleView, ApprovalRuleInput, EventKind } from "./bindings";
 
 export type ListSessionsParams = { query: SessionListQuery, };
 
@@ -160,14 +160,14 @@ export interface Api {
    * running (folded in at its next round). The turn runs on by itself; its progress arrives
    * as events, and a call that needs a human waits in the inbox.
    *
-   * Errors: invalid_input, config, storage. Events: sessions_changed, user_message, turn_running, token_delta, thinking, tool_start, tool_done, tool_error, tool_cancelled, tool_rejected, approval_required, pending_write, agent_question, file_changed, model_fallback, llm_failed, truncated, done, error, compacting, compaction_done.
+   * Errors: invalid_input, config, storage. Events: sessions_changed, user_message, steer_queued, steer_folded, turn_running, token_delta, thinking, tool_start, tool_done, tool_error, tool_cancelled, tool_rejected, approval_required, pending_write, agent_question, file_changed, model_fallback, llm_failed, truncated, interim_answer, done, error, compacting, compaction_done.
    */
   send_message(params: SendMessageParams): Promise<SendResult>;
   /**
    * Stops the session's running turn, here or in another process; unconsumed steers are
    * kept but discarded.
    *
-   * Errors: not_found, storage. Events: tool_cancelled, error, turn_running.
+   * Errors: not_found, storage. Events: steers_discarded, tool_cancelled, error, turn_running.
    */
   stop_turn(params: StopTurnParams): Promise<StopResult>;
   /**
@@ -358,9 +358,13 @@ export const ERROR_CODES: readonly ErrorCode[] = [
 /** Every event kind the engine emits (the `type` of an `Event`). */
 export const EVENT_KINDS: readonly EventKind[] = [
   "sessions_changed",
+  "resync",
   "config_reloaded",
   "new_session",
   "user_message",
+  "steer_queued",
+  "steer_folded",
+  "steers_discarded",
   "turn_running",
   "token_delta",
   "thinking",
@@ -379,6 +383,7 @@ export const EVENT_KINDS: readonly EventKind[] = [
   "model_fallback",
   "llm_failed",
   "truncated",
+  "interim_answer",
   "done",
   "error",
   "compacting",

@@ -134,7 +134,7 @@ describe("web backend", () => {
     expect(sockets[0]!.closed).toBe(true);
   });
 
-  it("reconnects after a drop and asks for a refetch, since events may have been missed", async () => {
+  it("reconnects after a drop and asks for a resync, since events may have been missed", async () => {
     const { backend, sockets } = setup("http://127.0.0.1:8765/");
     const seen: EventEnvelope[] = [];
     const stop = backend.subscribe((e) => seen.push(e));
@@ -143,7 +143,7 @@ describe("web backend", () => {
     sockets[0]!.drop();
     await vi.waitFor(() => expect(sockets).toHaveLength(2));
     sockets[1]!.open();
-    expect(seen).toEqual([{ session_id: null, source: null, event: { type: "sessions_changed" } }]);
+    expect(seen).toEqual([{ session_id: null, source: null, event: { type: "resync" } }]);
     stop();
     sockets[1]!.drop();
     await new Promise((r) => setTimeout(r, 5));

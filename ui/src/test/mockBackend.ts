@@ -88,6 +88,8 @@ export class MockBackend implements Backend {
   running = new Set<number>();
   nextSessionId = 100;
   sent: Array<{ source: string; text: string }> = [];
+  /** Calls a sent message is queued behind (what `sendMessage` answers in `waiting_for`). */
+  waitingFor: number[] = [];
   sendError: ApiError | null = null;
   stopCalls: number[] = [];
   /** What `session_usage` answers, by session id (absent: nothing reported yet). */
@@ -195,7 +197,8 @@ export class MockBackend implements Backend {
     if (this.sendError) return Promise.reject(this.sendError);
     this.sent.push({ source, text });
     const id = this.activeSessions.get(source) ?? 0;
-    return Promise.resolve({ session_id: id, steered: this.running.has(id) });
+    const steered = this.running.has(id) || this.waitingFor.length > 0;
+    return Promise.resolve({ session_id: id, steered, waiting_for: [...this.waitingFor] });
   }
 
   stop_turn({ session_id: sessionId }: StopTurnParams): Promise<StopResult> {
@@ -443,6 +446,7 @@ export function emptyDetail(id: number, source = "web"): SessionDetail {
       created_at: "2026-11-30T10:00:00Z",
     },
     messages: [],
+    pending_inputs: [],
   };
 }
 

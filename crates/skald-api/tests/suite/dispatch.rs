@@ -124,4 +124,6 @@ async fn the_decider_is_the_calling_surface_and_the_params_cannot_name_another()
         web(&rig, "decide", json!({ "tool_call_id": call_id, "input": input })).await.unwrap();
     assert_eq!(decision["decided_by"], "web");
     assert_eq!(decision["approved"], true);
+    // The waiting turn goes on and asks the model for its answer.
+    while !matches!(events.recv().await.unwrap().event, Event::TurnRunning { running: false }) {}
 }

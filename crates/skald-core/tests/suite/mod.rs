@@ -7,6 +7,7 @@ mod context;
 mod engine;
 mod independent_llm;
 mod model_powers;
+mod parked_input;
 mod settings;
 mod tools;
 mod turn;

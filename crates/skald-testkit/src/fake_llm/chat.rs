@@ -57,6 +57,7 @@ pub(super) async fn chat_completions(
             .collect(),
         validation_error: None,
         status: 0,
+        unscripted: false,
     };
     if let Err(message) = check {
         rec.body = body;
@@ -77,7 +78,12 @@ pub(super) async fn chat_completions(
                     std::future::pending::<()>().await;
                 }
             }
-            other => break respond(&shared, other, &body, &model, stream, seq),
+            other => {
+                if other.is_none() {
+                    shared.mark_unscripted(seq);
+                }
+                break respond(&shared, other, &body, &model, stream, seq);
+            }
         }
     };
     shared.set_status(seq, response.status().as_u16());

@@ -102,13 +102,14 @@ pub struct Usage {
     pub completion_tokens: u64,
 }
 
-/// What the server answers when no scripted reply is queued.
+/// What the server answers when no scripted reply is queued. Either way the request is recorded
+/// as unscripted, which fails the test when the [`FakeLlm`](super::FakeLlm) handle is dropped.
 #[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq, Default)]
 #[serde(rename_all = "snake_case")]
 pub enum WhenEmpty {
-    /// Reply "fake reply to: <last user text>".
-    #[default]
-    Echo,
     /// HTTP 500 "no scripted reply".
+    #[default]
     Error,
+    /// Reply "fake reply to: <last user text>": only for trying a UI by hand with the binary.
+    Echo,
 }

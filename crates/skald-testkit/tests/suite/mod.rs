@@ -7,4 +7,5 @@ mod helpers;
 mod replies;
 mod routing;
 mod streaming;
+mod strict;
 mod validation;
