@@ -36,16 +36,7 @@ describe("chat, approvals, debug tree and settings against the fake provider", (
   const composer = () => page.getByRole("combobox", { name: "Message" });
   const sendButton = () => page.getByRole("button", { name: "Send", exact: true });
   const stopButton = () => page.getByRole("button", { name: "Stop", exact: true });
-  // One operation of the API: `POST /api/<op>` with its params as the body.
-  const api = async (op, params) => {
-    const res = await fetch(`${server.base}api/${op}`, {
-      method: "POST",
-      headers: { Authorization: `Bearer ${server.token}`, "Content-Type": "application/json" },
-      body: JSON.stringify(params),
-    });
-    assert.equal(res.status, 200, `POST /api/${op}`);
-    return res.json();
-  };
+  const api = (op, params) => server.call(op, params);
   const waitForHash = (hash) => page.waitForFunction((want) => window.location.hash === want, hash);
 
   async function send(text) {
