@@ -1,5 +1,6 @@
-//! Dev-only test kit: a strict fake OpenAI-compatible provider for Skald's tests and tools, and
-//! the check that keeps generated files committed and current.
+//! Dev-only test kit: a strict fake OpenAI-compatible provider for Skald's tests and tools, a
+//! recording relay for tests against real servers, and the check that keeps generated files
+//! committed and current.
 //!
 //! # The fake provider is strict
 //!
@@ -27,6 +28,7 @@ mod error;
 mod external;
 mod fake_llm;
 mod generated;
+mod tap;
 mod wait;
 
 pub use error::TestkitError;
@@ -36,4 +38,5 @@ pub use fake_llm::{
     validate_chat_request,
 };
 pub use generated::assert_generated_file_is_current;
+pub use tap::{HttpTap, TappedRequest};
 pub use wait::{HANG_GUARD, eventually};

@@ -296,9 +296,22 @@ has_api_key: boolean,
 /**
  * `env` = defined by SKALD_LLM_* variables (read-only here).
  */
-from_env: boolean, context_window: number | null, };
+from_env: boolean, context_window: number | null, 
+/**
+ * False when config.yml says `stream: false` (replies are then never streamed).
+ */
+stream: boolean, };
 
-export type LlmClientInput = { name: string, base_url: string, model: string, provider: string | null, api_key_env: string | null, context_window: number | null, };
+export type LlmClientInput = { 
+/**
+ * The client's name in config.yml before this edit; null for a new client. A different
+ * `name` renames the client and keeps its other keys.
+ */
+previous_name: string | null, name: string, base_url: string, model: string, provider: string | null, api_key_env: string | null, context_window: number | null, 
+/**
+ * False writes `stream: false`; null keeps what config.yml says.
+ */
+stream: boolean | null, };
 
 export type SettingsView = { clients: Array<LlmClientView>, 
 /**

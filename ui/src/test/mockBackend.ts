@@ -334,7 +334,7 @@ export class MockBackend implements Backend {
       .filter((c, i, all) => all.findIndex((o) => o.name === c.name) === i);
     this.clients = [
       ...env,
-      ...ordered.map((c) => ({ ...c, has_api_key: false, from_env: false })),
+      ...ordered.map(({ previous_name: _renamed, stream, ...c }) => ({ ...c, stream: stream !== false, has_api_key: false, from_env: false })),
     ];
     return this.settings();
   }
@@ -579,6 +579,7 @@ export function llmClient(name: string, over: Partial<LlmClientView> = {}): LlmC
     has_api_key: false,
     from_env: false,
     context_window: null,
+    stream: true,
     ...over,
   };
 }

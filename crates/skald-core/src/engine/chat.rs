@@ -353,6 +353,7 @@ impl Engine {
                     strength: c.strength,
                     scope: c.scope.clone(),
                     context_window: c.effective_context_window(),
+                    stream: c.streams(),
                 }
             })
             .collect()
