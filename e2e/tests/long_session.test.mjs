@@ -33,15 +33,7 @@ describe("a long session, windowed", () => {
   const pageErrors = [];
   const windowReads = [];
 
-  const api = async (path, body) => {
-    const res = await fetch(`${server.base}api/${path}`, {
-      method: body === undefined ? "GET" : "POST",
-      headers: { Authorization: `Bearer ${server.token}`, "Content-Type": "application/json" },
-      body: body === undefined ? undefined : JSON.stringify(body),
-    });
-    assert.equal(res.status, 200, `${path}: ${res.status}`);
-    return res.json();
-  };
+  const api = (op, params) => server.call(op, params);
   const shoot = (name) => page.screenshot({ path: screenshotPath(name) });
   const domNodes = () => page.evaluate(() => document.getElementsByTagName("*").length);
   const rowsInDom = () => page.locator("li[data-kind]").count();
@@ -90,7 +82,7 @@ describe("a long session, windowed", () => {
     writeFileSync(join(workdir, "notes.md"), "# Notes\n");
     fake = await startFakeLlm({ chunkDelayMs: 0 });
     server = await startServer({ cwd: workdir, env: { SKALD_LLM_BASE_URL: fake.baseUrl, SKALD_LLM_MODEL: "fake-model" } });
-    sessionId = (await api("sources/web/session")).session_id;
+    sessionId = (await api("active_session", { source: "web" })).session_id;
     users = seedLongSession(server.dbPath, sessionId, TURNS, ROUNDS);
     assert.equal(users.length, TURNS);
     // A real turn after the seeded ones: the write waits for a decision.
@@ -98,9 +90,9 @@ describe("a long session, windowed", () => {
       type: "tool_calls",
       calls: [{ name: "write_file", arguments: JSON.stringify({ path: "notes.md", content: "# Notes\nlong session\n" }) }],
     });
-    await api("sources/web/messages", { text: "Please update notes.md" });
+    await api("send_message", { source: "web", text: "Please update notes.md" });
     for (let i = 0; i < 100 && !pendingCall; i += 1) {
-      const inbox = await api("inbox");
+      const inbox = await api("inbox", {});
       pendingCall = inbox.items[0]?.tool_call_id;
       if (!pendingCall) await new Promise((r) => setTimeout(r, 100));
     }
@@ -108,14 +100,16 @@ describe("a long session, windowed", () => {
     browser = await launchBrowser();
     page = await newPage(browser, pageErrors);
     page.on("request", (r) => {
-      if (r.url().includes("/window")) windowReads.push(JSON.parse(r.postData() ?? "{}"));
+      if (r.url().endsWith("/api/session_window")) windowReads.push(JSON.parse(r.postData() ?? "{}").query);
     });
   });
 
   after(async () => {
     // Let the parked turn end, so the server stops cleanly.
     await fake?.push({ type: "text", content: "Left it as it was." });
-    if (server && pendingCall) await api(`tools/${pendingCall}/decision`, { approved: false, note: null, decided_by: null, bypass: null }).catch(() => {});
+    if (server && pendingCall) {
+      await api("decide", { tool_call_id: pendingCall, input: { approved: false, note: null, bypass: null } }).catch(() => {});
+    }
     await stopAll({ browser, server, fake, workdir });
     assert.deepEqual(pageErrors, []);
   });

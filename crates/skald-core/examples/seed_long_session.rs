@@ -14,14 +14,14 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use std::sync::Arc;
+#[path = "../benches/support/mod.rs"]
+mod support;
+
 use std::time::Instant;
 
 use serde_json::json;
-use skald_core::config::{EnvOverrides, MemorySecrets};
 use skald_core::engine::ChatOptions;
 use skald_core::turn::TurnOutcome;
-use skald_core::{Engine, EngineOptions};
 use skald_protocol::ToolStatus;
 use skald_store::Store;
 use skald_store::repo::history::{NewMessage, Role};
@@ -81,18 +81,7 @@ async fn main() {
     if !a.data_dir.join("config.yml").exists() {
         std::fs::write(a.data_dir.join("config.yml"), config).unwrap();
     }
-    let engine = Engine::open(EngineOptions {
-        data_dir: Some(a.data_dir.clone()),
-        env: Some(EnvOverrides {
-            base_url: Some(fake.base_url()),
-            model: Some("fake-model".into()),
-            api_key: None,
-        }),
-        secrets: Some(Arc::new(MemorySecrets::default())),
-        ..Default::default()
-    })
-    .await
-    .unwrap();
+    let engine = support::engine_on(a.data_dir.clone(), &fake).await;
     let work = tempfile::tempdir().unwrap();
     let notes = work.path().join("notes.txt");
     std::fs::write(&notes, NOTES).unwrap();

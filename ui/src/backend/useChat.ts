@@ -125,10 +125,13 @@ export function useChat(source: string, focus: ItemRef | null = null): ChatContr
       const generation = ++loads.current;
       buffer.current = [];
       (async () => {
-        const id = await backend.activeSession(sourceRef.current);
+        const { session_id: id } = await backend.active_session({ source: sourceRef.current });
         const query = around ? aroundQuery(around) : latestQuery;
-        const [page, running] = await Promise.all([backend.sessionWindow(id, query), backend.isRunning(id)]);
-        return { id, page, running };
+        const [page, status] = await Promise.all([
+          backend.session_window({ session_id: id, query }),
+          backend.turn_running({ session_id: id }),
+        ]);
+        return { id, page, running: status.running };
       })().then(
         ({ id, page, running }) => {
           if (generation !== loads.current) return;
@@ -229,7 +232,7 @@ export function useChat(source: string, focus: ItemRef | null = null): ChatContr
       setPaging(true);
       try {
         const query = edge === "before" ? beforeQuery(from) : afterQuery(from);
-        const read = await backend.sessionWindow(s.sessionId, query);
+        const read = await backend.session_window({ session_id: s.sessionId, query });
         if (generation === loads.current) dispatch({ type: edge === "before" ? "prepend" : "append", page: read });
       } catch (e) {
         dispatch({ type: "notice", tone: "error", text: `Could not load more of the conversation: ${toApiError(e).message}` });
@@ -274,7 +277,7 @@ export function useChat(source: string, focus: ItemRef | null = null): ChatContr
       const id = sessionRef.current;
       if (id === null) return;
       try {
-        dispatch({ type: "expand", row: await backend.sessionItem(id, item) });
+        dispatch({ type: "expand", row: await backend.session_item({ session_id: id, item }) });
       } catch (e) {
         dispatch({ type: "notice", tone: "error", text: `Could not load the whole text: ${toApiError(e).message}` });
       }
@@ -286,7 +289,7 @@ export function useChat(source: string, focus: ItemRef | null = null): ChatContr
     async (text: string) => {
       let result;
       try {
-        result = await backend.sendMessage(source, text);
+        result = await backend.send_message({ source, text });
       } catch (e) {
         throw toApiError(e);
       }
@@ -302,7 +305,7 @@ export function useChat(source: string, focus: ItemRef | null = null): ChatContr
     const id = sessionRef.current;
     if (id === null) return;
     try {
-      const stopped = await backend.stop(id);
+      const { stopped } = await backend.stop_turn({ session_id: id });
       if (!stopped) dispatch({ type: "notice", tone: "info", text: "Nothing was running." });
     } catch (e) {
       dispatch({ type: "notice", tone: "error", text: `Could not stop: ${toApiError(e).message}` });
@@ -311,7 +314,7 @@ export function useChat(source: string, focus: ItemRef | null = null): ChatContr
 
   const newSession = useCallback(async () => {
     try {
-      const id = await backend.newSession(source);
+      const { session_id: id } = await backend.new_session({ source });
       if (id !== sessionRef.current) switchTo(id);
     } catch (e) {
       dispatch({ type: "notice", tone: "error", text: `Could not start a new session: ${toApiError(e).message}` });

@@ -41,6 +41,8 @@ export interface TreeWindowController {
   /** Fetches a row the window cut to a preview, whole. */
   expand(item: ItemRef): Promise<void>;
   retry(): void;
+  /** Shows the session's metadata as the engine answered it after a change (a rename). */
+  showMeta(meta: SessionMeta): void;
 }
 
 const EMPTY: TreeWindow = { rows: [], hasMoreBefore: false, hasMoreAfter: false, focus: null };
@@ -71,7 +73,10 @@ export function useTreeWindow(sessionId: number, focus: ItemRef | null): TreeWin
     async (around: ItemRef | null) => {
       const generationAtStart = ++loads.current;
       try {
-        const page = await backend.sessionWindow(sessionId, around ? aroundQuery(around) : latestQuery);
+        const page = await backend.session_window({
+          session_id: sessionId,
+          query: around ? aroundQuery(around) : latestQuery,
+        });
         if (generationAtStart !== loads.current) return;
         show(page);
         setStatus("ready");
@@ -109,7 +114,10 @@ export function useTreeWindow(sessionId: number, focus: ItemRef | null): TreeWin
       setPaging(true);
       try {
         const ref = itemRef(from);
-        const read = await backend.sessionWindow(sessionId, edge === "before" ? beforeQuery(ref) : afterQuery(ref));
+        const read = await backend.session_window({
+          session_id: sessionId,
+          query: edge === "before" ? beforeQuery(ref) : afterQuery(ref),
+        });
         if (generationAtStart !== loads.current) return;
         setAwaiting(read.awaiting_human);
         setWin((current) => (edge === "before" ? prependPage(current, read) : appendPage(current, read)));
@@ -136,7 +144,10 @@ export function useTreeWindow(sessionId: number, focus: ItemRef | null): TreeWin
       const ref: ItemRef = { type: "tool", id };
       if (!loaded.has(refKey(ref))) continue;
       try {
-        const read = await backend.sessionWindow(sessionId, { anchor: { type: "around", item: ref }, limit: 1 });
+        const read = await backend.session_window({
+          session_id: sessionId,
+          query: { anchor: { type: "around", item: ref }, limit: 1 },
+        });
         const row = read.items[0];
         if (row && generationAtStart === loads.current) setWin((w) => replaceRow(w, row));
       } catch {
@@ -152,7 +163,7 @@ export function useTreeWindow(sessionId: number, focus: ItemRef | null): TreeWin
     }
     try {
       // The window reaches the newest row: what follows it is what is new.
-      const read = await backend.sessionWindow(sessionId, afterQuery(itemRef(last)));
+      const read = await backend.session_window({ session_id: sessionId, query: afterQuery(itemRef(last)) });
       if (generationAtStart !== loads.current) return;
       setAwaiting(read.awaiting_human);
       setWin((current) => appendPage(current, read));
@@ -195,7 +206,7 @@ export function useTreeWindow(sessionId: number, focus: ItemRef | null): TreeWin
   const expand = useCallback(
     async (item: ItemRef) => {
       try {
-        const row: DebugMessage = await backend.sessionItem(sessionId, item);
+        const row: DebugMessage = await backend.session_item({ session_id: sessionId, item });
         setWin((w) => replaceRow(w, row));
       } catch (e) {
         setError(toApiError(e));
@@ -218,5 +229,6 @@ export function useTreeWindow(sessionId: number, focus: ItemRef | null): TreeWin
     jumpToLatest,
     expand,
     retry: useCallback(() => setAttempt((n) => n + 1), []),
+    showMeta: setSession,
   };
 }

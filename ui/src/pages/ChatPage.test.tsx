@@ -40,10 +40,10 @@ function log() {
 function holdSessionLoads(backend: MockBackend): () => void {
   let release: () => void = () => {};
   const gate = new Promise<void>((r) => (release = r));
-  const load = backend.sessionWindow.bind(backend);
-  backend.sessionWindow = async (id, query) => {
+  const load = backend.session_window.bind(backend);
+  backend.session_window = async (params) => {
     await gate;
-    return load(id, query);
+    return load(params);
   };
   return () => release();
 }
@@ -308,7 +308,7 @@ describe("chat page", () => {
     await user.type(within(card).getByLabelText(/Note for the agent/), "wrong file");
     await user.click(within(card).getByRole("button", { name: "Reject" }));
     expect(backend.decisions).toEqual([
-      { toolCallId: 8, input: { approved: false, note: "wrong file", decided_by: "app", bypass: null } },
+      { toolCallId: 8, input: { approved: false, note: "wrong file", bypass: null } },
     ]);
     expect(log().getByRole("region", { name: "Approval for write_file" })).toBeTruthy();
     await emit(backend, { type: "approval_resolved", request_id: 8, tool_call_id: 8, approved: false });
@@ -336,7 +336,7 @@ describe("chat page", () => {
     const card = log().getByRole("region", { name: "Approval for edit_file" });
     expect(await within(card).findByRole("figure", { name: "Changes to src/main.rs" })).toBeTruthy();
     await user.click(within(card).getByRole("button", { name: "Approve" }));
-    expect(backend.decisions[0]?.input).toMatchObject({ approved: true, decided_by: "app" });
+    expect(backend.decisions[0]?.input).toMatchObject({ approved: true });
   });
 
   it("offers the inline card a bypass once the inbox says which scopes fit", async () => {
@@ -352,7 +352,6 @@ describe("chat page", () => {
     expect(backend.decisions[0]?.input).toEqual({
       approved: true,
       note: null,
-      decided_by: "app",
       bypass: { duration: "fifteen_minutes", scope: "category" },
     });
     // The session's bypass shows above the composer, with a Revoke button.
@@ -538,7 +537,7 @@ describe("chat page", () => {
   it("says so when the chat cannot be opened", async () => {
     const backend = new MockBackend();
     backend.activeSessions.set("web", 404);
-    backend.sessionWindow = () => Promise.reject({ code: "storage", message: "disk gone" });
+    backend.session_window = () => Promise.reject({ code: "storage", message: "disk gone" });
     renderApp(backend, "#chat/web");
     expect((await screen.findByRole("alert")).textContent).toContain("disk gone");
   });

@@ -2,7 +2,16 @@
 // read as a window of the newest rows and earlier pages as the user scrolls up (#session/{id}?
 // message=ID opens it at one row).
 import { memo, useCallback, useId, useState, type CSSProperties, type ReactNode } from "react";
-import { useLlmRequest, type DebugMessage, type ItemRef, type SessionMeta, type ToolStatus } from "../backend";
+import {
+  toApiError,
+  useLlmRequest,
+  useRenameSession,
+  type ApiError,
+  type DebugMessage,
+  type ItemRef,
+  type SessionMeta,
+  type ToolStatus,
+} from "../backend";
 import { useTreeWindow } from "../backend/useTreeWindow";
 import { itemRef, rowKey } from "../backend/window";
 import { DiffViewer } from "../components/DiffViewer";
@@ -228,6 +237,85 @@ function Meta({ s }: { s: SessionMeta }) {
   );
 }
 
+/** The session's name as the page title, and a form to rename it. */
+function SessionTitle({
+  id,
+  title,
+  onRenamed,
+}: {
+  id: number;
+  title: string | null | undefined;
+  onRenamed: (meta: SessionMeta) => void;
+}) {
+  const rename = useRenameSession();
+  const [draft, setDraft] = useState<string | null>(null);
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState<ApiError | null>(null);
+  const inputId = useId();
+  const heading = (
+    <h1 id="page-title">
+      {title ?? `Session #${id}`}
+      {title ? <span className="muted title-id"> #{id}</span> : null}
+    </h1>
+  );
+  if (draft === null) {
+    return (
+      <>
+        {heading}
+        {title !== undefined ? (
+          <button type="button" className="button button-small button-ghost" onClick={() => setDraft(title ?? "")}>
+            Rename
+          </button>
+        ) : null}
+      </>
+    );
+  }
+  const save = async () => {
+    setBusy(true);
+    setError(null);
+    try {
+      onRenamed(await rename(id, draft.trim() || null));
+      setDraft(null);
+    } catch (e) {
+      setError(toApiError(e));
+    } finally {
+      setBusy(false);
+    }
+  };
+  return (
+    <>
+      {heading}
+      <form
+        className="rename-form"
+        onSubmit={(e) => {
+          e.preventDefault();
+          void save();
+        }}
+      >
+        <label htmlFor={inputId}>Session name</label>
+        <input
+          id={inputId}
+          value={draft}
+          onChange={(e) => setDraft(e.target.value)}
+          placeholder="Leave empty to remove the name"
+          autoFocus
+        />
+        <button type="submit" className="button button-small" disabled={busy}>
+          Save
+        </button>
+        <button type="button" className="button button-small button-ghost" onClick={() => setDraft(null)}>
+          Cancel
+        </button>
+        {error ? (
+          <p className="form-error" role="alert">
+            {error.message}
+          </p>
+        ) : null}
+      </form>
+    </>
+  );
+}
+
 const treeKind = (m: DebugMessage) => m.kind;
 
 export function SessionDetailPage({ id, focus = null }: { id: number; focus?: ItemRef | null }) {
@@ -276,17 +364,13 @@ export function SessionDetailPage({ id, focus = null }: { id: number; focus?: It
     );
   }
 
-  const title = tree.session?.title;
   return (
     <section className="page page-session" aria-labelledby="page-title">
       <header className="page-header page-header-row">
         <button type="button" className="button button-ghost" onClick={() => window.history.back()}>
           ← Back
         </button>
-        <h1 id="page-title">
-          {title ?? `Session #${id}`}
-          {title ? <span className="muted title-id"> #{id}</span> : null}
-        </h1>
+        <SessionTitle id={id} title={tree.session?.title} onRenamed={tree.showMeta} />
       </header>
       {body}
     </section>

@@ -1,8 +1,7 @@
-//! Sessions: RunContext, the per-session runner registry and the debug tree.
+//! Sessions: the per-session runner registry and the debug tree.
 
 pub mod debug_tree;
 pub mod items;
 pub mod process;
 pub mod registry;
-pub mod run_context;
 pub mod window;

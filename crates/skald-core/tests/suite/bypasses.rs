@@ -97,7 +97,7 @@ impl Rig {
             self.turn(engine, "write_file", r#"{"path":"first.txt","content":"1\n"}"#, true).await;
         assert!(matches!(parked, TurnOutcome::Parked { .. }), "{parked:?}");
         let call = only_waiting_call(engine).await;
-        let decision = engine.decide(call, approve(Some(bypass))).await.unwrap();
+        let decision = engine.decide(call, approve(Some(bypass)), "test").await.unwrap();
         assert!(decision.bypass.is_some(), "{decision:?}");
         self.fake.push(Reply::text("done"));
         let outcome = engine.resume(session, ParkMode::Exit).await.unwrap();
@@ -112,7 +112,7 @@ impl Rig {
 }
 
 fn approve(bypass: Option<BypassRequest>) -> DecisionInput {
-    DecisionInput { approved: true, note: None, decided_by: "test".into(), bypass }
+    DecisionInput { approved: true, note: None, bypass }
 }
 
 fn bypass(duration: BypassDuration, scope: BypassScopeKind) -> BypassRequest {
@@ -147,10 +147,10 @@ async fn a_scope_that_does_not_fit_the_call_is_refused_and_nothing_is_recorded()
     let call = only_waiting_call(&engine).await;
 
     let wrong = bypass(BypassDuration::OneHour, BypassScopeKind::McpServer);
-    let err = engine.decide(call, approve(Some(wrong))).await.unwrap_err();
-    assert_eq!(err.code, ErrorCode::InvalidInput);
+    let err = engine.decide(call, approve(Some(wrong)), "test").await.unwrap_err();
+    assert_eq!(err.code(), ErrorCode::InvalidInput);
     assert_eq!(
-        err.message,
+        err.to_string(),
         "`mcp_server` bypass does not fit `execute_cmd`: it is not an MCP tool; choose \
          `category` (shell) or `all`"
     );
@@ -161,12 +161,15 @@ async fn a_scope_that_does_not_fit_the_call_is_refused_and_nothing_is_recorded()
         approved: false,
         ..approve(Some(bypass(BypassDuration::OneHour, BypassScopeKind::All)))
     };
-    assert_eq!(engine.decide(call, with_reject).await.unwrap_err().code, ErrorCode::InvalidInput);
+    assert_eq!(
+        engine.decide(call, with_reject, "test").await.unwrap_err().code(),
+        ErrorCode::InvalidInput
+    );
     assert_eq!(only_waiting_call(&engine).await, call);
 
     let mut events = engine.subscribe();
     let fits = bypass(BypassDuration::OneHour, BypassScopeKind::Category);
-    let decision = engine.decide(call, approve(Some(fits))).await.unwrap();
+    let decision = engine.decide(call, approve(Some(fits)), "test").await.unwrap();
     let granted = decision.bypass.unwrap();
     assert_eq!(
         (granted.label.as_str(), granted.scope_value.as_deref()),
