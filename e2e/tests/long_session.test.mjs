@@ -44,17 +44,22 @@ describe("a long session, windowed", () => {
       const s = el.closest(".virtual-scroll").getBoundingClientRect();
       return r.bottom > s.top && r.top < s.bottom;
     });
+  /** The first row whose bottom is below the top of the list's viewport: its key and offset. */
+  const topRow = () =>
+    page.evaluate(() => {
+      const top = document.querySelector(".virtual-scroll").getBoundingClientRect().top;
+      const row = [...document.querySelectorAll("li[data-key]")].find((el) => el.getBoundingClientRect().bottom > top);
+      return { key: row.dataset.key, offset: row.getBoundingClientRect().top - top };
+    });
+  /** How far (px) the row with `key` is below the top of the list's viewport; null when not in the DOM. */
+  const rowOffset = (key) =>
+    page.evaluate((k) => {
+      const row = document.querySelector(`li[data-key="${k}"]`);
+      if (!row) return null;
+      return row.getBoundingClientRect().top - document.querySelector(".virtual-scroll").getBoundingClientRect().top;
+    }, key);
   const bubble = (text) =>
     page.locator(".bubble-text").filter({ hasText: new RegExp(`^${text}$`) });
-
-  /** Polls a condition on the test's side (requests seen), without a fixed sleep. */
-  async function until(condition, what) {
-    for (let i = 0; i < 300; i += 1) {
-      if (condition()) return;
-      await page.waitForTimeout(50);
-    }
-    assert.fail(`timed out waiting for ${what}`);
-  }
 
   async function assertBounded(what) {
     const nodes = await domNodes();
@@ -64,18 +69,33 @@ describe("a long session, windowed", () => {
     return { nodes, rows };
   }
 
-  /** Scrolls the list to its top until `done()` holds, one page at a time. */
+  /** Scrolls the list to its top, page by page, until `done()` holds once the top is shown. */
   async function scrollUpUntil(done, what) {
-    for (let i = 0; i < 200; i += 1) {
-      if (await done()) return;
-      await page.locator(".virtual-scroll").evaluate((el) => {
+    const scroller = page.locator(".virtual-scroll");
+    for (let i = 0; i < 100; i += 1) {
+      const more = (await scroller.getAttribute("data-more-before")) === "true";
+      // The top asks for the page before it: wait until it is read and shown.
+      const read = more ? page.waitForResponse((r) => r.url().endsWith("/api/session_window")) : null;
+      await scroller.evaluate((el) => {
         el.scrollTop = 0;
       });
-      // Wait for the page the top asked for (or for nothing more to read).
-      await page.waitForFunction(() => !document.querySelector(".log-jumps [role=status]"));
+      if (read) {
+        await read;
+        await page.waitForFunction(() => !document.querySelector(".log-jumps [role=status]"));
+      } else {
+        await page.evaluate(() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r))));
+      }
+      if (await done()) return;
+      if (!more) break;
     }
     assert.fail(`never reached ${what}`);
   }
+
+  /** The lowest turn whose answer is in the DOM (Infinity for none). */
+  const oldestAnswerShown = () =>
+    page.evaluate(() =>
+      Math.min(...[...document.body.innerText.matchAll(/Answer (\d+):/g)].map((m) => Number(m[1]))),
+    );
 
   before(async () => {
     workdir = mkdtempSync(join(tmpdir(), "skald-e2e-work-"));
@@ -125,26 +145,38 @@ describe("a long session, windowed", () => {
     assert.ok(!(await bubble("Question 1").count()), "the oldest turn is not loaded at first");
     await shoot("50-long-chat-newest");
 
-    // What the reader sees stays in place when the page above it arrives.
+    // What the reader sees stays in place when the page above it arrives: the earlier page is
+    // held back until the row at the top of the screen and its offset have been read.
+    let release;
+    const held = new Promise((r) => (release = r));
+    await page.route("**/api/session_window", async (route) => {
+      await held;
+      await route.continue();
+    });
     const before = windowReads.length;
-    const anchor = page.locator("li[data-kind]").first();
-    const anchorText = (await anchor.innerText()).slice(0, 40);
+    const asked = page.waitForRequest((r) => r.url().endsWith("/api/session_window"));
     await page.locator(".virtual-scroll").evaluate((el) => {
       el.scrollTop = 0;
     });
-    await until(() => windowReads.length > before, "an earlier page to be read");
-    await page.waitForFunction(() => !document.querySelector(".log-jumps [role=status]"));
+    await asked;
     assert.equal(windowReads.at(-1).anchor.type, "before");
+    const top = await topRow();
+    release();
+    await page.waitForFunction(() => !document.querySelector(".log-jumps [role=status]"));
+    await page.unroute("**/api/session_window");
+    assert.ok((await rowOffset(top.key)) !== null, "the row that was at the top is still in the page");
     assert.ok(
-      await page.getByText(anchorText, { exact: false }).first().evaluate((el) => el.getBoundingClientRect().top > 0),
-      "the row that was at the top is still below the top after the earlier page came in",
+      Math.abs((await rowOffset(top.key)) - top.offset) < 2,
+      `the row at the top stayed where it was (${top.offset}px from the top)`,
     );
 
-    await scrollUpUntil(async () => (await bubble("Question 1").count()) > 0, "the first turn");
-    assert.ok(await onScreen(bubble("Question 1")), "the first question is on screen at the top");
-    const top = await assertBounded("chat scrolled to the first turn");
+    // Done when the first question is on screen: the top of the session was reached.
+    const first = bubble("Question 1");
+    await scrollUpUntil(async () => (await first.count()) > 0 && (await onScreen(first)), "the first turn");
+    assert.equal(await page.locator(".virtual-scroll").getAttribute("data-more-before"), "false");
+    const atTop = await assertBounded("chat scrolled to the first turn");
     assert.ok(windowReads.filter((q) => q.anchor.type === "before").length >= 10, "the history came page by page");
-    console.log(`chat: ${opened.nodes} DOM nodes at the end, ${top.nodes} at the top; ${windowReads.length} window reads`);
+    console.log(`chat: ${opened.nodes} DOM nodes at the end, ${atTop.nodes} at the top; ${windowReads.length} window reads`);
     await shoot("51-long-chat-top");
     // Back at the end: the pending write is there.
     await page.getByRole("button", { name: "Jump to latest" }).click();
@@ -180,7 +212,7 @@ describe("a long session, windowed", () => {
     await page.locator('li[data-kind="tool"] .status-pending').waitFor();
     await assertBounded("tree opened");
     const reads = windowReads.length;
-    await scrollUpUntil(async () => (await page.getByText(`Answer ${TURNS - 20}:`).count()) > 0, `turn ${TURNS - 20}`);
+    await scrollUpUntil(async () => (await oldestAnswerShown()) <= TURNS - 20, `turn ${TURNS - 20}`);
     assert.ok(windowReads.length - reads >= 2, "earlier pages were read");
     await assertBounded("tree scrolled up");
     assert.equal(await page.locator('li[data-kind="tool"] .status-pending').count(), 0, "the newest rows left the DOM");

@@ -24,7 +24,7 @@ const PREFETCH = 800;
 export interface VirtualLogProps<T> {
   rows: T[];
   rowKey(row: T): string;
-  /** What the row's `<li>` says of it (`data-kind`, for tests and styles). */
+  /** What the row's `<li>` says of it (`data-kind`, for tests and styles; `data-key` is its key). */
   rowKind(row: T): string;
   renderRow(row: T): ReactNode;
   /** Rows exist before / after the loaded ones. */
@@ -165,7 +165,13 @@ export function VirtualLog<T>(props: VirtualLogProps<T>) {
   const { pendingApproval } = props;
   return (
     <>
-      <div ref={scroller} className="virtual-scroll" data-at-end={atEndShown} tabIndex={0}>
+      <div
+        ref={scroller}
+        className="virtual-scroll"
+        data-at-end={atEndShown}
+        data-more-before={hasMoreBefore}
+        tabIndex={0}
+      >
         <ListContext.Provider value={context}>
           <Virtualizer
             ref={list}
@@ -227,7 +233,13 @@ function LogItem({ style, index, children, ref }: CustomItemComponentProps) {
   const info = useContext(ListContext);
   const focused = info !== null && info.focus !== null && info.keys[index] === info.focus;
   return (
-    <li ref={ref} style={style} data-kind={info?.kinds[index]} className={focused ? "log-row is-focus" : "log-row"}>
+    <li
+      ref={ref}
+      style={style}
+      data-kind={info?.kinds[index]}
+      data-key={info?.keys[index]}
+      className={focused ? "log-row is-focus" : "log-row"}
+    >
       {children}
     </li>
   );
