@@ -1,7 +1,9 @@
-//! Dev-only test kit: a strict fake OpenAI-compatible provider for Skald's tests and tools.
+//! Dev-only test kit: a strict fake OpenAI-compatible provider for Skald's tests and tools, and
+//! the reliability matrix's row recorder and renderer.
 
 mod error;
 mod fake_llm;
+pub mod matrix;
 
 pub use error::TestkitError;
 pub use fake_llm::{
