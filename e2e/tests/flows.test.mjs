@@ -7,9 +7,10 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "no
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
-import { launchBrowser, screenshotPath } from "../lib/browser.mjs";
+import { launchBrowser, newPage, screenshotPath } from "../lib/browser.mjs";
 import { startFakeLlm } from "../lib/fake_llm.mjs";
 import { startServer } from "../lib/server.mjs";
+import { stopAll } from "../lib/teardown.mjs";
 
 const NOTE = "Keep the title line, only change the body";
 const ORIGINAL = "# Notes\nhello\n";
@@ -58,21 +59,10 @@ describe("chat, approvals, debug tree and settings against the fake provider", (
       config: "llm:\n  request_log:\n    enabled: true\n",
     });
     browser = await launchBrowser();
-    const context = await browser.newContext({ viewport: { width: 1280, height: 860 } });
-    page = await context.newPage();
-    page.setDefaultTimeout(15_000);
-    page.on("pageerror", (error) => pageErrors.push(String(error)));
+    page = await newPage(browser, pageErrors);
   });
 
-  after(async () => {
-    await browser?.close();
-    if (server) {
-      const { code } = await server.stop();
-      assert.equal(code, 0, `skald serve should exit 0 on SIGTERM; stderr: ${server.stderr()}`);
-    }
-    await fake?.stop();
-    if (workdir) rmSync(workdir, { recursive: true, force: true });
-  });
+  after(() => stopAll({ browser, server, fake, workdir }));
 
   test("a streamed turn in #chat/web: tokens appear one by one, then the final text", async () => {
     await fake.push({ type: "text", content: STREAMED });

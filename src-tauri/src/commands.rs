@@ -1,6 +1,5 @@
 //! The Tauri commands the UI calls; each forwards to one `Engine` method and nothing more.
 
-use serde::Serialize;
 use skald_core::Engine;
 use skald_core::engine::ChatOptions;
 use skald_protocol::{
@@ -8,7 +7,7 @@ use skald_protocol::{
 };
 use skald_protocol::{
     ApiError, BypassView, CompactResult, Decision, DecisionInput, EventEnvelope, Inbox, Page,
-    SessionDetail, SessionListQuery, SessionSummary, SessionUsage,
+    SendResult, SessionDetail, SessionListQuery, SessionSummary, SessionUsage,
 };
 use tauri::{State, Webview, ipc::Channel};
 
@@ -53,13 +52,6 @@ pub async fn active_session(engine: State<'_, Engine>, source: String) -> Result
     engine.active_session(&source, &ChatOptions::default()).await
 }
 
-/// What `send_message` answers: where the message went and whether it steered a running turn.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct SendResult {
-    pub session_id: i64,
-    pub steered: bool,
-}
-
 /// Sends a user message; the turn runs detached (its progress arrives as events), and calls
 /// that need a human keep it waiting for a decision from the inbox, tray or a notification.
 #[tauri::command]
@@ -70,8 +62,9 @@ pub async fn send_message(
 ) -> Result<SendResult, ApiError> {
     let receipt = engine.send_message(&source, &text, ChatOptions::default()).await?;
     // Dropping the JoinHandle detaches the turn: it must outlive this command and the window.
+    let result = receipt.result();
     drop(receipt.turn);
-    Ok(SendResult { session_id: receipt.session_id, steered: receipt.steered })
+    Ok(result)
 }
 
 /// The last request's size against the model's window, and the session's spend.

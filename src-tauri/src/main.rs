@@ -10,6 +10,7 @@ mod deep_link;
 mod desktop_settings;
 mod error;
 mod events;
+mod external_links;
 mod lifecycle;
 mod link_handler;
 mod navigation;

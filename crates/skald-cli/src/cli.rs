@@ -25,7 +25,8 @@ pub struct Cli {
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Run one user turn in the source's active session (a message sent while a turn runs is
-    /// folded into it). Exit 0 final answer · 1 error or round limit · 3 waiting for a human.
+    /// folded into it; one sent while a call waits for a decision is queued behind it).
+    /// Exit 0 final answer · 1 error or round limit · 3 waiting for a human.
     Chat {
         /// Source (conversation channel) whose active session gets the message.
         #[arg(long, default_value = "cli")]
@@ -43,11 +44,16 @@ pub enum Command {
         /// The message.
         message: String,
     },
-    /// Settle recorded decisions and continue the session's turn (waits for open approvals).
+    /// Settle recorded decisions and continue the session's turn. Exit 0 final answer · 1 error
+    /// or round limit · 3 waiting for a human (as `chat`).
     Resume {
         /// Session id.
         #[arg(long)]
         session: i64,
+        /// When the turn needs a decision again, wait for it (made from another terminal, the
+        /// app or `serve`) instead of exiting 3.
+        #[arg(long)]
+        wait: bool,
     },
     /// Open approvals across all sessions, oldest first.
     Inbox,

@@ -29,6 +29,9 @@ pub enum DeltaKind {
 pub enum Event {
     /// A session was created or the session list changed.
     SessionsChanged {},
+    /// This receiver may have missed events (it fell behind the bus, or its connection was
+    /// re-established): reload what it shows from the engine. Sent by the shells, not the engine.
+    Resync {},
     /// The engine's configuration was (re)loaded from disk.
     ConfigReloaded {
         ok: bool,
@@ -39,13 +42,35 @@ pub enum Event {
         #[ts(type = "number")]
         session_id: i64,
     },
-    /// A user row was saved (turn start or a round boundary): the only way a user bubble appears.
+    /// The message that starts a turn was saved as history row `message_id`.
     UserMessage {
         #[ts(type = "number")]
         message_id: i64,
         content: String,
-        /// True when the message arrived during a turn and is folded in at the next boundary.
-        steer: bool,
+    },
+    /// A message sent while the session was busy was stored as pending input `pending_input_id`
+    /// (its own id space: never a history id). It joins the history at the next round boundary
+    /// (`steer_folded`); when `waiting_for` names calls, only after the human settled them.
+    SteerQueued {
+        #[ts(type = "number")]
+        pending_input_id: i64,
+        content: String,
+        /// Calls waiting for a human decision or answer that the message is queued behind.
+        #[ts(type = "number[]")]
+        waiting_for: Vec<i64>,
+    },
+    /// Pending input `pending_input_id` became history row `message_id` at a round boundary.
+    SteerFolded {
+        #[ts(type = "number")]
+        pending_input_id: i64,
+        #[ts(type = "number")]
+        message_id: i64,
+        content: String,
+    },
+    /// A stop dropped these pending inputs before they were folded (kept for the debug view).
+    SteersDiscarded {
+        #[ts(type = "number[]")]
+        pending_input_ids: Vec<i64>,
     },
     /// Whether a turn is running for the session (sent on (re)connect and when it changes).
     TurnRunning {
@@ -169,6 +194,20 @@ pub enum Event {
     },
     /// The reply hit the output length limit.
     Truncated {
+        #[ts(type = "number | null")]
+        output_tokens: Option<i64>,
+    },
+    /// An answer was saved but the turn goes on: messages sent while the model wrote it are
+    /// folded in next and answered in the same turn (`done` ends the turn).
+    InterimAnswer {
+        #[ts(type = "number")]
+        message_id: i64,
+        #[ts(type = "number")]
+        stack_id: i64,
+        content: String,
+        reasoning: Option<String>,
+        #[ts(type = "number | null")]
+        input_tokens: Option<i64>,
         #[ts(type = "number | null")]
         output_tokens: Option<i64>,
     },

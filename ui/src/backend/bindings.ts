@@ -38,7 +38,29 @@ label: string, arguments: unknown, status: ToolStatus, result: string | null,
  */
 diff: FileDiff | null, stack_id: number, depth: number, created_at: string, } | { "kind": "agent", stack_id: number, agent_id: string, depth: number, prompt: string | null, parent_tool_call_id: number | null, } | { "kind": "agent_end", stack_id: number, agent_id: string, depth: number, };
 
-export type SessionDetail = { session: SessionMeta, messages: Array<DebugMessage>, };
+export type PendingInput = { 
+/**
+ * Pending-input id (its own id space, not a message id).
+ */
+id: number, content: string, created_at: string, };
+
+export type SessionDetail = { session: SessionMeta, messages: Array<DebugMessage>, 
+/**
+ * Messages stored but not folded into the history yet (steers waiting for a round boundary
+ * or for a decision), oldest first. Each becomes a `user` message when folded.
+ */
+pending_inputs: Array<PendingInput>, };
+
+export type SendResult = { session_id: number, 
+/**
+ * The message was stored as a steer, to be folded into a running turn at its next round
+ * boundary — or, with `waiting_for`, into the turn that continues after the decision.
+ */
+steered: boolean, 
+/**
+ * Calls waiting for a human decision or answer that the message is queued behind.
+ */
+waiting_for: number[], };
 
 export type SessionUsage = { session_id: number, 
 /**
@@ -234,9 +256,22 @@ has_api_key: boolean,
 /**
  * `env` = defined by SKALD_LLM_* variables (read-only here).
  */
-from_env: boolean, context_window: number | null, };
+from_env: boolean, context_window: number | null, 
+/**
+ * False when config.yml says `stream: false` (replies are then never streamed).
+ */
+stream: boolean, };
 
-export type LlmClientInput = { name: string, base_url: string, model: string, provider: string | null, api_key_env: string | null, context_window: number | null, };
+export type LlmClientInput = { 
+/**
+ * The client's name in config.yml before this edit; null for a new client. A different
+ * `name` renames the client and keeps its other keys.
+ */
+previous_name: string | null, name: string, base_url: string, model: string, provider: string | null, api_key_env: string | null, context_window: number | null, 
+/**
+ * False writes `stream: false`; null keeps what config.yml says.
+ */
+stream: boolean | null, };
 
 export type SettingsView = { clients: Array<LlmClientView>, 
 /**
@@ -264,11 +299,11 @@ export type DeltaKind = "content" | "reasoning";
 
 export type ResultType = "string" | "json";
 
-export type Event = { "type": "sessions_changed", } | { "type": "config_reloaded", ok: boolean, error: string | null, } | { "type": "new_session", session_id: number, } | { "type": "user_message", message_id: number, content: string, 
+export type Event = { "type": "sessions_changed", } | { "type": "resync", } | { "type": "config_reloaded", ok: boolean, error: string | null, } | { "type": "new_session", session_id: number, } | { "type": "user_message", message_id: number, content: string, } | { "type": "steer_queued", pending_input_id: number, content: string, 
 /**
- * True when the message arrived during a turn and is folded in at the next boundary.
+ * Calls waiting for a human decision or answer that the message is queued behind.
  */
-steer: boolean, } | { "type": "turn_running", running: boolean, } | { "type": "token_delta", kind: DeltaKind, delta: string, } | { "type": "thinking", message_id: number, content: string, reasoning: string | null, input_tokens: number | null, output_tokens: number | null, } | { "type": "tool_start", tool_call_id: number, message_id: number, name: string, 
+waiting_for: number[], } | { "type": "steer_folded", pending_input_id: number, message_id: number, content: string, } | { "type": "steers_discarded", pending_input_ids: number[], } | { "type": "turn_running", running: boolean, } | { "type": "token_delta", kind: DeltaKind, delta: string, } | { "type": "thinking", message_id: number, content: string, reasoning: string | null, input_tokens: number | null, output_tokens: number | null, } | { "type": "tool_start", tool_call_id: number, message_id: number, name: string, 
 /**
  * As the model sent them (before working-directory injection).
  */
@@ -280,6 +315,6 @@ diff: FileDiff | null, } | { "type": "approval_resolved", request_id: number, to
 /**
  * Markdown.
  */
-question: string, suggested_answers: Array<string>, } | { "type": "clarification_resolved", request_id: number, tool_call_id: number, } | { "type": "file_changed", path: string, tool_call_id: number, diff: FileDiff, } | { "type": "model_fallback", from: string, to: string, reason: string, } | { "type": "llm_failed", tried: Array<string>, last_error: string, } | { "type": "truncated", output_tokens: number | null, } | { "type": "done", message_id: number, stack_id: number, content: string, input_tokens: number | null, output_tokens: number | null, } | { "type": "error", message: string, } | { "type": "compacting", } | { "type": "compaction_done", summary_id: number, covers_up_to_message_id: number, tokens_before: number, tokens_after: number, };
+question: string, suggested_answers: Array<string>, } | { "type": "clarification_resolved", request_id: number, tool_call_id: number, } | { "type": "file_changed", path: string, tool_call_id: number, diff: FileDiff, } | { "type": "model_fallback", from: string, to: string, reason: string, } | { "type": "llm_failed", tried: Array<string>, last_error: string, } | { "type": "truncated", output_tokens: number | null, } | { "type": "interim_answer", message_id: number, stack_id: number, content: string, reasoning: string | null, input_tokens: number | null, output_tokens: number | null, } | { "type": "done", message_id: number, stack_id: number, content: string, input_tokens: number | null, output_tokens: number | null, } | { "type": "error", message: string, } | { "type": "compacting", } | { "type": "compaction_done", summary_id: number, covers_up_to_message_id: number, tokens_before: number, tokens_after: number, };
 
 export type EventEnvelope = { session_id: number | null, source: string | null, event: Event, };

@@ -32,7 +32,8 @@ import { createWebBackend } from "./web";
 export type * from "./bindings";
 export type { Backend, BackendKind, SendResult } from "./types";
 export { useChat, type ChatController } from "./useChat";
-export type { ChatItem, ChatState, ToolItem, ApprovalInfo, CardStatus, NoticeItem } from "./chat";
+export type { ChatItem, ChatState, ToolItem, ApprovalInfo, CardStatus, NoticeItem, QueuedItem } from "./chat";
+export { queuedReason } from "./chat";
 export { isApiError, toApiError } from "./types";
 
 /** Tauri injects `__TAURI_INTERNALS__` before any page script runs; a plain browser has none. */
@@ -63,7 +64,7 @@ export const settingsKeys = {
 };
 
 /** Events after which the set of waiting approvals may have changed. */
-const INBOX_EVENTS = new Set(["approval_required", "pending_write", "approval_resolved", "sessions_changed"]);
+const INBOX_EVENTS = new Set(["approval_required", "pending_write", "approval_resolved", "sessions_changed", "resync"]);
 
 const NO_RETRY_CODES = new Set(["not_found", "invalid_input", "unauthorized", "config"]);
 
@@ -116,7 +117,8 @@ function EventBridge({ backend, children }: { backend: Backend; children?: React
     () =>
       backend.subscribe((envelope: EventEnvelope) => {
         const type = envelope.event.type;
-        if (type === "sessions_changed") {
+        // After a resync (missed events) anything listed may be stale.
+        if (type === "sessions_changed" || type === "resync") {
           void client.invalidateQueries({ queryKey: sessionKeys.all });
         }
         if (type === "config_reloaded") {

@@ -39,7 +39,7 @@ describe("tauri backend", () => {
     const calls: Array<[string, unknown]> = [];
     const replies: Record<string, unknown> = {
       active_session: 4,
-      send_message: { session_id: 4, steered: false },
+      send_message: { session_id: 4, steered: false, waiting_for: [] },
       stop_turn: true,
       turn_running: true,
       new_session: 5,
@@ -52,7 +52,7 @@ describe("tauri backend", () => {
     });
     const backend = createTauriBackend();
     expect(await backend.activeSession("web")).toBe(4);
-    expect(await backend.sendMessage("web", "hi")).toEqual({ session_id: 4, steered: false });
+    expect(await backend.sendMessage("web", "hi")).toEqual({ session_id: 4, steered: false, waiting_for: [] });
     expect(await backend.stop(4)).toBe(true);
     expect(await backend.isRunning(4)).toBe(true);
     expect(await backend.newSession("web")).toBe(5);
@@ -92,7 +92,7 @@ describe("tauri backend", () => {
       return replies[cmd] ?? null;
     });
     const backend = createTauriBackend();
-    const client = { name: "local", base_url: "http://x/v1", model: "m", provider: null, api_key_env: null, context_window: null };
+    const client = { previous_name: null, name: "local", base_url: "http://x/v1", model: "m", provider: null, api_key_env: null, context_window: null, stream: null };
     const input = { group_id: null, tool_pattern: "*", path_pattern: null, agent_id: null, source: null, action: "deny" as const, priority: 1, note: null };
     expect(await backend.settings()).toEqual(view);
     await backend.saveClients([client], ["local"]);

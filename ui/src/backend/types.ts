@@ -13,6 +13,7 @@ import type {
   Inbox,
   LlmClientInput,
   Page,
+  SendResult,
   SessionDetail,
   SessionListQuery,
   SessionSummary,
@@ -21,8 +22,8 @@ import type {
 } from "./bindings";
 
 export type BackendKind = "tauri" | "web";
+export type { SendResult };
 
-export type SendResult = { session_id: number; steered: boolean };
 
 export interface Backend {
   readonly kind: BackendKind;
@@ -30,7 +31,10 @@ export interface Backend {
   getSession(id: number): Promise<SessionDetail>;
   /** The session a source's chat currently writes to (created on demand by the engine). */
   activeSession(source: string): Promise<number>;
-  /** Saves and echoes a message; during a running turn it becomes a steer (`steered: true`). */
+  /**
+   * Saves and echoes a message. During a running turn, or while calls wait for a decision
+   * (`waiting_for`), it becomes a steer (`steered: true`) folded in later.
+   */
   sendMessage(source: string, text: string): Promise<SendResult>;
   /** Cancels the running turn; false when nothing was running. */
   stop(sessionId: number): Promise<boolean>;

@@ -119,7 +119,7 @@ describe("web backend", () => {
     expect(sockets[0]!.closed).toBe(true);
   });
 
-  it("reconnects after a drop and asks for a refetch, since events may have been missed", async () => {
+  it("reconnects after a drop and asks for a resync, since events may have been missed", async () => {
     const { backend, sockets } = setup("http://127.0.0.1:8765/");
     const seen: EventEnvelope[] = [];
     const stop = backend.subscribe((e) => seen.push(e));
@@ -128,7 +128,7 @@ describe("web backend", () => {
     sockets[0]!.drop();
     await vi.waitFor(() => expect(sockets).toHaveLength(2));
     sockets[1]!.open();
-    expect(seen).toEqual([{ session_id: null, source: null, event: { type: "sessions_changed" } }]);
+    expect(seen).toEqual([{ session_id: null, source: null, event: { type: "resync" } }]);
     stop();
     sockets[1]!.drop();
     await new Promise((r) => setTimeout(r, 5));
@@ -137,7 +137,7 @@ describe("web backend", () => {
   it("calls the chat and inbox endpoints with the documented methods, paths and bodies", async () => {
     const replies: unknown[] = [
       { session_id: 4 },
-      { session_id: 4, steered: true },
+      { session_id: 4, steered: true, waiting_for: [9] },
       { stopped: true },
       { running: false },
       { session_id: 5 },
@@ -150,7 +150,7 @@ describe("web backend", () => {
     const fetchMock = vi.fn<typeof fetch>(async () => jsonResponse(200, replies.shift()));
     const { backend } = setup("http://127.0.0.1:8765/?token=abc", { fetch: fetchMock });
     expect(await backend.activeSession("tele gram")).toBe(4);
-    expect(await backend.sendMessage("web", "hi")).toEqual({ session_id: 4, steered: true });
+    expect(await backend.sendMessage("web", "hi")).toEqual({ session_id: 4, steered: true, waiting_for: [9] });
     expect(await backend.stop(4)).toBe(true);
     expect(await backend.isRunning(4)).toBe(false);
     expect(await backend.newSession("web")).toBe(5);
@@ -189,7 +189,7 @@ describe("web backend", () => {
     const replies: unknown[] = [view, view, { ok: true }, { ok: true }, { ok: true, models: ["m"], model_listed: true, error: null, latency_ms: 4 }, [rule], rule, rule, { ok: true }, { messages: [] }];
     const fetchMock = vi.fn<typeof fetch>(async () => jsonResponse(200, replies.shift()));
     const { backend } = setup("http://127.0.0.1:8765/?token=abc", { fetch: fetchMock });
-    const client = { name: "my box", base_url: "http://x/v1", model: "m", provider: null, api_key_env: null, context_window: null };
+    const client = { previous_name: null, name: "my box", base_url: "http://x/v1", model: "m", provider: null, api_key_env: null, context_window: null, stream: null };
     const input = { group_id: null, tool_pattern: "write_file", path_pattern: null, agent_id: null, source: null, action: "allow" as const, priority: 10, note: null };
     expect(await backend.settings()).toEqual(view);
     expect(await backend.saveClients([client], ["my box"])).toEqual(view);

@@ -179,8 +179,8 @@ export function createWebBackend(options: WebBackendOptions = {}): Backend {
         socket = ws;
         ws.onopen = () => {
           // Events sent while we were away are lost; the database is the truth, so a
-          // reconnect tells the app to refetch what it shows.
-          if (everOpened) onEvent({ session_id: null, source: null, event: { type: "sessions_changed" } });
+          // reconnect tells the app to reload what it shows.
+          if (everOpened) onEvent({ session_id: null, source: null, event: { type: "resync" } });
           everOpened = true;
           attempt = 0;
         };

@@ -2,6 +2,7 @@
 import { useQuery } from "@tanstack/react-query";
 import { useEffect, useRef } from "react";
 import {
+  queuedReason,
   toApiError,
   useBackend,
   useChat,
@@ -43,9 +44,8 @@ function Item({ item, inbox }: { item: ChatItem; inbox: InboxItem[] }) {
   switch (item.kind) {
     case "user":
       return (
-        <li className={`bubble bubble-user${item.queued ? " is-queued" : ""}`} data-kind="user">
+        <li className="bubble bubble-user" data-kind="user">
           <p className="bubble-text">{item.content}</p>
-          {item.queued ? <span className="badge bubble-queued">queued for the running turn</span> : null}
         </li>
       );
     case "assistant":
@@ -195,7 +195,7 @@ export function ChatPage({ source }: { source: string }) {
 
   useEffect(() => {
     endRef.current?.scrollIntoView?.({ block: "end" });
-  }, [state.items]);
+  }, [state.items, state.queued]);
 
   const runCommand = async (text: string): Promise<boolean> => {
     const cmd = parseSlash(text);
@@ -225,7 +225,7 @@ export function ChatPage({ source }: { source: string }) {
     body = <Loading label="Loading the conversation…" />;
   } else if (chat.status === "error") {
     body = <ErrorView title="Could not open the chat" error={chat.error} onRetry={chat.retry} />;
-  } else if (state.items.length === 0) {
+  } else if (state.items.length === 0 && state.queued.length === 0) {
     body = (
       <div className="chat-empty state state-empty">
         <p className="state-title">No messages yet</p>
@@ -267,6 +267,13 @@ export function ChatPage({ source }: { source: string }) {
         <ol className="chat-log" aria-label="Conversation" aria-live="polite">
           {state.items.map((item) => (
             <Item key={item.key} item={item} inbox={inbox.data?.items ?? []} />
+          ))}
+          {/* Below the conversation until the engine folds them in, in the order they were sent. */}
+          {state.queued.map((q) => (
+            <li key={q.key} className="bubble bubble-user is-queued" data-kind="user">
+              <p className="bubble-text">{q.content}</p>
+              <span className="badge bubble-queued">{queuedReason(state)}</span>
+            </li>
           ))}
           <li ref={endRef} aria-hidden="true" className="chat-end" />
         </ol>

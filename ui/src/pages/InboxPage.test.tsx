@@ -204,11 +204,11 @@ describe("agent inbox", () => {
     act(() =>
       backend.emit({ session_id: 7, source: "web", event: { type: "approval_required", request_id: 3, tool_call_id: 3, tool_name: "x", arguments: {} } }),
     );
-    expect(await nav.findByRole("link", { name: "Inbox, 3 waiting" })).toBeTruthy();
+    expect(await nav.findByRole("link", { name: "Inbox 3 waiting" })).toBeTruthy();
     backend.inboxItems = [inboxItem(1)];
     act(() =>
       backend.emit({ session_id: 7, source: "web", event: { type: "approval_resolved", request_id: 3, tool_call_id: 3, approved: true } }),
     );
-    expect(await nav.findByRole("link", { name: "Inbox, 1 waiting" })).toBeTruthy();
+    expect(await nav.findByRole("link", { name: "Inbox 1 waiting" })).toBeTruthy();
   });
 });

@@ -21,6 +21,7 @@ const messages: DebugMessage[] = [
 const detail: SessionDetail = {
   session: { id: 42, title: null, source: "tic", agent_id: "main", is_interactive: false, is_ephemeral: true, created_at: T },
   messages,
+  pending_inputs: [],
 };
 
 function row(kind: string, index = 0): HTMLElement {

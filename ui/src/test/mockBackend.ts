@@ -52,6 +52,8 @@ export class MockBackend implements Backend {
   running = new Set<number>();
   nextSessionId = 100;
   sent: Array<{ source: string; text: string }> = [];
+  /** Calls a sent message is queued behind (what `sendMessage` answers in `waiting_for`). */
+  waitingFor: number[] = [];
   sendError: ApiError | null = null;
   stopCalls: number[] = [];
   /** What `sessionUsage` answers, by session id (absent: nothing reported yet). */
@@ -144,7 +146,8 @@ export class MockBackend implements Backend {
     if (this.sendError) return Promise.reject(this.sendError);
     this.sent.push({ source, text });
     const id = this.activeSessions.get(source) ?? 0;
-    return Promise.resolve({ session_id: id, steered: this.running.has(id) });
+    const steered = this.running.has(id) || this.waitingFor.length > 0;
+    return Promise.resolve({ session_id: id, steered, waiting_for: [...this.waitingFor] });
   }
 
   stop(sessionId: number): Promise<boolean> {
@@ -272,7 +275,7 @@ export class MockBackend implements Backend {
       .filter((c, i, all) => all.findIndex((o) => o.name === c.name) === i);
     this.clients = [
       ...env,
-      ...ordered.map((c) => ({ ...c, has_api_key: false, from_env: false })),
+      ...ordered.map(({ previous_name: _renamed, stream, ...c }) => ({ ...c, stream: stream !== false, has_api_key: false, from_env: false })),
     ];
     return this.settings();
   }
@@ -362,6 +365,7 @@ export function emptyDetail(id: number, source = "web"): SessionDetail {
       created_at: "2026-11-30T10:00:00Z",
     },
     messages: [],
+    pending_inputs: [],
   };
 }
 
@@ -494,6 +498,7 @@ export function llmClient(name: string, over: Partial<LlmClientView> = {}): LlmC
     has_api_key: false,
     from_env: false,
     context_window: null,
+    stream: true,
     ...over,
   };
 }

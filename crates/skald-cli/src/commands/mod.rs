@@ -8,6 +8,7 @@ mod sessions;
 
 use std::path::PathBuf;
 
+use skald_core::turn::ParkMode;
 use skald_core::{Engine, EngineOptions};
 use skald_protocol::ApiError;
 
@@ -31,7 +32,10 @@ pub async fn run(
                 .await
         }
         Command::Stop { session } => chat::stop(&engine, session, out).await,
-        Command::Resume { session } => chat::resume(&engine, session, out).await,
+        Command::Resume { session, wait } => {
+            let mode = if wait { ParkMode::Wait } else { ParkMode::Exit };
+            chat::resume(&engine, session, mode, out).await
+        }
         Command::Inbox => approvals::inbox(&engine, out).await,
         Command::Approve { call_id, note, bypass, bypass_scope } => {
             let bypass = approvals::bypass_request(bypass.as_deref(), bypass_scope.as_deref());

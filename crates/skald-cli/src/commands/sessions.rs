@@ -50,6 +50,10 @@ pub async fn run(engine: &Engine, cmd: SessionsCommand, out: &Output) -> Result<
                 for m in &detail.messages {
                     out.line(&render(m));
                 }
+                // Sent while the session was busy; the model reads them at its next step.
+                for p in &detail.pending_inputs {
+                    out.line(&format!("queued: {}", p.content));
+                }
             }
             Ok(exit::OK)
         }

@@ -13,7 +13,7 @@ use skald_protocol::{
 };
 use skald_protocol::{
     BypassView, CompactResult, DEFAULT_PER_PAGE, Decision, DecisionInput, ErrorCode, Inbox, Page,
-    SessionDetail, SessionListQuery, SessionSummary, SessionUsage,
+    SendResult, SessionDetail, SessionListQuery, SessionSummary, SessionUsage,
 };
 
 use super::errors::HttpError;
@@ -188,22 +188,16 @@ struct SendBody {
     text: String,
 }
 
-#[derive(Debug, Serialize)]
-struct SendReply {
-    session_id: i64,
-    steered: bool,
-}
-
 /// Starts a turn (detached: a closed connection never cancels it) or stores a steer.
 async fn send_message(
     State(state): State<ServeState>,
     source: Result<Path<String>, PathRejection>,
     body: Result<Json<SendBody>, axum::extract::rejection::JsonRejection>,
-) -> Result<Json<SendReply>, HttpError> {
+) -> Result<Json<SendResult>, HttpError> {
     let Json(body) = body.map_err(|e| HttpError::new(ErrorCode::InvalidInput, e.body_text()))?;
     let receipt =
         state.engine.send_message(&source_of(source)?, &body.text, ChatOptions::default()).await?;
-    Ok(Json(SendReply { session_id: receipt.session_id, steered: receipt.steered }))
+    Ok(Json(receipt.result()))
 }
 
 async fn inbox(State(state): State<ServeState>) -> Result<Json<Inbox>, HttpError> {

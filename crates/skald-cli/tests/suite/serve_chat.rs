@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 
 use futures::StreamExt;
 use serde_json::{Value, json};
-use skald_testkit::{FakeLlm, Reply};
+use skald_testkit::{FakeLlm, HANG_GUARD, Reply};
 
 struct Serve {
     child: Child,
@@ -143,11 +143,21 @@ async fn a_streamed_turn_and_an_approval_over_http() {
         (decision["approved"].as_bool(), decision["decided_by"].as_str()),
         (Some(true), Some("web"))
     );
-    let wait = Instant::now();
-    while !work.join("note.txt").exists() {
-        assert!(wait.elapsed() < Duration::from_secs(5), "approved write never happened");
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+    // The approved write runs and the model's last reply ends the turn.
+    let done = tokio::time::timeout(HANG_GUARD, async {
+        loop {
+            let msg = ws.next().await.unwrap().unwrap();
+            let Ok(text) = msg.into_text() else { continue };
+            let ev: Value = serde_json::from_str(&text).unwrap();
+            if ev["event"]["type"] == "done" {
+                return ev["event"]["content"].clone();
+            }
+        }
+    })
+    .await
+    .expect("the approved turn never finished");
+    assert_eq!(done, "Wrote note.txt.");
+    assert_eq!(std::fs::read_to_string(work.join("note.txt")).unwrap(), "ok\n");
     // Deciding again the other way is a conflict.
     let again = http
         .post(api(&format!("/tools/{id}/decision")))

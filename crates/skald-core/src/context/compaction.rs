@@ -61,6 +61,8 @@ pub struct CompactionReport {
     pub tokens_after: i64,
     /// Rows folded into the summary (failed rows not counted).
     pub summarised_messages: usize,
+    /// The stored summary text, as later requests carry it.
+    pub summary: String,
 }
 
 /// Summarises one frame's history. Borrowed parts so a turn can build one per check cheaply.
@@ -215,6 +217,7 @@ impl<'a> ContextCompactor<'a> {
             tokens_before,
             tokens_after,
             summarised_messages: cut,
+            summary,
         }))
     }
 }

@@ -11,9 +11,10 @@ use skald_store::StoreError;
 use skald_store::repo::approvals::NewDecision;
 
 use super::Engine;
+use super::chat::{Step, TurnSlot};
 use crate::error::EngineError;
 use crate::tools::names;
-use crate::turn::{self, ParkMode, TurnEmitter, TurnOutcome};
+use crate::turn::{ParkMode, TurnOutcome};
 
 /// How often the app / `serve` looks for decisions written by other processes.
 const AUTO_RESUME_POLL: Duration = Duration::from_secs(1);
@@ -188,39 +189,26 @@ impl Engine {
         })
     }
 
-    /// Settles recorded decisions and continues the session's turn in this process, waiting for
-    /// further decisions when `mode` is `Wait`.
+    /// Settles recorded decisions and continues the session's turn in this process (folding
+    /// steers queued meanwhile), waiting for further decisions when `mode` is `Wait`.
     pub async fn resume(&self, session_id: i64, mode: ParkMode) -> Result<TurnOutcome, ApiError> {
         let session = self.store().session(session_id).await.map_err(EngineError::from)?;
         let handle = self.inner.sessions.handle(session_id);
-        let Ok(_guard) = handle.processing.clone().try_lock_owned() else {
-            return Err(ApiError::new(
+        let busy = || {
+            ApiError::new(
                 ErrorCode::Conflict,
                 format!("session {session_id} is already running a turn"),
-            ));
+            )
         };
+        let Ok(guard) = handle.processing.clone().try_lock_owned() else {
+            return Err(busy());
+        };
+        if self.runner_elsewhere(session_id).await.map_err(EngineError::from)? {
+            return Err(busy());
+        }
         let chain = self.model_chain()?;
-        let emitter =
-            TurnEmitter::new(self.inner.events.clone(), session_id, session.source.clone());
-        self.claim(session_id).await.map_err(|e| match e {
-            StoreError::Conflict(m) => ApiError::new(ErrorCode::Conflict, m),
-            other => EngineError::from(other).into(),
-        })?;
-        let cancel = handle.begin();
-        emitter.emit(Event::TurnRunning { running: true });
-        let watcher = self.watch_remote_stop(session_id, cancel.clone());
-        let outcome = match self.turn_ctx(session_id, &session.source, chain, &emitter, mode).await
-        {
-            Ok(ctx) => turn::resume(&ctx, cancel)
-                .await
-                .unwrap_or_else(|e| TurnOutcome::Failed { message: e.to_string() }),
-            Err(e) => TurnOutcome::Failed { message: e.to_string() },
-        };
-        watcher.abort();
-        let _ = self.store().release_runner(session_id, &self.inner.runner_id).await;
-        handle.end();
-        self.finish(session_id, &emitter, &outcome).await;
-        Ok(outcome)
+        let slot = TurnSlot { guard, chain, cancel: handle.begin() };
+        Ok(self.run_steps(session_id, &session.source, Step::Resume, slot, mode).await)
     }
 
     /// Starts a background resume unless the session is busy. Returns whether one started.

@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use skald_llm::{LlmSettings, ModelEndpoint};
-use skald_protocol::{ApiError, ErrorCode, Event, EventEnvelope};
+use skald_protocol::{ApiError, ErrorCode, Event, EventEnvelope, SendResult};
 use skald_store::StoreError;
 use skald_store::repo::history::{NewMessage, Role};
 use skald_store::repo::sessions::NewSession;
@@ -29,10 +29,19 @@ const STOP_POLL: Duration = Duration::from_millis(250);
 
 /// What a turn needs before its task starts: the held processing lock, the models and the
 /// cancel token.
-struct TurnSlot {
-    guard: tokio::sync::OwnedMutexGuard<()>,
-    chain: Vec<ModelEndpoint>,
-    cancel: CancellationToken,
+pub(super) struct TurnSlot {
+    pub(super) guard: tokio::sync::OwnedMutexGuard<()>,
+    pub(super) chain: Vec<ModelEndpoint>,
+    pub(super) cancel: CancellationToken,
+}
+
+/// One unit of work under the processing lock.
+pub(super) enum Step {
+    /// A turn: with the user's message, or on the steers waiting for one.
+    Turn(Option<String>),
+    /// Settle the calls an earlier run left open (decisions, crash leftovers), then continue;
+    /// waiting steers are folded at its first round boundary.
+    Resume,
 }
 
 /// Options of `send_message`.
@@ -55,10 +64,25 @@ pub struct ChatOptions {
 #[derive(Debug)]
 pub struct SendReceipt {
     pub session_id: i64,
-    /// True when a turn was already running: the message was stored as a steer.
+    /// True when the message was stored as a steer for a turn that runs (here or elsewhere) or
+    /// that continues once `waiting_for` is settled; no turn was started for it.
     pub steered: bool,
+    /// Calls waiting for a human (an approval or an answer) that the message is queued behind:
+    /// it reaches the model after them (decision 44). Empty when nothing waits.
+    pub waiting_for: Vec<i64>,
     /// The turn started by this message (absent for a steer).
     pub turn: Option<JoinHandle<TurnOutcome>>,
+}
+
+impl SendReceipt {
+    /// What the shells answer the sender.
+    pub fn result(&self) -> SendResult {
+        SendResult {
+            session_id: self.session_id,
+            steered: self.steered,
+            waiting_for: self.waiting_for.clone(),
+        }
+    }
 }
 
 impl Engine {
@@ -92,7 +116,8 @@ impl Engine {
     }
 
     /// Sends a user message to the source's session: starts a turn, or — while one runs here or
-    /// in another process — stores it as a steer folded in at the next round boundary.
+    /// in another process, or while calls wait for a human — stores it as a steer folded in at
+    /// the next round boundary (after those calls are settled).
     pub async fn send_message(
         &self,
         source: &str,
@@ -114,6 +139,13 @@ impl Engine {
         let Some(guard) = lock else {
             return self.steer(session_id, source, text, opts.park_mode).await;
         };
+        // Calls an earlier run left open come first: a fresh turn on top of them would tell the
+        // model they were interrupted while a decision could still run them. The message waits
+        // as a steer; the late-steer claim settles them now unless a human must decide first.
+        if !self.store().open_tool_calls(session_id).await.map_err(EngineError::from)?.is_empty() {
+            drop(guard);
+            return self.steer(session_id, source, text, opts.park_mode).await;
+        }
         let chain = self.model_chain()?;
         // The token exists before the task starts, so a stop sent right after this returns is
         // never lost.
@@ -121,13 +153,15 @@ impl Engine {
         let turn = self.spawn_turns(
             session_id,
             source,
-            Some(text.to_string()),
+            Step::Turn(Some(text.to_string())),
             TurnSlot { guard, chain, cancel },
             opts.park_mode,
         );
-        Ok(SendReceipt { session_id, steered: false, turn: Some(turn) })
+        Ok(SendReceipt { session_id, steered: false, waiting_for: Vec::new(), turn: Some(turn) })
     }
 
+    /// Stores `text` as a steer and echoes it as queued; starts the work that folds it when
+    /// nobody else will.
     async fn steer(
         &self,
         session_id: i64,
@@ -135,88 +169,126 @@ impl Engine {
         text: &str,
         mode: ParkMode,
     ) -> Result<SendReceipt, ApiError> {
-        let steer_id =
-            self.store().add_steer(session_id, text, None).await.map_err(EngineError::from)?;
+        let store = self.store();
+        let pending_input_id =
+            store.add_steer(session_id, text, None).await.map_err(EngineError::from)?;
+        let waiting_for =
+            store.calls_awaiting_human(session_id).await.map_err(EngineError::from)?;
         self.emit(EventEnvelope {
             session_id: Some(session_id),
             source: Some(source.to_string()),
-            event: Event::UserMessage {
-                message_id: steer_id,
+            event: Event::SteerQueued {
+                pending_input_id,
                 content: text.to_string(),
-                steer: true,
+                waiting_for: waiting_for.clone(),
             },
         });
-        // The turn may have ended between the busy check and the insert: then nobody would fold
-        // this steer, so it starts a turn of its own.
-        if let Some(slot) = self.claim_late_steers(session_id).await {
-            let turn = self.spawn_turns(session_id, source, None, slot, mode);
-            return Ok(SendReceipt { session_id, steered: false, turn: Some(turn) });
+        // The turn may have ended between the busy check and the insert, or there was none:
+        // then nobody would fold this steer, so it starts the work of its own.
+        if let Some((slot, step)) = self.claim_late_steers(session_id).await {
+            let turn = self.spawn_turns(session_id, source, step, slot, mode);
+            return Ok(SendReceipt {
+                session_id,
+                steered: false,
+                waiting_for: Vec::new(),
+                turn: Some(turn),
+            });
         }
-        Ok(SendReceipt { session_id, steered: true, turn: None })
+        Ok(SendReceipt { session_id, steered: true, waiting_for, turn: None })
     }
 
-    /// Runs a turn under the processing lock, then keeps going while steers sent too late for
-    /// it are waiting. Returns the last turn's outcome.
+    /// Runs `first` under the processing lock in a task of its own; see `run_steps`.
     fn spawn_turns(
         &self,
         session_id: i64,
         source: &str,
-        first_text: Option<String>,
-        first: TurnSlot,
+        first: Step,
+        slot: TurnSlot,
         mode: ParkMode,
     ) -> JoinHandle<TurnOutcome> {
         let engine = self.clone();
         let source = source.to_string();
-        tokio::spawn(async move {
-            let mut text = first_text;
-            let mut slot = first;
-            loop {
-                let TurnSlot { guard, chain, cancel } = slot;
-                let outcome = engine
-                    .run_user_turn(session_id, &source, text.take().as_deref(), chain, mode, cancel)
-                    .await;
-                drop(guard);
-                // A message that arrived after the last round boundary but before the lock was
-                // released is a steer nobody folds: pick it up now (the sender's own check
-                // covers the other order).
-                match engine.claim_late_steers(session_id).await {
-                    Some(next) => slot = next,
-                    None => return outcome,
-                }
-            }
-        })
+        tokio::spawn(async move { engine.run_steps(session_id, &source, first, slot, mode).await })
     }
 
-    /// Takes the processing lock for open steers that no turn will fold: none is running here
-    /// or elsewhere and no call is parked (a resume folds those). `None` when there is nothing
-    /// to do or someone else holds the session.
-    async fn claim_late_steers(&self, session_id: i64) -> Option<TurnSlot> {
+    /// Runs `first` under the processing lock, then keeps going while steers sent too late for
+    /// it are waiting. Returns the last step's outcome.
+    pub(super) async fn run_steps(
+        &self,
+        session_id: i64,
+        source: &str,
+        first: Step,
+        first_slot: TurnSlot,
+        mode: ParkMode,
+    ) -> TurnOutcome {
+        let mut step = first;
+        let mut slot = first_slot;
+        loop {
+            let TurnSlot { guard, chain, cancel } = slot;
+            let outcome = self.run_step(session_id, source, step, chain, mode, cancel).await;
+            drop(guard);
+            // A step that failed would fail the same way again on the same rows.
+            if matches!(outcome, TurnOutcome::Failed { .. }) {
+                return outcome;
+            }
+            // A message that arrived after the last round boundary but before the lock was
+            // released is a steer nobody folds: pick it up now (the sender's own check
+            // covers the other order).
+            match self.claim_late_steers(session_id).await {
+                Some((next_slot, next)) => (slot, step) = (next_slot, next),
+                None => return outcome,
+            }
+        }
+    }
+
+    /// Takes the processing lock for open steers that no turn will fold: none runs here or
+    /// elsewhere, and no call waits for a human (the continuation after the decision folds
+    /// them). With calls left open otherwise (decided, or cut off by a crash) the step settles
+    /// them first. `None` when there is nothing to do or someone else holds the session.
+    async fn claim_late_steers(&self, session_id: i64) -> Option<(TurnSlot, Step)> {
         let store = self.store();
         if store.open_steers(session_id).await.ok()?.is_empty()
-            || !store.open_tool_calls(session_id).await.ok()?.is_empty()
             || self.runner_elsewhere(session_id).await.unwrap_or(true)
         {
             return None;
         }
         let handle = self.inner.sessions.handle(session_id);
         let guard = handle.processing.clone().try_lock_owned().ok()?;
-        // Under the lock: another caller may have folded them first.
-        if store.open_steers(session_id).await.ok()?.is_empty() {
+        // Under the lock: another caller may have folded them first, or a turn parked a call.
+        if store.open_steers(session_id).await.ok()?.is_empty()
+            || !store.calls_awaiting_human(session_id).await.ok()?.is_empty()
+        {
             return None;
         }
+        let step = if store.open_tool_calls(session_id).await.ok()?.is_empty() {
+            Step::Turn(None)
+        } else {
+            Step::Resume
+        };
         let chain = self.model_chain().ok()?;
-        Some(TurnSlot { guard, chain, cancel: handle.begin() })
+        Some((TurnSlot { guard, chain, cancel: handle.begin() }, step))
     }
 
     /// Stops the session's running turn, here or in another process. Unconsumed steers are kept
     /// but marked discarded. Returns whether a turn was running.
     pub async fn stop(&self, session_id: i64) -> Result<bool, ApiError> {
-        self.store().session(session_id).await.map_err(EngineError::from)?;
+        let session = self.store().session(session_id).await.map_err(EngineError::from)?;
         let local = self.inner.sessions.existing(session_id).is_some_and(|h| h.cancel());
         let remote =
             self.store().request_runner_cancel(session_id).await.map_err(EngineError::from)?;
-        self.store().discard_steers(session_id).await.map_err(EngineError::from)?;
+        let dropped = self.store().discard_steers(session_id).await.map_err(EngineError::from)?;
+        self.emit_discarded(session_id, &session.source, dropped);
         Ok(local || remote)
+    }
+
+    fn emit_discarded(&self, session_id: i64, source: &str, pending_input_ids: Vec<i64>) {
+        if !pending_input_ids.is_empty() {
+            self.emit(EventEnvelope {
+                session_id: Some(session_id),
+                source: Some(source.to_string()),
+                event: Event::SteersDiscarded { pending_input_ids },
+            });
+        }
     }
 
     /// Replaces the session's RunContext (working dir, prompt fragments, pre-authorised paths,
@@ -294,17 +366,19 @@ impl Engine {
                     strength: c.strength,
                     scope: c.scope.clone(),
                     context_window: c.effective_context_window(),
+                    stream: c.streams(),
                 }
             })
             .collect()
     }
 
-    /// One user turn: echo, rounds, outcome events. Runs under the session's processing lock.
-    async fn run_user_turn(
+    /// One step (a user turn: echo, rounds; or a resume), then its outcome events. Runs under
+    /// the session's processing lock.
+    async fn run_step(
         &self,
         session_id: i64,
         source: &str,
-        text: Option<&str>,
+        step: Step,
         chain: Vec<ModelEndpoint>,
         mode: ParkMode,
         cancel: CancellationToken,
@@ -314,10 +388,17 @@ impl Engine {
         let outcome = match self.claim(session_id).await {
             Ok(()) => {
                 let watcher = self.watch_remote_stop(session_id, cancel.clone());
-                let outcome = match self
-                    .prepare_and_run(session_id, text, chain, &emitter, cancel.clone(), mode)
-                    .await
-                {
+                let token = cancel.clone();
+                let ran = match step {
+                    Step::Turn(text) => {
+                        let text = text.as_deref();
+                        self.prepare_and_run(session_id, text, chain, &emitter, token, mode).await
+                    }
+                    Step::Resume => {
+                        self.settle_and_run(session_id, chain, &emitter, token, mode).await
+                    }
+                };
+                let outcome = match ran {
                     Ok(o) => o,
                     Err(e) => TurnOutcome::Failed { message: e.to_string() },
                 };
@@ -384,7 +465,7 @@ impl Engine {
         }
         // Steers left unconsumed by a crash seed this turn, before the new message.
         // Without a new message the turn runs on those steers (already echoed when sent).
-        store.fold_steers(session_id, root.id).await?;
+        crate::turn::fold_steers(store, emitter, session_id, root.id).await?;
         if let Some(text) = text {
             let message_id = store
                 .append_message(&NewMessage {
@@ -394,16 +475,26 @@ impl Engine {
                     ..Default::default()
                 })
                 .await?;
-            emitter.emit(Event::UserMessage {
-                message_id,
-                content: text.to_string(),
-                steer: false,
-            });
+            emitter.emit(Event::UserMessage { message_id, content: text.to_string() });
         }
         // The echo goes out before anything else the turn emits.
         emitter.emit(Event::TurnRunning { running: true });
         let ctx = self.turn_ctx(session_id, emitter.source(), chain, emitter, mode).await?;
         run_rounds(&ctx, cancel).await
+    }
+
+    /// Settles the calls earlier runs left open, then continues the turn (the resume step).
+    async fn settle_and_run(
+        &self,
+        session_id: i64,
+        chain: Vec<ModelEndpoint>,
+        emitter: &TurnEmitter,
+        cancel: CancellationToken,
+        mode: ParkMode,
+    ) -> Result<TurnOutcome, EngineError> {
+        emitter.emit(Event::TurnRunning { running: true });
+        let ctx = self.turn_ctx(session_id, emitter.source(), chain, emitter, mode).await?;
+        crate::turn::resume(&ctx, cancel).await
     }
 
     /// Resolves everything a turn (or a resume) of the session's root frame needs.
@@ -482,7 +573,9 @@ impl Engine {
             }
             TurnOutcome::Parked { .. } => {}
             TurnOutcome::Cancelled => {
-                let _ = self.store().discard_steers(session_id).await;
+                if let Ok(dropped) = self.store().discard_steers(session_id).await {
+                    self.emit_discarded(session_id, emitter.source(), dropped);
+                }
                 emitter.emit(Event::Error { message: "interrupted by user".into() });
             }
             TurnOutcome::Exhausted { rounds } => emitter.emit(Event::Error {

@@ -10,7 +10,7 @@ use skald_store::StoreError;
 use skald_store::repo::approvals::RuleRow;
 
 use super::Engine;
-use crate::config::{self, ClientConfig, EnvOverrides};
+use crate::config::{self, ClientConfig, ClientEdit};
 use crate::error::EngineError;
 
 const ENV_CLIENT: &str = "env";
@@ -31,6 +31,7 @@ impl Engine {
                 has_api_key: self.has_key(c),
                 from_env: c.name == ENV_CLIENT,
                 context_window: c.context_window,
+                stream: c.streams(),
             })
             .collect::<Vec<_>>();
         Ok(SettingsView {
@@ -48,50 +49,30 @@ impl Engine {
         }
     }
 
-    /// Replaces the clients and fallback order in `config.yml` (other settings are kept; comments
-    /// in the file are not). Validated exactly like a hand edit before anything is written.
+    /// Saves the page's clients and their order into `config.yml`, merged by name into the file as
+    /// it is: keys the page does not edit, comments, and all other settings stay byte for byte.
+    /// Validated exactly like a hand edit before anything is written.
     pub async fn save_llm_clients(
         &self,
         clients: Vec<LlmClientInput>,
         fallback: Vec<String>,
     ) -> Result<SettingsView, ApiError> {
-        let dir = self.data_dir();
-        let mut file_cfg =
-            config::load(dir, &EnvOverrides::default()).map_err(EngineError::from)?;
-        file_cfg.llm.clients = clients
-            .into_iter()
-            .filter(|c| c.name != ENV_CLIENT)
-            .map(|c| ClientConfig {
-                name: c.name.trim().to_string(),
-                base_url: c.base_url.trim().to_string(),
-                model: c.model.trim().to_string(),
-                api_key_env: c.api_key_env.filter(|v| !v.trim().is_empty()),
-                provider: c.provider.filter(|v| !v.trim().is_empty()),
-                strength: None,
-                scope: Vec::new(),
-                context_window: c.context_window,
-                extra_params: None,
-            })
-            .collect();
-        file_cfg.llm.fallback = fallback.into_iter().filter(|n| n != ENV_CLIENT).collect();
-        let text = serde_yaml::to_string(&file_cfg).map_err(|e| {
-            ApiError::new(ErrorCode::Internal, format!("cannot encode config: {e}"))
-        })?;
-        // Check the new text in a scratch dir first, so a bad edit never reaches the real file.
-        let scratch = tempdir_in(dir)?;
-        std::fs::write(scratch.join(config::CONFIG_FILE_NAME), &text).map_err(io_err)?;
-        let checked = config::load(&scratch, &EnvOverrides::default());
-        let _ = std::fs::remove_dir_all(&scratch);
-        checked.map_err(|e| {
-            ApiError::new(
-                ErrorCode::InvalidInput,
-                e.to_string().replace(&scratch.display().to_string(), "config.yml"),
-            )
-        })?;
-        let path = dir.join(config::CONFIG_FILE_NAME);
-        let tmp = dir.join(".config.yml.tmp");
-        std::fs::write(&tmp, text).map_err(io_err)?;
-        std::fs::rename(&tmp, &path).map_err(io_err)?;
+        let path = self.data_dir().join(config::CONFIG_FILE_NAME);
+        let text = match std::fs::read_to_string(&path) {
+            Ok(t) => t,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
+            Err(e) => return Err(io_err(e)),
+        };
+        // The file as it is must be valid: an edit never builds on a broken file.
+        let current = config::parse_text(&path, &text).map_err(EngineError::from)?;
+        let edits: Vec<ClientEdit> =
+            clients.into_iter().filter(|c| c.name != ENV_CLIENT).map(client_edit).collect();
+        let order: Vec<String> = fallback.into_iter().filter(|n| n != ENV_CLIENT).collect();
+        let edited = config::merge_clients(&path, &text, &current, &edits, &order)
+            .map_err(|e| ApiError::new(ErrorCode::InvalidInput, e.to_string()))?;
+        if edited != text {
+            write_atomically(&path, &edited).map_err(io_err)?;
+        }
         self.reload_config()?;
         self.settings().await
     }
@@ -199,8 +180,27 @@ fn io_err(e: std::io::Error) -> ApiError {
     ApiError::new(ErrorCode::Storage, format!("cannot write config.yml: {e}"))
 }
 
-fn tempdir_in(dir: &std::path::Path) -> Result<std::path::PathBuf, ApiError> {
-    let p = dir.join(format!(".config-check-{}", std::process::id()));
-    std::fs::create_dir_all(&p).map_err(io_err)?;
-    Ok(p)
+/// What the page sent, trimmed; blank optional fields mean "not set".
+fn client_edit(c: LlmClientInput) -> ClientEdit {
+    let set = |v: Option<String>| v.map(|v| v.trim().to_string()).filter(|v| !v.is_empty());
+    ClientEdit {
+        previous_name: set(c.previous_name),
+        name: c.name.trim().to_string(),
+        base_url: c.base_url.trim().to_string(),
+        model: c.model.trim().to_string(),
+        provider: set(c.provider),
+        api_key_env: set(c.api_key_env),
+        context_window: c.context_window,
+        stream: c.stream,
+    }
+}
+
+/// Replaces the file in one step (a reader never sees half a file), keeping its permissions.
+fn write_atomically(path: &std::path::Path, text: &str) -> std::io::Result<()> {
+    let tmp = path.with_file_name(".config.yml.tmp");
+    std::fs::write(&tmp, text)?;
+    if let Ok(meta) = std::fs::metadata(path) {
+        std::fs::set_permissions(&tmp, meta.permissions())?;
+    }
+    std::fs::rename(&tmp, path)
 }

@@ -19,8 +19,8 @@ struct Args {
     /// Model ids listed by /v1/models, comma separated.
     #[arg(long, value_delimiter = ',', default_value = "fake-model,fake-model-2")]
     models: Vec<String>,
-    /// What to answer when no scripted reply is queued.
-    #[arg(long, value_enum, default_value_t = EmptyMode::Echo)]
+    /// What to answer when no scripted reply is queued (echo only for trying a UI by hand).
+    #[arg(long, value_enum, default_value_t = EmptyMode::Error)]
     when_empty: EmptyMode,
     /// Pause between streamed SSE events, in milliseconds.
     #[arg(long, default_value_t = 0)]
@@ -48,6 +48,9 @@ async fn main() -> anyhow::Result<()> {
         },
         port: args.port,
         chunk_delay_ms: args.chunk_delay_ms,
+        // A process cannot fail a test by panicking; it reports on stderr when it stops, and
+        // harnesses read `unscripted` in /__fake/requests.
+        check_on_drop: false,
     };
     let fake = FakeLlm::start_with(opts).await.context("cannot bind the fake provider")?;
     if let Some(script) = script {
@@ -58,5 +61,8 @@ async fn main() -> anyhow::Result<()> {
     stdout.flush()?;
     drop(stdout);
     tokio::signal::ctrl_c().await.context("cannot wait for Ctrl-C")?;
+    if let Some(report) = fake.script_report() {
+        eprintln!("{report}");
+    }
     Ok(())
 }
