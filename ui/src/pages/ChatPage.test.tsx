@@ -331,6 +331,17 @@ describe("chat page", () => {
     expect(backend.decisions[0]?.input).toMatchObject({ approved: true, decided_by: "app" });
   });
 
+  it("shows a read's approval by the path the engine resolved, not the model's argument", async () => {
+    const backend = setup();
+    backend.inboxItems = [
+      inboxItem(5, { session_id: SID, tool_name: "read_file", kind: "tool", path: "/home/me/.ssh/id_key", diff: null }),
+    ];
+    await open(backend);
+    emit(backend, { type: "approval_required", request_id: 5, tool_call_id: 5, tool_name: "read_file", arguments: { path: "docs/id_key" } });
+    const card = log().getByRole("region", { name: "Approval for read_file" });
+    expect(await within(card).findByText("/home/me/.ssh/id_key")).toBeTruthy();
+  });
+
   it("offers the inline card a bypass once the inbox says which scopes fit", async () => {
     const backend = setup([
       { kind: "tool", tool_call_id: 4, message_id: 3, name: "execute_cmd", label: "execute_cmd make", arguments: { command: "make" }, status: "pending", result: null, diff: null, ...base },

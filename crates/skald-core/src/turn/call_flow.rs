@@ -239,9 +239,13 @@ async fn park(
     if command.is_some() {
         kind = ApprovalKind::Command;
     }
-    let summary = match (&review, &command) {
-        (Some((path, _, _, d)), _) => format!("{name} {path} ({})", d.summary),
-        (None, Some(c)) => format!("run `{c}`"),
+    // The file a call acts on is shown as the path it resolves to: `../x` or a link inside the
+    // project must not pass for a file in it.
+    let target_shown = target.as_ref().map(|t| t.display().to_string());
+    let summary = match (&review, &command, &target_shown) {
+        (Some((path, _, _, d)), _, _) => format!("{name} {path} ({})", d.summary),
+        (None, Some(c), _) => format!("run `{c}`"),
+        (None, None, Some(path)) => format!("{name} {path} {}", compact_json(args)),
         _ => format!("{name} {}", compact_json(args)),
     };
     let diff_json = review
@@ -262,7 +266,7 @@ async fn park(
             .to_string(),
             tool_name: name.to_string(),
             arguments: args.to_string(),
-            path: review.as_ref().map(|(p, ..)| p.clone()),
+            path: review.as_ref().map(|(p, ..)| p.clone()).or(target_shown),
             command: command.clone(),
             workdir: workdir.clone(),
             diff: diff_json,

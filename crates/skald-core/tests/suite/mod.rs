@@ -1,4 +1,5 @@
 mod approval;
+mod approval_paths;
 mod approved_writes;
 mod auto_resume;
 mod bypasses;
