@@ -183,9 +183,19 @@ pub enum Event {
         tool_call_id: i64,
         diff: crate::FileDiff,
     },
+    /// `from` failed and `to` answers instead; text streamed from `from` is void (the reply
+    /// streams anew).
     ModelFallback {
         from: String,
         to: String,
+        reason: String,
+    },
+    /// A model request failed and goes to the same model again after a pause; text streamed
+    /// for the failed attempt is void (the retry streams the reply anew).
+    ModelRetry {
+        model: String,
+        /// Which retry this is (1 = the first).
+        attempt: u32,
         reason: String,
     },
     LlmFailed {
