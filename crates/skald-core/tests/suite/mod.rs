@@ -9,6 +9,7 @@ mod context;
 mod engine;
 mod independent_llm;
 mod local_llm;
+mod matrix;
 mod model_powers;
 mod parked_input;
 mod settings;

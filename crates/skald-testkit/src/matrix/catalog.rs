@@ -96,6 +96,11 @@ pub const ROWS: &[RowSpec] = &[
     row("provider.duplicate-call-ids", Group::Provider, "Duplicate tool-call ids in one reply"),
     row("provider.empty-reply", Group::Provider, "An empty reply (no text, no tool call)"),
     row("provider.200-error-body", Group::Provider, "HTTP 200 whose body is an error"),
+    row(
+        "provider.stream-ends-before-delta",
+        Group::Provider,
+        "A streamed reply with tools that ends before its first delta (llama-cpp-python)",
+    ),
     row("files.traversal", Group::Files, "Path traversal with `..`"),
     row("files.absolute-outside", Group::Files, "Absolute path outside the working directory"),
     row("files.symlink-out", Group::Files, "Symlink out of the working directory"),
