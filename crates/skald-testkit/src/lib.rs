@@ -1,6 +1,6 @@
 //! Dev-only test kit: a strict fake OpenAI-compatible provider for Skald's tests and tools, a
-//! recording relay for tests against real servers, and the reliability matrix's row recorder and
-//! renderer (`matrix`).
+//! recording relay for tests against real servers, the check that keeps generated files
+//! committed and current, and the reliability matrix's row recorder and renderer (`matrix`).
 //!
 //! # The fake provider is strict
 //!
@@ -27,6 +27,7 @@
 mod error;
 mod external;
 mod fake_llm;
+mod generated;
 pub mod matrix;
 mod tap;
 mod wait;
@@ -37,5 +38,6 @@ pub use fake_llm::{
     FakeLlm, FakeLlmOptions, RecordedRequest, Reply, Script, ScriptedToolCall, Usage, WhenEmpty,
     validate_chat_request,
 };
+pub use generated::assert_generated_file_is_current;
 pub use tap::{HttpTap, TappedRequest};
 pub use wait::{HANG_GUARD, eventually};

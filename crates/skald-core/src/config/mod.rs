@@ -13,7 +13,7 @@ pub use file::{
     ClientConfig, CompactionConfig, Config, DatetimeConfig, LlmConfig, RequestLogConfig, Strength,
     default_config_text,
 };
-pub use secrets::{KeyringSecrets, MemorySecrets, SecretStore};
+pub use secrets::{KeyringSecrets, MemorySecrets, SecretError, SecretStore};
 pub use watch::ConfigWatcher;
 
 use std::path::{Path, PathBuf};

@@ -3,10 +3,9 @@
 use std::time::{Duration, Instant};
 
 use skald_protocol::{
-    ApiError, ApprovalRuleInput, ApprovalRuleView, ConnectionTest, ErrorCode, LlmClientInput,
-    LlmClientView, RuleAction, SettingsView,
+    ApprovalRuleInput, ApprovalRuleView, ConnectionTest, LlmClientInput, LlmClientView, RuleAction,
+    SettingsView,
 };
-use skald_store::StoreError;
 use skald_store::repo::approvals::RuleRow;
 
 use super::Engine;
@@ -17,7 +16,7 @@ const ENV_CLIENT: &str = "env";
 
 impl Engine {
     /// The Settings page: clients in fallback order, whether each has a key, where files live.
-    pub async fn settings(&self) -> Result<SettingsView, ApiError> {
+    pub async fn settings(&self) -> Result<SettingsView, EngineError> {
         let cfg = self.config();
         let clients = cfg
             .ordered_clients()
@@ -56,16 +55,16 @@ impl Engine {
         &self,
         clients: Vec<LlmClientInput>,
         fallback: Vec<String>,
-    ) -> Result<SettingsView, ApiError> {
+    ) -> Result<SettingsView, EngineError> {
         let path = self.data_dir().join(config::CONFIG_FILE_NAME);
         let text = config::read_text(&path).map_err(EngineError::from)?.unwrap_or_default();
         // The file as it is must be valid: an edit never builds on a broken file.
-        let current = config::parse_text(&path, &text).map_err(EngineError::from)?;
+        let current = config::parse_text(&path, &text)?;
         let edits: Vec<ClientEdit> =
             clients.into_iter().filter(|c| c.name != ENV_CLIENT).map(client_edit).collect();
         let order: Vec<String> = fallback.into_iter().filter(|n| n != ENV_CLIENT).collect();
         let edited = config::merge_clients(&path, &text, &current, &edits, &order)
-            .map_err(|e| ApiError::new(ErrorCode::InvalidInput, e.to_string()))?;
+            .map_err(|e| EngineError::InvalidInput(e.to_string()))?;
         if edited != text {
             write_atomically(&path, &edited).map_err(io_err)?;
         }
@@ -74,20 +73,21 @@ impl Engine {
     }
 
     /// Stores (or with `None` removes) a client's API key in the OS keychain.
-    pub async fn set_api_key(&self, client: &str, key: Option<String>) -> Result<(), ApiError> {
-        let result = match key.as_deref().map(str::trim).filter(|k| !k.is_empty()) {
-            Some(k) => self.inner.secrets.set(client, k),
-            None => self.inner.secrets.delete(client),
-        };
-        result.map_err(|e| ApiError::new(ErrorCode::Config, e.to_string()))
+    pub async fn set_api_key(&self, client: &str, key: Option<String>) -> Result<(), EngineError> {
+        match key.as_deref().map(str::trim).filter(|k| !k.is_empty()) {
+            Some(k) => self.inner.secrets.set(client, k)?,
+            None => self.inner.secrets.delete(client)?,
+        }
+        Ok(())
     }
 
     /// Asks the client's endpoint for its model list.
-    pub async fn test_connection(&self, client: &str) -> Result<ConnectionTest, ApiError> {
+    pub async fn test_connection(&self, client: &str) -> Result<ConnectionTest, EngineError> {
         let chain = self.model_chain()?;
-        let endpoint = chain.iter().find(|e| e.name == client).ok_or_else(|| {
-            ApiError::new(ErrorCode::NotFound, format!("no LLM client named `{client}`"))
-        })?;
+        let endpoint = chain
+            .iter()
+            .find(|e| e.name == client)
+            .ok_or_else(|| EngineError::NotFound(format!("no LLM client named `{client}`")))?;
         let started = Instant::now();
         let result = skald_llm::list_models(endpoint, Duration::from_secs(10)).await;
         let latency_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
@@ -110,8 +110,8 @@ impl Engine {
     }
 
     /// Every approval rule, in evaluation order per group.
-    pub async fn approval_rules(&self) -> Result<Vec<ApprovalRuleView>, ApiError> {
-        let rows = self.store().all_rules().await.map_err(EngineError::from)?;
+    pub async fn approval_rules(&self) -> Result<Vec<ApprovalRuleView>, EngineError> {
+        let rows = self.store().all_rules().await?;
         Ok(rows.into_iter().map(rule_view).collect())
     }
 
@@ -120,9 +120,9 @@ impl Engine {
         &self,
         id: Option<i64>,
         input: ApprovalRuleInput,
-    ) -> Result<ApprovalRuleView, ApiError> {
+    ) -> Result<ApprovalRuleView, EngineError> {
         if input.tool_pattern.trim().is_empty() {
-            return Err(ApiError::new(ErrorCode::InvalidInput, "the tool pattern is empty"));
+            return Err(EngineError::InvalidInput("the tool pattern is empty".into()));
         }
         let row = RuleRow {
             id: id.unwrap_or(0),
@@ -141,15 +141,12 @@ impl Engine {
             priority: input.priority,
             seed_key: None,
         };
-        let saved = self.store().save_rule(id, &row).await.map_err(|e| match e {
-            StoreError::Conflict(m) => ApiError::new(ErrorCode::Conflict, m),
-            other => EngineError::from(other).into(),
-        })?;
+        let saved = self.store().save_rule(id, &row).await?;
         Ok(rule_view(saved))
     }
 
-    pub async fn delete_approval_rule(&self, id: i64) -> Result<(), ApiError> {
-        Ok(self.store().delete_rule(id).await.map_err(EngineError::from)?)
+    pub async fn delete_approval_rule(&self, id: i64) -> Result<(), EngineError> {
+        Ok(self.store().delete_rule(id).await?)
     }
 }
 
@@ -172,8 +169,8 @@ fn rule_view(r: RuleRow) -> ApprovalRuleView {
     }
 }
 
-fn io_err(e: std::io::Error) -> ApiError {
-    ApiError::new(ErrorCode::Storage, format!("cannot write config.yml: {e}"))
+fn io_err(source: std::io::Error) -> EngineError {
+    EngineError::Write { file: "config.yml", source }
 }
 
 /// What the page sent, trimmed; blank optional fields mean "not set".

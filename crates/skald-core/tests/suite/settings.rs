@@ -128,11 +128,11 @@ async fn a_broken_file_is_reported_and_never_overwritten() {
         .save_llm_clients(vec![client("a", "http://127.0.0.1:9/v1")], vec![])
         .await
         .unwrap_err();
-    assert_eq!(err.code, ErrorCode::Config);
+    assert_eq!(err.code(), ErrorCode::Config);
+    let message = err.to_string();
     assert!(
-        err.message.contains("config.yml:2:") && err.message.contains("llm.max_tool_rounds"),
-        "{}",
-        err.message
+        message.contains("config.yml:2:") && message.contains("llm.max_tool_rounds"),
+        "{message}"
     );
     assert_eq!(std::fs::read_to_string(dir.path().join("config.yml")).unwrap(), broken);
 }
@@ -158,8 +158,8 @@ async fn clients_are_saved_validated_and_tested() {
     assert_eq!(again.settings().await.unwrap().clients.len(), 2);
 
     let bad = engine.save_llm_clients(vec![client("x", "ftp://nope")], vec![]).await.unwrap_err();
-    assert_eq!(bad.code, ErrorCode::InvalidInput);
-    assert!(bad.message.contains("not an http(s) URL"), "{}", bad.message);
+    assert_eq!(bad.code(), ErrorCode::InvalidInput);
+    assert!(bad.to_string().contains("not an http(s) URL"), "{bad}");
     assert_eq!(std::fs::read_to_string(dir.path().join("config.yml")).unwrap(), text, "unchanged");
 
     engine.set_api_key("local", Some("sk-secret".into())).await.unwrap();
@@ -173,7 +173,7 @@ async fn clients_are_saved_validated_and_tested() {
     assert!(ok.models.contains(&"fake-model".to_string()));
     let down = engine.test_connection("backup").await.unwrap();
     assert!(!down.ok && down.error.is_some(), "{down:?}");
-    assert_eq!(engine.test_connection("ghost").await.unwrap_err().code, ErrorCode::NotFound);
+    assert_eq!(engine.test_connection("ghost").await.unwrap_err().code(), ErrorCode::NotFound);
 }
 
 #[tokio::test]
@@ -194,12 +194,12 @@ async fn rules_can_be_edited_but_a_second_catch_all_is_refused() {
     };
     let all = engine.save_approval_rule(None, rule(RuleAction::Require, "*")).await.unwrap();
     let clash = engine.save_approval_rule(None, rule(RuleAction::Allow, "*")).await.unwrap_err();
-    assert_eq!(clash.code, ErrorCode::Conflict);
+    assert_eq!(clash.code(), ErrorCode::Conflict);
     let edited =
         engine.save_approval_rule(Some(all.id), rule(RuleAction::Allow, "*")).await.unwrap();
     assert_eq!(edited.action, RuleAction::Allow);
     engine.delete_approval_rule(all.id).await.unwrap();
-    assert_eq!(engine.delete_approval_rule(all.id).await.unwrap_err().code, ErrorCode::NotFound);
+    assert_eq!(engine.delete_approval_rule(all.id).await.unwrap_err().code(), ErrorCode::NotFound);
     // A deleted seed is not brought back by the next start.
     let secrets = seeded.iter().find(|r| r.seed_key.as_deref() == Some("secrets-deny")).unwrap();
     engine.delete_approval_rule(secrets.id).await.unwrap();

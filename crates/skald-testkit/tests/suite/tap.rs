@@ -14,6 +14,7 @@ async fn requests_and_their_statuses_are_recorded_through_the_relay() {
     fake.push(Reply::text("plain"));
     fake.push(Reply::status(429, 1));
     fake.push(Reply::text("streamed"));
+    fake.push(Reply::text("own connection"));
     // One client, so the requests share a kept-alive connection.
     let client = reqwest::Client::new();
     let mut streamed = chat_body(vec![user("x")]);
