@@ -125,6 +125,22 @@ describe("chat page", () => {
     expect(screen.getByText(/Context 900 tok/)).toBeTruthy();
   });
 
+  it("drops the text a failed model request streamed when it is retried or another model answers", async () => {
+    const backend = setup();
+    await open(backend);
+    emit(backend, { type: "user_message", message_id: 1, content: "plan?" });
+    emit(backend, { type: "token_delta", kind: "content", delta: "Here is the pl" });
+    emit(backend, { type: "model_retry", model: "big", attempt: 1, reason: "stream dropped" });
+    expect(log().queryByText("Here is the pl")).toBeNull();
+    emit(backend, { type: "token_delta", kind: "content", delta: "Here is the plan" });
+    emit(backend, { type: "model_fallback", from: "big", to: "small", reason: "stalled" });
+    expect(log().queryByText("Here is the plan")).toBeNull();
+    emit(backend, { type: "token_delta", kind: "content", delta: "The plan." });
+    expect(log().getByText("The plan.").closest("li")?.getAttribute("aria-busy")).toBe("true");
+    expect(log().getByText("The model failed (stream dropped); asking it again")).toBeTruthy();
+    expect(log().getByText("Switched model from big to small: stalled")).toBeTruthy();
+  });
+
   it("shows tool cards moving through their states", async () => {
     const backend = setup();
     await open(backend);
