@@ -315,6 +315,33 @@ fn serve_with(fake: &FakeLlm) -> (Fixture, Server) {
     (f, s)
 }
 
+/// The query that lists every session.
+fn all_sessions() -> Value {
+    json!({"query": {"source": "", "search": null, "page": 1, "per_page": 20}})
+}
+
+/// Reads the sessions, creates one and sends a message, each through its `POST /api/<op>`
+/// route with `auth` applied: (read, create, send) as (status, message).
+async fn read_create_send(
+    s: &Server,
+    auth: impl Fn(reqwest::RequestBuilder) -> reqwest::RequestBuilder,
+) -> [(u16, String); 3] {
+    let http = reqwest::Client::new();
+    let call =
+        |op: &str, params: Value| auth(http.post(s.url(&format!("/api/{op}")))).json(&params);
+    [
+        answer(call("list_sessions", all_sessions()).send().await.unwrap()).await,
+        answer(call("new_session", json!({"source": "web"})).send().await.unwrap()).await,
+        answer(
+            call("send_message", json!({"source": "web", "text": "delete everything"}))
+                .send()
+                .await
+                .unwrap(),
+        )
+        .await,
+    ]
+}
+
 /// What a request got: status and the JSON body's message.
 async fn answer(resp: reqwest::Response) -> (u16, String) {
     let status = resp.status().as_u16();
@@ -325,8 +352,8 @@ async fn answer(resp: reqwest::Response) -> (u16, String) {
 /// Sessions as the owner (right token, no Origin) sees them.
 async fn sessions_total(s: &Server) -> i64 {
     let http = reqwest::Client::new();
-    let list = s.authed(http.get(s.url("/api/sessions"))).send().await.unwrap();
-    list.json::<Value>().await.unwrap()["total"].as_i64().unwrap_or(-1)
+    let list = s.authed(http.post(s.url("/api/list_sessions"))).json(&all_sessions());
+    list.send().await.unwrap().json::<Value>().await.unwrap()["total"].as_i64().unwrap_or(-1)
 }
 
 /// Tries to read, create a session and send a message with `auth` applied to each request;
@@ -338,18 +365,7 @@ async fn refused_api(
 ) {
     let fake = FakeLlm::start().await.unwrap();
     let (_f, s) = serve_with(&fake);
-    let http = reqwest::Client::new();
-    let read = answer(auth(http.get(s.url("/api/sessions"))).send().await.unwrap()).await;
-    let create =
-        answer(auth(http.post(s.url("/api/sessions?source=web"))).send().await.unwrap()).await;
-    let send = answer(
-        auth(http.post(s.url("/api/sources/web/messages")))
-            .json(&json!({"text": "delete everything"}))
-            .send()
-            .await
-            .unwrap(),
-    )
-    .await;
+    let [read, create, send] = read_create_send(&s, auth).await;
     let ws = refused_status(
         tokio_tungstenite::connect_async(ws_request(&s.ws_url(ws_query), None)).await,
     );
@@ -398,23 +414,13 @@ const FOREIGN: &str = "https://evil.example";
 async fn serve_http_from_a_non_loopback_origin() {
     let fake = FakeLlm::start().await.unwrap();
     let (_f, s) = serve_with(&fake);
-    let http = reqwest::Client::new();
     let foreign = |r: reqwest::RequestBuilder| s.authed(r).header("Origin", FOREIGN);
-    let read = answer(foreign(http.get(s.url("/api/sessions"))).send().await.unwrap()).await;
-    let create =
-        answer(foreign(http.post(s.url("/api/sessions?source=web"))).send().await.unwrap()).await;
-    let send = answer(
-        foreign(http.post(s.url("/api/sources/web/messages")))
-            .json(&json!({"text": "delete everything"}))
-            .send()
-            .await
-            .unwrap(),
-    )
-    .await;
+    let [read, create, send] = read_create_send(&s, foreign).await;
     // The page `skald serve` itself serves still works.
     let own = s
-        .authed(http.get(s.url("/api/sessions")))
+        .authed(reqwest::Client::new().post(s.url("/api/list_sessions")))
         .header("Origin", s.url(""))
+        .json(&all_sessions())
         .send()
         .await
         .unwrap()

@@ -30,9 +30,8 @@ async fn approve_after(
     let parked = receipt.turn.unwrap().await.unwrap();
     let TurnOutcome::Parked { tool_call_ids } = parked else { panic!("not parked: {parked:?}") };
     meanwhile();
-    let input =
-        DecisionInput { approved: true, note: None, decided_by: "test".into(), bypass: None };
-    rig.engine.decide(tool_call_ids[0], input).await.unwrap();
+    let input = DecisionInput { approved: true, note: None, bypass: None };
+    rig.engine.decide(tool_call_ids[0], input, "test").await.unwrap();
     let outcome = rig.engine.resume(sid, ParkMode::Exit).await.unwrap();
     assert!(matches!(outcome, TurnOutcome::Final { .. }), "{outcome:?}");
     let last = rig.fake.requests().pop().unwrap();

@@ -107,7 +107,7 @@ pub const ROWS: &[RowSpec] = &[
     row("files.symlink-into-memory", Group::Files, "Symlink into the data dir's `memory/`"),
     row("files.binary", Group::Files, "A binary file"),
     row("files.read-50mb", Group::Files, "Reading a 50 MB file"),
-    row("files.write-50mb", Group::Files, "Writing a 50 MB file"),
+    row("files.write-50mb", Group::Files, "Editing a 50 MB file"),
     row("files.deleted-before-write", Group::Files, "File deleted between approval and write"),
     row("files.changed-before-write", Group::Files, "File changed between approval and write"),
     row("config.syntax-error", Group::Config, "A YAML syntax error"),

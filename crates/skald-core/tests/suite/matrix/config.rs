@@ -75,7 +75,8 @@ async fn the_file_broken_while_the_app_runs() {
     if reloaded.0 {
         row.recovered_if(false, "a broken file was reported as loaded");
     } else {
-        row.clear_error(&reloaded.1, &["config.yml:3"]);
+        // The unclosed `[` of line 3 is found where the file ends, at line 4.
+        row.clear_error(&reloaded.1, &["config.yml:4", "']'"]);
     }
     row.finish();
 }

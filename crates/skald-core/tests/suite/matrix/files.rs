@@ -82,13 +82,8 @@ impl Session {
     /// Decides every open approval (`approve(item)` says how), then resumes the turn.
     async fn decide_all(&mut self, approve: impl Fn(&InboxItem) -> bool) -> TurnOutcome {
         for item in self.inbox().await {
-            let input = DecisionInput {
-                approved: approve(&item),
-                note: None,
-                decided_by: "matrix".into(),
-                bypass: None,
-            };
-            self.rig.engine.decide(item.tool_call_id, input).await.unwrap();
+            let input = DecisionInput { approved: approve(&item), note: None, bypass: None };
+            self.rig.engine.decide(item.tool_call_id, input, "matrix").await.unwrap();
         }
         let outcome = self.rig.engine.resume(self.sid, ParkMode::Exit).await.unwrap();
         self.collect();
@@ -378,33 +373,43 @@ async fn writing_a_50_mb_file() {
     let mut s = Session::new().await;
     let path = s.work().join("big.log");
     let size = big_file(&path, 50, "THE LAST LINE");
-    let parked = s
+    // An edit tool holds the whole file in memory: on a file this size it must refuse before
+    // anyone is asked to approve a diff it cannot make, and leave the file alone.
+    let outcome = s
         .turn(vec![call(
             "edit_file",
             json!({"path": "big.log", "old": "THE LAST LINE", "new": "THE EDITED LAST LINE"}),
         )])
         .await;
     let items = s.inbox().await;
-    let early = std::fs::read_to_string(&path).unwrap().ends_with("THE EDITED LAST LINE\n");
-    let outcome = s.decide_all(|_| true).await;
-    let after = std::fs::read_to_string(&path).unwrap();
-    let intact = after.len() as u64 == size + "EDITED ".len() as u64
-        && after.ends_with("THE EDITED LAST LINE\n")
-        && after.starts_with("a line of a very large");
+    let after = std::fs::metadata(&path).unwrap().len();
+    let intact =
+        after == size && std::fs::read_to_string(&path).unwrap().ends_with("THE LAST LINE\n");
+    let told = s.told();
+    let error = told.first().cloned().unwrap_or_default();
     let mut row = s.row("files.write-50mb");
-    row.user_sees(format!("{}; approved: {}", asked(&items), user_view(&s.events)))
-        .model_sees(models_view(&s.told()))
-        .stored(format!(
-            "{}; big.log is the old file with the one line changed: {intact}",
-            s.stored().await
-        ))
-        .unapproved_if(early, "the edit before its approval")
-        .lost_if(!intact, "the rest of big.log")
-        .recovered_if(
-            matches!(parked, TurnOutcome::Parked { .. }) && s.finished().await,
-            &format!("parked: {parked:?}, then {outcome:?}"),
-        )
-        .finish();
+    row.user_sees(format!(
+        "{}; {}",
+        if items.is_empty() { "no approval asked".to_string() } else { asked(&items) },
+        user_view(&s.events)
+    ))
+    .model_sees(models_view(&told))
+    .stored(format!("{}; big.log untouched ({after} bytes): {intact}", s.stored().await))
+    .unapproved_if(!intact, "a change to big.log")
+    .lost_if(!intact, "big.log as it was")
+    .lost_if(!s.finished().await, "the turn's answer");
+    if items.is_empty()
+        && matches!(outcome, TurnOutcome::Final { .. })
+        && error.starts_with("Error")
+    {
+        row.clear_error(&error, &["big.log", "too large", &size.to_string()]);
+    } else {
+        row.recovered_if(
+            false,
+            &format!("an edit of a 50 MB file ended {outcome:?}, asking {}", asked(&items)),
+        );
+    }
+    row.finish();
 }
 
 #[tokio::test]

@@ -48,6 +48,9 @@ pub fn user_view(events: &[Event]) -> String {
             Event::ModelFallback { from, to, reason } => {
                 Some(format!("model {from} → {to} ({})", excerpt(reason, QUOTE)))
             }
+            Event::ModelRetry { model, reason, .. } => {
+                Some(format!("model {model} asked again ({})", excerpt(reason, QUOTE)))
+            }
             Event::LlmFailed { last_error, .. } => {
                 Some(format!("every model failed {}", excerpt(last_error, QUOTE)))
             }
@@ -65,13 +68,18 @@ pub fn user_view(events: &[Event]) -> String {
 }
 
 /// The text a streaming view shows for the last model reply: content deltas since the last
-/// round boundary (a `thinking` or `tool_start` closes a reply).
+/// round boundary (a `thinking` or `tool_start` closes a reply), less what a failed attempt
+/// streamed (the clients drop it on `model_retry` and `model_fallback`, as `ui/src/backend/chat.ts`
+/// does).
 pub fn streamed_answer(events: &[Event]) -> String {
     let mut text = String::new();
     for ev in events {
         match ev {
             Event::TokenDelta { kind: DeltaKind::Content, delta } => text.push_str(delta),
-            Event::Thinking { .. } | Event::ToolStart { .. } => text.clear(),
+            Event::Thinking { .. }
+            | Event::ToolStart { .. }
+            | Event::ModelRetry { .. }
+            | Event::ModelFallback { .. } => text.clear(),
             _ => {}
         }
     }
