@@ -124,8 +124,9 @@ async fn hostile_config(id: &str, text: &[u8], must_name: &[&str], must_not_show
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn config_with_a_yaml_syntax_error() {
-    let text = b"llm:\n  clients:\n    - name: main\n      model: [unclosed\n";
-    hostile_config("config.syntax-error", text, &["config.yml:"], &[]).await;
+    // A quote never closed: no value can be read past line 4.
+    let text = b"llm:\n  clients:\n    - name: main\n      model: \"gpt\n      base_url: x\n";
+    hostile_config("config.syntax-error", text, &["config.yml:", "quote"], &[]).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -53,7 +53,7 @@ impl Group {
                  (`crates/skald-core/tests/suite/matrix/config.rs`)"
             }
             Group::Links => {
-                "the desktop's link parser and router, as a unit (`crates/skald-links/tests/matrix.rs`)"
+                "the desktop's link parser and router, as a unit (`crates/skald-links/tests/suite/matrix.rs`)"
             }
             Group::Decisions => {
                 "the real `skald` binary on a temporary data dir (`crates/skald-cli/tests/suite/matrix.rs`)"
