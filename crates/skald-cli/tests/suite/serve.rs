@@ -169,8 +169,9 @@ async fn api_calls_from_another_sites_page_are_refused_even_with_the_token() {
     let http = reqwest::Client::new();
     for origin in ["https://evil.example", "http://127.0.0.1:1", "null"] {
         let create = s
-            .authed(http.post(s.url("/api/sessions?source=web")))
+            .authed(http.post(s.url("/api/new_session")))
             .header("Origin", origin)
+            .json(&serde_json::json!({"source": "web"}))
             .send()
             .await
             .unwrap();
@@ -180,14 +181,16 @@ async fn api_calls_from_another_sites_page_are_refused_even_with_the_token() {
         assert!(body["message"].as_str().unwrap().contains("not allowed"), "{body}");
     }
     // The served UI's own origin, and clients that send none (curl, scripts), go through.
+    let all =
+        serde_json::json!({"query": {"source": "", "search": null, "page": 1, "per_page": 20}});
     for origin in [Some(s.url("")), Some(format!("http://localhost:{}", s.port)), None] {
-        let mut req = s.authed(http.get(s.url("/api/sessions")));
+        let mut req = s.authed(http.post(s.url("/api/list_sessions"))).json(&all);
         if let Some(o) = &origin {
             req = req.header("Origin", o);
         }
         assert_eq!(req.send().await.unwrap().status(), 200, "{origin:?}");
     }
-    let list = json(s.authed(http.get(s.url("/api/sessions"))).send().await.unwrap()).await;
+    let list = json(s.op(&http, "list_sessions", all).await).await;
     assert_eq!(list["total"], 0, "a refused request created nothing");
 }
 
