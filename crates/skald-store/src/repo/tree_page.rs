@@ -261,4 +261,15 @@ mod tests {
             }
         }
     }
+
+    /// The calls waiting for a human, which every window carries, are found from the open calls,
+    /// not by walking every message of the session.
+    #[tokio::test]
+    async fn the_calls_awaiting_a_human_are_read_from_the_open_calls() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open_in_dir(dir.path()).await.unwrap();
+        let p = plan(&store, crate::repo::tools::AWAITING_HUMAN_SQL, 1).await;
+        assert!(p.contains("SEARCH t USING INDEX idx_tools_open"), "{p}");
+        assert!(!p.contains("idx_history_stack") && !p.contains("SCAN"), "{p}");
+    }
 }
