@@ -8,13 +8,17 @@ pub mod approval;
 pub mod bindings;
 pub mod error;
 pub mod event;
+pub mod origin;
 pub mod run_context;
 pub mod session;
 pub mod settings;
+pub mod turn;
 
 pub use approval::*;
 pub use error::{ApiError, ErrorCode};
 pub use event::{DeltaKind, Event, EventEnvelope, EventKind, ResultType};
+pub use origin::FrameOrigin;
 pub use run_context::RunContext;
 pub use session::*;
 pub use settings::*;
+pub use turn::{EndedTurn, TurnEnd};

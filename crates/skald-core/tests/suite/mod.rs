@@ -13,3 +13,4 @@ mod settings;
 mod streaming;
 mod tools;
 mod turn;
+mod turn_ends;

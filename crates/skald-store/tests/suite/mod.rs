@@ -4,6 +4,7 @@ mod replay;
 mod sessions;
 mod steers;
 mod tools;
+mod turn_ends;
 
 use std::sync::Arc;
 
