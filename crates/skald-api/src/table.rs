@@ -69,8 +69,8 @@ operations! {
         events: [
             SessionsChanged, UserMessage, SteerQueued, SteerFolded, TurnRunning, TokenDelta,
             Thinking, ToolStart, ToolDone, ToolError, ToolCancelled, ToolRejected,
-            ApprovalRequested, AgentQuestion, FileChanged, ModelFallback, LlmFailed, Truncated,
-            InterimAnswer, Done, TurnEnded, Compacting, CompactionDone,
+            ApprovalRequested, AgentQuestion, FileChanged, ModelFallback, ModelRetry, LlmFailed,
+            Truncated, InterimAnswer, Done, TurnEnded, Compacting, CompactionDone,
         ],
         run: |engine, _, p| {
             let receipt = engine.send_message(&p.source, &p.text, ChatOptions::default()).await?;

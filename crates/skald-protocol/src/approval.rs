@@ -25,8 +25,9 @@ pub enum ApprovalRequest {
     Command { command: String, workdir: String },
     /// A tool of an MCP server (`mcp__<server>__<tool>`).
     McpCall { server: String, tool: String },
-    /// Any other tool: its name and arguments (on the event) are what is shown.
-    Other {},
+    /// Any other tool: its name and arguments (on the event) are what is shown, with the path it
+    /// acts on as it resolves (`../x` or a link shown as the file it really is).
+    Other { path: Option<String> },
 }
 
 /// How a file changes.

@@ -161,7 +161,7 @@ security_group: string | null, };
 
 export type ApprovalKind = "write" | "command" | "tool";
 
-export type ApprovalRequest = { "kind": "write", path: string, diff: FileDiff, } | { "kind": "command", command: string, workdir: string, } | { "kind": "mcp_call", server: string, tool: string, } | { "kind": "other", };
+export type ApprovalRequest = { "kind": "write", path: string, diff: FileDiff, } | { "kind": "command", command: string, workdir: string, } | { "kind": "mcp_call", server: string, tool: string, } | { "kind": "other", path: string | null, };
 
 export type DiffKind = "modify" | "create" | "delete" | "binary" | "too_large" | "unchanged";
 
@@ -375,9 +375,13 @@ arguments: unknown, request: ApprovalRequest, } | { "type": "approval_resolved",
 /**
  * Markdown.
  */
-question: string, suggested_answers: Array<string>, } | { "type": "clarification_resolved", request_id: number, tool_call_id: number, } | { "type": "file_changed", path: string, tool_call_id: number, diff: FileDiff, } | { "type": "model_fallback", from: string, to: string, reason: string, } | { "type": "llm_failed", tried: Array<string>, last_error: string, } | { "type": "truncated", output_tokens: number | null, } | { "type": "interim_answer", message_id: number, stack_id: number, content: string, reasoning: string | null, input_tokens: number | null, output_tokens: number | null, } | { "type": "done", message_id: number, stack_id: number, content: string, input_tokens: number | null, output_tokens: number | null, } | { "type": "turn_ended", outcome: TurnEnd, } | { "type": "compacting", } | { "type": "compaction_done", summary_id: number, covers_up_to_message_id: number, tokens_before: number, tokens_after: number, };
+question: string, suggested_answers: Array<string>, } | { "type": "clarification_resolved", request_id: number, tool_call_id: number, } | { "type": "file_changed", path: string, tool_call_id: number, diff: FileDiff, } | { "type": "model_fallback", from: string, to: string, reason: string, } | { "type": "model_retry", model: string, 
+/**
+ * Which retry this is (1 = the first).
+ */
+attempt: number, reason: string, } | { "type": "llm_failed", tried: Array<string>, last_error: string, } | { "type": "truncated", output_tokens: number | null, } | { "type": "interim_answer", message_id: number, stack_id: number, content: string, reasoning: string | null, input_tokens: number | null, output_tokens: number | null, } | { "type": "done", message_id: number, stack_id: number, content: string, input_tokens: number | null, output_tokens: number | null, } | { "type": "turn_ended", outcome: TurnEnd, } | { "type": "compacting", } | { "type": "compaction_done", summary_id: number, covers_up_to_message_id: number, tokens_before: number, tokens_after: number, };
 
-export type EventKind = "sessions_changed" | "resync" | "config_reloaded" | "new_session" | "user_message" | "steer_queued" | "steer_folded" | "steers_discarded" | "turn_running" | "token_delta" | "thinking" | "tool_start" | "tool_done" | "tool_error" | "tool_cancelled" | "tool_rejected" | "approval_requested" | "approval_resolved" | "bypasses_changed" | "agent_question" | "clarification_resolved" | "file_changed" | "model_fallback" | "llm_failed" | "truncated" | "interim_answer" | "done" | "turn_ended" | "compacting" | "compaction_done";
+export type EventKind = "sessions_changed" | "resync" | "config_reloaded" | "new_session" | "user_message" | "steer_queued" | "steer_folded" | "steers_discarded" | "turn_running" | "token_delta" | "thinking" | "tool_start" | "tool_done" | "tool_error" | "tool_cancelled" | "tool_rejected" | "approval_requested" | "approval_resolved" | "bypasses_changed" | "agent_question" | "clarification_resolved" | "file_changed" | "model_fallback" | "model_retry" | "llm_failed" | "truncated" | "interim_answer" | "done" | "turn_ended" | "compacting" | "compaction_done";
 
 export type FrameOrigin = { 
 /**

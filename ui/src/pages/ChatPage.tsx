@@ -22,8 +22,9 @@ import { ToolCard } from "../components/ToolCard";
 import { Composer } from "./chat/Composer";
 import { parseSlash, SLASH_COMMANDS } from "./chat/slash";
 
-/** A card rebuilt from history has no diff of its own; the inbox holds the reviewed one, and the
- * call's category and MCP server (which bypass scopes fit it). */
+/** A card rebuilt from history has no diff of its own; the inbox holds the reviewed one, the
+ * path the call really acts on (`../x` or a link resolved by the engine, which the model's own
+ * argument may hide), and the call's category and MCP server (which bypass scopes fit it). */
 function withInbox(a: ApprovalInfo, item: InboxItem | undefined): ApprovalView {
   if (!item) return a;
   return {
@@ -31,7 +32,8 @@ function withInbox(a: ApprovalInfo, item: InboxItem | undefined): ApprovalView {
     // A live request said its kind; a card rebuilt from history takes the stored one.
     kind: a.requestId !== null ? a.kind : item.mcp_server ? "mcp" : item.kind,
     mcp: a.mcp ?? (item.mcp_server ? { server: item.mcp_server, tool: item.tool_name } : null),
-    path: a.path ?? item.path,
+    // The stored path is the resolved one (what the call really touches).
+    path: item.path ?? a.path,
     diff: a.diff ?? item.diff,
     command: a.command ?? item.command,
     workdir: a.workdir ?? item.workdir,

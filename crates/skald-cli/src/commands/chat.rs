@@ -253,6 +253,10 @@ impl Printer {
                 lines.extend(diff_preview(&diff.unified, DIFF_PREVIEW_LINES));
                 Some(lines.join("\n"))
             }
+            Event::ModelRetry { model, reason, .. } => {
+                // The text printed above was cut off; the answer follows in full.
+                Some(format!("  ↻ model {model} failed ({reason}); asking again"))
+            }
             Event::ModelFallback { from, to, reason } => {
                 Some(format!("  ↪ model {from} failed ({reason}); using {to}"))
             }
@@ -280,7 +284,8 @@ fn what(tool_name: &str, request: &ApprovalRequest) -> String {
             format!("command `{}` in {workdir}", first_line(command))
         }
         ApprovalRequest::McpCall { server, tool } => format!("MCP tool {tool} of {server}"),
-        ApprovalRequest::Other {} => tool_name.to_string(),
+        ApprovalRequest::Other { path: Some(path) } => format!("{tool_name} {path}"),
+        ApprovalRequest::Other { path: None } => tool_name.to_string(),
     }
 }
 
