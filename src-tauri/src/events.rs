@@ -141,7 +141,7 @@ mod tests {
         assert_eq!(task.await.unwrap(), ForwardEnd::EngineStopped);
         let received = received.lock().unwrap();
         let event = serde_json::json!({"type": "sessions_changed"});
-        let wire = |id: i64| serde_json::json!({"session_id": id, "source": "web", "event": event});
+        let wire = |id: i64| serde_json::json!({"session_id": id, "source": "web", "frame": null, "event": event});
         assert_eq!(*received, vec![wire(1), wire(2)]);
     }
 
