@@ -9,7 +9,7 @@ use skald_protocol::{
 use skald_store::repo::approvals::RuleRow;
 
 use super::Engine;
-use crate::config::{self, ClientConfig, ClientEdit};
+use crate::config::{self, ClientConfig, ClientEdit, MergeError};
 use crate::error::EngineError;
 
 const ENV_CLIENT: &str = "env";
@@ -67,8 +67,12 @@ impl Engine {
         let edits: Vec<ClientEdit> =
             clients.into_iter().filter(|c| c.name != ENV_CLIENT).map(client_edit).collect();
         let order: Vec<String> = fallback.into_iter().filter(|n| n != ENV_CLIENT).collect();
-        let edited = config::merge_clients(&path, &text, &current, &edits, &order)
-            .map_err(|e| EngineError::InvalidInput(e.to_string()))?;
+        let edited =
+            config::merge_clients(&path, &text, &current, &edits, &order).map_err(|e| match e {
+                MergeError::Input(e) => EngineError::InvalidInput(e.to_string()),
+                MergeError::Layout(e) => EngineError::Config(e),
+                editor @ MergeError::Editor { .. } => EngineError::Internal(editor.to_string()),
+            })?;
         if edited != text {
             write_atomically(&path, &edited).map_err(io_err)?;
         }

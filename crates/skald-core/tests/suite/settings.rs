@@ -138,6 +138,21 @@ async fn a_broken_file_is_reported_and_never_overwritten() {
 }
 
 #[tokio::test]
+async fn a_file_the_page_cannot_edit_in_place_is_a_configuration_error_not_bad_input() {
+    let dir = tempfile::tempdir().unwrap();
+    let engine = open(dir.path()).await;
+    let inline = "llm: {max_tool_rounds: 30}\n";
+    std::fs::write(dir.path().join("config.yml"), inline).unwrap();
+    let err = engine
+        .save_llm_clients(vec![client("a", "http://127.0.0.1:9/v1")], vec![])
+        .await
+        .unwrap_err();
+    assert_eq!(err.code(), ErrorCode::Config, "{err}");
+    assert!(err.to_string().contains("by hand"), "{err}");
+    assert_eq!(std::fs::read_to_string(dir.path().join("config.yml")).unwrap(), inline);
+}
+
+#[tokio::test]
 async fn clients_are_saved_validated_and_tested() {
     let fake = FakeLlm::start().await.unwrap();
     let dir = tempfile::tempdir().unwrap();
