@@ -49,14 +49,6 @@ pub const SEEDS: &[RuleSeed] = &[
         note: "shell commands",
     },
     RuleSeed {
-        key: "restart-require",
-        tool_pattern: names::RESTART,
-        path_pattern: None,
-        action: "require",
-        priority: 10,
-        note: "restarting Skald",
-    },
-    RuleSeed {
         key: "fs-write-require",
         tool_pattern: "@fs_write",
         path_pattern: None,
@@ -73,6 +65,10 @@ pub const SEEDS: &[RuleSeed] = &[
         note: "MCP tools not annotated read-only",
     },
 ];
+
+/// Seeds of earlier builds whose rules are deleted at startup. `restart-require` gated a
+/// `restart` tool that no shell ever offered (configuration and agents reload without one).
+pub const RETIRED_SEEDS: &[&str] = &["restart-require"];
 
 /// Loads the session group's rules followed by `default`'s.
 pub async fn load_rules(store: &Store, group: Option<&str>) -> LoadedRules {

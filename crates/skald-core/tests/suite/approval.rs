@@ -27,9 +27,8 @@ fn seeded() -> RuleSet {
         rule(1, "@fs_any", Some("secrets/*"), Action::Deny, 5),
         rule(2, "@fs_write", Some("memory/*"), Action::Allow, 6),
         rule(3, "execute_cmd", None, Action::Require, 10),
-        rule(4, "restart", None, Action::Require, 10),
-        rule(5, "@fs_write", None, Action::Require, 10),
-        rule(6, "mcp__*", None, Action::Require, 900),
+        rule(4, "@fs_write", None, Action::Require, 10),
+        rule(5, "mcp__*", None, Action::Require, 900),
     ])
 }
 
@@ -61,7 +60,7 @@ fn check(
     let read_only = matches!(tool, "read_file" | "list_dir");
     let category = if tool.starts_with("mcp__") {
         None
-    } else if tool == "execute_cmd" || tool == "restart" {
+    } else if tool == "execute_cmd" {
         Some(ToolCategory::Shell)
     } else {
         Some(ToolCategory::Filesystem)
@@ -136,7 +135,6 @@ fn the_seeded_policy_table() {
         ("write_file", Some(e.work.join("src/main.rs")), Verdict::Require),
         ("edit_file", Some(e.work.join("a.txt")), Verdict::Require),
         ("execute_cmd", None, Verdict::Require),
-        ("restart", None, Verdict::Require),
         ("mcp__srv__tool", None, Verdict::Require),
         ("update_scratchpad", None, Verdict::Allow),
         ("write_file", Some(e.data.join("memory/notes.md")), Verdict::Allow),

@@ -228,3 +228,28 @@ async fn rules_can_be_edited_but_a_second_catch_all_is_refused() {
             .any(|r| r.seed_key.as_deref() == Some("secrets-deny"))
     );
 }
+
+#[tokio::test]
+async fn a_rule_seeded_for_the_retired_restart_tool_is_removed_at_startup() {
+    let dir = tempfile::tempdir().unwrap();
+    // A data dir an earlier build seeded, with its rule for the `restart` tool.
+    let store = skald_store::Store::open_in_dir(dir.path()).await.unwrap();
+    let restart = skald_store::repo::approvals::RuleSeed {
+        key: "restart-require",
+        tool_pattern: "restart",
+        path_pattern: None,
+        action: "require",
+        priority: 10,
+        note: "restarting Skald",
+    };
+    store.seed_rules(&[restart]).await.unwrap();
+    assert_eq!(store.rules("default").await.unwrap().len(), 1);
+    drop(store);
+    let engine = open(dir.path()).await;
+    let rules = engine.approval_rules().await.unwrap();
+    assert!(!rules.iter().any(|r| r.tool_pattern == "restart"), "{rules:?}");
+    assert!(rules.iter().any(|r| r.seed_key.as_deref() == Some("secrets-deny")), "{rules:?}");
+    let fresh = tempfile::tempdir().unwrap();
+    let rules = open(fresh.path()).await.approval_rules().await.unwrap();
+    assert!(!rules.iter().any(|r| r.tool_pattern == "restart"), "never seeded: {rules:?}");
+}

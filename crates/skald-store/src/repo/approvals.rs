@@ -143,6 +143,18 @@ impl Store {
         Ok(())
     }
 
+    /// Deletes the rules seeded under `keys` by an earlier build, edited or not: they govern
+    /// tools that no longer exist. Their keys stay in `approval_seeds`, so they never come back.
+    pub async fn retire_seeds(&self, keys: &[&str]) -> Result<(), StoreError> {
+        for key in keys {
+            sqlx::query("DELETE FROM approval_rules WHERE seed_key = ?")
+                .bind(key)
+                .execute(self.pool())
+                .await?;
+        }
+        Ok(())
+    }
+
     /// Rules of a group, in evaluation order.
     pub async fn rules(&self, group_id: &str) -> Result<Vec<RuleRow>, StoreError> {
         Ok(sqlx::query_as::<_, RuleRow>(
