@@ -3,7 +3,7 @@
 use std::time::{Duration, Instant};
 
 use skald_protocol::{
-    ApprovalRuleInput, ApprovalRuleView, ConnectionTest, LlmClientInput, LlmClientView, RuleAction,
+    ApprovalRuleInput, ApprovalRuleView, ConnectionTest, LlmClientInput, LlmClientView,
     SettingsView,
 };
 use skald_store::repo::approvals::RuleRow;
@@ -139,12 +139,7 @@ impl Engine {
             source: input.source.filter(|s| !s.trim().is_empty()),
             tool_pattern: input.tool_pattern.trim().to_string(),
             path_pattern: input.path_pattern.filter(|s| !s.trim().is_empty()),
-            action: match input.action {
-                RuleAction::Allow => "allow",
-                RuleAction::Require => "require",
-                RuleAction::Deny => "deny",
-            }
-            .to_string(),
+            action: input.action,
             note: input.note,
             priority: input.priority,
             seed_key: None,
@@ -166,11 +161,7 @@ fn rule_view(r: RuleRow) -> ApprovalRuleView {
         path_pattern: r.path_pattern,
         agent_id: r.agent_id,
         source: r.source,
-        action: match r.action.as_str() {
-            "allow" => RuleAction::Allow,
-            "deny" => RuleAction::Deny,
-            _ => RuleAction::Require,
-        },
+        action: r.action,
         priority: r.priority,
         note: r.note,
         seed_key: r.seed_key,

@@ -230,6 +230,31 @@ async fn rules_can_be_edited_but_a_second_catch_all_is_refused() {
 }
 
 #[tokio::test]
+async fn the_rule_editor_shows_an_unknown_stored_action_as_the_deny_the_gate_applies() {
+    let dir = tempfile::tempdir().unwrap();
+    drop(open(dir.path()).await);
+    super::write_unchecked(dir.path(), super::UNKNOWN_ACTION_RULE).await;
+    let engine = open(dir.path()).await;
+    let rules = engine.approval_rules().await.unwrap();
+    let unknown =
+        rules.iter().find(|r| r.priority == 1 && r.tool_pattern == "execute_cmd").unwrap();
+    assert_eq!(unknown.action, RuleAction::Deny);
+    // Saved from the page as shown, it becomes a known Deny.
+    let input = ApprovalRuleInput {
+        group_id: Some(unknown.group_id.clone()),
+        tool_pattern: unknown.tool_pattern.clone(),
+        path_pattern: None,
+        agent_id: None,
+        source: None,
+        action: unknown.action,
+        priority: unknown.priority,
+        note: None,
+    };
+    let saved = engine.save_approval_rule(Some(unknown.id), input).await.unwrap();
+    assert_eq!(saved.action, RuleAction::Deny);
+}
+
+#[tokio::test]
 async fn a_rule_seeded_for_the_retired_restart_tool_is_removed_at_startup() {
     let dir = tempfile::tempdir().unwrap();
     // A data dir an earlier build seeded, with its rule for the `restart` tool.
@@ -238,7 +263,7 @@ async fn a_rule_seeded_for_the_retired_restart_tool_is_removed_at_startup() {
         key: "restart-require",
         tool_pattern: "restart",
         path_pattern: None,
-        action: "require",
+        action: RuleAction::Require,
         priority: 10,
         note: "restarting Skald",
     };
