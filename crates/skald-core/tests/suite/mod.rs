@@ -1,4 +1,6 @@
 mod approval;
+mod approval_paths;
+mod approved_writes;
 mod auto_resume;
 mod bypasses;
 mod compaction;
@@ -7,6 +9,7 @@ mod context;
 mod engine;
 mod independent_llm;
 mod local_llm;
+mod matrix;
 mod model_powers;
 mod parked_input;
 mod settings;
