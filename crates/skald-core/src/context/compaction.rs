@@ -165,7 +165,8 @@ impl<'a> ContextCompactor<'a> {
                 &live[..cut],
                 &tools,
                 focus,
-            ),
+            )
+            .into(),
             tools: Vec::new(),
             temperature: Some(SUMMARY_TEMPERATURE),
             max_tokens: None,

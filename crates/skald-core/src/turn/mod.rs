@@ -136,7 +136,7 @@ pub async fn run_rounds(
             .request_log
             .then(|| serde_json::json!({ "messages": &built.messages, "tools": &tool_defs }));
         let started = std::time::Instant::now();
-        let turn = match llm_round::call(ctx, chain, built.messages, &tool_defs, &cancel).await {
+        let turn = match llm_round::call(ctx, chain, built.messages.into(), &tool_defs, &cancel).await {
             RoundResult::Turn(t) => t,
             RoundResult::Cancelled => return Ok(TurnOutcome::Cancelled),
             RoundResult::Failed(message) => return Ok(TurnOutcome::Failed { message }),
