@@ -24,7 +24,9 @@ use tokio_util::sync::CancellationToken;
 
 use crate::agents::Agent;
 use crate::approval::gate::LoadedRules;
-use crate::context::{BuildSettings, ContextCompactor, ContextInputs, MessageBuilder};
+use crate::context::{
+    BuildSettings, ContextCache, ContextCompactor, ContextInputs, MessageBuilder,
+};
 use crate::error::EngineError;
 use crate::session::run_context::RunContext;
 use crate::tools::ToolRegistry;
@@ -69,6 +71,8 @@ pub struct TurnCtx {
     pub park_mode: ParkMode,
     /// Notified whenever this process records a decision (others are polled).
     pub decisions: Arc<tokio::sync::Notify>,
+    /// The engine's cache of built histories: each round extends the frame's with what changed.
+    pub context_cache: ContextCache,
     pub agent: Agent,
     pub session_id: i64,
     pub source: String,
@@ -93,6 +97,7 @@ impl TurnCtx {
 
     fn builder(&self) -> MessageBuilder {
         MessageBuilder::new(self.store.clone(), self.build.clone())
+            .with_cache(self.context_cache.clone())
     }
 
     fn context_inputs(&self) -> ContextInputs {
@@ -130,13 +135,13 @@ pub async fn run_rounds(
             return Ok(TurnOutcome::Cancelled);
         }
         fold_steers(ctx).await?;
-        let built = ctx.builder().build(&ctx.context_inputs()).await?;
+        let built = ctx.builder().build_request(&ctx.context_inputs()).await?;
         let chain = &ctx.chain[chain_start.min(ctx.chain.len().saturating_sub(1))..];
         let logged = ctx
             .request_log
             .then(|| serde_json::json!({ "messages": &built.messages, "tools": &tool_defs }));
         let started = std::time::Instant::now();
-        let turn = match llm_round::call(ctx, chain, built.messages.into(), &tool_defs, &cancel).await {
+        let turn = match llm_round::call(ctx, chain, built.messages, &tool_defs, &cancel).await {
             RoundResult::Turn(t) => t,
             RoundResult::Cancelled => return Ok(TurnOutcome::Cancelled),
             RoundResult::Failed(message) => return Ok(TurnOutcome::Failed { message }),
