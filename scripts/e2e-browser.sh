@@ -7,7 +7,16 @@
 # tests/flows.test.mjs: `skald serve` against the strict fake provider (skald-fake-llm): a streamed
 # turn, an edit rejected with a note from the Inbox then one approved (file checked on disk, note
 # checked in the provider's journal), the debug tree with a raw request, a reload mid-turn that
-# keeps STOP, and the Settings page. Screenshots land in artifacts/browser/*.png.
+# keeps STOP, and the Settings page.
+# tests/chatflow.test.mjs: on a fresh install, a steer during a tool run (queued, then folded after
+# the tool), a steer that outlives a streamed answer (both answers shown once), a message queued
+# behind a write's approval, and a WebSocket dropped while a tool runs (the chat resyncs without a
+# reload); live and after a reload.
+# tests/render_a11y.test.mjs: a model answer with a GFM table, a task list, nested lists and code in
+# five languages (cells and highlight.js token classes checked, copy button), the word marks of an
+# approval's diff, and axe-core (npm `axe-core`) on every page in the light and the dark theme, with
+# a conversation and on first run: no serious or critical violations.
+# Screenshots land in artifacts/browser/*.png.
 # Exits non-zero on any failure.
 #
 # Usage: scripts/e2e-browser.sh
@@ -26,7 +35,7 @@ if [[ ! -x $chromium ]]; then
 fi
 command -v python3 >/dev/null || { echo "e2e-browser: python3 is needed to seed the database" >&2; exit 1; }
 
-echo "e2e-browser: installing e2e dependencies (playwright-core only)"
+echo "e2e-browser: installing e2e dependencies (playwright-core, axe-core)"
 npm --prefix e2e ci --no-audit --no-fund
 
 if [[ -z ${SKALD_BIN:-} ]]; then

@@ -1,11 +1,12 @@
 /// <reference types="vitest/config" />
 import { defineConfig } from "vite";
 import react from "@vitejs/plugin-react";
+import { hljsLanguages } from "./build/hljsLanguages";
 
 // Relative base: the same build is served by Tauri's custom protocol and by `skald serve`.
 export default defineConfig({
   base: "./",
-  plugins: [react()],
+  plugins: [react(), hljsLanguages()],
   build: {
     outDir: "dist",
     emptyOutDir: true,

@@ -25,3 +25,18 @@ export function screenshotPath(name) {
   mkdirSync(SCREENSHOT_DIR, { recursive: true });
   return join(SCREENSHOT_DIR, `${name}.png`);
 }
+
+/**
+ * A page in a fresh 1280×860 context; uncaught page errors are pushed onto `errors` (or onto the
+ * array given as the second argument).
+ */
+export async function newPage(browser, optionsOrErrors = {}, more = {}) {
+  const options = Array.isArray(optionsOrErrors) ? { ...more, errors: optionsOrErrors } : optionsOrErrors;
+  const { timeoutMs = 15_000, errors = [], permissions = [], origin } = options;
+  const context = await browser.newContext({ viewport: { width: 1280, height: 860 } });
+  if (permissions.length > 0) await context.grantPermissions(permissions, { origin });
+  const page = await context.newPage();
+  page.setDefaultTimeout(timeoutMs);
+  page.on("pageerror", (error) => errors.push(String(error)));
+  return page;
+}

@@ -7,9 +7,10 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "no
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
-import { launchBrowser, screenshotPath } from "../lib/browser.mjs";
+import { launchBrowser, newPage, screenshotPath } from "../lib/browser.mjs";
 import { startFakeLlm } from "../lib/fake_llm.mjs";
 import { startServer } from "../lib/server.mjs";
+import { stopAll } from "../lib/teardown.mjs";
 
 const NOTE = "Keep the title line, only change the body";
 const ORIGINAL = "# Notes\nhello\n";
@@ -35,11 +36,7 @@ describe("chat, approvals, debug tree and settings against the fake provider", (
   const composer = () => page.getByRole("combobox", { name: "Message" });
   const sendButton = () => page.getByRole("button", { name: "Send", exact: true });
   const stopButton = () => page.getByRole("button", { name: "Stop", exact: true });
-  const api = async (path) => {
-    const res = await fetch(`${server.base}api/${path}`, { headers: { Authorization: `Bearer ${server.token}` } });
-    assert.equal(res.status, 200, `GET /api/${path}`);
-    return res.json();
-  };
+  const api = (op, params) => server.call(op, params);
   const waitForHash = (hash) => page.waitForFunction((want) => window.location.hash === want, hash);
 
   async function send(text) {
@@ -58,21 +55,10 @@ describe("chat, approvals, debug tree and settings against the fake provider", (
       config: "llm:\n  request_log:\n    enabled: true\n",
     });
     browser = await launchBrowser();
-    const context = await browser.newContext({ viewport: { width: 1280, height: 860 } });
-    page = await context.newPage();
-    page.setDefaultTimeout(15_000);
-    page.on("pageerror", (error) => pageErrors.push(String(error)));
+    page = await newPage(browser, pageErrors);
   });
 
-  after(async () => {
-    await browser?.close();
-    if (server) {
-      const { code } = await server.stop();
-      assert.equal(code, 0, `skald serve should exit 0 on SIGTERM; stderr: ${server.stderr()}`);
-    }
-    await fake?.stop();
-    if (workdir) rmSync(workdir, { recursive: true, force: true });
-  });
+  after(() => stopAll({ browser, server, fake, workdir }));
 
   test("a streamed turn in #chat/web: tokens appear one by one, then the final text", async () => {
     await fake.push({ type: "text", content: STREAMED });
@@ -168,7 +154,7 @@ describe("chat, approvals, debug tree and settings against the fake provider", (
   });
 
   test("the session's debug tree shows the rejected and the done write, and a round's raw request", async () => {
-    const { session_id: id } = await api("sources/web/session");
+    const { session_id: id } = await api("active_session", { source: "web" });
     await page.goto(`${server.base}#session/${id}`);
     const tree = page.getByRole("list", { name: "Session messages" });
     await tree.waitFor();
@@ -243,7 +229,7 @@ describe("chat, approvals, debug tree and settings against the fake provider", (
     const row = bypasses.locator("li.bypass-row");
     await row.waitFor();
     assert.match(await row.innerText(), /filesystem tools in session #\d+ \(web\)/);
-    assert.match(await row.innerText(), /granted by inbox · this session, (23 h 59 min|1 d) left at most/);
+    assert.match(await row.innerText(), /granted by web · this session, (23 h 59 min|1 d) left at most/);
     const current = () => (existsSync(join(workdir, "bypass.md")) ? readFileSync(join(workdir, "bypass.md"), "utf8") : null);
     const deadline = Date.now() + 10_000;
     while (current() !== "two\n" && Date.now() < deadline) {
@@ -264,7 +250,7 @@ describe("chat, approvals, debug tree and settings against the fake provider", (
     await page.locator('nav a[href="#inbox"]').click();
     await row.getByRole("button", { name: /^Revoke the bypass of filesystem tools/ }).click();
     await row.waitFor({ state: "detached" });
-    assert.deepEqual(await api("bypasses"), [], "revoked for every process");
+    assert.deepEqual(await api("active_bypasses"), [], "revoked for every process");
 
     // Revoked: the next write asks again.
     await fake.push([bypassWrite("three\n"), { type: "text", content: "Wrote it again." }]);

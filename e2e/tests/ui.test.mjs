@@ -1,7 +1,7 @@
 // The built UI in system Chromium against a real `skald serve`: frame, lists, paging, detail, back.
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
-import { launchBrowser, screenshotPath } from "../lib/browser.mjs";
+import { launchBrowser, newPage, screenshotPath } from "../lib/browser.mjs";
 import { seedTicSessions } from "../lib/seed.mjs";
 import { startServer } from "../lib/server.mjs";
 
@@ -31,10 +31,7 @@ describe("skald serve + web UI in a real browser", () => {
     ticIds = seedTicSessions(server.dbPath, TIC_COUNT);
     assert.equal(ticIds.length, TIC_COUNT);
     browser = await launchBrowser();
-    const context = await browser.newContext({ viewport: { width: 1280, height: 860 } });
-    page = await context.newPage();
-    page.setDefaultTimeout(10_000);
-    page.on("pageerror", (error) => pageErrors.push(String(error)));
+    page = await newPage(browser, pageErrors, { timeoutMs: 10_000 });
   });
 
   after(async () => {
@@ -106,12 +103,7 @@ describe("skald serve + web UI in a real browser", () => {
   test("a session created over the API appears live (WebSocket event, no reload)", async () => {
     await page.locator('nav a[href="#sessions"]').click();
     await waitForRowCount(TIC_COUNT);
-    const reply = await fetch(`${server.base}api/sessions?source=web`, {
-      method: "POST",
-      headers: { Authorization: `Bearer ${server.token}` },
-    });
-    assert.equal(reply.status, 200);
-    const { session_id: created } = await reply.json();
+    const { session_id: created } = await server.call("new_session", { source: "web" });
     await page.locator(`tbody tr[data-session-id="${created}"]`).waitFor();
     await shoot("07-sessions-live-update");
   });

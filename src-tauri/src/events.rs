@@ -27,12 +27,12 @@ pub async fn forward(
             Ok(envelope) => envelope,
             Err(RecvError::Lagged(skipped)) => {
                 // The UI missed events. Everything it shows can be rebuilt from the database,
-                // so tell it to refetch instead of leaving it silently stale.
+                // so tell it to reload instead of leaving it silently stale.
                 tracing::warn!(
                     skipped,
                     "a window fell behind the engine's events; asking it to resync"
                 );
-                EventEnvelope { session_id: None, source: None, event: Event::SessionsChanged {} }
+                EventEnvelope { session_id: None, source: None, event: Event::Resync {} }
             }
             Err(RecvError::Closed) => return ForwardEnd::EngineStopped,
         };
@@ -173,9 +173,9 @@ mod tests {
         assert_eq!(forward(receiver, channel).await, ForwardEnd::EngineStopped);
         let received = received.lock().unwrap();
         let ids: Vec<_> = received.iter().map(|e| e["session_id"].clone()).collect();
-        // The overwritten events 1..=3 are replaced by one global "refetch" before 4 and 5.
+        // The overwritten events 1..=3 are replaced by one global "reload" before 4 and 5.
         assert_eq!(ids, vec![serde_json::Value::Null, 4.into(), 5.into()]);
-        assert_eq!(received[0]["event"]["type"], "sessions_changed");
+        assert_eq!(received[0]["event"]["type"], "resync");
     }
 
     #[tokio::test]

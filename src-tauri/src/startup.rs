@@ -2,6 +2,7 @@
 
 use skald_core::{Engine, EngineOptions, data_dir};
 use skald_protocol::ApiError;
+use tauri::webview::NewWindowResponse;
 use tauri::{App, Manager as _, WebviewUrl, WebviewWindowBuilder};
 
 use tauri_plugin_notification::NotificationExt as _;
@@ -9,7 +10,7 @@ use tauri_plugin_notification::NotificationExt as _;
 use crate::error::DesktopError;
 use crate::navigation::Navigator;
 use crate::startup_error_page::{self, StartupFailure};
-use crate::{link_handler, routing, tray, watcher};
+use crate::{external_links, link_handler, routing, tray, watcher};
 
 /// The window label used by `tauri.conf.json` and by the capability that grants our commands.
 pub const MAIN_WINDOW: &str = "main";
@@ -55,7 +56,14 @@ pub fn open_main_window(app: &mut App) -> Result<(), DesktopError> {
     if let Some(page) = error_page {
         window.url = WebviewUrl::External(page);
     }
-    WebviewWindowBuilder::from_config(app.handle(), &window)?.build()?;
+    let dev_url = app.config().build.dev_url.clone();
+    WebviewWindowBuilder::from_config(app.handle(), &window)?
+        .on_navigation(move |url| external_links::allow_navigation(url, dev_url.as_ref()))
+        .on_new_window(|url, _features| {
+            external_links::open_new_window(&url);
+            NewWindowResponse::Deny
+        })
+        .build()?;
     Ok(())
 }
 

@@ -25,7 +25,8 @@ pub struct Cli {
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Run one user turn in the source's active session (a message sent while a turn runs is
-    /// folded into it). Exit 0 final answer · 1 error or round limit · 3 waiting for a human.
+    /// folded into it; one sent while a call waits for a decision is queued behind it).
+    /// Exit 0 final answer · 1 error or round limit · 3 waiting for a human.
     Chat {
         /// Source (conversation channel) whose active session gets the message.
         #[arg(long, default_value = "cli")]
@@ -43,11 +44,16 @@ pub enum Command {
         /// The message.
         message: String,
     },
-    /// Settle recorded decisions and continue the session's turn (waits for open approvals).
+    /// Settle recorded decisions and continue the session's turn. Exit 0 final answer · 1 error
+    /// or round limit · 3 waiting for a human (as `chat`).
     Resume {
         /// Session id.
         #[arg(long)]
         session: i64,
+        /// When the turn needs a decision again, wait for it (made from another terminal, the
+        /// app or `serve`) instead of exiting 3.
+        #[arg(long)]
+        wait: bool,
     },
     /// Open approvals across all sessions, oldest first.
     Inbox,
@@ -95,6 +101,14 @@ pub enum Command {
     /// List and inspect sessions.
     #[command(subcommand)]
     Sessions(SessionsCommand),
+    /// Run any operation of the API by name with its params as JSON, and print its result as
+    /// JSON (the same operations the app and `skald serve` answer). Without OP, list them.
+    Api {
+        /// Operation name (e.g. `session_usage`).
+        op: Option<String>,
+        /// Its params as a JSON object, e.g. '{"session_id": 3}' (default `{}`).
+        params: Option<String>,
+    },
     /// HTTP + WebSocket API and the built UI on 127.0.0.1; bearer token in DIR/serve.token (0600).
     Serve {
         /// Port to listen on; 0 picks a free one (the printed URL names it).

@@ -11,18 +11,17 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use std::sync::Arc;
+mod support;
+
 use std::time::{Duration, Instant};
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use serde_json::json;
-use skald_core::config::{EnvOverrides, MemorySecrets};
-use skald_core::engine::ChatOptions;
 use skald_core::turn::TurnOutcome;
-use skald_core::{Engine, EngineOptions};
 use skald_protocol::{Event, ToolStatus};
 use skald_store::repo::history::{NewMessage, Role};
-use skald_testkit::{FakeLlm, Reply};
+use skald_testkit::Reply;
+use support::{Rig, rig};
 use tokio::runtime::Runtime;
 
 /// Tool rounds per measured turn; the turn's final text round is part of the cost divided by N.
@@ -30,39 +29,8 @@ const ROUNDS: u32 = 10;
 /// Stored rows of the "long session" case (the reference grew to 19 ms per round here).
 const STORED_ROWS: usize = 3_000;
 
-struct Rig {
-    _dir: tempfile::TempDir,
-    fake: FakeLlm,
-    engine: Engine,
-    opts: ChatOptions,
-}
-
-async fn rig() -> Rig {
-    let dir = tempfile::tempdir().unwrap();
-    let data = dir.path().join("data");
-    std::fs::create_dir_all(&data).unwrap();
-    // A high round limit so N rounds always fit.
-    std::fs::write(data.join("config.yml"), "llm:\n  max_tool_rounds: 100\n").unwrap();
-    let fake = FakeLlm::start().await.unwrap();
-    let engine = Engine::open(EngineOptions {
-        data_dir: Some(data),
-        env: Some(EnvOverrides {
-            base_url: Some(fake.base_url()),
-            model: Some("fake-model".into()),
-            api_key: None,
-        }),
-        secrets: Some(Arc::new(MemorySecrets::default())),
-        ..Default::default()
-    })
-    .await
-    .unwrap();
-    let opts = ChatOptions {
-        workdir: Some(dir.path().to_path_buf()),
-        approve_all: true,
-        ..Default::default()
-    };
-    Rig { _dir: dir, fake, engine, opts }
-}
+/// A high round limit so N rounds always fit.
+const CONFIG: &str = "llm:\n  max_tool_rounds: 100\n";
 
 /// One turn of `ROUNDS` scratchpad calls then a text answer; returns the wall time per round.
 async fn timed_turn(rig: &Rig, source: &str) -> Duration {
@@ -143,9 +111,9 @@ fn median(mut v: Vec<Duration>) -> Duration {
 
 fn per_round(c: &mut Criterion) {
     let rt = Runtime::new().unwrap();
-    let fresh = rt.block_on(rig());
+    let fresh = rt.block_on(rig(CONFIG));
     let long = rt.block_on(async {
-        let r = rig().await;
+        let r = rig(CONFIG).await;
         fill_session(&r, "long").await;
         r
     });
@@ -225,7 +193,7 @@ fn per_round(c: &mut Criterion) {
 /// `bus_only` starts when the call returns, right after the emit.
 fn event_latency(c: &mut Criterion) {
     let rt = Runtime::new().unwrap();
-    let rig = rt.block_on(rig());
+    let rig = rt.block_on(rig(CONFIG));
     let mut group = c.benchmark_group("event_latency");
     group.sample_size(50);
     for (name, from_call_start) in [("commit_and_deliver", true), ("bus_only", false)] {

@@ -196,6 +196,32 @@ pub enum DebugMessage {
 pub struct SessionDetail {
     pub session: SessionMeta,
     pub messages: Vec<DebugMessage>,
+    /// Messages stored but not folded into the history yet (steers waiting for a round boundary
+    /// or for a decision), oldest first. Each becomes a `user` message when folded.
+    pub pending_inputs: Vec<PendingInput>,
+}
+
+/// A message waiting to be folded into the history (`pending_inputs`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+pub struct PendingInput {
+    /// Pending-input id (its own id space, not a message id).
+    #[ts(type = "number")]
+    pub id: i64,
+    pub content: String,
+    pub created_at: String,
+}
+
+/// What sending a message did (`send_message`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+pub struct SendResult {
+    #[ts(type = "number")]
+    pub session_id: i64,
+    /// The message was stored as a steer, to be folded into a running turn at its next round
+    /// boundary — or, with `waiting_for`, into the turn that continues after the decision.
+    pub steered: bool,
+    /// Calls waiting for a human decision or answer that the message is queued behind.
+    #[ts(type = "number[]")]
+    pub waiting_for: Vec<i64>,
 }
 
 /// What a session has used: the last request's size against the model's window (`/context`, the
@@ -246,4 +272,32 @@ pub struct CompactResult {
     pub tokens_after: Option<i64>,
     #[ts(type = "number")]
     pub summarised_messages: u64,
+}
+
+/// The session an operation went to (`active_session`, `new_session`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
+pub struct SessionRef {
+    #[ts(type = "number")]
+    pub session_id: i64,
+}
+
+/// What `stop_turn` did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
+pub struct StopResult {
+    /// False when no turn was running (here or in another process).
+    pub stopped: bool,
+}
+
+/// Whether a session runs a turn now (`turn_running`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
+pub struct TurnStatus {
+    pub running: bool,
+}
+
+/// What `reset_tool_groups` (`/resettools`) did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
+pub struct ToolGroupsReset {
+    /// How many activated tool groups were revoked.
+    #[ts(type = "number")]
+    pub revoked: u64,
 }

@@ -1,10 +1,42 @@
-//! Dev-only test kit: a strict fake OpenAI-compatible provider for Skald's tests and tools.
+//! Dev-only test kit: a strict fake OpenAI-compatible provider for Skald's tests and tools, a
+//! recording relay for tests against real servers, and the check that keeps generated files
+//! committed and current.
+//!
+//! # The fake provider is strict
+//!
+//! [`FakeLlm`] answers only what a test scripted ([`FakeLlm::push`] and friends). A request
+//! with no reply queued gets HTTP 500 ([`WhenEmpty::Error`], the default) and is recorded as
+//! unscripted; a request the validator rejects gets HTTP 400. Engines swallow some model
+//! failures on purpose (a failed summary leaves the history uncompacted), so these answers alone
+//! would not fail a test. Dropping the [`FakeLlm`] handle therefore panics — failing the test —
+//! when any request was unscripted or rejected, or any scripted reply was never requested; the
+//! message lists each with its request body. So every test that scripts replies ends with its
+//! script consumed, and a test must wait for the work that consumes its last reply.
+//!
+//! [`FakeLlm::assert_script_consumed`] runs the same check earlier. A test that breaks these
+//! rules on purpose says so: [`FakeLlm::allow_leftover_replies`] (it stops a turn
+//! mid-script), [`FakeLlm::allow_unscripted_requests`] and
+//! [`FakeLlm::allow_rejected_requests`] (it tests those answers themselves). The check is
+//! skipped while the thread is already panicking, so it never hides the first failure.
+//!
+//! # Tests that need an external server
+//!
+//! [`require_external`] reads a server's URL from an environment variable and makes a missing
+//! server visible instead of a silent pass: see its docs.
 
 mod error;
+mod external;
 mod fake_llm;
+mod generated;
+mod tap;
+mod wait;
 
 pub use error::TestkitError;
+pub use external::require_external;
 pub use fake_llm::{
     FakeLlm, FakeLlmOptions, RecordedRequest, Reply, Script, ScriptedToolCall, Usage, WhenEmpty,
     validate_chat_request,
 };
+pub use generated::assert_generated_file_is_current;
+pub use tap::{HttpTap, TappedRequest};
+pub use wait::{HANG_GUARD, eventually};

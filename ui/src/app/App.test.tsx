@@ -79,14 +79,17 @@ describe("app frame", () => {
     expect(backend.detailCalls).toEqual([]);
   });
 
-  it("refetches the list when the engine reports sessions_changed", async () => {
+  it.each([
+    ["sessions_changed", 2],
+    ["resync", null],
+  ] as const)("refetches the list on %s", async (type, sessionId) => {
     const backend = new MockBackend({ sessions: [summary(1)] });
     renderApp(backend, "#sessions");
     await screen.findByText("Session 1");
     expect(backend.subscriberCount).toBe(1);
 
     backend.sessions = [summary(2, { title: "Fresh one" }), summary(1)];
-    act(() => backend.emit({ session_id: 2, source: "web", event: { type: "sessions_changed" } }));
+    act(() => backend.emit({ session_id: sessionId, source: null, event: { type } }));
     expect(await screen.findByText("Fresh one")).toBeTruthy();
   });
 

@@ -29,17 +29,20 @@ export function Sidebar({ route }: { route: Route }) {
               <a
                 href={item.href}
                 aria-current={current ? "page" : undefined}
-                aria-label={waiting ? `${item.label}, ${waiting} waiting` : undefined}
                 className="nav-link"
               >
                 <svg viewBox="0 0 24 24" width="16" height="16" aria-hidden="true" focusable="false">
                   <path d={item.icon} fill="none" stroke="currentColor" strokeWidth="1.6" strokeLinejoin="round" strokeLinecap="round" />
                 </svg>
                 <span>{item.label}</span>
+                {/* Named by what it shows ("Inbox 3 waiting"), so the visible text is in the name. */}
                 {waiting ? (
-                  <span className="nav-badge" aria-hidden="true">
-                    {waiting > 99 ? "99+" : waiting}
-                  </span>
+                  <>
+                    {" "}
+                    <span className="nav-badge">
+                      {waiting > 99 ? "99+" : waiting} <span className="visually-hidden">waiting</span>
+                    </span>
+                  </>
                 ) : null}
               </a>
             </li>

@@ -16,7 +16,9 @@ export type ApprovalInfo = {
   workdir: string | null;
 };
 
-export type UserItem = { kind: "user"; key: string; messageId: number; content: string; queued: boolean };
+export type UserItem = { kind: "user"; key: string; messageId: number; content: string };
+/** A message stored while the session was busy, not yet part of the history (a pending input). */
+export type QueuedItem = { key: string; pendingInputId: number; content: string };
 export type AssistantItem = {
   kind: "assistant";
   key: string;
@@ -47,6 +49,11 @@ export type ChatItem = UserItem | AssistantItem | ToolItem | NoticeItem;
 export type ChatState = {
   sessionId: number | null;
   items: ChatItem[];
+  /**
+   * Messages waiting to be folded into the conversation, oldest first. They stay below it until
+   * the engine folds them (at a round boundary, after any decision the turn waits for).
+   */
+  queued: QueuedItem[];
   running: boolean;
   /** Tokens of the last model request (the context actually sent), or after a compaction the
    *  engine's estimate of the compacted context. */
@@ -57,7 +64,7 @@ export type ChatState = {
 };
 
 export function emptyChat(sessionId: number | null, running = false): ChatState {
-  return { sessionId, items: [], running, inputTokens: null, outputTokens: null, seq: 0 };
+  return { sessionId, items: [], queued: [], running, inputTokens: null, outputTokens: null, seq: 0 };
 }
 
 const WRITE_TOOLS = new Set(["write_file", "edit_file", "insert_at_line", "replace_lines"]);
@@ -129,7 +136,7 @@ export function chatFromDetail(detail: SessionDetail, running: boolean): ChatSta
     switch (m.kind) {
       case "user":
         if (!m.is_synthetic) {
-          state.items.push({ kind: "user", key: `user-${m.message_id}`, messageId: m.message_id, content: m.content, queued: false });
+          state.items.push(userItem(m.message_id, m.content));
         }
         break;
       case "thinking":
@@ -155,7 +162,28 @@ export function chatFromDetail(detail: SessionDetail, running: boolean): ChatSta
         break;
     }
   }
+  state.queued = detail.pending_inputs.map((p) => queuedItem(p.id, p.content));
   return state;
+}
+
+function userItem(messageId: number, content: string): UserItem {
+  return { kind: "user", key: `user-${messageId}`, messageId, content };
+}
+
+function queuedItem(pendingInputId: number, content: string): QueuedItem {
+  return { key: `pending-${pendingInputId}`, pendingInputId, content };
+}
+
+/** Why the queued messages wait: the decisions the turn needs first, or the running turn. */
+export function queuedReason(state: ChatState): string {
+  const waiting = state.items.filter((i): i is ToolItem => i.kind === "tool" && i.status === "pending");
+  if (waiting.length > 0) return `waiting for your decision on ${waiting.map((t) => t.label).join(", ")}`;
+  return state.running ? "queued for the running turn" : "queued";
+}
+
+function addUser(state: ChatState, messageId: number, content: string): ChatState {
+  if (state.items.some((i) => i.kind === "user" && i.messageId === messageId)) return state;
+  return { ...state, items: [...state.items, userItem(messageId, content)] };
 }
 
 function notice(state: ChatState, tone: NoticeItem["tone"], text: string): ChatState {
@@ -233,16 +261,30 @@ function settleAssistant(state: ChatState, messageId: number, content: string, r
 
 export function applyEvent(state: ChatState, event: Event): ChatState {
   switch (event.type) {
-    case "user_message": {
-      if (state.items.some((i) => i.kind === "user" && i.messageId === event.message_id)) return state;
-      const bubble: UserItem = {
-        kind: "user",
-        key: `user-${event.message_id}`,
-        messageId: event.message_id,
-        content: event.content,
-        queued: event.steer,
+    case "user_message":
+      return addUser(state, event.message_id, event.content);
+    case "steer_queued":
+      if (state.queued.some((q) => q.pendingInputId === event.pending_input_id)) return state;
+      return { ...state, queued: [...state.queued, queuedItem(event.pending_input_id, event.content)] };
+    case "steer_folded": {
+      // Folded at a round boundary: everything before it in the history is already on screen.
+      const rest = state.queued.filter((q) => q.pendingInputId !== event.pending_input_id);
+      return addUser({ ...state, queued: rest }, event.message_id, event.content);
+    }
+    case "steers_discarded": {
+      const dropped = state.queued.filter((q) => event.pending_input_ids.includes(q.pendingInputId));
+      const kept = { ...state, queued: state.queued.filter((q) => !dropped.includes(q)) };
+      return dropped.reduce((s, q) => notice(s, "info", `Not sent (stopped before it was read): “${q.content}”`), kept);
+    }
+    case "interim_answer": {
+      // An answer the turn goes on from (messages arrived while it was written): close it here.
+      const next = settleAssistant(state, event.message_id, event.content, event.reasoning);
+      return {
+        ...next,
+        items: endStreaming(next.items),
+        inputTokens: event.input_tokens ?? state.inputTokens,
+        outputTokens: event.output_tokens ?? state.outputTokens,
       };
-      return { ...state, items: [...state.items, bubble] };
     }
     case "turn_running":
       return event.running
@@ -281,7 +323,6 @@ export function applyEvent(state: ChatState, event: Event): ChatState {
       const next = settleAssistant(state, event.message_id, event.content, null);
       // Keep reasoning that streamed or came with an earlier record of this message.
       const items = next.items.map((i): ChatItem => {
-        if (i.kind === "user" && i.queued) return { ...i, queued: false };
         if (i.kind === "assistant" && i.messageId === event.message_id && i.reasoning === null) {
           const before = state.items.find(
             (b): b is AssistantItem => b.kind === "assistant" && (b.messageId === event.message_id || b.streaming),
@@ -388,6 +429,8 @@ export function applyEvent(state: ChatState, event: Event): ChatState {
       return updateTool(state, event.tool_call_id, (t) => ({ ...t, diff: event.diff }));
     case "new_session":
     case "sessions_changed":
+    // The chat answers a resync by reloading from the engine (useChat), not event by event.
+    case "resync":
     case "config_reloaded":
     // The chat's bypass strip reads its own query (see BypassList).
     case "bypasses_changed":

@@ -45,20 +45,69 @@ export function useChat(source: string): ChatController {
   // Events that arrive while the history loads are held back, then replayed onto it.
   const buffer = useRef<EventEnvelope[] | null>([]);
   const sessionRef = useRef<number | null>(null);
+  const loads = useRef(0);
   const sourceRef = useRef(source);
   sourceRef.current = source;
 
   const switchTo = useCallback((sessionId: number) => {
     sessionRef.current = sessionId;
     buffer.current = null;
+    // A load still in flight would bring the old session back.
+    loads.current += 1;
     dispatch({ type: "reset", state: emptyChat(sessionId) });
   }, []);
+
+  /**
+   * Reads the source's session and whether it runs, then shows it. Events that arrive meanwhile
+   * are held back and replayed onto it. Only the latest load applies (a later one supersedes it).
+   */
+  const load = useCallback(
+    (onLoaded: () => void, onFailed: (e: ApiError) => void) => {
+      const generation = ++loads.current;
+      buffer.current = [];
+      (async () => {
+        const { session_id: id } = await backend.active_session({ source: sourceRef.current });
+        const [detail, status] = await Promise.all([
+          backend.session_detail({ session_id: id }),
+          backend.turn_running({ session_id: id }),
+        ]);
+        return { id, detail, running: status.running };
+      })().then(
+        ({ id, detail, running }) => {
+          if (generation !== loads.current) return;
+          const held = buffer.current ?? [];
+          buffer.current = null;
+          sessionRef.current = id;
+          dispatch({ type: "reset", state: chatFromDetail(detail, running) });
+          if (held.length > 0) dispatch({ type: "events", events: held });
+          onLoaded();
+        },
+        (e: unknown) => {
+          if (generation !== loads.current) return;
+          // Keep following live events on what is shown.
+          const held = buffer.current ?? [];
+          buffer.current = null;
+          if (held.length > 0) dispatch({ type: "events", events: held });
+          onFailed(toApiError(e));
+        },
+      );
+    },
+    [backend],
+  );
 
   useEngineEvents((envelope) => {
     const ev = envelope.event;
     if (ev.type === "new_session") {
       // The source moved on (here or from another client): clear the view and follow it.
       if (envelope.source === sourceRef.current && ev.session_id !== sessionRef.current) switchTo(ev.session_id);
+      return;
+    }
+    if (ev.type === "resync" && sessionRef.current !== null) {
+      // Events were missed (a reconnect or a lagging channel): the engine's rows are the truth.
+      load(
+        () => {},
+        (e) => dispatch({ type: "notice", tone: "error", text: `Could not refresh the chat: ${e.message}` }),
+      );
       return;
     }
     if (buffer.current) {
@@ -70,41 +119,32 @@ export function useChat(source: string): ChatController {
 
   useEffect(() => {
     let cancelled = false;
-    buffer.current = [];
     sessionRef.current = null;
     setStatus("loading");
     setError(null);
     dispatch({ type: "reset", state: emptyChat(null) });
-    (async () => {
-      const id = await backend.activeSession(source);
-      const [detail, running] = await Promise.all([backend.getSession(id), backend.isRunning(id)]);
-      return { id, detail, running };
-    })().then(
-      ({ id, detail, running }) => {
-        if (cancelled) return;
-        const held = buffer.current ?? [];
-        buffer.current = null;
-        sessionRef.current = id;
-        dispatch({ type: "reset", state: chatFromDetail(detail, running) });
-        if (held.length > 0) dispatch({ type: "events", events: held });
-        setStatus("ready");
+    load(
+      () => {
+        if (!cancelled) setStatus("ready");
       },
-      (e: unknown) => {
+      (e) => {
         if (cancelled) return;
-        setError(toApiError(e));
+        setError(e);
         setStatus("error");
       },
     );
     return () => {
       cancelled = true;
+      // A load still in flight belongs to the old source.
+      loads.current += 1;
     };
-  }, [backend, source, attempt]);
+  }, [load, source, attempt]);
 
   const send = useCallback(
     async (text: string) => {
       let result;
       try {
-        result = await backend.sendMessage(source, text);
+        result = await backend.send_message({ source, text });
       } catch (e) {
         throw toApiError(e);
       }
@@ -118,7 +158,7 @@ export function useChat(source: string): ChatController {
     const id = sessionRef.current;
     if (id === null) return;
     try {
-      const stopped = await backend.stop(id);
+      const { stopped } = await backend.stop_turn({ session_id: id });
       if (!stopped) dispatch({ type: "notice", tone: "info", text: "Nothing was running." });
     } catch (e) {
       dispatch({ type: "notice", tone: "error", text: `Could not stop: ${toApiError(e).message}` });
@@ -127,7 +167,7 @@ export function useChat(source: string): ChatController {
 
   const newSession = useCallback(async () => {
     try {
-      const id = await backend.newSession(source);
+      const { session_id: id } = await backend.new_session({ source });
       if (id !== sessionRef.current) switchTo(id);
     } catch (e) {
       dispatch({ type: "notice", tone: "error", text: `Could not start a new session: ${toApiError(e).message}` });

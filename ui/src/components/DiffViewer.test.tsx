@@ -1,4 +1,4 @@
-import { render, screen, within } from "@testing-library/react";
+import { render, screen, waitFor, within } from "@testing-library/react";
 import userEvent from "@testing-library/user-event";
 import { describe, expect, it } from "vitest";
 import { fileDiff, newFileDiff } from "../test/mockBackend";
@@ -41,14 +41,74 @@ describe("diff viewer", () => {
     expect(within(changed).getByText("hello").tagName).toBe("MARK");
   });
 
-  it("marks a new file and colours its syntax by extension", () => {
-    const diff = newFileDiff("app.ts", 2);
-    diff.hunks[0]!.lines[0]!.text = 'const x = "a"; // note';
+  it("marks a new file and colours its syntax by extension", async () => {
+    const diff = newFileDiff("app.ts", 3);
+    diff.hunks[0]!.lines[0]!.text = 'const x = "a"; /* a note';
+    diff.hunks[0]!.lines[1]!.text = "   over two lines */";
     const { container } = render(<DiffViewer diff={diff} />);
     expect(screen.getByText("new file")).toBeTruthy();
-    expect(container.querySelector(".tok-keyword")?.textContent).toBe("const");
-    expect(container.querySelector(".tok-string")?.textContent).toBe('"a"');
-    expect(container.querySelector(".tok-comment")?.textContent).toBe("// note");
+    expect((await screen.findByText("const")).className).toBe("hljs-keyword");
+    expect(container.querySelector(".hljs-string")?.textContent).toBe('"a"');
+    // Lines are coloured together: the comment's second line is still a comment.
+    const comments = [...container.querySelectorAll(".hljs-comment")].map((c) => c.textContent);
+    expect(comments).toEqual(["/* a note", "   over two lines */"]);
+  });
+
+  it("marks the changed words of a line whose indentation and words changed, over the syntax colours", async () => {
+    // The spans the engine computes for this pair (crates/skald-core approval::word_diff).
+    const diff = fileDiff({
+      hunks: [
+        {
+          old_start: 2,
+          old_lines: 1,
+          new_start: 2,
+          new_lines: 1,
+          lines: [
+            {
+              tag: "delete",
+              old_line: 2,
+              new_line: null,
+              text: '    println!("hello");',
+              spans: [
+                { text: "    ", changed: true },
+                { text: 'println!("hello");', changed: false },
+              ],
+            },
+            {
+              tag: "insert",
+              old_line: null,
+              new_line: 2,
+              text: '\tprintln!("hello, world");',
+              spans: [
+                { text: "\t", changed: true },
+                { text: 'println!("hello', changed: false },
+                { text: ", world", changed: true },
+                { text: '");', changed: false },
+              ],
+            },
+          ],
+        },
+      ],
+    });
+    const { container } = render(<DiffViewer diff={diff} />);
+    const marks = () => rowsOf(container, "mark.word").map((m) => [m.className, m.textContent]);
+    expect(marks()).toEqual([
+      ["word word-delete", "    "],
+      ["word word-insert", "\t"],
+      ["word word-insert", ", world"],
+    ]);
+    // Once Rust is loaded, the string token runs through the mark: coloured on both sides of it.
+    await waitFor(() => expect(container.querySelector("mark.word-insert .hljs-string")?.textContent).toBe(", world"));
+    const inserted = rowsOf(container, "tr.diff-insert .hljs-string").map((s) => s.textContent);
+    expect(inserted).toEqual(['"hello', ", world", '"']);
+    expect(rowsOf(container, "tr.diff-line")[1]?.querySelector(".diff-text")?.textContent).toBe('\tprintln!("hello, world");');
+
+    await userEvent.setup().click(screen.getByRole("button", { name: "Side by side" }));
+    expect(marks()).toEqual([
+      ["word word-delete", "    "],
+      ["word word-insert", "\t"],
+      ["word word-insert", ", world"],
+    ]);
   });
 
   it("shows badges for CRLF, missing newline and binary files", () => {

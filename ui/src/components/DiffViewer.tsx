@@ -1,22 +1,65 @@
 // Shows a reviewed FileDiff: unified or side by side, word-level marks, syntax colour, big diffs folded.
-import { useState, type ReactNode } from "react";
-import type { DiffLine, FileDiff } from "../backend";
-import { Highlighted, languageFor } from "./highlight";
+import { useMemo, useState, type ReactNode } from "react";
+import type { DiffLine, DiffSpan, FileDiff } from "../backend";
+import { HighlightedLine, highlightNow, languageFor, plainLines, useLanguageReady, type Segment } from "./highlight";
 
 export type DiffMode = "unified" | "split";
 
 /** How many diff rows show before the rest folds behind "Show N more lines". */
 export const DIFF_FOLD_AT = 120;
 
-function LineText({ line, lang }: { line: DiffLine; lang: string | null }): ReactNode {
-  if (line.spans.length === 0) return <Highlighted text={line.text} lang={lang} />;
-  return line.spans.map((s, i) =>
-    s.changed ? (
+/**
+ * Highlighted runs of every line. Each hunk's old side (context and deletions) and new side
+ * (context and insertions) are highlighted as one text, so a string or comment that spans lines
+ * keeps its colour.
+ */
+function highlightHunks(diff: FileDiff, lang: string | null): Map<DiffLine, Segment[]> {
+  const out = new Map<DiffLine, Segment[]>();
+  for (const h of diff.hunks) {
+    for (const side of ["delete", "insert"] as const) {
+      const lines = h.lines.filter((l) => l.tag === side || l.tag === "context");
+      const code = lines.map((l) => l.text).join("\n");
+      const coloured = highlightNow(code, lang) ?? plainLines(code);
+      // Context lines take the new side's colours.
+      lines.forEach((l, i) => (side === "insert" || l.tag !== "context") && out.set(l, coloured[i] ?? []));
+    }
+  }
+  return out;
+}
+
+/** Splits highlighted runs at the word-level spans' boundaries: marked and unmarked pieces. */
+export function markRuns(segments: Segment[], spans: DiffSpan[]): { changed: boolean; segments: Segment[] }[] {
+  const out: { changed: boolean; segments: Segment[] }[] = [];
+  let seg = 0;
+  let used = 0; // characters of segments[seg] already placed
+  for (const span of spans) {
+    const piece: Segment[] = [];
+    let need = span.text.length;
+    while (need > 0 && seg < segments.length) {
+      const s = segments[seg] as Segment;
+      const take = Math.min(need, s.text.length - used);
+      piece.push({ text: s.text.slice(used, used + take), className: s.className });
+      need -= take;
+      used += take;
+      if (used === s.text.length) {
+        seg += 1;
+        used = 0;
+      }
+    }
+    out.push({ changed: span.changed, segments: piece });
+  }
+  return out;
+}
+
+function LineText({ line, segments }: { line: DiffLine; segments: Segment[] }): ReactNode {
+  if (line.spans.length === 0) return <HighlightedLine segments={segments} />;
+  return markRuns(segments, line.spans).map((run, i) =>
+    run.changed ? (
       <mark key={i} className={`word word-${line.tag}`}>
-        {s.text}
+        <HighlightedLine segments={run.segments} />
       </mark>
     ) : (
-      <Highlighted key={i} text={s.text} lang={lang} />
+      <HighlightedLine key={i} segments={run.segments} />
     ),
   );
 }
@@ -96,6 +139,9 @@ export function DiffViewer({
   const [mode, setMode] = useState<DiffMode>(initialMode);
   const [expanded, setExpanded] = useState(false);
   const lang = languageFor(diff.path);
+  const ready = useLanguageReady(lang);
+  const coloured = useMemo(() => highlightHunks(diff, ready ? lang : null), [diff, lang, ready]);
+  const text = (line: DiffLine) => <LineText line={line} segments={coloured.get(line) ?? plainLines(line.text)[0] ?? []} />;
   const rows = mode === "unified" ? unifiedRows(diff) : splitRows(diff);
   const shown = expanded ? rows : rows.slice(0, foldAt);
   const hidden = rows.length - shown.length;
@@ -142,7 +188,7 @@ export function DiffViewer({
                       <Num n={l.new_line} />
                       <td className="diff-sign" aria-hidden="true">{SIGN[l.tag]}</td>
                       <td className="diff-text">
-                        <LineText line={l} lang={lang} />
+                        {text(l)}
                       </td>
                     </tr>
                   );
@@ -151,11 +197,11 @@ export function DiffViewer({
                   <tr key={i} className="diff-pair">
                     <Num n={row.left?.old_line ?? null} />
                     <td className={`diff-text diff-side-old${row.left ? ` diff-${row.left.tag}` : " diff-empty"}`} data-side="old">
-                      {row.left ? <LineText line={row.left} lang={lang} /> : null}
+                      {row.left ? text(row.left) : null}
                     </td>
                     <Num n={row.right?.new_line ?? null} />
                     <td className={`diff-text diff-side-new${row.right ? ` diff-${row.right.tag}` : " diff-empty"}`} data-side="new">
-                      {row.right ? <LineText line={row.right} lang={lang} /> : null}
+                      {row.right ? text(row.right) : null}
                     </td>
                   </tr>
                 );

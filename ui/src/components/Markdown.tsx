@@ -1,6 +1,16 @@
-// A small, safe Markdown renderer: model text becomes React elements, never raw HTML.
-import type { ReactNode } from "react";
-import { HighlightedBlock, languageFor } from "./highlight";
+// Model text as CommonMark + GFM (micromark's parser, mdast → hast → React elements; raw HTML is
+// shown as text, never parsed). Each message is parsed once; a streaming one re-parses only its
+// last block, and finished blocks are memoised so their code is never highlighted again.
+import { memo, useId, useMemo, useRef, type ComponentProps, type MouseEvent, type ReactNode } from "react";
+import { Fragment, jsx, jsxs } from "react/jsx-runtime";
+import type { Element, ElementContent, Text } from "hast";
+import type { Root, RootContent } from "mdast";
+import { toJsxRuntime, type Components } from "hast-util-to-jsx-runtime";
+import { fromMarkdown } from "mdast-util-from-markdown";
+import { gfmFromMarkdown } from "mdast-util-gfm";
+import { toHast, type Handler } from "mdast-util-to-hast";
+import { gfm } from "micromark-extension-gfm";
+import { CodeBlock } from "./CodeBlock";
 
 /** Only these link targets are live; anything else (javascript:, data:, file:) renders as text. */
 export function safeHref(url: string): string | null {
@@ -14,187 +24,167 @@ export function safeHref(url: string): string | null {
   }
 }
 
-type InlineRule = { re: RegExp; render: (m: RegExpExecArray, key: number) => ReactNode };
+/** One top-level block: its source text (its identity while streaming) and its syntax tree. */
+export type Block = { source: string; node: Root };
+/** A parsed message. `whole`: it uses references or footnotes, so it renders as one block. */
+export type Parsed = { text: string; blocks: Block[]; whole: boolean };
 
-const INLINE_RULES: InlineRule[] = [
-  { re: /`([^`\n]+)`/, render: (m, k) => <code key={k}>{m[1]}</code> },
-  {
-    re: /\[([^\]\n]+)\]\(([^()\s]+(?:\([^()\s]*\))?)(?:\s+"[^"]*")?\)/,
-    render: (m, k) => {
-      const href = safeHref(m[2] as string);
-      const children = inline(m[1] as string);
-      if (!href) return <span key={k} className="md-link-blocked" title="Link removed: unsupported address">{children}</span>;
-      const external = !href.startsWith("#");
-      return (
-        <a key={k} href={href} {...(external ? { target: "_blank", rel: "noopener noreferrer" } : {})}>
-          {children}
-        </a>
-      );
-    },
-  },
-  {
-    re: /<(https?:\/\/[^\s<>]+)>/,
-    render: (m, k) => (
-      <a key={k} href={safeHref(m[1] as string) ?? "#"} target="_blank" rel="noopener noreferrer">
-        {m[1]}
-      </a>
-    ),
-  },
-  { re: /\*\*([^*\n](?:[^\n]*?[^*\n])?)\*\*|__([^_\n](?:[^\n]*?[^_\n])?)__/, render: (m, k) => <strong key={k}>{inline((m[1] ?? m[2]) as string)}</strong> },
-  { re: /~~([^~\n]+)~~/, render: (m, k) => <del key={k}>{inline(m[1] as string)}</del> },
-  { re: /\*([^*\s](?:[^*\n]*[^*\s])?)\*|(?<![\w])_([^_\s](?:[^_\n]*[^_\s])?)_(?![\w])/, render: (m, k) => <em key={k}>{inline((m[1] ?? m[2]) as string)}</em> },
-];
+// Definitions (`[x]: url`, `[^1]: note`) may be anywhere and change blocks before them.
+const DEFINITION = /^ {0,3}\[[^\]\n]+\]:/m;
 
-/** Inline spans: the earliest match of any rule wins, the text around it recurses. */
-export function inline(text: string): ReactNode[] {
-  const out: ReactNode[] = [];
-  let rest = text;
-  let key = 0;
-  while (rest.length > 0) {
-    let best: { m: RegExpExecArray; rule: InlineRule } | null = null;
-    for (const rule of INLINE_RULES) {
-      const m = rule.re.exec(rest);
-      if (m && (!best || m.index < best.m.index)) best = { m, rule };
-    }
-    if (!best) {
-      out.push(rest);
-      break;
-    }
-    if (best.m.index > 0) out.push(rest.slice(0, best.m.index));
-    out.push(best.rule.render(best.m, key++));
-    rest = rest.slice(best.m.index + best.m[0].length);
+const parse = (text: string): Root => fromMarkdown(text, { extensions: [gfm()], mdastExtensions: [gfmFromMarkdown()] });
+
+function parseBlocks(text: string): Block[] {
+  const { children } = parse(text);
+  // Each block's source runs from the start of its line (indentation is part of it) to the next
+  // block's line, so the sources of all blocks add up to the text.
+  const lineStart = (node: RootContent | undefined, i: number) => {
+    if (!node) return text.length;
+    const offset = node.position?.start.offset ?? 0;
+    return i === 0 ? 0 : text.lastIndexOf("\n", offset - 1) + 1;
+  };
+  return children.map((node, i) => ({
+    source: text.slice(lineStart(node, i), lineStart(children[i + 1], i + 1)),
+    node: { type: "root", children: [node] },
+  }));
+}
+
+/**
+ * Parses `text`, reusing `previous` when `text` only grew: everything before the last block is
+ * final (appending can only change the block being written), so only that block is re-parsed.
+ */
+export function parseMarkdown(text: string, previous?: Parsed | null): Parsed {
+  const whole = DEFINITION.test(text);
+  if (whole) return { text, whole, blocks: [{ source: text, node: parse(text) }] };
+  if (previous && !previous.whole && previous.blocks.length > 0 && text.startsWith(previous.text)) {
+    const kept = previous.blocks.slice(0, -1);
+    const from = kept.reduce((n, b) => n + b.source.length, 0);
+    return { text, whole, blocks: [...kept, ...parseBlocks(text.slice(from))] };
   }
-  return out;
+  return { text, whole, blocks: parseBlocks(text) };
 }
 
-function inlineLines(lines: string[]): ReactNode[] {
-  return lines.flatMap((l, i) => (i === 0 ? inline(l) : ["\n", ...inline(l)]));
+// HTML in model text is shown as the text it is.
+const htmlAsText: Handler = (_state, node, parent) => {
+  const text: Text = { type: "text", value: (node as { value: string }).value };
+  const inParagraph = parent?.type === "paragraph" || parent?.type === "heading" || parent?.type === "tableCell";
+  return inParagraph ? text : ({ type: "element", tagName: "p", properties: {}, children: [text] } satisfies Element);
+};
+
+function textOf(nodes: ElementContent[]): string {
+  return nodes.map((n) => (n.type === "text" ? n.value : n.type === "element" ? textOf(n.children) : "")).join("");
 }
 
-const FENCE = /^\s{0,3}(```+|~~~+)\s*([\w+#.-]*)/;
-const HEADING = /^\s{0,3}(#{1,6})\s+(.*?)\s*#*\s*$/;
-const HR = /^\s{0,3}([-*_])(\s*\1){2,}\s*$/;
-const BULLET = /^(\s*)([-*+])\s+(.*)$/;
-const ORDERED = /^(\s*)(\d{1,9})[.)]\s+(.*)$/;
-const QUOTE = /^\s{0,3}>\s?(.*)$/;
-const TABLE_SEP = /^\s*\|?\s*:?-{2,}:?\s*(\|\s*:?-{2,}:?\s*)*\|?\s*$/;
+/** Starts the ids of footnotes (and their links); no app route starts so. */
+const FOOTNOTE_ID = "md-";
 
-function cells(row: string): string[] {
-  return row.trim().replace(/^\|/, "").replace(/\|$/, "").split("|").map((c) => c.trim());
-}
-
-function isBlockStart(line: string, next: string | undefined): boolean {
+function Link({ href, children, node: _node, ...rest }: ComponentProps<"a"> & { node?: Element }) {
+  const safe = href ? safeHref(href) : null;
+  if (!safe) {
+    return (
+      <span className="md-link-blocked" title="Link removed: unsupported address">
+        {children}
+      </span>
+    );
+  }
+  if (safe.startsWith(`#${FOOTNOTE_ID}`)) {
+    // A footnote: scroll to it instead of changing the app's hash route.
+    const jump = (e: MouseEvent) => {
+      e.preventDefault();
+      document.getElementById(decodeURIComponent(safe.slice(1)))?.scrollIntoView({ block: "nearest" });
+    };
+    return (
+      <a {...rest} href={safe} onClick={jump}>
+        {children}
+      </a>
+    );
+  }
+  const external = !safe.startsWith("#");
   return (
-    FENCE.test(line) || HEADING.test(line) || HR.test(line) || BULLET.test(line) || ORDERED.test(line) ||
-    QUOTE.test(line) || (line.includes("|") && next !== undefined && TABLE_SEP.test(next))
+    <a {...rest} href={safe} {...(external ? { target: "_blank", rel: "noopener noreferrer" } : {})}>
+      {children}
+    </a>
   );
 }
 
-function blocks(lines: string[], keyPrefix: string): ReactNode[] {
-  const out: ReactNode[] = [];
-  let i = 0;
-  const key = () => `${keyPrefix}${out.length}`;
-  while (i < lines.length) {
-    const line = lines[i] as string;
-    if (line.trim() === "") {
-      i += 1;
-      continue;
-    }
-    const fence = FENCE.exec(line);
-    if (fence) {
-      const marker = fence[1] as string;
-      const body: string[] = [];
-      i += 1;
-      while (i < lines.length && !(lines[i] as string).trim().startsWith(marker)) body.push(lines[i++] as string);
-      i += 1;
-      const lang = languageFor(fence[2]);
-      out.push(
-        <pre key={key()} className="md-code" data-lang={fence[2] || undefined}>
-          <code>
-            <HighlightedBlock code={body.join("\n")} lang={lang} />
-          </code>
-        </pre>,
-      );
-      continue;
-    }
-    const heading = HEADING.exec(line);
-    if (heading) {
-      const level = Math.min(6, (heading[1] as string).length + 2);
-      const Tag = `h${level}` as "h3";
-      out.push(<Tag key={key()} className="md-heading">{inline(heading[2] as string)}</Tag>);
-      i += 1;
-      continue;
-    }
-    if (HR.test(line)) {
-      out.push(<hr key={key()} />);
-      i += 1;
-      continue;
-    }
-    if (QUOTE.test(line)) {
-      const body: string[] = [];
-      while (i < lines.length && QUOTE.test(lines[i] as string)) body.push((QUOTE.exec(lines[i++] as string) as RegExpExecArray)[1] as string);
-      out.push(<blockquote key={key()}>{blocks(body, `${key()}-`)}</blockquote>);
-      continue;
-    }
-    const ordered = ORDERED.exec(line);
-    if (BULLET.test(line) || ordered) {
-      const re = ordered ? ORDERED : BULLET;
-      const indent = ((re.exec(line) as RegExpExecArray)[1] as string).length;
-      const items: string[][] = [];
-      while (i < lines.length) {
-        const l = lines[i] as string;
-        const m = re.exec(l);
-        if (m && (m[1] as string).length === indent) {
-          items.push([m[3] as string]);
-        } else if (l.trim() !== "" && (/^\s/.test(l) || !isBlockStart(l, lines[i + 1])) && items.length > 0) {
-          // Continuation or nested content, de-indented for the recursive pass.
-          (items[items.length - 1] as string[]).push(l.replace(new RegExp(`^\\s{0,${indent + 4}}`), ""));
-        } else if (l.trim() === "" && i + 1 < lines.length && /^\s+\S/.test(lines[i + 1] as string)) {
-          (items[items.length - 1] as string[]).push("");
-        } else {
-          break;
-        }
-        i += 1;
-      }
-      const children = items.map((body, n) => {
-        const nested = body.slice(1).some((l) => isBlockStart(l, undefined)) || body.includes("");
-        return <li key={n}>{nested ? blocks(body, `${key()}-${n}-`) : inlineLines(body)}</li>;
-      });
-      const start = ordered ? Number(ordered[2]) : 1;
-      out.push(ordered ? <ol key={key()} start={start === 1 ? undefined : start}>{children}</ol> : <ul key={key()}>{children}</ul>);
-      continue;
-    }
-    const next = lines[i + 1];
-    if (line.includes("|") && next !== undefined && TABLE_SEP.test(next)) {
-      const head = cells(line);
-      const rows: string[][] = [];
-      i += 2;
-      while (i < lines.length && (lines[i] as string).includes("|") && (lines[i] as string).trim() !== "") rows.push(cells(lines[i++] as string));
-      out.push(
-        <div key={key()} className="md-table-wrap">
-          <table className="md-table">
-            <thead>
-              <tr>{head.map((c, n) => <th key={n}>{inline(c)}</th>)}</tr>
-            </thead>
-            <tbody>
-              {rows.map((r, n) => (
-                <tr key={n}>{head.map((_, c) => <td key={c}>{inline(r[c] ?? "")}</td>)}</tr>
-              ))}
-            </tbody>
-          </table>
-        </div>,
-      );
-      continue;
-    }
-    const para: string[] = [];
-    while (i < lines.length && (lines[i] as string).trim() !== "" && (para.length === 0 || !isBlockStart(lines[i] as string, lines[i + 1]))) {
-      para.push(lines[i++] as string);
-    }
-    out.push(<p key={key()}>{inlineLines(para)}</p>);
+const heading = (level: 3 | 4 | 5 | 6) =>
+  function Heading({ node: _node, ...props }: ComponentProps<"h3"> & { node?: Element }) {
+    const Tag = `h${level}` as const;
+    return <Tag className="md-heading" {...props} />;
+  };
+
+const COMPONENTS: Components = {
+  a: Link,
+  // Headings sit under the page's own h1/h2.
+  h1: heading(3),
+  h2: heading(4),
+  h3: heading(5),
+  h4: heading(6),
+  h5: heading(6),
+  h6: heading(6),
+  pre({ node }: { node?: Element }) {
+    const code = node?.children.find((c): c is Element => c.type === "element" && c.tagName === "code");
+    const classes = code?.properties.className;
+    const fence = Array.isArray(classes) ? String(classes.find((c) => String(c).startsWith("language-")) ?? "").slice(9) : "";
+    return <CodeBlock code={textOf(code?.children ?? []).replace(/\n$/, "")} fence={fence || null} />;
+  },
+  // Remote images are not fetched (privacy, CSP): the alt text links to the image instead.
+  img({ src, alt }: { src?: string; alt?: string }) {
+    return <Link href={typeof src === "string" ? src : undefined}>{alt || "image"}</Link>;
+  },
+  table({ node: _node, ...props }: ComponentProps<"table"> & { node?: Element }) {
+    return (
+      <div className="md-table-wrap" tabIndex={0}>
+        <table className="md-table" {...props} />
+      </div>
+    );
+  },
+  input({ node: _node, checked, type }: ComponentProps<"input"> & { node?: Element }) {
+    if (type !== "checkbox") return null;
+    return <input type="checkbox" className="md-task" checked={Boolean(checked)} disabled aria-label={checked ? "Done" : "Not done"} />;
+  },
+} as Components;
+
+function render(root: Root, idPrefix: string): ReactNode {
+  const hast = toHast(root, { handlers: { html: htmlAsText }, clobberPrefix: `${idPrefix}-` });
+  return toJsxRuntime(hast, { Fragment, jsx, jsxs, components: COMPONENTS, passKeys: true, passNode: true });
+}
+
+/** A block re-renders only when its own source changed. */
+const BlockView = memo(
+  function BlockView({ block, idPrefix }: { block: Block; idPrefix: string }) {
+    return render(block.node, idPrefix);
+  },
+  (a, b) => a.block.source === b.block.source && a.idPrefix === b.idPrefix,
+);
+
+/** Parses of whole messages by text, so a message scrolled out and back in is not parsed again. */
+const parsedMessages = new Map<string, Parsed>();
+const PARSED_MESSAGES_KEPT = 200;
+
+function parseMessage(text: string, previous: Parsed | null): Parsed {
+  const known = parsedMessages.get(text);
+  if (known) return known;
+  const parsed = parseMarkdown(text, previous);
+  // A streaming message's prefixes are not kept: they would push finished messages out.
+  if (!previous) {
+    if (parsedMessages.size >= PARSED_MESSAGES_KEPT) parsedMessages.delete(parsedMessages.keys().next().value as string);
+    parsedMessages.set(text, parsed);
   }
-  return out;
+  return parsed;
 }
 
 export function Markdown({ text }: { text: string }) {
-  return <div className="markdown">{blocks(text.replace(/\r\n?/g, "\n").split("\n"), "b")}</div>;
+  const previous = useRef<Parsed | null>(null);
+  const parsed = useMemo(() => parseMessage(text.replace(/\r\n?/g, "\n"), previous.current), [text]);
+  previous.current = parsed;
+  // Footnote ids must not collide between messages.
+  const idPrefix = `${FOOTNOTE_ID}${useId().replace(/[^\w-]/g, "")}`;
+  return (
+    <div className="markdown">
+      {parsed.blocks.map((block, i) => (
+        <BlockView key={i} block={block} idPrefix={idPrefix} />
+      ))}
+    </div>
+  );
 }

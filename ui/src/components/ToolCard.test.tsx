@@ -86,3 +86,33 @@ describe("tool card", () => {
     expect(screen.queryByRole("button", { name: /Show all/ })).toBeNull();
   });
 });
+
+describe("tool results as files", () => {
+  it("colours a read file by its path, its line numbers a gutter, markers left as they are", async () => {
+    const user = userEvent.setup();
+    const result = '     1\tfn main() {\n     2\t    let s = "a /* not a comment */";\n     3\t}\n[… 12 more lines]';
+    const { container } = render(<ToolCard tool={tool({ arguments: { path: "src/main.rs" }, result })} />);
+    await user.click(screen.getByRole("button", { name: /Show result/ }));
+    const view = container.querySelector("pre.file-view")!;
+    expect(view.textContent).toBe(result);
+    expect(await screen.findByText("fn")).toHaveProperty("className", "hljs-keyword");
+    expect([...view.querySelectorAll(".file-num")].map((n) => n.textContent)).toEqual(["     1\t", "     2\t", "     3\t"]);
+    expect(view.querySelector(".hljs-string")?.textContent).toBe('"a /* not a comment */"');
+    expect(view.querySelector(".hljs-comment")).toBeNull();
+  });
+
+  it("colours a JSON result, and leaves other results plain", async () => {
+    const user = userEvent.setup();
+    const { container, unmount } = render(
+      <ToolCard tool={tool({ name: "mcp__x__y", arguments: {}, result: '{"ok":true}', resultType: "json" })} />,
+    );
+    await user.click(screen.getByRole("button", { name: /Show result/ }));
+    expect((await screen.findByText('"ok"')).className).toBe("hljs-attr");
+    expect(container.querySelector(".hljs-keyword")?.textContent).toBe("true");
+    unmount();
+    const plain = render(<ToolCard tool={tool({ name: "execute_cmd", arguments: { command: "ls" }, result: "fn x" })} />);
+    await user.click(screen.getByRole("button", { name: /Show result/ }));
+    expect(plain.container.querySelector("pre.tool-result")?.textContent).toBe("fn x");
+    expect(plain.container.querySelector("pre.file-view")).toBeNull();
+  });
+});

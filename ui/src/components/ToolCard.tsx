@@ -3,6 +3,8 @@
 import { useState, type ReactNode } from "react";
 import type { CardStatus, ToolItem } from "../backend";
 import { DiffViewer } from "./DiffViewer";
+import { FileView } from "./FileView";
+import { languageFor } from "./highlight";
 import { prettyJson } from "./json";
 
 /** Results longer than this show a head and a "Show all" button. */
@@ -17,12 +19,20 @@ const STATUS_TEXT: Record<CardStatus, string> = {
   pending: "waiting for approval",
 };
 
-function ResultBody({ text }: { text: string }) {
+/** The language a result is coloured in: a read file's, or JSON's; null = plain text. */
+function resultLanguage(tool: ToolItem): string | null {
+  if (tool.resultType === "json") return "json";
+  const path = (tool.arguments as { path?: unknown } | null)?.path;
+  return tool.name === "read_file" && typeof path === "string" ? languageFor(path) : null;
+}
+
+function ResultBody({ text, lang }: { text: string; lang: string | null }) {
   const [all, setAll] = useState(false);
   const long = text.length > RESULT_PREVIEW_CHARS;
+  const shown = long && !all ? `${text.slice(0, RESULT_PREVIEW_CHARS)}…` : text;
   return (
     <>
-      <pre className="code-pre tool-result">{long && !all ? `${text.slice(0, RESULT_PREVIEW_CHARS)}…` : text}</pre>
+      {lang ? <FileView text={shown} lang={lang} /> : <pre className="code-pre tool-result">{shown}</pre>}
       {long && !all ? (
         <button type="button" className="button button-small" onClick={() => setAll(true)}>
           Show all ({text.length.toLocaleString()} chars)
@@ -70,7 +80,7 @@ export function ToolCard({ tool, children }: { tool: ToolItem; children?: ReactN
           </button>
           {open ? (
             <div id={resultId}>
-              <ResultBody text={result} />
+              <ResultBody text={result} lang={resultLanguage(tool)} />
             </div>
           ) : null}
         </div>

@@ -1,112 +1,162 @@
-// A tiny line-based syntax colourer: keywords, strings, comments and numbers for a few languages.
-import type { ReactNode } from "react";
+// Syntax colour with highlight.js (through lowlight, which yields a tree, never HTML): the engine
+// and each language load on first use, so none of it is in the first paint.
+import { Fragment, useEffect, useMemo, useState, type ReactNode } from "react";
+import type { Element, ElementContent, Root } from "hast";
+import { ALIASES, EMBEDS, LOADERS } from "virtual:hljs-languages";
 
-type Lang = { keywords: Set<string>; lineComment: string[]; blockComment: boolean };
+type Lowlight = ReturnType<typeof import("lowlight").createLowlight>;
 
-const words = (s: string) => new Set(s.split(/\s+/).filter(Boolean));
+/** A run of text and the highlight.js classes of its innermost token (null = plain). */
+export type Segment = { text: string; className: string | null };
+/** Highlighted code split into lines (without their newlines). */
+export type Lines = Segment[][];
 
-const C_LIKE = "if else for while do return break continue switch case default new delete try catch finally throw class struct enum const static public private protected void null true false this";
-const LANGS: Record<string, Lang> = {
-  rust: { keywords: words(`${C_LIKE} fn let mut pub use mod impl trait where match as in loop move ref self Self crate super async await dyn type unsafe extern Some None Ok Err`), lineComment: ["//"], blockComment: true },
-  ts: { keywords: words(`${C_LIKE} function let var import export from as async await typeof instanceof interface type extends implements of in yield undefined readonly keyof`), lineComment: ["//"], blockComment: true },
-  py: { keywords: words("def class if elif else for while return import from as with try except finally raise pass break continue lambda yield None True False and or not in is global nonlocal async await"), lineComment: ["#"], blockComment: false },
-  sh: { keywords: words("if then else elif fi for while do done case esac function in export local return echo cd set unset"), lineComment: ["#"], blockComment: false },
-  go: { keywords: words(`${C_LIKE} func package import var type interface map chan go defer range select nil`), lineComment: ["//"], blockComment: true },
-  c: { keywords: words(`${C_LIKE} int char long short unsigned signed float double bool auto include define sizeof typedef union extern inline namespace template typename using`), lineComment: ["//"], blockComment: true },
-  json: { keywords: words("true false null"), lineComment: [], blockComment: false },
-  toml: { keywords: words("true false"), lineComment: ["#"], blockComment: false },
-  css: { keywords: words("important"), lineComment: [], blockComment: true },
-};
+function resolve(key: string): string | null {
+  const name = Object.hasOwn(LOADERS, key) ? key : Object.hasOwn(ALIASES, key) ? (ALIASES[key] as string) : null;
+  // Plain text (`txt`, `text`) has nothing to colour: no grammar to fetch.
+  return name === "plaintext" ? null : name;
+}
 
-const ALIASES: Record<string, string> = {
-  rs: "rust", rust: "rust", ts: "ts", tsx: "ts", js: "ts", jsx: "ts", mjs: "ts", cjs: "ts",
-  javascript: "ts", typescript: "ts", py: "py", python: "py", sh: "sh", bash: "sh", zsh: "sh",
-  shell: "sh", go: "go", c: "c", h: "c", cpp: "c", cc: "c", hpp: "c", java: "c", cs: "c",
-  json: "json", toml: "toml", yaml: "toml", yml: "toml", css: "css",
-};
-
-/** The language for a fence name (`rust`) or a file path (`src/main.rs`); null = plain text. */
+/** The language for a fence name (`rust`, `rs`) or a file path (`src/main.rs`); null = plain text. */
 export function languageFor(nameOrPath: string | null | undefined): string | null {
   if (!nameOrPath) return null;
-  const lower = nameOrPath.toLowerCase();
-  const dot = lower.lastIndexOf(".");
-  const key = dot >= 0 && !lower.includes(" ") ? lower.slice(dot + 1) : lower;
-  return ALIASES[key] ?? ALIASES[lower] ?? null;
+  const lower = nameOrPath.trim().toLowerCase();
+  const base = lower.slice(lower.lastIndexOf("/") + 1);
+  const dot = base.lastIndexOf(".");
+  return resolve(lower) ?? resolve(base) ?? (dot >= 0 ? resolve(base.slice(dot + 1)) : null);
 }
 
-export type Token = { type: "plain" | "keyword" | "string" | "comment" | "number"; text: string };
+let engine: Lowlight | null = null;
+let engineLoad: Promise<Lowlight> | null = null;
+const grammarLoads = new Map<string, Promise<void>>();
+const languageLoads = new Map<string, Promise<void>>();
+/** Languages whose grammar and embedded grammars are all registered. */
+const ready = new Set<string>();
 
-export function tokenize(line: string, lang: string | null): Token[] {
-  const spec = lang ? LANGS[lang] : undefined;
-  if (!spec) return [{ type: "plain", text: line }];
-  const out: Token[] = [];
-  const push = (type: Token["type"], text: string) => {
-    const last = out[out.length - 1];
-    if (last && last.type === type) last.text += text;
-    else out.push({ type, text });
-  };
-  let i = 0;
-  while (i < line.length) {
-    const rest = line.slice(i);
-    const lc = spec.lineComment.find((m) => rest.startsWith(m));
-    if (lc) {
-      push("comment", rest);
-      break;
-    }
-    if (spec.blockComment && rest.startsWith("/*")) {
-      const end = rest.indexOf("*/", 2);
-      const len = end < 0 ? rest.length : end + 2;
-      push("comment", rest.slice(0, len));
-      i += len;
-      continue;
-    }
-    const ch = line[i] as string;
-    if (ch === '"' || ch === "'" || ch === "`") {
-      let j = i + 1;
-      while (j < line.length && line[j] !== ch) j += line[j] === "\\" ? 2 : 1;
-      push("string", line.slice(i, Math.min(j + 1, line.length)));
-      i = Math.min(j + 1, line.length);
-      continue;
-    }
-    const num = /^\d[\d_.xa-fA-F]*/.exec(rest);
-    if (num && (i === 0 || !/[\w$]/.test(line[i - 1] as string))) {
-      push("number", num[0]);
-      i += num[0].length;
-      continue;
-    }
-    const word = /^[A-Za-z_$][\w$]*/.exec(rest);
-    if (word) {
-      push(spec.keywords.has(word[0]) ? "keyword" : "plain", word[0]);
-      i += word[0].length;
-      continue;
-    }
-    push("plain", ch);
-    i += 1;
+function loadEngine(): Promise<Lowlight> {
+  engineLoad ??= import("lowlight").then(({ createLowlight }) => (engine = createLowlight()));
+  return engineLoad;
+}
+
+/** Fetches and registers one grammar, once; a failed fetch may be retried later. */
+function loadGrammar(lang: string): Promise<void> {
+  let load = grammarLoads.get(lang);
+  if (!load) {
+    const loader = LOADERS[lang];
+    if (!loader) return Promise.reject(new Error(`no grammar for ${lang}`));
+    load = Promise.all([loadEngine(), loader()]).then(([lowlight, grammar]) => lowlight.register(lang, grammar.default));
+    load.catch(() => grammarLoads.delete(lang));
+    grammarLoads.set(lang, load);
   }
-  return out;
+  return load;
 }
 
-export function Highlighted({ text, lang }: { text: string; lang: string | null }): ReactNode {
-  return tokenize(text, lang).map((t, i) =>
-    t.type === "plain" ? t.text : (
-      <span key={i} className={`tok-${t.type}`}>
-        {t.text}
+/** Whether `lang` can be highlighted right now, without waiting. */
+export function isLoaded(lang: string): boolean {
+  return ready.has(lang);
+}
+
+/**
+ * Loads the engine, the grammar of `lang` and the grammars it embeds (HTML's CSS and JavaScript),
+ * once; later calls share the first load. Embedded grammars' own embeds are not followed (they
+ * can be cyclic: JavaScript embeds HTML).
+ */
+export function loadLanguage(lang: string): Promise<void> {
+  let load = languageLoads.get(lang);
+  if (!load) {
+    load = Promise.all([lang, ...(EMBEDS[lang] ?? [])].map(loadGrammar)).then(() => void ready.add(lang));
+    load.catch(() => languageLoads.delete(lang));
+    languageLoads.set(lang, load);
+  }
+  return load;
+}
+
+/** `code` as unhighlighted lines. */
+export function plainLines(code: string): Lines {
+  return code.split("\n").map((text) => (text ? [{ text, className: null }] : []));
+}
+
+function classOf(el: Element): string | null {
+  const names = el.properties.className;
+  return Array.isArray(names) ? names.join(" ") : null;
+}
+
+/** Flattens highlight.js's token tree into lines of runs, each with its innermost token class. */
+export function treeToLines(root: Root): Lines {
+  const lines: Lines = [[]];
+  const walk = (nodes: ElementContent[], className: string | null) => {
+    for (const node of nodes) {
+      if (node.type === "element") {
+        walk(node.children, classOf(node) ?? className);
+      } else if (node.type === "text") {
+        node.value.split("\n").forEach((part, i) => {
+          if (i > 0) lines.push([]);
+          if (part) (lines[lines.length - 1] as Segment[]).push({ text: part, className });
+        });
+      }
+    }
+  };
+  walk(root.children as ElementContent[], null);
+  return lines;
+}
+
+/** Longer texts stay plain: colouring them would hold the page for a noticeable moment. */
+export const MAX_HIGHLIGHT_CHARS = 200_000;
+
+/**
+ * Highlights `code` now if its grammar is loaded; null if it is not, `lang` is unknown, or the
+ * text is too long to colour.
+ */
+export function highlightNow(code: string, lang: string | null): Lines | null {
+  if (!lang || !engine || !isLoaded(lang) || code.length > MAX_HIGHLIGHT_CHARS) return null;
+  return treeToLines(engine.highlight(lang, code));
+}
+
+/** Whether `lang`'s grammar is loaded; starts loading it and re-renders once it is. */
+export function useLanguageReady(lang: string | null): boolean {
+  const ready = lang !== null && isLoaded(lang);
+  const [, setLoaded] = useState(0);
+  useEffect(() => {
+    if (!lang || ready || !LOADERS[lang]) return;
+    let live = true;
+    loadLanguage(lang).then(
+      () => live && setLoaded((n) => n + 1),
+      () => undefined, // Stays plain text: colour is a nicety, the code is all there.
+    );
+    return () => {
+      live = false;
+    };
+  }, [lang, ready]);
+  return ready;
+}
+
+/**
+ * `code` as lines, highlighted once its grammar is loaded (plain until then). The result is
+ * memoised on the text, so a block that stops changing is never highlighted again.
+ */
+export function useHighlightedLines(code: string, lang: string | null): Lines {
+  const ready = useLanguageReady(lang);
+  return useMemo(() => (ready ? highlightNow(code, lang) : null) ?? plainLines(code), [code, lang, ready]);
+}
+
+export function HighlightedLine({ segments }: { segments: Segment[] }): ReactNode {
+  return segments.map((s, i) =>
+    s.className ? (
+      <span key={i} className={s.className}>
+        {s.text}
       </span>
+    ) : (
+      <Fragment key={i}>{s.text}</Fragment>
     ),
   );
 }
 
-/** Colours a multi-line block line by line (comments and strings do not span lines here). */
-export function HighlightedBlock({ code, lang }: { code: string; lang: string | null }) {
-  const lines = code.split("\n");
-  return (
-    <>
-      {lines.map((line, i) => (
-        <span key={i}>
-          <Highlighted text={line} lang={lang} />
-          {i < lines.length - 1 ? "\n" : null}
-        </span>
-      ))}
-    </>
-  );
+/** Lines joined by newlines, for a `<pre>`. */
+export function HighlightedLines({ lines }: { lines: Lines }): ReactNode {
+  return lines.map((segments, i) => (
+    <Fragment key={i}>
+      <HighlightedLine segments={segments} />
+      {i < lines.length - 1 ? "\n" : null}
+    </Fragment>
+  ));
 }

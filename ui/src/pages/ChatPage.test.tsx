@@ -30,6 +30,31 @@ function log() {
   return within(screen.getByRole("list", { name: "Conversation" }));
 }
 
+/** Makes `session_detail` wait until the returned function is called. */
+function holdSessionLoads(backend: MockBackend): () => void {
+  let release: () => void = () => {};
+  const gate = new Promise<void>((r) => (release = r));
+  const load = backend.session_detail.bind(backend);
+  backend.session_detail = async (params) => {
+    await gate;
+    return load(params);
+  };
+  return () => release();
+}
+
+/** The conversation as `kind:text` (tools by kind only), top to bottom. */
+function kinds(): string[] {
+  return log()
+    .getAllByRole("listitem")
+    .filter((li) => li.dataset.kind)
+    .map((li) => {
+      const kind = li.dataset.kind as string;
+      if (kind === "tool") return kind;
+      const text = (li.querySelector(".bubble-text") ?? li).textContent ?? "";
+      return `${kind}:${text.trim()}`;
+    });
+}
+
 function input() {
   return screen.getByRole("combobox", { name: "Message" }) as HTMLTextAreaElement;
 }
@@ -63,13 +88,13 @@ describe("chat page", () => {
     expect(backend.sent).toEqual([{ source: "web", text: "what time is it?" }]);
     expect(input().value).toBe("");
     expect(log().queryByText("what time is it?")).toBeNull();
-    emit(backend, { type: "user_message", message_id: 11, content: "what time is it?", steer: false });
+    emit(backend, { type: "user_message", message_id: 11, content: "what time is it?" });
     expect(log().getByText("what time is it?")).toBeTruthy();
     // A repeated echo (reconnect replay) does not duplicate it.
-    emit(backend, { type: "user_message", message_id: 11, content: "what time is it?", steer: false });
+    emit(backend, { type: "user_message", message_id: 11, content: "what time is it?" });
     expect(log().getAllByText("what time is it?")).toHaveLength(1);
     // Events for another session are not this chat's business.
-    emit(backend, { type: "user_message", message_id: 12, content: "elsewhere", steer: false }, 99);
+    emit(backend, { type: "user_message", message_id: 12, content: "elsewhere", }, 99);
     expect(log().queryByText("elsewhere")).toBeNull();
   });
 
@@ -85,7 +110,7 @@ describe("chat page", () => {
   it("streams token deltas into a bubble, then shows the final text from done", async () => {
     const backend = setup();
     await open(backend);
-    emit(backend, { type: "user_message", message_id: 1, content: "count", steer: false });
+    emit(backend, { type: "user_message", message_id: 1, content: "count" });
     emit(backend, { type: "token_delta", kind: "content", delta: "One, " });
     emit(backend, { type: "token_delta", kind: "content", delta: "two" });
     const bubble = log().getByText("One, two").closest("li") as HTMLElement;
@@ -125,16 +150,128 @@ describe("chat page", () => {
     expect(log().getByRole("alert").textContent).toContain("Interrupted by user");
   });
 
-  it("shows a steer as queued until the turn finishes", async () => {
-    const backend = setup([], { running: true });
+  it("shows a steer as queued, even when its pending-input id equals a history id, then folds it in place", async () => {
+    // On a fresh install the first history row and the first pending input are both id 1.
+    const backend = setup([
+      { kind: "user", message_id: 1, content: "first", is_synthetic: false, failed: false, ...base },
+    ], { running: true });
     const user = await open(backend);
     await user.type(input(), "also check tests{Enter}");
     expect(backend.sent.at(-1)?.text).toBe("also check tests");
-    emit(backend, { type: "user_message", message_id: 20, content: "also check tests", steer: true });
-    const bubble = log().getByText("also check tests").closest("li") as HTMLElement;
-    expect(within(bubble).getByText("queued for the running turn")).toBeTruthy();
-    emit(backend, { type: "done", message_id: 21, stack_id: 1, content: "Done.", input_tokens: null, output_tokens: null });
-    expect(within(bubble).queryByText("queued for the running turn")).toBeNull();
+    emit(backend, { type: "steer_queued", pending_input_id: 1, content: "also check tests", waiting_for: [] });
+    const queued = log().getByText("also check tests").closest("li") as HTMLElement;
+    expect(within(queued).getByText("queued for the running turn")).toBeTruthy();
+    // A card that starts later still comes before the queued message, which waits at the bottom.
+    emit(backend, { type: "tool_start", tool_call_id: 3, message_id: 2, name: "list_dir", arguments: { path: "." }, label_short: "ls", label_full: "list_dir .", path: "." });
+    emit(backend, { type: "tool_done", tool_call_id: 3, result: "a.txt", result_type: "string" });
+    expect(kinds()).toEqual(["user:first", "tool", "user:also check tests"]);
+    emit(backend, { type: "steer_folded", pending_input_id: 1, message_id: 4, content: "also check tests" });
+    expect(log().getAllByText("also check tests")).toHaveLength(1);
+    expect(log().queryByText("queued for the running turn")).toBeNull();
+    emit(backend, { type: "done", message_id: 5, stack_id: 1, content: "Checked.", input_tokens: null, output_tokens: null });
+    expect(kinds()).toEqual(["user:first", "tool", "user:also check tests", "assistant:Checked."]);
+  });
+
+  it("a reload shows stored pending inputs as queued, and the decision they wait for", async () => {
+    const backend = setup([
+      { kind: "user", message_id: 1, content: "run it", is_synthetic: false, failed: false, ...base },
+      { kind: "tool", tool_call_id: 2, message_id: 2, name: "execute_cmd", label: "execute_cmd make", arguments: { command: "make" }, status: "pending", result: null, diff: null, ...base },
+    ]);
+    backend.details.get(SID)!.pending_inputs = [{ id: 1, content: "then run the tests", created_at: base.created_at }];
+    backend.waitingFor = [2];
+    const user = await open(backend);
+    const queued = log().getByText("then run the tests").closest("li") as HTMLElement;
+    expect(within(queued).getByText("waiting for your decision on execute_cmd make")).toBeTruthy();
+    // A new message queues behind the same decision.
+    await user.type(input(), "and lint{Enter}");
+    emit(backend, { type: "steer_queued", pending_input_id: 2, content: "and lint", waiting_for: [2] });
+    const second = log().getByText("and lint").closest("li") as HTMLElement;
+    expect(within(second).getByText("waiting for your decision on execute_cmd make")).toBeTruthy();
+    // Approved, the engine continues the turn and runs the call; folded, they join the conversation.
+    emit(backend, { type: "approval_resolved", request_id: 2, tool_call_id: 2, approved: true });
+    emit(backend, { type: "turn_running", running: true });
+    emit(backend, { type: "tool_done", tool_call_id: 2, result: "built", result_type: "string" });
+    expect(within(second).getByText("queued for the running turn")).toBeTruthy();
+    emit(backend, { type: "steer_folded", pending_input_id: 1, message_id: 3, content: "then run the tests" });
+    emit(backend, { type: "steer_folded", pending_input_id: 2, message_id: 4, content: "and lint" });
+    expect(kinds()).toEqual(["user:run it", "tool", "user:then run the tests", "user:and lint"]);
+    expect(log().queryByText(/queued|waiting for your decision/)).toBeNull();
+  });
+
+  it("a stop drops the queued messages and says which", async () => {
+    const backend = setup([], { running: true });
+    await open(backend);
+    emit(backend, { type: "steer_queued", pending_input_id: 7, content: "never mind", waiting_for: [] });
+    emit(backend, { type: "steers_discarded", pending_input_ids: [7] });
+    expect(log().queryByText("never mind")).toBeNull();
+    expect(log().getByRole("status").textContent).toContain("Not sent (stopped before it was read): “never mind”");
+  });
+
+  it("closes an answer that a steer outlives, then streams the next one into its own bubble", async () => {
+    const backend = setup([], { running: true });
+    const user = await open(backend);
+    emit(backend, { type: "user_message", message_id: 1, content: "tell me a story" });
+    emit(backend, { type: "token_delta", kind: "content", delta: "Once upon " });
+    await user.type(input(), "shorter please{Enter}");
+    emit(backend, { type: "steer_queued", pending_input_id: 1, content: "shorter please", waiting_for: [] });
+    emit(backend, { type: "token_delta", kind: "content", delta: "a time." });
+    emit(backend, { type: "interim_answer", message_id: 2, stack_id: 1, content: "Once upon a time.", reasoning: null, input_tokens: 40, output_tokens: 5 });
+    const first = log().getByText("Once upon a time.").closest("li") as HTMLElement;
+    expect(first.getAttribute("aria-busy")).toBe("false");
+    // Still running: the steer is answered next.
+    expect(screen.getByRole("button", { name: "Stop" })).toBeTruthy();
+    emit(backend, { type: "steer_folded", pending_input_id: 1, message_id: 3, content: "shorter please" });
+    emit(backend, { type: "token_delta", kind: "content", delta: "The end" });
+    emit(backend, { type: "done", message_id: 4, stack_id: 1, content: "The end.", input_tokens: 60, output_tokens: 3 });
+    expect(kinds()).toEqual([
+      "user:tell me a story",
+      "assistant:Once upon a time.",
+      "user:shorter please",
+      "assistant:The end.",
+    ]);
+    expect(screen.getByRole("button", { name: "Send" })).toBeTruthy();
+  });
+
+  it("answers a resync by reloading the session: a card left running settles without a page reload", async () => {
+    const running: DebugMessage[] = [
+      { kind: "user", message_id: 1, content: "nap", is_synthetic: false, failed: false, ...base },
+      { kind: "tool", tool_call_id: 2, message_id: 2, name: "execute_cmd", label: "execute_cmd sleep 2", arguments: { command: "sleep 2" }, status: "running", result: null, diff: null, ...base },
+    ];
+    const backend = setup(running, { running: true });
+    await open(backend);
+    expect(log().getByRole("article", { name: "Tool execute_cmd sleep 2, running" })).toBeTruthy();
+    const loads = backend.detailCalls.length;
+    // While the connection was down the tool finished and the model answered.
+    backend.details.set(SID, {
+      ...emptyDetail(SID),
+      messages: [
+        running[0]!,
+        { ...(running[1] as Extract<DebugMessage, { kind: "tool" }>), status: "done", result: "(no output)" },
+        { kind: "assistant", message_id: 3, content: "Rested.", reasoning: null, is_synthetic: false, input_tokens: 10, output_tokens: 2, ...base },
+      ],
+    });
+    backend.running.delete(SID);
+    emit(backend, { type: "resync" }, null);
+    expect(await log().findByRole("article", { name: "Tool execute_cmd sleep 2, done" })).toBeTruthy();
+    expect(log().getByText("Rested.")).toBeTruthy();
+    expect(screen.getByRole("button", { name: "Send" })).toBeTruthy();
+    expect(backend.detailCalls.length).toBe(loads + 1);
+    // The page itself stayed: no loading state, the composer kept working.
+    expect(input().disabled).toBe(false);
+  });
+
+  it("keeps events that arrive during a resync and applies them on top of the reloaded session", async () => {
+    const backend = setup([
+      { kind: "user", message_id: 1, content: "hi", is_synthetic: false, failed: false, ...base },
+    ]);
+    await open(backend);
+    const release = holdSessionLoads(backend);
+    emit(backend, { type: "resync" }, null);
+    emit(backend, { type: "user_message", message_id: 2, content: "after the gap" });
+    expect(log().queryByText("after the gap")).toBeNull();
+    await act(async () => release());
+    expect(await log().findByText("after the gap")).toBeTruthy();
+    expect(log().getByText("hi")).toBeTruthy();
   });
 
   it("shows the change a write made under its card, live and after a reload", async () => {
@@ -163,7 +300,7 @@ describe("chat page", () => {
     await user.type(within(card).getByLabelText(/Note for the agent/), "wrong file");
     await user.click(within(card).getByRole("button", { name: "Reject" }));
     expect(backend.decisions).toEqual([
-      { toolCallId: 8, input: { approved: false, note: "wrong file", decided_by: "app", bypass: null } },
+      { toolCallId: 8, input: { approved: false, note: "wrong file", bypass: null } },
     ]);
     expect(log().getByRole("region", { name: "Approval for write_file" })).toBeTruthy();
     emit(backend, { type: "approval_resolved", request_id: 8, tool_call_id: 8, approved: false });
@@ -191,7 +328,7 @@ describe("chat page", () => {
     const card = log().getByRole("region", { name: "Approval for edit_file" });
     expect(await within(card).findByRole("figure", { name: "Changes to src/main.rs" })).toBeTruthy();
     await user.click(within(card).getByRole("button", { name: "Approve" }));
-    expect(backend.decisions[0]?.input).toMatchObject({ approved: true, decided_by: "app" });
+    expect(backend.decisions[0]?.input).toMatchObject({ approved: true });
   });
 
   it("offers the inline card a bypass once the inbox says which scopes fit", async () => {
@@ -207,7 +344,6 @@ describe("chat page", () => {
     expect(backend.decisions[0]?.input).toEqual({
       approved: true,
       note: null,
-      decided_by: "app",
       bypass: { duration: "fifteen_minutes", scope: "category" },
     });
     // The session's bypass shows above the composer, with a Revoke button.
@@ -375,7 +511,7 @@ describe("chat page", () => {
     await waitFor(() => expect(screen.queryByText("old talk")).toBeNull());
     const newId = backend.activeSessions.get("web") as number;
     expect(screen.getByRole("link", { name: `session #${newId}` })).toBeTruthy();
-    emit(backend, { type: "user_message", message_id: 30, content: "fresh", steer: false }, newId);
+    emit(backend, { type: "user_message", message_id: 30, content: "fresh", }, newId);
     expect(log().getByText("fresh")).toBeTruthy();
     expect(backend.sent).toEqual([]);
   });
@@ -393,7 +529,7 @@ describe("chat page", () => {
   it("says so when the chat cannot be opened", async () => {
     const backend = new MockBackend();
     backend.activeSessions.set("web", 404);
-    backend.getSession = () => Promise.reject({ code: "storage", message: "disk gone" });
+    backend.session_detail = () => Promise.reject({ code: "storage", message: "disk gone" });
     renderApp(backend, "#chat/web");
     expect((await screen.findByRole("alert")).textContent).toContain("disk gone");
   });
@@ -401,20 +537,14 @@ describe("chat page", () => {
     const backend = setup([
       { kind: "user", message_id: 1, content: "first", is_synthetic: false, failed: false, ...base },
     ]);
-    let release: () => void = () => {};
-    const gate = new Promise<void>((r) => (release = r));
-    const load = backend.getSession.bind(backend);
-    backend.getSession = async (id) => {
-      await gate;
-      return load(id);
-    };
+    const release = holdSessionLoads(backend);
     renderApp(backend, "#chat/web");
     // The page mounts once the first-run settings check is done; its history load is still gated.
     await screen.findByRole("heading", { level: 1, name: "Chat" });
     await waitFor(() => expect(backend.subscriberCount).toBe(1));
     // The echo of "first" is already in the history; "second" is not.
-    emit(backend, { type: "user_message", message_id: 1, content: "first", steer: false });
-    emit(backend, { type: "user_message", message_id: 2, content: "second", steer: false });
+    emit(backend, { type: "user_message", message_id: 1, content: "first" });
+    emit(backend, { type: "user_message", message_id: 2, content: "second" });
     emit(backend, { type: "token_delta", kind: "content", delta: "Work" });
     await act(async () => release());
     await screen.findByRole("link", { name: `session #${SID}` });

@@ -2,6 +2,7 @@
 import { useQuery } from "@tanstack/react-query";
 import { useEffect, useRef } from "react";
 import {
+  queuedReason,
   toApiError,
   useBackend,
   useChat,
@@ -43,9 +44,8 @@ function Item({ item, inbox }: { item: ChatItem; inbox: InboxItem[] }) {
   switch (item.kind) {
     case "user":
       return (
-        <li className={`bubble bubble-user${item.queued ? " is-queued" : ""}`} data-kind="user">
+        <li className="bubble bubble-user" data-kind="user">
           <p className="bubble-text">{item.content}</p>
-          {item.queued ? <span className="badge bubble-queued">queued for the running turn</span> : null}
         </li>
       );
     case "assistant":
@@ -155,13 +155,13 @@ async function runSlash(
   try {
     if (name === "compact") {
       chat.notice("info", args ? `Compacting, focused on: ${args}` : "Compacting the conversation…");
-      const r = await backend.compact(sessionId, args || null);
+      const r = await backend.compact_session({ session_id: sessionId, focus: args || null });
       // A compaction that happened is announced by its own event (with the token counts).
       if (!r.compacted) chat.notice("info", "Nothing to compact yet: the conversation is still short.");
     } else if (name === "context") {
-      chat.notice("info", describeContext(await backend.sessionUsage(sessionId)));
+      chat.notice("info", describeContext(await backend.session_usage({ session_id: sessionId })));
     } else if (name === "resettools") {
-      const n = await backend.resetTools(sessionId);
+      const { revoked: n } = await backend.reset_tool_groups({ session_id: sessionId });
       chat.notice(
         "info",
         n === 0
@@ -169,7 +169,7 @@ async function runSlash(
           : `Revoked ${n} tool ${n === 1 ? "group" : "groups"}; the agent must activate them again to use them.`,
       );
     } else if (name === "cost") {
-      chat.notice("info", describeCost(await backend.sessionUsage(sessionId)));
+      chat.notice("info", describeCost(await backend.session_usage({ session_id: sessionId })));
     } else {
       chat.notice("info", `/${name} is not available yet in this build.`);
     }
@@ -187,7 +187,7 @@ export function ChatPage({ source }: { source: string }) {
   // (usage reported before a compaction no longer describes what the model receives).
   const usage = useQuery({
     queryKey: ["session_usage", state.sessionId, state.inputTokens],
-    queryFn: () => backend.sessionUsage(state.sessionId as number),
+    queryFn: () => backend.session_usage({ session_id: state.sessionId as number }),
     enabled: state.sessionId !== null,
     placeholderData: (previous) => previous,
   });
@@ -195,7 +195,7 @@ export function ChatPage({ source }: { source: string }) {
 
   useEffect(() => {
     endRef.current?.scrollIntoView?.({ block: "end" });
-  }, [state.items]);
+  }, [state.items, state.queued]);
 
   const runCommand = async (text: string): Promise<boolean> => {
     const cmd = parseSlash(text);
@@ -225,7 +225,7 @@ export function ChatPage({ source }: { source: string }) {
     body = <Loading label="Loading the conversation…" />;
   } else if (chat.status === "error") {
     body = <ErrorView title="Could not open the chat" error={chat.error} onRetry={chat.retry} />;
-  } else if (state.items.length === 0) {
+  } else if (state.items.length === 0 && state.queued.length === 0) {
     body = (
       <div className="chat-empty state state-empty">
         <p className="state-title">No messages yet</p>
@@ -267,6 +267,13 @@ export function ChatPage({ source }: { source: string }) {
         <ol className="chat-log" aria-label="Conversation" aria-live="polite">
           {state.items.map((item) => (
             <Item key={item.key} item={item} inbox={inbox.data?.items ?? []} />
+          ))}
+          {/* Below the conversation until the engine folds them in, in the order they were sent. */}
+          {state.queued.map((q) => (
+            <li key={q.key} className="bubble bubble-user is-queued" data-kind="user">
+              <p className="bubble-text">{q.content}</p>
+              <span className="badge bubble-queued">{queuedReason(state)}</span>
+            </li>
           ))}
           <li ref={endRef} aria-hidden="true" className="chat-end" />
         </ol>

@@ -1,7 +1,8 @@
-//! `skald chat` and `skald stop`.
+//! `skald chat` and `skald resume` (they stream events), and `skald stop`.
 
 use std::path::PathBuf;
 
+use skald_api::{Caller, StopTurnParams, ops};
 use skald_core::Engine;
 use skald_core::engine::ChatOptions;
 use skald_core::turn::{ParkMode, TurnOutcome};
@@ -44,6 +45,20 @@ pub async fn run(engine: &Engine, args: ChatArgs, out: &Output) -> Result<u8, Ap
     let session_id = receipt.session_id;
     let Some(turn) = receipt.turn else {
         drain(&mut events, session_id, out);
+        return queued(engine, session_id, &receipt.waiting_for, out).await;
+    };
+    follow(engine, session_id, turn, events, out).await
+}
+
+/// Reports a message stored as a steer. Queued behind calls that wait for a human, it exits 3
+/// like a parked `chat` (decision 44): nothing reaches the model until they are decided.
+async fn queued(
+    engine: &Engine,
+    session_id: i64,
+    waiting_for: &[i64],
+    out: &Output,
+) -> Result<u8, ApiError> {
+    if waiting_for.is_empty() {
         if !out.is_json() {
             out.line(&format!(
                 "session {session_id} is running a turn: the message was queued and will be \
@@ -51,23 +66,43 @@ pub async fn run(engine: &Engine, args: ChatArgs, out: &Output) -> Result<u8, Ap
             ));
         }
         return Ok(exit::OK);
-    };
-    follow(engine, session_id, turn, events, out).await
+    }
+    if !out.is_json() {
+        let calls: Vec<String> = waiting_for.iter().map(i64::to_string).collect();
+        let calls = calls.join(", ");
+        // A turn that waits in another process (the app, `serve`) goes on by itself.
+        let then = if engine.is_running(session_id).await? {
+            "the running turn reads it once they are decided".to_string()
+        } else {
+            format!("decide them, then `skald resume --session {session_id}`")
+        };
+        out.line(&format!(
+            "queued: session {session_id} waits for your decision on call {calls} (skald inbox); \
+             the message reaches the model after that — {then}"
+        ));
+    }
+    Ok(exit::PARKED)
 }
 
-/// `skald resume`: settles decisions and continues, waiting for open approvals.
-pub async fn resume(engine: &Engine, session_id: i64, out: &Output) -> Result<u8, ApiError> {
+/// `skald resume`: settles decisions and continues; with `ParkMode::Wait` (`--wait`) it waits
+/// for decisions still open, otherwise it ends parked (exit 3) like `chat`.
+pub async fn resume(
+    engine: &Engine,
+    session_id: i64,
+    mode: ParkMode,
+    out: &Output,
+) -> Result<u8, ApiError> {
     let events = engine.subscribe();
     let engine2 = engine.clone();
-    let turn = tokio::spawn(async move { engine2.resume(session_id, ParkMode::Wait).await });
+    let turn = tokio::spawn(async move { engine2.resume(session_id, mode).await });
     let turn = tokio::spawn(async move {
         match turn.await {
             Ok(Ok(outcome)) => outcome,
-            Ok(Err(e)) => TurnOutcome::Failed { message: e.message },
+            Ok(Err(e)) => TurnOutcome::Failed { message: e.to_string() },
             Err(e) => TurnOutcome::Failed { message: format!("the resume task failed: {e}") },
         }
     });
-    if !out.is_json() {
+    if !out.is_json() && mode == ParkMode::Wait {
         out.line(&format!("resuming session {session_id}; approve or deny from another terminal with `skald approve` / `skald deny`"));
     }
     follow(engine, session_id, turn, events, out).await
@@ -107,7 +142,8 @@ async fn follow(
         TurnOutcome::Parked { .. } => {
             if !out.is_json() {
                 out.line(&format!(
-                    "waiting for your decision in session {session_id} (skald inbox)"
+                    "waiting for your decision in session {session_id} (skald inbox); then \
+                     `skald resume --session {session_id}`"
                 ));
             }
             exit::PARKED
@@ -129,12 +165,14 @@ async fn compact(engine: &Engine, source: &str, focus: &str, out: &Output) -> Re
             "summary_id": report.as_ref().map(|r| r.summary_id),
             "tokens_before": report.as_ref().map(|r| r.tokens_before),
             "tokens_after": report.as_ref().map(|r| r.tokens_after),
+            "summary": report.as_ref().map(|r| r.summary.as_str()),
         }))?;
     } else {
         match report {
+            // The summary is all the model keeps of the older history: show it.
             Some(r) => out.line(&format!(
-                "compacted session {session_id}: {} → {} tokens (summary {})",
-                r.tokens_before, r.tokens_after, r.summary_id
+                "compacted session {session_id}: {} → {} tokens (summary {})\n{}",
+                r.tokens_before, r.tokens_after, r.summary_id, r.summary
             )),
             None => out.line(&format!("session {session_id}: nothing to compact yet")),
         }
@@ -143,10 +181,10 @@ async fn compact(engine: &Engine, source: &str, focus: &str, out: &Output) -> Re
 }
 
 pub async fn stop(engine: &Engine, session_id: i64, out: &Output) -> Result<u8, ApiError> {
-    let stopped = engine.stop(session_id).await?;
+    let result = ops::stop_turn(engine, &Caller::Cli, StopTurnParams { session_id }).await?;
     if out.is_json() {
-        out.json(&serde_json::json!({ "session_id": session_id, "stopped": stopped }))?;
-    } else if stopped {
+        out.json(&result)?;
+    } else if result.stopped {
         out.line(&format!("stop requested for session {session_id}"));
     } else {
         out.line(&format!("session {session_id} has no running turn"));
@@ -222,6 +260,8 @@ impl Printer {
                 Some(format!("  ✗ every model failed ({}): {last_error}", tried.join(", ")))
             }
             Event::Truncated { .. } => Some("  … the answer hit the output length limit".into()),
+            // A queued message enters the conversation (the model reads it next).
+            Event::SteerFolded { content, .. } => Some(format!("» {}", first_line(content))),
             Event::Error { message } => Some(format!("error: {message}")),
             _ => None,
         };

@@ -1,5 +1,6 @@
 //! Dispatch of parsed commands to the engine.
 
+mod api;
 mod approvals;
 mod bypasses;
 mod chat;
@@ -8,6 +9,7 @@ mod sessions;
 
 use std::path::PathBuf;
 
+use skald_core::turn::ParkMode;
 use skald_core::{Engine, EngineOptions};
 use skald_protocol::ApiError;
 
@@ -23,15 +25,24 @@ pub async fn run(
     if let Command::Serve { port } = command {
         return serve::run(data_dir, port, out).await;
     }
+    if let Command::Api { op: None, .. } = command {
+        return Ok(api::list(out));
+    }
     let engine = Engine::open(EngineOptions { data_dir, ..Default::default() }).await?;
     match command {
         Command::Sessions(cmd) => sessions::run(&engine, cmd, out).await,
+        Command::Api { op, params } => {
+            api::run(&engine, op.as_deref().unwrap_or_default(), params.as_deref(), out).await
+        }
         Command::Chat { source, agent, workdir, approve_all, message } => {
             chat::run(&engine, chat::ChatArgs { source, agent, workdir, approve_all, message }, out)
                 .await
         }
         Command::Stop { session } => chat::stop(&engine, session, out).await,
-        Command::Resume { session } => chat::resume(&engine, session, out).await,
+        Command::Resume { session, wait } => {
+            let mode = if wait { ParkMode::Wait } else { ParkMode::Exit };
+            chat::resume(&engine, session, mode, out).await
+        }
         Command::Inbox => approvals::inbox(&engine, out).await,
         Command::Approve { call_id, note, bypass, bypass_scope } => {
             let bypass = approvals::bypass_request(bypass.as_deref(), bypass_scope.as_deref());

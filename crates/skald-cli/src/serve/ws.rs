@@ -77,8 +77,10 @@ async fn pump(
                 let envelope = match received {
                     Ok(envelope) => envelope,
                     // Missed events are not lost information (the database is the truth); tell the
-                    // client to refetch what it shows and keep going.
-                    Err(RecvError::Lagged(_)) => resync(),
+                    // client to reload what it shows and keep going.
+                    Err(RecvError::Lagged(_)) => {
+                        EventEnvelope { session_id: None, source: None, event: Event::Resync {} }
+                    }
                     Err(RecvError::Closed) => return,
                 };
                 // Event types are plain data; encoding cannot fail in practice, and one odd event
@@ -95,8 +97,4 @@ async fn pump(
             },
         }
     }
-}
-
-fn resync() -> EventEnvelope {
-    EventEnvelope { session_id: None, source: None, event: Event::SessionsChanged {} }
 }

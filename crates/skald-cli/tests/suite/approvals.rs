@@ -28,18 +28,25 @@ async fn bare_setup() -> Setup {
     Setup { _dir: dir, data, work, fake }
 }
 
+/// The model edits main.rs with two spaces (rejected in these flows), then with a tab.
 async fn setup() -> Setup {
+    setup_with([edit("  println"), edit("\tprintln"), Reply::text("Indented with a tab.")]).await
+}
+
+async fn setup_with(replies: impl IntoIterator<Item = Reply>) -> Setup {
     let s = bare_setup().await;
-    let edit = |new: &str| {
-        Reply::tool_calls(vec![ScriptedToolCall::new(
-            "edit_file",
-            &serde_json::json!({ "path": "main.rs", "old": "    println", "new": new }).to_string(),
-        )])
-    };
-    s.fake.push(edit("  println"));
-    s.fake.push(edit("\tprintln"));
-    s.fake.push(Reply::text("Indented with a tab."));
+    for reply in replies {
+        s.fake.push(reply);
+    }
     s
+}
+
+/// An edit of main.rs's indentation.
+fn edit(new: &str) -> Reply {
+    Reply::tool_calls(vec![ScriptedToolCall::new(
+        "edit_file",
+        &serde_json::json!({ "path": "main.rs", "old": "    println", "new": new }).to_string(),
+    )])
 }
 
 fn cmd(s: &Setup, args: &[&str]) -> Command {
@@ -149,7 +156,7 @@ fn file_has_tab(s: &Setup) {
 async fn deny_resume_and_approve_from_another_process() {
     let s = setup().await;
     let first = park_and_deny(&s);
-    let mut resume = cmd(&s, &["--json", "resume", "--session", "1"])
+    let mut resume = cmd(&s, &["--json", "resume", "--session", "1", "--wait"])
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
@@ -185,7 +192,7 @@ async fn deny_resume_and_approve_from_another_process() {
 async fn a_resume_killed_while_parked_settles_on_the_next_resume() {
     let s = setup().await;
     let first = park_and_deny(&s);
-    let mut resume = cmd(&s, &["resume", "--session", "1"])
+    let mut resume = cmd(&s, &["resume", "--session", "1", "--wait"])
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .spawn()
@@ -208,10 +215,13 @@ async fn a_resume_killed_while_parked_settles_on_the_next_resume() {
     assert_eq!(inbox(&s)["total"], 0);
 }
 
-/// `skald chat` in the work dir whose model calls `tool` once, then answers.
-fn chat_calling(s: &Setup, tool: &str, args: Value) -> (i32, String, String) {
+/// `skald chat` in the work dir whose model calls `tool` once, then — unless the call `parks`
+/// the turn (exit 3), which then never asks the model again — answers.
+fn chat_calling(s: &Setup, tool: &str, args: Value, parks: bool) -> (i32, String, String) {
     s.fake.push(Reply::tool_call(tool, &args.to_string()));
-    s.fake.push(Reply::text("done"));
+    if !parks {
+        s.fake.push(Reply::text("done"));
+    }
     run(s, &["chat", "--workdir", s.work.to_str().unwrap(), "go"])
 }
 
@@ -225,7 +235,7 @@ fn bypasses(s: &Setup) -> Vec<Value> {
 async fn a_bypass_from_skald_approve_lets_a_later_chat_run_unasked_until_revoked() {
     let s = bare_setup().await;
     let write = |name: &str| serde_json::json!({ "path": name, "content": "x\n" });
-    let (code, out, err) = chat_calling(&s, "write_file", write("a.txt"));
+    let (code, out, err) = chat_calling(&s, "write_file", write("a.txt"), true);
     assert_eq!(code, 3, "{out}{err}");
     let call = inbox(&s)["items"][0]["tool_call_id"].as_i64().unwrap().to_string();
     let (code, out, err) = run(&s, &["approve", &call, "--bypass", "15m"]);
@@ -235,12 +245,13 @@ async fn a_bypass_from_skald_approve_lets_a_later_chat_run_unasked_until_revoked
     assert!(line.contains("· session 1 (cli) · filesystem tools · granted by cli · 1"), "{out}");
     assert!(line.ends_with("m left"), "{out}");
     // The approving command has exited; a separate resume settles the approved call.
+    s.fake.push(Reply::text("done"));
     let (code, out, err) = run(&s, &["resume", "--session", "1"]);
     assert_eq!(code, 0, "{out}{err}");
     assert!(s.work.join("a.txt").is_file());
 
     // A later `skald chat`, another process again: its write runs without asking.
-    let (code, out, err) = chat_calling(&s, "write_file", write("b.txt"));
+    let (code, out, err) = chat_calling(&s, "write_file", write("b.txt"), false);
     assert_eq!(code, 0, "the bypass should cover it\n{out}{err}");
     assert!(s.work.join("b.txt").is_file());
     let listed = bypasses(&s);
@@ -255,7 +266,7 @@ async fn a_bypass_from_skald_approve_lets_a_later_chat_run_unasked_until_revoked
     assert_eq!(code, 0, "{out}{err}");
     assert!(out.contains("is revoked"), "{out}");
     assert!(bypasses(&s).is_empty());
-    let (code, out, err) = chat_calling(&s, "write_file", write("c.txt"));
+    let (code, out, err) = chat_calling(&s, "write_file", write("c.txt"), true);
     assert_eq!(code, 3, "revoked: the write asks again\n{out}{err}");
     assert!(!s.work.join("c.txt").exists());
 }
@@ -264,7 +275,7 @@ async fn a_bypass_from_skald_approve_lets_a_later_chat_run_unasked_until_revoked
 async fn a_bypass_scope_that_does_not_fit_the_call_is_refused_and_records_nothing() {
     let s = bare_setup().await;
     let (code, out, err) =
-        chat_calling(&s, "execute_cmd", serde_json::json!({ "command": "true" }));
+        chat_calling(&s, "execute_cmd", serde_json::json!({ "command": "true" }), true);
     assert_eq!(code, 3, "{out}{err}");
     let call = inbox(&s)["items"][0]["tool_call_id"].as_i64().unwrap().to_string();
     let (code, out, err) =
@@ -282,4 +293,77 @@ async fn a_bypass_scope_that_does_not_fit_the_call_is_refused_and_records_nothin
     // `--bypass-scope` alone is a usage error.
     let (code, _, err) = run(&s, &["approve", &call, "--bypass-scope", "all"]);
     assert_eq!(code, 2, "{err}");
+}
+
+/// A model request holds the tool results and, after them, the user rows: the steer must follow
+/// the settled call, never stand in front of an "interrupted" answer.
+fn last_request_ends_with_the_steer(s: &Setup, result: &str, steer: &str) {
+    let reqs = s.fake.requests();
+    let msgs = reqs.last().unwrap().body["messages"].as_array().cloned().unwrap();
+    let talk: Vec<(String, String)> = msgs
+        .iter()
+        .filter(|m| m["role"] != "system")
+        .map(|m| (m["role"].as_str().unwrap().to_string(), m["content"].to_string()))
+        .collect();
+    let tail = &talk[talk.len() - 2..];
+    assert_eq!(tail[0].0, "tool", "{talk:?}");
+    assert!(tail[0].1.contains(result), "{talk:?}");
+    assert_eq!(tail[1], ("user".to_string(), serde_json::json!(steer).to_string()), "{talk:?}");
+    assert!(!reqs.iter().any(|r| r.body.to_string().contains("interrupted")), "{talk:?}");
+}
+
+/// Decision 44 from the terminal: a second `chat` while the first one's edit is parked is
+/// queued (exit 3, no model request); approve + resume runs the edit once, then the model reads
+/// the queued message.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_chat_sent_while_a_call_is_parked_is_queued_until_the_decision_is_settled() {
+    let s = setup_with([edit("\tprintln"), Reply::text("Indented, and noted.")]).await;
+    let work = s.work.to_str().unwrap();
+    let (code, out, err) = run(&s, &["chat", "--workdir", work, "indent main.rs"]);
+    assert_eq!(code, 3, "{out}{err}");
+    let (code, out, err) = run(&s, &["chat", "--workdir", work, "also keep the braces"]);
+    assert_eq!(code, 3, "a queued message exits like a parked chat\n{out}{err}");
+    assert!(out.contains("queued: session 1 waits for your decision on call 1"), "{out}");
+    assert!(out.contains("skald resume --session 1"), "{out}");
+    assert_eq!(s.fake.requests().len(), 1, "nothing reached the model");
+    assert_eq!(inbox(&s)["total"], 1, "the edit still waits");
+    let (_, tree, _) = run(&s, &["sessions", "show", "1"]);
+    assert!(tree.ends_with("queued: also keep the braces\n"), "{tree}");
+
+    let (code, out, err) = run(&s, &["approve", "1"]);
+    assert_eq!(code, 0, "{out}{err}");
+    let (code, out, err) = run(&s, &["resume", "--session", "1"]);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(out.contains("» also keep the braces"), "the folded message is shown: {out}");
+    file_has_tab(&s);
+    assert_eq!(s.fake.requests().len(), 2);
+    last_request_ends_with_the_steer(&s, "main.rs", "also keep the braces");
+    let (_, tree, _) = run(&s, &["sessions", "show", "1"]);
+    assert!(tree.contains("user: also keep the braces") && !tree.contains("queued:"), "{tree}");
+}
+
+/// `skald resume` ends like `chat` when the continued turn parks again: exit 3 with the hint,
+/// instead of waiting for a decision nobody may be about to make.
+#[tokio::test(flavor = "multi_thread")]
+async fn resume_exits_3_when_the_turn_parks_again() {
+    let s = setup().await;
+    park_and_deny(&s);
+    let mut resume = cmd(&s, &["resume", "--session", "1"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    assert_eq!(wait_exit(&mut resume, Duration::from_secs(20)), 3);
+    let mut stdout = String::new();
+    std::io::Read::read_to_string(resume.stdout.as_mut().unwrap(), &mut stdout).unwrap();
+    assert!(stdout.contains("needs approval (call 2)"), "{stdout}");
+    assert!(stdout.contains("waiting for your decision in session 1"), "{stdout}");
+    rejection_reached_the_model(&s);
+    let items = inbox(&s)["items"].as_array().unwrap().clone();
+    assert_eq!(items.iter().map(|i| i["tool_call_id"].as_i64().unwrap()).collect::<Vec<_>>(), [2]);
+    // Decided later, a plain resume finishes the turn.
+    assert_eq!(run(&s, &["approve", "2"]).0, 0);
+    let (code, out, err) = run(&s, &["resume", "--session", "1"]);
+    assert_eq!(code, 0, "{out}{err}");
+    file_has_tab(&s);
 }

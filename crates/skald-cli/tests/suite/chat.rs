@@ -4,11 +4,11 @@
 
 use std::path::Path;
 use std::process::Stdio;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use serde_json::json;
 use skald_protocol::{Event, EventEnvelope};
-use skald_testkit::{FakeLlm, Reply};
+use skald_testkit::{FakeLlm, HANG_GUARD, Reply};
 use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio::process::Command;
 
@@ -124,7 +124,7 @@ async fn json_mode_prints_one_event_envelope_per_line_and_a_failure_exits_1() {
     let evs = envelopes(&stdout);
     assert!(
         matches!(&evs.iter().find(|e| matches!(e.event, Event::UserMessage { .. })).unwrap().event,
-        Event::UserMessage { content, steer: false, .. } if content == "hello")
+        Event::UserMessage { content, .. } if content == "hello")
     );
     let done = evs.iter().find_map(|e| match &e.event {
         Event::Done { content, .. } => Some(content.clone()),
@@ -168,35 +168,27 @@ async fn skald_stop_from_another_process_stops_a_running_chat() {
     })
     .await
     .expect("no user_message echo");
-    let start = Instant::now();
-    while fake.in_flight() == 0 {
-        assert!(start.elapsed() < Duration::from_secs(10), "the request never arrived");
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+    fake.wait_in_flight(1).await;
 
-    let stopped_at = Instant::now();
+    // The model never answers: only the stop ends the chat.
     let mut stop = cli(&fake, &data);
     stop.args(["stop", "--session", &session_id.to_string()]);
     let (code, stdout, stderr) = run(stop).await;
     assert_eq!(code, 0, "{stderr}");
     assert!(stdout.contains("stop requested"), "{stdout}");
 
-    let status = tokio::time::timeout(Duration::from_secs(5), chat.wait())
+    let status = tokio::time::timeout(HANG_GUARD, chat.wait())
         .await
         .expect("the chat process did not stop")
         .unwrap();
     assert_eq!(status.code(), Some(1), "a cancelled turn exits 1");
-    assert!(stopped_at.elapsed() < Duration::from_secs(3), "took {:?}", stopped_at.elapsed());
     let mut rest = Vec::new();
     while let Ok(Some(line)) = lines.next_line().await {
         rest.push(serde_json::from_str::<EventEnvelope>(&line).unwrap().event);
     }
     assert!(rest.contains(&Event::Error { message: "interrupted by user".into() }), "{rest:?}");
-    let start = Instant::now();
-    while fake.in_flight() != 0 {
-        assert!(start.elapsed() < Duration::from_secs(2), "the model request was not aborted");
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+    // The model request was aborted.
+    fake.wait_in_flight(0).await;
 
     // The session is usable again from a new process.
     fake.push(Reply::text("fresh start"));

@@ -29,10 +29,12 @@ async fn slash_compact_summarises_and_the_next_request_starts_from_the_summary()
         fake.push(Reply::text(&format!("answer number {i} with some words in it")));
         assert_eq!(run(&format!("question number {i} about the parser")).0, Some(0));
     }
-    fake.push(Reply::text("## Goal\nFix the parser.\n## Next Steps\nWrite tests."));
+    let summary = "## Goal\nFix the parser.\n## Next Steps\nWrite tests.";
+    fake.push(Reply::text(summary));
     let (code, out) = run("/compact keep the parser details");
     assert_eq!(code, Some(0), "{out}");
-    assert!(out.contains("compacted session"), "{out}");
+    assert!(out.starts_with("compacted session 1: "), "{out}");
+    assert!(out.ends_with(&format!(")\n{summary}\n")), "the summary is printed: {out}");
     let summariser = fake.requests().last().unwrap().body.to_string();
     assert!(summariser.contains("keep the parser details"), "the focus reaches the summariser");
     fake.push(Reply::text("ok"));
@@ -41,7 +43,19 @@ async fn slash_compact_summarises_and_the_next_request_starts_from_the_summary()
     let text = last["messages"].to_string();
     assert!(text.contains("Fix the parser."), "{text}");
     assert!(!text.contains("question number 0"), "old rows are replaced by the summary: {text}");
+
+    // A second /compact folds the first summary into a new one, and the next request carries
+    // the new one only.
+    let second = "## Goal\nFix the parser.\n## Progress\nQuestion 3 answered.";
+    fake.push(Reply::text(second));
     let (code, out) = run("/compact");
-    assert_eq!(code, Some(0));
-    assert!(out.contains("compact"), "{out}");
+    assert_eq!(code, Some(0), "{out}");
+    assert!(out.ends_with(&format!(")\n{second}\n")), "the new summary is printed: {out}");
+    let summariser = fake.requests().last().unwrap().body.to_string();
+    assert!(summariser.contains("Write tests."), "the previous summary is updated: {summariser}");
+    fake.push(Reply::text("fine"));
+    assert_eq!(run("after").0, Some(0));
+    let text = fake.requests().last().unwrap().body["messages"].to_string();
+    assert!(text.contains("Question 3 answered."), "{text}");
+    assert!(!text.contains("Write tests."), "the old summary is replaced: {text}");
 }

@@ -1,8 +1,10 @@
 //! The diff a human reviews before a write: line hunks with word-level changes inside changed
 //! lines, plus the unified text, computed with `similar` when the call is parked.
 
-use similar::{ChangeTag, DiffOp, TextDiff};
-use skald_protocol::{DiffHunk, DiffKind, DiffLine, DiffLineTag, DiffSpan, FileDiff};
+use similar::{ChangeTag, DiffOp, DiffTag, TextDiff};
+use skald_protocol::{DiffHunk, DiffKind, DiffLine, DiffLineTag, FileDiff};
+
+use super::word_diff::line_spans;
 
 /// Above this many bytes on either side only a summary is shown.
 pub const MAX_DIFF_BYTES: usize = 1_000_000;
@@ -99,32 +101,23 @@ fn hunk<'a>(diff: &'a TextDiff<'a, 'a, 'a, str>, ops: &[DiffOp]) -> DiffHunk {
     let new_range = first.new_range().start..last.new_range().end;
     let mut lines = Vec::new();
     for op in ops {
-        for change in diff.iter_inline_changes(op) {
+        let first = lines.len();
+        for change in diff.iter_changes(op) {
             let tag = match change.tag() {
                 ChangeTag::Equal => DiffLineTag::Context,
                 ChangeTag::Delete => DiffLineTag::Delete,
                 ChangeTag::Insert => DiffLineTag::Insert,
             };
-            let mut spans: Vec<DiffSpan> = change
-                .iter_strings_lossy()
-                .map(|(emphasized, text)| DiffSpan { text: text.into_owned(), changed: emphasized })
-                .collect();
-            if let Some(last) = spans.last_mut() {
-                last.text = strip_eol(&last.text).to_string();
-            }
-            spans.retain(|s| !s.text.is_empty());
-            let text: String = spans.iter().map(|s| s.text.as_str()).collect();
-            // Word-level spans only mean something when part of the line changed.
-            if !spans.iter().any(|s| s.changed) || spans.iter().all(|s| s.changed) {
-                spans.clear();
-            }
             lines.push(DiffLine {
                 tag,
                 old_line: change.old_index().map(|i| line_no(i + 1)),
                 new_line: change.new_index().map(|i| line_no(i + 1)),
-                text,
-                spans,
+                text: strip_eol(change.value()).to_string(),
+                spans: Vec::new(),
             });
+        }
+        if op.tag() == DiffTag::Replace {
+            mark_words(&mut lines[first..]);
         }
     }
     DiffHunk {
@@ -133,6 +126,16 @@ fn hunk<'a>(diff: &'a TextDiff<'a, 'a, 'a, str>, ops: &[DiffOp]) -> DiffHunk {
         new_start: line_no(new_range.start + usize::from(!new_range.is_empty())),
         new_lines: line_no(new_range.len()),
         lines,
+    }
+}
+
+/// Pairs the n-th deleted line of a replacement with its n-th inserted line, as the side-by-side
+/// view shows them, and marks the words that differ within each pair.
+fn mark_words(replaced: &mut [DiffLine]) {
+    let deleted = replaced.iter().take_while(|l| l.tag == DiffLineTag::Delete).count();
+    let (old, new) = replaced.split_at_mut(deleted);
+    for (o, n) in old.iter_mut().zip(new.iter_mut()) {
+        (o.spans, n.spans) = line_spans(&o.text, &n.text);
     }
 }
 

@@ -4,6 +4,7 @@ pub mod bypass;
 pub mod diff;
 pub mod gate;
 pub mod rules;
+mod word_diff;
 
 pub use bypass::{BypassScope, ScopeMismatch};
 pub use rules::{Action, Rule, RuleSet};

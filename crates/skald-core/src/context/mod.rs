@@ -19,7 +19,7 @@ pub use builder::{
 };
 pub use cache::{CacheStats, ContextCache, DEFAULT_BUDGET_BYTES};
 pub use call_results::{INTERRUPTED_RUNNING, hidden_placeholder};
-pub use compaction::{CompactionReport, ContextCompactor};
+pub use compaction::{CompactionError, CompactionReport, ContextCompactor};
 pub use dynamic::{DynamicTail, format_now};
 pub use history::HistoryOptions;
 pub use system::{render_static_system, scratchpad_message, summary_message};

@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use skald_llm::{LlmSettings, ModelEndpoint};
-use skald_protocol::{ApiError, ErrorCode, Event, EventEnvelope};
+use skald_protocol::{Event, EventEnvelope, SendResult};
 use skald_store::StoreError;
 use skald_store::repo::history::{NewMessage, Role};
 use skald_store::repo::sessions::NewSession;
@@ -17,9 +17,9 @@ use crate::approval::gate::load_rules;
 use crate::context::BuildSettings;
 use crate::error::EngineError;
 use crate::session::process::pid_alive;
-use crate::session::run_context::RunContext;
 use crate::turn::{ParkMode, TurnCtx, TurnEmitter, TurnOutcome, run_rounds};
 use crate::{agents, config};
+use skald_protocol::RunContext;
 
 /// The surface `approve_all` is recorded as granted by: the CLI flag is the only one that sets it.
 const APPROVE_ALL_GRANTOR: &str = "cli";
@@ -29,10 +29,19 @@ const STOP_POLL: Duration = Duration::from_millis(250);
 
 /// What a turn needs before its task starts: the held processing lock, the models and the
 /// cancel token.
-struct TurnSlot {
-    guard: tokio::sync::OwnedMutexGuard<()>,
-    chain: Vec<ModelEndpoint>,
-    cancel: CancellationToken,
+pub(super) struct TurnSlot {
+    pub(super) guard: tokio::sync::OwnedMutexGuard<()>,
+    pub(super) chain: Vec<ModelEndpoint>,
+    pub(super) cancel: CancellationToken,
+}
+
+/// One unit of work under the processing lock.
+pub(super) enum Step {
+    /// A turn: with the user's message, or on the steers waiting for one.
+    Turn(Option<String>),
+    /// Settle the calls an earlier run left open (decisions, crash leftovers), then continue;
+    /// waiting steers are folded at its first round boundary.
+    Resume,
 }
 
 /// Options of `send_message`.
@@ -55,18 +64,37 @@ pub struct ChatOptions {
 #[derive(Debug)]
 pub struct SendReceipt {
     pub session_id: i64,
-    /// True when a turn was already running: the message was stored as a steer.
+    /// True when the message was stored as a steer for a turn that runs (here or elsewhere) or
+    /// that continues once `waiting_for` is settled; no turn was started for it.
     pub steered: bool,
+    /// Calls waiting for a human (an approval or an answer) that the message is queued behind:
+    /// it reaches the model after them (decision 44). Empty when nothing waits.
+    pub waiting_for: Vec<i64>,
     /// The turn started by this message (absent for a steer).
     pub turn: Option<JoinHandle<TurnOutcome>>,
 }
 
+impl SendReceipt {
+    /// What the shells answer the sender.
+    pub fn result(&self) -> SendResult {
+        SendResult {
+            session_id: self.session_id,
+            steered: self.steered,
+            waiting_for: self.waiting_for.clone(),
+        }
+    }
+}
+
 impl Engine {
     /// The source's active session, created on first use.
-    pub async fn active_session(&self, source: &str, opts: &ChatOptions) -> Result<i64, ApiError> {
+    pub async fn active_session(
+        &self,
+        source: &str,
+        opts: &ChatOptions,
+    ) -> Result<i64, EngineError> {
         validate_source(source)?;
         let store = self.store();
-        if let Some(id) = store.active_session(source).await.map_err(EngineError::from)? {
+        if let Some(id) = store.active_session(source).await? {
             return Ok(id);
         }
         let run_context = opts.workdir.as_ref().map(|w| RunContext {
@@ -77,12 +105,9 @@ impl Engine {
         if let Some(agent) = &opts.agent_id {
             new.agent_id = agent.clone();
         }
-        new.run_context = run_context
-            .map(|rc| serde_json::to_string(&rc))
-            .transpose()
-            .map_err(|e| EngineError::InvalidInput(e.to_string()))?;
-        let created = store.create_session(&new).await.map_err(EngineError::from)?;
-        store.set_active_session(source, created.session_id).await.map_err(EngineError::from)?;
+        new.run_context = run_context.as_ref().map(encode_run_context).transpose()?;
+        let created = store.create_session(&new).await?;
+        store.set_active_session(source, created.session_id).await?;
         self.emit(EventEnvelope {
             session_id: Some(created.session_id),
             source: Some(source.to_string()),
@@ -92,28 +117,36 @@ impl Engine {
     }
 
     /// Sends a user message to the source's session: starts a turn, or — while one runs here or
-    /// in another process — stores it as a steer folded in at the next round boundary.
+    /// in another process, or while calls wait for a human — stores it as a steer folded in at
+    /// the next round boundary (after those calls are settled).
     pub async fn send_message(
         &self,
         source: &str,
         text: &str,
         opts: ChatOptions,
-    ) -> Result<SendReceipt, ApiError> {
+    ) -> Result<SendReceipt, EngineError> {
         if text.trim().is_empty() {
-            return Err(ApiError::new(ErrorCode::InvalidInput, "the message is empty"));
+            return Err(EngineError::InvalidInput("the message is empty".into()));
         }
         let session_id = self.active_session(source, &opts).await?;
         if opts.approve_all {
             self.approve_all(session_id, APPROVE_ALL_GRANTOR).await?;
         }
         let handle = self.inner.sessions.handle(session_id);
-        let busy_elsewhere = self.runner_elsewhere(session_id).await.map_err(EngineError::from)?;
+        let busy_elsewhere = self.runner_elsewhere(session_id).await?;
         let lock =
             if busy_elsewhere { None } else { handle.processing.clone().try_lock_owned().ok() };
         // Not a match on the tuple: a guard taken there would live on through the steer below.
         let Some(guard) = lock else {
             return self.steer(session_id, source, text, opts.park_mode).await;
         };
+        // Calls an earlier run left open come first: a fresh turn on top of them would tell the
+        // model they were interrupted while a decision could still run them. The message waits
+        // as a steer; the late-steer claim settles them now unless a human must decide first.
+        if !self.store().open_tool_calls(session_id).await?.is_empty() {
+            drop(guard);
+            return self.steer(session_id, source, text, opts.park_mode).await;
+        }
         let chain = self.model_chain()?;
         // The token exists before the task starts, so a stop sent right after this returns is
         // never lost.
@@ -121,102 +154,139 @@ impl Engine {
         let turn = self.spawn_turns(
             session_id,
             source,
-            Some(text.to_string()),
+            Step::Turn(Some(text.to_string())),
             TurnSlot { guard, chain, cancel },
             opts.park_mode,
         );
-        Ok(SendReceipt { session_id, steered: false, turn: Some(turn) })
+        Ok(SendReceipt { session_id, steered: false, waiting_for: Vec::new(), turn: Some(turn) })
     }
 
+    /// Stores `text` as a steer and echoes it as queued; starts the work that folds it when
+    /// nobody else will.
     async fn steer(
         &self,
         session_id: i64,
         source: &str,
         text: &str,
         mode: ParkMode,
-    ) -> Result<SendReceipt, ApiError> {
-        let steer_id =
-            self.store().add_steer(session_id, text, None).await.map_err(EngineError::from)?;
+    ) -> Result<SendReceipt, EngineError> {
+        let store = self.store();
+        let pending_input_id = store.add_steer(session_id, text, None).await?;
+        let waiting_for = store.calls_awaiting_human(session_id).await?;
         self.emit(EventEnvelope {
             session_id: Some(session_id),
             source: Some(source.to_string()),
-            event: Event::UserMessage {
-                message_id: steer_id,
+            event: Event::SteerQueued {
+                pending_input_id,
                 content: text.to_string(),
-                steer: true,
+                waiting_for: waiting_for.clone(),
             },
         });
-        // The turn may have ended between the busy check and the insert: then nobody would fold
-        // this steer, so it starts a turn of its own.
-        if let Some(slot) = self.claim_late_steers(session_id).await {
-            let turn = self.spawn_turns(session_id, source, None, slot, mode);
-            return Ok(SendReceipt { session_id, steered: false, turn: Some(turn) });
+        // The turn may have ended between the busy check and the insert, or there was none:
+        // then nobody would fold this steer, so it starts the work of its own.
+        if let Some((slot, step)) = self.claim_late_steers(session_id).await {
+            let turn = self.spawn_turns(session_id, source, step, slot, mode);
+            return Ok(SendReceipt {
+                session_id,
+                steered: false,
+                waiting_for: Vec::new(),
+                turn: Some(turn),
+            });
         }
-        Ok(SendReceipt { session_id, steered: true, turn: None })
+        Ok(SendReceipt { session_id, steered: true, waiting_for, turn: None })
     }
 
-    /// Runs a turn under the processing lock, then keeps going while steers sent too late for
-    /// it are waiting. Returns the last turn's outcome.
+    /// Runs `first` under the processing lock in a task of its own; see `run_steps`.
     fn spawn_turns(
         &self,
         session_id: i64,
         source: &str,
-        first_text: Option<String>,
-        first: TurnSlot,
+        first: Step,
+        slot: TurnSlot,
         mode: ParkMode,
     ) -> JoinHandle<TurnOutcome> {
         let engine = self.clone();
         let source = source.to_string();
-        tokio::spawn(async move {
-            let mut text = first_text;
-            let mut slot = first;
-            loop {
-                let TurnSlot { guard, chain, cancel } = slot;
-                let outcome = engine
-                    .run_user_turn(session_id, &source, text.take().as_deref(), chain, mode, cancel)
-                    .await;
-                drop(guard);
-                // A message that arrived after the last round boundary but before the lock was
-                // released is a steer nobody folds: pick it up now (the sender's own check
-                // covers the other order).
-                match engine.claim_late_steers(session_id).await {
-                    Some(next) => slot = next,
-                    None => return outcome,
-                }
-            }
-        })
+        tokio::spawn(async move { engine.run_steps(session_id, &source, first, slot, mode).await })
     }
 
-    /// Takes the processing lock for open steers that no turn will fold: none is running here
-    /// or elsewhere and no call is parked (a resume folds those). `None` when there is nothing
-    /// to do or someone else holds the session.
-    async fn claim_late_steers(&self, session_id: i64) -> Option<TurnSlot> {
+    /// Runs `first` under the processing lock, then keeps going while steers sent too late for
+    /// it are waiting. Returns the last step's outcome.
+    pub(super) async fn run_steps(
+        &self,
+        session_id: i64,
+        source: &str,
+        first: Step,
+        first_slot: TurnSlot,
+        mode: ParkMode,
+    ) -> TurnOutcome {
+        let mut step = first;
+        let mut slot = first_slot;
+        loop {
+            let TurnSlot { guard, chain, cancel } = slot;
+            let outcome = self.run_step(session_id, source, step, chain, mode, cancel).await;
+            drop(guard);
+            // A step that failed would fail the same way again on the same rows.
+            if matches!(outcome, TurnOutcome::Failed { .. }) {
+                return outcome;
+            }
+            // A message that arrived after the last round boundary but before the lock was
+            // released is a steer nobody folds: pick it up now (the sender's own check
+            // covers the other order).
+            match self.claim_late_steers(session_id).await {
+                Some((next_slot, next)) => (slot, step) = (next_slot, next),
+                None => return outcome,
+            }
+        }
+    }
+
+    /// Takes the processing lock for open steers that no turn will fold: none runs here or
+    /// elsewhere, and no call waits for a human (the continuation after the decision folds
+    /// them). With calls left open otherwise (decided, or cut off by a crash) the step settles
+    /// them first. `None` when there is nothing to do or someone else holds the session.
+    async fn claim_late_steers(&self, session_id: i64) -> Option<(TurnSlot, Step)> {
         let store = self.store();
         if store.open_steers(session_id).await.ok()?.is_empty()
-            || !store.open_tool_calls(session_id).await.ok()?.is_empty()
             || self.runner_elsewhere(session_id).await.unwrap_or(true)
         {
             return None;
         }
         let handle = self.inner.sessions.handle(session_id);
         let guard = handle.processing.clone().try_lock_owned().ok()?;
-        // Under the lock: another caller may have folded them first.
-        if store.open_steers(session_id).await.ok()?.is_empty() {
+        // Under the lock: another caller may have folded them first, or a turn parked a call.
+        if store.open_steers(session_id).await.ok()?.is_empty()
+            || !store.calls_awaiting_human(session_id).await.ok()?.is_empty()
+        {
             return None;
         }
+        let step = if store.open_tool_calls(session_id).await.ok()?.is_empty() {
+            Step::Turn(None)
+        } else {
+            Step::Resume
+        };
         let chain = self.model_chain().ok()?;
-        Some(TurnSlot { guard, chain, cancel: handle.begin() })
+        Some((TurnSlot { guard, chain, cancel: handle.begin() }, step))
     }
 
     /// Stops the session's running turn, here or in another process. Unconsumed steers are kept
     /// but marked discarded. Returns whether a turn was running.
-    pub async fn stop(&self, session_id: i64) -> Result<bool, ApiError> {
-        self.store().session(session_id).await.map_err(EngineError::from)?;
+    pub async fn stop(&self, session_id: i64) -> Result<bool, EngineError> {
+        let session = self.store().session(session_id).await?;
         let local = self.inner.sessions.existing(session_id).is_some_and(|h| h.cancel());
-        let remote =
-            self.store().request_runner_cancel(session_id).await.map_err(EngineError::from)?;
-        self.store().discard_steers(session_id).await.map_err(EngineError::from)?;
+        let remote = self.store().request_runner_cancel(session_id).await?;
+        let dropped = self.store().discard_steers(session_id).await?;
+        self.emit_discarded(session_id, &session.source, dropped);
         Ok(local || remote)
+    }
+
+    fn emit_discarded(&self, session_id: i64, source: &str, pending_input_ids: Vec<i64>) {
+        if !pending_input_ids.is_empty() {
+            self.emit(EventEnvelope {
+                session_id: Some(session_id),
+                source: Some(source.to_string()),
+                event: Event::SteersDiscarded { pending_input_ids },
+            });
+        }
     }
 
     /// Replaces the session's RunContext (working dir, prompt fragments, pre-authorised paths,
@@ -225,44 +295,33 @@ impl Engine {
         &self,
         session_id: i64,
         run_context: Option<RunContext>,
-    ) -> Result<(), ApiError> {
-        let json = run_context
-            .map(|rc| serde_json::to_string(&rc))
-            .transpose()
-            .map_err(|e| EngineError::InvalidInput(e.to_string()))?;
-        self.store()
-            .set_session_run_context(session_id, json.as_deref())
-            .await
-            .map_err(EngineError::from)?;
+    ) -> Result<(), EngineError> {
+        let json = run_context.as_ref().map(encode_run_context).transpose()?;
+        self.store().set_session_run_context(session_id, json.as_deref()).await?;
         Ok(())
     }
 
     /// The session's RunContext (defaults when none is stored).
-    pub async fn run_context(&self, session_id: i64) -> Result<RunContext, ApiError> {
-        let session = self.store().session(session_id).await.map_err(EngineError::from)?;
-        Ok(RunContext::parse(session.run_context.as_deref()).map_err(|e| {
-            EngineError::InvalidInput(format!("stored run context is invalid: {e}"))
-        })?)
+    pub async fn run_context(&self, session_id: i64) -> Result<RunContext, EngineError> {
+        let session = self.store().session(session_id).await?;
+        stored_run_context(session_id, session.run_context.as_deref())
     }
 
     /// Whether a turn is running for the session (in any process).
-    pub async fn is_running(&self, session_id: i64) -> Result<bool, ApiError> {
+    pub async fn is_running(&self, session_id: i64) -> Result<bool, EngineError> {
         let local = self.inner.sessions.existing(session_id).is_some_and(|h| h.is_processing());
-        Ok(local || self.runner_elsewhere(session_id).await.map_err(EngineError::from)?)
+        Ok(local || self.runner_elsewhere(session_id).await?)
     }
 
     /// The models to try, in fallback order, with API keys resolved.
-    pub(super) fn model_chain(&self) -> Result<Vec<ModelEndpoint>, ApiError> {
+    pub(super) fn model_chain(&self) -> Result<Vec<ModelEndpoint>, EngineError> {
         let chain = self.configured_models(true);
         if chain.is_empty() {
-            return Err(ApiError::new(
-                ErrorCode::Config,
-                format!(
-                    "no LLM is configured: add a client under llm.clients in {} or set \
-                     SKALD_LLM_BASE_URL and SKALD_LLM_MODEL",
-                    self.data_dir().join(config::CONFIG_FILE_NAME).display()
-                ),
-            ));
+            return Err(EngineError::NotConfigured(format!(
+                "no LLM is configured: add a client under llm.clients in {} or set \
+                 SKALD_LLM_BASE_URL and SKALD_LLM_MODEL",
+                self.data_dir().join(config::CONFIG_FILE_NAME).display()
+            )));
         }
         Ok(chain)
     }
@@ -294,17 +353,19 @@ impl Engine {
                     strength: c.strength,
                     scope: c.scope.clone(),
                     context_window: c.effective_context_window(),
+                    stream: c.streams(),
                 }
             })
             .collect()
     }
 
-    /// One user turn: echo, rounds, outcome events. Runs under the session's processing lock.
-    async fn run_user_turn(
+    /// One step (a user turn: echo, rounds; or a resume), then its outcome events. Runs under
+    /// the session's processing lock.
+    async fn run_step(
         &self,
         session_id: i64,
         source: &str,
-        text: Option<&str>,
+        step: Step,
         chain: Vec<ModelEndpoint>,
         mode: ParkMode,
         cancel: CancellationToken,
@@ -314,10 +375,17 @@ impl Engine {
         let outcome = match self.claim(session_id).await {
             Ok(()) => {
                 let watcher = self.watch_remote_stop(session_id, cancel.clone());
-                let outcome = match self
-                    .prepare_and_run(session_id, text, chain, &emitter, cancel.clone(), mode)
-                    .await
-                {
+                let token = cancel.clone();
+                let ran = match step {
+                    Step::Turn(text) => {
+                        let text = text.as_deref();
+                        self.prepare_and_run(session_id, text, chain, &emitter, token, mode).await
+                    }
+                    Step::Resume => {
+                        self.settle_and_run(session_id, chain, &emitter, token, mode).await
+                    }
+                };
+                let outcome = match ran {
                     Ok(o) => o,
                     Err(e) => TurnOutcome::Failed { message: e.to_string() },
                 };
@@ -384,7 +452,7 @@ impl Engine {
         }
         // Steers left unconsumed by a crash seed this turn, before the new message.
         // Without a new message the turn runs on those steers (already echoed when sent).
-        store.fold_steers(session_id, root.id).await?;
+        crate::turn::fold_steers(store, emitter, session_id, root.id).await?;
         if let Some(text) = text {
             let message_id = store
                 .append_message(&NewMessage {
@@ -394,16 +462,26 @@ impl Engine {
                     ..Default::default()
                 })
                 .await?;
-            emitter.emit(Event::UserMessage {
-                message_id,
-                content: text.to_string(),
-                steer: false,
-            });
+            emitter.emit(Event::UserMessage { message_id, content: text.to_string() });
         }
         // The echo goes out before anything else the turn emits.
         emitter.emit(Event::TurnRunning { running: true });
         let ctx = self.turn_ctx(session_id, emitter.source(), chain, emitter, mode).await?;
         run_rounds(&ctx, cancel).await
+    }
+
+    /// Settles the calls earlier runs left open, then continues the turn (the resume step).
+    async fn settle_and_run(
+        &self,
+        session_id: i64,
+        chain: Vec<ModelEndpoint>,
+        emitter: &TurnEmitter,
+        cancel: CancellationToken,
+        mode: ParkMode,
+    ) -> Result<TurnOutcome, EngineError> {
+        emitter.emit(Event::TurnRunning { running: true });
+        let ctx = self.turn_ctx(session_id, emitter.source(), chain, emitter, mode).await?;
+        crate::turn::resume(&ctx, cancel).await
     }
 
     /// Resolves everything a turn (or a resume) of the session's root frame needs.
@@ -419,13 +497,10 @@ impl Engine {
         let session = store.session(session_id).await?;
         let root = store.root_frame(session_id).await?;
         let cfg = self.config();
-        let run_context = RunContext::parse(session.run_context.as_deref()).map_err(|e| {
-            EngineError::InvalidInput(format!("stored run context is invalid: {e}"))
-        })?;
+        let run_context = stored_run_context(session_id, session.run_context.as_deref())?;
         let cwd = crate::launch_env::launch_dir().unwrap_or_else(|| self.data_dir().to_path_buf());
         let workdir = run_context.effective_workdir(&cwd);
-        let agent = agents::load(self.data_dir(), &session.agent_id)
-            .map_err(|e| EngineError::InvalidInput(e.to_string()))?;
+        let agent = agents::load(self.data_dir(), &session.agent_id)?;
         // The agent's client, scope and strength pick the order; models that kept failing in
         // earlier turns (health is engine-wide) go last.
         let chain = skald_llm::resolve_chain(
@@ -483,7 +558,9 @@ impl Engine {
             }
             TurnOutcome::Parked { .. } => {}
             TurnOutcome::Cancelled => {
-                let _ = self.store().discard_steers(session_id).await;
+                if let Ok(dropped) = self.store().discard_steers(session_id).await {
+                    self.emit_discarded(session_id, emitter.source(), dropped);
+                }
                 emitter.emit(Event::Error { message: "interrupted by user".into() });
             }
             TurnOutcome::Exhausted { rounds } => emitter.emit(Event::Error {
@@ -499,12 +576,26 @@ impl Engine {
     }
 }
 
-fn validate_source(source: &str) -> Result<(), ApiError> {
+pub(super) fn validate_source(source: &str) -> Result<(), EngineError> {
     if source.is_empty() || !source.chars().all(|c| c.is_ascii_alphanumeric() || c == '-') {
-        return Err(ApiError::new(
-            ErrorCode::InvalidInput,
-            format!("invalid source `{source}`: use letters, digits and `-`"),
-        ));
+        return Err(EngineError::InvalidInput(format!(
+            "invalid source `{source}`: use letters, digits and `-`"
+        )));
     }
     Ok(())
+}
+
+fn encode_run_context(rc: &RunContext) -> Result<String, EngineError> {
+    serde_json::to_string(rc)
+        .map_err(|e| EngineError::Internal(format!("cannot encode a run context: {e}")))
+}
+
+/// A stored run context that does not parse is the engine's fault (or a hand edit of the
+/// database), never the caller's.
+fn stored_run_context(session_id: i64, json: Option<&str>) -> Result<RunContext, EngineError> {
+    RunContext::parse(json).map_err(|e| {
+        EngineError::Internal(format!(
+            "the stored run context of session {session_id} is invalid: {e}"
+        ))
+    })
 }

@@ -2,7 +2,7 @@
 
 use std::collections::HashMap;
 
-use skald_protocol::{DebugMessage, SessionDetail, ToolStatus};
+use skald_protocol::{DebugMessage, PendingInput, SessionDetail, ToolStatus};
 use skald_store::repo::history::{MessageRow, Role};
 use skald_store::repo::stack::StackFrame;
 use skald_store::repo::tools::ToolCallRow;
@@ -18,6 +18,14 @@ pub async fn load(
     labeler: Labeler<'_>,
 ) -> Result<SessionDetail, StoreError> {
     let session = store.session(session_id).await?;
+    // Read before the messages: a steer folded in between then shows twice rather than not at
+    // all, and the `steer_folded` event a live client gets settles it.
+    let pending_inputs = store
+        .open_steers(session_id)
+        .await?
+        .into_iter()
+        .map(|s| PendingInput { id: s.id, content: s.content, created_at: s.created_at })
+        .collect();
     let frames = store.frames(session_id).await?;
     let messages = store.messages_for_session(session_id).await?;
     let tools = store.tool_calls_for_session(session_id).await?;
@@ -27,7 +35,7 @@ pub async fn load(
         let mut seen = std::collections::HashSet::new();
         tree.emit_frame(root, &mut out, &mut seen)?;
     }
-    Ok(SessionDetail { session: session.meta(), messages: out })
+    Ok(SessionDetail { session: session.meta(), messages: out, pending_inputs })
 }
 
 struct Tree<'a> {

@@ -25,11 +25,11 @@ use tokio_util::sync::CancellationToken;
 use crate::agents::Agent;
 use crate::approval::gate::LoadedRules;
 use crate::context::{
-    BuildSettings, ContextCache, ContextCompactor, ContextInputs, MessageBuilder,
+    BuildSettings, CompactionError, ContextCache, ContextCompactor, ContextInputs, MessageBuilder,
 };
 use crate::error::EngineError;
-use crate::session::run_context::RunContext;
 use crate::tools::ToolRegistry;
+use skald_protocol::RunContext;
 
 use call_flow::CallFlow;
 use llm_round::RoundResult;
@@ -134,7 +134,7 @@ pub async fn run_rounds(
         if cancel.is_cancelled() {
             return Ok(TurnOutcome::Cancelled);
         }
-        fold_steers(ctx).await?;
+        fold_steers(&ctx.store, &ctx.emitter, ctx.session_id, ctx.stack_id).await?;
         let built = ctx.builder().build_request(&ctx.context_inputs()).await?;
         let chain = &ctx.chain[chain_start.min(ctx.chain.len().saturating_sub(1))..];
         let logged = ctx
@@ -171,8 +171,16 @@ pub async fn run_rounds(
                     .emit(Event::Truncated { output_tokens: usage.map(|u| u.output_tokens) });
             }
             // A steer that arrived while the model was answering extends the turn so it is
-            // answered rather than left dangling.
+            // answered rather than left dangling; this answer is closed for every client.
             if !ctx.store.open_steers(ctx.session_id).await?.is_empty() && round < ctx.max_rounds {
+                ctx.emitter.emit(Event::InterimAnswer {
+                    message_id,
+                    stack_id: ctx.stack_id,
+                    content: turn.content.clone(),
+                    reasoning: turn.reasoning.clone(),
+                    input_tokens: usage.map(|u| u.input_tokens),
+                    output_tokens: usage.map(|u| u.output_tokens),
+                });
                 continue;
             }
             ctx.emitter.emit(Event::Done {
@@ -262,9 +270,11 @@ pub async fn resume(ctx: &TurnCtx, cancel: CancellationToken) -> Result<TurnOutc
     }
     // Only the newest live row decides; reading the whole frame made resume linear in its length.
     let last = ctx.store.last_live_message(ctx.stack_id).await?;
+    // Steers waiting (queued behind a decision, or left by a crash) are answered by more rounds.
+    let steers_wait = !ctx.store.open_steers(ctx.session_id).await?.is_empty();
     match last.as_ref() {
         // The last word is an answer: the turn is complete.
-        Some(last) if last.role == "assistant" && open.is_empty() => {
+        Some(last) if last.role == "assistant" && open.is_empty() && !steers_wait => {
             let has_calls = ctx
                 .store
                 .tool_calls_for_stack_after(ctx.stack_id, last.id - 1)
@@ -330,7 +340,14 @@ pub async fn compact_now(
     let on_start = move || emitter.emit(Event::Compacting {});
     let report = compactor
         .compact_now(&ctx.builder(), &ctx.context_inputs(), focus, cancel, on_start)
-        .await?;
+        .await
+        .map_err(|e| match e {
+            CompactionError::Store(e) => EngineError::from(e),
+            CompactionError::Summariser(skald_llm::LlmError::Cancelled) => {
+                EngineError::Cancelled("compaction stopped before the summary was written".into())
+            }
+            other => EngineError::Llm(other.to_string()),
+        })?;
     if let Some(r) = &report {
         ctx.emitter.emit(Event::CompactionDone {
             summary_id: r.summary_id,
@@ -364,9 +381,20 @@ async fn log_request(
     }
 }
 
-/// Folds messages sent during the turn into the history at this round boundary.
-async fn fold_steers(ctx: &TurnCtx) -> Result<(), EngineError> {
-    // The echo happened when the steer was stored; folding only moves it into the history.
-    ctx.store.fold_steers(ctx.session_id, ctx.stack_id).await?;
+/// Folds messages sent during the turn into the history at this round boundary, telling every
+/// client which history row each pending input became.
+pub(crate) async fn fold_steers(
+    store: &Store,
+    emitter: &TurnEmitter,
+    session_id: i64,
+    stack_id: i64,
+) -> Result<(), EngineError> {
+    for folded in store.fold_steers(session_id, stack_id).await? {
+        emitter.emit(Event::SteerFolded {
+            pending_input_id: folded.steer_id,
+            message_id: folded.message_id,
+            content: folded.content,
+        });
+    }
     Ok(())
 }

@@ -2,11 +2,11 @@
 
 use std::path::{Path, PathBuf};
 
-use skald_core::approval::gate::{GateInput, LoadedRules, verdict_under};
+use skald_core::approval::gate::{GateInput, LoadedRules, RulesUnavailable, verdict_under};
 use skald_core::approval::rules::{CallFacts, tool_matches};
 use skald_core::approval::{Action, BypassScope, Rule, RuleSet, Verdict, diff};
-use skald_core::session::run_context::RunContext;
 use skald_core::tools::ToolCategory;
+use skald_protocol::RunContext;
 
 fn rule(id: i64, tool: &str, path: Option<&str>, action: Action, priority: i64) -> Rule {
     Rule {
@@ -294,7 +294,7 @@ fn run_context_pre_authorises_writes_but_never_overrides_a_deny() {
 #[test]
 fn rules_that_cannot_be_loaded_fail_closed() {
     let e = env();
-    let rules: LoadedRules = Err("database is locked".into());
+    let rules: LoadedRules = Err(RulesUnavailable::UnknownAction { id: 7, action: "maybe".into() });
     // Even under an `all` bypass.
     let bypass = [BypassScope::All];
     let rc = RunContext::default();
@@ -363,4 +363,33 @@ fn diff_large_and_binary_files_get_a_summary() {
     assert_eq!(b.summary, "binary file: 4 B → 3 B");
     let same = diff::file_diff("x", Some(b"a\n"), Some(b"a\n"));
     assert_eq!(same.kind, skald_protocol::DiffKind::Unchanged);
+}
+
+/// The changed runs of the first `tag` line of the only hunk.
+fn marked(d: &skald_protocol::FileDiff, tag: skald_protocol::DiffLineTag) -> Vec<String> {
+    let line = d.hunks[0].lines.iter().find(|l| l.tag == tag).expect("a line with that tag");
+    let joined: String = line.spans.iter().map(|s| s.text.as_str()).collect();
+    assert!(line.spans.is_empty() || joined == line.text, "spans cover the line exactly");
+    line.spans.iter().filter(|s| s.changed).map(|s| s.text.clone()).collect()
+}
+
+#[test]
+fn diff_marks_the_words_of_a_line_whose_indentation_and_words_changed() {
+    let d = diff::file_diff(
+        "src/main.rs",
+        Some(b"fn main() {\n    println!(\"hello\");\n}\n"),
+        Some(b"fn main() {\n\tprintln!(\"hello, world\");\n}\n"),
+    );
+    use skald_protocol::DiffLineTag::{Delete, Insert};
+    assert_eq!(marked(&d, Delete), ["    "]);
+    assert_eq!(marked(&d, Insert), ["\t", ", world"]);
+}
+
+#[test]
+fn diff_leaves_a_rewritten_line_unmarked() {
+    // Nothing but punctuation and spaces in common: the whole line is the change.
+    let d = diff::file_diff("a.txt", Some(b"alpha (beta);\n"), Some(b"gamma (delta);\n"));
+    use skald_protocol::DiffLineTag::{Delete, Insert};
+    assert!(marked(&d, Delete).is_empty());
+    assert!(marked(&d, Insert).is_empty());
 }

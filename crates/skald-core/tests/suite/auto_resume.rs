@@ -6,13 +6,14 @@ use std::time::Duration;
 
 use skald_core::config::{EnvOverrides, MemorySecrets};
 use skald_core::engine::ChatOptions;
-use skald_core::session::run_context::RunContext;
 use skald_core::turn::{ParkMode, TurnOutcome};
 use skald_core::{Engine, EngineOptions};
-use skald_protocol::DecisionInput;
-use skald_testkit::{FakeLlm, Reply};
+use skald_protocol::{DecisionInput, Event, EventEnvelope, RunContext};
+use skald_testkit::{FakeLlm, HANG_GUARD, Reply};
+use tokio::sync::broadcast;
 
-async fn open(data: &std::path::Path, fake: &FakeLlm, auto_resume: bool) -> Engine {
+/// An engine on `data` with the fake as its model; `auto_resume` as the app and `serve` run it.
+pub async fn open(data: &std::path::Path, fake: &FakeLlm, auto_resume: bool) -> Engine {
     Engine::open(EngineOptions {
         data_dir: Some(data.to_path_buf()),
         env: Some(EnvOverrides {
@@ -29,15 +30,19 @@ async fn open(data: &std::path::Path, fake: &FakeLlm, auto_resume: bool) -> Engi
 }
 
 fn approve() -> DecisionInput {
-    DecisionInput { approved: true, note: None, decided_by: "test".into(), bypass: None }
+    DecisionInput { approved: true, note: None, bypass: None }
 }
 
-async fn wait_for_file(path: &std::path::Path) {
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
-    while !path.exists() {
-        assert!(tokio::time::Instant::now() < deadline, "{} was never written", path.display());
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+/// Waits for the resumed turn's final answer (after the approved write ran).
+async fn wait_for_answer(events: &mut broadcast::Receiver<EventEnvelope>) -> String {
+    let answer = async {
+        loop {
+            if let Event::Done { content, .. } = events.recv().await.unwrap().event {
+                return content;
+            }
+        }
+    };
+    tokio::time::timeout(HANG_GUARD, answer).await.expect("the turn never finished")
 }
 
 async fn park_a_write(engine: &Engine, fake: &FakeLlm, work: &std::path::Path) -> i64 {
@@ -62,9 +67,11 @@ async fn a_decision_with_no_live_turn_continues_it_in_an_auto_resuming_engine() 
     std::fs::create_dir_all(&work).unwrap();
     let engine = open(&dir.path().join("data"), &fake, true).await;
     park_a_write(&engine, &fake, &work).await;
-    let decision = engine.decide(1, approve()).await.unwrap();
+    let mut events = engine.subscribe();
+    let decision = engine.decide(1, approve(), "test").await.unwrap();
     assert!(decision.resumed, "the engine should continue the turn itself");
-    wait_for_file(&work.join("out.txt")).await;
+    assert_eq!(wait_for_answer(&mut events).await, "Wrote out.txt.");
+    assert_eq!(std::fs::read_to_string(work.join("out.txt")).unwrap(), "done\n");
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -77,11 +84,12 @@ async fn a_decision_written_by_another_process_is_picked_up_by_the_poller() {
     let app = open(&data, &fake, true).await;
     let _poller = app.spawn_auto_resume();
     park_a_write(&app, &fake, &work).await;
+    let mut events = app.subscribe();
     // "Another process": a second engine on the same database, like `skald approve`.
     let cli = open(&data, &fake, false).await;
-    let decision = cli.decide(1, approve()).await.unwrap();
+    let decision = cli.decide(1, approve(), "cli").await.unwrap();
     assert!(!decision.resumed);
-    wait_for_file(&work.join("out.txt")).await;
+    assert_eq!(wait_for_answer(&mut events).await, "Wrote out.txt.");
     assert_eq!(std::fs::read_to_string(work.join("out.txt")).unwrap(), "done\n");
 }
 
@@ -153,7 +161,6 @@ async fn a_bypass_granted_with_an_approval_applies_where_the_turn_runs() {
     fake.push(Reply::tool_call("write_file", r#"{"path":"one.txt","content":"1\n"}"#));
     fake.push(Reply::tool_call("write_file", r#"{"path":"two.txt","content":"2\n"}"#));
     fake.push(Reply::tool_call("execute_cmd", r#"{"command":"true"}"#));
-    fake.push(Reply::text("done"));
     let opts = ChatOptions {
         park_mode: ParkMode::Exit,
         workdir: Some(work.clone()),
@@ -172,6 +179,7 @@ async fn a_bypass_granted_with_an_approval_applies_where_the_turn_runs() {
             }),
             ..approve()
         },
+        "cli",
     )
     .await
     .unwrap();
@@ -209,7 +217,7 @@ async fn a_clarification_question_waits_in_the_inbox_and_its_answer_reaches_the_
     let a = other.answer(q.tool_call_id, "b.txt", "cli").await.unwrap();
     assert!(!a.resumed);
     let clash = other.answer(q.tool_call_id, "a.txt", "cli").await.unwrap_err();
-    assert_eq!(clash.code, skald_protocol::ErrorCode::Conflict);
+    assert_eq!(clash.code(), skald_protocol::ErrorCode::Conflict);
     let outcome = engine.resume(receipt.session_id, ParkMode::Exit).await.unwrap();
     assert!(matches!(outcome, TurnOutcome::Final { .. }), "{outcome:?}");
     let last = fake.requests().last().unwrap().body.clone();

@@ -1,11 +1,11 @@
 //! The built-in file and shell tools on real temp dirs and real processes.
 
 use std::path::{Path, PathBuf};
-use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 use skald_core::tools::paths::{is_within, resolve_path};
 use skald_core::tools::{ToolCategory, ToolContext, ToolError, ToolOutput, ToolRegistry, names};
+use skald_testkit::{HANG_GUARD, eventually};
 use tokio_util::sync::CancellationToken;
 
 fn workdir() -> (tempfile::TempDir, PathBuf) {
@@ -420,24 +420,14 @@ fn alive(pid: u32) -> bool {
 }
 
 async fn wait_for_pid(file: &Path) -> u32 {
-    let deadline = Instant::now() + Duration::from_secs(5);
-    loop {
-        if let Ok(text) = std::fs::read_to_string(file)
-            && let Ok(pid) = text.trim().parse()
-        {
-            return pid;
-        }
-        assert!(Instant::now() < deadline, "the command never wrote {}", file.display());
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+    let pid = || std::fs::read_to_string(file).ok().and_then(|t| t.trim().parse().ok());
+    eventually(&format!("the command to write {}", file.display()), || pid().is_some()).await;
+    pid().unwrap()
 }
 
-async fn assert_gone_within_a_second(pid: u32) {
-    let deadline = Instant::now() + Duration::from_secs(1);
-    while alive(pid) {
-        assert!(Instant::now() < deadline, "process {pid} still runs");
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+/// The commands below sleep 600 s, far longer than this waits: only a kill ends them in time.
+async fn assert_gone(pid: u32) {
+    eventually(&format!("process {pid} to be killed"), || !alive(pid)).await;
 }
 
 #[cfg(unix)]
@@ -494,36 +484,39 @@ async fn execute_cmd_caps_huge_output_with_a_marker() {
 async fn execute_cmd_times_out_and_kills_the_tree() {
     let (_d, wd) = workdir();
     let c = ctx(&wd);
-    let started = Instant::now();
     let args = json!({
-        "command": "echo started; sh -c 'sleep 30 & echo $! > pid; wait'",
+        "command": "echo started; sh -c 'sleep 600 & echo $! > pid; wait'",
         "timeout": 1
     });
     let e = failed(names::EXECUTE_CMD, args, &c).await;
-    assert!(started.elapsed() < Duration::from_secs(3), "took {:?}", started.elapsed());
     assert!(e.starts_with("command timed out after 1s"), "{e}");
     assert!(e.contains("started"), "partial output is kept: {e}");
     let pid = wait_for_pid(&wd.join("pid")).await;
-    assert_gone_within_a_second(pid).await;
+    assert_gone(pid).await;
 }
 
 #[cfg(unix)]
 #[tokio::test]
-async fn cancel_stops_a_sleeping_command_within_a_second() {
-    for command in ["echo $$ > pid; exec sleep 30", "sh -c 'sleep 30 & echo $! > pid; wait'"] {
+async fn cancel_stops_a_sleeping_command_and_its_children() {
+    for command in ["echo $$ > pid; exec sleep 600", "sh -c 'sleep 600 & echo $! > pid; wait'"] {
         let (_d, wd) = workdir();
         let c = ctx(&wd);
         let token = c.cancel.clone();
+        let pidfile = wd.join("pid");
+        // Cancel once the command surely runs (it wrote its pid).
         tokio::spawn(async move {
-            tokio::time::sleep(Duration::from_millis(200)).await;
+            wait_for_pid(&pidfile).await;
             token.cancel();
         });
-        let started = Instant::now();
-        let r = call(names::EXECUTE_CMD, json!({"command": command}), &c).await;
+        let r = tokio::time::timeout(
+            HANG_GUARD,
+            call(names::EXECUTE_CMD, json!({"command": command}), &c),
+        )
+        .await
+        .expect("the cancel did not end the command");
         assert!(matches!(r, Err(ToolError::Cancelled)), "{command}: {:?}", r.map(|o| o.text));
-        assert!(started.elapsed() < Duration::from_secs(1), "{command}: {:?}", started.elapsed());
         let pid = wait_for_pid(&wd.join("pid")).await;
-        assert_gone_within_a_second(pid).await;
+        assert_gone(pid).await;
     }
 }
 
@@ -533,11 +526,14 @@ async fn dropping_the_future_kills_the_command() {
     let (_d, wd) = workdir();
     let c = ctx(&wd);
     let tool = ToolRegistry::builtin().get(names::EXECUTE_CMD).unwrap();
-    let args = json!({"command": "sh -c 'sleep 30 & echo $! > pid; wait'"});
-    let r = tokio::time::timeout(Duration::from_millis(300), tool.run(&args, &c)).await;
-    assert!(r.is_err(), "the command should still be running");
-    let pid = wait_for_pid(&wd.join("pid")).await;
-    assert_gone_within_a_second(pid).await;
+    let args = json!({"command": "sh -c 'sleep 600 & echo $! > pid; wait'"});
+    // Dropped once the command surely runs (it wrote its pid): leaving `select!` drops `run`.
+    let pidfile = wd.join("pid");
+    let pid = tokio::select! {
+        r = tool.run(&args, &c) => panic!("the command ended by itself: {:?}", r.map(|o| o.text)),
+        pid = wait_for_pid(&pidfile) => pid,
+    };
+    assert_gone(pid).await;
 }
 
 #[cfg(unix)]
@@ -545,13 +541,13 @@ async fn dropping_the_future_kills_the_command() {
 async fn background_jobs_do_not_outlive_or_stall_the_call() {
     let (_d, wd) = workdir();
     let c = ctx(&wd);
-    let started = Instant::now();
-    let out =
-        ok(names::EXECUTE_CMD, json!({"command": "sleep 30 & echo $! > pid; echo done"}), &c).await;
-    assert!(started.elapsed() < Duration::from_secs(2), "took {:?}", started.elapsed());
+    let args = json!({"command": "sleep 600 & echo $! > pid; echo done"});
+    let out = tokio::time::timeout(HANG_GUARD, ok(names::EXECUTE_CMD, args, &c))
+        .await
+        .expect("the call waited for its background job");
     assert!(out.text.starts_with("exit code 0\n--- stdout ---\ndone\n"), "{}", out.text);
     let pid = wait_for_pid(&wd.join("pid")).await;
-    assert_gone_within_a_second(pid).await;
+    assert_gone(pid).await;
 }
 
 // ---------- registry and labels ----------

@@ -85,8 +85,9 @@ async fn server_errors_exhaust_retries_then_fall_back_to_the_next_model() {
 #[tokio::test]
 async fn all_models_failing_reports_llm_failed() {
     let fake = FakeLlm::start().await.unwrap();
-    fake.push_for_model("m1", Reply::status(502, 10));
-    fake.push_for_model("m2", Reply::status(503, 10));
+    // First attempt + 3 retries each.
+    fake.push_for_model("m1", Reply::status(502, 4));
+    fake.push_for_model("m2", Reply::status(503, 4));
     let (client, _) = client();
     let chain = [endpoint(&fake.base_url(), "m1"), endpoint(&fake.base_url(), "m2")];
     let r = run(&client, &chain, &user("hi")).await;
@@ -103,7 +104,7 @@ async fn all_models_failing_reports_llm_failed() {
     ));
     assert_eq!(fake.requests().len(), 8);
     // A second failing round pushes m1 past the Down threshold.
-    fake.push_for_model("m1", Reply::status(502, 10));
+    fake.push_for_model("m1", Reply::status(502, 4));
     let _ = run(&client, &chain[..1], &user("again")).await;
     assert_eq!(client.health().status("m1"), Health::Down);
 }
@@ -115,7 +116,9 @@ async fn auth_errors_fail_fast_without_fallback() {
         "m1",
         Reply::Status { code: 401, times: 1, retry_after: None, body: Some("bad key".into()) },
     );
+    // Bait for a wrong fallback: it must stay queued.
     fake.push_for_model("m2", Reply::text("never asked"));
+    fake.allow_leftover_replies();
     let (client, sleeper) = client();
     let mut ep = endpoint(&fake.base_url(), "m1");
     ep.api_key = Some("sk-super-secret".into());

@@ -121,16 +121,18 @@ impl Store {
         Ok(folded)
     }
 
-    /// `/stop`: open steers are kept but marked discarded. Returns how many.
-    pub async fn discard_steers(&self, session_id: i64) -> Result<u64, StoreError> {
-        Ok(sqlx::query(
+    /// `/stop`: open steers are kept but marked discarded. Returns their ids, oldest first.
+    pub async fn discard_steers(&self, session_id: i64) -> Result<Vec<i64>, StoreError> {
+        let mut ids: Vec<i64> = sqlx::query_scalar(
             "UPDATE pending_inputs SET discarded_at = ? WHERE session_id = ? \
-             AND consumed_message_id IS NULL AND discarded_at IS NULL",
+             AND consumed_message_id IS NULL AND discarded_at IS NULL RETURNING id",
         )
         .bind(self.now())
         .bind(session_id)
-        .execute(self.pool())
-        .await?
-        .rows_affected())
+        .fetch_all(self.pool())
+        .await?;
+        // RETURNING gives no order guarantee.
+        ids.sort_unstable();
+        Ok(ids)
     }
 }

@@ -258,6 +258,25 @@ impl Store {
         Ok(sqlx::query_as::<_, ToolCallRow>(&sql).bind(session_id).fetch_all(self.pool()).await?)
     }
 
+    /// Calls of a session that wait for a human: parked for an approval nobody decided yet, or
+    /// asking a question nobody answered yet. Oldest first.
+    pub async fn calls_awaiting_human(&self, session_id: i64) -> Result<Vec<i64>, StoreError> {
+        Ok(sqlx::query_scalar(
+            "SELECT t.id FROM chat_llm_tools t \
+             JOIN chat_history h ON h.id = t.message_id \
+             JOIN chat_sessions_stack s ON s.id = h.session_stack_id \
+             WHERE s.session_id = ? AND t.status = 'pending' AND ( \
+               (EXISTS (SELECT 1 FROM approval_requests r WHERE r.tool_call_id = t.id) \
+                AND NOT EXISTS (SELECT 1 FROM approval_decisions d WHERE d.tool_call_id = t.id)) \
+               OR (EXISTS (SELECT 1 FROM clarification_questions q WHERE q.tool_call_id = t.id) \
+                AND NOT EXISTS (SELECT 1 FROM clarification_answers a WHERE a.tool_call_id = t.id))) \
+             ORDER BY t.id",
+        )
+        .bind(session_id)
+        .fetch_all(self.pool())
+        .await?)
+    }
+
     /// Every call of a session in id order (one read for the whole tree).
     pub async fn tool_calls_for_session(
         &self,

@@ -2,6 +2,7 @@ mod bypasses;
 mod open;
 mod replay;
 mod sessions;
+mod steers;
 mod tools;
 
 use std::sync::Arc;

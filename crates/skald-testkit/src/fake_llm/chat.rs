@@ -57,6 +57,7 @@ pub(super) async fn chat_completions(
             .collect(),
         validation_error: None,
         status: 0,
+        unscripted: false,
     };
     if let Err(message) = check {
         rec.body = body;
@@ -77,7 +78,12 @@ pub(super) async fn chat_completions(
                     std::future::pending::<()>().await;
                 }
             }
-            other => break respond(&shared, other, &body, &model, stream, seq),
+            other => {
+                if other.is_none() {
+                    shared.mark_unscripted(seq);
+                }
+                break respond(&shared, other, &body, &model, stream, seq);
+            }
         }
     };
     shared.set_status(seq, response.status().as_u16());
@@ -152,6 +158,18 @@ fn respond(
                 vec![Bytes::from_static(b"{\"id\": \"chatcmpl-fake\", \"choices\": [")]
             };
             return body_response(shared, stream, parts, false);
+        }
+        Some(Reply::StreamEndsBeforeDelta { error }) => {
+            if !stream {
+                return error_response(
+                    StatusCode::INTERNAL_SERVER_ERROR,
+                    "a scripted stream fault was taken by a plain request",
+                    "server_error",
+                );
+            }
+            let mut parts = vec![Bytes::from_static(b": ping\n\n")];
+            parts.extend(error.map(|m| render::sse_event(&error_body(&m, "server_error"))));
+            return body_response(shared, true, parts, false);
         }
         Some(Reply::Stall { .. }) => {
             // The handler resolves stalls before calling here; answer as if nothing was queued.

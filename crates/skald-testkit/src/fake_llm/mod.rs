@@ -1,6 +1,7 @@
 //! The fake provider: scripted replies, strict request validation, SSE rendering and the server.
 
 mod chat;
+mod check;
 mod queue;
 mod record;
 mod render;

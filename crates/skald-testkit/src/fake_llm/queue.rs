@@ -23,6 +23,17 @@ impl ReplyQueue {
         self.global.len() + self.by_model.values().map(VecDeque::len).sum::<usize>()
     }
 
+    /// Every queued reply with the model it is reserved for (global ones first).
+    pub(crate) fn remaining(&self) -> Vec<(Option<&str>, &Reply)> {
+        let global = self.global.iter().map(|r| (None, r));
+        let mut models: Vec<&String> = self.by_model.keys().collect();
+        models.sort();
+        let by_model = models
+            .into_iter()
+            .flat_map(|m| self.by_model[m].iter().map(move |r| (Some(m.as_str()), r)));
+        global.chain(by_model).collect()
+    }
+
     pub(crate) fn clear(&mut self) {
         self.global.clear();
         self.by_model.clear();

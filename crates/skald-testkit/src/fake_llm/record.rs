@@ -18,4 +18,7 @@ pub struct RecordedRequest {
     pub validation_error: Option<String>,
     /// The HTTP status sent; 0 while the request is still stalled and no response has started.
     pub status: u16,
+    /// No scripted reply was queued for it (it got the `WhenEmpty` answer).
+    #[serde(default)]
+    pub unscripted: bool,
 }

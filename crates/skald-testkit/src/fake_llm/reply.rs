@@ -45,6 +45,15 @@ pub enum Reply {
     DropMidStream { partial: String },
     /// Streaming only: send a `data:` line that is not valid JSON, then close.
     MalformedSse,
+    /// Streaming only: answer 200 with an event stream that ends cleanly before any delta: a
+    /// `: ping` comment, then (when `error` is set) one `data:` event carrying an OpenAI-style
+    /// error object. Without `error` this is what llama-cpp-python's server sends for a streamed
+    /// request with tools it cannot stream (the error only reaches its log). A plain request that
+    /// takes this entry gets HTTP 500, so a script that expected streaming fails.
+    StreamEndsBeforeDelta {
+        #[serde(default)]
+        error: Option<String>,
+    },
     /// An assistant reply with empty content and no tool calls.
     Empty,
 }
@@ -102,13 +111,14 @@ pub struct Usage {
     pub completion_tokens: u64,
 }
 
-/// What the server answers when no scripted reply is queued.
+/// What the server answers when no scripted reply is queued. Either way the request is recorded
+/// as unscripted, which fails the test when the [`FakeLlm`](super::FakeLlm) handle is dropped.
 #[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq, Default)]
 #[serde(rename_all = "snake_case")]
 pub enum WhenEmpty {
-    /// Reply "fake reply to: <last user text>".
-    #[default]
-    Echo,
     /// HTTP 500 "no scripted reply".
+    #[default]
     Error,
+    /// Reply "fake reply to: <last user text>": only for trying a UI by hand with the binary.
+    Echo,
 }

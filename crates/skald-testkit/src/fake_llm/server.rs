@@ -2,7 +2,7 @@
 
 use std::collections::HashMap;
 use std::net::{Ipv4Addr, SocketAddr};
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
@@ -14,9 +14,11 @@ use axum::routing::{get, post};
 use bytes::Bytes;
 use serde_json::{Value, json};
 use tokio::net::TcpListener;
+use tokio::sync::watch;
 use tokio::task::{JoinHandle, JoinSet};
 
 use super::chat::error_response;
+use super::check::{Allowed, script_problems};
 use super::queue::ReplyQueue;
 use super::record::RecordedRequest;
 use super::reply::{Reply, WhenEmpty};
@@ -33,21 +35,26 @@ pub struct FakeLlmOptions {
     pub port: u16,
     /// Pause between SSE events (0 = none), for UIs that want to watch tokens arrive.
     pub chunk_delay_ms: u64,
+    /// Panic on drop when the script was not followed (see the crate docs). Off only for the
+    /// standalone binary, whose callers read `/__fake/requests` instead.
+    pub check_on_drop: bool,
 }
 
 impl Default for FakeLlmOptions {
     fn default() -> Self {
         FakeLlmOptions {
             models: vec!["fake-model".to_owned(), "fake-model-2".to_owned()],
-            when_empty: WhenEmpty::Echo,
+            when_empty: WhenEmpty::Error,
             port: 0,
             chunk_delay_ms: 0,
+            check_on_drop: true,
         }
     }
 }
 
 /// A running fake OpenAI-compatible provider. Dropping it shuts the server down, live
-/// connections included.
+/// connections included, and fails the test when the script was not followed (see the crate
+/// docs).
 pub struct FakeLlm {
     addr: SocketAddr,
     shared: Arc<Shared>,
@@ -117,7 +124,53 @@ impl FakeLlm {
     /// Chat-completion requests whose handler is still running (e.g. stalled). Lets tests see
     /// that a client hanging up really ends the server side.
     pub fn in_flight(&self) -> usize {
-        self.shared.in_flight.load(Ordering::SeqCst)
+        *self.shared.in_flight.borrow()
+    }
+
+    /// Waits until exactly `n` chat-completion handlers run: 1 once a stalled request has
+    /// arrived, 0 once the client's hang-up has ended it. Panics after [`crate::HANG_GUARD`].
+    pub async fn wait_in_flight(&self, n: usize) {
+        let mut rx = self.shared.in_flight.subscribe();
+        let reached = tokio::time::timeout(crate::HANG_GUARD, rx.wait_for(|now| *now == n)).await;
+        assert!(
+            matches!(reached, Ok(Ok(_))),
+            "the fake provider never had {n} requests in flight (it has {})",
+            self.in_flight()
+        );
+    }
+
+    /// Panics, naming each problem with the request body, unless every request so far was
+    /// answered by a scripted reply and no reply is left. The drop check does the same at the
+    /// end of the test; call this where a clearer failure point helps.
+    pub fn assert_script_consumed(&self) {
+        if let Some(report) = self.script_report() {
+            panic!("{report}");
+        }
+    }
+
+    /// This test leaves scripted replies unconsumed on purpose (e.g. it stops a turn
+    /// mid-script); the drop check then ignores leftovers.
+    pub fn allow_leftover_replies(&self) {
+        self.shared.allowed.leftover.store(true, Ordering::SeqCst);
+    }
+
+    /// This test sends requests with no reply queued on purpose (it tests the `WhenEmpty`
+    /// answer itself); the drop check then ignores them.
+    pub fn allow_unscripted_requests(&self) {
+        self.shared.allowed.unscripted.store(true, Ordering::SeqCst);
+    }
+
+    /// This test sends requests the validator rejects on purpose; the drop check then ignores
+    /// them.
+    pub fn allow_rejected_requests(&self) {
+        self.shared.allowed.rejected.store(true, Ordering::SeqCst);
+    }
+
+    /// What [`FakeLlm::assert_script_consumed`] would panic with, or `None` when the script was
+    /// followed.
+    pub fn script_report(&self) -> Option<String> {
+        let state = self.shared.lock();
+        script_problems(&state.requests, &state.queue, &self.shared.allowed)
     }
 }
 
@@ -125,6 +178,10 @@ impl Drop for FakeLlm {
     fn drop(&mut self) {
         // Aborting the accept loop drops its JoinSet, which aborts every connection task.
         self.task.abort();
+        // A second panic while unwinding would abort the process and hide the first failure.
+        if self.shared.opts.check_on_drop && !std::thread::panicking() {
+            self.assert_script_consumed();
+        }
     }
 }
 
@@ -132,7 +189,9 @@ pub(super) struct Shared {
     pub(super) opts: FakeLlmOptions,
     state: Mutex<MutableState>,
     next_call_id: AtomicU64,
-    pub(super) in_flight: AtomicUsize,
+    /// A watch rather than a counter so tests can wait for a value instead of polling.
+    pub(super) in_flight: watch::Sender<usize>,
+    allowed: Allowed,
 }
 
 #[derive(Default)]
@@ -156,7 +215,8 @@ impl Shared {
             opts,
             state: Mutex::new(MutableState::default()),
             next_call_id: AtomicU64::new(1),
-            in_flight: AtomicUsize::new(0),
+            in_flight: watch::Sender::new(0),
+            allowed: Allowed::default(),
         }
     }
 
@@ -172,6 +232,13 @@ impl Shared {
         rec.seq = state.last_seq;
         state.requests.push(rec);
         state.last_seq
+    }
+
+    pub(super) fn mark_unscripted(&self, seq: u64) {
+        let mut state = self.lock();
+        if let Some(rec) = state.requests.iter_mut().rev().find(|r| r.seq == seq) {
+            rec.unscripted = true;
+        }
     }
 
     pub(super) fn set_status(&self, seq: u64, status: u16) {
@@ -192,14 +259,14 @@ pub(super) struct InFlight(Arc<Shared>);
 
 impl InFlight {
     pub(super) fn new(shared: &Arc<Shared>) -> InFlight {
-        shared.in_flight.fetch_add(1, Ordering::SeqCst);
+        shared.in_flight.send_modify(|n| *n += 1);
         InFlight(shared.clone())
     }
 }
 
 impl Drop for InFlight {
     fn drop(&mut self) {
-        self.0.in_flight.fetch_sub(1, Ordering::SeqCst);
+        self.0.in_flight.send_modify(|n| *n -= 1);
     }
 }
 

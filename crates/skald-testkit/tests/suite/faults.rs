@@ -75,6 +75,36 @@ async fn malformed_sse_sends_invalid_json_data() {
 }
 
 #[tokio::test]
+async fn a_stream_can_end_before_its_first_delta_with_or_without_an_error_object() {
+    let fake = FakeLlm::start().await.unwrap();
+    fake.push(Reply::StreamEndsBeforeDelta {
+        error: Some("Automatic streaming tool choice is not supported".into()),
+    });
+    fake.push(Reply::StreamEndsBeforeDelta { error: None });
+    let resp = stream_chat(&fake, chat_body(vec![user("x")])).await;
+    assert_eq!(resp.status().as_u16(), 200);
+    let got = collect_sse(resp).await;
+    assert!(got.error.is_none(), "a clean end, not a broken body");
+    assert!(!got.done());
+    assert_eq!(got.data.len(), 1, "{:?}", got.data);
+    let event: serde_json::Value = serde_json::from_str(&got.data[0]).unwrap();
+    assert_eq!(event["error"]["message"], "Automatic streaming tool choice is not supported");
+    assert!(event.get("choices").is_none());
+
+    let got = collect_sse(stream_chat(&fake, chat_body(vec![user("x")])).await).await;
+    assert!(got.error.is_none() && !got.done() && got.data.is_empty(), "{:?}", got.data);
+    assert_eq!(fake.pending_replies(), 0);
+}
+
+#[tokio::test]
+async fn a_stream_fault_taken_by_a_plain_request_is_a_500() {
+    let fake = FakeLlm::start().await.unwrap();
+    fake.push(Reply::StreamEndsBeforeDelta { error: None });
+    let (status, _) = post_chat(&fake, &chat_body(vec![user("x")])).await;
+    assert_eq!(status, 500);
+}
+
+#[tokio::test]
 async fn stall_delays_the_next_reply() {
     let fake = FakeLlm::start().await.unwrap();
     fake.push(Reply::Stall { ms: 300, then_hang: false });
@@ -87,17 +117,6 @@ async fn stall_delays_the_next_reply() {
     assert_eq!(fake.pending_replies(), 0);
 }
 
-/// Waits (bounded) until `cond` holds; panics with `what` otherwise.
-async fn eventually(what: &str, cond: impl Fn() -> bool) {
-    for _ in 0..500 {
-        if cond() {
-            return;
-        }
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
-    panic!("timed out waiting for: {what}");
-}
-
 #[tokio::test]
 async fn hanging_stall_ends_when_the_client_hangs_up() {
     let fake = FakeLlm::start().await.unwrap();
@@ -106,14 +125,17 @@ async fn hanging_stall_ends_when_the_client_hangs_up() {
     let client_task = tokio::spawn(async move {
         reqwest::Client::new().post(url).json(&chat_body(vec![user("x")])).send().await
     });
-    eventually("the request to be recorded", || fake.requests().len() == 1).await;
-    eventually("the handler to be hanging", || fake.in_flight() == 1).await;
+    fake.wait_in_flight(1).await;
+    assert_eq!(fake.requests().len(), 1);
     assert_eq!(fake.requests()[0].status, 0, "no response started yet");
     client_task.abort();
-    eventually("the server side to end after the hang-up", || fake.in_flight() == 0).await;
+    // The server side ends after the hang-up.
+    fake.wait_in_flight(0).await;
     // The server is still healthy.
-    let (status, _) = post_chat(&fake, &chat_body(vec![user("again")])).await;
+    fake.push(Reply::text("still here"));
+    let (status, json) = post_chat(&fake, &chat_body(vec![user("again")])).await;
     assert_eq!(status, 200);
+    assert_eq!(json["choices"][0]["message"]["content"], "still here");
 }
 
 #[tokio::test]
@@ -132,19 +154,23 @@ async fn empty_reply_has_empty_content_and_stop() {
 }
 
 #[tokio::test]
-async fn when_empty_echo_and_error() {
-    let echo = FakeLlm::start().await.unwrap();
+async fn when_empty_error_by_default_and_echo_on_request() {
     let body = chat_body(vec![user("first"), assistant("ok"), user("second")]);
-    let (status, json) = post_chat(&echo, &body).await;
-    assert_eq!(status, 200);
-    assert_eq!(json["choices"][0]["message"]["content"], "fake reply to: second");
-
-    let opts = FakeLlmOptions { when_empty: WhenEmpty::Error, ..FakeLlmOptions::default() };
-    let strict = FakeLlm::start_with(opts).await.unwrap();
+    let strict = FakeLlm::start().await.unwrap();
+    strict.allow_unscripted_requests();
     let (status, json) = post_chat(&strict, &body).await;
     assert_eq!(status, 500);
     assert_eq!(json["error"]["message"], "no scripted reply");
     assert_eq!(strict.requests()[0].status, 500);
+    assert!(strict.requests()[0].unscripted);
+
+    let opts = FakeLlmOptions { when_empty: WhenEmpty::Echo, ..FakeLlmOptions::default() };
+    let echo = FakeLlm::start_with(opts).await.unwrap();
+    echo.allow_unscripted_requests();
+    let (status, json) = post_chat(&echo, &body).await;
+    assert_eq!(status, 200);
+    assert_eq!(json["choices"][0]["message"]["content"], "fake reply to: second");
+    assert!(echo.requests()[0].unscripted, "an echo is still an unscripted request");
 }
 
 #[tokio::test]
@@ -160,7 +186,7 @@ async fn dropping_the_handle_shuts_the_server_down() {
             .send()
             .await
     });
-    eventually("the hanging request", || fake.in_flight() == 1).await;
+    fake.wait_in_flight(1).await;
     drop(fake);
     // The live connection is closed, not left hanging...
     let result = tokio::time::timeout(Duration::from_secs(5), hanging).await.unwrap().unwrap();

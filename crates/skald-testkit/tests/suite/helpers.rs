@@ -55,6 +55,7 @@ pub async fn post_chat(fake: &FakeLlm, body: &Value) -> (u16, Value) {
 
 /// Asserts a 400 whose OpenAI-style error message contains every one of `needles`.
 pub async fn assert_rejected(fake: &FakeLlm, body: &Value, needles: &[&str]) -> String {
+    fake.allow_rejected_requests();
     let (status, json) = post_chat(fake, body).await;
     assert_eq!(status, 400, "expected 400, got {status}: {json}");
     assert_eq!(json["error"]["type"], "invalid_request_error", "{json}");

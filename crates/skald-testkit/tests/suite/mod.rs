@@ -7,4 +7,6 @@ mod helpers;
 mod replies;
 mod routing;
 mod streaming;
+mod strict;
+mod tap;
 mod validation;

@@ -26,9 +26,10 @@ async fn push_for_model_serves_only_that_model() {
     // Model 2's own queue is empty now, so it falls back to the global FIFO.
     let (_, c) = post_chat(&fake, &body_for("fake-model-2", "x")).await;
     assert_eq!(content(c), "global 2");
-    // Nothing left: echo.
-    let (_, d) = post_chat(&fake, &body_for("fake-model", "ping")).await;
-    assert_eq!(content(d), "fake reply to: ping");
+    // Nothing left: the request is unscripted.
+    fake.allow_unscripted_requests();
+    let (status, _) = post_chat(&fake, &body_for("fake-model", "ping")).await;
+    assert_eq!(status, 500);
     assert_eq!(fake.pending_replies(), 0);
 }
 
@@ -36,14 +37,19 @@ async fn push_for_model_serves_only_that_model() {
 async fn model_specific_reply_is_not_served_to_other_models() {
     let fake = FakeLlm::start().await.unwrap();
     fake.push_for_model("big-model", Reply::text("big"));
-    let (_, a) = post_chat(&fake, &body_for("fake-model", "small")).await;
-    assert_eq!(a["choices"][0]["message"]["content"], "fake reply to: small");
+    fake.allow_unscripted_requests();
+    let (status, _) = post_chat(&fake, &body_for("fake-model", "small")).await;
+    assert_eq!(status, 500, "another model's reply must not serve");
     assert_eq!(fake.pending_replies(), 1);
+    let (_, b) = post_chat(&fake, &body_for("big-model", "large")).await;
+    assert_eq!(b["choices"][0]["message"]["content"], "big");
 }
 
 #[tokio::test]
 async fn requests_are_recorded_in_order_with_headers() {
     let fake = FakeLlm::start().await.unwrap();
+    fake.push(Reply::text("1"));
+    fake.push(Reply::text("2"));
     let client = reqwest::Client::new();
     client
         .post(chat_url(&fake))
@@ -67,6 +73,7 @@ async fn requests_are_recorded_in_order_with_headers() {
     );
     fake.reset();
     assert!(fake.requests().is_empty());
+    fake.push(Reply::text("3"));
     post_chat(&fake, &body_for("fake-model", "three")).await;
     assert_eq!(fake.requests()[0].seq, 1, "sequence restarts after reset");
 }

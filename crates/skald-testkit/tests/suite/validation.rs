@@ -275,6 +275,7 @@ async fn malformed_tools_entries_are_rejected() {
 #[tokio::test]
 async fn invalid_json_body_is_rejected_and_recorded() {
     let fake = FakeLlm::start().await.unwrap();
+    fake.allow_rejected_requests();
     let resp = reqwest::Client::new()
         .post(chat_url(&fake))
         .header("content-type", "application/json")
@@ -337,9 +338,10 @@ async fn valid_multi_round_tool_use_is_accepted() {
     ]);
     body["tools"] = json!([tool_def("read_file"), tool_def("grep")]);
     assert_eq!(validate_chat_request(&body), Ok(()));
+    fake.push(Reply::text("accepted"));
     let (status, json) = post_chat(&fake, &body).await;
     assert_eq!(status, 200, "{json}");
-    assert_eq!(json["choices"][0]["message"]["content"], "fake reply to: and now?");
+    assert_eq!(json["choices"][0]["message"]["content"], "accepted");
 }
 
 #[test]

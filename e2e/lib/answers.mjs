@@ -1,0 +1,37 @@
+// Model answers the browser tests and the first-paint benchmark script through the fake provider.
+
+const FENCE = "```";
+/** A model answer with a GFM table, a task list, nested lists and code in five languages. */
+export const RICH_ANSWER = [
+  "## Plan",
+  "",
+  "| Step | Owner | Done |",
+  "|:-----|:-----:|-----:|",
+  "| Parse | engine | 3 |",
+  "| Render | ui | 5 |",
+  "",
+  "- [x] table",
+  "- [ ] task list",
+  "",
+  "1. Outer",
+  "   - inner",
+  "     1. deepest",
+  "2. Second",
+  "",
+  `${FENCE}rust`,
+  "fn main() { let n = 42; }",
+  FENCE,
+  `${FENCE}python`,
+  "def greet(name):",
+  '    return f"hi {name}"',
+  FENCE,
+  `${FENCE}ts`,
+  "const total: number = 7; // sum",
+  FENCE,
+  `${FENCE}go`,
+  "func add(a int) int { return a }",
+  FENCE,
+  `${FENCE}bash`,
+  'echo "done" # finished',
+  FENCE,
+].join("\n");
