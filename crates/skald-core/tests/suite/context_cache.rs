@@ -1,7 +1,7 @@
 //! The cached context build against the full rebuild: a property test over random session logs
-//! (crashes, steers, every call status and its changes, compaction, hidden results across turns,
-//! the count cap, a sub-agent frame, a second process writing, evictions), and the cases one by
-//! one.
+//! (crashes, steers folded, queued or discarded, every call status and the texts the loop stores,
+//! compaction, hidden results across turns, the count cap, a sub-agent frame, a second process
+//! writing, evictions), and the cases one by one.
 
 use std::sync::Arc;
 
@@ -10,11 +10,12 @@ use serde_json::json;
 use skald_core::config::MemorySecrets;
 use skald_core::context::{
     BuildSettings, CacheStats, ContextCache, ContextInputs, DEFAULT_BUDGET_BYTES, MessageBuilder,
+    call_results,
 };
 use skald_core::engine::ChatOptions;
 use skald_core::turn::TurnOutcome;
 use skald_core::{Engine, EngineOptions};
-use skald_protocol::ToolStatus;
+use skald_protocol::{Event, ToolStatus};
 use skald_store::repo::approvals::NewApprovalRequest;
 use skald_store::repo::history::{NewMessage, Role};
 use skald_store::repo::tools::{ALL_STATUSES, NewToolCall, transition_allowed};
@@ -112,10 +113,11 @@ enum Op {
         agent: bool,
         attach: bool,
     },
-    /// A message sent mid-turn, folded into the root frame at once or at a later steer.
+    /// A message sent mid-turn: folded into the root frame at this round boundary, dropped by a
+    /// stop, or left queued (behind a call waiting for a decision) for a later boundary.
     Steer {
         text: &'static str,
-        fold: bool,
+        then: SteerFate,
     },
     Reply {
         text: &'static str,
@@ -125,11 +127,13 @@ enum Op {
         text: &'static str,
         calls: Vec<bool>,
     },
-    /// An open call moves along the state machine.
+    /// An open call moves along the state machine, with a result of `len` chars or one of the
+    /// texts the loop stores when it settles a call itself (`context/call_results.rs`).
     Settle {
         pick: usize,
         to: usize,
         len: usize,
+        stored: Option<usize>,
     },
     /// A pending call starts waiting for an approval or an answer.
     Await {
@@ -162,6 +166,24 @@ enum Op {
     },
 }
 
+#[derive(Debug, Clone, Copy)]
+enum SteerFate {
+    Fold,
+    Discard,
+    Queue,
+}
+
+/// What the loop stores as a result when it settles a call itself, plus a result stored by an
+/// earlier version with its label already on (replay says `Error:` once).
+const STORED_RESULTS: [&str; 6] = [
+    call_results::INTERRUPTED_RUNNING,
+    call_results::CANCELLED_RUNNING,
+    call_results::CANCELLED_AWAITING_APPROVAL,
+    call_results::CANCELLED_AWAITING_ANSWER,
+    call_results::CANCELLED_UNSTARTED,
+    "Error: the command exited with status 2",
+];
+
 /// One step: an operation on a frame, written by this process or the other, then maybe a check.
 #[derive(Debug, Clone)]
 struct Step {
@@ -173,6 +195,11 @@ struct Step {
 
 fn text() -> impl Strategy<Value = &'static str> {
     prop::sample::select(vec!["", " ", "ok", "a longer message with some words in it", "ünïcödé"])
+}
+
+/// Now and then one of `STORED_RESULTS` instead of a plain result.
+fn stored_result() -> impl Strategy<Value = Option<usize>> {
+    prop::option::weighted(0.3, 0..STORED_RESULTS.len())
 }
 
 fn build_settings() -> impl Strategy<Value = BuildSettings> {
@@ -190,13 +217,19 @@ fn op() -> impl Strategy<Value = Op> {
     prop_oneof![
         4 => (text(), any::<bool>(), any::<bool>())
             .prop_map(|(text, agent, attach)| Op::Prompt { text, agent, attach }),
-        2 => (text(), any::<bool>()).prop_map(|(text, fold)| Op::Steer { text, fold }),
+        2 => (text(), prop_oneof![
+                Just(SteerFate::Fold),
+                Just(SteerFate::Discard),
+                Just(SteerFate::Queue)
+            ])
+            .prop_map(|(text, then)| Op::Steer { text, then }),
         2 => text().prop_map(|text| Op::Reply { text }),
         5 => (text(), prop::collection::vec(any::<bool>(), 1..4))
             .prop_map(|(text, calls)| Op::Calls { text, calls }),
-        6 => (any::<usize>(), 0usize..6, 0usize..300)
-            .prop_map(|(pick, to, len)| Op::Settle { pick, to, len }),
-        1 => (any::<usize>(), any::<bool>()).prop_map(|(pick, question)| Op::Await { pick, question }),
+        6 => (any::<usize>(), 0usize..6, 0usize..300, stored_result())
+            .prop_map(|(pick, to, len, stored)| Op::Settle { pick, to, len, stored }),
+        1 => (any::<usize>(), any::<bool>())
+            .prop_map(|(pick, question)| Op::Await { pick, question }),
         1 => Just(Op::Orphan),
         1 => any::<usize>().prop_map(|pick| Op::MarkFailed { pick }),
         1 => any::<usize>().prop_map(|pick| Op::Compact { pick }),
@@ -244,10 +277,16 @@ async fn apply(log: &mut Log, step: &Step) {
             });
             append(&store, stack, role, text, metadata).await;
         }
-        Op::Steer { text, fold } => {
+        Op::Steer { text, then } => {
             store.add_steer(log.db.session_id, text, None).await.unwrap();
-            if *fold {
-                store.fold_steers(log.db.session_id, log.db.stack_id).await.unwrap();
+            match then {
+                SteerFate::Fold => {
+                    store.fold_steers(log.db.session_id, log.db.stack_id).await.unwrap();
+                }
+                SteerFate::Discard => {
+                    store.discard_steers(log.db.session_id).await.unwrap();
+                }
+                SteerFate::Queue => {}
             }
         }
         Op::Reply { text } => {
@@ -266,7 +305,7 @@ async fn apply(log: &mut Log, step: &Step) {
                 NewMessage { stack_id: stack, content: text.to_string(), ..Default::default() };
             store.append_assistant_with_calls(&msg, &specs).await.unwrap();
         }
-        Op::Settle { pick, to, len } => {
+        Op::Settle { pick, to, len, stored } => {
             let open = log.open_calls(stack).await;
             if open.is_empty() {
                 return;
@@ -274,7 +313,10 @@ async fn apply(log: &mut Log, step: &Step) {
             let call = &open[pick % open.len()];
             let to = ALL_STATUSES[*to];
             if transition_allowed(call.status().unwrap(), to) {
-                let result = "r".repeat(*len);
+                let result = match stored {
+                    Some(i) => STORED_RESULTS[*i].to_string(),
+                    None => "r".repeat(*len),
+                };
                 let result = (to != ToolStatus::Running).then_some(result.as_str());
                 store.set_tool_status(call.id, to, result).await.unwrap();
             }
@@ -389,9 +431,10 @@ proptest! {
     }
 }
 
-/// A scripted two-turn session run on two engines, one with the cache of built histories and one
-/// without: the provider receives the same requests, byte for byte, and the cached engine
-/// extended its history at every round after a turn's first.
+/// A scripted three-turn session run on two engines, one with the cache of built histories and
+/// one without: the provider receives the same requests, byte for byte, and the cached engine
+/// extended its history at every round after a turn's first. The third turn is steered while its
+/// command runs, so the steer is folded into the turn after the call's result.
 #[tokio::test]
 async fn an_engine_with_the_cache_sends_what_an_engine_without_it_sends() {
     async fn run(cache_bytes: usize) -> (Vec<String>, CacheStats) {
@@ -428,6 +471,16 @@ async fn an_engine_with_the_cache_sends_what_an_engine_without_it_sends() {
             let (_, outcome) = super::turn::finish(receipt).await;
             assert!(matches!(outcome, TurnOutcome::Final { .. }), "{outcome:?}");
         }
+        let until_go = json!({ "command": "until [ -e go ]; do sleep 0.01; done" }).to_string();
+        fake.push(Reply::tool_call("execute_cmd", &until_go));
+        fake.push(Reply::text("went, and noted"));
+        let mut events = engine.subscribe();
+        let receipt = engine.send_message("test", "wait for go", opts.clone()).await.unwrap();
+        super::turn::wait_event(&mut events, |e| matches!(e, Event::ToolStart { .. })).await;
+        assert!(engine.send_message("test", "note this", opts.clone()).await.unwrap().steered);
+        std::fs::write(work.join("go"), "").unwrap();
+        let (_, outcome) = super::turn::finish(receipt).await;
+        assert!(matches!(outcome, TurnOutcome::Final { .. }), "{outcome:?}");
         let work = work.display().to_string();
         let requests = fake
             .requests()
@@ -441,10 +494,11 @@ async fn an_engine_with_the_cache_sends_what_an_engine_without_it_sends() {
     }
     let (cached, stats) = run(DEFAULT_BUDGET_BYTES).await;
     let (uncached, none) = run(0).await;
-    assert_eq!(cached.len(), 5);
+    assert_eq!(cached.len(), 7);
     assert_eq!(cached, uncached);
     assert!(cached[3].contains("hidden"), "turn 1's results are hidden in turn 2");
-    assert!(stats.extended >= 3, "{stats:?}");
+    assert!(cached[6].contains("note this"), "the steer is folded into turn 3");
+    assert!(stats.extended >= 5, "{stats:?}");
     assert_eq!(none.extended, 0, "{none:?}");
 }
 
