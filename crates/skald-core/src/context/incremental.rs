@@ -145,9 +145,12 @@ impl IncrementalHistory {
         rows: Vec<MessageRow>,
         tools: Vec<ToolCallRow>,
     ) -> Self {
+        // Room for the rounds to come: filled to the brim, the next round's push would copy the
+        // whole history into a larger vector.
+        let rendered = rows.len() + tools.len();
         let mut h = Self {
             opts,
-            msgs: Arc::new(Vec::with_capacity(rows.len() + tools.len())),
+            msgs: Arc::new(Vec::with_capacity(rendered + rendered / 4 + 16)),
             base: 0,
             front: 0,
             weight: Weight::default(),
