@@ -19,6 +19,7 @@ use skald_core::config::DatetimeConfig;
 use skald_core::context::{BuildSettings, ContextCache, ContextInputs, MessageBuilder};
 use skald_protocol::ToolStatus;
 use skald_store::repo::history::NewMessage;
+use skald_store::repo::replay_delta::DeltaCursor;
 use skald_store::repo::sessions::NewSession;
 use skald_store::{Store, SystemClock};
 use tokio::runtime::Runtime;
@@ -200,17 +201,23 @@ impl Case {
         }
     }
 
-    /// One round of the cached build: the history was cached at this size, a round is added,
-    /// and the next build extends it (timed). The cache and the round are reset untimed.
+    /// One round of the cached build in a turn under way: the history is rebuilt at this size
+    /// (as after a process start), a round is added and built (untimed: the round before), then
+    /// another round is added and the build that extends it is timed. The cache and both rounds
+    /// are reset untimed, so every sample sees the same session size.
     async fn incremental_round(&self) -> Duration {
-        self.cache.forget(self.fx.stack_id);
+        let (store, stack) = (&self.fx.store, self.fx.stack_id);
+        self.cache.forget(stack);
         self.cached.build_request(&self.inputs).await.unwrap();
-        let round = append_round(&self.fx.store, self.fx.stack_id).await;
+        let before = append_round(store, stack).await;
+        self.cached.build_request(&self.inputs).await.unwrap();
+        let round = append_round(store, stack).await;
         let t = Instant::now();
         let built = self.cached.build_request(&self.inputs).await.unwrap();
         let elapsed = t.elapsed();
         drop(built);
-        remove_round(&self.fx.store, round).await;
+        remove_round(store, round).await;
+        remove_round(store, before).await;
         elapsed
     }
 }
@@ -276,25 +283,63 @@ fn bench(c: &mut Criterion) {
                 rt.block_on(case.full.build(&case.inputs)).unwrap();
             })
         });
-        let incremental = median(30, || rt.block_on(case.incremental_round()));
+        let incremental = median(INCREMENTAL_SAMPLES, || rt.block_on(case.incremental_round()));
         let stats = case.cache.stats();
-        assert_eq!(stats.extended - before.extended, 30, "every timed build extended the cache");
-        summary.push((size, select, full, incremental));
+        let extended = stats.extended - before.extended;
+        assert_eq!(extended, 2 * INCREMENTAL_SAMPLES as u64, "every round extended the cache");
+        let cursor = rt.block_on(end_cursor(store, stack));
+        let delta = median(INCREMENTAL_SAMPLES, || {
+            timed(|| {
+                rt.block_on(store.frame_delta(stack, case.inputs.scratchpad_session_id, &cursor))
+                    .unwrap();
+            })
+        });
+        summary.push(Summary { size, select, full, incremental, delta });
     }
-    let base = summary[0].3;
-    for (size, select, full, incremental) in summary {
-        let ms = |d: Duration| d.as_secs_f64() * 1e3;
+    let base = summary[0].incremental;
+    let ms = |d: Duration| d.as_secs_f64() * 1e3;
+    for Summary { size, select, full, incremental, delta } in summary {
         println!(
             "{size} messages: bare SELECT {:.3} ms; full rebuild {:.3} ms ({:.2}x); incremental \
-             {:.3} ms ({:.3}x of the SELECT, {:.2}x of the 100-message incremental)",
+             {:.3} ms ({:.3}x of the SELECT, {:.2}x of the 100-message incremental); its delta \
+             statement alone {:.3} ms",
             ms(select),
             ms(full),
             ms(full) / ms(select),
             ms(incremental),
             ms(incremental) / ms(select),
             ms(incremental) / ms(base),
+            ms(delta),
         );
     }
+}
+
+/// Timed builds per size for the incremental medians (each is cheap; the medians are noisy).
+const INCREMENTAL_SAMPLES: usize = 100;
+
+/// One size's medians, all from the same run.
+struct Summary {
+    size: usize,
+    select: Duration,
+    full: Duration,
+    incremental: Duration,
+    /// `frame_delta` alone with nothing new after its cursor.
+    delta: Duration,
+}
+
+/// A cursor at the end of the frame, nothing open.
+async fn end_cursor(store: &Store, stack_id: i64) -> DeltaCursor {
+    let last: i64 =
+        sqlx::query_scalar("SELECT MAX(id) FROM chat_history WHERE session_stack_id = ?")
+            .bind(stack_id)
+            .fetch_one(store.pool())
+            .await
+            .unwrap();
+    let calls: i64 = sqlx::query_scalar("SELECT MAX(id) FROM chat_llm_tools")
+        .fetch_one(store.pool())
+        .await
+        .unwrap();
+    DeltaCursor { after_message_id: last, after_tool_id: calls, open_calls: Vec::new() }
 }
 
 criterion_group!(benches, bench);
