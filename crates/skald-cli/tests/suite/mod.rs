@@ -2,6 +2,7 @@ mod approvals;
 mod chat;
 mod compact;
 mod help;
+mod matrix;
 mod serve;
 mod serve_chat;
 mod sessions;

@@ -46,6 +46,8 @@ pub async fn call(
         }
         LlmNotice::Retrying { model, attempt, reason, .. } => {
             tracing::info!(%model, attempt, %reason, "retrying model request");
+            // Clients drop what the failed attempt streamed: the retry streams the reply anew.
+            notices.emit(Event::ModelRetry { model, attempt, reason });
         }
     };
     match ctx.llm.complete(chain, &req, cancel.clone(), &mut on_delta, &mut on_notice).await {

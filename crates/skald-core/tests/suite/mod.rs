@@ -1,4 +1,6 @@
 mod approval;
+mod approval_paths;
+mod approved_writes;
 mod auto_resume;
 mod bypasses;
 mod compaction;
@@ -8,6 +10,7 @@ mod context_cache;
 mod engine;
 mod independent_llm;
 mod local_llm;
+mod matrix;
 mod model_powers;
 mod parked_input;
 mod settings;
