@@ -6,6 +6,7 @@ mod bypasses;
 mod compaction;
 mod config;
 mod context;
+mod context_cache;
 mod engine;
 mod independent_llm;
 mod local_llm;
