@@ -8,11 +8,13 @@ pub mod approval;
 pub mod bindings;
 pub mod error;
 pub mod event;
+pub mod search;
 pub mod session;
 pub mod settings;
 
 pub use approval::*;
 pub use error::{ApiError, ErrorCode};
 pub use event::{DeltaKind, Event, EventEnvelope, ResultType};
+pub use search::*;
 pub use session::*;
 pub use settings::*;

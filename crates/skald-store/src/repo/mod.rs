@@ -10,6 +10,7 @@ pub mod replay;
 pub mod request_log;
 pub mod runners;
 pub mod scratchpad;
+pub mod search;
 pub mod sessions;
 pub mod sources;
 pub mod stack;
