@@ -8,6 +8,7 @@ mod engine;
 mod independent_llm;
 mod model_powers;
 mod parked_input;
+mod search;
 mod settings;
 mod tools;
 mod turn;
