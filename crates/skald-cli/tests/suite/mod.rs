@@ -2,6 +2,7 @@ mod approvals;
 mod chat;
 mod compact;
 mod help;
+mod search;
 mod serve;
 mod serve_chat;
 mod sessions;
