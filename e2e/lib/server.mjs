@@ -65,6 +65,17 @@ export async function startServer({ timeoutMs = 30_000, env: extraEnv = {}, cwd,
     dbPath: join(dataDir, "skald.db"),
     url: `${info.base}?token=${info.token}`,
     stderr: () => stderr,
+    /** One operation of the API, as the web UI sends it: `POST /api/<op>` with `params` as the
+     * body; resolves with the result, throws with the status and body otherwise. */
+    async call(op, params = {}) {
+      const res = await fetch(`${info.base}api/${op}`, {
+        method: "POST",
+        headers: { Authorization: `Bearer ${info.token}`, "Content-Type": "application/json" },
+        body: JSON.stringify(params),
+      });
+      if (!res.ok) throw new Error(`POST /api/${op}: ${res.status} ${await res.text()}`);
+      return res.json();
+    },
     async stop() {
       if (child.exitCode === null && child.signalCode === null) child.kill("SIGTERM");
       const result = await exited;

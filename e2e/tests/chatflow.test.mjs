@@ -37,14 +37,7 @@ describe("steers and reconnects in the chat", () => {
   const shoot = (name) => page.screenshot({ path: screenshotPath(name), fullPage: true });
   const composer = () => page.getByRole("combobox", { name: "Message" });
   const sendButton = () => page.getByRole("button", { name: "Send", exact: true });
-  const api = async (path, init = {}) => {
-    const res = await fetch(`${server.base}api/${path}`, {
-      ...init,
-      headers: { Authorization: `Bearer ${server.token}`, "Content-Type": "application/json" },
-    });
-    assert.ok(res.ok, `${init.method ?? "GET"} /api/${path}: ${res.status}`);
-    return res.json();
-  };
+  const api = (op, params) => server.call(op, params);
 
   /** Enter sends, also while a turn runs (then only STOP is shown as a button). */
   async function send(text) {
@@ -77,7 +70,7 @@ describe("steers and reconnects in the chat", () => {
   /** Waits (on the stored rows) until the session's turn has ended. */
   async function turnEnded(sessionId) {
     for (;;) {
-      const { running } = await api(`sessions/${sessionId}/running`);
+      const { running } = await api("turn_running", { session_id: sessionId });
       if (!running) return;
       await new Promise((r) => setTimeout(r, 100));
     }
@@ -91,9 +84,9 @@ describe("steers and reconnects in the chat", () => {
       env: { SKALD_LLM_BASE_URL: fake.baseUrl, SKALD_LLM_MODEL: "fake-model" },
     });
     // Commands run without asking here, so a tool can be running while the test acts.
-    await api("approval/rules", {
-      method: "POST",
-      body: JSON.stringify({
+    await api("save_approval_rule", {
+      id: null,
+      input: {
         group_id: null,
         tool_pattern: "execute_cmd",
         path_pattern: null,
@@ -102,7 +95,7 @@ describe("steers and reconnects in the chat", () => {
         action: "allow",
         priority: 1,
         note: "e2e: commands run unattended",
-      }),
+      },
     });
     browser = await launchBrowser();
     page = await newPage(browser, pageErrors);
@@ -211,7 +204,7 @@ describe("steers and reconnects in the chat", () => {
   });
 
   test("a reconnect while a tool runs brings the card and the answer up to date without a reload", async () => {
-    const { session_id: sessionId } = await api("sources/web/session");
+    const { session_id: sessionId } = await api("active_session", { source: "web" });
     await fake.push([command("sleep 2 && echo rested"), { type: "text", content: "Rested and ready." }]);
     await page.evaluate(() => {
       window.__sameDocument = true;

@@ -36,11 +36,7 @@ describe("chat, approvals, debug tree and settings against the fake provider", (
   const composer = () => page.getByRole("combobox", { name: "Message" });
   const sendButton = () => page.getByRole("button", { name: "Send", exact: true });
   const stopButton = () => page.getByRole("button", { name: "Stop", exact: true });
-  const api = async (path) => {
-    const res = await fetch(`${server.base}api/${path}`, { headers: { Authorization: `Bearer ${server.token}` } });
-    assert.equal(res.status, 200, `GET /api/${path}`);
-    return res.json();
-  };
+  const api = (op, params) => server.call(op, params);
   const waitForHash = (hash) => page.waitForFunction((want) => window.location.hash === want, hash);
 
   async function send(text) {
@@ -158,7 +154,7 @@ describe("chat, approvals, debug tree and settings against the fake provider", (
   });
 
   test("the session's debug tree shows the rejected and the done write, and a round's raw request", async () => {
-    const { session_id: id } = await api("sources/web/session");
+    const { session_id: id } = await api("active_session", { source: "web" });
     await page.goto(`${server.base}#session/${id}`);
     const tree = page.getByRole("list", { name: "Session messages" });
     await tree.waitFor();
@@ -233,7 +229,7 @@ describe("chat, approvals, debug tree and settings against the fake provider", (
     const row = bypasses.locator("li.bypass-row");
     await row.waitFor();
     assert.match(await row.innerText(), /filesystem tools in session #\d+ \(web\)/);
-    assert.match(await row.innerText(), /granted by inbox · this session, (23 h 59 min|1 d) left at most/);
+    assert.match(await row.innerText(), /granted by web · this session, (23 h 59 min|1 d) left at most/);
     const current = () => (existsSync(join(workdir, "bypass.md")) ? readFileSync(join(workdir, "bypass.md"), "utf8") : null);
     const deadline = Date.now() + 10_000;
     while (current() !== "two\n" && Date.now() < deadline) {
@@ -254,7 +250,7 @@ describe("chat, approvals, debug tree and settings against the fake provider", (
     await page.locator('nav a[href="#inbox"]').click();
     await row.getByRole("button", { name: /^Revoke the bypass of filesystem tools/ }).click();
     await row.waitFor({ state: "detached" });
-    assert.deepEqual(await api("bypasses"), [], "revoked for every process");
+    assert.deepEqual(await api("active_bypasses"), [], "revoked for every process");
 
     // Revoked: the next write asks again.
     await fake.push([bypassWrite("three\n"), { type: "text", content: "Wrote it again." }]);

@@ -42,11 +42,7 @@ describe("rendering of model output and accessibility of every page", () => {
   const pageErrors = [];
 
   const composer = () => page.getByRole("combobox", { name: "Message" });
-  const api = async (path) => {
-    const res = await fetch(`${server.base}api/${path}`, { headers: { Authorization: `Bearer ${server.token}` } });
-    assert.equal(res.status, 200, `GET /api/${path}`);
-    return res.json();
-  };
+  const api = (op, params) => server.call(op, params);
   const tokens = (block, cls) => block.locator(`.hljs-${cls}`).allInnerTexts();
 
   before(async () => {
@@ -135,7 +131,7 @@ describe("rendering of model output and accessibility of every page", () => {
 
   test("every page has no serious or critical axe violations, in the light and the dark theme", async () => {
     const tic = seedTicSessions(server.dbPath, 3);
-    const { session_id: web } = await api("sources/web/session");
+    const { session_id: web } = await api("active_session", { source: "web" });
     const pages = [
       ["chat with a conversation", "#chat/web", "section.approval-card"],
       ["sessions list", "#sessions", "tbody tr.row-link"],

@@ -103,12 +103,7 @@ describe("skald serve + web UI in a real browser", () => {
   test("a session created over the API appears live (WebSocket event, no reload)", async () => {
     await page.locator('nav a[href="#sessions"]').click();
     await waitForRowCount(TIC_COUNT);
-    const reply = await fetch(`${server.base}api/sessions?source=web`, {
-      method: "POST",
-      headers: { Authorization: `Bearer ${server.token}` },
-    });
-    assert.equal(reply.status, 200);
-    const { session_id: created } = await reply.json();
+    const { session_id: created } = await server.call("new_session", { source: "web" });
     await page.locator(`tbody tr[data-session-id="${created}"]`).waitFor();
     await shoot("07-sessions-live-update");
   });

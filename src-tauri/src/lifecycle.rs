@@ -77,7 +77,7 @@ pub fn quit(app: &AppHandle) {
 pub async fn stop_turns(engine: &Engine, sessions: &[i64], grace: Duration) -> Vec<i64> {
     for &session in sessions {
         if let Err(error) = engine.stop(session).await {
-            tracing::warn!(session, "cannot stop the turn: {}", error.message);
+            tracing::warn!(session, "cannot stop the turn: {error}");
         }
     }
     let deadline = tokio::time::Instant::now() + grace;

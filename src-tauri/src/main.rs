@@ -57,33 +57,8 @@ fn main() -> anyhow::Result<()> {
         .manage(Subscriptions::default())
         .manage(Navigator::default())
         .manage(Turns::default())
-        .invoke_handler(tauri::generate_handler![
-            commands::list_sessions,
-            commands::session_detail,
-            commands::subscribe_events,
-            commands::active_session,
-            commands::send_message,
-            commands::stop_turn,
-            commands::turn_running,
-            commands::new_session,
-            commands::inbox,
-            commands::decide,
-            commands::settings,
-            commands::save_llm_clients,
-            commands::set_api_key,
-            commands::test_connection,
-            commands::approval_rules,
-            commands::save_approval_rule,
-            commands::delete_approval_rule,
-            commands::llm_request,
-            commands::answer_question,
-            commands::session_usage,
-            commands::compact_session,
-            commands::reset_tool_groups,
-            commands::active_bypasses,
-            commands::session_bypasses,
-            commands::revoke_bypass,
-        ])
+        // Every engine operation goes through `api`; events through `subscribe_events`.
+        .invoke_handler(tauri::generate_handler![commands::api, commands::subscribe_events])
         // A channel belongs to the page that created it: a reload or navigation orphans it.
         .on_page_load(|webview, payload| match payload.event() {
             PageLoadEvent::Started => {

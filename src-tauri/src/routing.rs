@@ -36,7 +36,7 @@ async fn approval_is_waiting(app: &AppHandle, call: i64) -> bool {
     match engine.inbox().await {
         Ok(inbox) => inbox.items.iter().any(|item| item.tool_call_id == call),
         Err(error) => {
-            tracing::warn!("cannot read the inbox for a link: {}", error.message);
+            tracing::warn!("cannot read the inbox for a link: {error}");
             false
         }
     }

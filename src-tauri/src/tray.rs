@@ -1,5 +1,6 @@
 //! The tray icon: open approvals in its tooltip, title and badge, a menu to act on the newest.
 
+use skald_api::{Caller, DecideParams};
 use skald_core::Engine;
 use skald_protocol::{DecisionInput, Inbox, InboxItem};
 use tauri::image::Image;
@@ -131,7 +132,7 @@ pub async fn refresh(app: &AppHandle, engine: &Engine) {
     let inbox = match engine.inbox().await {
         Ok(inbox) => inbox,
         Err(error) => {
-            tracing::warn!("cannot read the inbox for the tray: {}", error.message);
+            tracing::warn!("cannot read the inbox for the tray: {error}");
             return;
         }
     };
@@ -195,13 +196,9 @@ fn on_menu(app: &AppHandle, id: &str) {
             };
             let app = app.clone();
             tauri::async_runtime::spawn(async move {
-                let input = DecisionInput {
-                    approved: true,
-                    note: None,
-                    decided_by: "tray".to_owned(),
-                    bypass: None,
-                };
-                if let Err(error) = engine.decide(call, input).await {
+                let input = DecisionInput { approved: true, note: None, bypass: None };
+                let params = DecideParams { tool_call_id: call, input };
+                if let Err(error) = skald_api::ops::decide(&engine, &Caller::Tray, params).await {
                     tracing::warn!(call, "the tray could not approve: {}", error.message);
                 }
                 refresh(&app, &engine).await;

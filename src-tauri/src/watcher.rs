@@ -99,7 +99,7 @@ async fn flush(app: &AppHandle, engine: &Engine, batch: &mut Batch) {
                     .collect();
                 shown.extend(alerts::waiting_alert(&items, &questions));
             }
-            Err(error) => tracing::warn!("cannot read the inbox to notify: {}", error.message),
+            Err(error) => tracing::warn!("cannot read the inbox to notify: {error}"),
         }
     }
     shown.extend(alerts::failures_alert(&failures));

@@ -101,6 +101,14 @@ pub enum Command {
     /// List and inspect sessions.
     #[command(subcommand)]
     Sessions(SessionsCommand),
+    /// Run any operation of the API by name with its params as JSON, and print its result as
+    /// JSON (the same operations the app and `skald serve` answer). Without OP, list them.
+    Api {
+        /// Operation name (e.g. `session_usage`).
+        op: Option<String>,
+        /// Its params as a JSON object, e.g. '{"session_id": 3}' (default `{}`).
+        params: Option<String>,
+    },
     /// HTTP + WebSocket API and the built UI on 127.0.0.1; bearer token in DIR/serve.token (0600).
     Serve {
         /// Port to listen on; 0 picks a free one (the printed URL names it).

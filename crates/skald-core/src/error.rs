@@ -1,35 +1,92 @@
-//! Engine errors and their mapping to the wire `ApiError`.
+//! Engine errors, and the one place they become the wire's `ApiError`.
 
 use skald_protocol::{ApiError, ErrorCode};
 use skald_store::StoreError;
 
-use crate::config::ConfigError;
+use crate::agents::AgentError;
+use crate::config::{ConfigError, SecretError};
 
+/// Why an engine operation failed. Each variant says whose fault it is, which is what the
+/// `ErrorCode` a shell shows is chosen by: the caller's input, the configuration, the machine,
+/// the model, or the engine itself.
 #[derive(Debug, thiserror::Error)]
 pub enum EngineError {
+    /// The caller named something that does not exist (a question, a client, a logged request).
+    #[error("{0}")]
+    NotFound(String),
+    /// The caller's input is wrong (an empty message, a bad source name, an invalid edit).
+    #[error("{0}")]
+    InvalidInput(String),
+    /// The request clashes with the state (a turn is running, the call was decided already).
+    #[error("{0}")]
+    Conflict(String),
     #[error("configuration error: {0}")]
     Config(#[from] ConfigError),
+    /// Something the operation needs is not configured (no LLM client).
+    #[error("{0}")]
+    NotConfigured(String),
+    /// The session's agent is missing or its files are invalid.
     #[error(transparent)]
-    Store(#[from] StoreError),
+    Agent(#[from] AgentError),
+    #[error(transparent)]
+    Store(StoreError),
     #[error("no data directory: pass --data-dir or set SKALD_DATA_DIR")]
     NoDataDir,
     #[error("cannot use the data directory {path}: {message}")]
     DataDir { path: String, message: String },
+    #[error("cannot write {file}: {source}")]
+    Write { file: &'static str, source: std::io::Error },
+    #[error(transparent)]
+    Keychain(#[from] SecretError),
+    /// The model could not do what the operation asked of it (e.g. summarise for `/compact`).
     #[error("{0}")]
-    InvalidInput(String),
+    Llm(String),
+    /// The operation was stopped before it finished (a `/stop` during `/compact`).
+    #[error("{0}")]
+    Cancelled(String),
+    /// A failure of the engine itself, never of the caller's input.
+    #[error("{0}")]
+    Internal(String),
 }
 
-impl From<EngineError> for ApiError {
-    fn from(e: EngineError) -> Self {
-        let code = match &e {
-            EngineError::Config(_) => ErrorCode::Config,
-            EngineError::Store(StoreError::NotFound { .. }) => ErrorCode::NotFound,
-            EngineError::Store(StoreError::Conflict(_)) => ErrorCode::Conflict,
-            EngineError::Store(_) | EngineError::NoDataDir | EngineError::DataDir { .. } => {
-                ErrorCode::Storage
+impl EngineError {
+    /// The wire code of this error: what a UI can branch on.
+    pub fn code(&self) -> ErrorCode {
+        match self {
+            EngineError::NotFound(_) | EngineError::Store(StoreError::NotFound { .. }) => {
+                ErrorCode::NotFound
             }
             EngineError::InvalidInput(_) => ErrorCode::InvalidInput,
-        };
-        ApiError::new(code, e.to_string())
+            EngineError::Conflict(_) => ErrorCode::Conflict,
+            EngineError::Config(_) | EngineError::NotConfigured(_) | EngineError::Agent(_) => {
+                ErrorCode::Config
+            }
+            EngineError::Store(_)
+            | EngineError::NoDataDir
+            | EngineError::DataDir { .. }
+            | EngineError::Write { .. }
+            | EngineError::Keychain(_) => ErrorCode::Storage,
+            EngineError::Llm(_) => ErrorCode::Llm,
+            EngineError::Cancelled(_) => ErrorCode::Cancelled,
+            EngineError::Internal(_) => ErrorCode::Internal,
+        }
+    }
+}
+
+impl From<StoreError> for EngineError {
+    fn from(e: StoreError) -> Self {
+        match e {
+            // A single-assignment clash (a call decided twice) is the caller's conflict, said in
+            // the store's words.
+            StoreError::Conflict(message) => EngineError::Conflict(message),
+            other => EngineError::Store(other),
+        }
+    }
+}
+
+/// The only mapping from engine errors to the wire; every shell goes through it.
+impl From<EngineError> for ApiError {
+    fn from(e: EngineError) -> Self {
+        ApiError::new(e.code(), e.to_string())
     }
 }

@@ -44,6 +44,11 @@ impl TurnAssembler {
         self.chunks
     }
 
+    /// Whether any part of the reply (text, reasoning or a tool call) has arrived.
+    pub fn has_output(&self) -> bool {
+        !self.content.is_empty() || !self.reasoning.is_empty() || !self.calls.is_empty()
+    }
+
     /// One SSE `data` payload.
     pub fn on_data(
         &mut self,

@@ -29,8 +29,9 @@ pub struct LlmClient {
     settings: LlmSettings,
     health: Arc<HealthTracker>,
     sleeper: Arc<dyn Sleeper>,
-    /// Aliases whose server refused a streamed request with tools but answered a plain one; they
-    /// get non-streaming requests whenever tools are sent.
+    /// Aliases whose server failed a streamed request with tools (refused it, or broke the stream
+    /// before any part of the reply) but answered a plain one; they get non-streaming requests
+    /// whenever tools are sent.
     no_stream_tools: Arc<Mutex<HashSet<String>>>,
 }
 
@@ -150,13 +151,16 @@ impl LlmClient {
         let mut retry: u32 = 0;
         let mut forced_plain = false;
         loop {
-            let stream = req.stream && !forced_plain && !self.streams_without_tools(endpoint, req);
+            let stream = req.stream
+                && endpoint.stream
+                && !forced_plain
+                && !self.streams_without_tools(endpoint, req);
             let result = tokio::select! {
                 biased;
                 () = cancel.cancelled() => return Err(Outcome::Cancelled),
                 r = self.attempt(endpoint, req, stream, on_delta) => r,
             };
-            let err = match result {
+            let failed = match result {
                 Ok(turn) => {
                     self.health.record_success(&endpoint.name);
                     if forced_plain {
@@ -164,18 +168,20 @@ impl LlmClient {
                     }
                     return Ok(turn);
                 }
-                Err(LlmError::Cancelled) => return Err(Outcome::Cancelled),
-                Err(e) => e,
+                Err(Failed { error: LlmError::Cancelled, .. }) => return Err(Outcome::Cancelled),
+                Err(f) => f,
             };
+            let err = &failed.error;
             if err.counts_against_health() {
                 self.health.record_failure(&endpoint.name);
             }
             tracing::warn!(model = %endpoint.name, error = %err, attempt = retry + 1, "llm attempt failed");
-            if stream && !forced_plain && !req.tools.is_empty() && refuses_streamed_tools(&err) {
+            if stream && !forced_plain && !req.tools.is_empty() && failed.fails_streamed_tools() {
                 // Some servers cannot stream tool calls: ask the same model once without streaming.
                 forced_plain = true;
                 continue;
             }
+            let err = failed.error;
             match err.disposition() {
                 Disposition::Retry { retry_after } if retry < self.settings.max_retries => {
                     let delay = backoff_delay(
@@ -220,7 +226,7 @@ impl LlmClient {
         req: &ChatRequest,
         stream: bool,
         on_delta: &mut (dyn FnMut(StreamDelta) + Send),
-    ) -> Result<LlmTurn, LlmError> {
+    ) -> Result<LlmTurn, Failed> {
         let body = build_body(endpoint, req, stream);
         let mut rb = self
             .http
@@ -237,8 +243,8 @@ impl LlmClient {
         let timeout = self.settings.request_timeout;
         let started = tokio::time::Instant::now();
         let resp = match tokio::time::timeout(timeout, rb.send()).await {
-            Err(_) => return Err(LlmError::Timeout(timeout)),
-            Ok(Err(e)) => return Err(map_send_error(e, timeout)),
+            Err(_) => return Err(LlmError::Timeout(timeout).into()),
+            Ok(Err(e)) => return Err(map_send_error(e, timeout).into()),
             Ok(Ok(r)) => r,
         };
 
@@ -258,7 +264,8 @@ impl LlmClient {
                 status: status.as_u16(),
                 body: truncate(text.trim(), MAX_ERROR_BODY),
                 retry_after,
-            });
+            }
+            .into());
         }
 
         let content_type = resp
@@ -281,15 +288,28 @@ impl LlmClient {
         if !sse_reply {
             let remaining = timeout.saturating_sub(started.elapsed());
             let bytes = match tokio::time::timeout(remaining, resp.bytes()).await {
-                Err(_) => return Err(LlmError::Timeout(timeout)),
-                Ok(Err(e)) => return Err(map_body_error(e, timeout)),
+                Err(_) => return Err(LlmError::Timeout(timeout).into()),
+                Ok(Err(e)) => return Err(map_body_error(e, timeout).into()),
                 Ok(Ok(b)) => b,
             };
             let text = String::from_utf8_lossy(&bytes);
             asm.on_json(&text, on_delta)?;
-            return asm.finish(&endpoint.name, false);
+            return Ok(asm.finish(&endpoint.name, false)?);
         }
 
+        let read = self.read_sse(resp, &mut asm, on_delta).await;
+        let before_output = !asm.has_output();
+        read.and_then(|()| asm.finish(&endpoint.name, true))
+            .map_err(|error| Failed { error, before_output })
+    }
+
+    /// Folds an event-stream body into `asm` until `[DONE]`, the body's end or a failure.
+    async fn read_sse(
+        &self,
+        resp: reqwest::Response,
+        asm: &mut TurnAssembler,
+        on_delta: &mut (dyn FnMut(StreamDelta) + Send),
+    ) -> Result<(), LlmError> {
         let idle = self.settings.idle_timeout;
         let mut body = resp.bytes_stream();
         let mut parser = SseParser::new();
@@ -298,7 +318,7 @@ impl LlmClient {
             match tokio::time::timeout(idle, body.next()).await {
                 Err(_) => return Err(LlmError::IdleTimeout(idle)),
                 Ok(None) => {
-                    parser.finish(&mut |ev| on_event(&mut asm, &mut failed, on_delta, ev));
+                    parser.finish(&mut |ev| on_event(asm, &mut failed, on_delta, ev));
                     break;
                 }
                 Ok(Some(Err(e))) => {
@@ -308,7 +328,7 @@ impl LlmClient {
                     )));
                 }
                 Ok(Some(Ok(chunk))) => {
-                    parser.feed(&chunk, &mut |ev| on_event(&mut asm, &mut failed, on_delta, ev));
+                    parser.feed(&chunk, &mut |ev| on_event(asm, &mut failed, on_delta, ev));
                     if failed.is_some() {
                         break;
                     }
@@ -322,10 +342,38 @@ impl LlmClient {
                 }
             }
         }
-        if let Some(e) = failed {
-            return Err(e);
+        failed.map_or(Ok(()), Err)
+    }
+}
+
+/// A failed attempt; `before_output` when a stream broke before any part of the reply arrived.
+struct Failed {
+    error: LlmError,
+    before_output: bool,
+}
+
+impl From<LlmError> for Failed {
+    fn from(error: LlmError) -> Self {
+        Failed { error, before_output: false }
+    }
+}
+
+impl Failed {
+    /// Whether a server failed a streamed request with tools in a way a plain request may not:
+    /// it refused it (400/422, or a 5xx that names streaming), or it answered 200 and then ended
+    /// or broke the stream before the first delta (llama-cpp-python's "Automatic streaming tool
+    /// choice is not supported").
+    fn fails_streamed_tools(&self) -> bool {
+        match &self.error {
+            LlmError::Http { status: 400 | 422, .. } => true,
+            LlmError::Http { status, body, .. } if *status >= 500 => {
+                body.to_ascii_lowercase().contains("stream")
+            }
+            LlmError::Stream(_) | LlmError::Provider(_) | LlmError::Malformed(_) => {
+                self.before_output
+            }
+            _ => false,
         }
-        asm.finish(&endpoint.name, true)
     }
 }
 
@@ -353,16 +401,6 @@ fn on_event(
     };
     if let Err(e) = res {
         *failed = Some(e);
-    }
-}
-
-fn refuses_streamed_tools(err: &LlmError) -> bool {
-    match err {
-        LlmError::Http { status: 400 | 422, .. } => true,
-        LlmError::Http { status, body, .. } if *status >= 500 => {
-            body.to_ascii_lowercase().contains("stream")
-        }
-        _ => false,
     }
 }
 

@@ -37,6 +37,13 @@ pub struct ModelEndpoint {
     pub scope: Vec<String>,
     #[serde(default)]
     pub context_window: Option<u64>,
+    /// Whether requests may ask for a streamed reply (a per-client `stream: false` says never).
+    #[serde(default = "streams_by_default")]
+    pub stream: bool,
+}
+
+fn streams_by_default() -> bool {
+    true
 }
 
 impl ModelEndpoint {
@@ -56,6 +63,7 @@ impl ModelEndpoint {
             strength: None,
             scope: Vec::new(),
             context_window: None,
+            stream: true,
         }
     }
 
@@ -92,6 +100,7 @@ impl std::fmt::Debug for ModelEndpoint {
             .field("strength", &self.strength)
             .field("scope", &self.scope)
             .field("context_window", &self.context_window)
+            .field("stream", &self.stream)
             .finish()
     }
 }

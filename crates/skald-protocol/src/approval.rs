@@ -185,14 +185,14 @@ pub struct BypassRequest {
     pub scope: Option<BypassScopeKind>,
 }
 
-/// A human's decision about one call.
+/// A human's decision about one call. Who decided is not part of it: each shell names its own
+/// surface (`app`, `tray`, `notification`, `web`, `cli`), so a page cannot claim to be another.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(deny_unknown_fields)]
 pub struct DecisionInput {
     pub approved: bool,
     /// Reason for a rejection; reaches the model verbatim.
     pub note: Option<String>,
-    /// Surface that decided: `app`, `inbox`, `tray`, `cli`, `web`, `notification`.
-    pub decided_by: String,
     /// With an approval only: also allow similar calls of the session without asking. A scope
     /// that does not fit the call is refused (`invalid_input`) and nothing is recorded.
     pub bypass: Option<BypassRequest>,
@@ -214,7 +214,7 @@ pub struct BypassView {
     /// What it covers, for people: "all tools", "shell tools", "MCP server github".
     pub label: String,
     pub duration: BypassDuration,
-    /// The surface that granted it (`app`, `inbox`, `cli`, `web`, ...).
+    /// The surface that granted it (`app`, `tray`, `notification`, `web`, `cli`).
     pub granted_by: String,
     pub granted_at: String,
     pub expires_at: String,
@@ -238,6 +238,7 @@ pub struct Decision {
     pub session_id: i64,
     pub approved: bool,
     pub note: Option<String>,
+    /// The surface that decided: `app`, `tray`, `notification`, `web` or `cli`.
     pub decided_by: String,
     pub decided_at: String,
     /// Whether a turn picked the decision up right away (false: it is settled on the next resume).

@@ -7,6 +7,7 @@ use crate::*;
 /// The generated file, byte-for-byte; a test fails when the committed copy drifts from it.
 pub fn typescript() -> String {
     let decls = [
+        serde_json::Value::decl(),
         ErrorCode::decl(),
         ApiError::decl(),
         Page::<()>::decl(),
@@ -27,6 +28,11 @@ pub fn typescript() -> String {
         SendResult::decl(),
         SessionUsage::decl(),
         CompactResult::decl(),
+        SessionRef::decl(),
+        StopResult::decl(),
+        TurnStatus::decl(),
+        ToolGroupsReset::decl(),
+        RunContext::decl(),
         ApprovalKind::decl(),
         DiffKind::decl(),
         DiffSpan::decl(),
@@ -54,6 +60,7 @@ pub fn typescript() -> String {
         DeltaKind::decl(),
         ResultType::decl(),
         Event::decl(),
+        EventKind::decl(),
         EventEnvelope::decl(),
     ];
     let mut out = String::from(

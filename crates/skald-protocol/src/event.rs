@@ -241,10 +241,193 @@ pub enum Event {
     },
 }
 
+/// Which kind of event, without its fields: operations declare the kinds they cause, and a UI
+/// test checks that it only drives kinds the engine can emit.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, TS)]
+#[serde(rename_all = "snake_case")]
+pub enum EventKind {
+    SessionsChanged,
+    Resync,
+    ConfigReloaded,
+    NewSession,
+    UserMessage,
+    SteerQueued,
+    SteerFolded,
+    SteersDiscarded,
+    TurnRunning,
+    TokenDelta,
+    Thinking,
+    ToolStart,
+    ToolDone,
+    ToolError,
+    ToolCancelled,
+    ToolRejected,
+    ApprovalRequired,
+    PendingWrite,
+    ApprovalResolved,
+    BypassesChanged,
+    AgentQuestion,
+    ClarificationResolved,
+    FileChanged,
+    ModelFallback,
+    LlmFailed,
+    Truncated,
+    InterimAnswer,
+    Done,
+    Error,
+    Compacting,
+    CompactionDone,
+}
+
+impl EventKind {
+    /// Every kind, in declaration order.
+    pub const ALL: &[EventKind] = &[
+        EventKind::SessionsChanged,
+        EventKind::Resync,
+        EventKind::ConfigReloaded,
+        EventKind::NewSession,
+        EventKind::UserMessage,
+        EventKind::SteerQueued,
+        EventKind::SteerFolded,
+        EventKind::SteersDiscarded,
+        EventKind::TurnRunning,
+        EventKind::TokenDelta,
+        EventKind::Thinking,
+        EventKind::ToolStart,
+        EventKind::ToolDone,
+        EventKind::ToolError,
+        EventKind::ToolCancelled,
+        EventKind::ToolRejected,
+        EventKind::ApprovalRequired,
+        EventKind::PendingWrite,
+        EventKind::ApprovalResolved,
+        EventKind::BypassesChanged,
+        EventKind::AgentQuestion,
+        EventKind::ClarificationResolved,
+        EventKind::FileChanged,
+        EventKind::ModelFallback,
+        EventKind::LlmFailed,
+        EventKind::Truncated,
+        EventKind::InterimAnswer,
+        EventKind::Done,
+        EventKind::Error,
+        EventKind::Compacting,
+        EventKind::CompactionDone,
+    ];
+
+    /// The `type` tag this kind has on the wire.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            EventKind::SessionsChanged => "sessions_changed",
+            EventKind::Resync => "resync",
+            EventKind::ConfigReloaded => "config_reloaded",
+            EventKind::NewSession => "new_session",
+            EventKind::UserMessage => "user_message",
+            EventKind::SteerQueued => "steer_queued",
+            EventKind::SteerFolded => "steer_folded",
+            EventKind::SteersDiscarded => "steers_discarded",
+            EventKind::TurnRunning => "turn_running",
+            EventKind::TokenDelta => "token_delta",
+            EventKind::Thinking => "thinking",
+            EventKind::ToolStart => "tool_start",
+            EventKind::ToolDone => "tool_done",
+            EventKind::ToolError => "tool_error",
+            EventKind::ToolCancelled => "tool_cancelled",
+            EventKind::ToolRejected => "tool_rejected",
+            EventKind::ApprovalRequired => "approval_required",
+            EventKind::PendingWrite => "pending_write",
+            EventKind::ApprovalResolved => "approval_resolved",
+            EventKind::BypassesChanged => "bypasses_changed",
+            EventKind::AgentQuestion => "agent_question",
+            EventKind::ClarificationResolved => "clarification_resolved",
+            EventKind::FileChanged => "file_changed",
+            EventKind::ModelFallback => "model_fallback",
+            EventKind::LlmFailed => "llm_failed",
+            EventKind::Truncated => "truncated",
+            EventKind::InterimAnswer => "interim_answer",
+            EventKind::Done => "done",
+            EventKind::Error => "error",
+            EventKind::Compacting => "compacting",
+            EventKind::CompactionDone => "compaction_done",
+        }
+    }
+}
+
+impl Event {
+    /// The kind of this event (the match is exhaustive, so a new event needs a kind).
+    pub fn kind(&self) -> EventKind {
+        match self {
+            Event::SessionsChanged { .. } => EventKind::SessionsChanged,
+            Event::Resync { .. } => EventKind::Resync,
+            Event::ConfigReloaded { .. } => EventKind::ConfigReloaded,
+            Event::NewSession { .. } => EventKind::NewSession,
+            Event::UserMessage { .. } => EventKind::UserMessage,
+            Event::SteerQueued { .. } => EventKind::SteerQueued,
+            Event::SteerFolded { .. } => EventKind::SteerFolded,
+            Event::SteersDiscarded { .. } => EventKind::SteersDiscarded,
+            Event::TurnRunning { .. } => EventKind::TurnRunning,
+            Event::TokenDelta { .. } => EventKind::TokenDelta,
+            Event::Thinking { .. } => EventKind::Thinking,
+            Event::ToolStart { .. } => EventKind::ToolStart,
+            Event::ToolDone { .. } => EventKind::ToolDone,
+            Event::ToolError { .. } => EventKind::ToolError,
+            Event::ToolCancelled { .. } => EventKind::ToolCancelled,
+            Event::ToolRejected { .. } => EventKind::ToolRejected,
+            Event::ApprovalRequired { .. } => EventKind::ApprovalRequired,
+            Event::PendingWrite { .. } => EventKind::PendingWrite,
+            Event::ApprovalResolved { .. } => EventKind::ApprovalResolved,
+            Event::BypassesChanged { .. } => EventKind::BypassesChanged,
+            Event::AgentQuestion { .. } => EventKind::AgentQuestion,
+            Event::ClarificationResolved { .. } => EventKind::ClarificationResolved,
+            Event::FileChanged { .. } => EventKind::FileChanged,
+            Event::ModelFallback { .. } => EventKind::ModelFallback,
+            Event::LlmFailed { .. } => EventKind::LlmFailed,
+            Event::Truncated { .. } => EventKind::Truncated,
+            Event::InterimAnswer { .. } => EventKind::InterimAnswer,
+            Event::Done { .. } => EventKind::Done,
+            Event::Error { .. } => EventKind::Error,
+            Event::Compacting { .. } => EventKind::Compacting,
+            Event::CompactionDone { .. } => EventKind::CompactionDone,
+        }
+    }
+}
+
 /// How a tool result is to be displayed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
 #[serde(rename_all = "snake_case")]
 pub enum ResultType {
     String,
     Json,
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, clippy::expect_used)]
+
+    use super::*;
+
+    #[test]
+    fn each_kind_is_named_as_serde_names_it() {
+        for kind in EventKind::ALL {
+            assert_eq!(serde_json::to_value(kind).unwrap(), kind.as_str(), "{kind:?}");
+        }
+    }
+
+    #[test]
+    fn the_kinds_are_exactly_the_event_types_on_the_wire() {
+        // ts-rs renders the union from serde's own attributes, so its tags are the wire's.
+        let decl = Event::decl();
+        let tags: Vec<&str> =
+            decl.split("\"type\": \"").skip(1).filter_map(|rest| rest.split('"').next()).collect();
+        let kinds: Vec<&str> = EventKind::ALL.iter().map(|k| k.as_str()).collect();
+        assert_eq!(tags, kinds);
+    }
+
+    #[test]
+    fn an_event_knows_its_kind() {
+        let event = Event::TurnRunning { running: true };
+        assert_eq!(event.kind(), EventKind::TurnRunning);
+        let json = serde_json::to_value(&event).unwrap();
+        assert_eq!(json["type"], event.kind().as_str());
+    }
 }

@@ -281,3 +281,31 @@ pub struct CompactResult {
     #[ts(type = "number")]
     pub summarised_messages: u64,
 }
+
+/// The session an operation went to (`active_session`, `new_session`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
+pub struct SessionRef {
+    #[ts(type = "number")]
+    pub session_id: i64,
+}
+
+/// What `stop_turn` did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
+pub struct StopResult {
+    /// False when no turn was running (here or in another process).
+    pub stopped: bool,
+}
+
+/// Whether a session runs a turn now (`turn_running`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
+pub struct TurnStatus {
+    pub running: bool,
+}
+
+/// What `reset_tool_groups` (`/resettools`) did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
+pub struct ToolGroupsReset {
+    /// How many activated tool groups were revoked.
+    #[ts(type = "number")]
+    pub revoked: u64,
+}

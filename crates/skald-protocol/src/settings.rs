@@ -18,11 +18,18 @@ pub struct LlmClientView {
     pub from_env: bool,
     #[ts(type = "number | null")]
     pub context_window: Option<u64>,
+    /// False when config.yml says `stream: false` (replies are then never streamed).
+    pub stream: bool,
 }
 
-/// What the Settings page saves for one client.
+/// What the Settings page saves for one client. The client's other keys in config.yml
+/// (`strength`, `scope`, `extra_params`, comments) are kept as they are.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
 pub struct LlmClientInput {
+    /// The client's name in config.yml before this edit; null for a new client. A different
+    /// `name` renames the client and keeps its other keys.
+    #[serde(default)]
+    pub previous_name: Option<String>,
     pub name: String,
     pub base_url: String,
     pub model: String,
@@ -30,6 +37,9 @@ pub struct LlmClientInput {
     pub api_key_env: Option<String>,
     #[ts(type = "number | null")]
     pub context_window: Option<u64>,
+    /// False writes `stream: false`; null keeps what config.yml says.
+    #[serde(default)]
+    pub stream: Option<bool>,
 }
 
 /// `GET /api/settings`.

@@ -1,4 +1,6 @@
-//! Dev-only test kit: a strict fake OpenAI-compatible provider for Skald's tests and tools.
+//! Dev-only test kit: a strict fake OpenAI-compatible provider for Skald's tests and tools, a
+//! recording relay for tests against real servers, and the check that keeps generated files
+//! committed and current.
 //!
 //! # The fake provider is strict
 //!
@@ -25,6 +27,8 @@
 mod error;
 mod external;
 mod fake_llm;
+mod generated;
+mod tap;
 mod wait;
 
 pub use error::TestkitError;
@@ -33,4 +37,6 @@ pub use fake_llm::{
     FakeLlm, FakeLlmOptions, RecordedRequest, Reply, Script, ScriptedToolCall, Usage, WhenEmpty,
     validate_chat_request,
 };
+pub use generated::assert_generated_file_is_current;
+pub use tap::{HttpTap, TappedRequest};
 pub use wait::{HANG_GUARD, eventually};

@@ -1,6 +1,8 @@
 // Generated from the Rust types in crates/skald-protocol. Do not edit by hand:
 // run `UPDATE_BINDINGS=1 cargo test -p skald-protocol --test bindings` instead.
 
+export type JsonValue = number | string | boolean | Array<JsonValue> | { [key in string]?: JsonValue } | null;
+
 export type ErrorCode = "not_found" | "invalid_input" | "conflict" | "config" | "storage" | "llm" | "cancelled" | "unauthorized" | "internal";
 
 export type ApiError = { code: ErrorCode, message: string, };
@@ -146,6 +148,44 @@ export type CompactResult = {
  */
 compacted: boolean, tokens_before: number | null, tokens_after: number | null, summarised_messages: number, };
 
+export type SessionRef = { session_id: number, };
+
+export type StopResult = { 
+/**
+ * False when no turn was running (here or in another process).
+ */
+stopped: boolean, };
+
+export type TurnStatus = { running: boolean, };
+
+export type ToolGroupsReset = { 
+/**
+ * How many activated tool groups were revoked.
+ */
+revoked: number, };
+
+export type RunContext = { 
+/**
+ * Effective cwd of the tools; `None` = the process cwd.
+ */
+working_directory: string | null, 
+/**
+ * Fragments joined into the dynamic tail of every request.
+ */
+system_prompt: Array<string>, 
+/**
+ * Extra read-only roots (plain paths, prefix match on canonical paths).
+ */
+allow_fs_reads: Array<string>, 
+/**
+ * Write pre-authorisation (implies read).
+ */
+allow_fs_writes: Array<string>, 
+/**
+ * Permission group evaluated before `default`.
+ */
+security_group: string | null, };
+
 export type ApprovalKind = "write" | "command" | "tool";
 
 export type DiffKind = "modify" | "create" | "delete" | "binary" | "too_large" | "unchanged";
@@ -240,16 +280,16 @@ export type DecisionInput = { approved: boolean,
  */
 note: string | null, 
 /**
- * Surface that decided: `app`, `inbox`, `tray`, `cli`, `web`, `notification`.
- */
-decided_by: string, 
-/**
  * With an approval only: also allow similar calls of the session without asking. A scope
  * that does not fit the call is refused (`invalid_input`) and nothing is recorded.
  */
 bypass: BypassRequest | null, };
 
-export type Decision = { tool_call_id: number, session_id: number, approved: boolean, note: string | null, decided_by: string, decided_at: string, 
+export type Decision = { tool_call_id: number, session_id: number, approved: boolean, note: string | null, 
+/**
+ * The surface that decided: `app`, `tray`, `notification`, `web` or `cli`.
+ */
+decided_by: string, decided_at: string, 
 /**
  * Whether a turn picked the decision up right away (false: it is settled on the next resume).
  */
@@ -273,7 +313,7 @@ scope_value: string | null,
  */
 label: string, duration: BypassDuration, 
 /**
- * The surface that granted it (`app`, `inbox`, `cli`, `web`, ...).
+ * The surface that granted it (`app`, `tray`, `notification`, `web`, `cli`).
  */
 granted_by: string, granted_at: string, expires_at: string, 
 /**
@@ -301,9 +341,22 @@ has_api_key: boolean,
 /**
  * `env` = defined by SKALD_LLM_* variables (read-only here).
  */
-from_env: boolean, context_window: number | null, };
+from_env: boolean, context_window: number | null, 
+/**
+ * False when config.yml says `stream: false` (replies are then never streamed).
+ */
+stream: boolean, };
 
-export type LlmClientInput = { name: string, base_url: string, model: string, provider: string | null, api_key_env: string | null, context_window: number | null, };
+export type LlmClientInput = { 
+/**
+ * The client's name in config.yml before this edit; null for a new client. A different
+ * `name` renames the client and keeps its other keys.
+ */
+previous_name: string | null, name: string, base_url: string, model: string, provider: string | null, api_key_env: string | null, context_window: number | null, 
+/**
+ * False writes `stream: false`; null keeps what config.yml says.
+ */
+stream: boolean | null, };
 
 export type SettingsView = { clients: Array<LlmClientView>, 
 /**
@@ -348,5 +401,7 @@ diff: FileDiff | null, } | { "type": "approval_resolved", request_id: number, to
  * Markdown.
  */
 question: string, suggested_answers: Array<string>, } | { "type": "clarification_resolved", request_id: number, tool_call_id: number, } | { "type": "file_changed", path: string, tool_call_id: number, diff: FileDiff, } | { "type": "model_fallback", from: string, to: string, reason: string, } | { "type": "llm_failed", tried: Array<string>, last_error: string, } | { "type": "truncated", output_tokens: number | null, } | { "type": "interim_answer", message_id: number, stack_id: number, content: string, reasoning: string | null, input_tokens: number | null, output_tokens: number | null, } | { "type": "done", message_id: number, stack_id: number, content: string, input_tokens: number | null, output_tokens: number | null, } | { "type": "error", message: string, } | { "type": "compacting", } | { "type": "compaction_done", summary_id: number, covers_up_to_message_id: number, tokens_before: number, tokens_after: number, };
+
+export type EventKind = "sessions_changed" | "resync" | "config_reloaded" | "new_session" | "user_message" | "steer_queued" | "steer_folded" | "steers_discarded" | "turn_running" | "token_delta" | "thinking" | "tool_start" | "tool_done" | "tool_error" | "tool_cancelled" | "tool_rejected" | "approval_required" | "pending_write" | "approval_resolved" | "bypasses_changed" | "agent_question" | "clarification_resolved" | "file_changed" | "model_fallback" | "llm_failed" | "truncated" | "interim_answer" | "done" | "error" | "compacting" | "compaction_done";
 
 export type EventEnvelope = { session_id: number | null, source: string | null, event: Event, };

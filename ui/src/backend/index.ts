@@ -18,10 +18,12 @@ import type {
   DecisionInput,
   EventEnvelope,
   Inbox,
+  JsonValue,
   LlmClientInput,
   Page,
   SessionDetail,
   SessionListQuery,
+  SessionMeta,
   SessionSummary,
   SettingsView,
 } from "./bindings";
@@ -30,7 +32,8 @@ import type { Backend } from "./types";
 import { createWebBackend } from "./web";
 
 export type * from "./bindings";
-export type { Backend, BackendKind, SendResult } from "./types";
+export type { Api, OpName, Operations } from "./api";
+export type { Backend, BackendKind } from "./types";
 export { useChat, type ChatController } from "./useChat";
 export type { ChatItem, ChatState, ToolItem, ApprovalInfo, CardStatus, NoticeItem, QueuedItem } from "./chat";
 export { queuedReason } from "./chat";
@@ -174,7 +177,7 @@ export function useDecide(): (toolCallId: number, input: DecisionInput) => Promi
   return useCallback(
     async (toolCallId, input) => {
       try {
-        return await backend.decide(toolCallId, input);
+        return await backend.decide({ tool_call_id: toolCallId, input });
       } finally {
         void client.invalidateQueries({ queryKey: inboxKeys.all });
         if (input.bypass) void client.invalidateQueries({ queryKey: bypassKeys.all });
@@ -190,7 +193,10 @@ export function useBypasses(sessionId?: number | null): UseQueryResult<BypassVie
   const backend = useBackend();
   return useQuery<BypassView[], ApiError>({
     queryKey: sessionId === undefined ? bypassKeys.active : bypassKeys.session(sessionId ?? -1),
-    queryFn: () => (sessionId === undefined ? backend.activeBypasses() : backend.sessionBypasses(sessionId as number)),
+    queryFn: () =>
+      sessionId === undefined
+        ? backend.active_bypasses({})
+        : backend.session_bypasses({ session_id: sessionId as number }),
     enabled: sessionId !== null,
     refetchInterval: 30_000,
   });
@@ -203,9 +209,25 @@ export function useRevokeBypass(): (id: number) => Promise<BypassView> {
   return useCallback(
     async (id) => {
       try {
-        return await backend.revokeBypass(id);
+        return await backend.revoke_bypass({ id });
       } finally {
         void client.invalidateQueries({ queryKey: bypassKeys.all });
+      }
+    },
+    [backend, client],
+  );
+}
+
+/** Renames a session (null or blank clears the name) and refreshes the lists and its detail. */
+export function useRenameSession(): (sessionId: number, title: string | null) => Promise<SessionMeta> {
+  const backend = useBackend();
+  const client = useQueryClient();
+  return useCallback(
+    async (sessionId, title) => {
+      try {
+        return await backend.rename_session({ session_id: sessionId, title });
+      } finally {
+        void client.invalidateQueries({ queryKey: sessionKeys.all });
       }
     },
     [backend, client],
@@ -217,7 +239,7 @@ export function useInbox(): UseQueryResult<Inbox, ApiError> & { count: number | 
   const backend = useBackend();
   const result = useQuery<Inbox, ApiError>({
     queryKey: inboxKeys.all,
-    queryFn: () => backend.inbox(),
+    queryFn: () => backend.inbox({}),
     // Events cover live changes; the slow poll catches decisions made by the CLI or a restart.
     refetchInterval: 10_000,
   });
@@ -228,7 +250,7 @@ export function useSessions(query: SessionListQuery): UseQueryResult<Page<Sessio
   const backend = useBackend();
   return useQuery<Page<SessionSummary>, ApiError>({
     queryKey: sessionKeys.list(query),
-    queryFn: () => backend.listSessions(query),
+    queryFn: () => backend.list_sessions({ query }),
     // Keep the current page on screen while the next one loads, so pagination does not flash.
     placeholderData: keepPreviousData,
   });
@@ -238,7 +260,7 @@ export function useSession(id: number): UseQueryResult<SessionDetail, ApiError> 
   const backend = useBackend();
   return useQuery<SessionDetail, ApiError>({
     queryKey: sessionKeys.detail(id),
-    queryFn: () => backend.getSession(id),
+    queryFn: () => backend.session_detail({ session_id: id }),
   });
 }
 
@@ -247,7 +269,7 @@ export function useSettings(): UseQueryResult<SettingsView, ApiError> {
   const backend = useBackend();
   return useQuery<SettingsView, ApiError>({
     queryKey: settingsKeys.view,
-    queryFn: () => backend.settings(),
+    queryFn: () => backend.settings({}),
   });
 }
 
@@ -255,16 +277,16 @@ export function useApprovalRules(): UseQueryResult<ApprovalRuleView[], ApiError>
   const backend = useBackend();
   return useQuery<ApprovalRuleView[], ApiError>({
     queryKey: settingsKeys.rules,
-    queryFn: () => backend.approvalRules(),
+    queryFn: () => backend.approval_rules({}),
   });
 }
 
 /** The logged provider request of one round; only fetched while `enabled` (the row is open). */
-export function useLlmRequest(messageId: number, enabled: boolean): UseQueryResult<unknown, ApiError> {
+export function useLlmRequest(messageId: number, enabled: boolean): UseQueryResult<JsonValue, ApiError> {
   const backend = useBackend();
-  return useQuery<unknown, ApiError>({
+  return useQuery<JsonValue, ApiError>({
     queryKey: settingsKeys.request(messageId),
-    queryFn: () => backend.llmRequest(messageId),
+    queryFn: () => backend.llm_request({ message_id: messageId }),
     enabled,
     // A logged request never changes; a missing one stays missing until the log is switched on.
     staleTime: Infinity,
@@ -287,29 +309,29 @@ export function useSettingsActions(): SettingsActions {
   return useMemo<SettingsActions>(
     () => ({
     async saveClients(clients, fallback) {
-      const view = await backend.saveClients(clients, fallback);
+      const view = await backend.save_llm_clients({ clients, fallback });
       client.setQueryData(settingsKeys.view, view);
       return view;
     },
     async setApiKey(name, key) {
       try {
-        await backend.setApiKey(name, key);
+        await backend.set_api_key({ client: name, key });
       } finally {
         // `has_api_key` is computed by the engine; ask again rather than guess.
         void client.invalidateQueries({ queryKey: settingsKeys.view });
       }
     },
-    testConnection: (name) => backend.testConnection(name),
+    testConnection: (name) => backend.test_connection({ client: name }),
     async saveRule(id, input) {
       try {
-        return await backend.saveRule(id, input);
+        return await backend.save_approval_rule({ id, input });
       } finally {
         void client.invalidateQueries({ queryKey: settingsKeys.rules });
       }
     },
     async deleteRule(id) {
       try {
-        await backend.deleteRule(id);
+        await backend.delete_approval_rule({ id });
       } finally {
         void client.invalidateQueries({ queryKey: settingsKeys.rules });
       }

@@ -66,9 +66,12 @@ export function useChat(source: string): ChatController {
       const generation = ++loads.current;
       buffer.current = [];
       (async () => {
-        const id = await backend.activeSession(sourceRef.current);
-        const [detail, running] = await Promise.all([backend.getSession(id), backend.isRunning(id)]);
-        return { id, detail, running };
+        const { session_id: id } = await backend.active_session({ source: sourceRef.current });
+        const [detail, status] = await Promise.all([
+          backend.session_detail({ session_id: id }),
+          backend.turn_running({ session_id: id }),
+        ]);
+        return { id, detail, running: status.running };
       })().then(
         ({ id, detail, running }) => {
           if (generation !== loads.current) return;
@@ -141,7 +144,7 @@ export function useChat(source: string): ChatController {
     async (text: string) => {
       let result;
       try {
-        result = await backend.sendMessage(source, text);
+        result = await backend.send_message({ source, text });
       } catch (e) {
         throw toApiError(e);
       }
@@ -155,7 +158,7 @@ export function useChat(source: string): ChatController {
     const id = sessionRef.current;
     if (id === null) return;
     try {
-      const stopped = await backend.stop(id);
+      const { stopped } = await backend.stop_turn({ session_id: id });
       if (!stopped) dispatch({ type: "notice", tone: "info", text: "Nothing was running." });
     } catch (e) {
       dispatch({ type: "notice", tone: "error", text: `Could not stop: ${toApiError(e).message}` });
@@ -164,7 +167,7 @@ export function useChat(source: string): ChatController {
 
   const newSession = useCallback(async () => {
     try {
-      const id = await backend.newSession(source);
+      const { session_id: id } = await backend.new_session({ source });
       if (id !== sessionRef.current) switchTo(id);
     } catch (e) {
       dispatch({ type: "notice", tone: "error", text: `Could not start a new session: ${toApiError(e).message}` });

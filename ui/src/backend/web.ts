@@ -1,23 +1,8 @@
-// The browser transport for `skald serve`: REST under /api, events over /api/ws, bearer token auth.
-import type {
-  ApprovalRuleInput,
-  ApprovalRuleView,
-  BypassView,
-  CompactResult,
-  ConnectionTest,
-  Decision,
-  DecisionInput,
-  ErrorCode,
-  Inbox,
-  LlmClientInput,
-  Page,
-  SessionDetail,
-  SessionListQuery,
-  SessionSummary,
-  SessionUsage,
-  SettingsView,
-} from "./bindings";
-import { isApiError, isEventEnvelope, toApiError, type Backend, type SendResult } from "./types";
+// The browser transport for `skald serve`: every operation is `POST /api/<op>` with its params as
+// the JSON body, events arrive over /api/ws; bearer token auth.
+import { makeApi, type Transport } from "./api";
+import type { ErrorCode } from "./bindings";
+import { isApiError, isEventEnvelope, toApiError, type Backend } from "./types";
 
 export const TOKEN_STORAGE_KEY = "skald.token";
 
@@ -66,15 +51,6 @@ function codeForStatus(status: number): ErrorCode {
   return "internal";
 }
 
-export function sessionsPath(query: SessionListQuery): string {
-  const params = new URLSearchParams();
-  if (query.source) params.set("source", query.source);
-  if (query.search) params.set("search", query.search);
-  params.set("page", String(query.page));
-  params.set("per_page", String(query.per_page));
-  return `/api/sessions?${params.toString()}`;
-}
-
 export function createWebBackend(options: WebBackendOptions = {}): Backend {
   const location = options.location ?? window.location;
   const storage = options.storage ?? window.sessionStorage;
@@ -88,17 +64,13 @@ export function createWebBackend(options: WebBackendOptions = {}): Backend {
   const token = takeToken(location, storage, replaceUrl);
   const origin = new URL(location.href);
 
-  async function request<T>(method: "GET" | "POST" | "PUT" | "DELETE", path: string, payload?: unknown): Promise<T> {
-    const headers: Record<string, string> = { Accept: "application/json" };
+  const call: Transport = async (op, params) => {
+    const headers: Record<string, string> = { Accept: "application/json", "Content-Type": "application/json" };
     if (token) headers.Authorization = `Bearer ${token}`;
-    const init: RequestInit = { method, headers };
-    if (payload !== undefined) {
-      headers["Content-Type"] = "application/json";
-      init.body = JSON.stringify(payload);
-    }
+    const path = `/api/${encodeURIComponent(op)}`;
     let response: Response;
     try {
-      response = await doFetch(new URL(path, origin).toString(), init);
+      response = await doFetch(new URL(path, origin).toString(), { method: "POST", headers, body: JSON.stringify(params) });
     } catch (error) {
       throw toApiError(error instanceof Error ? `Cannot reach the Skald server: ${error.message}` : error);
     }
@@ -112,14 +84,8 @@ export function createWebBackend(options: WebBackendOptions = {}): Backend {
       if (isApiError(body)) throw { code: body.code, message: body.message };
       throw { code: codeForStatus(response.status), message: `HTTP ${response.status}` };
     }
-    return body as T;
-  }
-
-  const get = <T>(path: string) => request<T>("GET", path);
-  const post = <T>(path: string, body?: unknown) => request<T>("POST", path, body);
-  const put = <T>(path: string, body?: unknown) => request<T>("PUT", path, body);
-  const del = <T>(path: string) => request<T>("DELETE", path);
-  const seg = (value: string | number) => encodeURIComponent(String(value));
+    return body;
+  };
 
   function socketUrl(): string {
     const url = new URL("/api/ws", origin);
@@ -130,42 +96,7 @@ export function createWebBackend(options: WebBackendOptions = {}): Backend {
 
   return {
     kind: "web",
-    listSessions: (query) => get<Page<SessionSummary>>(sessionsPath(query)),
-    getSession: (id) => get<SessionDetail>(`/api/sessions/${seg(id)}`),
-    activeSession: async (source) =>
-      (await get<{ session_id: number }>(`/api/sources/${seg(source)}/session`)).session_id,
-    sendMessage: (source, text) => post<SendResult>(`/api/sources/${seg(source)}/messages`, { text }),
-    stop: async (sessionId) => (await post<{ stopped: boolean }>(`/api/sessions/${seg(sessionId)}/stop`)).stopped,
-    isRunning: async (sessionId) =>
-      (await get<{ running: boolean }>(`/api/sessions/${seg(sessionId)}/running`)).running,
-    sessionUsage: (sessionId) => get<SessionUsage>(`/api/sessions/${seg(sessionId)}/usage`),
-    resetTools: async (sessionId) =>
-      (await post<{ revoked: number }>(`/api/sessions/${seg(sessionId)}/resettools`)).revoked,
-    compact: (sessionId, focus) => post<CompactResult>(`/api/sessions/${seg(sessionId)}/compact`, { focus }),
-    newSession: async (source) =>
-      (await post<{ session_id: number }>(`/api/sessions?source=${seg(source)}`)).session_id,
-    inbox: () => get<Inbox>("/api/inbox"),
-    decide: (toolCallId: number, input: DecisionInput) =>
-      post<Decision>(`/api/tools/${seg(toolCallId)}/decision`, input),
-    activeBypasses: () => get<BypassView[]>("/api/bypasses"),
-    sessionBypasses: (sessionId: number) => get<BypassView[]>(`/api/sessions/${seg(sessionId)}/bypasses`),
-    revokeBypass: (id: number) => post<BypassView>(`/api/bypasses/${seg(id)}/revoke`),
-    settings: () => get<SettingsView>("/api/settings"),
-    saveClients: (clients: LlmClientInput[], fallback: string[]) =>
-      put<SettingsView>("/api/settings/clients", { clients, fallback }),
-    setApiKey: async (client: string, key: string | null) => {
-      await put<unknown>(`/api/settings/clients/${seg(client)}/key`, { key });
-    },
-    testConnection: (client: string) => post<ConnectionTest>(`/api/settings/clients/${seg(client)}/test`),
-    approvalRules: () => get<ApprovalRuleView[]>("/api/approval/rules"),
-    saveRule: (id: number | null, input: ApprovalRuleInput) =>
-      id === null
-        ? post<ApprovalRuleView>("/api/approval/rules", input)
-        : put<ApprovalRuleView>(`/api/approval/rules/${seg(id)}`, input),
-    deleteRule: async (id: number) => {
-      await del<unknown>(`/api/approval/rules/${seg(id)}`);
-    },
-    llmRequest: (messageId: number) => get<unknown>(`/api/messages/${seg(messageId)}/request`),
+    ...makeApi(call),
     subscribe(onEvent) {
       let stopped = false;
       let socket: WebSocketLike | null = null;

@@ -19,7 +19,7 @@ function view(over: Partial<ApprovalView> = {}): ApprovalView {
 }
 
 describe("approval card", () => {
-  it("approves with the app as decider and no note", async () => {
+  it("approves with no note (the shell names the decider)", async () => {
     const user = userEvent.setup();
     const onDecide = vi.fn(async () => ({}));
     render(<ApprovalCard approval={view()} onDecide={onDecide} />);
@@ -28,7 +28,7 @@ describe("approval card", () => {
     expect(onDecide).toHaveBeenCalledWith(9, {
       approved: true,
       note: null,
-      decided_by: "app",
+     
       bypass: null,
     });
     expect(await screen.findByText(/Approved, waiting for the agent/)).toBeTruthy();
@@ -81,7 +81,6 @@ describe("approval card", () => {
     expect(onDecide).toHaveBeenCalledWith(9, {
       approved: true,
       note: null,
-      decided_by: "app",
       bypass: { duration: "one_hour", scope: "all" },
     });
     // Sent: the choice goes away with the card's buttons.

@@ -126,11 +126,9 @@ export function ApprovalSubject({ approval }: { approval: ApprovalView }): React
 
 export function ApprovalCard({
   approval,
-  decidedBy = "app",
   onDecide,
 }: {
   approval: ApprovalView;
-  decidedBy?: string;
   onDecide: (toolCallId: number, input: DecisionInput) => Promise<unknown>;
 }) {
   const [note, setNote] = useState("");
@@ -146,7 +144,6 @@ export function ApprovalCard({
       await onDecide(approval.toolCallId, {
         approved,
         note: !approved && note.trim() ? note.trim() : null,
-        decided_by: decidedBy,
         bypass,
       });
       // The card itself goes away when the engine reports approval_resolved.

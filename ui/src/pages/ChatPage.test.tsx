@@ -30,14 +30,14 @@ function log() {
   return within(screen.getByRole("list", { name: "Conversation" }));
 }
 
-/** Makes `getSession` wait until the returned function is called. */
+/** Makes `session_detail` wait until the returned function is called. */
 function holdSessionLoads(backend: MockBackend): () => void {
   let release: () => void = () => {};
   const gate = new Promise<void>((r) => (release = r));
-  const load = backend.getSession.bind(backend);
-  backend.getSession = async (id) => {
+  const load = backend.session_detail.bind(backend);
+  backend.session_detail = async (params) => {
     await gate;
-    return load(id);
+    return load(params);
   };
   return () => release();
 }
@@ -300,7 +300,7 @@ describe("chat page", () => {
     await user.type(within(card).getByLabelText(/Note for the agent/), "wrong file");
     await user.click(within(card).getByRole("button", { name: "Reject" }));
     expect(backend.decisions).toEqual([
-      { toolCallId: 8, input: { approved: false, note: "wrong file", decided_by: "app", bypass: null } },
+      { toolCallId: 8, input: { approved: false, note: "wrong file", bypass: null } },
     ]);
     expect(log().getByRole("region", { name: "Approval for write_file" })).toBeTruthy();
     emit(backend, { type: "approval_resolved", request_id: 8, tool_call_id: 8, approved: false });
@@ -328,7 +328,7 @@ describe("chat page", () => {
     const card = log().getByRole("region", { name: "Approval for edit_file" });
     expect(await within(card).findByRole("figure", { name: "Changes to src/main.rs" })).toBeTruthy();
     await user.click(within(card).getByRole("button", { name: "Approve" }));
-    expect(backend.decisions[0]?.input).toMatchObject({ approved: true, decided_by: "app" });
+    expect(backend.decisions[0]?.input).toMatchObject({ approved: true });
   });
 
   it("offers the inline card a bypass once the inbox says which scopes fit", async () => {
@@ -344,7 +344,6 @@ describe("chat page", () => {
     expect(backend.decisions[0]?.input).toEqual({
       approved: true,
       note: null,
-      decided_by: "app",
       bypass: { duration: "fifteen_minutes", scope: "category" },
     });
     // The session's bypass shows above the composer, with a Revoke button.
@@ -530,7 +529,7 @@ describe("chat page", () => {
   it("says so when the chat cannot be opened", async () => {
     const backend = new MockBackend();
     backend.activeSessions.set("web", 404);
-    backend.getSession = () => Promise.reject({ code: "storage", message: "disk gone" });
+    backend.session_detail = () => Promise.reject({ code: "storage", message: "disk gone" });
     renderApp(backend, "#chat/web");
     expect((await screen.findByRole("alert")).textContent).toContain("disk gone");
   });

@@ -155,13 +155,13 @@ async function runSlash(
   try {
     if (name === "compact") {
       chat.notice("info", args ? `Compacting, focused on: ${args}` : "Compacting the conversation…");
-      const r = await backend.compact(sessionId, args || null);
+      const r = await backend.compact_session({ session_id: sessionId, focus: args || null });
       // A compaction that happened is announced by its own event (with the token counts).
       if (!r.compacted) chat.notice("info", "Nothing to compact yet: the conversation is still short.");
     } else if (name === "context") {
-      chat.notice("info", describeContext(await backend.sessionUsage(sessionId)));
+      chat.notice("info", describeContext(await backend.session_usage({ session_id: sessionId })));
     } else if (name === "resettools") {
-      const n = await backend.resetTools(sessionId);
+      const { revoked: n } = await backend.reset_tool_groups({ session_id: sessionId });
       chat.notice(
         "info",
         n === 0
@@ -169,7 +169,7 @@ async function runSlash(
           : `Revoked ${n} tool ${n === 1 ? "group" : "groups"}; the agent must activate them again to use them.`,
       );
     } else if (name === "cost") {
-      chat.notice("info", describeCost(await backend.sessionUsage(sessionId)));
+      chat.notice("info", describeCost(await backend.session_usage({ session_id: sessionId })));
     } else {
       chat.notice("info", `/${name} is not available yet in this build.`);
     }
@@ -187,7 +187,7 @@ export function ChatPage({ source }: { source: string }) {
   // (usage reported before a compaction no longer describes what the model receives).
   const usage = useQuery({
     queryKey: ["session_usage", state.sessionId, state.inputTokens],
-    queryFn: () => backend.sessionUsage(state.sessionId as number),
+    queryFn: () => backend.session_usage({ session_id: state.sessionId as number }),
     enabled: state.sessionId !== null,
     placeholderData: (previous) => previous,
   });

@@ -56,7 +56,7 @@ describe("agent inbox", () => {
     await waitFor(() => expect(rows()).toHaveLength(2));
     expect(backend.decisions[0]).toEqual({
       toolCallId: 2,
-      input: { approved: true, note: null, decided_by: "inbox", bypass: null },
+      input: { approved: true, note: null, bypass: null },
     });
     // The item that took its place is selected.
     expect(selectedId()).toBe("3");
@@ -72,7 +72,7 @@ describe("agent inbox", () => {
     await waitFor(() => expect(rows()).toHaveLength(1));
     expect(backend.decisions[1]).toEqual({
       toolCallId: 3,
-      input: { approved: false, note: "just ask me", decided_by: "inbox", bypass: null },
+      input: { approved: false, note: "just ask me", bypass: null },
     });
   });
 
@@ -124,13 +124,13 @@ describe("agent inbox", () => {
     expect(backend.decisions[0]?.input).toEqual({
       approved: true,
       note: null,
-      decided_by: "inbox",
+     
       bypass: { duration: "session", scope: "mcp_server" },
     });
     expect(screen.getByText(/similar calls run without asking for this session/)).toBeTruthy();
     const row = await within(list).findByRole("listitem");
     expect(row.textContent).toContain("gh tools in session #10 (web)");
-    expect(row.textContent).toContain("granted by inbox");
+    expect(row.textContent).toContain("granted by web");
     await user.click(within(row).getByRole("button", { name: "Revoke the bypass of gh tools in session 10" }));
     await waitFor(() => expect(within(list).queryByRole("listitem")).toBeNull());
     expect(backend.revokeCalls).toEqual([900]);
@@ -147,7 +147,7 @@ describe("agent inbox", () => {
     const rows = await within(list).findAllByRole("listitem");
     expect(rows.map((r) => r.textContent)).toEqual([
       "all tools in session #4 (cli)granted by cli · 14 min leftRevoke",
-      "shell tools in session #5 (web)granted by inbox · this session, 23 h 53 min left at mostRevoke",
+      "shell tools in session #5 (web)granted by web · this session, 23 h 53 min left at mostRevoke",
     ]);
   });
 

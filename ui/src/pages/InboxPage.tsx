@@ -147,7 +147,7 @@ export function InboxPage() {
 
   const approve = (item: InboxItem) =>
     run(`Approved ${item.tool_name} #${item.tool_call_id}`, [
-      () => decide(item.tool_call_id, { approved: true, note: null, decided_by: "inbox", bypass: null }),
+      () => decide(item.tool_call_id, { approved: true, note: null, bypass: null }),
     ]);
   const reject = (item: InboxItem) =>
     run(`Rejected ${item.tool_name} #${item.tool_call_id}`, [
@@ -155,21 +155,20 @@ export function InboxPage() {
         decide(item.tool_call_id, {
           approved: false,
           note: note.trim() ? note.trim() : null,
-          decided_by: "inbox",
           bypass: null,
         }),
     ]);
   const bypass = (item: InboxItem, request: BypassRequest) => {
     const span = BYPASS_DURATIONS.find((d) => d.value === request.duration)?.label.toLowerCase() ?? request.duration;
     return run(`Approved ${item.tool_name} #${item.tool_call_id}; similar calls run without asking for ${span}`, [
-      () => decide(item.tool_call_id, { approved: true, note: null, decided_by: "inbox", bypass: request }),
+      () => decide(item.tool_call_id, { approved: true, note: null, bypass: request }),
     ]);
   };
   const batch = () => {
     const ids = items.filter((i) => checked.has(i.tool_call_id)).map((i) => i.tool_call_id);
     void run(
       `Approved ${ids.length} ${ids.length === 1 ? "call" : "calls"}`,
-      ids.map((id) => () => decide(id, { approved: true, note: null, decided_by: "inbox", bypass: null })),
+      ids.map((id) => () => decide(id, { approved: true, note: null, bypass: null })),
     );
   };
   const toggle = (id: number) =>

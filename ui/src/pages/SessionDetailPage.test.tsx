@@ -156,6 +156,37 @@ describe("Session detail page", () => {
     expect(within(alert).queryByRole("button", { name: "Retry" })).toBeNull();
   });
 
+  it("renames the session, and an empty name removes it", async () => {
+    const user = userEvent.setup();
+    const backend = new MockBackend({ details: [detail] });
+    renderApp(backend, "#session/42");
+    await user.click(await screen.findByRole("button", { name: "Rename" }));
+    const heading = screen.getByRole("heading", { level: 1, name: "Session #42" });
+    await user.type(screen.getByLabelText("Session name"), "  Inbox triage ");
+    await user.click(screen.getByRole("button", { name: "Save" }));
+    await waitFor(() => expect(heading.textContent).toBe("Inbox triage #42"));
+    expect(backend.renameCalls).toEqual([{ session_id: 42, title: "Inbox triage" }]);
+
+    await user.click(screen.getByRole("button", { name: "Rename" }));
+    await user.clear(screen.getByLabelText("Session name"));
+    await user.click(screen.getByRole("button", { name: "Save" }));
+    await waitFor(() => expect(heading.textContent).toBe("Session #42"));
+    expect(backend.renameCalls[1]).toEqual({ session_id: 42, title: null });
+  });
+
+  it("keeps the form open with the engine's reason when a rename is refused", async () => {
+    const user = userEvent.setup();
+    const backend = new MockBackend({ details: [detail] });
+    backend.rename_session = () =>
+      Promise.reject({ code: "invalid_input", message: "a session title has at most 200 characters" });
+    renderApp(backend, "#session/42");
+    await user.click(await screen.findByRole("button", { name: "Rename" }));
+    await user.type(screen.getByLabelText("Session name"), "x");
+    await user.click(screen.getByRole("button", { name: "Save" }));
+    expect((await screen.findByRole("alert")).textContent).toContain("at most 200 characters");
+    expect(screen.getByLabelText("Session name")).toBeTruthy();
+  });
+
   it("goes back in history with the Back button", async () => {
     const user = userEvent.setup();
     const back = vi.spyOn(window.history, "back").mockImplementation(() => {});

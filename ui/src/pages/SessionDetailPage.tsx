@@ -1,6 +1,15 @@
 // #session/{id}: the read-only debug tree of one session, synthetic rows and sub-agents included.
 import { useId, useState, type CSSProperties, type ReactNode } from "react";
-import { useLlmRequest, useSession, type DebugMessage, type SessionMeta, type ToolStatus } from "../backend";
+import {
+  toApiError,
+  useLlmRequest,
+  useRenameSession,
+  useSession,
+  type ApiError,
+  type DebugMessage,
+  type SessionMeta,
+  type ToolStatus,
+} from "../backend";
 import { DiffViewer } from "../components/DiffViewer";
 import { formatTimestamp } from "../components/format";
 import { ErrorView, Loading } from "../components/StatusViews";
@@ -223,6 +232,77 @@ function Meta({ s }: { s: SessionMeta }) {
   );
 }
 
+/** The session's name as the page title, and a form to rename it. */
+function SessionTitle({ id, title }: { id: number; title: string | null | undefined }) {
+  const rename = useRenameSession();
+  const [draft, setDraft] = useState<string | null>(null);
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState<ApiError | null>(null);
+  const inputId = useId();
+  const heading = (
+    <h1 id="page-title">
+      {title ?? `Session #${id}`}
+      {title ? <span className="muted title-id"> #{id}</span> : null}
+    </h1>
+  );
+  if (draft === null) {
+    return (
+      <>
+        {heading}
+        {title !== undefined ? (
+          <button type="button" className="button button-small button-ghost" onClick={() => setDraft(title ?? "")}>
+            Rename
+          </button>
+        ) : null}
+      </>
+    );
+  }
+  const save = async () => {
+    setBusy(true);
+    setError(null);
+    try {
+      await rename(id, draft.trim() || null);
+      setDraft(null);
+    } catch (e) {
+      setError(toApiError(e));
+    } finally {
+      setBusy(false);
+    }
+  };
+  return (
+    <>
+      {heading}
+      <form
+        className="rename-form"
+        onSubmit={(e) => {
+          e.preventDefault();
+          void save();
+        }}
+      >
+        <label htmlFor={inputId}>Session name</label>
+        <input
+          id={inputId}
+          value={draft}
+          onChange={(e) => setDraft(e.target.value)}
+          placeholder="Leave empty to remove the name"
+          autoFocus
+        />
+        <button type="submit" className="button button-small" disabled={busy}>
+          Save
+        </button>
+        <button type="button" className="button button-small button-ghost" onClick={() => setDraft(null)}>
+          Cancel
+        </button>
+        {error ? (
+          <p className="form-error" role="alert">
+            {error.message}
+          </p>
+        ) : null}
+      </form>
+    </>
+  );
+}
+
 export function SessionDetailPage({ id }: { id: number }) {
   const { data, error, isPending, isError, refetch } = useSession(id);
 
@@ -259,10 +339,7 @@ export function SessionDetailPage({ id }: { id: number }) {
         <button type="button" className="button button-ghost" onClick={() => window.history.back()}>
           ← Back
         </button>
-        <h1 id="page-title">
-          {data?.session.title ?? `Session #${id}`}
-          {data?.session.title ? <span className="muted title-id"> #{id}</span> : null}
-        </h1>
+        <SessionTitle id={id} title={data?.session.title} />
       </header>
       {body}
     </section>

@@ -39,10 +39,10 @@ describe("Sessions page", () => {
     const backend = new MockBackend({ sessions: [summary(1)] });
     let release!: () => void;
     const gate = new Promise<void>((r) => (release = r));
-    const real = backend.listSessions.bind(backend);
-    backend.listSessions = async (q) => {
+    const real = backend.list_sessions.bind(backend);
+    backend.list_sessions = async (params) => {
       await gate;
-      return real(q);
+      return real(params);
     };
     renderApp(backend, "#sessions");
     expect(screen.getByRole("status").textContent).toContain("Loading sessions");

@@ -59,7 +59,16 @@ describe("Settings page: first run", () => {
     await waitFor(() => expect(clientNames()).toEqual(["openrouter"]));
     expect(backend.saveClientsCalls.at(-1)).toEqual({
       clients: [
-        { name: "openrouter", base_url: "https://openrouter.ai/api/v1", model: "openai/gpt-4o-mini", provider: "openrouter", api_key_env: null, context_window: null },
+        {
+          previous_name: null,
+          name: "openrouter",
+          base_url: "https://openrouter.ai/api/v1",
+          model: "openai/gpt-4o-mini",
+          provider: "openrouter",
+          api_key_env: null,
+          context_window: null,
+          stream: true,
+        },
       ],
       fallback: ["openrouter"],
     });
@@ -129,6 +138,32 @@ describe("Settings page: clients", () => {
     expect(backend.saveClientsCalls[0]?.clients[0]).toMatchObject({ name: "local", base_url: "http://localhost:1234/v1", model: "qwen" });
     // No key typed: the keychain is left alone.
     expect(backend.keyCalls).toEqual([]);
+  });
+
+  it("an edit carries the client's name for a rename and can turn streaming off", async () => {
+    const user = userEvent.setup();
+    const backend = new MockBackend();
+    backend.clients = [llmClient("local"), llmClient("hosted", { stream: false })];
+    renderApp(backend, "#settings");
+    await screen.findByRole("list", { name: "LLM clients in fallback order" });
+    expect(within(clientRow("hosted")).getByText(/replies not streamed/)).toBeTruthy();
+    expect(within(clientRow("local")).queryByText(/replies not streamed/)).toBeNull();
+
+    await user.click(screen.getByRole("button", { name: "Edit local" }));
+    const form = screen.getByRole("form", { name: "Edit client “local”" });
+    const stream = within(form).getByLabelText("Stream replies") as HTMLInputElement;
+    expect(stream.checked).toBe(true);
+    await user.click(stream);
+    await user.clear(within(form).getByLabelText("Name"));
+    await user.type(within(form).getByLabelText("Name"), "desk");
+    await user.click(within(form).getByRole("button", { name: "Save client" }));
+
+    await waitFor(() => expect(clientNames()).toEqual(["desk", "hosted"]));
+    expect(backend.saveClientsCalls.at(-1)?.clients).toEqual([
+      expect.objectContaining({ previous_name: "local", name: "desk", stream: false }),
+      expect.objectContaining({ previous_name: "hosted", name: "hosted", stream: false }),
+    ]);
+    expect(within(clientRow("desk")).getByText(/replies not streamed/)).toBeTruthy();
   });
 
   it("shows the engine's validation error inside the form", async () => {

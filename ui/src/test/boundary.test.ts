@@ -1,7 +1,9 @@
-// Guards the layering rule: only src/backend/ may reach the engine (Tauri IPC, fetch, WebSocket).
+// Guards the layering rule (only src/backend/ may reach the engine: Tauri IPC, fetch, WebSocket),
+// and that tests drive pages only with events the engine emits.
 import { readdirSync, readFileSync, statSync } from "node:fs";
 import { join, relative, resolve, sep } from "node:path";
 import { describe, expect, it } from "vitest";
+import { EVENT_KINDS } from "../backend/api";
 
 const SRC = resolve(import.meta.dirname, "..");
 
@@ -51,5 +53,21 @@ describe("backend boundary", () => {
     expect(hits.some((h) => h.includes("tauri.ts") && h.includes(TAURI))).toBe(true);
     expect(hits.some((h) => h.includes("web.ts") && h.includes("calls fetch"))).toBe(true);
     expect(hits.some((h) => h.includes("web.ts") && h.includes("opens a web socket"))).toBe(true);
+  });
+});
+
+describe("events in tests", () => {
+  // Tests drive pages with events; one the engine never emits tests a path no user can reach.
+  const EVENT_TYPE = /(?:emit\(\s*\w+\s*,\s*|event:\s*)\{\s*type:\s*"([a-z_]+)"/g;
+
+  it("use only event kinds the engine emits", () => {
+    const tests = sourceFiles(SRC).filter((f) => /\.test\.tsx?$/.test(f));
+    const used = new Set<string>();
+    for (const file of tests) {
+      for (const match of readFileSync(file, "utf8").matchAll(EVENT_TYPE)) used.add(match[1]!);
+    }
+    expect(used.size).toBeGreaterThan(10);
+    const known = new Set<string>(EVENT_KINDS);
+    expect([...used].filter((t) => !known.has(t))).toEqual([]);
   });
 });

@@ -1,4 +1,5 @@
 // An in-memory Backend for component tests: filters and paginates like the engine, records calls.
+// It implements the generated `Api`, so a changed operation fails to compile here too.
 import type {
   ApiError,
   ApprovalRuleInput,
@@ -9,6 +10,7 @@ import type {
   Decision,
   DecisionInput,
   EventEnvelope,
+  JsonValue,
   FileDiff,
   Inbox,
   InboxItem,
@@ -17,11 +19,43 @@ import type {
   Page,
   SessionDetail,
   SessionListQuery,
+  SessionMeta,
   SessionSummary,
+  SendResult,
+  SessionRef,
   SessionUsage,
   SettingsView,
+  StopResult,
+  ToolGroupsReset,
+  TurnStatus,
 } from "../backend";
-import type { Backend, SendResult } from "../backend/types";
+import type {
+  ActiveSessionParams,
+  AnswerQuestionParams,
+  CompactSessionParams,
+  DecideParams,
+  DeleteApprovalRuleParams,
+  ListSessionsParams,
+  LlmRequestParams,
+  NewSessionParams,
+  ResetToolGroupsParams,
+  RenameSessionParams,
+  RevokeBypassParams,
+  RunContextParams,
+  SaveApprovalRuleParams,
+  SaveLlmClientsParams,
+  SendMessageParams,
+  SessionBypassesParams,
+  SessionDetailParams,
+  SessionUsageParams,
+  SetApiKeyParams,
+  SetRunContextParams,
+  StopTurnParams,
+  TestConnectionParams,
+  TurnRunningParams,
+} from "../backend/api";
+import type { Answer, RunContext } from "../backend/bindings";
+import type { Backend } from "../backend/types";
 
 export function summary(id: number, over: Partial<SessionSummary> = {}): SessionSummary {
   return {
@@ -40,9 +74,11 @@ export function summary(id: number, over: Partial<SessionSummary> = {}): Session
 
 export class MockBackend implements Backend {
   readonly kind = "web" as const;
+  /** The surface the engine records for this transport's decisions (the caller, never a param). */
+  readonly surface = "web";
   sessions: SessionSummary[] = [];
   details = new Map<number, SessionDetail>();
-  /** When set, listSessions rejects with it (once per call) until cleared. */
+  /** When set, list_sessions rejects with it (once per call) until cleared. */
   listError: ApiError | null = null;
   listCalls: SessionListQuery[] = [];
   detailCalls: number[] = [];
@@ -56,12 +92,12 @@ export class MockBackend implements Backend {
   waitingFor: number[] = [];
   sendError: ApiError | null = null;
   stopCalls: number[] = [];
-  /** What `sessionUsage` answers, by session id (absent: nothing reported yet). */
+  /** What `session_usage` answers, by session id (absent: nothing reported yet). */
   usage = new Map<number, Partial<SessionUsage>>();
   compactCalls: Array<{ sessionId: number; focus: string | null }> = [];
-  /** Tool groups "activated" per session; `resetTools` revokes them. */
+  /** Tool groups "activated" per session; `reset_tool_groups` revokes them. */
   toolGroups = new Map<number, number>();
-  /** What the next `compact` answers (or rejects with, for an ApiError). */
+  /** What the next `compact_session` answers (or rejects with, for an ApiError). */
   compactResult: CompactResult | ApiError = {
     compacted: true,
     tokens_before: 90_000,
@@ -93,12 +129,12 @@ export class MockBackend implements Backend {
   testCalls: string[] = [];
   rules: ApprovalRuleView[] = [];
   ruleCalls: Array<{ id: number | null; input: ApprovalRuleInput }> = [];
-  /** When set, the next saveRule rejects with it (and clears it). */
+  /** When set, the next save_approval_rule rejects with it (and clears it). */
   ruleError: ApiError | null = null;
   deletedRules: number[] = [];
   nextRuleId = 500;
   /** Logged provider requests by message id; absent ids answer like an engine with the log off. */
-  requests = new Map<number, unknown>();
+  requests = new Map<number, JsonValue>();
   requestCalls: number[] = [];
 
   constructor(init: { sessions?: SessionSummary[]; details?: SessionDetail[] } = {}) {
@@ -106,7 +142,7 @@ export class MockBackend implements Backend {
     for (const d of init.details ?? []) this.details.set(d.session.id, d);
   }
 
-  listSessions(query: SessionListQuery): Promise<Page<SessionSummary>> {
+  list_sessions({ query }: ListSessionsParams): Promise<Page<SessionSummary>> {
     this.listCalls.push(query);
     if (this.listError) return Promise.reject(this.listError);
     const needle = query.search?.toLowerCase() ?? null;
@@ -124,7 +160,7 @@ export class MockBackend implements Backend {
     });
   }
 
-  getSession(id: number): Promise<SessionDetail> {
+  session_detail({ session_id: id }: SessionDetailParams): Promise<SessionDetail> {
     this.detailCalls.push(id);
     const d = this.details.get(id);
     return d
@@ -132,17 +168,32 @@ export class MockBackend implements Backend {
       : Promise.reject({ code: "not_found", message: `session ${id} not found` } satisfies ApiError);
   }
 
-  activeSession(source: string): Promise<number> {
+  renameCalls: RenameSessionParams[] = [];
+
+  rename_session(params: RenameSessionParams): Promise<SessionMeta> {
+    this.renameCalls.push(params);
+    const detail = this.details.get(params.session_id);
+    if (!detail) {
+      return Promise.reject({ code: "not_found", message: `session ${params.session_id} not found` } satisfies ApiError);
+    }
+    const title = params.title?.trim() || null;
+    const session = { ...detail.session, title };
+    this.details.set(params.session_id, { ...detail, session });
+    this.sessions = this.sessions.map((s) => (s.id === params.session_id ? { ...s, title } : s));
+    return Promise.resolve(session);
+  }
+
+  active_session({ source }: ActiveSessionParams): Promise<SessionRef> {
     let id = this.activeSessions.get(source);
     if (id === undefined) {
       id = this.nextSessionId++;
       this.activeSessions.set(source, id);
     }
     if (!this.details.has(id)) this.details.set(id, emptyDetail(id, source));
-    return Promise.resolve(id);
+    return Promise.resolve({ session_id: id });
   }
 
-  sendMessage(source: string, text: string): Promise<SendResult> {
+  send_message({ source, text }: SendMessageParams): Promise<SendResult> {
     if (this.sendError) return Promise.reject(this.sendError);
     this.sent.push({ source, text });
     const id = this.activeSessions.get(source) ?? 0;
@@ -150,16 +201,16 @@ export class MockBackend implements Backend {
     return Promise.resolve({ session_id: id, steered, waiting_for: [...this.waitingFor] });
   }
 
-  stop(sessionId: number): Promise<boolean> {
+  stop_turn({ session_id: sessionId }: StopTurnParams): Promise<StopResult> {
     this.stopCalls.push(sessionId);
-    return Promise.resolve(this.running.delete(sessionId));
+    return Promise.resolve({ stopped: this.running.delete(sessionId) });
   }
 
-  isRunning(sessionId: number): Promise<boolean> {
-    return Promise.resolve(this.running.has(sessionId));
+  turn_running({ session_id: sessionId }: TurnRunningParams): Promise<TurnStatus> {
+    return Promise.resolve({ running: this.running.has(sessionId) });
   }
 
-  sessionUsage(sessionId: number): Promise<SessionUsage> {
+  session_usage({ session_id: sessionId }: SessionUsageParams): Promise<SessionUsage> {
     return Promise.resolve({
       session_id: sessionId,
       last_input_tokens: null,
@@ -177,24 +228,24 @@ export class MockBackend implements Backend {
     });
   }
 
-  resetTools(sessionId: number): Promise<number> {
-    const n = this.toolGroups.get(sessionId) ?? 0;
+  reset_tool_groups({ session_id: sessionId }: ResetToolGroupsParams): Promise<ToolGroupsReset> {
+    const revoked = this.toolGroups.get(sessionId) ?? 0;
     this.toolGroups.delete(sessionId);
-    return Promise.resolve(n);
+    return Promise.resolve({ revoked });
   }
 
-  compact(sessionId: number, focus: string | null): Promise<CompactResult> {
+  compact_session({ session_id: sessionId, focus }: CompactSessionParams): Promise<CompactResult> {
     this.compactCalls.push({ sessionId, focus });
     const r = this.compactResult;
     return "code" in r ? Promise.reject(r) : Promise.resolve(r);
   }
 
-  newSession(source: string): Promise<number> {
+  new_session({ source }: NewSessionParams): Promise<SessionRef> {
     this.newSessionCalls.push(source);
     const id = this.nextSessionId++;
     this.activeSessions.set(source, id);
     this.details.set(id, emptyDetail(id, source));
-    return Promise.resolve(id);
+    return Promise.resolve({ session_id: id });
   }
 
   inbox(): Promise<Inbox> {
@@ -203,7 +254,7 @@ export class MockBackend implements Backend {
     return Promise.resolve({ items: [...this.inboxItems], questions: [], total: this.inboxItems.length });
   }
 
-  decide(toolCallId: number, input: DecisionInput): Promise<Decision> {
+  decide({ tool_call_id: toolCallId, input }: DecideParams): Promise<Decision> {
     this.decisions.push({ toolCallId, input });
     if (this.decideError) return Promise.reject(this.decideError);
     const item = this.inboxItems.find((i) => i.tool_call_id === toolCallId);
@@ -218,7 +269,7 @@ export class MockBackend implements Backend {
         scope_value: value,
         label: value ? `${value} tools` : "all tools",
         duration: input.bypass.duration,
-        granted_by: input.decided_by,
+        granted_by: this.surface,
         tool_call_id: toolCallId,
       });
       this.bypasses = [...this.bypasses, granted];
@@ -228,28 +279,36 @@ export class MockBackend implements Backend {
       session_id: item?.session_id ?? 0,
       approved: input.approved,
       note: input.note,
-      decided_by: input.decided_by,
+      decided_by: this.surface,
       decided_at: "2026-11-30T10:10:00Z",
       resumed: true,
       bypass: granted,
     });
   }
 
-  activeBypasses(): Promise<BypassView[]> {
+  active_bypasses(): Promise<BypassView[]> {
     return Promise.resolve([...this.bypasses]);
   }
 
-  sessionBypasses(sessionId: number): Promise<BypassView[]> {
+  session_bypasses({ session_id: sessionId }: SessionBypassesParams): Promise<BypassView[]> {
     return Promise.resolve(this.bypasses.filter((b) => b.session_id === sessionId));
   }
 
-  revokeBypass(id: number): Promise<BypassView> {
+  revoke_bypass({ id }: RevokeBypassParams): Promise<BypassView> {
     this.revokeCalls.push(id);
     if (this.revokeError) return Promise.reject(this.revokeError);
     const found = this.bypasses.find((b) => b.id === id);
     if (!found) return Promise.reject({ code: "not_found", message: `bypass ${id} not found` } satisfies ApiError);
     this.bypasses = this.bypasses.filter((b) => b.id !== id);
-    return Promise.resolve({ ...found, remaining_secs: 0, revoked_at: "2026-11-30T10:20:00Z", revoked_by: "app" });
+    return Promise.resolve({ ...found, remaining_secs: 0, revoked_at: "2026-11-30T10:20:00Z", revoked_by: this.surface });
+  }
+
+  /** Questions answered, in order (the chat has no question card yet; the inbox answers). */
+  answers: AnswerQuestionParams[] = [];
+
+  answer_question(params: AnswerQuestionParams): Promise<Answer> {
+    this.answers.push(params);
+    return Promise.resolve({ tool_call_id: params.tool_call_id, session_id: 7, answer: params.answer, resumed: true });
   }
 
   settings(): Promise<SettingsView> {
@@ -266,7 +325,7 @@ export class MockBackend implements Backend {
     });
   }
 
-  saveClients(clients: LlmClientInput[], fallback: string[]): Promise<SettingsView> {
+  save_llm_clients({ clients, fallback }: SaveLlmClientsParams): Promise<SettingsView> {
     this.saveClientsCalls.push({ clients, fallback });
     if (this.saveClientsError) return Promise.reject(this.saveClientsError);
     const env = this.clients.filter((c) => c.from_env);
@@ -275,30 +334,30 @@ export class MockBackend implements Backend {
       .filter((c, i, all) => all.findIndex((o) => o.name === c.name) === i);
     this.clients = [
       ...env,
-      ...ordered.map((c) => ({ ...c, has_api_key: false, from_env: false })),
+      ...ordered.map(({ previous_name: _renamed, stream, ...c }) => ({ ...c, stream: stream !== false, has_api_key: false, from_env: false })),
     ];
     return this.settings();
   }
 
-  setApiKey(client: string, key: string | null): Promise<void> {
+  set_api_key({ client, key }: SetApiKeyParams): Promise<null> {
     this.keyCalls.push({ client, key });
     if (key) this.keys.set(client, key);
     else this.keys.delete(client);
-    return Promise.resolve();
+    return Promise.resolve(null);
   }
 
-  testConnection(client: string): Promise<ConnectionTest> {
+  test_connection({ client }: TestConnectionParams): Promise<ConnectionTest> {
     this.testCalls.push(client);
     const found = this.connectionTests.get(client);
     if (found) return Promise.resolve(found);
     return Promise.reject({ code: "not_found", message: `no LLM client named \`${client}\`` } satisfies ApiError);
   }
 
-  approvalRules(): Promise<ApprovalRuleView[]> {
+  approval_rules(): Promise<ApprovalRuleView[]> {
     return Promise.resolve([...this.rules]);
   }
 
-  saveRule(id: number | null, input: ApprovalRuleInput): Promise<ApprovalRuleView> {
+  save_approval_rule({ id, input }: SaveApprovalRuleParams): Promise<ApprovalRuleView> {
     this.ruleCalls.push({ id, input });
     if (this.ruleError) {
       const error = this.ruleError;
@@ -324,19 +383,41 @@ export class MockBackend implements Backend {
     return Promise.resolve(saved);
   }
 
-  deleteRule(id: number): Promise<void> {
+  delete_approval_rule({ id }: DeleteApprovalRuleParams): Promise<null> {
     this.deletedRules.push(id);
     this.rules = this.rules.filter((r) => r.id !== id);
-    return Promise.resolve();
+    return Promise.resolve(null);
   }
 
-  llmRequest(messageId: number): Promise<unknown> {
+  llm_request({ message_id: messageId }: LlmRequestParams): Promise<JsonValue> {
     this.requestCalls.push(messageId);
-    if (this.requests.has(messageId)) return Promise.resolve(this.requests.get(messageId));
+    const logged = this.requests.get(messageId);
+    if (logged !== undefined) return Promise.resolve(logged);
     return Promise.reject({
       code: "not_found",
       message: `no request was logged for message ${messageId} (set llm.request_log.enabled: true in config.yml to keep them)`,
     } satisfies ApiError);
+  }
+
+  /** Run contexts set per session (absent: the defaults). */
+  runContexts = new Map<number, RunContext>();
+
+  run_context({ session_id: sessionId }: RunContextParams): Promise<RunContext> {
+    return Promise.resolve(
+      this.runContexts.get(sessionId) ?? {
+        working_directory: null,
+        system_prompt: [],
+        allow_fs_reads: [],
+        allow_fs_writes: [],
+        security_group: null,
+      },
+    );
+  }
+
+  set_run_context({ session_id: sessionId, run_context }: SetRunContextParams): Promise<null> {
+    if (run_context) this.runContexts.set(sessionId, run_context);
+    else this.runContexts.delete(sessionId);
+    return Promise.resolve(null);
   }
 
   subscribe(onEvent: (e: EventEnvelope) => void): () => void {
@@ -401,7 +482,7 @@ export function bypassView(id: number, over: Partial<BypassView> = {}): BypassVi
     scope_value: "filesystem",
     label: "filesystem tools",
     duration: "fifteen_minutes",
-    granted_by: "inbox",
+    granted_by: "web",
     granted_at: "2026-11-30T10:00:00.000Z",
     expires_at: "2026-11-30T10:15:00.000Z",
     remaining_secs: 900,
@@ -498,6 +579,7 @@ export function llmClient(name: string, over: Partial<LlmClientView> = {}): LlmC
     has_api_key: false,
     from_env: false,
     context_window: null,
+    stream: true,
     ...over,
   };
 }

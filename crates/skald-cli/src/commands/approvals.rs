@@ -1,5 +1,6 @@
 //! `skald inbox`, `skald approve` (with an optional bypass), `skald deny`, `skald answer`.
 
+use skald_api::{AnswerQuestionParams, Caller, DecideParams, InboxParams, ops};
 use skald_core::Engine;
 use skald_protocol::{ApiError, BypassDuration, BypassRequest, BypassScopeKind, DecisionInput};
 
@@ -7,7 +8,7 @@ use crate::exit;
 use crate::output::Output;
 
 pub async fn inbox(engine: &Engine, out: &Output) -> Result<u8, ApiError> {
-    let inbox = engine.inbox().await?;
+    let inbox = ops::inbox(engine, &Caller::Cli, InboxParams {}).await?;
     if out.is_json() {
         out.json(&inbox)?;
         return Ok(exit::OK);
@@ -72,7 +73,8 @@ pub fn bypass_request(duration: Option<&str>, scope: Option<&str>) -> Option<Byp
 }
 
 pub async fn answer(engine: &Engine, id: i64, text: &str, out: &Output) -> Result<u8, ApiError> {
-    let a = engine.answer(id, text, "cli").await?;
+    let params = AnswerQuestionParams { tool_call_id: id, answer: text.to_string() };
+    let a = ops::answer_question(engine, &Caller::Cli, params).await?;
     if out.is_json() {
         out.json(&a)?;
     } else if a.resumed {
@@ -94,9 +96,9 @@ pub async fn decide(
     bypass: Option<BypassRequest>,
     out: &Output,
 ) -> Result<u8, ApiError> {
-    let decision = engine
-        .decide(call_id, DecisionInput { approved, note, decided_by: "cli".into(), bypass })
-        .await?;
+    let input = DecisionInput { approved, note, bypass };
+    let params = DecideParams { tool_call_id: call_id, input };
+    let decision = ops::decide(engine, &Caller::Cli, params).await?;
     if out.is_json() {
         out.json(&decision)?;
     } else {

@@ -1,5 +1,6 @@
 //! `skald bypass list` and `skald bypass revoke`.
 
+use skald_api::{ActiveBypassesParams, Caller, RevokeBypassParams, SessionBypassesParams, ops};
 use skald_core::Engine;
 use skald_protocol::{ApiError, BypassView};
 
@@ -11,8 +12,11 @@ pub async fn run(engine: &Engine, cmd: BypassCommand, out: &Output) -> Result<u8
     match cmd {
         BypassCommand::List { session } => {
             let list = match session {
-                Some(id) => engine.session_bypasses(id).await?,
-                None => engine.active_bypasses().await?,
+                Some(session_id) => {
+                    let params = SessionBypassesParams { session_id };
+                    ops::session_bypasses(engine, &Caller::Cli, params).await?
+                }
+                None => ops::active_bypasses(engine, &Caller::Cli, ActiveBypassesParams {}).await?,
             };
             if out.is_json() {
                 out.json(&list)?;
@@ -26,7 +30,7 @@ pub async fn run(engine: &Engine, cmd: BypassCommand, out: &Output) -> Result<u8
             }
         }
         BypassCommand::Revoke { id } => {
-            let b = engine.revoke_bypass(id, "cli").await?;
+            let b = ops::revoke_bypass(engine, &Caller::Cli, RevokeBypassParams { id }).await?;
             if out.is_json() {
                 out.json(&b)?;
             } else {

@@ -1,7 +1,8 @@
-//! `skald chat` and `skald stop`.
+//! `skald chat` and `skald resume` (they stream events), and `skald stop`.
 
 use std::path::PathBuf;
 
+use skald_api::{Caller, StopTurnParams, ops};
 use skald_core::Engine;
 use skald_core::engine::ChatOptions;
 use skald_core::turn::{ParkMode, TurnOutcome};
@@ -97,7 +98,7 @@ pub async fn resume(
     let turn = tokio::spawn(async move {
         match turn.await {
             Ok(Ok(outcome)) => outcome,
-            Ok(Err(e)) => TurnOutcome::Failed { message: e.message },
+            Ok(Err(e)) => TurnOutcome::Failed { message: e.to_string() },
             Err(e) => TurnOutcome::Failed { message: format!("the resume task failed: {e}") },
         }
     });
@@ -180,10 +181,10 @@ async fn compact(engine: &Engine, source: &str, focus: &str, out: &Output) -> Re
 }
 
 pub async fn stop(engine: &Engine, session_id: i64, out: &Output) -> Result<u8, ApiError> {
-    let stopped = engine.stop(session_id).await?;
+    let result = ops::stop_turn(engine, &Caller::Cli, StopTurnParams { session_id }).await?;
     if out.is_json() {
-        out.json(&serde_json::json!({ "session_id": session_id, "stopped": stopped }))?;
-    } else if stopped {
+        out.json(&result)?;
+    } else if result.stopped {
         out.line(&format!("stop requested for session {session_id}"));
     } else {
         out.line(&format!("session {session_id} has no running turn"));

@@ -1,5 +1,6 @@
 //! Dispatch of parsed commands to the engine.
 
+mod api;
 mod approvals;
 mod bypasses;
 mod chat;
@@ -24,9 +25,15 @@ pub async fn run(
     if let Command::Serve { port } = command {
         return serve::run(data_dir, port, out).await;
     }
+    if let Command::Api { op: None, .. } = command {
+        return Ok(api::list(out));
+    }
     let engine = Engine::open(EngineOptions { data_dir, ..Default::default() }).await?;
     match command {
         Command::Sessions(cmd) => sessions::run(&engine, cmd, out).await,
+        Command::Api { op, params } => {
+            api::run(&engine, op.as_deref().unwrap_or_default(), params.as_deref(), out).await
+        }
         Command::Chat { source, agent, workdir, approve_all, message } => {
             chat::run(&engine, chat::ChatArgs { source, agent, workdir, approve_all, message }, out)
                 .await

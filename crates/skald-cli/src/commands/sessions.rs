@@ -1,5 +1,6 @@
 //! `skald sessions list|show`.
 
+use skald_api::{Caller, ListSessionsParams, SessionDetailParams, ops};
 use skald_core::Engine;
 use skald_protocol::{ApiError, DebugMessage, HitKind, SearchHit, SessionListQuery};
 
@@ -10,8 +11,9 @@ use crate::output::Output;
 pub async fn run(engine: &Engine, cmd: SessionsCommand, out: &Output) -> Result<u8, ApiError> {
     match cmd {
         SessionsCommand::List { source, search, page, per_page } => {
+            let query = SessionListQuery { source, search, page, per_page };
             let list =
-                engine.list_sessions(SessionListQuery { source, search, page, per_page }).await?;
+                ops::list_sessions(engine, &Caller::Cli, ListSessionsParams { query }).await?;
             if out.is_json() {
                 out.json(&list)?;
             } else if list.items.is_empty() {
@@ -41,7 +43,8 @@ pub async fn run(engine: &Engine, cmd: SessionsCommand, out: &Output) -> Result<
             Ok(exit::OK)
         }
         SessionsCommand::Show { id } => {
-            let detail = engine.session_detail(id).await?;
+            let params = SessionDetailParams { session_id: id };
+            let detail = ops::session_detail(engine, &Caller::Cli, params).await?;
             if out.is_json() {
                 out.json(&detail)?;
             } else {

@@ -1,8 +1,9 @@
 //! `skald serve`: the `Engine` over HTTP + WebSocket on loopback, plus the built web UI.
 //!
-//! Layout: `routes` is the one place routes are declared; `auth` guards `/api/*` with the bearer
-//! token; `ws` streams engine events; `static_ui` serves `ui/dist`; `errors` maps `ApiError` to
-//! HTTP. Handlers call one `Engine` method each and contain no engine logic.
+//! Layout: `routes` is the one place routes are declared (`POST /api/<op>` for every operation of
+//! the `skald_api` table, `/api/ws`, the UI); `auth` guards `/api/*` with the bearer token; `ws`
+//! streams engine events; `static_ui` serves `ui/dist`; `errors` maps `ApiError` to HTTP. No
+//! engine logic lives here.
 
 mod auth;
 mod errors;

@@ -215,10 +215,13 @@ async fn a_resume_killed_while_parked_settles_on_the_next_resume() {
     assert_eq!(inbox(&s)["total"], 0);
 }
 
-/// `skald chat` in the work dir whose model calls `tool` once, then answers.
-fn chat_calling(s: &Setup, tool: &str, args: Value) -> (i32, String, String) {
+/// `skald chat` in the work dir whose model calls `tool` once, then — unless the call `parks`
+/// the turn (exit 3), which then never asks the model again — answers.
+fn chat_calling(s: &Setup, tool: &str, args: Value, parks: bool) -> (i32, String, String) {
     s.fake.push(Reply::tool_call(tool, &args.to_string()));
-    s.fake.push(Reply::text("done"));
+    if !parks {
+        s.fake.push(Reply::text("done"));
+    }
     run(s, &["chat", "--workdir", s.work.to_str().unwrap(), "go"])
 }
 
@@ -232,7 +235,7 @@ fn bypasses(s: &Setup) -> Vec<Value> {
 async fn a_bypass_from_skald_approve_lets_a_later_chat_run_unasked_until_revoked() {
     let s = bare_setup().await;
     let write = |name: &str| serde_json::json!({ "path": name, "content": "x\n" });
-    let (code, out, err) = chat_calling(&s, "write_file", write("a.txt"));
+    let (code, out, err) = chat_calling(&s, "write_file", write("a.txt"), true);
     assert_eq!(code, 3, "{out}{err}");
     let call = inbox(&s)["items"][0]["tool_call_id"].as_i64().unwrap().to_string();
     let (code, out, err) = run(&s, &["approve", &call, "--bypass", "15m"]);
@@ -242,12 +245,13 @@ async fn a_bypass_from_skald_approve_lets_a_later_chat_run_unasked_until_revoked
     assert!(line.contains("· session 1 (cli) · filesystem tools · granted by cli · 1"), "{out}");
     assert!(line.ends_with("m left"), "{out}");
     // The approving command has exited; a separate resume settles the approved call.
+    s.fake.push(Reply::text("done"));
     let (code, out, err) = run(&s, &["resume", "--session", "1"]);
     assert_eq!(code, 0, "{out}{err}");
     assert!(s.work.join("a.txt").is_file());
 
     // A later `skald chat`, another process again: its write runs without asking.
-    let (code, out, err) = chat_calling(&s, "write_file", write("b.txt"));
+    let (code, out, err) = chat_calling(&s, "write_file", write("b.txt"), false);
     assert_eq!(code, 0, "the bypass should cover it\n{out}{err}");
     assert!(s.work.join("b.txt").is_file());
     let listed = bypasses(&s);
@@ -262,7 +266,7 @@ async fn a_bypass_from_skald_approve_lets_a_later_chat_run_unasked_until_revoked
     assert_eq!(code, 0, "{out}{err}");
     assert!(out.contains("is revoked"), "{out}");
     assert!(bypasses(&s).is_empty());
-    let (code, out, err) = chat_calling(&s, "write_file", write("c.txt"));
+    let (code, out, err) = chat_calling(&s, "write_file", write("c.txt"), true);
     assert_eq!(code, 3, "revoked: the write asks again\n{out}{err}");
     assert!(!s.work.join("c.txt").exists());
 }
@@ -271,7 +275,7 @@ async fn a_bypass_from_skald_approve_lets_a_later_chat_run_unasked_until_revoked
 async fn a_bypass_scope_that_does_not_fit_the_call_is_refused_and_records_nothing() {
     let s = bare_setup().await;
     let (code, out, err) =
-        chat_calling(&s, "execute_cmd", serde_json::json!({ "command": "true" }));
+        chat_calling(&s, "execute_cmd", serde_json::json!({ "command": "true" }), true);
     assert_eq!(code, 3, "{out}{err}");
     let call = inbox(&s)["items"][0]["tool_call_id"].as_i64().unwrap().to_string();
     let (code, out, err) =

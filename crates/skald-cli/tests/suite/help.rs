@@ -18,16 +18,18 @@ fn every_command_has_help_and_only_existing_commands_are_listed() {
         vec!["bypass", "list", "--help"],
         vec!["bypass", "revoke", "--help"],
         vec!["serve", "--help"],
+        vec!["api", "--help"],
     ] {
         let out = skald(&args);
         assert_eq!(out.status.code(), Some(0), "{args:?}");
         assert!(stdout(&out).contains("Usage: skald"), "{args:?}: {}", stdout(&out));
     }
     let top = stdout(&skald(&["--help"]));
-    for cmd in [
+    let commands = [
         "sessions", "chat", "stop", "resume", "inbox", "approve", "deny", "answer", "bypass",
-        "serve",
-    ] {
+        "serve", "api",
+    ];
+    for cmd in commands {
         assert!(
             top.lines().any(|l| l.trim_start().starts_with(&format!("{cmd} "))),
             "{cmd}: {top}"

@@ -58,6 +58,12 @@ impl Server {
         req.bearer_auth(&self.token)
     }
 
+    /// `POST /api/<op>` with the token and `params` as the body.
+    async fn op(&self, http: &reqwest::Client, op: &str, params: Value) -> reqwest::Response {
+        let url = self.url(&format!("/api/{op}"));
+        self.authed(http.post(url)).json(&params).send().await.unwrap()
+    }
+
     /// Sends SIGTERM and returns the exit code.
     #[cfg(unix)]
     fn terminate(mut self) -> Option<i32> {
@@ -123,28 +129,37 @@ async fn api_needs_the_right_bearer_token() {
     let s = f.start();
     let http = reqwest::Client::new();
 
-    let none = http.get(s.url("/api/sessions")).send().await.unwrap();
+    let none = http.post(s.url("/api/inbox")).send().await.unwrap();
     assert_eq!(none.status(), 401);
     assert_eq!(json(none).await["code"], "unauthorized");
 
-    let wrong = http.get(s.url("/api/sessions")).bearer_auth("0".repeat(64)).send().await.unwrap();
+    let wrong = http.post(s.url("/api/inbox")).bearer_auth("0".repeat(64)).send().await.unwrap();
     assert_eq!(wrong.status(), 401);
     assert_eq!(json(wrong).await["code"], "unauthorized");
 
-    // Unknown API paths are guarded too: no probing for endpoints without the token.
-    let probe = http.get(s.url("/api/anything")).send().await.unwrap();
+    // Unknown API paths are guarded too: no probing for operations without the token.
+    let probe = http.post(s.url("/api/anything")).send().await.unwrap();
     assert_eq!(probe.status(), 401);
 
-    let ok = s.authed(http.get(s.url("/api/sessions"))).send().await.unwrap();
+    // An empty body is an operation without params.
+    let ok = s.authed(http.post(s.url("/api/inbox"))).send().await.unwrap();
     assert_eq!(ok.status(), 200);
-    assert_eq!(
-        json(ok).await,
-        serde_json::json!({"items": [], "total": 0, "page": 1, "per_page": 20})
-    );
+    assert_eq!(json(ok).await, serde_json::json!({"items": [], "questions": [], "total": 0}));
 
-    let unknown = s.authed(http.get(s.url("/api/anything"))).send().await.unwrap();
+    let unknown = s.op(&http, "anything", serde_json::json!({})).await;
     assert_eq!(unknown.status(), 404);
-    assert_eq!(json(unknown).await["code"], "not_found");
+    let unknown = json(unknown).await;
+    assert_eq!(unknown["code"], "not_found");
+    assert!(unknown["message"].as_str().unwrap().contains("`anything`"), "{unknown}");
+
+    // Operations are POST: a GET is refused in the API's own error shape.
+    let get = s.authed(http.get(s.url("/api/inbox"))).send().await.unwrap();
+    assert_eq!(get.status(), 405);
+    assert_eq!(json(get).await["code"], "invalid_input");
+
+    let not_json = s.authed(http.post(s.url("/api/inbox"))).body("{oops").send().await.unwrap();
+    assert_eq!(not_json.status(), 400);
+    assert_eq!(json(not_json).await["code"], "invalid_input");
 }
 
 #[cfg(unix)]
@@ -173,54 +188,53 @@ async fn create_then_list_then_detail() {
     let s = f.start();
     let http = reqwest::Client::new();
 
-    let created = s.authed(http.post(s.url("/api/sessions?source=web"))).send().await.unwrap();
+    use serde_json::json as j;
+    let created = s.op(&http, "new_session", j!({"source": "web"})).await;
     assert_eq!(created.status(), 200);
     let id = json(created).await["session_id"].as_i64().unwrap();
 
-    let list =
-        json(s.authed(http.get(s.url("/api/sessions?source=web"))).send().await.unwrap()).await;
+    let query =
+        |source: &str| j!({"query": {"source": source, "search": null, "page": 1, "per_page": 20}});
+    let list = json(s.op(&http, "list_sessions", query("web")).await).await;
     assert_eq!(list["total"], 1);
     assert_eq!(list["items"][0]["id"], id);
     assert_eq!(list["items"][0]["source"], "web");
-    let other =
-        json(s.authed(http.get(s.url("/api/sessions?source=tic"))).send().await.unwrap()).await;
+    let other = json(s.op(&http, "list_sessions", query("tic")).await).await;
     assert_eq!(other["total"], 0, "the source filter reaches the engine");
+    let all = json(s.op(&http, "list_sessions", query("")).await).await;
+    assert_eq!(all["total"], 1, "an empty source is no filter");
 
-    let detail = s.authed(http.get(s.url(&format!("/api/sessions/{id}")))).send().await.unwrap();
+    let detail = s.op(&http, "session_detail", j!({"session_id": id})).await;
     assert_eq!(detail.status(), 200);
     let detail = json(detail).await;
     assert_eq!(detail["session"]["id"], id);
-    assert_eq!(detail["messages"], serde_json::json!([]));
+    assert_eq!(detail["messages"], j!([]));
 
-    let usage =
-        s.authed(http.get(s.url(&format!("/api/sessions/{id}/usage")))).send().await.unwrap();
+    let usage = s.op(&http, "session_usage", j!({"session_id": id})).await;
     assert_eq!(usage.status(), 200);
     let usage = json(usage).await;
     assert_eq!((usage["session_id"].as_i64(), usage["replies"].as_i64()), (Some(id), Some(0)));
     assert_eq!(usage["last_input_tokens"], Value::Null);
     // No model is configured in this data dir: compaction says so instead of pretending.
-    let compact = s
-        .authed(http.post(s.url(&format!("/api/sessions/{id}/compact"))))
-        .json(&serde_json::json!({"focus": "tests"}))
-        .send()
-        .await
-        .unwrap();
+    let compact = s.op(&http, "compact_session", j!({"session_id": id, "focus": "tests"})).await;
     assert_eq!(json(compact).await["code"], "config");
 
-    let reset =
-        s.authed(http.post(s.url(&format!("/api/sessions/{id}/resettools")))).send().await.unwrap();
-    assert_eq!(json(reset).await, serde_json::json!({"revoked": 0}));
+    let reset = s.op(&http, "reset_tool_groups", j!({"session_id": id})).await;
+    assert_eq!(json(reset).await, j!({"revoked": 0}));
+    let stop = s.op(&http, "stop_turn", j!({"session_id": id})).await;
+    assert_eq!(json(stop).await, j!({"stopped": false}));
 
-    let missing = s.authed(http.get(s.url("/api/sessions/999999"))).send().await.unwrap();
+    let missing = s.op(&http, "session_detail", j!({"session_id": 999_999})).await;
     assert_eq!(missing.status(), 404);
     assert_eq!(json(missing).await["code"], "not_found");
 
-    let bad_id = s.authed(http.get(s.url("/api/sessions/abc"))).send().await.unwrap();
+    let bad_id = s.op(&http, "session_detail", j!({"session_id": "abc"})).await;
     assert_eq!(bad_id.status(), 400);
-    assert_eq!(json(bad_id).await["code"], "invalid_input");
+    let bad_id = json(bad_id).await;
+    assert_eq!(bad_id["code"], "invalid_input");
+    assert!(bad_id["message"].as_str().unwrap().contains("session_id"), "{bad_id}");
 
-    let bad_source =
-        s.authed(http.post(s.url("/api/sessions?source=no%20spaces"))).send().await.unwrap();
+    let bad_source = s.op(&http, "new_session", j!({"source": "no spaces"})).await;
     assert_eq!(bad_source.status(), 400);
     assert_eq!(json(bad_source).await["code"], "invalid_input");
 }
@@ -265,30 +279,35 @@ async fn websocket_refuses_foreign_origins_and_missing_tokens() {
 }
 
 #[tokio::test]
-async fn websocket_streams_sessions_changed_after_a_post() {
+async fn websocket_streams_the_events_of_a_new_session() {
     let f = Fixture::new();
     let s = f.start();
     let req = ws_request(&s.ws_url(&format!("?token={}&source=web", s.token)), Some(&s.url("")));
     let (mut socket, _) = tokio_tungstenite::connect_async(req).await.unwrap();
 
     let http = reqwest::Client::new();
-    let created = s.authed(http.post(s.url("/api/sessions?source=web"))).send().await.unwrap();
+    let created = s.op(&http, "new_session", serde_json::json!({"source": "web"})).await;
     let id = json(created).await["session_id"].as_i64().unwrap();
 
     let deadline = Duration::from_secs(5);
-    let event = loop {
+    let mut events = Vec::new();
+    while events.len() < 2 {
         let msg = tokio::time::timeout(deadline, socket.next()).await.unwrap().unwrap().unwrap();
         if let Message::Text(text) = msg {
             let v: Value = serde_json::from_str(&text).unwrap();
             // config_reloaded may interleave; it is not what this test is about.
             if v["event"]["type"] != "config_reloaded" {
-                break v;
+                events.push(v);
             }
         }
-    };
+    }
+    // Other tabs on the source follow the new session; lists refresh.
     assert_eq!(
-        event,
-        serde_json::json!({"session_id": id, "source": "web", "event": {"type": "sessions_changed"}})
+        events,
+        [
+            serde_json::json!({"session_id": id, "source": "web", "event": {"type": "new_session", "session_id": id}}),
+            serde_json::json!({"session_id": id, "source": "web", "event": {"type": "sessions_changed"}}),
+        ]
     );
 }
 
@@ -342,6 +361,6 @@ async fn a_missing_ui_build_is_a_clear_503_and_the_api_still_works() {
     let text = page.text().await.unwrap();
     assert!(text.contains("not built") && text.contains("npm --prefix ui"), "{text}");
 
-    let api = s.authed(http.get(s.url("/api/sessions"))).send().await.unwrap();
+    let api = s.authed(http.post(s.url("/api/inbox"))).send().await.unwrap();
     assert_eq!(api.status(), 200);
 }

@@ -50,16 +50,16 @@ async fn a_streamed_turn_and_an_approval_over_http() {
     std::fs::create_dir_all(&work).unwrap();
     let s = start(&dir.path().join("data"), &work, &fake);
     let http = reqwest::Client::new();
-    let api = |p: &str| format!("{}/api{p}", s.base);
+    let api = |op: &str| format!("{}/api/{op}", s.base);
 
     let ws_url = format!("{}/api/ws?token={}", s.base.replace("http://", "ws://"), s.token);
     let (mut ws, _) = tokio_tungstenite::connect_async(ws_url).await.unwrap();
 
     fake.push(Reply::text("Hello from the fake model, streamed in small pieces."));
     let sent: Value = http
-        .post(api("/sources/web/messages"))
+        .post(api("send_message"))
         .bearer_auth(&s.token)
-        .json(&json!({ "text": "hi" }))
+        .json(&json!({ "source": "web", "text": "hi" }))
         .send()
         .await
         .unwrap()
@@ -94,15 +94,15 @@ async fn a_streamed_turn_and_an_approval_over_http() {
     // A write parks; the turn waits for the decision (serve never ends a turn parked).
     fake.push(Reply::tool_call("write_file", r#"{"path":"note.txt","content":"ok\n"}"#));
     fake.push(Reply::text("Wrote note.txt."));
-    http.post(api("/sources/web/messages"))
+    http.post(api("send_message"))
         .bearer_auth(&s.token)
-        .json(&json!({ "text": "write a note" }))
+        .json(&json!({ "source": "web", "text": "write a note" }))
         .send()
         .await
         .unwrap();
     let item = loop {
         let inbox: Value = http
-            .get(api("/inbox"))
+            .post(api("inbox"))
             .bearer_auth(&s.token)
             .send()
             .await
@@ -119,8 +119,9 @@ async fn a_streamed_turn_and_an_approval_over_http() {
     assert_eq!(item["kind"], "write");
     assert_eq!(item["diff"]["kind"], "create");
     let running: Value = http
-        .get(api(&format!("/sessions/{session}/running")))
+        .post(api("turn_running"))
         .bearer_auth(&s.token)
+        .json(&json!({ "session_id": session }))
         .send()
         .await
         .unwrap()
@@ -130,9 +131,12 @@ async fn a_streamed_turn_and_an_approval_over_http() {
     assert_eq!(running["running"], true, "the turn is alive while it waits");
     let id = item["tool_call_id"].as_i64().unwrap();
     let decision: Value = http
-        .post(api(&format!("/tools/{id}/decision")))
+        .post(api("decide"))
         .bearer_auth(&s.token)
-        .json(&json!({ "approved": true, "note": null, "decided_by": "", "bypass": null }))
+        .json(&json!({
+            "tool_call_id": id,
+            "input": { "approved": true, "note": null, "bypass": null }
+        }))
         .send()
         .await
         .unwrap()
@@ -160,9 +164,12 @@ async fn a_streamed_turn_and_an_approval_over_http() {
     assert_eq!(std::fs::read_to_string(work.join("note.txt")).unwrap(), "ok\n");
     // Deciding again the other way is a conflict.
     let again = http
-        .post(api(&format!("/tools/{id}/decision")))
+        .post(api("decide"))
         .bearer_auth(&s.token)
-        .json(&json!({ "approved": false, "note": "no", "decided_by": "web", "bypass": null }))
+        .json(&json!({
+            "tool_call_id": id,
+            "input": { "approved": false, "note": "no", "bypass": null }
+        }))
         .send()
         .await
         .unwrap();

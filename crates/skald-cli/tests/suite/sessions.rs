@@ -65,3 +65,26 @@ fn bad_usage_exits_2() {
     let out = skald(&["frobnicate"]);
     assert_eq!(out.status.code(), Some(2));
 }
+
+#[test]
+fn any_operation_runs_by_name_and_prints_its_result() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path().join("data");
+    let data = d.to_str().unwrap();
+    let created = skald(&["--data-dir", data, "api", "new_session", r#"{"source":"notes"}"#]);
+    assert_eq!(created.status.code(), Some(0), "{}", stderr(&created));
+    let created: serde_json::Value = serde_json::from_str(&stdout(&created)).unwrap();
+    let id = created["session_id"].as_i64().unwrap();
+    let stopped =
+        skald(&["--data-dir", data, "api", "stop_turn", &format!(r#"{{"session_id":{id}}}"#)]);
+    assert_eq!(stdout(&stopped).trim(), r#"{"stopped":false}"#);
+
+    let bad = skald(&["--data-dir", data, "--json", "api", "stop_turn", "{}"]);
+    assert_eq!(bad.status.code(), Some(1));
+    let err: serde_json::Value = serde_json::from_str(stderr(&bad).trim()).unwrap();
+    assert_eq!(err["code"], "invalid_input");
+    assert!(err["message"].as_str().unwrap().contains("session_id"), "{err}");
+
+    let listed = stdout(&skald(&["api"]));
+    assert!(listed.lines().any(|l| l.starts_with("stop_turn ")), "{listed}");
+}

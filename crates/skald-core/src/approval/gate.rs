@@ -5,13 +5,22 @@ use std::path::{Path, PathBuf};
 
 use super::rules::{CallFacts, Rule, RuleSet};
 use super::{Action, BypassScope, Verdict};
-use crate::session::run_context::RunContext;
 use crate::tools::{ToolCategory, names, paths};
+use skald_protocol::RunContext;
 use skald_store::repo::approvals::{RuleRow, RuleSeed};
 use skald_store::{Store, StoreError};
 
 /// The rules a turn evaluates, or why they could not be loaded (then the gate fails closed).
-pub type LoadedRules = Result<RuleSet, String>;
+pub type LoadedRules = Result<RuleSet, RulesUnavailable>;
+
+/// Why the approval rules could not be loaded.
+#[derive(Debug, thiserror::Error)]
+pub enum RulesUnavailable {
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    #[error("rule {id} has an unknown action `{action}`")]
+    UnknownAction { id: i64, action: String },
+}
 
 /// Seeds of the default group (DESIGN.md), inserted once under stable keys.
 pub const SEEDS: &[RuleSeed] = &[
@@ -84,7 +93,12 @@ pub async fn load_rules(store: &Store, group: Option<&str>) -> LoadedRules {
                     "allow" => Action::Allow,
                     "require" => Action::Require,
                     "deny" => Action::Deny,
-                    other => return Err(format!("rule {} has an unknown action `{other}`", r.id)),
+                    other => {
+                        return Err(RulesUnavailable::UnknownAction {
+                            id: r.id,
+                            action: other.to_string(),
+                        });
+                    }
                 };
                 // The session group's tier is evaluated before default's, whatever the numbers.
                 let tier = if i < group_len { 0 } else { 1_i64 << 40 };
@@ -103,7 +117,7 @@ pub async fn load_rules(store: &Store, group: Option<&str>) -> LoadedRules {
         }
         Err(e) => {
             tracing::error!("approval rules could not be loaded, failing closed: {e}");
-            Err(e.to_string())
+            Err(e.into())
         }
     }
 }

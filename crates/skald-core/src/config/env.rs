@@ -38,15 +38,8 @@ impl EnvOverrides {
             config.llm.clients.insert(
                 0,
                 ClientConfig {
-                    name: ENV_CLIENT_NAME.to_string(),
-                    base_url: base_url.clone(),
-                    model,
                     api_key_env: self.api_key.as_ref().map(|_| ENV_API_KEY.to_string()),
-                    provider: None,
-                    strength: None,
-                    scope: Vec::new(),
-                    context_window: None,
-                    extra_params: None,
+                    ..ClientConfig::new(ENV_CLIENT_NAME.to_string(), base_url.clone(), model)
                 },
             );
             config.llm.fallback.retain(|n| n != ENV_CLIENT_NAME);

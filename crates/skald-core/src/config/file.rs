@@ -72,7 +72,8 @@ impl Default for LlmConfig {
     }
 }
 
-/// One OpenAI-compatible endpoint + model.
+/// One OpenAI-compatible endpoint + model. Serialised without the keys left at their default, so
+/// a client written into the file says only what it sets.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ClientConfig {
@@ -81,22 +82,46 @@ pub struct ClientConfig {
     pub model: String,
     /// Environment variable holding the API key. Without it the OS keychain entry
     /// (service `skald`, account = client name) is used, if present.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub api_key_env: Option<String>,
     /// Provider kind, for provider-specific behaviour such as prompt-cache hints.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub provider: Option<String>,
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub strength: Option<Strength>,
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub scope: Vec<String>,
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub context_window: Option<u64>,
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub extra_params: Option<serde_json::Value>,
+    /// `false`: never ask this client to stream (for servers that break streamed replies).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stream: Option<bool>,
 }
 
 impl ClientConfig {
+    /// A client with only its name, endpoint and model set.
+    pub fn new(name: String, base_url: String, model: String) -> Self {
+        ClientConfig {
+            name,
+            base_url,
+            model,
+            api_key_env: None,
+            provider: None,
+            strength: None,
+            scope: Vec::new(),
+            context_window: None,
+            extra_params: None,
+            stream: None,
+        }
+    }
+
+    /// Whether replies are streamed (the default).
+    pub fn streams(&self) -> bool {
+        self.stream != Some(false)
+    }
+
     /// Anthropic models behind OpenRouter take explicit cache-control hints.
     pub fn wants_cache_hints(&self) -> bool {
         self.provider.as_deref() == Some("openrouter") && self.model.starts_with("anthropic/")
@@ -152,7 +177,7 @@ pub(super) fn parse(path: &Path, text: &str) -> Result<Config, ConfigError> {
     if text.trim().is_empty() {
         return Ok(Config::default());
     }
-    serde_yaml::from_str::<Config>(text).map_err(|e| {
+    yaml_serde::from_str::<Config>(text).map_err(|e| {
         let (line, column) = e.location().map(|l| (l.line(), l.column())).unwrap_or((1, 1));
         ConfigError::Invalid {
             path: path.to_path_buf(),
@@ -163,7 +188,7 @@ pub(super) fn parse(path: &Path, text: &str) -> Result<Config, ConfigError> {
     })
 }
 
-/// serde_yaml appends " at line L column C"; the error already carries both up front.
+/// yaml_serde appends " at line L column C"; the error already carries both up front.
 fn strip_location(msg: &str) -> String {
     match msg.rfind(" at line ") {
         Some(i) => msg[..i].to_string(),

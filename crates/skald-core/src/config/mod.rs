@@ -1,17 +1,19 @@
 //! `config.yml` in the data dir: the typed configuration, its loading, validation and env overrides.
 
 mod compaction_check;
+mod edit;
 mod env;
 mod file;
 mod secrets;
 mod watch;
 
+pub use edit::{ClientEdit, merge_clients};
 pub use env::{ENV_API_KEY, EnvOverrides};
 pub use file::{
     ClientConfig, CompactionConfig, Config, DatetimeConfig, LlmConfig, RequestLogConfig, Strength,
     default_config_text,
 };
-pub use secrets::{KeyringSecrets, MemorySecrets, SecretStore};
+pub use secrets::{KeyringSecrets, MemorySecrets, SecretError, SecretStore};
 pub use watch::ConfigWatcher;
 
 use std::path::{Path, PathBuf};
@@ -45,5 +47,12 @@ pub fn load(dir: &Path, env: &EnvOverrides) -> Result<Config, ConfigError> {
     env.apply(&mut config);
     file::validate(&path, text.as_deref(), &config)?;
     compaction_check::check(&path, &config)?;
+    Ok(config)
+}
+
+/// The configuration a file's text gives, checked like `load` checks it (no env overrides).
+pub fn parse_text(path: &Path, text: &str) -> Result<Config, ConfigError> {
+    let config = file::parse(path, text)?;
+    file::validate(path, Some(text), &config)?;
     Ok(config)
 }

@@ -9,7 +9,7 @@
 use std::collections::{BTreeSet, HashMap};
 
 use serde_json::{Value, json};
-use skald_llm::{ChatRequest, LlmClient, ModelEndpoint};
+use skald_llm::{ChatRequest, LlmClient, LlmError, ModelEndpoint};
 use skald_protocol::ToolStatus;
 use skald_store::repo::history::{MessageRow, Role};
 use skald_store::repo::tools::ToolCallRow;
@@ -22,6 +22,17 @@ use super::history::{HistoryOptions, history_messages};
 use super::system::summary_message;
 use super::tokens::estimate_messages;
 use crate::config::CompactionConfig;
+
+/// Why a summary could not be written.
+#[derive(Debug, thiserror::Error)]
+pub enum CompactionError {
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    #[error("the model could not summarise the conversation: {0}")]
+    Summariser(LlmError),
+    #[error("the model returned an empty summary")]
+    EmptySummary,
+}
 
 /// Tool results are cut to this many chars in the summariser request only.
 pub const SUMMARY_TOOL_RESULT_CHARS: usize = 2_000;
@@ -123,11 +134,19 @@ impl<'a> ContextCompactor<'a> {
             return Ok(None);
         }
         tracing::info!(stack_id = inputs.stack_id, tokens, trigger, "compacting context");
-        self.run(builder, inputs, tokens, None, cancel, on_start).await
+        match self.run(builder, inputs, tokens, None, cancel, on_start).await {
+            Err(CompactionError::Store(e)) => Err(e),
+            Err(e) => {
+                tracing::warn!(stack_id = inputs.stack_id, "not compacted: {e}");
+                Ok(None)
+            }
+            Ok(report) => Ok(report),
+        }
     }
 
     /// `/compact [focus]`: compacts regardless of the trigger (and of `enabled`); `focus` is
-    /// appended to the summariser's instructions. `None` when no useful cut exists.
+    /// appended to the summariser's instructions. `None` when no useful cut exists; a failed
+    /// summariser is an error here, since the human asked for this summary.
     pub async fn compact_now(
         &self,
         builder: &MessageBuilder,
@@ -135,7 +154,7 @@ impl<'a> ContextCompactor<'a> {
         focus: Option<&str>,
         cancel: &CancellationToken,
         on_start: impl FnOnce() + Send,
-    ) -> Result<Option<CompactionReport>, StoreError> {
+    ) -> Result<Option<CompactionReport>, CompactionError> {
         let tokens = self.context_tokens(builder, inputs).await?;
         self.run(builder, inputs, tokens, focus, cancel, on_start).await
     }
@@ -148,7 +167,7 @@ impl<'a> ContextCompactor<'a> {
         focus: Option<&str>,
         cancel: &CancellationToken,
         on_start: impl FnOnce() + Send,
-    ) -> Result<Option<CompactionReport>, StoreError> {
+    ) -> Result<Option<CompactionReport>, CompactionError> {
         let stack_id = inputs.stack_id;
         let previous = self.store.latest_summary(stack_id).await?;
         let boundary = previous.as_ref().map_or(0, |s| s.covers_up_to_message_id);
@@ -177,14 +196,8 @@ impl<'a> ContextCompactor<'a> {
             self.llm.complete(self.chain, &request, cancel.clone(), &mut |_| {}, &mut |_| {}).await;
         let summary = match answer {
             Ok(turn) if !turn.content.trim().is_empty() => turn.content.trim().to_string(),
-            Ok(_) => {
-                tracing::warn!(stack_id, "summariser returned no text; not compacted");
-                return Ok(None);
-            }
-            Err(e) => {
-                tracing::warn!(stack_id, error = %e, "summariser failed; not compacted");
-                return Ok(None);
-            }
+            Ok(_) => return Err(CompactionError::EmptySummary),
+            Err(e) => return Err(CompactionError::Summariser(e)),
         };
         let tokens_after = {
             let built = builder.build(inputs).await?;

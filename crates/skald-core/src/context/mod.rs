@@ -13,7 +13,7 @@ pub mod tokens;
 
 pub use builder::{BuildSettings, BuiltContext, ContextInputs, MemoryFile, MessageBuilder};
 pub use call_results::{INTERRUPTED_RUNNING, hidden_placeholder};
-pub use compaction::{CompactionReport, ContextCompactor};
+pub use compaction::{CompactionError, CompactionReport, ContextCompactor};
 pub use dynamic::{DynamicTail, format_now};
 pub use history::HistoryOptions;
 pub use system::{render_static_system, scratchpad_message, summary_message};

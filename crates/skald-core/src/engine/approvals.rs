@@ -4,10 +4,9 @@ use std::time::Duration;
 
 use chrono::DateTime;
 use skald_protocol::{
-    Answer, ApiError, ApprovalKind, Decision, DecisionInput, ErrorCode, Event, EventEnvelope,
-    FileDiff, Inbox, InboxItem, QuestionItem,
+    Answer, ApprovalKind, Decision, DecisionInput, Event, EventEnvelope, FileDiff, Inbox,
+    InboxItem, QuestionItem,
 };
-use skald_store::StoreError;
 use skald_store::repo::approvals::NewDecision;
 
 use super::Engine;
@@ -21,8 +20,8 @@ const AUTO_RESUME_POLL: Duration = Duration::from_secs(1);
 
 impl Engine {
     /// Every open approval across all sessions, oldest first.
-    pub async fn inbox(&self) -> Result<Inbox, ApiError> {
-        let rows = self.store().open_approvals().await.map_err(EngineError::from)?;
+    pub async fn inbox(&self) -> Result<Inbox, EngineError> {
+        let rows = self.store().open_approvals().await?;
         let now = self.store().clock().now();
         let items: Vec<InboxItem> = rows
             .into_iter()
@@ -59,8 +58,7 @@ impl Engine {
         let questions: Vec<QuestionItem> = self
             .store()
             .open_questions()
-            .await
-            .map_err(EngineError::from)?
+            .await?
             .into_iter()
             .map(|q| QuestionItem {
                 tool_call_id: q.tool_call_id,
@@ -86,21 +84,17 @@ impl Engine {
         tool_call_id: i64,
         answer: &str,
         decided_by: &str,
-    ) -> Result<Answer, ApiError> {
+    ) -> Result<Answer, EngineError> {
         let answer = answer.trim();
         if answer.is_empty() {
-            return Err(ApiError::new(ErrorCode::InvalidInput, "the answer is empty"));
+            return Err(EngineError::InvalidInput("the answer is empty".into()));
         }
         let store = self.store();
-        let q =
-            store.question(tool_call_id).await.map_err(EngineError::from)?.ok_or_else(|| {
-                ApiError::new(ErrorCode::NotFound, format!("no question {tool_call_id}"))
-            })?;
-        let fresh =
-            store.answer_question(tool_call_id, answer, decided_by).await.map_err(|e| match e {
-                StoreError::Conflict(m) => ApiError::new(ErrorCode::Conflict, m),
-                other => EngineError::from(other).into(),
-            })?;
+        let q = store
+            .question(tool_call_id)
+            .await?
+            .ok_or_else(|| EngineError::NotFound(format!("no question {tool_call_id}")))?;
+        let fresh = store.answer_question(tool_call_id, answer, decided_by).await?;
         if fresh {
             self.emit(EventEnvelope {
                 session_id: Some(q.session_id),
@@ -116,28 +110,22 @@ impl Engine {
 
     /// Records a human decision about a parked call (single assignment: the first wins, a repeat
     /// is a no-op, a conflicting one is refused), with the bypass it asks for in the same
-    /// transaction. A bypass scope that does not fit the call is refused before anything is
-    /// recorded. A live turn continues within a second; with auto-resume a parked one is
-    /// continued here.
+    /// transaction. `decided_by` names the surface it came from, as the shell knows it. A bypass
+    /// scope that does not fit the call is refused before anything is recorded. A live turn
+    /// continues within a second; with auto-resume a parked one is continued here.
     pub async fn decide(
         &self,
         tool_call_id: i64,
         input: DecisionInput,
-    ) -> Result<Decision, ApiError> {
+        decided_by: &str,
+    ) -> Result<Decision, EngineError> {
         let store = self.store();
-        let request =
-            store.approval_request(tool_call_id).await.map_err(EngineError::from)?.ok_or_else(
-                || {
-                    ApiError::new(
-                        ErrorCode::Conflict,
-                        format!("tool call {tool_call_id} is not waiting for a decision"),
-                    )
-                },
-            )?;
+        let request = store.approval_request(tool_call_id).await?.ok_or_else(|| {
+            EngineError::Conflict(format!("tool call {tool_call_id} is not waiting for a decision"))
+        })?;
         let note =
             input.note.as_deref().map(str::trim).filter(|n| !n.is_empty()).map(str::to_string);
-        let decided_by =
-            if input.decided_by.trim().is_empty() { "unknown" } else { input.decided_by.trim() };
+        let decided_by = if decided_by.trim().is_empty() { "unknown" } else { decided_by.trim() };
         let bypass =
             self.bypass_for_decision(&request, input.approved, input.bypass, decided_by)?;
         let granted = bypass.is_some();
@@ -149,14 +137,10 @@ impl Engine {
                 decided_by: decided_by.to_string(),
                 bypass,
             })
-            .await
-            .map_err(|e| match e {
-                StoreError::Conflict(m) => ApiError::new(ErrorCode::Conflict, m),
-                other => EngineError::from(other).into(),
-            })?;
+            .await?;
         let session_id = request.session_id;
         if fresh {
-            let source = store.session(session_id).await.map_err(EngineError::from)?.source;
+            let source = store.session(session_id).await?.source;
             self.emit(EventEnvelope {
                 session_id: Some(session_id),
                 source: Some(source.clone()),
@@ -191,19 +175,19 @@ impl Engine {
 
     /// Settles recorded decisions and continues the session's turn in this process (folding
     /// steers queued meanwhile), waiting for further decisions when `mode` is `Wait`.
-    pub async fn resume(&self, session_id: i64, mode: ParkMode) -> Result<TurnOutcome, ApiError> {
-        let session = self.store().session(session_id).await.map_err(EngineError::from)?;
+    pub async fn resume(
+        &self,
+        session_id: i64,
+        mode: ParkMode,
+    ) -> Result<TurnOutcome, EngineError> {
+        let session = self.store().session(session_id).await?;
         let handle = self.inner.sessions.handle(session_id);
-        let busy = || {
-            ApiError::new(
-                ErrorCode::Conflict,
-                format!("session {session_id} is already running a turn"),
-            )
-        };
+        let busy =
+            || EngineError::Conflict(format!("session {session_id} is already running a turn"));
         let Ok(guard) = handle.processing.clone().try_lock_owned() else {
             return Err(busy());
         };
-        if self.runner_elsewhere(session_id).await.map_err(EngineError::from)? {
+        if self.runner_elsewhere(session_id).await? {
             return Err(busy());
         }
         let chain = self.model_chain()?;
@@ -220,7 +204,7 @@ impl Engine {
         let engine = self.clone();
         tokio::spawn(async move {
             if let Err(e) = engine.resume(session_id, ParkMode::Wait).await {
-                tracing::warn!(session_id, "auto-resume failed: {}", e.message);
+                tracing::warn!(session_id, "auto-resume failed: {e}");
             }
         });
         true

@@ -2,9 +2,7 @@
 //! rows every process reads, listed for the inbox and the chat, revoked by a person or by `/new`.
 
 use chrono::DateTime;
-use skald_protocol::{
-    ApiError, BypassDuration, BypassRequest, BypassView, ErrorCode, Event, EventEnvelope,
-};
+use skald_protocol::{BypassDuration, BypassRequest, BypassView, Event, EventEnvelope};
 use skald_store::StoreError;
 use skald_store::repo::approvals::ApprovalRequestRow;
 use skald_store::repo::bypasses::{BypassRow, NewBypass};
@@ -19,14 +17,14 @@ const NEW_SESSION_REVOKER: &str = "/new";
 
 impl Engine {
     /// The session's active bypasses, oldest first.
-    pub async fn session_bypasses(&self, session_id: i64) -> Result<Vec<BypassView>, ApiError> {
-        let rows = self.store().session_bypasses(session_id).await.map_err(EngineError::from)?;
+    pub async fn session_bypasses(&self, session_id: i64) -> Result<Vec<BypassView>, EngineError> {
+        let rows = self.store().session_bypasses(session_id).await?;
         self.views(rows)
     }
 
     /// Every active bypass across sessions, oldest first (the inbox lists them).
-    pub async fn active_bypasses(&self) -> Result<Vec<BypassView>, ApiError> {
-        let rows = self.store().active_bypasses().await.map_err(EngineError::from)?;
+    pub async fn active_bypasses(&self) -> Result<Vec<BypassView>, EngineError> {
+        let rows = self.store().active_bypasses().await?;
         self.views(rows)
     }
 
@@ -34,20 +32,23 @@ impl Engine {
     pub(super) async fn call_bypass(
         &self,
         tool_call_id: i64,
-    ) -> Result<Option<BypassView>, ApiError> {
-        let row = self.store().call_bypass(tool_call_id).await.map_err(EngineError::from)?;
-        Ok(row.map(|r| self.view(r)).transpose()?)
+    ) -> Result<Option<BypassView>, EngineError> {
+        let row = self.store().call_bypass(tool_call_id).await?;
+        row.map(|r| self.view(r)).transpose()
     }
 
     /// Ends a bypass now, recording who did. Revoking one that already ended is a no-op.
-    pub async fn revoke_bypass(&self, id: i64, revoked_by: &str) -> Result<BypassView, ApiError> {
+    pub async fn revoke_bypass(
+        &self,
+        id: i64,
+        revoked_by: &str,
+    ) -> Result<BypassView, EngineError> {
         let revoked_by = if revoked_by.trim().is_empty() { "unknown" } else { revoked_by.trim() };
-        let (row, changed) =
-            self.store().revoke_bypass(id, revoked_by).await.map_err(EngineError::from)?;
+        let (row, changed) = self.store().revoke_bypass(id, revoked_by).await?;
         if changed {
             self.emit_bypasses_changed(row.session_id, &row.source);
         }
-        Ok(self.view(row)?)
+        self.view(row)
     }
 
     /// The row a decision's bypass request becomes, or why it cannot be granted. Checked before
@@ -58,17 +59,16 @@ impl Engine {
         approved: bool,
         asked: Option<BypassRequest>,
         granted_by: &str,
-    ) -> Result<Option<NewBypass>, ApiError> {
+    ) -> Result<Option<NewBypass>, EngineError> {
         let Some(asked) = asked else { return Ok(None) };
         if !approved {
-            return Err(ApiError::new(
-                ErrorCode::InvalidInput,
-                "a bypass is granted with an approval, not with a rejection",
+            return Err(EngineError::InvalidInput(
+                "a bypass is granted with an approval, not with a rejection".into(),
             ));
         }
         let category = self.inner.tools.category_of(&request.tool_name);
         let scope = BypassScope::for_call(asked.scope, &request.tool_name, category)
-            .map_err(|e| ApiError::new(ErrorCode::InvalidInput, e.to_string()))?;
+            .map_err(|e| EngineError::InvalidInput(e.to_string()))?;
         Ok(Some(new_bypass(
             request.session_id,
             &scope,
@@ -84,9 +84,9 @@ impl Engine {
         &self,
         session_id: i64,
         granted_by: &str,
-    ) -> Result<(), ApiError> {
+    ) -> Result<(), EngineError> {
         let store = self.store();
-        let active = store.session_bypasses(session_id).await.map_err(EngineError::from)?;
+        let active = store.session_bypasses(session_id).await?;
         let covered = active.iter().any(|r| {
             r.scope_kind == BypassScope::All.kind_name()
                 && r.duration == duration_name(BypassDuration::Session)
@@ -96,7 +96,7 @@ impl Engine {
         }
         let b =
             new_bypass(session_id, &BypassScope::All, BypassDuration::Session, granted_by, None);
-        let row = store.grant_bypass(&b).await.map_err(EngineError::from)?;
+        let row = store.grant_bypass(&b).await?;
         self.emit_bypasses_changed(session_id, &row.source);
         Ok(())
     }
@@ -106,12 +106,8 @@ impl Engine {
         &self,
         session_id: i64,
         source: &str,
-    ) -> Result<(), ApiError> {
-        let n = self
-            .store()
-            .revoke_session_bypasses(session_id, NEW_SESSION_REVOKER)
-            .await
-            .map_err(EngineError::from)?;
+    ) -> Result<(), EngineError> {
+        let n = self.store().revoke_session_bypasses(session_id, NEW_SESSION_REVOKER).await?;
         if n > 0 {
             self.emit_bypasses_changed(session_id, source);
         }
@@ -126,8 +122,8 @@ impl Engine {
         });
     }
 
-    fn views(&self, rows: Vec<BypassRow>) -> Result<Vec<BypassView>, ApiError> {
-        Ok(rows.into_iter().map(|r| self.view(r)).collect::<Result<_, _>>()?)
+    fn views(&self, rows: Vec<BypassRow>) -> Result<Vec<BypassView>, EngineError> {
+        rows.into_iter().map(|r| self.view(r)).collect()
     }
 
     fn view(&self, r: BypassRow) -> Result<BypassView, EngineError> {

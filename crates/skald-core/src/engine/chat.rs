@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use skald_llm::{LlmSettings, ModelEndpoint};
-use skald_protocol::{ApiError, ErrorCode, Event, EventEnvelope, SendResult};
+use skald_protocol::{Event, EventEnvelope, SendResult};
 use skald_store::StoreError;
 use skald_store::repo::history::{NewMessage, Role};
 use skald_store::repo::sessions::NewSession;
@@ -17,9 +17,9 @@ use crate::approval::gate::load_rules;
 use crate::context::BuildSettings;
 use crate::error::EngineError;
 use crate::session::process::pid_alive;
-use crate::session::run_context::RunContext;
 use crate::turn::{ParkMode, TurnCtx, TurnEmitter, TurnOutcome, run_rounds};
 use crate::{agents, config};
+use skald_protocol::RunContext;
 
 /// The surface `approve_all` is recorded as granted by: the CLI flag is the only one that sets it.
 const APPROVE_ALL_GRANTOR: &str = "cli";
@@ -87,10 +87,14 @@ impl SendReceipt {
 
 impl Engine {
     /// The source's active session, created on first use.
-    pub async fn active_session(&self, source: &str, opts: &ChatOptions) -> Result<i64, ApiError> {
+    pub async fn active_session(
+        &self,
+        source: &str,
+        opts: &ChatOptions,
+    ) -> Result<i64, EngineError> {
         validate_source(source)?;
         let store = self.store();
-        if let Some(id) = store.active_session(source).await.map_err(EngineError::from)? {
+        if let Some(id) = store.active_session(source).await? {
             return Ok(id);
         }
         let run_context = opts.workdir.as_ref().map(|w| RunContext {
@@ -101,12 +105,9 @@ impl Engine {
         if let Some(agent) = &opts.agent_id {
             new.agent_id = agent.clone();
         }
-        new.run_context = run_context
-            .map(|rc| serde_json::to_string(&rc))
-            .transpose()
-            .map_err(|e| EngineError::InvalidInput(e.to_string()))?;
-        let created = store.create_session(&new).await.map_err(EngineError::from)?;
-        store.set_active_session(source, created.session_id).await.map_err(EngineError::from)?;
+        new.run_context = run_context.as_ref().map(encode_run_context).transpose()?;
+        let created = store.create_session(&new).await?;
+        store.set_active_session(source, created.session_id).await?;
         self.emit(EventEnvelope {
             session_id: Some(created.session_id),
             source: Some(source.to_string()),
@@ -123,16 +124,16 @@ impl Engine {
         source: &str,
         text: &str,
         opts: ChatOptions,
-    ) -> Result<SendReceipt, ApiError> {
+    ) -> Result<SendReceipt, EngineError> {
         if text.trim().is_empty() {
-            return Err(ApiError::new(ErrorCode::InvalidInput, "the message is empty"));
+            return Err(EngineError::InvalidInput("the message is empty".into()));
         }
         let session_id = self.active_session(source, &opts).await?;
         if opts.approve_all {
             self.approve_all(session_id, APPROVE_ALL_GRANTOR).await?;
         }
         let handle = self.inner.sessions.handle(session_id);
-        let busy_elsewhere = self.runner_elsewhere(session_id).await.map_err(EngineError::from)?;
+        let busy_elsewhere = self.runner_elsewhere(session_id).await?;
         let lock =
             if busy_elsewhere { None } else { handle.processing.clone().try_lock_owned().ok() };
         // Not a match on the tuple: a guard taken there would live on through the steer below.
@@ -142,7 +143,7 @@ impl Engine {
         // Calls an earlier run left open come first: a fresh turn on top of them would tell the
         // model they were interrupted while a decision could still run them. The message waits
         // as a steer; the late-steer claim settles them now unless a human must decide first.
-        if !self.store().open_tool_calls(session_id).await.map_err(EngineError::from)?.is_empty() {
+        if !self.store().open_tool_calls(session_id).await?.is_empty() {
             drop(guard);
             return self.steer(session_id, source, text, opts.park_mode).await;
         }
@@ -168,12 +169,10 @@ impl Engine {
         source: &str,
         text: &str,
         mode: ParkMode,
-    ) -> Result<SendReceipt, ApiError> {
+    ) -> Result<SendReceipt, EngineError> {
         let store = self.store();
-        let pending_input_id =
-            store.add_steer(session_id, text, None).await.map_err(EngineError::from)?;
-        let waiting_for =
-            store.calls_awaiting_human(session_id).await.map_err(EngineError::from)?;
+        let pending_input_id = store.add_steer(session_id, text, None).await?;
+        let waiting_for = store.calls_awaiting_human(session_id).await?;
         self.emit(EventEnvelope {
             session_id: Some(session_id),
             source: Some(source.to_string()),
@@ -271,12 +270,11 @@ impl Engine {
 
     /// Stops the session's running turn, here or in another process. Unconsumed steers are kept
     /// but marked discarded. Returns whether a turn was running.
-    pub async fn stop(&self, session_id: i64) -> Result<bool, ApiError> {
-        let session = self.store().session(session_id).await.map_err(EngineError::from)?;
+    pub async fn stop(&self, session_id: i64) -> Result<bool, EngineError> {
+        let session = self.store().session(session_id).await?;
         let local = self.inner.sessions.existing(session_id).is_some_and(|h| h.cancel());
-        let remote =
-            self.store().request_runner_cancel(session_id).await.map_err(EngineError::from)?;
-        let dropped = self.store().discard_steers(session_id).await.map_err(EngineError::from)?;
+        let remote = self.store().request_runner_cancel(session_id).await?;
+        let dropped = self.store().discard_steers(session_id).await?;
         self.emit_discarded(session_id, &session.source, dropped);
         Ok(local || remote)
     }
@@ -297,44 +295,33 @@ impl Engine {
         &self,
         session_id: i64,
         run_context: Option<RunContext>,
-    ) -> Result<(), ApiError> {
-        let json = run_context
-            .map(|rc| serde_json::to_string(&rc))
-            .transpose()
-            .map_err(|e| EngineError::InvalidInput(e.to_string()))?;
-        self.store()
-            .set_session_run_context(session_id, json.as_deref())
-            .await
-            .map_err(EngineError::from)?;
+    ) -> Result<(), EngineError> {
+        let json = run_context.as_ref().map(encode_run_context).transpose()?;
+        self.store().set_session_run_context(session_id, json.as_deref()).await?;
         Ok(())
     }
 
     /// The session's RunContext (defaults when none is stored).
-    pub async fn run_context(&self, session_id: i64) -> Result<RunContext, ApiError> {
-        let session = self.store().session(session_id).await.map_err(EngineError::from)?;
-        Ok(RunContext::parse(session.run_context.as_deref()).map_err(|e| {
-            EngineError::InvalidInput(format!("stored run context is invalid: {e}"))
-        })?)
+    pub async fn run_context(&self, session_id: i64) -> Result<RunContext, EngineError> {
+        let session = self.store().session(session_id).await?;
+        stored_run_context(session_id, session.run_context.as_deref())
     }
 
     /// Whether a turn is running for the session (in any process).
-    pub async fn is_running(&self, session_id: i64) -> Result<bool, ApiError> {
+    pub async fn is_running(&self, session_id: i64) -> Result<bool, EngineError> {
         let local = self.inner.sessions.existing(session_id).is_some_and(|h| h.is_processing());
-        Ok(local || self.runner_elsewhere(session_id).await.map_err(EngineError::from)?)
+        Ok(local || self.runner_elsewhere(session_id).await?)
     }
 
     /// The models to try, in fallback order, with API keys resolved.
-    pub(super) fn model_chain(&self) -> Result<Vec<ModelEndpoint>, ApiError> {
+    pub(super) fn model_chain(&self) -> Result<Vec<ModelEndpoint>, EngineError> {
         let chain = self.configured_models(true);
         if chain.is_empty() {
-            return Err(ApiError::new(
-                ErrorCode::Config,
-                format!(
-                    "no LLM is configured: add a client under llm.clients in {} or set \
-                     SKALD_LLM_BASE_URL and SKALD_LLM_MODEL",
-                    self.data_dir().join(config::CONFIG_FILE_NAME).display()
-                ),
-            ));
+            return Err(EngineError::NotConfigured(format!(
+                "no LLM is configured: add a client under llm.clients in {} or set \
+                 SKALD_LLM_BASE_URL and SKALD_LLM_MODEL",
+                self.data_dir().join(config::CONFIG_FILE_NAME).display()
+            )));
         }
         Ok(chain)
     }
@@ -366,6 +353,7 @@ impl Engine {
                     strength: c.strength,
                     scope: c.scope.clone(),
                     context_window: c.effective_context_window(),
+                    stream: c.streams(),
                 }
             })
             .collect()
@@ -509,13 +497,10 @@ impl Engine {
         let session = store.session(session_id).await?;
         let root = store.root_frame(session_id).await?;
         let cfg = self.config();
-        let run_context = RunContext::parse(session.run_context.as_deref()).map_err(|e| {
-            EngineError::InvalidInput(format!("stored run context is invalid: {e}"))
-        })?;
+        let run_context = stored_run_context(session_id, session.run_context.as_deref())?;
         let cwd = crate::launch_env::launch_dir().unwrap_or_else(|| self.data_dir().to_path_buf());
         let workdir = run_context.effective_workdir(&cwd);
-        let agent = agents::load(self.data_dir(), &session.agent_id)
-            .map_err(|e| EngineError::InvalidInput(e.to_string()))?;
+        let agent = agents::load(self.data_dir(), &session.agent_id)?;
         // The agent's client, scope and strength pick the order; models that kept failing in
         // earlier turns (health is engine-wide) go last.
         let chain = skald_llm::resolve_chain(
@@ -590,12 +575,26 @@ impl Engine {
     }
 }
 
-fn validate_source(source: &str) -> Result<(), ApiError> {
+pub(super) fn validate_source(source: &str) -> Result<(), EngineError> {
     if source.is_empty() || !source.chars().all(|c| c.is_ascii_alphanumeric() || c == '-') {
-        return Err(ApiError::new(
-            ErrorCode::InvalidInput,
-            format!("invalid source `{source}`: use letters, digits and `-`"),
-        ));
+        return Err(EngineError::InvalidInput(format!(
+            "invalid source `{source}`: use letters, digits and `-`"
+        )));
     }
     Ok(())
+}
+
+fn encode_run_context(rc: &RunContext) -> Result<String, EngineError> {
+    serde_json::to_string(rc)
+        .map_err(|e| EngineError::Internal(format!("cannot encode a run context: {e}")))
+}
+
+/// A stored run context that does not parse is the engine's fault (or a hand edit of the
+/// database), never the caller's.
+fn stored_run_context(session_id: i64, json: Option<&str>) -> Result<RunContext, EngineError> {
+    RunContext::parse(json).map_err(|e| {
+        EngineError::Internal(format!(
+            "the stored run context of session {session_id} is invalid: {e}"
+        ))
+    })
 }

@@ -16,7 +16,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, RwLock};
 
 use skald_protocol::{
-    ApiError, Event, EventEnvelope, Page, SessionDetail, SessionListQuery, SessionSummary,
+    Event, EventEnvelope, Page, SessionDetail, SessionListQuery, SessionMeta, SessionSummary,
 };
 use skald_store::{Clock, Store, SystemClock};
 use tokio::sync::broadcast;
@@ -26,6 +26,9 @@ use crate::error::EngineError;
 use crate::session::registry::SessionRegistry;
 use crate::tools::ToolRegistry;
 use crate::{data_dir, session};
+
+/// A session title longer than this is refused: it is a name, not a note.
+pub const MAX_SESSION_TITLE_CHARS: usize = 200;
 
 /// Capacity of the global event bus; a slow subscriber that falls further behind sees `Lagged`.
 const EVENT_BUS_CAPACITY: usize = 1024;
@@ -115,9 +118,8 @@ impl Engine {
         };
         let runner_id =
             format!("{}-{}", std::process::id(), store.clock().now().timestamp_millis());
-        let llm = skald_llm::LlmClient::new(skald_llm::LlmSettings::default()).map_err(|e| {
-            EngineError::InvalidInput(format!("cannot create the HTTP client: {e}"))
-        })?;
+        let llm = skald_llm::LlmClient::new(skald_llm::LlmSettings::default())
+            .map_err(|e| EngineError::Internal(format!("cannot create the HTTP client: {e}")))?;
         Ok(Self {
             inner: Arc::new(Inner {
                 data_dir: dir,
@@ -148,8 +150,8 @@ impl Engine {
     }
 
     /// Re-reads `config.yml` now (the watcher does the same on file changes).
-    pub fn reload_config(&self) -> Result<(), ApiError> {
-        let cfg = config::load(&self.inner.data_dir, &self.inner.env).map_err(EngineError::from)?;
+    pub fn reload_config(&self) -> Result<(), EngineError> {
+        let cfg = config::load(&self.inner.data_dir, &self.inner.env)?;
         *self.inner.config.write().unwrap_or_else(|p| p.into_inner()) = Arc::new(cfg);
         Ok(())
     }
@@ -168,68 +170,89 @@ impl Engine {
         let _ = self.inner.events.send(envelope);
     }
 
-    /// The paginated session list, newest first.
+    /// The paginated session list, newest first. An empty `source` or `search` is no filter.
     pub async fn list_sessions(
         &self,
-        query: SessionListQuery,
-    ) -> Result<Page<SessionSummary>, ApiError> {
-        Ok(self.store().list_sessions(&query).await.map_err(EngineError::from)?)
+        mut query: SessionListQuery,
+    ) -> Result<Page<SessionSummary>, EngineError> {
+        query.source = query.source.filter(|s| !s.trim().is_empty());
+        query.search = query.search.filter(|s| !s.trim().is_empty());
+        Ok(self.store().list_sessions(&query).await?)
     }
 
     /// The exact request that produced an assistant row (when `llm.request_log` is enabled).
-    pub async fn llm_request(&self, message_id: i64) -> Result<serde_json::Value, ApiError> {
-        let found =
-            self.store().llm_request_for_message(message_id).await.map_err(EngineError::from)?;
+    pub async fn llm_request(&self, message_id: i64) -> Result<serde_json::Value, EngineError> {
+        let found = self.store().llm_request_for_message(message_id).await?;
         let Some((model, json)) = found else {
-            return Err(ApiError::new(
-                skald_protocol::ErrorCode::NotFound,
-                format!(
-                    "no request was logged for message {message_id} (set llm.request_log.enabled: \
-                     true in config.yml to keep them)"
-                ),
-            ));
+            return Err(EngineError::NotFound(format!(
+                "no request was logged for message {message_id} (set llm.request_log.enabled: \
+                 true in config.yml to keep them)"
+            )));
         };
-        let mut v: serde_json::Value = serde_json::from_str(&json)
-            .map_err(|e| ApiError::new(skald_protocol::ErrorCode::Internal, e.to_string()))?;
+        let mut v: serde_json::Value = serde_json::from_str(&json).map_err(|e| {
+            EngineError::Internal(format!("the logged request of message {message_id}: {e}"))
+        })?;
         v["model"] = serde_json::Value::String(model);
         Ok(v)
     }
 
     /// The session debug tree: every frame, message and tool call, children under their call.
-    pub async fn session_detail(&self, id: i64) -> Result<SessionDetail, ApiError> {
+    pub async fn session_detail(&self, id: i64) -> Result<SessionDetail, EngineError> {
         // Calls are labelled as they were live (`write_file src/main.rs`), not by bare name.
         let tools = &self.inner.tools;
         let label = |name: &str, args: &serde_json::Value| {
             tools.get(name).map(|tool| tool.describe(args, true))
         };
-        Ok(session::debug_tree::load(self.store(), id, &label).await.map_err(EngineError::from)?)
+        Ok(session::debug_tree::load(self.store(), id, &label).await?)
     }
 
     /// Creates an interactive session for `source` and makes it the source's active one.
-    pub async fn new_session(&self, source: &str) -> Result<i64, ApiError> {
+    /// Every client showing the source follows it (`new_session`); the list refreshes.
+    pub async fn new_session(&self, source: &str) -> Result<i64, EngineError> {
         let source = source.trim();
-        if source.is_empty() || !source.chars().all(|c| c.is_ascii_alphanumeric() || c == '-') {
-            return Err(EngineError::InvalidInput(format!(
-                "invalid source `{source}`: use letters, digits and `-`"
-            ))
-            .into());
-        }
+        chat::validate_source(source)?;
         let store = self.store();
         // A new conversation ends the bypasses a human granted in the old one.
-        if let Some(old) = store.active_session(source).await.map_err(EngineError::from)? {
+        if let Some(old) = store.active_session(source).await? {
             self.revoke_for_new_session(old, source).await?;
         }
         let created = store
             .create_session(&skald_store::repo::sessions::NewSession::interactive(source))
-            .await
-            .map_err(EngineError::from)?;
-        store.set_active_session(source, created.session_id).await.map_err(EngineError::from)?;
+            .await?;
+        let session_id = created.session_id;
+        store.set_active_session(source, session_id).await?;
+        for event in [Event::NewSession { session_id }, Event::SessionsChanged {}] {
+            self.emit(EventEnvelope {
+                session_id: Some(session_id),
+                source: Some(source.to_string()),
+                event,
+            });
+        }
+        Ok(session_id)
+    }
+
+    /// Names the session (`None` or a blank title clears the name); lists, search and the debug
+    /// view show it.
+    pub async fn rename_session(
+        &self,
+        session_id: i64,
+        title: Option<String>,
+    ) -> Result<SessionMeta, EngineError> {
+        let title = title.map(|t| t.trim().to_string()).filter(|t| !t.is_empty());
+        if title.as_ref().is_some_and(|t| t.chars().count() > MAX_SESSION_TITLE_CHARS) {
+            return Err(EngineError::InvalidInput(format!(
+                "a session title has at most {MAX_SESSION_TITLE_CHARS} characters"
+            )));
+        }
+        let store = self.store();
+        store.set_session_title(session_id, title.as_deref()).await?;
+        let session = store.session(session_id).await?;
         self.emit(EventEnvelope {
-            session_id: Some(created.session_id),
-            source: Some(source.to_string()),
+            session_id: Some(session_id),
+            source: Some(session.source.clone()),
             event: Event::SessionsChanged {},
         });
-        Ok(created.session_id)
+        Ok(session.meta())
     }
 }
 

@@ -3,21 +3,20 @@
 use std::time::{Duration, Instant};
 
 use skald_protocol::{
-    ApiError, ApprovalRuleInput, ApprovalRuleView, ConnectionTest, ErrorCode, LlmClientInput,
-    LlmClientView, RuleAction, SettingsView,
+    ApprovalRuleInput, ApprovalRuleView, ConnectionTest, LlmClientInput, LlmClientView, RuleAction,
+    SettingsView,
 };
-use skald_store::StoreError;
 use skald_store::repo::approvals::RuleRow;
 
 use super::Engine;
-use crate::config::{self, ClientConfig, EnvOverrides};
+use crate::config::{self, ClientConfig, ClientEdit};
 use crate::error::EngineError;
 
 const ENV_CLIENT: &str = "env";
 
 impl Engine {
     /// The Settings page: clients in fallback order, whether each has a key, where files live.
-    pub async fn settings(&self) -> Result<SettingsView, ApiError> {
+    pub async fn settings(&self) -> Result<SettingsView, EngineError> {
         let cfg = self.config();
         let clients = cfg
             .ordered_clients()
@@ -31,6 +30,7 @@ impl Engine {
                 has_api_key: self.has_key(c),
                 from_env: c.name == ENV_CLIENT,
                 context_window: c.context_window,
+                stream: c.streams(),
             })
             .collect::<Vec<_>>();
         Ok(SettingsView {
@@ -48,69 +48,50 @@ impl Engine {
         }
     }
 
-    /// Replaces the clients and fallback order in `config.yml` (other settings are kept; comments
-    /// in the file are not). Validated exactly like a hand edit before anything is written.
+    /// Saves the page's clients and their order into `config.yml`, merged by name into the file as
+    /// it is: keys the page does not edit, comments, and all other settings stay byte for byte.
+    /// Validated exactly like a hand edit before anything is written.
     pub async fn save_llm_clients(
         &self,
         clients: Vec<LlmClientInput>,
         fallback: Vec<String>,
-    ) -> Result<SettingsView, ApiError> {
-        let dir = self.data_dir();
-        let mut file_cfg =
-            config::load(dir, &EnvOverrides::default()).map_err(EngineError::from)?;
-        file_cfg.llm.clients = clients
-            .into_iter()
-            .filter(|c| c.name != ENV_CLIENT)
-            .map(|c| ClientConfig {
-                name: c.name.trim().to_string(),
-                base_url: c.base_url.trim().to_string(),
-                model: c.model.trim().to_string(),
-                api_key_env: c.api_key_env.filter(|v| !v.trim().is_empty()),
-                provider: c.provider.filter(|v| !v.trim().is_empty()),
-                strength: None,
-                scope: Vec::new(),
-                context_window: c.context_window,
-                extra_params: None,
-            })
-            .collect();
-        file_cfg.llm.fallback = fallback.into_iter().filter(|n| n != ENV_CLIENT).collect();
-        let text = serde_yaml::to_string(&file_cfg).map_err(|e| {
-            ApiError::new(ErrorCode::Internal, format!("cannot encode config: {e}"))
-        })?;
-        // Check the new text in a scratch dir first, so a bad edit never reaches the real file.
-        let scratch = tempdir_in(dir)?;
-        std::fs::write(scratch.join(config::CONFIG_FILE_NAME), &text).map_err(io_err)?;
-        let checked = config::load(&scratch, &EnvOverrides::default());
-        let _ = std::fs::remove_dir_all(&scratch);
-        checked.map_err(|e| {
-            ApiError::new(
-                ErrorCode::InvalidInput,
-                e.to_string().replace(&scratch.display().to_string(), "config.yml"),
-            )
-        })?;
-        let path = dir.join(config::CONFIG_FILE_NAME);
-        let tmp = dir.join(".config.yml.tmp");
-        std::fs::write(&tmp, text).map_err(io_err)?;
-        std::fs::rename(&tmp, &path).map_err(io_err)?;
+    ) -> Result<SettingsView, EngineError> {
+        let path = self.data_dir().join(config::CONFIG_FILE_NAME);
+        let text = match std::fs::read_to_string(&path) {
+            Ok(t) => t,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
+            Err(e) => return Err(io_err(e)),
+        };
+        // The file as it is must be valid: an edit never builds on a broken file.
+        let current = config::parse_text(&path, &text)?;
+        let edits: Vec<ClientEdit> =
+            clients.into_iter().filter(|c| c.name != ENV_CLIENT).map(client_edit).collect();
+        let order: Vec<String> = fallback.into_iter().filter(|n| n != ENV_CLIENT).collect();
+        let edited = config::merge_clients(&path, &text, &current, &edits, &order)
+            .map_err(|e| EngineError::InvalidInput(e.to_string()))?;
+        if edited != text {
+            write_atomically(&path, &edited).map_err(io_err)?;
+        }
         self.reload_config()?;
         self.settings().await
     }
 
     /// Stores (or with `None` removes) a client's API key in the OS keychain.
-    pub async fn set_api_key(&self, client: &str, key: Option<String>) -> Result<(), ApiError> {
-        let result = match key.as_deref().map(str::trim).filter(|k| !k.is_empty()) {
-            Some(k) => self.inner.secrets.set(client, k),
-            None => self.inner.secrets.delete(client),
-        };
-        result.map_err(|e| ApiError::new(ErrorCode::Config, e.to_string()))
+    pub async fn set_api_key(&self, client: &str, key: Option<String>) -> Result<(), EngineError> {
+        match key.as_deref().map(str::trim).filter(|k| !k.is_empty()) {
+            Some(k) => self.inner.secrets.set(client, k)?,
+            None => self.inner.secrets.delete(client)?,
+        }
+        Ok(())
     }
 
     /// Asks the client's endpoint for its model list.
-    pub async fn test_connection(&self, client: &str) -> Result<ConnectionTest, ApiError> {
+    pub async fn test_connection(&self, client: &str) -> Result<ConnectionTest, EngineError> {
         let chain = self.model_chain()?;
-        let endpoint = chain.iter().find(|e| e.name == client).ok_or_else(|| {
-            ApiError::new(ErrorCode::NotFound, format!("no LLM client named `{client}`"))
-        })?;
+        let endpoint = chain
+            .iter()
+            .find(|e| e.name == client)
+            .ok_or_else(|| EngineError::NotFound(format!("no LLM client named `{client}`")))?;
         let started = Instant::now();
         let result = skald_llm::list_models(endpoint, Duration::from_secs(10)).await;
         let latency_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
@@ -133,8 +114,8 @@ impl Engine {
     }
 
     /// Every approval rule, in evaluation order per group.
-    pub async fn approval_rules(&self) -> Result<Vec<ApprovalRuleView>, ApiError> {
-        let rows = self.store().all_rules().await.map_err(EngineError::from)?;
+    pub async fn approval_rules(&self) -> Result<Vec<ApprovalRuleView>, EngineError> {
+        let rows = self.store().all_rules().await?;
         Ok(rows.into_iter().map(rule_view).collect())
     }
 
@@ -143,9 +124,9 @@ impl Engine {
         &self,
         id: Option<i64>,
         input: ApprovalRuleInput,
-    ) -> Result<ApprovalRuleView, ApiError> {
+    ) -> Result<ApprovalRuleView, EngineError> {
         if input.tool_pattern.trim().is_empty() {
-            return Err(ApiError::new(ErrorCode::InvalidInput, "the tool pattern is empty"));
+            return Err(EngineError::InvalidInput("the tool pattern is empty".into()));
         }
         let row = RuleRow {
             id: id.unwrap_or(0),
@@ -164,15 +145,12 @@ impl Engine {
             priority: input.priority,
             seed_key: None,
         };
-        let saved = self.store().save_rule(id, &row).await.map_err(|e| match e {
-            StoreError::Conflict(m) => ApiError::new(ErrorCode::Conflict, m),
-            other => EngineError::from(other).into(),
-        })?;
+        let saved = self.store().save_rule(id, &row).await?;
         Ok(rule_view(saved))
     }
 
-    pub async fn delete_approval_rule(&self, id: i64) -> Result<(), ApiError> {
-        Ok(self.store().delete_rule(id).await.map_err(EngineError::from)?)
+    pub async fn delete_approval_rule(&self, id: i64) -> Result<(), EngineError> {
+        Ok(self.store().delete_rule(id).await?)
     }
 }
 
@@ -195,12 +173,31 @@ fn rule_view(r: RuleRow) -> ApprovalRuleView {
     }
 }
 
-fn io_err(e: std::io::Error) -> ApiError {
-    ApiError::new(ErrorCode::Storage, format!("cannot write config.yml: {e}"))
+fn io_err(source: std::io::Error) -> EngineError {
+    EngineError::Write { file: "config.yml", source }
 }
 
-fn tempdir_in(dir: &std::path::Path) -> Result<std::path::PathBuf, ApiError> {
-    let p = dir.join(format!(".config-check-{}", std::process::id()));
-    std::fs::create_dir_all(&p).map_err(io_err)?;
-    Ok(p)
+/// What the page sent, trimmed; blank optional fields mean "not set".
+fn client_edit(c: LlmClientInput) -> ClientEdit {
+    let set = |v: Option<String>| v.map(|v| v.trim().to_string()).filter(|v| !v.is_empty());
+    ClientEdit {
+        previous_name: set(c.previous_name),
+        name: c.name.trim().to_string(),
+        base_url: c.base_url.trim().to_string(),
+        model: c.model.trim().to_string(),
+        provider: set(c.provider),
+        api_key_env: set(c.api_key_env),
+        context_window: c.context_window,
+        stream: c.stream,
+    }
+}
+
+/// Replaces the file in one step (a reader never sees half a file), keeping its permissions.
+fn write_atomically(path: &std::path::Path, text: &str) -> std::io::Result<()> {
+    let tmp = path.with_file_name(".config.yml.tmp");
+    std::fs::write(&tmp, text)?;
+    if let Ok(meta) = std::fs::metadata(path) {
+        std::fs::set_permissions(&tmp, meta.permissions())?;
+    }
+    std::fs::rename(&tmp, path)
 }

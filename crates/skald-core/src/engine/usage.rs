@@ -1,7 +1,7 @@
 //! What a session has used (`/context`, `/cost`, the context meter), and `/compact` and
 //! `/resettools` for the shells.
 
-use skald_protocol::{ApiError, CompactResult, SessionUsage};
+use skald_protocol::{CompactResult, SessionUsage};
 
 use super::Engine;
 use crate::EngineError;
@@ -10,9 +10,9 @@ use crate::turn::{self, ParkMode, TurnEmitter};
 impl Engine {
     /// The context the next request carries (reported usage plus estimate, as compaction counts
     /// it), the last reported request, the model's window when known, and the session's spend.
-    pub async fn session_usage(&self, session_id: i64) -> Result<SessionUsage, ApiError> {
+    pub async fn session_usage(&self, session_id: i64) -> Result<SessionUsage, EngineError> {
         let store = self.store();
-        let session = store.session(session_id).await.map_err(EngineError::from)?;
+        let session = store.session(session_id).await?;
         // The turn's own view of the frame (agent prompt, working dir, chain order); no API
         // keys: the chat asks for this after each answer and keys may come from the keychain.
         let emitter =
@@ -21,7 +21,7 @@ impl Engine {
         let ctx =
             self.turn_ctx(session_id, &session.source, models, &emitter, ParkMode::Exit).await?;
         let size = turn::context_size(&ctx).await?;
-        let totals = store.usage_totals(session_id).await.map_err(EngineError::from)?;
+        let totals = store.usage_totals(session_id).await?;
         let last = size.reported_by;
         Ok(SessionUsage {
             session_id,
@@ -44,7 +44,7 @@ impl Engine {
         &self,
         session_id: i64,
         focus: Option<String>,
-    ) -> Result<CompactResult, ApiError> {
+    ) -> Result<CompactResult, EngineError> {
         Ok(match self.compact(session_id, focus).await? {
             Some(r) => CompactResult {
                 compacted: true,
@@ -63,8 +63,8 @@ impl Engine {
 
     /// `/resettools`: revokes the tool groups the session's agents activated; they are offered
     /// again only after an agent activates them anew. Returns how many were revoked.
-    pub async fn reset_tool_groups(&self, session_id: i64) -> Result<u64, ApiError> {
-        self.store().session(session_id).await.map_err(EngineError::from)?;
-        Ok(self.store().revoke_tool_groups(session_id).await.map_err(EngineError::from)?)
+    pub async fn reset_tool_groups(&self, session_id: i64) -> Result<u64, EngineError> {
+        self.store().session(session_id).await?;
+        Ok(self.store().revoke_tool_groups(session_id).await?)
     }
 }

@@ -1,6 +1,5 @@
-//! Sessions: RunContext, the per-session runner registry and the debug tree.
+//! Sessions: the per-session runner registry and the debug tree.
 
 pub mod debug_tree;
 pub mod process;
 pub mod registry;
-pub mod run_context;

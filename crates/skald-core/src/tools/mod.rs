@@ -26,6 +26,7 @@ use serde::{Deserialize, Serialize};
 use tokio_util::sync::CancellationToken;
 
 pub use registry::ToolRegistry;
+pub use schema_check::{ArgsError, parse_args};
 
 /// Access-control grouping of a tool (approval rules and agent grants refer to it).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -159,7 +160,7 @@ pub enum ToolError {
 
 /// Checks a call's arguments against the tool's schema before it is gated: a call that cannot run
 /// is answered to the model at once instead of waiting for a human.
-pub fn check_args(tool: &dyn Tool, args: &serde_json::Value) -> Result<(), String> {
+pub fn check_args(tool: &dyn Tool, args: &serde_json::Value) -> Result<(), ArgsError> {
     schema_check::check(&tool.def().parameters, args)
 }
 

@@ -6,10 +6,36 @@
 
 use serde_json::Value;
 
-/// `Err` says what is wrong in words the model can act on.
-pub(crate) fn check(schema: &Value, args: &Value) -> Result<(), String> {
+/// What is wrong with a call's arguments, in words the model can act on.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ArgsError {
+    #[error("the arguments must be a JSON object")]
+    NotAnObject,
+    /// The parser's message about an empty argument string.
+    #[error("the arguments are empty ({0})")]
+    Empty(String),
+    /// The parser's message about text that is not JSON.
+    #[error("the arguments are not valid JSON ({0})")]
+    NotJson(String),
+    /// Each problem found against the schema, and the accepted names when the schema is closed.
+    #[error("{}{}", problems.join("; "), accepted.as_ref().map(|a| format!(" (arguments: {})", a.join(", "))).unwrap_or_default())]
+    Schema { problems: Vec<String>, accepted: Option<Vec<String>> },
+}
+
+/// Parses a call's raw argument text into the JSON object every tool takes.
+pub fn parse_args(raw: &str) -> Result<Value, ArgsError> {
+    match serde_json::from_str::<Value>(raw) {
+        Ok(v @ Value::Object(_)) => Ok(v),
+        Ok(_) => Err(ArgsError::NotAnObject),
+        Err(e) if raw.trim().is_empty() => Err(ArgsError::Empty(e.to_string())),
+        Err(e) => Err(ArgsError::NotJson(e.to_string())),
+    }
+}
+
+/// Checks `args` against a tool's flat JSON schema.
+pub(crate) fn check(schema: &Value, args: &Value) -> Result<(), ArgsError> {
     let Value::Object(given) = args else {
-        return Err("the arguments must be a JSON object".into());
+        return Err(ArgsError::NotAnObject);
     };
     let properties = schema.get("properties").and_then(Value::as_object);
     let mut problems = Vec::new();
@@ -38,12 +64,8 @@ pub(crate) fn check(schema: &Value, args: &Value) -> Result<(), String> {
     if problems.is_empty() {
         return Ok(());
     }
-    let mut message = problems.join("; ");
-    if let Some(p) = properties.filter(|_| closed) {
-        let names: Vec<&str> = p.keys().map(String::as_str).collect();
-        message.push_str(&format!(" (arguments: {})", names.join(", ")));
-    }
-    Err(message)
+    let accepted = properties.filter(|_| closed).map(|p| p.keys().cloned().collect());
+    Err(ArgsError::Schema { problems, accepted })
 }
 
 fn has_type(value: &Value, expected: &str) -> bool {
@@ -93,7 +115,7 @@ mod tests {
 
     #[test]
     fn missing_unknown_and_mistyped_fields_are_all_named() {
-        let err = check(&schema(), &json!({"file": "a", "line": "3"})).unwrap_err();
+        let err = check(&schema(), &json!({"file": "a", "line": "3"})).unwrap_err().to_string();
         assert!(err.contains("`path` is required"), "{err}");
         assert!(err.contains("`file` is not an argument"), "{err}");
         assert!(err.contains("`line` must be an integer"), "{err}");

@@ -19,7 +19,7 @@ use crate::context::call_results::{
     INTERRUPTED_RUNNING,
 };
 use crate::error::EngineError;
-use crate::tools::{self, ToolContext, ToolError, names};
+use crate::tools::{self, ArgsError, ToolContext, ToolError, names, parse_args};
 
 /// A decision written by another process is noticed within this interval.
 const DECISION_POLL: Duration = Duration::from_millis(300);
@@ -123,20 +123,11 @@ pub async fn settle(
     }
 }
 
-fn parse_args(raw: &str) -> Result<Value, String> {
-    match serde_json::from_str::<Value>(raw) {
-        Ok(v @ Value::Object(_)) => Ok(v),
-        Ok(_) => Err("the arguments must be a JSON object".to_string()),
-        Err(e) if raw.trim().is_empty() => Err(format!("the arguments are empty ({e})")),
-        Err(e) => Err(format!("the arguments are not valid JSON ({e})")),
-    }
-}
-
 async fn gate_and_run(
     ctx: &TurnCtx,
     id: i64,
     name: &str,
-    parsed: Result<Value, String>,
+    parsed: Result<Value, ArgsError>,
     cancel: &CancellationToken,
 ) -> Result<CallFlow, EngineError> {
     let tool = ctx.tools.get(name);
@@ -248,7 +239,7 @@ async fn park(
         .as_ref()
         .map(|(_, _, _, d)| serde_json::to_string(d))
         .transpose()
-        .map_err(|e| EngineError::InvalidInput(e.to_string()))?;
+        .map_err(|e| EngineError::Internal(format!("cannot encode a file diff: {e}")))?;
     ctx.store
         .create_approval_request(&NewApprovalRequest {
             tool_call_id: id,
@@ -434,7 +425,7 @@ async fn execute(
             });
             if let Some((_, diff)) = &changed {
                 let json = serde_json::to_string(diff).map_err(|e| {
-                    EngineError::InvalidInput(format!("cannot encode a file diff: {e}"))
+                    EngineError::Internal(format!("cannot encode a file diff: {e}"))
                 })?;
                 ctx.store.record_file_diff(id, &json).await?;
             }

@@ -24,10 +24,12 @@ use tokio_util::sync::CancellationToken;
 
 use crate::agents::Agent;
 use crate::approval::gate::LoadedRules;
-use crate::context::{BuildSettings, ContextCompactor, ContextInputs, MessageBuilder};
+use crate::context::{
+    BuildSettings, CompactionError, ContextCompactor, ContextInputs, MessageBuilder,
+};
 use crate::error::EngineError;
-use crate::session::run_context::RunContext;
 use crate::tools::ToolRegistry;
+use skald_protocol::RunContext;
 
 use call_flow::CallFlow;
 use llm_round::RoundResult;
@@ -335,7 +337,14 @@ pub async fn compact_now(
     let on_start = move || emitter.emit(Event::Compacting {});
     let report = compactor
         .compact_now(&ctx.builder(), &ctx.context_inputs(), focus, cancel, on_start)
-        .await?;
+        .await
+        .map_err(|e| match e {
+            CompactionError::Store(e) => EngineError::from(e),
+            CompactionError::Summariser(skald_llm::LlmError::Cancelled) => {
+                EngineError::Cancelled("compaction stopped before the summary was written".into())
+            }
+            other => EngineError::Llm(other.to_string()),
+        })?;
     if let Some(r) = &report {
         ctx.emitter.emit(Event::CompactionDone {
             summary_id: r.summary_id,

@@ -2,11 +2,11 @@
 
 use std::path::{Path, PathBuf};
 
-use skald_core::approval::gate::{GateInput, LoadedRules, verdict_under};
+use skald_core::approval::gate::{GateInput, LoadedRules, RulesUnavailable, verdict_under};
 use skald_core::approval::rules::{CallFacts, tool_matches};
 use skald_core::approval::{Action, BypassScope, Rule, RuleSet, Verdict, diff};
-use skald_core::session::run_context::RunContext;
 use skald_core::tools::ToolCategory;
+use skald_protocol::RunContext;
 
 fn rule(id: i64, tool: &str, path: Option<&str>, action: Action, priority: i64) -> Rule {
     Rule {
@@ -294,7 +294,7 @@ fn run_context_pre_authorises_writes_but_never_overrides_a_deny() {
 #[test]
 fn rules_that_cannot_be_loaded_fail_closed() {
     let e = env();
-    let rules: LoadedRules = Err("database is locked".into());
+    let rules: LoadedRules = Err(RulesUnavailable::UnknownAction { id: 7, action: "maybe".into() });
     // Even under an `all` bypass.
     let bypass = [BypassScope::All];
     let rc = RunContext::default();

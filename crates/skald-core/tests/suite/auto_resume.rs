@@ -6,10 +6,9 @@ use std::time::Duration;
 
 use skald_core::config::{EnvOverrides, MemorySecrets};
 use skald_core::engine::ChatOptions;
-use skald_core::session::run_context::RunContext;
 use skald_core::turn::{ParkMode, TurnOutcome};
 use skald_core::{Engine, EngineOptions};
-use skald_protocol::{DecisionInput, Event, EventEnvelope};
+use skald_protocol::{DecisionInput, Event, EventEnvelope, RunContext};
 use skald_testkit::{FakeLlm, HANG_GUARD, Reply};
 use tokio::sync::broadcast;
 
@@ -31,7 +30,7 @@ pub async fn open(data: &std::path::Path, fake: &FakeLlm, auto_resume: bool) -> 
 }
 
 fn approve() -> DecisionInput {
-    DecisionInput { approved: true, note: None, decided_by: "test".into(), bypass: None }
+    DecisionInput { approved: true, note: None, bypass: None }
 }
 
 /// Waits for the resumed turn's final answer (after the approved write ran).
@@ -69,7 +68,7 @@ async fn a_decision_with_no_live_turn_continues_it_in_an_auto_resuming_engine() 
     let engine = open(&dir.path().join("data"), &fake, true).await;
     park_a_write(&engine, &fake, &work).await;
     let mut events = engine.subscribe();
-    let decision = engine.decide(1, approve()).await.unwrap();
+    let decision = engine.decide(1, approve(), "test").await.unwrap();
     assert!(decision.resumed, "the engine should continue the turn itself");
     assert_eq!(wait_for_answer(&mut events).await, "Wrote out.txt.");
     assert_eq!(std::fs::read_to_string(work.join("out.txt")).unwrap(), "done\n");
@@ -88,7 +87,7 @@ async fn a_decision_written_by_another_process_is_picked_up_by_the_poller() {
     let mut events = app.subscribe();
     // "Another process": a second engine on the same database, like `skald approve`.
     let cli = open(&data, &fake, false).await;
-    let decision = cli.decide(1, approve()).await.unwrap();
+    let decision = cli.decide(1, approve(), "cli").await.unwrap();
     assert!(!decision.resumed);
     assert_eq!(wait_for_answer(&mut events).await, "Wrote out.txt.");
     assert_eq!(std::fs::read_to_string(work.join("out.txt")).unwrap(), "done\n");
@@ -180,6 +179,7 @@ async fn a_bypass_granted_with_an_approval_applies_where_the_turn_runs() {
             }),
             ..approve()
         },
+        "cli",
     )
     .await
     .unwrap();
@@ -217,7 +217,7 @@ async fn a_clarification_question_waits_in_the_inbox_and_its_answer_reaches_the_
     let a = other.answer(q.tool_call_id, "b.txt", "cli").await.unwrap();
     assert!(!a.resumed);
     let clash = other.answer(q.tool_call_id, "a.txt", "cli").await.unwrap_err();
-    assert_eq!(clash.code, skald_protocol::ErrorCode::Conflict);
+    assert_eq!(clash.code(), skald_protocol::ErrorCode::Conflict);
     let outcome = engine.resume(receipt.session_id, ParkMode::Exit).await.unwrap();
     assert!(matches!(outcome, TurnOutcome::Final { .. }), "{outcome:?}");
     let last = fake.requests().last().unwrap().body.clone();

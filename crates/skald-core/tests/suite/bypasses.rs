@@ -64,30 +64,42 @@ impl Rig {
         }
     }
 
-    /// One turn whose model calls `tool` once, then answers.
-    async fn turn(&self, engine: &Engine, tool: &str, args: &str) -> (i64, TurnOutcome) {
+    /// One turn whose model calls `tool` once, then — unless the call `parks` the turn, which
+    /// then never asks again — answers. The script says which is expected, so a call that parks
+    /// when it should run (or runs when it should park) leaves the fake's script unbalanced.
+    async fn turn(
+        &self,
+        engine: &Engine,
+        tool: &str,
+        args: &str,
+        parks: bool,
+    ) -> (i64, TurnOutcome) {
         self.fake.push(Reply::tool_call(tool, args));
-        self.fake.push(Reply::text("done"));
+        if !parks {
+            self.fake.push(Reply::text("done"));
+        }
         let receipt = engine.send_message("web", "go", self.opts()).await.unwrap();
         let outcome = receipt.turn.unwrap().await.unwrap();
+        assert_eq!(parked(&outcome), parks, "{outcome:?}");
         (receipt.session_id, outcome)
     }
 
-    /// A turn that writes `name`: whether it ran without parking, and whether the file exists.
-    async fn write(&self, engine: &Engine, name: &str) -> TurnOutcome {
+    /// A turn that writes `name`, expected to park (`parks`) or to run without asking.
+    async fn write(&self, engine: &Engine, name: &str, parks: bool) -> TurnOutcome {
         let args = format!(r#"{{"path":"{name}","content":"x\n"}}"#);
-        let (_, outcome) = self.turn(engine, "write_file", &args).await;
+        let (_, outcome) = self.turn(engine, "write_file", &args, parks).await;
         outcome
     }
 
     /// Through `engine`: a write parks, is approved with `bypass`, and its turn finishes.
     async fn grant(&self, engine: &Engine, bypass: BypassRequest) -> i64 {
         let (session, parked) =
-            self.turn(engine, "write_file", r#"{"path":"first.txt","content":"1\n"}"#).await;
+            self.turn(engine, "write_file", r#"{"path":"first.txt","content":"1\n"}"#, true).await;
         assert!(matches!(parked, TurnOutcome::Parked { .. }), "{parked:?}");
         let call = only_waiting_call(engine).await;
-        let decision = engine.decide(call, approve(Some(bypass))).await.unwrap();
+        let decision = engine.decide(call, approve(Some(bypass)), "test").await.unwrap();
         assert!(decision.bypass.is_some(), "{decision:?}");
+        self.fake.push(Reply::text("done"));
         let outcome = engine.resume(session, ParkMode::Exit).await.unwrap();
         assert!(matches!(outcome, TurnOutcome::Final { .. }), "{outcome:?}");
         assert!(self.work.join("first.txt").is_file());
@@ -100,7 +112,7 @@ impl Rig {
 }
 
 fn approve(bypass: Option<BypassRequest>) -> DecisionInput {
-    DecisionInput { approved: true, note: None, decided_by: "test".into(), bypass }
+    DecisionInput { approved: true, note: None, bypass }
 }
 
 fn bypass(duration: BypassDuration, scope: BypassScopeKind) -> BypassRequest {
@@ -130,15 +142,15 @@ fn exists(p: &Path) -> bool {
 async fn a_scope_that_does_not_fit_the_call_is_refused_and_nothing_is_recorded() {
     let rig = Rig::new().await;
     let engine = rig.engine().await;
-    let (session, outcome) = rig.turn(&engine, "execute_cmd", r#"{"command":"true"}"#).await;
+    let (session, outcome) = rig.turn(&engine, "execute_cmd", r#"{"command":"true"}"#, true).await;
     assert!(parked(&outcome), "{outcome:?}");
     let call = only_waiting_call(&engine).await;
 
     let wrong = bypass(BypassDuration::OneHour, BypassScopeKind::McpServer);
-    let err = engine.decide(call, approve(Some(wrong))).await.unwrap_err();
-    assert_eq!(err.code, ErrorCode::InvalidInput);
+    let err = engine.decide(call, approve(Some(wrong)), "test").await.unwrap_err();
+    assert_eq!(err.code(), ErrorCode::InvalidInput);
     assert_eq!(
-        err.message,
+        err.to_string(),
         "`mcp_server` bypass does not fit `execute_cmd`: it is not an MCP tool; choose \
          `category` (shell) or `all`"
     );
@@ -149,12 +161,15 @@ async fn a_scope_that_does_not_fit_the_call_is_refused_and_nothing_is_recorded()
         approved: false,
         ..approve(Some(bypass(BypassDuration::OneHour, BypassScopeKind::All)))
     };
-    assert_eq!(engine.decide(call, with_reject).await.unwrap_err().code, ErrorCode::InvalidInput);
+    assert_eq!(
+        engine.decide(call, with_reject, "test").await.unwrap_err().code(),
+        ErrorCode::InvalidInput
+    );
     assert_eq!(only_waiting_call(&engine).await, call);
 
     let mut events = engine.subscribe();
     let fits = bypass(BypassDuration::OneHour, BypassScopeKind::Category);
-    let decision = engine.decide(call, approve(Some(fits))).await.unwrap();
+    let decision = engine.decide(call, approve(Some(fits)), "test").await.unwrap();
     let granted = decision.bypass.unwrap();
     assert_eq!(
         (granted.label.as_str(), granted.scope_value.as_deref()),
@@ -187,13 +202,12 @@ async fn a_bypass_granted_through_one_engine_counts_in_another_at_once() {
         (session, "filesystem tools", "test")
     );
     // The other process runs the next turn: its write runs without asking.
-    let outcome = rig.write(&other, "second.txt").await;
+    let outcome = rig.write(&other, "second.txt", false).await;
     assert!(matches!(outcome, TurnOutcome::Final { .. }), "{outcome:?}");
     assert!(exists(&rig.path("second.txt")));
     // The scope is the category: a shell command still asks.
-    let (_, outcome) = rig.turn(&other, "execute_cmd", r#"{"command":"true"}"#).await;
+    let (_, outcome) = rig.turn(&other, "execute_cmd", r#"{"command":"true"}"#, true).await;
     assert!(parked(&outcome), "{outcome:?}");
-    assert_eq!(rig.fake.pending_replies(), 1, "the parked turn's answer is still scripted");
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -203,11 +217,11 @@ async fn an_expired_bypass_stops_counting_at_once() {
     let other = rig.engine().await;
     rig.grant(&app, bypass(BypassDuration::FifteenMinutes, BypassScopeKind::All)).await;
     rig.clock.advance(chrono::Duration::minutes(14));
-    assert!(!parked(&rig.write(&other, "early.txt").await));
+    assert!(!parked(&rig.write(&other, "early.txt", false).await));
     assert_eq!(other.active_bypasses().await.unwrap()[0].remaining_secs, 60);
     rig.clock.advance(chrono::Duration::minutes(1));
     assert!(other.active_bypasses().await.unwrap().is_empty());
-    let outcome = rig.write(&other, "late.txt").await;
+    let outcome = rig.write(&other, "late.txt", true).await;
     assert!(parked(&outcome), "{outcome:?}");
     assert!(exists(&rig.path("early.txt")) && !exists(&rig.path("late.txt")));
 }
@@ -228,7 +242,7 @@ async fn a_revoked_bypass_stops_counting_at_once() {
     assert_eq!(other.revoke_bypass(id, "cli").await.unwrap().revoked_by.as_deref(), Some("inbox"));
     assert!(drained(&mut events).is_empty());
     // The granting process asks again.
-    let outcome = rig.write(&app, "after.txt").await;
+    let outcome = rig.write(&app, "after.txt", true).await;
     assert!(parked(&outcome), "{outcome:?}");
     assert!(!exists(&rig.path("after.txt")));
 }
@@ -250,7 +264,7 @@ async fn new_revokes_the_old_sessions_bypasses() {
     assert!(app.active_bypasses().await.unwrap().is_empty());
     let seen = drained(&mut events);
     assert!(seen.contains(&(Some(old), Event::BypassesChanged {})), "{seen:?}");
-    let outcome = rig.write(&app, "after-new.txt").await;
+    let outcome = rig.write(&app, "after-new.txt", true).await;
     assert!(parked(&outcome), "{outcome:?}");
 }
 

@@ -363,6 +363,29 @@ async fn a_long_session_is_compacted_at_turn_start_with_events_and_survives_a_re
     );
 }
 
+#[tokio::test]
+async fn a_compact_the_model_cannot_write_is_an_llm_error_not_nothing_to_compact() {
+    // Automatic compaction stays off, so only the explicit /compact calls the summariser.
+    let rig =
+        Rig::new("llm:\n  compaction:\n    enabled: false\n    keep_recent_tokens: 300\n").await;
+    std::fs::write(rig.work.join("big.txt"), "b".repeat(6_000)).unwrap();
+    rig.fake.push(read("big.txt"));
+    rig.fake.push(Reply::text("big read"));
+    let (sid, first, _) = rig.turn("read big.txt").await;
+    assert!(matches!(first, TurnOutcome::Final { .. }), "{first:?}");
+    rig.fake.push(Reply::text("noted"));
+    rig.turn("and now?").await;
+
+    // The provider refuses the summariser: the human who asked for /compact hears why.
+    rig.fake.push(Reply::status(401, 1));
+    let err = rig.engine.compact(sid, None).await.unwrap_err();
+    assert_eq!(err.code(), skald_protocol::ErrorCode::Llm, "{err}");
+    assert!(err.to_string().contains("could not summarise"), "{err}");
+    let store = skald_store::Store::open_in_dir(&rig.dir.path().join("data")).await.unwrap();
+    let root = store.root_frame(sid).await.unwrap();
+    assert_eq!(store.latest_summary(root.id).await.unwrap(), None, "no summary was stored");
+}
+
 /// `/compact`, then `/context` before and after the next answer. The clock stands still until
 /// the last turn: rows written in the compaction's millisecond count as written before it.
 #[tokio::test]

@@ -42,16 +42,21 @@ async fn new_sessions_appear_in_the_list_and_their_detail_is_readable() {
     let engine = open(dir.path(), false).await.unwrap();
     let mut events = engine.subscribe();
     let id = engine.new_session("web").await.unwrap();
-    let ev = events.recv().await.unwrap();
-    assert_eq!((ev.session_id, ev.event), (Some(id), Event::SessionsChanged {}));
+    // Clients showing the source follow the new session; the list refreshes.
+    let followed = events.recv().await.unwrap();
+    assert_eq!(
+        (followed.session_id, followed.source.as_deref(), followed.event),
+        (Some(id), Some("web"), Event::NewSession { session_id: id })
+    );
+    assert_eq!(events.recv().await.unwrap().event, Event::SessionsChanged {});
     let page = engine.list_sessions(SessionListQuery::default()).await.unwrap();
     assert_eq!(page.items[0].id, id);
     let detail = engine.session_detail(id).await.unwrap();
     assert_eq!((detail.session.source.as_str(), detail.messages.len()), ("web", 0));
     let missing = engine.session_detail(id + 100).await.unwrap_err();
-    assert_eq!(missing.code, ErrorCode::NotFound);
+    assert_eq!(missing.code(), ErrorCode::NotFound);
     let bad = engine.new_session("we b").await.unwrap_err();
-    assert_eq!(bad.code, ErrorCode::InvalidInput);
+    assert_eq!(bad.code(), ErrorCode::InvalidInput);
 }
 
 #[tokio::test]
@@ -84,4 +89,30 @@ async fn wait_reload(
         }
     };
     tokio::time::timeout(Duration::from_secs(10), fut).await.expect("config reload event")
+}
+
+#[tokio::test]
+async fn a_session_can_be_named_found_by_its_name_and_unnamed() {
+    let dir = tempfile::tempdir().unwrap();
+    let engine = open(dir.path(), false).await.unwrap();
+    let id = engine.new_session("web").await.unwrap();
+    let mut events = engine.subscribe();
+
+    let meta = engine.rename_session(id, Some("  Inbox triage ".into())).await.unwrap();
+    assert_eq!(meta.title.as_deref(), Some("Inbox triage"));
+    assert_eq!(events.recv().await.unwrap().event, Event::SessionsChanged {});
+    let query = SessionListQuery { search: Some("triage".into()), ..Default::default() };
+    let found = engine.list_sessions(query).await.unwrap();
+    assert_eq!(found.items.iter().map(|s| s.id).collect::<Vec<_>>(), [id]);
+    assert_eq!(
+        engine.session_detail(id).await.unwrap().session.title.as_deref(),
+        Some("Inbox triage")
+    );
+
+    let cleared = engine.rename_session(id, Some("   ".into())).await.unwrap();
+    assert_eq!(cleared.title, None, "a blank name removes the name");
+    let long = engine.rename_session(id, Some("x".repeat(201))).await.unwrap_err();
+    assert_eq!(long.code(), ErrorCode::InvalidInput);
+    let missing = engine.rename_session(id + 100, None).await.unwrap_err();
+    assert_eq!(missing.code(), ErrorCode::NotFound);
 }

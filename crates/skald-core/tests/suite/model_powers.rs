@@ -51,9 +51,9 @@ async fn tool_calls_cannot_decide_bypass_or_edit_rules() {
             skald_protocol::DecisionInput {
                 approved: false,
                 note: Some("no".into()),
-                decided_by: "test".into(),
                 bypass: None,
             },
+            "test",
         )
         .await
         .unwrap();

@@ -75,12 +75,7 @@ impl Setup {
 }
 
 fn decision(approved: bool, note: Option<&str>) -> DecisionInput {
-    DecisionInput {
-        approved,
-        note: note.map(str::to_string),
-        decided_by: "test".into(),
-        bypass: None,
-    }
+    DecisionInput { approved, note: note.map(str::to_string), bypass: None }
 }
 
 fn messages(req: &RecordedRequest) -> Vec<Value> {
@@ -141,7 +136,7 @@ async fn a_message_sent_after_chat_parked_waits_and_follows_the_approved_call() 
     queued(&cli, &s, sid, call, ParkMode::Exit).await;
     assert_eq!(s.runs(), 0);
 
-    cli.decide(call, decision(true, None)).await.unwrap();
+    cli.decide(call, decision(true, None), "test").await.unwrap();
     let reqs = s.resume_answering(sid, "Ran it, and here is the listing.").await;
     assert_eq!(s.runs(), 1, "the approved command runs exactly once");
     settled_then_steer(&reqs[1], "exit code 0");
@@ -155,7 +150,7 @@ async fn a_message_sent_after_chat_parked_follows_the_rejection() {
     let cli = s.engine(false).await;
     queued(&cli, &s, sid, call, ParkMode::Exit).await;
 
-    cli.decide(call, decision(false, Some("not now"))).await.unwrap();
+    cli.decide(call, decision(false, Some("not now")), "test").await.unwrap();
     let reqs = s.resume_answering(sid, "Skipped it.").await;
     assert_eq!(s.runs(), 0, "a rejected command never runs");
     settled_then_steer(&reqs[1], "User rejected this tool call. Reason: not now");
@@ -185,7 +180,7 @@ async fn after_a_restart_the_app_queues_a_message_and_the_decision_continues_wit
     queued(&app, &s, sid, call, ParkMode::Wait).await;
 
     s.fake.push(Reply::text("Ran it, and here is the listing."));
-    let decided = app.decide(call, decision(true, None)).await.unwrap();
+    let decided = app.decide(call, decision(true, None), "test").await.unwrap();
     assert!(decided.resumed);
     let mut order = Vec::new();
     while order.last() != Some(&"done") {
@@ -213,7 +208,7 @@ async fn after_a_restart_the_app_queues_a_message_and_the_decision_continues_wit
 async fn a_message_after_an_unsettled_decision_settles_the_call_first() {
     let s = Setup::new().await;
     let (sid, call) = s.park(Reply::tool_call("execute_cmd", COUNT_CMD)).await;
-    s.engine(false).await.decide(call, decision(true, None)).await.unwrap();
+    s.engine(false).await.decide(call, decision(true, None), "test").await.unwrap();
 
     let cli = s.engine(false).await;
     s.fake.push(Reply::text("Ran it, and here is the listing."));

@@ -52,7 +52,7 @@ async fn a_turns_messages_and_calls_are_found_and_point_at_rows_of_the_session_v
     assert!(positions.windows(2).all(|w| w[0] < w[1]), "{positions:?}");
     assert!(rig.engine.find_in_session(other, "quokk").await.unwrap().matches.is_empty());
     let missing = rig.engine.find_in_session(other + 100, "quokk").await.unwrap_err();
-    assert_eq!(missing.code, ErrorCode::NotFound);
+    assert_eq!(missing.code(), ErrorCode::NotFound);
 
     let list = rig
         .engine

@@ -3,9 +3,9 @@
 
 use std::sync::Arc;
 
-use skald_core::config::{EnvOverrides, MemorySecrets};
+use skald_core::config::{self, EnvOverrides, MemorySecrets};
 use skald_core::{Engine, EngineOptions};
-use skald_protocol::{ApprovalRuleInput, ErrorCode, LlmClientInput, RuleAction};
+use skald_protocol::{ApprovalRuleInput, ErrorCode, LlmClientInput, LlmClientView, RuleAction};
 use skald_testkit::FakeLlm;
 
 async fn open(dir: &std::path::Path) -> Engine {
@@ -21,13 +21,120 @@ async fn open(dir: &std::path::Path) -> Engine {
 
 fn client(name: &str, url: &str) -> LlmClientInput {
     LlmClientInput {
+        previous_name: None,
         name: name.into(),
         base_url: url.into(),
         model: "fake-model".into(),
         provider: None,
         api_key_env: None,
         context_window: Some(32_000),
+        stream: None,
     }
+}
+
+/// What the settings page sends back for a client it shows (ClientsSection's `toInput`).
+fn as_input(c: &LlmClientView) -> LlmClientInput {
+    LlmClientInput {
+        previous_name: Some(c.name.clone()),
+        name: c.name.clone(),
+        base_url: c.base_url.clone(),
+        model: c.model.clone(),
+        provider: c.provider.clone(),
+        api_key_env: c.api_key_env.clone(),
+        context_window: c.context_window,
+        stream: Some(c.stream),
+    }
+}
+
+const COMMENTED: &str = "\
+# Hand-written; the settings page must not lose this.
+llm:
+  clients:
+    # on this machine
+    - name: local
+      base_url: http://127.0.0.1:9/v1   # llama.cpp
+      model: smollm2
+      strength: low
+      scope: [coding, summaries]
+      context_window: 8192
+      extra_params:
+        temperature: 0.1   # deterministic
+      stream: false
+    - name: hosted
+      base_url: https://example.invalid/v1
+      model: big-model
+      api_key_env: HOSTED_KEY
+  max_tool_rounds: 9   # enough
+timezone: UTC
+";
+
+async fn page_save(engine: &Engine, clients: Vec<LlmClientInput>) -> String {
+    let order = clients.iter().map(|c| c.name.clone()).collect();
+    engine.save_llm_clients(clients, order).await.unwrap();
+    std::fs::read_to_string(engine.data_dir().join("config.yml")).unwrap()
+}
+
+#[tokio::test]
+async fn the_page_edits_one_client_and_leaves_the_rest_of_the_file_byte_for_byte() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("config.yml"), COMMENTED).unwrap();
+    let engine = open(dir.path()).await;
+    let view = engine.settings().await.unwrap();
+    assert!(!view.clients[0].stream && view.clients[1].stream, "{view:?}");
+
+    // Edit `local`'s model: only that value changes; strength, scope, extra_params,
+    // context_window, stream and every comment stay.
+    let mut page: Vec<LlmClientInput> = view.clients.iter().map(as_input).collect();
+    page[0].model = "smollm2-360m".into();
+    let text = page_save(&engine, page.clone()).await;
+    assert_eq!(text, COMMENTED.replacen("model: smollm2\n", "model: smollm2-360m\n", 1));
+    let cfg = config::load(dir.path(), &EnvOverrides::default()).unwrap();
+    let local = &cfg.llm.clients[0];
+    assert_eq!(local.strength, Some(config::Strength::Low));
+    assert_eq!(local.scope, ["coding", "summaries"]);
+    assert_eq!(local.context_window, Some(8192));
+    assert_eq!(local.extra_params, Some(serde_json::json!({"temperature": 0.1})));
+    assert!(!local.streams());
+
+    // Add a client: appended after the last one, nothing else touched.
+    let before = text;
+    page.push(client("third", "http://127.0.0.1:10/v1"));
+    let text = page_save(&engine, page.clone()).await;
+    let added = "    - name: third\n      base_url: http://127.0.0.1:10/v1\n      model: fake-model\n      context_window: 32000\n";
+    assert_eq!(text, before.replacen("  max_tool_rounds", &format!("{added}  max_tool_rounds"), 1));
+
+    // Remove `hosted`: its four lines go, nothing else.
+    page.retain(|c| c.name != "hosted");
+    let text = page_save(&engine, page).await;
+    let hosted = "    - name: hosted\n      base_url: https://example.invalid/v1\n      model: big-model\n      api_key_env: HOSTED_KEY\n";
+    assert_eq!(
+        text,
+        before.replacen(hosted, "", 1).replacen(
+            "  max_tool_rounds",
+            &format!("{added}  max_tool_rounds"),
+            1
+        )
+    );
+    assert_eq!(engine.settings().await.unwrap().fallback, ["local", "third"]);
+}
+
+#[tokio::test]
+async fn a_broken_file_is_reported_and_never_overwritten() {
+    let dir = tempfile::tempdir().unwrap();
+    let engine = open(dir.path()).await;
+    let broken = "llm:\n  max_tool_rounds: lots   # oops\n";
+    std::fs::write(dir.path().join("config.yml"), broken).unwrap();
+    let err = engine
+        .save_llm_clients(vec![client("a", "http://127.0.0.1:9/v1")], vec![])
+        .await
+        .unwrap_err();
+    assert_eq!(err.code(), ErrorCode::Config);
+    let message = err.to_string();
+    assert!(
+        message.contains("config.yml:2:") && message.contains("llm.max_tool_rounds"),
+        "{message}"
+    );
+    assert_eq!(std::fs::read_to_string(dir.path().join("config.yml")).unwrap(), broken);
 }
 
 #[tokio::test]
@@ -51,8 +158,8 @@ async fn clients_are_saved_validated_and_tested() {
     assert_eq!(again.settings().await.unwrap().clients.len(), 2);
 
     let bad = engine.save_llm_clients(vec![client("x", "ftp://nope")], vec![]).await.unwrap_err();
-    assert_eq!(bad.code, ErrorCode::InvalidInput);
-    assert!(bad.message.contains("not an http(s) URL"), "{}", bad.message);
+    assert_eq!(bad.code(), ErrorCode::InvalidInput);
+    assert!(bad.to_string().contains("not an http(s) URL"), "{bad}");
     assert_eq!(std::fs::read_to_string(dir.path().join("config.yml")).unwrap(), text, "unchanged");
 
     engine.set_api_key("local", Some("sk-secret".into())).await.unwrap();
@@ -66,7 +173,7 @@ async fn clients_are_saved_validated_and_tested() {
     assert!(ok.models.contains(&"fake-model".to_string()));
     let down = engine.test_connection("backup").await.unwrap();
     assert!(!down.ok && down.error.is_some(), "{down:?}");
-    assert_eq!(engine.test_connection("ghost").await.unwrap_err().code, ErrorCode::NotFound);
+    assert_eq!(engine.test_connection("ghost").await.unwrap_err().code(), ErrorCode::NotFound);
 }
 
 #[tokio::test]
@@ -87,12 +194,12 @@ async fn rules_can_be_edited_but_a_second_catch_all_is_refused() {
     };
     let all = engine.save_approval_rule(None, rule(RuleAction::Require, "*")).await.unwrap();
     let clash = engine.save_approval_rule(None, rule(RuleAction::Allow, "*")).await.unwrap_err();
-    assert_eq!(clash.code, ErrorCode::Conflict);
+    assert_eq!(clash.code(), ErrorCode::Conflict);
     let edited =
         engine.save_approval_rule(Some(all.id), rule(RuleAction::Allow, "*")).await.unwrap();
     assert_eq!(edited.action, RuleAction::Allow);
     engine.delete_approval_rule(all.id).await.unwrap();
-    assert_eq!(engine.delete_approval_rule(all.id).await.unwrap_err().code, ErrorCode::NotFound);
+    assert_eq!(engine.delete_approval_rule(all.id).await.unwrap_err().code(), ErrorCode::NotFound);
     // A deleted seed is not brought back by the next start.
     let secrets = seeded.iter().find(|r| r.seed_key.as_deref() == Some("secrets-deny")).unwrap();
     engine.delete_approval_rule(secrets.id).await.unwrap();

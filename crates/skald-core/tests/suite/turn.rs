@@ -794,8 +794,7 @@ async fn a_steer_sent_while_the_model_answers_closes_that_answer_and_gets_its_ow
     let mut rx = rig.engine.subscribe();
     let receipt = rig.engine.send_message(SOURCE, "tell me", rig.opts()).await.unwrap();
     let sid = receipt.session_id;
-    let fake = &rig.fake;
-    wait_until("the request", Duration::from_secs(10), || fake.in_flight() == 1).await;
+    rig.fake.wait_in_flight(1).await;
     assert!(rig.engine.send_message(SOURCE, "shorter", rig.opts()).await.unwrap().steered);
     let interim = wait_event(&mut rx, |e| matches!(e, Event::InterimAnswer { .. })).await;
     let Event::InterimAnswer { message_id, content, .. } = interim else { unreachable!() };

@@ -131,17 +131,29 @@ impl Store {
             .ok_or(StoreError::NotFound { what: "session", id })
     }
 
+    /// Sets (or with `None` clears) the session's title.
+    pub async fn set_session_title(&self, id: i64, title: Option<&str>) -> Result<(), StoreError> {
+        self.set_session_text(id, "title", title).await
+    }
+
     /// Replaces the session's RunContext JSON (effective from its next turn).
     pub async fn set_session_run_context(
         &self,
         id: i64,
         run_context: Option<&str>,
     ) -> Result<(), StoreError> {
-        let done = sqlx::query("UPDATE chat_sessions SET run_context = ? WHERE id = ?")
-            .bind(run_context)
-            .bind(id)
-            .execute(self.pool())
-            .await?;
+        self.set_session_text(id, "run_context", run_context).await
+    }
+
+    /// Sets one nullable text column of a session; a missing session is `NotFound`.
+    async fn set_session_text(
+        &self,
+        id: i64,
+        column: &'static str,
+        value: Option<&str>,
+    ) -> Result<(), StoreError> {
+        let sql = format!("UPDATE chat_sessions SET {column} = ? WHERE id = ?");
+        let done = sqlx::query(&sql).bind(value).bind(id).execute(self.pool()).await?;
         if done.rows_affected() == 0 {
             return Err(StoreError::NotFound { what: "session", id });
         }

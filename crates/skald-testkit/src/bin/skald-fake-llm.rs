@@ -56,13 +56,38 @@ async fn main() -> anyhow::Result<()> {
     if let Some(script) = script {
         fake.push_script(script);
     }
+    // Listen for the stop signal before announcing the address: a harness may stop us right
+    // after its first request, and a signal that arrives unhandled would kill us without a report.
+    let stop = stop_signal()?;
     let mut stdout = std::io::stdout().lock();
     writeln!(stdout, "listening on {}", fake.base_url())?;
     stdout.flush()?;
     drop(stdout);
-    tokio::signal::ctrl_c().await.context("cannot wait for Ctrl-C")?;
+    stop.await;
     if let Some(report) = fake.script_report() {
         eprintln!("{report}");
     }
     Ok(())
+}
+
+/// Resolves on Ctrl-C/SIGINT or SIGTERM; the handlers are installed when this returns.
+#[cfg(unix)]
+fn stop_signal() -> anyhow::Result<impl std::future::Future<Output = ()>> {
+    use tokio::signal::unix::{SignalKind, signal};
+    let mut interrupt = signal(SignalKind::interrupt()).context("cannot listen for SIGINT")?;
+    let mut terminate = signal(SignalKind::terminate()).context("cannot listen for SIGTERM")?;
+    Ok(async move {
+        tokio::select! {
+            _ = interrupt.recv() => {}
+            _ = terminate.recv() => {}
+        }
+    })
+}
+
+/// Resolves on Ctrl-C.
+#[cfg(not(unix))]
+fn stop_signal() -> anyhow::Result<impl std::future::Future<Output = ()>> {
+    Ok(async {
+        let _ = tokio::signal::ctrl_c().await;
+    })
 }

@@ -159,6 +159,18 @@ fn respond(
             };
             return body_response(shared, stream, parts, false);
         }
+        Some(Reply::StreamEndsBeforeDelta { error }) => {
+            if !stream {
+                return error_response(
+                    StatusCode::INTERNAL_SERVER_ERROR,
+                    "a scripted stream fault was taken by a plain request",
+                    "server_error",
+                );
+            }
+            let mut parts = vec![Bytes::from_static(b": ping\n\n")];
+            parts.extend(error.map(|m| render::sse_event(&error_body(&m, "server_error"))));
+            return body_response(shared, true, parts, false);
+        }
         Some(Reply::Stall { .. }) => {
             // The handler resolves stalls before calling here; answer as if nothing was queued.
             return error_response(

@@ -45,6 +45,15 @@ pub enum Reply {
     DropMidStream { partial: String },
     /// Streaming only: send a `data:` line that is not valid JSON, then close.
     MalformedSse,
+    /// Streaming only: answer 200 with an event stream that ends cleanly before any delta: a
+    /// `: ping` comment, then (when `error` is set) one `data:` event carrying an OpenAI-style
+    /// error object. Without `error` this is what llama-cpp-python's server sends for a streamed
+    /// request with tools it cannot stream (the error only reaches its log). A plain request that
+    /// takes this entry gets HTTP 500, so a script that expected streaming fails.
+    StreamEndsBeforeDelta {
+        #[serde(default)]
+        error: Option<String>,
+    },
     /// An assistant reply with empty content and no tool calls.
     Empty,
 }

@@ -75,6 +75,36 @@ async fn malformed_sse_sends_invalid_json_data() {
 }
 
 #[tokio::test]
+async fn a_stream_can_end_before_its_first_delta_with_or_without_an_error_object() {
+    let fake = FakeLlm::start().await.unwrap();
+    fake.push(Reply::StreamEndsBeforeDelta {
+        error: Some("Automatic streaming tool choice is not supported".into()),
+    });
+    fake.push(Reply::StreamEndsBeforeDelta { error: None });
+    let resp = stream_chat(&fake, chat_body(vec![user("x")])).await;
+    assert_eq!(resp.status().as_u16(), 200);
+    let got = collect_sse(resp).await;
+    assert!(got.error.is_none(), "a clean end, not a broken body");
+    assert!(!got.done());
+    assert_eq!(got.data.len(), 1, "{:?}", got.data);
+    let event: serde_json::Value = serde_json::from_str(&got.data[0]).unwrap();
+    assert_eq!(event["error"]["message"], "Automatic streaming tool choice is not supported");
+    assert!(event.get("choices").is_none());
+
+    let got = collect_sse(stream_chat(&fake, chat_body(vec![user("x")])).await).await;
+    assert!(got.error.is_none() && !got.done() && got.data.is_empty(), "{:?}", got.data);
+    assert_eq!(fake.pending_replies(), 0);
+}
+
+#[tokio::test]
+async fn a_stream_fault_taken_by_a_plain_request_is_a_500() {
+    let fake = FakeLlm::start().await.unwrap();
+    fake.push(Reply::StreamEndsBeforeDelta { error: None });
+    let (status, _) = post_chat(&fake, &chat_body(vec![user("x")])).await;
+    assert_eq!(status, 500);
+}
+
+#[tokio::test]
 async fn stall_delays_the_next_reply() {
     let fake = FakeLlm::start().await.unwrap();
     fake.push(Reply::Stall { ms: 300, then_hang: false });

@@ -8,4 +8,5 @@ mod replies;
 mod routing;
 mod streaming;
 mod strict;
+mod tap;
 mod validation;

@@ -4,12 +4,14 @@ import type { LlmClientInput } from "../../backend";
 import { toApiError } from "../../backend";
 
 export const EMPTY_CLIENT: LlmClientInput = {
+  previous_name: null,
   name: "",
   base_url: "",
   model: "",
   provider: null,
   api_key_env: null,
   context_window: null,
+  stream: null,
 };
 
 /** The env client's reserved name; the engine drops a file client of that name on save. */
@@ -53,6 +55,7 @@ export function ClientForm({ initial, originalName, hasKey, takenNames, onSubmit
   const [provider, setProvider] = useState(initial.provider ?? "");
   const [keyEnv, setKeyEnv] = useState(initial.api_key_env ?? "");
   const [contextWindow, setContextWindow] = useState(initial.context_window?.toString() ?? "");
+  const [stream, setStream] = useState(initial.stream !== false);
   const [key, setKey] = useState("");
   const [error, setError] = useState<string | null>(null);
   const [busy, setBusy] = useState(false);
@@ -70,12 +73,16 @@ export function ClientForm({ initial, originalName, hasKey, takenNames, onSubmit
     event.preventDefault();
     const cw = contextWindow.trim();
     const input: LlmClientInput = {
+      // Carries a rename: the engine finds the client in config.yml by its old name and keeps the
+      // keys this form does not show (strength, scope, extra_params).
+      previous_name: initial.previous_name,
       name: name.trim(),
       base_url: baseUrl.trim(),
       model: model.trim(),
       provider: blankToNull(provider),
       api_key_env: blankToNull(keyEnv),
       context_window: cw === "" ? null : Number(cw),
+      stream,
     };
     const problem = validate(input, takenNames);
     if (problem) {
@@ -154,6 +161,15 @@ export function ClientForm({ initial, originalName, hasKey, takenNames, onSubmit
         <div className="field">
           <label htmlFor={`${id}-cw`}>Context window (tokens, optional)</label>
           <input id={`${id}-cw`} value={contextWindow} onChange={(e) => setContextWindow(e.target.value)} inputMode="numeric" placeholder="32768" />
+        </div>
+        <div className="field field-check">
+          <label htmlFor={`${id}-stream`}>
+            <input id={`${id}-stream`} type="checkbox" checked={stream} onChange={(e) => setStream(e.target.checked)} aria-describedby={`${id}-stream-hint`} />{" "}
+            Stream replies
+          </label>
+          <span id={`${id}-stream-hint`} className="field-hint">
+            Turn off for a server that breaks streamed replies; Skald then waits for each whole reply.
+          </span>
         </div>
         <div className="field">
           <label htmlFor={`${id}-keyenv`}>API key variable (optional)</label>

@@ -16,12 +16,14 @@ type TestState = { pending: true } | { pending: false; result: ConnectionTest } 
 
 function toInput(c: LlmClientView): LlmClientInput {
   return {
+    previous_name: c.name,
     name: c.name,
     base_url: c.base_url,
     model: c.model,
     provider: c.provider,
     api_key_env: c.api_key_env,
     context_window: c.context_window,
+    stream: c.stream,
   };
 }
 
@@ -214,6 +216,7 @@ export function ClientsSection({
                     <code>{c.base_url}</code>
                     {c.provider ? <span className="muted"> · provider {c.provider}</span> : null}
                     {c.context_window ? <span className="muted"> · {c.context_window.toLocaleString()} tokens</span> : null}
+                    {c.stream ? null : <span className="muted"> · replies not streamed</span>}
                   </div>
                   {c.from_env ? (
                     <p className="muted client-note">

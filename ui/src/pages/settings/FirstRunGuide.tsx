@@ -7,17 +7,17 @@ const PRESETS: Preset[] = [
   {
     label: "Ollama",
     note: "Local; no key. Pull a model first (ollama pull llama3.2).",
-    input: { name: "ollama", base_url: "http://localhost:11434/v1", model: "llama3.2", provider: "ollama", api_key_env: null, context_window: null },
+    input: { previous_name: null, name: "ollama", base_url: "http://localhost:11434/v1", model: "llama3.2", provider: "ollama", api_key_env: null, context_window: null, stream: null },
   },
   {
     label: "LM Studio",
     note: "Local; start the server in the Developer tab, no key.",
-    input: { name: "lmstudio", base_url: "http://localhost:1234/v1", model: "qwen2.5-7b-instruct", provider: "lmstudio", api_key_env: null, context_window: null },
+    input: { previous_name: null, name: "lmstudio", base_url: "http://localhost:1234/v1", model: "qwen2.5-7b-instruct", provider: "lmstudio", api_key_env: null, context_window: null, stream: null },
   },
   {
     label: "OpenRouter",
     note: "Hosted; needs an API key from openrouter.ai/keys.",
-    input: { name: "openrouter", base_url: "https://openrouter.ai/api/v1", model: "openai/gpt-4o-mini", provider: "openrouter", api_key_env: null, context_window: null },
+    input: { previous_name: null, name: "openrouter", base_url: "https://openrouter.ai/api/v1", model: "openai/gpt-4o-mini", provider: "openrouter", api_key_env: null, context_window: null, stream: null },
   },
 ];
 

@@ -1,0 +1,319 @@
+//! The table itself: one entry per operation (see `declare.rs` for the form of an entry).
+//!
+//! `errors` lists what the engine method can return (a malformed call's `invalid_input` and an
+//! unknown op's `not_found` apply to all); in debug builds returning an unlisted code panics.
+//! `events` lists what the operation emits, including the events of a turn it starts.
+
+use skald_core::engine::ChatOptions;
+use skald_protocol::{
+    Answer, ApprovalRuleInput, ApprovalRuleView, BypassView, CompactResult, ConnectionTest,
+    Decision, DecisionInput, Inbox, LlmClientInput, Page, RunContext, SendResult, SessionDetail,
+    SessionListQuery, SessionMeta, SessionRef, SessionSummary, SessionUsage, SettingsView,
+    StopResult, ToolGroupsReset, TurnStatus,
+};
+
+use crate::declare::operations;
+
+operations! {
+    /// One page of the session list, newest first, filtered as the query says.
+    list_sessions {
+        params: ListSessionsParams { query: SessionListQuery },
+        result: Page<SessionSummary>,
+        errors: [Storage],
+        events: [],
+        run: |engine, _, p| engine.list_sessions(p.query).await,
+    }
+
+    /// The session debug tree: every frame, message and tool call, children under their call.
+    session_detail {
+        params: SessionDetailParams { #[ts(type = "number")] session_id: i64 },
+        result: SessionDetail,
+        errors: [NotFound, Storage],
+        events: [],
+        run: |engine, _, p| engine.session_detail(p.session_id).await,
+    }
+
+    /// Names a session (`title: null` or blank clears the name); lists, search and the debug
+    /// view show it.
+    rename_session {
+        params: RenameSessionParams {
+            #[ts(type = "number")]
+            session_id: i64,
+            title: Option<String>,
+        },
+        result: SessionMeta,
+        errors: [InvalidInput, NotFound, Storage],
+        events: [SessionsChanged],
+        run: |engine, _, p| engine.rename_session(p.session_id, p.title).await,
+    }
+
+    /// The session a source's chat writes to, created on first use.
+    active_session {
+        params: ActiveSessionParams { source: String },
+        result: SessionRef,
+        errors: [InvalidInput, Storage],
+        events: [SessionsChanged],
+        run: |engine, _, p| engine
+            .active_session(&p.source, &ChatOptions::default())
+            .await
+            .map(|session_id| SessionRef { session_id }),
+    }
+
+    /// Sends a user message to the source's active session: starts a turn, or steers the one
+    /// running (folded in at its next round). The turn runs on by itself; its progress arrives
+    /// as events, and a call that needs a human waits in the inbox.
+    send_message {
+        params: SendMessageParams { source: String, text: String },
+        result: SendResult,
+        errors: [InvalidInput, Config, Storage],
+        events: [
+            SessionsChanged, UserMessage, SteerQueued, SteerFolded, TurnRunning, TokenDelta,
+            Thinking, ToolStart, ToolDone, ToolError, ToolCancelled, ToolRejected,
+            ApprovalRequired, PendingWrite, AgentQuestion, FileChanged, ModelFallback, LlmFailed,
+            Truncated, InterimAnswer, Done, Error, Compacting, CompactionDone,
+        ],
+        run: |engine, _, p| {
+            let receipt = engine.send_message(&p.source, &p.text, ChatOptions::default()).await?;
+            // Dropping the handle detaches the turn: it outlives the call, the window and the
+            // connection.
+            Ok(receipt.result())
+        },
+    }
+
+    /// Stops the session's running turn, here or in another process; unconsumed steers are
+    /// kept but discarded.
+    stop_turn {
+        params: StopTurnParams { #[ts(type = "number")] session_id: i64 },
+        result: StopResult,
+        errors: [NotFound, Storage],
+        events: [SteersDiscarded, ToolCancelled, Error, TurnRunning],
+        run: |engine, _, p| engine.stop(p.session_id).await.map(|stopped| StopResult { stopped }),
+    }
+
+    /// Whether a turn runs for the session now (in any process).
+    turn_running {
+        params: TurnRunningParams { #[ts(type = "number")] session_id: i64 },
+        result: TurnStatus,
+        errors: [Storage],
+        events: [],
+        run: |engine, _, p| {
+            engine.is_running(p.session_id).await.map(|running| TurnStatus { running })
+        },
+    }
+
+    /// Starts a fresh session for the source and makes it the active one; every client showing
+    /// the source follows it.
+    new_session {
+        params: NewSessionParams { source: String },
+        result: SessionRef,
+        errors: [InvalidInput, Storage],
+        events: [NewSession, SessionsChanged, BypassesChanged],
+        run: |engine, _, p| {
+            engine.new_session(&p.source).await.map(|session_id| SessionRef { session_id })
+        },
+    }
+
+    /// The context the next request carries (as compaction counts it) against the model's
+    /// window, the last reported request, and what the session spent.
+    session_usage {
+        params: SessionUsageParams { #[ts(type = "number")] session_id: i64 },
+        result: SessionUsage,
+        errors: [NotFound, Config, Storage, Internal],
+        events: [],
+        run: |engine, _, p| engine.session_usage(p.session_id).await,
+    }
+
+    /// Summarises the session's older history now (`/compact [focus]`); refused while a turn
+    /// runs, cancelled by `stop_turn`.
+    compact_session {
+        params: CompactSessionParams {
+            #[ts(type = "number")]
+            session_id: i64,
+            /// What the summary should keep in particular.
+            focus: Option<String>,
+        },
+        result: CompactResult,
+        errors: [NotFound, Conflict, Config, Storage, Llm, Cancelled, Internal],
+        events: [Compacting, CompactionDone],
+        run: |engine, _, p| engine.compact_session(p.session_id, p.focus).await,
+    }
+
+    /// Revokes the tool groups the session's agents activated (`/resettools`).
+    reset_tool_groups {
+        params: ResetToolGroupsParams { #[ts(type = "number")] session_id: i64 },
+        result: ToolGroupsReset,
+        errors: [NotFound, Storage],
+        events: [],
+        run: |engine, _, p| {
+            engine.reset_tool_groups(p.session_id).await.map(|revoked| ToolGroupsReset { revoked })
+        },
+    }
+
+    /// Every approval and question waiting for a human, across sessions, oldest first.
+    inbox {
+        params: InboxParams {},
+        result: Inbox,
+        errors: [Storage],
+        events: [],
+        run: |engine, _, _| engine.inbox().await,
+    }
+
+    /// Records a human decision about a waiting call, as made by the calling surface (the first
+    /// decision wins), with the bypass it asks for; a bypass scope that does not fit the call is
+    /// refused and nothing is recorded. A waiting turn continues; with auto-resume a parked one
+    /// is continued.
+    decide {
+        params: DecideParams {
+            #[ts(type = "number")]
+            tool_call_id: i64,
+            input: DecisionInput,
+        },
+        result: Decision,
+        errors: [InvalidInput, NotFound, Conflict, Storage],
+        events: [ApprovalResolved, BypassesChanged, TurnRunning],
+        run: |engine, caller, p| engine.decide(p.tool_call_id, p.input, caller.surface()).await,
+    }
+
+    /// Every active bypass across sessions, oldest first (the inbox lists them).
+    active_bypasses {
+        params: ActiveBypassesParams {},
+        result: Vec<BypassView>,
+        errors: [Storage],
+        events: [],
+        run: |engine, _, _| engine.active_bypasses().await,
+    }
+
+    /// The session's active bypasses, oldest first (the chat shows them).
+    session_bypasses {
+        params: SessionBypassesParams { #[ts(type = "number")] session_id: i64 },
+        result: Vec<BypassView>,
+        errors: [Storage],
+        events: [],
+        run: |engine, _, p| engine.session_bypasses(p.session_id).await,
+    }
+
+    /// Ends a bypass now, as revoked by the calling surface; the calls it covered ask again.
+    /// Revoking one that already ended changes nothing.
+    revoke_bypass {
+        params: RevokeBypassParams { #[ts(type = "number")] id: i64 },
+        result: BypassView,
+        errors: [NotFound, Storage],
+        events: [BypassesChanged],
+        run: |engine, caller, p| engine.revoke_bypass(p.id, caller.surface()).await,
+    }
+
+    /// Answers an agent's clarification question, as the calling surface.
+    answer_question {
+        params: AnswerQuestionParams {
+            #[ts(type = "number")]
+            tool_call_id: i64,
+            answer: String,
+        },
+        result: Answer,
+        errors: [InvalidInput, NotFound, Conflict, Storage],
+        events: [ClarificationResolved, TurnRunning],
+        run: |engine, caller, p| engine.answer(p.tool_call_id, &p.answer, caller.surface()).await,
+    }
+
+    /// The LLM clients in fallback order (never a key), the data dir and the config path.
+    settings {
+        params: SettingsParams {},
+        result: SettingsView,
+        errors: [],
+        events: [],
+        run: |engine, _, _| engine.settings().await,
+    }
+
+    /// Replaces the config-file clients and the fallback order in config.yml (validated like a
+    /// hand edit first); the environment's client is not part of it. Where config.yml is
+    /// watched (the app, `skald serve`), the rewrite is announced as `config_reloaded`.
+    save_llm_clients {
+        params: SaveLlmClientsParams { clients: Vec<LlmClientInput>, fallback: Vec<String> },
+        result: SettingsView,
+        errors: [InvalidInput, Config, Storage, Internal],
+        events: [ConfigReloaded],
+        run: |engine, _, p| engine.save_llm_clients(p.clients, p.fallback).await,
+    }
+
+    /// Stores a client's API key in the OS keychain, or removes it (`key: null`).
+    set_api_key {
+        params: SetApiKeyParams { client: String, key: Option<String> },
+        result: (),
+        errors: [Storage],
+        events: [],
+        run: |engine, _, p| engine.set_api_key(&p.client, p.key).await,
+    }
+
+    /// Asks the client's endpoint for its model list.
+    test_connection {
+        params: TestConnectionParams { client: String },
+        result: ConnectionTest,
+        errors: [NotFound, Config],
+        events: [],
+        run: |engine, _, p| engine.test_connection(&p.client).await,
+    }
+
+    /// Every approval rule, in evaluation order per group.
+    approval_rules {
+        params: ApprovalRulesParams {},
+        result: Vec<ApprovalRuleView>,
+        errors: [Storage],
+        events: [],
+        run: |engine, _, _| engine.approval_rules().await,
+    }
+
+    /// Creates a rule (`id: null`) or replaces rule `id`; it applies from the next gated call.
+    save_approval_rule {
+        params: SaveApprovalRuleParams {
+            #[ts(type = "number | null")]
+            id: Option<i64>,
+            input: ApprovalRuleInput,
+        },
+        result: ApprovalRuleView,
+        errors: [InvalidInput, NotFound, Conflict, Storage],
+        events: [],
+        run: |engine, _, p| engine.save_approval_rule(p.id, p.input).await,
+    }
+
+    /// Deletes an approval rule.
+    delete_approval_rule {
+        params: DeleteApprovalRuleParams { #[ts(type = "number")] id: i64 },
+        result: (),
+        errors: [NotFound, Storage],
+        events: [],
+        run: |engine, _, p| engine.delete_approval_rule(p.id).await,
+    }
+
+    /// The exact request the model received for the round that produced an assistant row
+    /// (when `llm.request_log` is enabled).
+    llm_request {
+        params: LlmRequestParams { #[ts(type = "number")] message_id: i64 },
+        result: serde_json::Value,
+        errors: [NotFound, Storage, Internal],
+        events: [],
+        run: |engine, _, p| engine.llm_request(p.message_id).await,
+    }
+
+    /// The session's run context: working directory, prompt fragments, pre-authorised paths
+    /// and permission group (defaults when none is stored).
+    run_context {
+        params: RunContextParams { #[ts(type = "number")] session_id: i64 },
+        result: RunContext,
+        errors: [NotFound, Storage, Internal],
+        events: [],
+        run: |engine, _, p| engine.run_context(p.session_id).await,
+    }
+
+    /// Replaces the session's run context (`null` clears it); it applies from the next turn.
+    set_run_context {
+        params: SetRunContextParams {
+            #[ts(type = "number")]
+            session_id: i64,
+            run_context: Option<RunContext>,
+        },
+        result: (),
+        errors: [NotFound, Storage, Internal],
+        events: [],
+        run: |engine, _, p| engine.set_run_context(p.session_id, p.run_context).await,
+    }
+}

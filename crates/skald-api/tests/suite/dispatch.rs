@@ -1,0 +1,129 @@
+//! `call`: one entry point for every shell, with the table's params, results and errors.
+
+use std::sync::Arc;
+
+use serde_json::{Value, json};
+use skald_api::{Caller, call};
+use skald_core::config::{EnvOverrides, MemorySecrets};
+use skald_core::{Engine, EngineOptions};
+use skald_protocol::{ApiError, ErrorCode, Event};
+use skald_testkit::{FakeLlm, Reply};
+
+struct Rig {
+    _dir: tempfile::TempDir,
+    fake: FakeLlm,
+    engine: Engine,
+}
+
+async fn rig() -> Rig {
+    let fake = FakeLlm::start().await.unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let engine = Engine::open(EngineOptions {
+        data_dir: Some(dir.path().join("data")),
+        env: Some(EnvOverrides {
+            base_url: Some(fake.base_url()),
+            model: Some("fake-model".into()),
+            api_key: None,
+        }),
+        secrets: Some(Arc::new(MemorySecrets::default())),
+        ..Default::default()
+    })
+    .await
+    .unwrap();
+    Rig { _dir: dir, fake, engine }
+}
+
+async fn web(rig: &Rig, op: &str, params: Value) -> Result<Value, ApiError> {
+    call(&rig.engine, &Caller::Web, op, params).await
+}
+
+#[tokio::test]
+async fn an_unknown_operation_is_not_found_and_names_it() {
+    let rig = rig().await;
+    let err = web(&rig, "drop_database", json!({})).await.unwrap_err();
+    assert_eq!(err.code, ErrorCode::NotFound);
+    assert!(err.message.contains("`drop_database`"), "{}", err.message);
+}
+
+#[tokio::test]
+async fn malformed_params_are_invalid_input_naming_the_operation_and_the_field() {
+    let rig = rig().await;
+    let wrong_type = web(&rig, "stop_turn", json!({ "session_id": "seven" })).await.unwrap_err();
+    assert_eq!(wrong_type.code, ErrorCode::InvalidInput);
+    assert!(wrong_type.message.contains("`stop_turn`"), "{}", wrong_type.message);
+    assert!(wrong_type.message.contains("session_id"), "{}", wrong_type.message);
+
+    let missing = web(&rig, "compact_session", json!({ "focus": null })).await.unwrap_err();
+    assert_eq!(missing.code, ErrorCode::InvalidInput);
+    assert!(missing.message.contains("session_id"), "{}", missing.message);
+
+    let unknown =
+        web(&rig, "new_session", json!({ "source": "web", "sourse": "x" })).await.unwrap_err();
+    assert_eq!(unknown.code, ErrorCode::InvalidInput);
+    assert!(unknown.message.contains("sourse"), "{}", unknown.message);
+
+    // Nested input is checked down to the field that is wrong.
+    let nested = web(&rig, "decide", json!({ "tool_call_id": 1, "input": { "approved": "yes" } }))
+        .await
+        .unwrap_err();
+    assert!(nested.message.contains("input.approved"), "{}", nested.message);
+}
+
+#[tokio::test]
+async fn results_have_the_declared_shape_whichever_shell_asks() {
+    let rig = rig().await;
+    let created = web(&rig, "new_session", json!({ "source": "web" })).await.unwrap();
+    let id = created["session_id"].as_i64().expect("new_session answers {session_id}");
+    let page = web(
+        &rig,
+        "list_sessions",
+        json!({ "query": { "source": "web", "search": null, "page": 1, "per_page": 20 } }),
+    )
+    .await
+    .unwrap();
+    assert_eq!(page["items"][0]["id"], id);
+    // The desktop used to answer a bare `false` here while `serve` answered an object.
+    for caller in [Caller::App, Caller::Web, Caller::Cli] {
+        let stopped =
+            call(&rig.engine, &caller, "stop_turn", json!({ "session_id": id })).await.unwrap();
+        assert_eq!(stopped, json!({ "stopped": false }), "{caller:?}");
+    }
+    assert_eq!(
+        web(&rig, "turn_running", json!({ "session_id": id })).await.unwrap(),
+        json!({ "running": false })
+    );
+    // No params at all (an empty HTTP body) is `{}`.
+    assert_eq!(web(&rig, "inbox", Value::Null).await.unwrap()["total"], 0);
+}
+
+#[tokio::test]
+async fn the_decider_is_the_calling_surface_and_the_params_cannot_name_another() {
+    let rig = rig().await;
+    let mut events = rig.engine.subscribe();
+    rig.fake.push(Reply::tool_call("write_file", r#"{"path":"out.txt","content":"hi\n"}"#));
+    rig.fake.push(Reply::text("Wrote it."));
+    let sent = web(&rig, "send_message", json!({ "source": "web", "text": "write out.txt" }))
+        .await
+        .unwrap();
+    assert_eq!(sent["steered"], false);
+    let call_id = loop {
+        match events.recv().await.unwrap().event {
+            Event::PendingWrite { tool_call_id, .. } => break tool_call_id,
+            _ => continue,
+        }
+    };
+    let input = json!({ "approved": true, "note": null, "bypass": null });
+    let mut claimed = input.clone();
+    claimed["decided_by"] = json!("cli");
+    let refused = web(&rig, "decide", json!({ "tool_call_id": call_id, "input": claimed }))
+        .await
+        .unwrap_err();
+    assert_eq!(refused.code, ErrorCode::InvalidInput, "{}", refused.message);
+
+    let decision =
+        web(&rig, "decide", json!({ "tool_call_id": call_id, "input": input })).await.unwrap();
+    assert_eq!(decision["decided_by"], "web");
+    assert_eq!(decision["approved"], true);
+    // The waiting turn goes on and asks the model for its answer.
+    while !matches!(events.recv().await.unwrap().event, Event::TurnRunning { running: false }) {}
+}

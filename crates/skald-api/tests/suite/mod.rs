@@ -1,0 +1,3 @@
+mod declarations;
+mod dispatch;
+mod typescript;

@@ -1,0 +1,391 @@
+// Generated from the operation table in crates/skald-api/src/table.rs. Do not edit by hand:
+// run `UPDATE_BINDINGS=1 cargo test -p skald-api --test all typescript` instead.
+
+import type { JsonValue, ErrorCode, Page, SessionListQuery, SessionSummary, SessionMeta, SessionDetail, SendResult, SessionUsage, CompactResult, SessionRef, StopResult, TurnStatus, ToolGroupsReset, RunContext, Answer, Inbox, DecisionInput, Decision, BypassView, LlmClientInput, SettingsView, ConnectionTest, ApprovalRuleView, ApprovalRuleInput, EventKind } from "./bindings";
+
+export type ListSessionsParams = { query: SessionListQuery, };
+
+export type SessionDetailParams = { session_id: number, };
+
+export type RenameSessionParams = { session_id: number, title: string | null, };
+
+export type ActiveSessionParams = { source: string, };
+
+export type SendMessageParams = { source: string, text: string, };
+
+export type StopTurnParams = { session_id: number, };
+
+export type TurnRunningParams = { session_id: number, };
+
+export type NewSessionParams = { source: string, };
+
+export type SessionUsageParams = { session_id: number, };
+
+export type CompactSessionParams = { session_id: number, 
+/**
+ * What the summary should keep in particular.
+ */
+focus: string | null, };
+
+export type ResetToolGroupsParams = { session_id: number, };
+
+export type InboxParams = Record<string, never>;
+
+export type DecideParams = { tool_call_id: number, input: DecisionInput, };
+
+export type ActiveBypassesParams = Record<string, never>;
+
+export type SessionBypassesParams = { session_id: number, };
+
+export type RevokeBypassParams = { id: number, };
+
+export type AnswerQuestionParams = { tool_call_id: number, answer: string, };
+
+export type SettingsParams = Record<string, never>;
+
+export type SaveLlmClientsParams = { clients: Array<LlmClientInput>, fallback: Array<string>, };
+
+export type SetApiKeyParams = { client: string, key: string | null, };
+
+export type TestConnectionParams = { client: string, };
+
+export type ApprovalRulesParams = Record<string, never>;
+
+export type SaveApprovalRuleParams = { id: number | null, input: ApprovalRuleInput, };
+
+export type DeleteApprovalRuleParams = { id: number, };
+
+export type LlmRequestParams = { message_id: number, };
+
+export type RunContextParams = { session_id: number, };
+
+export type SetRunContextParams = { session_id: number, run_context: RunContext | null, };
+
+/** Every operation the engine answers: its params and its result. */
+export type Operations = {
+  list_sessions: { params: ListSessionsParams; result: Page<SessionSummary> };
+  session_detail: { params: SessionDetailParams; result: SessionDetail };
+  rename_session: { params: RenameSessionParams; result: SessionMeta };
+  active_session: { params: ActiveSessionParams; result: SessionRef };
+  send_message: { params: SendMessageParams; result: SendResult };
+  stop_turn: { params: StopTurnParams; result: StopResult };
+  turn_running: { params: TurnRunningParams; result: TurnStatus };
+  new_session: { params: NewSessionParams; result: SessionRef };
+  session_usage: { params: SessionUsageParams; result: SessionUsage };
+  compact_session: { params: CompactSessionParams; result: CompactResult };
+  reset_tool_groups: { params: ResetToolGroupsParams; result: ToolGroupsReset };
+  inbox: { params: InboxParams; result: Inbox };
+  decide: { params: DecideParams; result: Decision };
+  active_bypasses: { params: ActiveBypassesParams; result: Array<BypassView> };
+  session_bypasses: { params: SessionBypassesParams; result: Array<BypassView> };
+  revoke_bypass: { params: RevokeBypassParams; result: BypassView };
+  answer_question: { params: AnswerQuestionParams; result: Answer };
+  settings: { params: SettingsParams; result: SettingsView };
+  save_llm_clients: { params: SaveLlmClientsParams; result: SettingsView };
+  set_api_key: { params: SetApiKeyParams; result: null };
+  test_connection: { params: TestConnectionParams; result: ConnectionTest };
+  approval_rules: { params: ApprovalRulesParams; result: Array<ApprovalRuleView> };
+  save_approval_rule: { params: SaveApprovalRuleParams; result: ApprovalRuleView };
+  delete_approval_rule: { params: DeleteApprovalRuleParams; result: null };
+  llm_request: { params: LlmRequestParams; result: JsonValue };
+  run_context: { params: RunContextParams; result: RunContext };
+  set_run_context: { params: SetRunContextParams; result: null };
+};
+
+export type OpName = keyof Operations;
+
+/** Every operation name, in table order. */
+export const OPERATION_NAMES: readonly OpName[] = [
+  "list_sessions",
+  "session_detail",
+  "rename_session",
+  "active_session",
+  "send_message",
+  "stop_turn",
+  "turn_running",
+  "new_session",
+  "session_usage",
+  "compact_session",
+  "reset_tool_groups",
+  "inbox",
+  "decide",
+  "active_bypasses",
+  "session_bypasses",
+  "revoke_bypass",
+  "answer_question",
+  "settings",
+  "save_llm_clients",
+  "set_api_key",
+  "test_connection",
+  "approval_rules",
+  "save_approval_rule",
+  "delete_approval_rule",
+  "llm_request",
+  "run_context",
+  "set_run_context",
+];
+
+/** Sends one operation; resolves with its result or rejects with an `ApiError`. */
+export type Transport = (op: OpName, params: unknown) => Promise<unknown>;
+
+/** One method per operation, the same for every transport. */
+export interface Api {
+  /**
+   * One page of the session list, newest first, filtered as the query says.
+   *
+   * Errors: storage. Events: none.
+   */
+  list_sessions(params: ListSessionsParams): Promise<Page<SessionSummary>>;
+  /**
+   * The session debug tree: every frame, message and tool call, children under their call.
+   *
+   * Errors: not_found, storage. Events: none.
+   */
+  session_detail(params: SessionDetailParams): Promise<SessionDetail>;
+  /**
+   * Names a session (`title: null` or blank clears the name); lists, search and the debug
+   * view show it.
+   *
+   * Errors: invalid_input, not_found, storage. Events: sessions_changed.
+   */
+  rename_session(params: RenameSessionParams): Promise<SessionMeta>;
+  /**
+   * The session a source's chat writes to, created on first use.
+   *
+   * Errors: invalid_input, storage. Events: sessions_changed.
+   */
+  active_session(params: ActiveSessionParams): Promise<SessionRef>;
+  /**
+   * Sends a user message to the source's active session: starts a turn, or steers the one
+   * running (folded in at its next round). The turn runs on by itself; its progress arrives
+   * as events, and a call that needs a human waits in the inbox.
+   *
+   * Errors: invalid_input, config, storage. Events: sessions_changed, user_message, steer_queued, steer_folded, turn_running, token_delta, thinking, tool_start, tool_done, tool_error, tool_cancelled, tool_rejected, approval_required, pending_write, agent_question, file_changed, model_fallback, llm_failed, truncated, interim_answer, done, error, compacting, compaction_done.
+   */
+  send_message(params: SendMessageParams): Promise<SendResult>;
+  /**
+   * Stops the session's running turn, here or in another process; unconsumed steers are
+   * kept but discarded.
+   *
+   * Errors: not_found, storage. Events: steers_discarded, tool_cancelled, error, turn_running.
+   */
+  stop_turn(params: StopTurnParams): Promise<StopResult>;
+  /**
+   * Whether a turn runs for the session now (in any process).
+   *
+   * Errors: storage. Events: none.
+   */
+  turn_running(params: TurnRunningParams): Promise<TurnStatus>;
+  /**
+   * Starts a fresh session for the source and makes it the active one; every client showing
+   * the source follows it.
+   *
+   * Errors: invalid_input, storage. Events: new_session, sessions_changed, bypasses_changed.
+   */
+  new_session(params: NewSessionParams): Promise<SessionRef>;
+  /**
+   * The context the next request carries (as compaction counts it) against the model's
+   * window, the last reported request, and what the session spent.
+   *
+   * Errors: not_found, config, storage, internal. Events: none.
+   */
+  session_usage(params: SessionUsageParams): Promise<SessionUsage>;
+  /**
+   * Summarises the session's older history now (`/compact [focus]`); refused while a turn
+   * runs, cancelled by `stop_turn`.
+   *
+   * Errors: not_found, conflict, config, storage, llm, cancelled, internal. Events: compacting, compaction_done.
+   */
+  compact_session(params: CompactSessionParams): Promise<CompactResult>;
+  /**
+   * Revokes the tool groups the session's agents activated (`/resettools`).
+   *
+   * Errors: not_found, storage. Events: none.
+   */
+  reset_tool_groups(params: ResetToolGroupsParams): Promise<ToolGroupsReset>;
+  /**
+   * Every approval and question waiting for a human, across sessions, oldest first.
+   *
+   * Errors: storage. Events: none.
+   */
+  inbox(params: InboxParams): Promise<Inbox>;
+  /**
+   * Records a human decision about a waiting call, as made by the calling surface (the first
+   * decision wins), with the bypass it asks for; a bypass scope that does not fit the call is
+   * refused and nothing is recorded. A waiting turn continues; with auto-resume a parked one
+   * is continued.
+   *
+   * Errors: invalid_input, not_found, conflict, storage. Events: approval_resolved, bypasses_changed, turn_running.
+   */
+  decide(params: DecideParams): Promise<Decision>;
+  /**
+   * Every active bypass across sessions, oldest first (the inbox lists them).
+   *
+   * Errors: storage. Events: none.
+   */
+  active_bypasses(params: ActiveBypassesParams): Promise<Array<BypassView>>;
+  /**
+   * The session's active bypasses, oldest first (the chat shows them).
+   *
+   * Errors: storage. Events: none.
+   */
+  session_bypasses(params: SessionBypassesParams): Promise<Array<BypassView>>;
+  /**
+   * Ends a bypass now, as revoked by the calling surface; the calls it covered ask again.
+   * Revoking one that already ended changes nothing.
+   *
+   * Errors: not_found, storage. Events: bypasses_changed.
+   */
+  revoke_bypass(params: RevokeBypassParams): Promise<BypassView>;
+  /**
+   * Answers an agent's clarification question, as the calling surface.
+   *
+   * Errors: invalid_input, not_found, conflict, storage. Events: clarification_resolved, turn_running.
+   */
+  answer_question(params: AnswerQuestionParams): Promise<Answer>;
+  /**
+   * The LLM clients in fallback order (never a key), the data dir and the config path.
+   *
+   * Errors: none. Events: none.
+   */
+  settings(params: SettingsParams): Promise<SettingsView>;
+  /**
+   * Replaces the config-file clients and the fallback order in config.yml (validated like a
+   * hand edit first); the environment's client is not part of it. Where config.yml is
+   * watched (the app, `skald serve`), the rewrite is announced as `config_reloaded`.
+   *
+   * Errors: invalid_input, config, storage, internal. Events: config_reloaded.
+   */
+  save_llm_clients(params: SaveLlmClientsParams): Promise<SettingsView>;
+  /**
+   * Stores a client's API key in the OS keychain, or removes it (`key: null`).
+   *
+   * Errors: storage. Events: none.
+   */
+  set_api_key(params: SetApiKeyParams): Promise<null>;
+  /**
+   * Asks the client's endpoint for its model list.
+   *
+   * Errors: not_found, config. Events: none.
+   */
+  test_connection(params: TestConnectionParams): Promise<ConnectionTest>;
+  /**
+   * Every approval rule, in evaluation order per group.
+   *
+   * Errors: storage. Events: none.
+   */
+  approval_rules(params: ApprovalRulesParams): Promise<Array<ApprovalRuleView>>;
+  /**
+   * Creates a rule (`id: null`) or replaces rule `id`; it applies from the next gated call.
+   *
+   * Errors: invalid_input, not_found, conflict, storage. Events: none.
+   */
+  save_approval_rule(params: SaveApprovalRuleParams): Promise<ApprovalRuleView>;
+  /**
+   * Deletes an approval rule.
+   *
+   * Errors: not_found, storage. Events: none.
+   */
+  delete_approval_rule(params: DeleteApprovalRuleParams): Promise<null>;
+  /**
+   * The exact request the model received for the round that produced an assistant row
+   * (when `llm.request_log` is enabled).
+   *
+   * Errors: not_found, storage, internal. Events: none.
+   */
+  llm_request(params: LlmRequestParams): Promise<JsonValue>;
+  /**
+   * The session's run context: working directory, prompt fragments, pre-authorised paths
+   * and permission group (defaults when none is stored).
+   *
+   * Errors: not_found, storage, internal. Events: none.
+   */
+  run_context(params: RunContextParams): Promise<RunContext>;
+  /**
+   * Replaces the session's run context (`null` clears it); it applies from the next turn.
+   *
+   * Errors: not_found, storage, internal. Events: none.
+   */
+  set_run_context(params: SetRunContextParams): Promise<null>;
+}
+
+/** The typed client over a transport. */
+export function makeApi(call: Transport): Api {
+  return {
+    list_sessions: (params) => call("list_sessions", params) as Promise<Page<SessionSummary>>,
+    session_detail: (params) => call("session_detail", params) as Promise<SessionDetail>,
+    rename_session: (params) => call("rename_session", params) as Promise<SessionMeta>,
+    active_session: (params) => call("active_session", params) as Promise<SessionRef>,
+    send_message: (params) => call("send_message", params) as Promise<SendResult>,
+    stop_turn: (params) => call("stop_turn", params) as Promise<StopResult>,
+    turn_running: (params) => call("turn_running", params) as Promise<TurnStatus>,
+    new_session: (params) => call("new_session", params) as Promise<SessionRef>,
+    session_usage: (params) => call("session_usage", params) as Promise<SessionUsage>,
+    compact_session: (params) => call("compact_session", params) as Promise<CompactResult>,
+    reset_tool_groups: (params) => call("reset_tool_groups", params) as Promise<ToolGroupsReset>,
+    inbox: (params) => call("inbox", params) as Promise<Inbox>,
+    decide: (params) => call("decide", params) as Promise<Decision>,
+    active_bypasses: (params) => call("active_bypasses", params) as Promise<Array<BypassView>>,
+    session_bypasses: (params) => call("session_bypasses", params) as Promise<Array<BypassView>>,
+    revoke_bypass: (params) => call("revoke_bypass", params) as Promise<BypassView>,
+    answer_question: (params) => call("answer_question", params) as Promise<Answer>,
+    settings: (params) => call("settings", params) as Promise<SettingsView>,
+    save_llm_clients: (params) => call("save_llm_clients", params) as Promise<SettingsView>,
+    set_api_key: (params) => call("set_api_key", params) as Promise<null>,
+    test_connection: (params) => call("test_connection", params) as Promise<ConnectionTest>,
+    approval_rules: (params) => call("approval_rules", params) as Promise<Array<ApprovalRuleView>>,
+    save_approval_rule: (params) => call("save_approval_rule", params) as Promise<ApprovalRuleView>,
+    delete_approval_rule: (params) => call("delete_approval_rule", params) as Promise<null>,
+    llm_request: (params) => call("llm_request", params) as Promise<JsonValue>,
+    run_context: (params) => call("run_context", params) as Promise<RunContext>,
+    set_run_context: (params) => call("set_run_context", params) as Promise<null>,
+  };
+}
+
+/** Every error code an operation or a transport can answer. */
+export const ERROR_CODES: readonly ErrorCode[] = [
+  "not_found",
+  "invalid_input",
+  "conflict",
+  "config",
+  "storage",
+  "llm",
+  "cancelled",
+  "unauthorized",
+  "internal",
+];
+
+/** Every event kind the engine emits (the `type` of an `Event`). */
+export const EVENT_KINDS: readonly EventKind[] = [
+  "sessions_changed",
+  "resync",
+  "config_reloaded",
+  "new_session",
+  "user_message",
+  "steer_queued",
+  "steer_folded",
+  "steers_discarded",
+  "turn_running",
+  "token_delta",
+  "thinking",
+  "tool_start",
+  "tool_done",
+  "tool_error",
+  "tool_cancelled",
+  "tool_rejected",
+  "approval_required",
+  "pending_write",
+  "approval_resolved",
+  "bypasses_changed",
+  "agent_question",
+  "clarification_resolved",
+  "file_changed",
+  "model_fallback",
+  "llm_failed",
+  "truncated",
+  "interim_answer",
+  "done",
+  "error",
+  "compacting",
+  "compaction_done",
+];
