@@ -1,7 +1,7 @@
 //! `chat_sessions`: creating sessions (with their root frame) and listing them.
 
 use serde::{Deserialize, Serialize};
-use skald_protocol::{Page, SessionListQuery, SessionMeta, SessionSummary};
+use skald_protocol::{Page, SearchHit, SessionListQuery, SessionMeta, SessionSummary};
 use sqlx::FromRow;
 
 use crate::error::StoreError;
@@ -72,9 +72,10 @@ pub struct CreatedSession {
     pub root_stack_id: i64,
 }
 
+/// A session-list row as SQL returns it (the search adds its hit columns around it).
 #[derive(FromRow)]
-struct SummaryRow {
-    id: i64,
+pub(crate) struct SummaryRow {
+    pub(crate) id: i64,
     title: Option<String>,
     source: String,
     agent_id: String,
@@ -83,6 +84,29 @@ struct SummaryRow {
     created_at: String,
     message_count: i64,
     last_message_at: Option<String>,
+}
+
+impl SummaryRow {
+    /// The row as listed, with the search's hit count and best hit (0 and `None` without one).
+    pub(crate) fn into_summary(
+        self,
+        hit_count: i64,
+        best_hit: Option<SearchHit>,
+    ) -> SessionSummary {
+        SessionSummary {
+            id: self.id,
+            title: self.title,
+            source: self.source,
+            agent_id: self.agent_id,
+            is_ephemeral: self.is_ephemeral,
+            is_interactive: self.is_interactive,
+            created_at: self.created_at,
+            message_count: self.message_count,
+            last_message_at: self.last_message_at,
+            hit_count,
+            best_hit,
+        }
+    }
 }
 
 const SESSION_COLUMNS: &str = "id, title, source, agent_id, is_interactive, is_ephemeral, \
@@ -160,8 +184,8 @@ impl Store {
         Ok(())
     }
 
-    /// Newest first, optionally filtered by source; with a search, the matching sessions best
-    /// first (see `search::sessions`).
+    /// Newest first, optionally filtered by source; with a search, only the matching sessions,
+    /// each with its hit count and best hit (see `search::sessions`).
     pub async fn list_sessions(
         &self,
         query: &SessionListQuery,
@@ -192,22 +216,7 @@ impl Store {
         .bind(offset)
         .fetch_all(self.pool())
         .await?;
-        let items = rows
-            .into_iter()
-            .map(|r| SessionSummary {
-                id: r.id,
-                title: r.title,
-                source: r.source,
-                agent_id: r.agent_id,
-                is_ephemeral: r.is_ephemeral,
-                is_interactive: r.is_interactive,
-                created_at: r.created_at,
-                message_count: r.message_count,
-                last_message_at: r.last_message_at,
-                hit_count: 0,
-                best_hit: None,
-            })
-            .collect();
+        let items = rows.into_iter().map(|r| r.into_summary(0, None)).collect();
         Ok(Page { items, total: u64::try_from(total).unwrap_or(0), page, per_page })
     }
 }

@@ -396,3 +396,29 @@ async fn the_session_list_search_keeps_title_matches_and_shows_each_sessions_bes
     let beyond = list("budget", None, 5, 3).await;
     assert_eq!((beyond.items.len(), beyond.total), (0, 4));
 }
+
+#[tokio::test]
+async fn identifiers_and_paths_in_message_text_are_found_by_their_parts() {
+    let (_dir, store, _) = super::fresh().await;
+    let s = session(&store).await;
+    let snake =
+        say(&store, s.root_stack_id, Role::Assistant, "renamed parse_args to read_flags").await;
+    let path =
+        say(&store, s.root_stack_id, Role::User, "look at crates/skald-store/src/lib.rs").await;
+    let camel = say(&store, s.root_stack_id, Role::Assistant, "the SessionList component").await;
+
+    // Underscores, slashes, dots and dashes separate words: each part is a word, and the whole
+    // identifier or path is the phrase of its parts.
+    assert_eq!(hits(&store, "parse_args ").await, vec![(snake, None)]);
+    assert_eq!(hits(&store, "flags ").await, vec![(snake, None)]);
+    assert_eq!(hits(&store, "skald-store/src").await, vec![(path, None)]);
+    assert_eq!(hits(&store, "lib.rs ").await, vec![(path, None)]);
+    assert_eq!(hits(&store, "store lib ").await, vec![(path, None)]);
+    // The phrase keeps the parts' order: the words alone in another order are no path.
+    assert_eq!(hits(&store, "\"src skald\" ").await, vec![]);
+    // camelCase is one word: found whole (case-insensitively) or by its start, not by an inner
+    // part (tool names, paths and commands match any part; message words do not).
+    assert_eq!(hits(&store, "sessionlist ").await, vec![(camel, None)]);
+    assert_eq!(hits(&store, "SessionL").await, vec![(camel, None)]);
+    assert_eq!(hits(&store, "List ").await, vec![]);
+}

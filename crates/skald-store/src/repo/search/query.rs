@@ -133,6 +133,8 @@ pub fn escape_like(s: &str) -> String {
 
 #[cfg(test)]
 mod tests {
+    #![allow(clippy::unwrap_used)]
+
     use super::*;
 
     fn words_of(text: &str) -> Option<String> {

@@ -9,18 +9,12 @@ use sqlx::{FromRow, QueryBuilder, Sqlite};
 use super::{HitRow, Ranked, SearchText, by_rank, escape_like};
 use crate::error::StoreError;
 use crate::pool::Store;
+use crate::repo::sessions::SummaryRow;
 
 #[derive(FromRow)]
 struct Row {
-    id: i64,
-    title: Option<String>,
-    source: String,
-    agent_id: String,
-    is_ephemeral: bool,
-    is_interactive: bool,
-    created_at: String,
-    message_count: i64,
-    last_message_at: Option<String>,
+    #[sqlx(flatten)]
+    summary: SummaryRow,
     hit_count: i64,
     total: i64,
 }
@@ -49,22 +43,14 @@ impl Store {
             }
             None => 0,
         };
-        let with_hits: Vec<i64> = rows.iter().filter(|r| r.hit_count > 0).map(|r| r.id).collect();
+        let with_hits: Vec<i64> =
+            rows.iter().filter(|r| r.hit_count > 0).map(|r| r.summary.id).collect();
         let mut best = self.best_hits(&text, &with_hits).await?;
         let items = rows
             .into_iter()
-            .map(|r| SessionSummary {
-                best_hit: best.remove(&r.id),
-                id: r.id,
-                title: r.title,
-                source: r.source,
-                agent_id: r.agent_id,
-                is_ephemeral: r.is_ephemeral,
-                is_interactive: r.is_interactive,
-                created_at: r.created_at,
-                message_count: r.message_count,
-                last_message_at: r.last_message_at,
-                hit_count: r.hit_count,
+            .map(|r| {
+                let best_hit = best.remove(&r.summary.id);
+                r.summary.into_summary(r.hit_count, best_hit)
             })
             .collect();
         Ok(Page { items, total: u64::try_from(total).unwrap_or(0), page, per_page })
