@@ -119,7 +119,7 @@ pub enum Command {
 
 #[derive(Debug, Subcommand)]
 pub enum SessionsCommand {
-    /// List sessions, newest first; with --search, the matching ones best first.
+    /// List sessions, newest first (with --search, the matching ones).
     List {
         /// Only sessions of this source (web, tic, cron, ...).
         #[arg(long)]

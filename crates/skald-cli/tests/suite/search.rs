@@ -57,6 +57,15 @@ async fn sessions_list_search_finds_words_and_paths_and_marks_the_best_snippet()
         .collect();
     assert_eq!(marked, vec!["dger.cs"]);
 
+    // The ranked search across sessions is the table's operation, reachable as `skald api`.
+    let mut api = cli(&fake, &data);
+    api.args(["api", "search", r#"{"query":{"text":"quarterl","limit":5}}"#]);
+    let (code, stdout, stderr) = run(api).await;
+    assert_eq!(code, 0, "{stderr}");
+    let found: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(found["hits"].as_array().map(Vec::len), Some(1), "{found:#}");
+    assert_eq!(found["hits"][0]["at"]["kind"], "assistant");
+
     // Hostile text is plain text: no error, no match.
     let mut list = cli(&fake, &data);
     list.args(["sessions", "list", "--search", "NEAR(\"x* :col"]);
