@@ -1,6 +1,6 @@
 // One search hit as the session list shows it: where it is, and its snippet with the matched
 // stretches in <mark> elements (the engine sends parts, never markup, so nothing is parsed).
-import type { HitKind, SearchHit, SnippetPart } from "../backend";
+import type { HitKind, MatchRef, SearchHit, SnippetPart } from "../backend";
 
 const KIND_LABELS: Record<Exclude<HitKind, "tool">, string> = {
   user: "You",
@@ -9,12 +9,16 @@ const KIND_LABELS: Record<Exclude<HitKind, "tool">, string> = {
 };
 
 /**
- * Where a hit opens: the session at the matching message, or at the call for a tool hit (the
- * `?message=` / `?call=` focus the session view scrolls to and highlights).
+ * Where a match opens: the session at the matching message, or at the call for a tool match
+ * (the `?message=` / `?call=` focus the session view scrolls to and highlights).
  */
+export function matchHref(sessionId: number, at: MatchRef): string {
+  const focus = at.tool_call_id !== null ? `call=${at.tool_call_id}` : `message=${at.message_id}`;
+  return `#session/${sessionId}?${focus}`;
+}
+
 export function hitHref(hit: SearchHit): string {
-  const focus = hit.at.tool_call_id !== null ? `call=${hit.at.tool_call_id}` : `message=${hit.at.message_id}`;
-  return `#session/${hit.session_id}?${focus}`;
+  return matchHref(hit.session_id, hit.at);
 }
 
 function hitLabel(hit: SearchHit): string {

@@ -16,6 +16,7 @@ import type {
   InboxItem,
   LlmClientInput,
   LlmClientView,
+  MatchRef,
   Page,
   SearchResults,
   SessionDetail,
@@ -184,14 +185,29 @@ export class MockBackend implements Backend {
     return Promise.resolve({ hits: hits.slice(0, params.query.limit), more: hits.length > params.query.limit });
   }
 
-  find_in_session({ session_id: id, text }: FindInSessionParams): Promise<SessionMatches> {
-    if (!this.details.has(id)) {
-      return Promise.reject({ code: "not_found", message: `session ${id} not found` } satisfies ApiError);
+  findCalls: FindInSessionParams[] = [];
+
+  /** The detail's rows whose text (a call's label) holds the text, case-insensitively, in order. */
+  find_in_session(params: FindInSessionParams): Promise<SessionMatches> {
+    this.findCalls.push(params);
+    const detail = this.details.get(params.session_id);
+    if (!detail) {
+      return Promise.reject({ code: "not_found", message: `session ${params.session_id} not found` } satisfies ApiError);
     }
-    return this.search({ query: { text, limit: 200 } }).then(({ hits }) => ({
-      session_id: id,
-      matches: hits.filter((h) => h.session_id === id).map((h) => h.at),
-    }));
+    const needle = params.text.toLowerCase();
+    const matches: MatchRef[] = detail.messages.flatMap((m): MatchRef[] => {
+      if (m.kind === "tool") {
+        return m.label.toLowerCase().includes(needle)
+          ? [{ message_id: m.message_id, tool_call_id: m.tool_call_id, kind: "tool" }]
+          : [];
+      }
+      if (m.kind === "user" || m.kind === "assistant" || m.kind === "thinking") {
+        const kind = m.kind === "user" ? "user" : "assistant";
+        return m.content.toLowerCase().includes(needle) ? [{ message_id: m.message_id, tool_call_id: null, kind }] : [];
+      }
+      return [];
+    });
+    return Promise.resolve({ session_id: params.session_id, matches });
   }
 
   session_detail({ session_id: id }: SessionDetailParams): Promise<SessionDetail> {
