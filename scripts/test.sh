@@ -43,8 +43,16 @@ trap 'kill "$(cat .cache/independent-llm/proxy.pid)" 2>/dev/null || true' EXIT
 # reports them as skipped; here their servers run, so they run too (and fail without them). The
 # local llama.cpp suite is the exception: building its server takes longer than CI allows, so it
 # is run by hand (crates/skald-core/tests/suite/local_llm.rs says how).
+# The reliability matrix's row tests run here with the rest and record their rows; the committed
+# docs/reliability.md must be what this run recorded (scripts/reliability.sh rewrites it).
 step "rust: tests"
-cargo nextest run --workspace --locked --no-fail-fast --run-ignored all -E 'not test(/local_llm/)'
+matrix_rows=$(mktemp)
+SKALD_MATRIX_OUT="$matrix_rows" \
+  cargo nextest run --workspace --locked --no-fail-fast --run-ignored all -E 'not test(/local_llm/)'
+
+step "reliability matrix: docs/reliability.md is current and every row holds"
+cargo run --locked -q -p skald-testkit --bin skald-matrix -- --input "$matrix_rows" --check docs/reliability.md
+rm -f "$matrix_rows"
 
 step "ui: typecheck and tests"
 npm --prefix ui run typecheck

@@ -6,7 +6,6 @@
 
 mod alerts;
 mod commands;
-mod deep_link;
 mod desktop_settings;
 mod error;
 mod events;

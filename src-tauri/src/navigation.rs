@@ -20,7 +20,7 @@ struct PageState {
 
 impl Navigator {
     /// Shows, unminimises and focuses the main window, then routes it to `hash` if given.
-    /// `hash` comes from our own route builders (`deep_link`, `alerts`, `tray`), never raw input.
+    /// `hash` comes from our own route builders (`skald_links`, `alerts`, `tray`), never raw input.
     pub fn open(&self, app: &AppHandle, hash: Option<&str>) {
         let Some(window) = app.get_webview_window(MAIN_WINDOW) else {
             tracing::warn!("no main window to open");

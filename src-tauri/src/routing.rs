@@ -2,9 +2,9 @@
 //! single-instance) to the window. Links only navigate; they never decide or run anything.
 
 use skald_core::Engine;
+use skald_links::LinkTarget;
 use tauri::{AppHandle, Manager as _};
 
-use crate::deep_link::{self, LinkTarget};
 use crate::navigation::Navigator;
 
 /// A second launch: bring the window forward and follow the links it was given.
@@ -16,8 +16,8 @@ pub fn second_instance(app: &AppHandle, args: &[String]) {
 
 /// Routes the window to each `skald:` link among `args` (the first is the program).
 pub fn open_links<'a>(app: &AppHandle, args: impl IntoIterator<Item = &'a str>) {
-    for link in deep_link::links_in_args(args) {
-        let target = deep_link::parse(link);
+    for link in skald_links::links_in_args(args) {
+        let target = skald_links::parse(link);
         tracing::info!(?target, "deep link");
         let app = app.clone();
         tauri::async_runtime::spawn(async move {

@@ -95,7 +95,8 @@ operations! {
         events: [
             SessionsChanged, UserMessage, SteerQueued, SteerFolded, TurnRunning, TokenDelta,
             Thinking, ToolStart, ToolDone, ToolError, ToolCancelled, ToolRejected,
-            ApprovalRequired, PendingWrite, AgentQuestion, FileChanged, ModelFallback, LlmFailed,
+            ApprovalRequired, PendingWrite, AgentQuestion, FileChanged, ModelFallback, ModelRetry,
+            LlmFailed,
             Truncated, InterimAnswer, Done, Error, Compacting, CompactionDone,
         ],
         run: |engine, _, p| {

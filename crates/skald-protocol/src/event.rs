@@ -183,9 +183,19 @@ pub enum Event {
         tool_call_id: i64,
         diff: crate::FileDiff,
     },
+    /// `from` failed and `to` answers instead; text streamed from `from` is void (the reply
+    /// streams anew).
     ModelFallback {
         from: String,
         to: String,
+        reason: String,
+    },
+    /// A model request failed and goes to the same model again after a pause; text streamed
+    /// for the failed attempt is void (the retry streams the reply anew).
+    ModelRetry {
+        model: String,
+        /// Which retry this is (1 = the first).
+        attempt: u32,
         reason: String,
     },
     LlmFailed {
@@ -270,6 +280,7 @@ pub enum EventKind {
     ClarificationResolved,
     FileChanged,
     ModelFallback,
+    ModelRetry,
     LlmFailed,
     Truncated,
     InterimAnswer,
@@ -306,6 +317,7 @@ impl EventKind {
         EventKind::ClarificationResolved,
         EventKind::FileChanged,
         EventKind::ModelFallback,
+        EventKind::ModelRetry,
         EventKind::LlmFailed,
         EventKind::Truncated,
         EventKind::InterimAnswer,
@@ -342,6 +354,7 @@ impl EventKind {
             EventKind::ClarificationResolved => "clarification_resolved",
             EventKind::FileChanged => "file_changed",
             EventKind::ModelFallback => "model_fallback",
+            EventKind::ModelRetry => "model_retry",
             EventKind::LlmFailed => "llm_failed",
             EventKind::Truncated => "truncated",
             EventKind::InterimAnswer => "interim_answer",
@@ -381,6 +394,7 @@ impl Event {
             Event::ClarificationResolved { .. } => EventKind::ClarificationResolved,
             Event::FileChanged { .. } => EventKind::FileChanged,
             Event::ModelFallback { .. } => EventKind::ModelFallback,
+            Event::ModelRetry { .. } => EventKind::ModelRetry,
             Event::LlmFailed { .. } => EventKind::LlmFailed,
             Event::Truncated { .. } => EventKind::Truncated,
             Event::InterimAnswer { .. } => EventKind::InterimAnswer,

@@ -1,6 +1,6 @@
 //! Dev-only test kit: a strict fake OpenAI-compatible provider for Skald's tests and tools, a
-//! recording relay for tests against real servers, and the check that keeps generated files
-//! committed and current.
+//! recording relay for tests against real servers, the check that keeps generated files
+//! committed and current, and the reliability matrix's row recorder and renderer (`matrix`).
 //!
 //! # The fake provider is strict
 //!
@@ -28,6 +28,7 @@ mod error;
 mod external;
 mod fake_llm;
 mod generated;
+pub mod matrix;
 mod tap;
 mod wait;
 

@@ -184,7 +184,7 @@ export interface Api {
    * running (folded in at its next round). The turn runs on by itself; its progress arrives
    * as events, and a call that needs a human waits in the inbox.
    *
-   * Errors: invalid_input, config, storage. Events: sessions_changed, user_message, steer_queued, steer_folded, turn_running, token_delta, thinking, tool_start, tool_done, tool_error, tool_cancelled, tool_rejected, approval_required, pending_write, agent_question, file_changed, model_fallback, llm_failed, truncated, interim_answer, done, error, compacting, compaction_done.
+   * Errors: invalid_input, config, storage. Events: sessions_changed, user_message, steer_queued, steer_folded, turn_running, token_delta, thinking, tool_start, tool_done, tool_error, tool_cancelled, tool_rejected, approval_required, pending_write, agent_question, file_changed, model_fallback, model_retry, llm_failed, truncated, interim_answer, done, error, compacting, compaction_done.
    */
   send_message(params: SendMessageParams): Promise<SendResult>;
   /**
@@ -407,6 +407,7 @@ export const EVENT_KINDS: readonly EventKind[] = [
   "clarification_resolved",
   "file_changed",
   "model_fallback",
+  "model_retry",
   "llm_failed",
   "truncated",
   "interim_answer",

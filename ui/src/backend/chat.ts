@@ -229,6 +229,11 @@ function newTool(toolCallId: number, name: string, args: unknown): ToolItem {
   };
 }
 
+/** Drops the draft a failed model request streamed: the retry or the next model streams anew. */
+function dropDraft(state: ChatState): ChatState {
+  return { ...state, items: state.items.filter((i) => !(i.kind === "assistant" && i.streaming)) };
+}
+
 function endStreaming(items: ChatItem[]): ChatItem[] {
   return items.map((i) => (i.kind === "assistant" && i.streaming ? { ...i, streaming: false } : i));
 }
@@ -395,7 +400,9 @@ export function applyEvent(state: ChatState, event: Event): ChatState {
         status: t.status === "pending" ? (event.approved ? "running" : "rejected") : t.status,
       }));
     case "model_fallback":
-      return notice(state, "warn", `Switched model from ${event.from} to ${event.to}: ${event.reason}`);
+      return notice(dropDraft(state), "warn", `Switched model from ${event.from} to ${event.to}: ${event.reason}`);
+    case "model_retry":
+      return notice(dropDraft(state), "info", `The model failed (${event.reason}); asking it again`);
     case "llm_failed": {
       const tried = event.tried.length > 0 ? ` (tried ${event.tried.join(", ")})` : "";
       const next = notice(state, "error", `The model could not be reached${tried}: ${event.last_error}`);

@@ -63,6 +63,17 @@ describe("approval card", () => {
     expect(screen.getByLabelText("Arguments").textContent).toContain('"title": "Bug"');
   });
 
+  it("names the file a tool call acts on, as the engine resolved it", () => {
+    render(
+      <ApprovalCard
+        approval={view({ kind: "tool", toolName: "read_file", diff: null, arguments: { path: "docs/id_key" }, path: "/home/me/.ssh/id_key" })}
+        onDecide={async () => ({})}
+      />,
+    );
+    expect(screen.getByText("/home/me/.ssh/id_key").tagName).toBe("CODE");
+    expect(screen.getByLabelText("Arguments").textContent).toContain('"path": "docs/id_key"');
+  });
+
   it("offers a bypass only with the scopes that fit the call, for the three durations", async () => {
     const user = userEvent.setup();
     const onDecide = vi.fn(async () => ({}));

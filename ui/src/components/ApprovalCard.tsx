@@ -117,6 +117,11 @@ export function ApprovalSubject({ approval }: { approval: ApprovalView }): React
           Writes <code>{approval.path}</code> <span className="muted">(diff not available)</span>
         </p>
       ) : null}
+      {approval.kind === "tool" && approval.path ? (
+        <p>
+          On <code>{approval.path}</code>
+        </p>
+      ) : null}
       <pre className="code-pre" aria-label="Arguments">
         {prettyJson(approval.arguments)}
       </pre>

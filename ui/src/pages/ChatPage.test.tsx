@@ -125,6 +125,22 @@ describe("chat page", () => {
     expect(screen.getByText(/Context 900 tok/)).toBeTruthy();
   });
 
+  it("drops the text a failed model request streamed when it is retried or another model answers", async () => {
+    const backend = setup();
+    await open(backend);
+    emit(backend, { type: "user_message", message_id: 1, content: "plan?" });
+    emit(backend, { type: "token_delta", kind: "content", delta: "Here is the pl" });
+    emit(backend, { type: "model_retry", model: "big", attempt: 1, reason: "stream dropped" });
+    expect(log().queryByText("Here is the pl")).toBeNull();
+    emit(backend, { type: "token_delta", kind: "content", delta: "Here is the plan" });
+    emit(backend, { type: "model_fallback", from: "big", to: "small", reason: "stalled" });
+    expect(log().queryByText("Here is the plan")).toBeNull();
+    emit(backend, { type: "token_delta", kind: "content", delta: "The plan." });
+    expect(log().getByText("The plan.").closest("li")?.getAttribute("aria-busy")).toBe("true");
+    expect(log().getByText("The model failed (stream dropped); asking it again")).toBeTruthy();
+    expect(log().getByText("Switched model from big to small: stalled")).toBeTruthy();
+  });
+
   it("shows tool cards moving through their states", async () => {
     const backend = setup();
     await open(backend);
@@ -329,6 +345,17 @@ describe("chat page", () => {
     expect(await within(card).findByRole("figure", { name: "Changes to src/main.rs" })).toBeTruthy();
     await user.click(within(card).getByRole("button", { name: "Approve" }));
     expect(backend.decisions[0]?.input).toMatchObject({ approved: true });
+  });
+
+  it("shows a read's approval by the path the engine resolved, not the model's argument", async () => {
+    const backend = setup();
+    backend.inboxItems = [
+      inboxItem(5, { session_id: SID, tool_name: "read_file", kind: "tool", path: "/home/me/.ssh/id_key", diff: null }),
+    ];
+    await open(backend);
+    emit(backend, { type: "approval_required", request_id: 5, tool_call_id: 5, tool_name: "read_file", arguments: { path: "docs/id_key" } });
+    const card = log().getByRole("region", { name: "Approval for read_file" });
+    expect(await within(card).findByText("/home/me/.ssh/id_key")).toBeTruthy();
   });
 
   it("offers the inline card a bypass once the inbox says which scopes fit", async () => {

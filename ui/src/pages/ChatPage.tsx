@@ -22,14 +22,15 @@ import { ToolCard } from "../components/ToolCard";
 import { Composer } from "./chat/Composer";
 import { parseSlash, SLASH_COMMANDS } from "./chat/slash";
 
-/** A card rebuilt from history has no diff of its own; the inbox holds the reviewed one, and the
- * call's category and MCP server (which bypass scopes fit it). */
+/** A card rebuilt from history has no diff of its own; the inbox holds the reviewed one, the
+ * path the call really acts on (`../x` or a link resolved by the engine, which the model's own
+ * argument may hide), and the call's category and MCP server (which bypass scopes fit it). */
 function withInbox(a: ApprovalInfo, item: InboxItem | undefined): ApprovalView {
   if (!item) return a;
   return {
     ...a,
     kind: item.kind,
-    path: a.path ?? item.path,
+    path: item.path ?? a.path,
     diff: a.diff ?? item.diff,
     command: a.command ?? item.command,
     workdir: a.workdir ?? item.workdir,

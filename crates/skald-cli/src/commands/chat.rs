@@ -253,6 +253,10 @@ impl Printer {
                 lines.extend(diff_preview(&diff.unified, DIFF_PREVIEW_LINES));
                 Some(lines.join("\n"))
             }
+            Event::ModelRetry { model, reason, .. } => {
+                // The text printed above was cut off; the answer follows in full.
+                Some(format!("  ↻ model {model} failed ({reason}); asking again"))
+            }
             Event::ModelFallback { from, to, reason } => {
                 Some(format!("  ↪ model {from} failed ({reason}); using {to}"))
             }

@@ -57,12 +57,15 @@ pub async fn run(data_dir: Option<PathBuf>, port: u16, out: &Output) -> Result<u
         ui,
         shutdown: shutdown.clone(),
     });
+    // Listen for signals before announcing the address: a supervisor (or a test) that stops us
+    // right after reading the line must get a clean shutdown, not the default "killed by signal".
+    let signals = ShutdownSignals::listen();
     // Scripts and tests wait for exactly this line; stdout is line-buffered, so it is flushed.
     out.line(&format!("listening on http://127.0.0.1:{port}/?token={token}"));
 
     let on_signal = shutdown.clone();
     tokio::spawn(async move {
-        wait_for_signal().await;
+        signals.wait().await;
         on_signal.cancel();
     });
     serve::serve(listener, app, shutdown)
@@ -71,18 +74,37 @@ pub async fn run(data_dir: Option<PathBuf>, port: u16, out: &Output) -> Result<u
     Ok(exit::OK)
 }
 
-/// SIGINT (Ctrl-C) or SIGTERM (service managers, `kill`).
-async fn wait_for_signal() {
+/// SIGINT (Ctrl-C) or SIGTERM (service managers, `kill`), registered when created.
+struct ShutdownSignals {
     #[cfg(unix)]
-    {
-        use tokio::signal::unix::{SignalKind, signal};
-        if let Ok(mut term) = signal(SignalKind::terminate()) {
+    term: Option<tokio::signal::unix::Signal>,
+    #[cfg(unix)]
+    int: Option<tokio::signal::unix::Signal>,
+}
+
+impl ShutdownSignals {
+    fn listen() -> Self {
+        #[cfg(unix)]
+        {
+            use tokio::signal::unix::{SignalKind, signal};
+            Self {
+                term: signal(SignalKind::terminate()).ok(),
+                int: signal(SignalKind::interrupt()).ok(),
+            }
+        }
+        #[cfg(not(unix))]
+        Self {}
+    }
+
+    async fn wait(self) {
+        #[cfg(unix)]
+        if let (Some(mut term), Some(mut int)) = (self.term, self.int) {
             tokio::select! {
-                _ = tokio::signal::ctrl_c() => {}
+                _ = int.recv() => {}
                 _ = term.recv() => {}
             }
             return;
         }
+        let _ = tokio::signal::ctrl_c().await;
     }
-    let _ = tokio::signal::ctrl_c().await;
 }

@@ -1,7 +1,8 @@
-//! The bearer-token guard for `/api/*`, and the constant-time token comparison it relies on.
+//! The guard for `/api/*`: the bearer token (compared in constant time) and, for requests a
+//! browser sends, the page they come from.
 
 use axum::extract::{Request, State};
-use axum::http::{HeaderMap, header};
+use axum::http::{HeaderMap, StatusCode, header};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use skald_protocol::ErrorCode;
@@ -10,17 +11,45 @@ use subtle::ConstantTimeEq;
 use super::ServeState;
 use super::errors::HttpError;
 
-/// Middleware: lets the request through only with `Authorization: Bearer <token>`.
+/// Middleware: lets the request through only with `Authorization: Bearer <token>`, and only from
+/// the served UI's own origin when a browser names one.
 pub(crate) async fn require_bearer(
     State(state): State<ServeState>,
     request: Request,
     next: Next,
 ) -> Response {
     match bearer(request.headers()) {
-        Some(presented) if state.token_matches(presented) => next.run(request).await,
-        Some(_) => unauthorized("invalid token").into_response(),
-        None => unauthorized("missing `Authorization: Bearer <token>` header").into_response(),
+        Some(presented) if state.token_matches(presented) => {}
+        Some(_) => return unauthorized("invalid token").into_response(),
+        None => {
+            return unauthorized("missing `Authorization: Bearer <token>` header").into_response();
+        }
     }
+    if let Some(refused) = foreign_origin(&state, request.headers()) {
+        return refused.into_response();
+    }
+    next.run(request).await
+}
+
+/// Refuses a request a browser sent from another page than the UI `skald serve` serves (its
+/// `Origin` is not this server's loopback origin): such a page cannot read the token, and a
+/// token that leaked to it must not let it act, so the `Origin` header, which a page cannot
+/// forge, decides. Requests without one (curl, scripts) are judged by the token alone.
+pub(crate) fn foreign_origin(state: &ServeState, headers: &HeaderMap) -> Option<HttpError> {
+    let origin = headers.get(header::ORIGIN)?;
+    let allowed = origin
+        .to_str()
+        .is_ok_and(|o| state.allowed_origins.iter().any(|a| a.eq_ignore_ascii_case(o)));
+    let shown = String::from_utf8_lossy(origin.as_bytes()).chars().take(100).collect::<String>();
+    (!allowed).then(|| {
+        HttpError::new(
+            ErrorCode::Unauthorized,
+            format!(
+                "origin `{shown}` not allowed: only the page `skald serve` serves may use its API"
+            ),
+        )
+        .with_status(StatusCode::FORBIDDEN)
+    })
 }
 
 pub(crate) fn unauthorized(message: &str) -> HttpError {

@@ -4,7 +4,7 @@ use axum::extract::rejection::QueryRejection;
 use axum::extract::ws::rejection::WebSocketUpgradeRejection;
 use axum::extract::ws::{CloseFrame, Message, WebSocket, WebSocketUpgrade, close_code};
 use axum::extract::{Query, State};
-use axum::http::{HeaderMap, StatusCode, header};
+use axum::http::HeaderMap;
 use axum::response::{IntoResponse, Response};
 use serde::Deserialize;
 use skald_protocol::{ErrorCode, Event, EventEnvelope};
@@ -37,17 +37,9 @@ pub(crate) async fn upgrade(
         Some(_) => return auth::unauthorized("invalid token").into_response(),
         None => return auth::unauthorized("missing ?token=").into_response(),
     }
-    // A page on another site can open a socket to loopback with the user's browser; the Origin
-    // header is the one thing it cannot forge.
-    if let Some(origin) = headers.get(header::ORIGIN) {
-        let allowed = origin
-            .to_str()
-            .is_ok_and(|o| state.allowed_origins.iter().any(|a| a.eq_ignore_ascii_case(o)));
-        if !allowed {
-            return HttpError::new(ErrorCode::Unauthorized, "WebSocket origin not allowed")
-                .with_status(StatusCode::FORBIDDEN)
-                .into_response();
-        }
+    // A page on another site can open a socket to loopback with the user's browser.
+    if let Some(refused) = auth::foreign_origin(&state, &headers) {
+        return refused.into_response();
     }
     let upgrade = match upgrade {
         Ok(u) => u,

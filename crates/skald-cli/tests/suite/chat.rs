@@ -113,6 +113,26 @@ async fn a_write_without_approve_all_parks_with_exit_3_and_nothing_is_written() 
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_reply_cut_off_and_asked_again_is_marked_before_the_full_answer() {
+    let fake = FakeLlm::start().await.unwrap();
+    let (_dir, data, _work) = dirs();
+    fake.push(Reply::DropMidStream { partial: "Here is the pl".into() });
+    fake.push(Reply::text("Here is the plan, in full."));
+    let mut cmd = cli(&fake, &data);
+    cmd.args(["chat", "what is the plan?"]);
+    let (code, stdout, stderr) = run(cmd).await;
+    assert_eq!(code, 0, "stdout: {stdout}\nstderr: {stderr}");
+    // The terminal cannot take back the cut-off text: a line says it was void.
+    let lines: Vec<&str> = stdout.lines().collect();
+    let cut = lines.iter().position(|l| *l == "Here is the pl");
+    let retry = lines
+        .iter()
+        .position(|l| l.starts_with("  ↻ model env failed (") && l.ends_with("); asking again"));
+    let full = lines.iter().position(|l| *l == "Here is the plan, in full.");
+    assert!(cut.is_some() && cut < retry && retry < full, "{stdout}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn json_mode_prints_one_event_envelope_per_line_and_a_failure_exits_1() {
     let fake = FakeLlm::start().await.unwrap();
     let (_dir, data, work) = dirs();

@@ -2,6 +2,7 @@ mod approvals;
 mod chat;
 mod compact;
 mod help;
+mod matrix;
 mod search;
 mod serve;
 mod serve_chat;

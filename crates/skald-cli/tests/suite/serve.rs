@@ -10,10 +10,10 @@ use serde_json::Value;
 use tokio_tungstenite::tungstenite::{self, Message, client::IntoClientRequest};
 
 /// A running `skald serve --port 0`; killed on drop so a failed assertion leaves nothing behind.
-struct Server {
+pub(super) struct Server {
     child: Child,
-    port: u16,
-    token: String,
+    pub(super) port: u16,
+    pub(super) token: String,
     data_dir: PathBuf,
 }
 
@@ -46,15 +46,15 @@ impl Server {
         }
     }
 
-    fn url(&self, path: &str) -> String {
+    pub(super) fn url(&self, path: &str) -> String {
         format!("http://127.0.0.1:{}{path}", self.port)
     }
 
-    fn ws_url(&self, query: &str) -> String {
+    pub(super) fn ws_url(&self, query: &str) -> String {
         format!("ws://127.0.0.1:{}/api/ws{query}", self.port)
     }
 
-    fn authed(&self, req: reqwest::RequestBuilder) -> reqwest::RequestBuilder {
+    pub(super) fn authed(&self, req: reqwest::RequestBuilder) -> reqwest::RequestBuilder {
         req.bearer_auth(&self.token)
     }
 
@@ -89,12 +89,12 @@ impl Drop for Server {
 }
 
 /// A data dir and a tiny UI build, both temporary.
-struct Fixture {
+pub(super) struct Fixture {
     tmp: tempfile::TempDir,
 }
 
 impl Fixture {
-    fn new() -> Self {
+    pub(super) fn new() -> Self {
         let tmp = tempfile::tempdir().unwrap();
         let ui = tmp.path().join("ui");
         std::fs::create_dir_all(ui.join("assets")).unwrap();
@@ -106,7 +106,7 @@ impl Fixture {
         Self { tmp }
     }
 
-    fn data_dir(&self) -> PathBuf {
+    pub(super) fn data_dir(&self) -> PathBuf {
         self.tmp.path().join("data")
     }
 
@@ -114,7 +114,7 @@ impl Fixture {
         self.tmp.path().join("ui")
     }
 
-    fn start(&self) -> Server {
+    pub(super) fn start(&self) -> Server {
         Server::start(&self.data_dir(), &self.ui_dir())
     }
 }
@@ -160,6 +160,38 @@ async fn api_needs_the_right_bearer_token() {
     let not_json = s.authed(http.post(s.url("/api/inbox"))).body("{oops").send().await.unwrap();
     assert_eq!(not_json.status(), 400);
     assert_eq!(json(not_json).await["code"], "invalid_input");
+}
+
+#[tokio::test]
+async fn api_calls_from_another_sites_page_are_refused_even_with_the_token() {
+    let f = Fixture::new();
+    let s = f.start();
+    let http = reqwest::Client::new();
+    for origin in ["https://evil.example", "http://127.0.0.1:1", "null"] {
+        let create = s
+            .authed(http.post(s.url("/api/new_session")))
+            .header("Origin", origin)
+            .json(&serde_json::json!({"source": "web"}))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(create.status(), 403, "{origin}");
+        let body = json(create).await;
+        assert_eq!(body["code"], "unauthorized");
+        assert!(body["message"].as_str().unwrap().contains("not allowed"), "{body}");
+    }
+    // The served UI's own origin, and clients that send none (curl, scripts), go through.
+    let all =
+        serde_json::json!({"query": {"source": "", "search": null, "page": 1, "per_page": 20}});
+    for origin in [Some(s.url("")), Some(format!("http://localhost:{}", s.port)), None] {
+        let mut req = s.authed(http.post(s.url("/api/list_sessions"))).json(&all);
+        if let Some(o) = &origin {
+            req = req.header("Origin", o);
+        }
+        assert_eq!(req.send().await.unwrap().status(), 200, "{origin:?}");
+    }
+    let list = json(s.op(&http, "list_sessions", all).await).await;
+    assert_eq!(list["total"], 0, "a refused request created nothing");
 }
 
 #[cfg(unix)]
@@ -239,7 +271,10 @@ async fn create_then_list_then_detail() {
     assert_eq!(json(bad_source).await["code"], "invalid_input");
 }
 
-fn ws_request(url: &str, origin: Option<&str>) -> tungstenite::handshake::client::Request {
+pub(super) fn ws_request(
+    url: &str,
+    origin: Option<&str>,
+) -> tungstenite::handshake::client::Request {
     let mut req = url.into_client_request().unwrap();
     if let Some(origin) = origin {
         req.headers_mut().insert("Origin", origin.parse().unwrap());
@@ -247,7 +282,7 @@ fn ws_request(url: &str, origin: Option<&str>) -> tungstenite::handshake::client
     req
 }
 
-fn refused_status(result: Result<impl Sized, tungstenite::Error>) -> u16 {
+pub(super) fn refused_status(result: Result<impl Sized, tungstenite::Error>) -> u16 {
     match result {
         Err(tungstenite::Error::Http(resp)) => resp.status().as_u16(),
         Err(e) => panic!("expected an HTTP refusal, got {e}"),

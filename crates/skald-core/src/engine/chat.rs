@@ -527,6 +527,7 @@ impl Engine {
             run_context: run_context.clone(),
             park_mode: mode,
             decisions: self.inner.decisions.clone(),
+            context_cache: self.inner.context_cache.clone(),
             agent,
             session_id,
             source: source.to_string(),

@@ -48,6 +48,9 @@ pub struct EngineOptions {
     pub secrets: Option<Arc<dyn SecretStore>>,
     /// Continue a parked turn by itself when its decision lands (the app and `skald serve`).
     pub auto_resume: bool,
+    /// Memory for built histories kept between rounds; `None` = `context::DEFAULT_BUDGET_BYTES`,
+    /// `Some(0)` = every round reads every row.
+    pub context_cache_bytes: Option<usize>,
 }
 
 /// The engine. Cheap to clone; every clone is the same engine.
@@ -71,6 +74,8 @@ struct Inner {
     llm: skald_llm::LlmClient,
     /// Woken whenever this process records a decision, so a waiting turn continues at once.
     decisions: Arc<tokio::sync::Notify>,
+    /// Each frame's built history, extended round after round instead of rebuilt.
+    context_cache: crate::context::ContextCache,
     /// Continue parked turns by themselves once decided (the app and `serve`).
     auto_resume: bool,
     /// Identifies this process in `session_runners`.
@@ -133,6 +138,9 @@ impl Engine {
                 secrets: opts.secrets.unwrap_or_else(|| Arc::new(KeyringSecrets)),
                 llm,
                 decisions: Arc::new(tokio::sync::Notify::new()),
+                context_cache: crate::context::ContextCache::with_budget(
+                    opts.context_cache_bytes.unwrap_or(crate::context::DEFAULT_BUDGET_BYTES),
+                ),
                 auto_resume: opts.auto_resume,
                 runner_id,
                 _watcher: watcher,
@@ -142,6 +150,11 @@ impl Engine {
 
     pub fn data_dir(&self) -> &Path {
         &self.inner.data_dir
+    }
+
+    /// How context builds used the cache of built histories (diagnostics).
+    pub fn context_cache_stats(&self) -> crate::context::CacheStats {
+        self.inner.context_cache.stats()
     }
 
     /// The configuration in force now (reloaded when the file changes).

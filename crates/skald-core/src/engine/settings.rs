@@ -57,11 +57,7 @@ impl Engine {
         fallback: Vec<String>,
     ) -> Result<SettingsView, EngineError> {
         let path = self.data_dir().join(config::CONFIG_FILE_NAME);
-        let text = match std::fs::read_to_string(&path) {
-            Ok(t) => t,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
-            Err(e) => return Err(io_err(e)),
-        };
+        let text = config::read_text(&path).map_err(EngineError::from)?.unwrap_or_default();
         // The file as it is must be valid: an edit never builds on a broken file.
         let current = config::parse_text(&path, &text)?;
         let edits: Vec<ClientEdit> =

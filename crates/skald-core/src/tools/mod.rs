@@ -110,12 +110,21 @@ pub struct ToolContext {
     /// The turn's token: when it fires, the tool returns `Err(Cancelled)` promptly.
     pub cancel: CancellationToken,
     pub limits: ToolLimits,
+    /// For a write a human approved: the diff they were shown. The write goes ahead only if the
+    /// change it is about to make is still exactly that diff.
+    pub approved_diff: Option<skald_protocol::FileDiff>,
 }
 
 impl ToolContext {
     /// A context with the default limits.
     pub fn new(workdir: impl Into<PathBuf>, cancel: CancellationToken) -> Self {
-        Self { workdir: workdir.into(), cancel, limits: ToolLimits::default() }
+        Self { workdir: workdir.into(), cancel, limits: ToolLimits::default(), approved_diff: None }
+    }
+
+    /// The same context for a write the human approved as `diff`.
+    pub fn with_approved_diff(mut self, diff: Option<skald_protocol::FileDiff>) -> Self {
+        self.approved_diff = diff;
+        self
     }
 }
 

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use serde_json::Value;
-use skald_protocol::{ApprovalKind, Event, ResultType, ToolStatus};
+use skald_protocol::{ApprovalKind, Event, FileDiff, ResultType, ToolStatus};
 use skald_store::repo::approvals::NewApprovalRequest;
 use skald_store::repo::tools::ToolCallRow;
 use tokio_util::sync::CancellationToken;
@@ -230,9 +230,13 @@ async fn park(
     if command.is_some() {
         kind = ApprovalKind::Command;
     }
-    let summary = match (&review, &command) {
-        (Some((path, _, _, d)), _) => format!("{name} {path} ({})", d.summary),
-        (None, Some(c)) => format!("run `{c}`"),
+    // The file a call acts on is shown as the path it resolves to: `../x` or a link inside the
+    // project must not pass for a file in it.
+    let target_shown = target.as_ref().map(|t| t.display().to_string());
+    let summary = match (&review, &command, &target_shown) {
+        (Some((path, _, _, d)), _, _) => format!("{name} {path} ({})", d.summary),
+        (None, Some(c), _) => format!("run `{c}`"),
+        (None, None, Some(path)) => format!("{name} {path} {}", compact_json(args)),
         _ => format!("{name} {}", compact_json(args)),
     };
     let diff_json = review
@@ -253,7 +257,7 @@ async fn park(
             .to_string(),
             tool_name: name.to_string(),
             arguments: args.to_string(),
-            path: review.as_ref().map(|(p, ..)| p.clone()),
+            path: review.as_ref().map(|(p, ..)| p.clone()).or(target_shown),
             command: command.clone(),
             workdir: workdir.clone(),
             diff: diff_json,
@@ -303,7 +307,14 @@ async fn await_decision_and_run(
     if !d.approved {
         return reject(ctx, id, &rejection_message(d.note.as_deref())).await;
     }
-    execute(ctx, id, name, args, cancel).await
+    // What the human saw: a write runs only while it still makes exactly that change.
+    let approved_diff = ctx
+        .store
+        .approval_request(id)
+        .await?
+        .and_then(|r| r.diff)
+        .and_then(|d| serde_json::from_str::<FileDiff>(&d).ok());
+    execute_approved(ctx, id, name, args, cancel, approved_diff).await
 }
 
 /// What waiting for a human's row (a decision or an answer) came to.
@@ -404,10 +415,23 @@ async fn execute(
     args: &Value,
     cancel: &CancellationToken,
 ) -> Result<CallFlow, EngineError> {
+    execute_approved(ctx, id, name, args, cancel, None).await
+}
+
+/// Runs the call; `approved_diff` is the diff a human approved for a write.
+async fn execute_approved(
+    ctx: &TurnCtx,
+    id: i64,
+    name: &str,
+    args: &Value,
+    cancel: &CancellationToken,
+    approved_diff: Option<FileDiff>,
+) -> Result<CallFlow, EngineError> {
     ctx.store.start_tool_call(id).await?;
     let outcome = match ctx.tools.get(name) {
         Some(t) => {
-            let tctx = ToolContext::new(ctx.workdir.clone(), cancel.clone());
+            let tctx = ToolContext::new(ctx.workdir.clone(), cancel.clone())
+                .with_approved_diff(approved_diff);
             t.run(args, &tctx).await
         }
         None => synthetic::run(ctx, name, args).await,

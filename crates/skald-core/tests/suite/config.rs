@@ -99,3 +99,18 @@ fn env_overrides_put_an_env_client_first() {
     assert_eq!(first.api_key_env.as_deref(), Some("SKALD_LLM_API_KEY"));
     assert_eq!(c.llm.fallback, ["env", "a"]);
 }
+
+#[test]
+fn a_file_over_a_megabyte_is_refused_without_being_parsed() {
+    let comment = "# a line that does not belong in a configuration file at all\n";
+    let fill = |bytes: usize| comment.repeat(bytes / comment.len());
+    let valid = "llm:\n  max_tool_rounds: 7\n";
+    // Just under the limit: loads as usual.
+    let under = format!("{}{valid}", fill(config::MAX_CONFIG_BYTES as usize - 100));
+    assert_eq!(load_text(&under, EnvOverrides::default()).unwrap().llm.max_tool_rounds, 7);
+    // Over it: a clear error, however valid the YAML.
+    let over = format!("{}{valid}", fill(3 * 1024 * 1024));
+    let msg = load_text(&over, EnvOverrides::default()).unwrap_err().to_string();
+    assert!(msg.contains("config.yml") && msg.contains("3.0 MB"), "{msg}");
+    assert!(msg.contains("at most 1 MB"), "{msg}");
+}

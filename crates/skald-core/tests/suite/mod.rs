@@ -1,12 +1,16 @@
 mod approval;
+mod approval_paths;
+mod approved_writes;
 mod auto_resume;
 mod bypasses;
 mod compaction;
 mod config;
 mod context;
+mod context_cache;
 mod engine;
 mod independent_llm;
 mod local_llm;
+mod matrix;
 mod model_powers;
 mod parked_input;
 mod search;

@@ -7,6 +7,7 @@ pub mod grants;
 pub mod history;
 pub mod questions;
 pub mod replay;
+pub mod replay_delta;
 pub mod request_log;
 pub mod runners;
 pub mod scratchpad;

@@ -147,7 +147,15 @@ fn respond(
                 ))]
             };
             parts.retain(|p| !p.is_empty());
-            return body_response(shared, stream, parts, true);
+            return body_response(shared, stream, parts, BodyEnd::Abort);
+        }
+        Some(Reply::HangMidStream { partial }) => {
+            return body_response(
+                shared,
+                true,
+                render::content_events(&meta, Some(&partial)),
+                BodyEnd::Hang,
+            );
         }
         Some(Reply::MalformedSse) => {
             let parts = if stream {
@@ -157,7 +165,7 @@ fn respond(
             } else {
                 vec![Bytes::from_static(b"{\"id\": \"chatcmpl-fake\", \"choices\": [")]
             };
-            return body_response(shared, stream, parts, false);
+            return body_response(shared, stream, parts, BodyEnd::Close);
         }
         Some(Reply::StreamEndsBeforeDelta { error }) => {
             if !stream {
@@ -169,7 +177,7 @@ fn respond(
             }
             let mut parts = vec![Bytes::from_static(b": ping\n\n")];
             parts.extend(error.map(|m| render::sse_event(&error_body(&m, "server_error"))));
-            return body_response(shared, true, parts, false);
+            return body_response(shared, true, parts, BodyEnd::Close);
         }
         Some(Reply::Stall { .. }) => {
             // The handler resolves stalls before calling here; answer as if nothing was queued.
@@ -181,7 +189,7 @@ fn respond(
         }
     };
     if stream {
-        body_response(shared, true, render::stream_events(&meta, &answer), false)
+        body_response(shared, true, render::stream_events(&meta, &answer), BodyEnd::Close)
     } else {
         axum::Json(render::completion_json(&meta, &answer)).into_response()
     }
@@ -209,7 +217,10 @@ fn answer_of(
 fn status_response(code: u16, retry_after: Option<u64>, body: Option<String>) -> Response {
     let status = StatusCode::from_u16(code).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
     let mut response = match body {
-        Some(text) => (status, text).into_response(),
+        Some(text) => match serde_json::from_str::<Value>(&text) {
+            Ok(json @ Value::Object(_)) => (status, axum::Json(json)).into_response(),
+            _ => (status, text).into_response(),
+        },
         None => {
             let kind = match code {
                 429 => "rate_limit_error",
@@ -226,19 +237,35 @@ fn status_response(code: u16, retry_after: Option<u64>, body: Option<String>) ->
     response
 }
 
-/// A 200 response whose body is `parts`, written one part per write; with `abort`, the
-/// connection is cut after the last part (no terminating chunk, so the client sees an error).
-fn body_response(shared: &Shared, sse: bool, parts: Vec<Bytes>, abort: bool) -> Response {
+/// What follows the last part of a 200 body.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum BodyEnd {
+    /// The body ends normally.
+    Close,
+    /// The connection is cut (no terminating chunk, so the client sees an error).
+    Abort,
+    /// Nothing more is ever sent and the connection stays open.
+    Hang,
+}
+
+/// A 200 response whose body is `parts`, written one part per write, then ended as `end` says.
+fn body_response(shared: &Shared, sse: bool, parts: Vec<Bytes>, end: BodyEnd) -> Response {
     let delay = Duration::from_millis(shared.opts.chunk_delay_ms);
     let mut items: Vec<Result<Bytes, std::io::Error>> = parts.into_iter().map(Ok).collect();
-    if abort {
+    if end == BodyEnd::Abort {
         items.push(Err(std::io::Error::new(
             std::io::ErrorKind::ConnectionAborted,
             "scripted drop mid-stream",
         )));
     }
     let first = AtomicBool::new(true);
-    let stream = futures::stream::iter(items).then(move |item| {
+    let hang = futures::stream::once(async move {
+        if end == BodyEnd::Hang {
+            std::future::pending::<()>().await;
+        }
+    })
+    .filter_map(|()| async { None });
+    let stream = futures::stream::iter(items).chain(hang).then(move |item| {
         let pause = !first.swap(false, Ordering::SeqCst) && !delay.is_zero();
         async move {
             if pause {

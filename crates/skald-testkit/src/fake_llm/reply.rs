@@ -23,7 +23,9 @@ pub enum Reply {
         usage: Option<Usage>,
     },
     /// Answer with this HTTP status `times` times (each request consumes one), optional Retry-After
-    /// seconds header and body, then the entry is used up and the next reply serves.
+    /// seconds header and body, then the entry is used up and the next reply serves. A body that
+    /// is a JSON object goes out as `application/json` (a 200 with `{"error": ...}` is a provider
+    /// error in disguise), any other as plain text.
     Status {
         code: u16,
         #[serde(default = "one")]
@@ -43,6 +45,9 @@ pub enum Reply {
     /// Streaming only: send this text as content deltas, then close the connection without finish
     /// reason, usage or [DONE].
     DropMidStream { partial: String },
+    /// Streaming only: send this text as content deltas, then keep the connection open without
+    /// sending anything more (a stalled stream; the client's idle timeout must end it).
+    HangMidStream { partial: String },
     /// Streaming only: send a `data:` line that is not valid JSON, then close.
     MalformedSse,
     /// Streaming only: answer 200 with an event stream that ends cleanly before any delta: a

@@ -216,3 +216,57 @@ async fn drop_mid_stream_breaks_a_non_streaming_body_too() {
     assert_eq!(resp.status().as_u16(), 200);
     assert!(resp.text().await.is_err(), "the body must not complete");
 }
+
+#[tokio::test]
+async fn hang_mid_stream_sends_the_partial_text_then_nothing_while_the_connection_stays_open() {
+    let fake = FakeLlm::start().await.unwrap();
+    fake.push(Reply::HangMidStream { partial: "I was saying".into() });
+    let resp = stream_chat(&fake, chat_body(vec![user("x")])).await;
+    assert_eq!(resp.status().as_u16(), 200);
+    let mut body = resp.bytes_stream();
+    let mut raw = String::new();
+    // The partial events arrive...
+    while streamed_content(&raw) != "I was saying" {
+        let chunk =
+            tokio::time::timeout(Duration::from_secs(5), futures::StreamExt::next(&mut body))
+                .await
+                .expect("the partial text never came")
+                .expect("the body ended early")
+                .unwrap();
+        raw.push_str(&String::from_utf8_lossy(&chunk));
+    }
+    // ...and then the body neither ends nor sends more (bounded wait: a hang has no event to
+    // wait for, so this is the one place a short timeout is the assertion).
+    let next =
+        tokio::time::timeout(Duration::from_millis(300), futures::StreamExt::next(&mut body)).await;
+    assert!(next.is_err(), "the stream was supposed to hang, got {next:?}");
+    assert!(!raw.contains("[DONE]") && !raw.contains("finish_reason\":\"stop"));
+}
+
+/// The content deltas of the complete `data:` events in `raw` SSE text, joined.
+fn streamed_content(raw: &str) -> String {
+    raw.split("\n\n")
+        .filter_map(|event| event.strip_prefix("data: "))
+        .filter_map(|data| serde_json::from_str::<serde_json::Value>(data).ok())
+        .filter_map(|chunk| chunk["choices"][0]["delta"]["content"].as_str().map(str::to_owned))
+        .collect()
+}
+
+#[tokio::test]
+async fn a_status_body_that_is_a_json_object_is_sent_as_json() {
+    let fake = FakeLlm::start().await.unwrap();
+    let error = json!({"error": {"message": "upstream overloaded", "code": 502}});
+    fake.push(Reply::Status {
+        code: 200,
+        times: 1,
+        retry_after: None,
+        body: Some(error.to_string()),
+    });
+    fake.push(Reply::Status { code: 503, times: 1, retry_after: None, body: Some("busy".into()) });
+    let resp = stream_chat(&fake, chat_body(vec![user("x")])).await;
+    assert_eq!(resp.status().as_u16(), 200);
+    assert!(resp.headers()["content-type"].to_str().unwrap().starts_with("application/json"));
+    assert_eq!(resp.json::<serde_json::Value>().await.unwrap(), error);
+    let resp = stream_chat(&fake, chat_body(vec![user("x")])).await;
+    assert!(resp.headers()["content-type"].to_str().unwrap().starts_with("text/plain"));
+}
