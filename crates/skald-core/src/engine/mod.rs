@@ -5,6 +5,7 @@ mod bypasses;
 mod chat;
 mod chat_bus;
 mod compact;
+mod search;
 mod settings;
 mod usage;
 

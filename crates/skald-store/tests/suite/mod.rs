@@ -1,6 +1,7 @@
 mod bypasses;
 mod open;
 mod replay;
+mod search;
 mod sessions;
 mod steers;
 mod tools;
