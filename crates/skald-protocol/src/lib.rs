@@ -9,6 +9,7 @@ pub mod bindings;
 pub mod error;
 pub mod event;
 pub mod run_context;
+pub mod search;
 pub mod session;
 pub mod settings;
 
@@ -16,5 +17,6 @@ pub use approval::*;
 pub use error::{ApiError, ErrorCode};
 pub use event::{DeltaKind, Event, EventEnvelope, EventKind, ResultType};
 pub use run_context::RunContext;
+pub use search::*;
 pub use session::*;
 pub use settings::*;

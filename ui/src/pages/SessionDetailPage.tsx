@@ -10,6 +10,7 @@ import {
   type SessionMeta,
   type ToolStatus,
 } from "../backend";
+import { FindInSession } from "../components/FindInSession";
 import { DiffViewer } from "../components/DiffViewer";
 import { formatTimestamp } from "../components/format";
 import { ErrorView, Loading } from "../components/StatusViews";
@@ -340,6 +341,7 @@ export function SessionDetailPage({ id }: { id: number }) {
           ← Back
         </button>
         <SessionTitle id={id} title={data?.session.title} />
+        <FindInSession sessionId={id} />
       </header>
       {body}
     </section>

@@ -4,6 +4,7 @@ mod approvals;
 mod bypasses;
 mod chat;
 mod compact;
+mod search;
 mod settings;
 mod usage;
 

@@ -13,6 +13,7 @@ mod local_llm;
 mod matrix;
 mod model_powers;
 mod parked_input;
+mod search;
 mod settings;
 mod streaming;
 mod tools;

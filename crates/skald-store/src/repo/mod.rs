@@ -11,6 +11,7 @@ pub mod replay_delta;
 pub mod request_log;
 pub mod runners;
 pub mod scratchpad;
+pub mod search;
 pub mod sessions;
 pub mod sources;
 pub mod stack;

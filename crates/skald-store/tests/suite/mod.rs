@@ -2,6 +2,7 @@ mod bypasses;
 mod enums;
 mod open;
 mod replay;
+mod search;
 mod sessions;
 mod steers;
 mod tools;
