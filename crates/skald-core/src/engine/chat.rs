@@ -539,7 +539,6 @@ impl Engine {
             dynamic_fragments: run_context.system_prompt.clone(),
             build,
             max_rounds: cfg.llm.max_tool_rounds,
-            restart_available: false,
             request_log: cfg.llm.request_log.enabled,
         })
     }
@@ -551,12 +550,7 @@ impl Engine {
         outcome: &TurnOutcome,
     ) {
         match outcome {
-            TurnOutcome::Final { message_id, .. } => {
-                if let Err(e) = self.publish_completed_turn(session_id, *message_id).await {
-                    tracing::warn!(session_id, "cannot publish the completed turn: {e}");
-                }
-            }
-            TurnOutcome::Parked { .. } => {}
+            TurnOutcome::Final { .. } | TurnOutcome::Parked { .. } => {}
             TurnOutcome::Cancelled => {
                 if let Ok(dropped) = self.store().discard_steers(session_id).await {
                     self.emit_discarded(session_id, emitter.source(), dropped);

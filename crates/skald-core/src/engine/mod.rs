@@ -3,14 +3,12 @@
 mod approvals;
 mod bypasses;
 mod chat;
-mod chat_bus;
 mod compact;
 mod search;
 mod settings;
 mod usage;
 
 pub use chat::{ChatOptions, SendReceipt};
-pub use chat_bus::{CompletedToolCall, CompletedTurn};
 
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, RwLock};
@@ -65,7 +63,6 @@ struct Inner {
     config: Arc<RwLock<Arc<Config>>>,
     env: EnvOverrides,
     events: broadcast::Sender<EventEnvelope>,
-    chat_bus: broadcast::Sender<chat_bus::CompletedTurn>,
     sessions: SessionRegistry,
     tools: Arc<ToolRegistry>,
     secrets: Arc<dyn SecretStore>,
@@ -100,6 +97,7 @@ impl Engine {
         let clock = opts.clock.unwrap_or_else(|| Arc::new(SystemClock));
         let store = Store::open(&dir.join(skald_store::DB_FILE_NAME), clock).await?;
         store.seed_rules(crate::approval::gate::SEEDS).await?;
+        store.retire_seeds(crate::approval::gate::RETIRED_SEEDS).await?;
         let retention =
             config.read().unwrap_or_else(|p| p.into_inner()).llm.request_log.retention_days;
         store.purge_llm_requests(retention).await?;
@@ -132,7 +130,6 @@ impl Engine {
                 config,
                 env: env_for_reload,
                 events,
-                chat_bus: broadcast::channel(chat_bus::CHAT_BUS_CAPACITY).0,
                 sessions: SessionRegistry::default(),
                 tools: Arc::new(ToolRegistry::builtin()),
                 secrets: opts.secrets.unwrap_or_else(|| Arc::new(KeyringSecrets)),

@@ -84,7 +84,6 @@ pub struct TurnCtx {
     pub dynamic_fragments: Vec<String>,
     pub build: BuildSettings,
     pub max_rounds: u32,
-    pub restart_available: bool,
     /// Keep each round's request in `llm_requests` for the debug view.
     pub request_log: bool,
 }

@@ -336,7 +336,7 @@ async fn apply(log: &mut Log, step: &Step) {
                     tool_call_id: call.id,
                     session_id: log.db.session_id,
                     stack_id: stack,
-                    kind: "tool".into(),
+                    kind: skald_protocol::ApprovalKind::Tool,
                     tool_name: call.name.clone(),
                     arguments: "{}".into(),
                     path: None,

@@ -157,7 +157,7 @@ async fn frame_delta_returns_what_changed_after_the_cursor() {
             tool_call_id: ids[1],
             session_id: s.session_id,
             stack_id: stack,
-            kind: "command".into(),
+            kind: skald_protocol::ApprovalKind::Command,
             tool_name: "run".into(),
             arguments: "{}".into(),
             path: None,
