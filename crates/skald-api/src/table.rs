@@ -7,9 +7,9 @@
 use skald_core::engine::ChatOptions;
 use skald_protocol::{
     Answer, ApprovalRuleInput, ApprovalRuleView, BypassView, CompactResult, ConnectionTest,
-    Decision, DecisionInput, Inbox, LlmClientInput, Page, RunContext, SendResult, SessionDetail,
-    SessionListQuery, SessionMeta, SessionRef, SessionSummary, SessionUsage, SettingsView,
-    StopResult, ToolGroupsReset, TurnStatus,
+    Decision, DecisionInput, Inbox, LlmClientInput, Page, RunContext, SearchQuery, SearchResults,
+    SendResult, SessionDetail, SessionListQuery, SessionMatches, SessionMeta, SessionRef,
+    SessionSummary, SessionUsage, SettingsView, StopResult, ToolGroupsReset, TurnStatus,
 };
 
 use crate::declare::operations;
@@ -31,6 +31,32 @@ operations! {
         errors: [NotFound, Storage],
         events: [],
         run: |engine, _, p| engine.session_detail(p.session_id).await,
+    }
+
+    /// The best hits across every session, best first: words of messages (the last one, while
+    /// it is typed, as a prefix) and substrings of tool names, paths and command lines, each
+    /// with a snippet whose matched stretches are marked. Any text is valid; FTS syntax in it
+    /// is plain text.
+    search {
+        params: SearchParams { query: SearchQuery },
+        result: SearchResults,
+        errors: [Storage],
+        events: [],
+        run: |engine, _, p| engine.search(p.query).await,
+    }
+
+    /// Every message and tool call of one session (sub-agents included) that matches the text
+    /// as `search` does, in the order the session shows them: find-in-session's next/previous.
+    find_in_session {
+        params: FindInSessionParams {
+            #[ts(type = "number")]
+            session_id: i64,
+            text: String,
+        },
+        result: SessionMatches,
+        errors: [NotFound, Storage],
+        events: [],
+        run: |engine, _, p| engine.find_in_session(p.session_id, &p.text).await,
     }
 
     /// Names a session (`title: null` or blank clears the name); lists, search and the debug

@@ -1,11 +1,15 @@
 // Generated from the operation table in crates/skald-api/src/table.rs. Do not edit by hand:
 // run `UPDATE_BINDINGS=1 cargo test -p skald-api --test all typescript` instead.
 
-import type { JsonValue, ErrorCode, Page, SessionListQuery, SessionSummary, SessionMeta, SessionDetail, SendResult, SessionUsage, CompactResult, SessionRef, StopResult, TurnStatus, ToolGroupsReset, RunContext, Answer, Inbox, DecisionInput, Decision, BypassView, LlmClientInput, SettingsView, ConnectionTest, ApprovalRuleView, ApprovalRuleInput, EventKind } from "./bindings";
+import type { JsonValue, ErrorCode, Page, SearchQuery, SearchResults, SessionMatches, SessionListQuery, SessionSummary, SessionMeta, SessionDetail, SendResult, SessionUsage, CompactResult, SessionRef, StopResult, TurnStatus, ToolGroupsReset, RunContext, Answer, Inbox, DecisionInput, Decision, BypassView, LlmClientInput, SettingsView, ConnectionTest, ApprovalRuleView, ApprovalRuleInput, EventKind } from "./bindings";
 
 export type ListSessionsParams = { query: SessionListQuery, };
 
 export type SessionDetailParams = { session_id: number, };
+
+export type SearchParams = { query: SearchQuery, };
+
+export type FindInSessionParams = { session_id: number, text: string, };
 
 export type RenameSessionParams = { session_id: number, title: string | null, };
 
@@ -65,6 +69,8 @@ export type SetRunContextParams = { session_id: number, run_context: RunContext 
 export type Operations = {
   list_sessions: { params: ListSessionsParams; result: Page<SessionSummary> };
   session_detail: { params: SessionDetailParams; result: SessionDetail };
+  search: { params: SearchParams; result: SearchResults };
+  find_in_session: { params: FindInSessionParams; result: SessionMatches };
   rename_session: { params: RenameSessionParams; result: SessionMeta };
   active_session: { params: ActiveSessionParams; result: SessionRef };
   send_message: { params: SendMessageParams; result: SendResult };
@@ -98,6 +104,8 @@ export type OpName = keyof Operations;
 export const OPERATION_NAMES: readonly OpName[] = [
   "list_sessions",
   "session_detail",
+  "search",
+  "find_in_session",
   "rename_session",
   "active_session",
   "send_message",
@@ -142,6 +150,22 @@ export interface Api {
    * Errors: not_found, storage. Events: none.
    */
   session_detail(params: SessionDetailParams): Promise<SessionDetail>;
+  /**
+   * The best hits across every session, best first: words of messages (the last one, while
+   * it is typed, as a prefix) and substrings of tool names, paths and command lines, each
+   * with a snippet whose matched stretches are marked. Any text is valid; FTS syntax in it
+   * is plain text.
+   *
+   * Errors: storage. Events: none.
+   */
+  search(params: SearchParams): Promise<SearchResults>;
+  /**
+   * Every message and tool call of one session (sub-agents included) that matches the text
+   * as `search` does, in the order the session shows them: find-in-session's next/previous.
+   *
+   * Errors: not_found, storage. Events: none.
+   */
+  find_in_session(params: FindInSessionParams): Promise<SessionMatches>;
   /**
    * Names a session (`title: null` or blank clears the name); lists, search and the debug
    * view show it.
@@ -314,6 +338,8 @@ export function makeApi(call: Transport): Api {
   return {
     list_sessions: (params) => call("list_sessions", params) as Promise<Page<SessionSummary>>,
     session_detail: (params) => call("session_detail", params) as Promise<SessionDetail>,
+    search: (params) => call("search", params) as Promise<SearchResults>,
+    find_in_session: (params) => call("find_in_session", params) as Promise<SessionMatches>,
     rename_session: (params) => call("rename_session", params) as Promise<SessionMeta>,
     active_session: (params) => call("active_session", params) as Promise<SessionRef>,
     send_message: (params) => call("send_message", params) as Promise<SendResult>,

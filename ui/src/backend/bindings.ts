@@ -9,13 +9,49 @@ export type ApiError = { code: ErrorCode, message: string, };
 
 export type Page<T> = { items: Array<T>, total: number, page: number, per_page: number, };
 
+export type SnippetPart = { text: string, hit: boolean, };
+
+export type HitKind = "user" | "assistant" | "agent" | "tool";
+
+export type MatchRef = { message_id: number, 
+/**
+ * Set when the match is a tool call (`kind: tool`).
+ */
+tool_call_id: number | null, kind: HitKind, };
+
+export type SearchQuery = { text: string, 
+/**
+ * Most hits to return (1-200); ask again with a larger limit for more.
+ */
+limit: number, };
+
+export type SearchHit = { session_id: number, session_title: string | null, session_source: string, at: MatchRef, 
+/**
+ * The called tool, for a tool hit.
+ */
+tool_name: string | null, snippet: Array<SnippetPart>, 
+/**
+ * FTS5 bm25 rank: lower is better. Comparable within one answer only.
+ */
+rank: number, 
+/**
+ * When the message or call was stored.
+ */
+created_at: string, };
+
+export type SearchResults = { hits: Array<SearchHit>, more: boolean, };
+
+export type SessionMatches = { session_id: number, matches: Array<MatchRef>, };
+
 export type SessionListQuery = { 
 /**
  * Only sessions of this source (`web`, `tic`, `cron`, ...); `None` = all.
  */
 source: string | null, 
 /**
- * Case-insensitive text search over title and message content.
+ * Text search: sessions whose title contains the text, or whose messages, tool names,
+ * paths or command lines match it (as in `SearchQuery`), newest first like the plain
+ * list, each with its hit count and best hit.
  */
 search: string | null, 
 /**
@@ -23,7 +59,16 @@ search: string | null,
  */
 page: number, per_page: number, };
 
-export type SessionSummary = { id: number, title: string | null, source: string, agent_id: string, is_ephemeral: boolean, is_interactive: boolean, created_at: string, message_count: number, last_message_at: string | null, };
+export type SessionSummary = { id: number, title: string | null, source: string, agent_id: string, is_ephemeral: boolean, is_interactive: boolean, created_at: string, message_count: number, last_message_at: string | null, 
+/**
+ * With a search: how many messages and calls of the session match (0 for a title-only
+ * match, and without a search).
+ */
+hit_count: number, 
+/**
+ * With a search: the session's best hit, to show and open.
+ */
+best_hit: SearchHit | null, };
 
 export type SessionMeta = { id: number, title: string | null, source: string, agent_id: string, is_interactive: boolean, is_ephemeral: boolean, created_at: string, };
 

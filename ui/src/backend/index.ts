@@ -48,6 +48,8 @@ export const sessionKeys = {
   all: ["sessions"] as const,
   list: (query: SessionListQuery) => ["sessions", "list", query] as const,
   detail: (id: number) => ["sessions", "detail", id] as const,
+  /** Under `all`, so a change to any session finds again. */
+  find: (id: number, text: string) => ["sessions", "find", id, text] as const,
 };
 
 export const inboxKeys = {

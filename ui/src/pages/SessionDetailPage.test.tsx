@@ -54,6 +54,41 @@ describe("Session detail page", () => {
     expect(row("agent_end").textContent).toMatch(/researcher.*finished/);
   });
 
+  it("finds in the session and steps through the matches, moving the address to each", async () => {
+    const user = userEvent.setup();
+    const backend = new MockBackend({ details: [detail] });
+    renderApp(backend, "#session/42");
+    await screen.findByRole("list", { name: "Session messages" });
+    const find = screen.getByRole("search", { name: "Find in this session" });
+    const next = within(find).getByRole("button", { name: "Next" });
+    const previous = within(find).getByRole("button", { name: "Previous" });
+    expect((next as HTMLButtonElement).disabled).toBe(true);
+
+    await user.type(within(find).getByLabelText("Find in session"), "inbox");
+    await waitFor(() => expect(within(find).getByRole("status").textContent).toBe("2 matches"));
+    expect(backend.findCalls).toEqual([{ session_id: 42, text: "inbox" }]);
+
+    await user.click(next);
+    expect(window.location.hash).toBe("#session/42?message=1");
+    expect(within(find).getByRole("status").textContent).toBe("1 of 2");
+    await user.click(next);
+    expect(window.location.hash).toBe("#session/42?call=10");
+    expect(within(find).getByRole("status").textContent).toBe("2 of 2");
+    // Past the last match comes the first again, and back from it the last.
+    await user.click(next);
+    expect(window.location.hash).toBe("#session/42?message=1");
+    await user.click(previous);
+    expect(window.location.hash).toBe("#session/42?call=10");
+    // Enter steps forward too.
+    await user.type(within(find).getByLabelText("Find in session"), "{Enter}");
+    expect(window.location.hash).toBe("#session/42?message=1");
+
+    await user.clear(within(find).getByLabelText("Find in session"));
+    await user.type(within(find).getByLabelText("Find in session"), "nowhere");
+    await waitFor(() => expect(within(find).getByRole("status").textContent).toBe("No matches"));
+    expect((next as HTMLButtonElement).disabled).toBe(true);
+  });
+
   it("shows session metadata", async () => {
     renderApp(new MockBackend({ details: [detail] }), "#session/42");
     await screen.findByRole("list", { name: "Session messages" });

@@ -11,6 +11,7 @@ import {
   type SessionMeta,
   type ToolStatus,
 } from "../backend";
+import { FindInSession } from "../components/FindInSession";
 import { DiffViewer } from "../components/DiffViewer";
 import { formatTimestamp } from "../components/format";
 import { ErrorView, Loading } from "../components/StatusViews";
@@ -353,6 +354,7 @@ export function SessionDetailPage({ id }: { id: number }) {
           ← Back
         </button>
         <SessionTitle id={id} title={data?.session.title} />
+        <FindInSession sessionId={id} />
       </header>
       {body}
     </section>

@@ -16,8 +16,11 @@ import type {
   InboxItem,
   LlmClientInput,
   LlmClientView,
+  MatchRef,
   Page,
+  SearchResults,
   SessionDetail,
+  SessionMatches,
   SessionListQuery,
   SessionMeta,
   SessionSummary,
@@ -43,6 +46,8 @@ import type {
   RevokeBypassParams,
   RunContextParams,
   SaveApprovalRuleParams,
+  FindInSessionParams,
+  SearchParams,
   SaveLlmClientsParams,
   SendMessageParams,
   SessionBypassesParams,
@@ -68,6 +73,8 @@ export function summary(id: number, over: Partial<SessionSummary> = {}): Session
     created_at: "2026-11-30T10:00:00Z",
     message_count: id * 2,
     last_message_at: "2026-11-30T10:05:00Z",
+    hit_count: 0,
+    best_hit: null,
     ...over,
   };
 }
@@ -146,11 +153,17 @@ export class MockBackend implements Backend {
     this.listCalls.push(query);
     if (this.listError) return Promise.reject(this.listError);
     const needle = query.search?.toLowerCase() ?? null;
-    const matching = this.sessions.filter(
-      (s) =>
-        (query.source === null || s.source === query.source) &&
-        (needle === null || (s.title ?? "").toLowerCase().includes(needle)),
-    );
+    // Like the engine: a session's `best_hit` counts (and is sent) only while searching, and
+    // only when its snippet holds the text; a title match alone comes without one.
+    const hitMatches = (s: SessionSummary) =>
+      needle !== null && (s.best_hit?.snippet.map((p) => p.text).join("") ?? "").toLowerCase().includes(needle);
+    const matching = this.sessions
+      .filter(
+        (s) =>
+          (query.source === null || s.source === query.source) &&
+          (needle === null || (s.title ?? "").toLowerCase().includes(needle) || hitMatches(s)),
+      )
+      .map((s) => (hitMatches(s) ? s : { ...s, hit_count: 0, best_hit: null }));
     const start = (query.page - 1) * query.per_page;
     return Promise.resolve({
       items: matching.slice(start, start + query.per_page),
@@ -158,6 +171,43 @@ export class MockBackend implements Backend {
       page: query.page,
       per_page: query.per_page,
     });
+  }
+
+  searchCalls: SearchParams[] = [];
+
+  /** The listed sessions' best hits whose snippet holds the text, as the engine ranks them. */
+  search(params: SearchParams): Promise<SearchResults> {
+    this.searchCalls.push(params);
+    const needle = params.query.text.toLowerCase();
+    const hits = this.sessions
+      .flatMap((s) => (s.best_hit ? [s.best_hit] : []))
+      .filter((h) => h.snippet.map((p) => p.text).join("").toLowerCase().includes(needle));
+    return Promise.resolve({ hits: hits.slice(0, params.query.limit), more: hits.length > params.query.limit });
+  }
+
+  findCalls: FindInSessionParams[] = [];
+
+  /** The detail's rows whose text (a call's label) holds the text, case-insensitively, in order. */
+  find_in_session(params: FindInSessionParams): Promise<SessionMatches> {
+    this.findCalls.push(params);
+    const detail = this.details.get(params.session_id);
+    if (!detail) {
+      return Promise.reject({ code: "not_found", message: `session ${params.session_id} not found` } satisfies ApiError);
+    }
+    const needle = params.text.toLowerCase();
+    const matches: MatchRef[] = detail.messages.flatMap((m): MatchRef[] => {
+      if (m.kind === "tool") {
+        return m.label.toLowerCase().includes(needle)
+          ? [{ message_id: m.message_id, tool_call_id: m.tool_call_id, kind: "tool" }]
+          : [];
+      }
+      if (m.kind === "user" || m.kind === "assistant" || m.kind === "thinking") {
+        const kind = m.kind === "user" ? "user" : "assistant";
+        return m.content.toLowerCase().includes(needle) ? [{ message_id: m.message_id, tool_call_id: null, kind }] : [];
+      }
+      return [];
+    });
+    return Promise.resolve({ session_id: params.session_id, matches });
   }
 
   session_detail({ session_id: id }: SessionDetailParams): Promise<SessionDetail> {

@@ -13,7 +13,7 @@ use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio::process::Command;
 
 /// `skald` with the fake as the env-defined model and nothing from the user's environment.
-fn cli(fake: &FakeLlm, data: &Path) -> Command {
+pub(super) fn cli(fake: &FakeLlm, data: &Path) -> Command {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_skald"));
     cmd.env_remove("SKALD_DATA_DIR")
         .env_remove("SKALD_LLM_API_KEY")
@@ -25,7 +25,7 @@ fn cli(fake: &FakeLlm, data: &Path) -> Command {
     cmd
 }
 
-async fn run(mut cmd: Command) -> (i32, String, String) {
+pub(super) async fn run(mut cmd: Command) -> (i32, String, String) {
     let out = tokio::time::timeout(Duration::from_secs(60), cmd.output())
         .await
         .expect("skald hung")
@@ -37,7 +37,7 @@ async fn run(mut cmd: Command) -> (i32, String, String) {
     )
 }
 
-fn dirs() -> (tempfile::TempDir, std::path::PathBuf, std::path::PathBuf) {
+pub(super) fn dirs() -> (tempfile::TempDir, std::path::PathBuf, std::path::PathBuf) {
     let dir = tempfile::tempdir().unwrap();
     let data = dir.path().join("data");
     let work = dir.path().join("work");

@@ -4,8 +4,7 @@ use std::time::Duration;
 
 use chrono::DateTime;
 use skald_protocol::{
-    Answer, ApprovalKind, Decision, DecisionInput, Event, EventEnvelope, FileDiff, Inbox,
-    InboxItem, QuestionItem,
+    Answer, Decision, DecisionInput, Event, EventEnvelope, FileDiff, Inbox, InboxItem, QuestionItem,
 };
 use skald_store::repo::approvals::NewDecision;
 
@@ -38,11 +37,7 @@ impl Engine {
                     tool_name: r.tool_name,
                     tool_category: category.map(|c| c.as_str().to_string()),
                     mcp_server,
-                    kind: match r.kind.as_str() {
-                        "write" => ApprovalKind::Write,
-                        "command" => ApprovalKind::Command,
-                        _ => ApprovalKind::Tool,
-                    },
+                    kind: r.kind,
                     arguments: serde_json::from_str(&r.arguments)
                         .unwrap_or(serde_json::Value::Null),
                     summary: r.summary,

@@ -550,6 +550,7 @@ impl Engine {
             run_context: run_context.clone(),
             park_mode: mode,
             decisions: self.inner.decisions.clone(),
+            context_cache: self.inner.context_cache.clone(),
             agent,
             session_id,
             source: source.to_string(),
@@ -561,7 +562,6 @@ impl Engine {
             dynamic_fragments: run_context.system_prompt.clone(),
             build,
             max_rounds: cfg.llm.max_tool_rounds,
-            restart_available: false,
             request_log: cfg.llm.request_log.enabled,
         })
     }
@@ -572,22 +572,12 @@ impl Engine {
         emitter: &TurnEmitter,
         outcome: &TurnOutcome,
     ) {
-        match outcome {
-            TurnOutcome::Final { message_id, .. } => {
-                if let Err(e) = self.publish_completed_turn(session_id, *message_id).await {
-                    tracing::warn!(session_id, "cannot publish the completed turn: {e}");
-                }
-            }
-            TurnOutcome::Cancelled => {
-                if let Ok(dropped) = self.store().discard_steers(session_id).await
-                    && !dropped.is_empty()
-                {
-                    emitter.emit(Event::SteersDiscarded { pending_input_ids: dropped });
-                }
-            }
-            TurnOutcome::Parked { .. }
-            | TurnOutcome::Exhausted { .. }
-            | TurnOutcome::Failed { .. } => {}
+        // A stop drops the steers nobody will fold now.
+        if *outcome == TurnOutcome::Cancelled
+            && let Ok(dropped) = self.store().discard_steers(session_id).await
+            && !dropped.is_empty()
+        {
+            emitter.emit(Event::SteersDiscarded { pending_input_ids: dropped });
         }
         let end = outcome.end();
         let stored = self.store().record_turn_end(session_id, emitter.frame().stack_id, &end).await;

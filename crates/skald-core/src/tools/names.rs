@@ -7,8 +7,6 @@ pub const EDIT_FILE: &str = "edit_file";
 pub const INSERT_AT_LINE: &str = "insert_at_line";
 pub const REPLACE_LINES: &str = "replace_lines";
 pub const EXECUTE_CMD: &str = "execute_cmd";
-/// Run by the turn loop, not by the registry.
-pub const RESTART: &str = "restart";
 /// Synthetic, intercepted by the turn loop.
 pub const UPDATE_SCRATCHPAD: &str = "update_scratchpad";
 /// Synthetic, intercepted by the turn loop.

@@ -249,12 +249,7 @@ async fn park(
             tool_call_id: id,
             session_id: ctx.session_id,
             stack_id: ctx.stack_id,
-            kind: match kind {
-                ApprovalKind::Write => "write",
-                ApprovalKind::Command => "command",
-                ApprovalKind::Tool => "tool",
-            }
-            .to_string(),
+            kind,
             tool_name: name.to_string(),
             arguments: args.to_string(),
             path: review.as_ref().map(|(p, ..)| p.clone()).or(target_shown.clone()),

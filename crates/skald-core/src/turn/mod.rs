@@ -25,7 +25,7 @@ use tokio_util::sync::CancellationToken;
 use crate::agents::Agent;
 use crate::approval::gate::LoadedRules;
 use crate::context::{
-    BuildSettings, CompactionError, ContextCompactor, ContextInputs, MessageBuilder,
+    BuildSettings, CompactionError, ContextCache, ContextCompactor, ContextInputs, MessageBuilder,
 };
 use crate::error::EngineError;
 use crate::tools::ToolRegistry;
@@ -86,6 +86,8 @@ pub struct TurnCtx {
     pub park_mode: ParkMode,
     /// Notified whenever this process records a decision (others are polled).
     pub decisions: Arc<tokio::sync::Notify>,
+    /// The engine's cache of built histories: each round extends the frame's with what changed.
+    pub context_cache: ContextCache,
     pub agent: Agent,
     pub session_id: i64,
     pub source: String,
@@ -97,7 +99,6 @@ pub struct TurnCtx {
     pub dynamic_fragments: Vec<String>,
     pub build: BuildSettings,
     pub max_rounds: u32,
-    pub restart_available: bool,
     /// Keep each round's request in `llm_requests` for the debug view.
     pub request_log: bool,
 }
@@ -110,6 +111,7 @@ impl TurnCtx {
 
     fn builder(&self) -> MessageBuilder {
         MessageBuilder::new(self.store.clone(), self.build.clone())
+            .with_cache(self.context_cache.clone())
     }
 
     fn context_inputs(&self) -> ContextInputs {
@@ -147,7 +149,7 @@ pub async fn run_rounds(
             return Ok(TurnOutcome::Cancelled);
         }
         fold_steers(&ctx.store, &ctx.emitter, ctx.session_id, ctx.stack_id).await?;
-        let built = ctx.builder().build(&ctx.context_inputs()).await?;
+        let built = ctx.builder().build_request(&ctx.context_inputs()).await?;
         let chain = &ctx.chain[chain_start.min(ctx.chain.len().saturating_sub(1))..];
         let logged = ctx
             .request_log
