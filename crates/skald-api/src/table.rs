@@ -95,9 +95,8 @@ operations! {
         events: [
             SessionsChanged, UserMessage, SteerQueued, SteerFolded, TurnRunning, TokenDelta,
             Thinking, ToolStart, ToolDone, ToolError, ToolCancelled, ToolRejected,
-            ApprovalRequired, PendingWrite, AgentQuestion, FileChanged, ModelFallback, ModelRetry,
-            LlmFailed,
-            Truncated, InterimAnswer, Done, Error, Compacting, CompactionDone,
+            ApprovalRequested, AgentQuestion, FileChanged, ModelFallback, ModelRetry, LlmFailed,
+            Truncated, InterimAnswer, Done, TurnEnded, Compacting, CompactionDone,
         ],
         run: |engine, _, p| {
             let receipt = engine.send_message(&p.source, &p.text, ChatOptions::default()).await?;
@@ -113,7 +112,7 @@ operations! {
         params: StopTurnParams { #[ts(type = "number")] session_id: i64 },
         result: StopResult,
         errors: [NotFound, Storage],
-        events: [SteersDiscarded, ToolCancelled, Error, TurnRunning],
+        events: [SteersDiscarded, ToolCancelled, TurnEnded, TurnRunning],
         run: |engine, _, p| engine.stop(p.session_id).await.map(|stopped| StopResult { stopped }),
     }
 

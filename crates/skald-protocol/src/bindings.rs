@@ -24,6 +24,8 @@ pub fn typescript() -> String {
         ToolStatus::decl(),
         DebugMessage::decl(),
         PendingInput::decl(),
+        TurnEnd::decl(),
+        EndedTurn::decl(),
         SessionDetail::decl(),
         SendResult::decl(),
         SessionUsage::decl(),
@@ -34,6 +36,7 @@ pub fn typescript() -> String {
         ToolGroupsReset::decl(),
         RunContext::decl(),
         ApprovalKind::decl(),
+        ApprovalRequest::decl(),
         DiffKind::decl(),
         DiffSpan::decl(),
         DiffLineTag::decl(),
@@ -61,6 +64,7 @@ pub fn typescript() -> String {
         ResultType::decl(),
         Event::decl(),
         EventKind::decl(),
+        FrameOrigin::decl(),
         EventEnvelope::decl(),
     ];
     let mut out = String::from(

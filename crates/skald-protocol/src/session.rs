@@ -207,6 +207,9 @@ pub struct SessionDetail {
     /// Messages stored but not folded into the history yet (steers waiting for a round boundary
     /// or for a decision), oldest first. Each becomes a `user` message when folded.
     pub pending_inputs: Vec<PendingInput>,
+    /// How each turn of the session ended, oldest first (a turn that parked and was continued
+    /// has one entry per run).
+    pub turn_ends: Vec<crate::EndedTurn>,
 }
 
 /// A message waiting to be folded into the history (`pending_inputs`).

@@ -184,14 +184,14 @@ export interface Api {
    * running (folded in at its next round). The turn runs on by itself; its progress arrives
    * as events, and a call that needs a human waits in the inbox.
    *
-   * Errors: invalid_input, config, storage. Events: sessions_changed, user_message, steer_queued, steer_folded, turn_running, token_delta, thinking, tool_start, tool_done, tool_error, tool_cancelled, tool_rejected, approval_required, pending_write, agent_question, file_changed, model_fallback, model_retry, llm_failed, truncated, interim_answer, done, error, compacting, compaction_done.
+   * Errors: invalid_input, config, storage. Events: sessions_changed, user_message, steer_queued, steer_folded, turn_running, token_delta, thinking, tool_start, tool_done, tool_error, tool_cancelled, tool_rejected, approval_requested, agent_question, file_changed, model_fallback, model_retry, llm_failed, truncated, interim_answer, done, turn_ended, compacting, compaction_done.
    */
   send_message(params: SendMessageParams): Promise<SendResult>;
   /**
    * Stops the session's running turn, here or in another process; unconsumed steers are
    * kept but discarded.
    *
-   * Errors: not_found, storage. Events: steers_discarded, tool_cancelled, error, turn_running.
+   * Errors: not_found, storage. Events: steers_discarded, tool_cancelled, turn_ended, turn_running.
    */
   stop_turn(params: StopTurnParams): Promise<StopResult>;
   /**
@@ -399,8 +399,7 @@ export const EVENT_KINDS: readonly EventKind[] = [
   "tool_error",
   "tool_cancelled",
   "tool_rejected",
-  "approval_required",
-  "pending_write",
+  "approval_requested",
   "approval_resolved",
   "bypasses_changed",
   "agent_question",
@@ -412,7 +411,7 @@ export const EVENT_KINDS: readonly EventKind[] = [
   "truncated",
   "interim_answer",
   "done",
-  "error",
+  "turn_ended",
   "compacting",
   "compaction_done",
 ];

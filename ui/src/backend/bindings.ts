@@ -91,12 +91,30 @@ export type PendingInput = {
  */
 id: number, content: string, created_at: string, };
 
+export type TurnEnd = { "kind": "final", message_id: number, } | { "kind": "cancelled", } | { "kind": "exhausted", rounds: number, } | { "kind": "parked", tool_call_ids: number[], } | { "kind": "failed", reason: string, };
+
+export type EndedTurn = { id: number, 
+/**
+ * The frame whose turn ended (the root frame until sub-agents run turns of their own).
+ */
+stack_id: number, outcome: TurnEnd, 
+/**
+ * The newest history row of the session when the turn ended (where the end goes in the
+ * transcript); `null` when the session had none.
+ */
+after_message_id: number | null, ended_at: string, };
+
 export type SessionDetail = { session: SessionMeta, messages: Array<DebugMessage>, 
 /**
  * Messages stored but not folded into the history yet (steers waiting for a round boundary
  * or for a decision), oldest first. Each becomes a `user` message when folded.
  */
-pending_inputs: Array<PendingInput>, };
+pending_inputs: Array<PendingInput>, 
+/**
+ * How each turn of the session ended, oldest first (a turn that parked and was continued
+ * has one entry per run).
+ */
+turn_ends: Array<EndedTurn>, };
 
 export type SendResult = { session_id: number, 
 /**
@@ -187,6 +205,8 @@ allow_fs_writes: Array<string>,
 security_group: string | null, };
 
 export type ApprovalKind = "write" | "command" | "tool";
+
+export type ApprovalRequest = { "kind": "write", path: string, diff: FileDiff, } | { "kind": "command", command: string, workdir: string, } | { "kind": "mcp_call", server: string, tool: string, } | { "kind": "other", path: string | null, };
 
 export type DiffKind = "modify" | "create" | "delete" | "binary" | "too_large" | "unchanged";
 
@@ -392,11 +412,11 @@ waiting_for: number[], } | { "type": "steer_folded", pending_input_id: number, m
 /**
  * As the model sent them (before working-directory injection).
  */
-arguments: unknown, label_short: string, label_full: string, path: string | null, } | { "type": "tool_done", tool_call_id: number, result: string, result_type: ResultType, } | { "type": "tool_error", tool_call_id: number, error: string, } | { "type": "tool_cancelled", tool_call_id: number, } | { "type": "tool_rejected", tool_call_id: number, reason: string, } | { "type": "approval_required", request_id: number, tool_call_id: number, tool_name: string, arguments: unknown, } | { "type": "pending_write", request_id: number, tool_call_id: number, path: string, old_content: string | null, new_content: string, 
+arguments: unknown, label_short: string, label_full: string, path: string | null, } | { "type": "tool_done", tool_call_id: number, result: string, result_type: ResultType, } | { "type": "tool_error", tool_call_id: number, error: string, } | { "type": "tool_cancelled", tool_call_id: number, } | { "type": "tool_rejected", tool_call_id: number, reason: string, } | { "type": "approval_requested", request_id: number, tool_call_id: number, tool_name: string, 
 /**
- * The reviewed diff (absent for commands).
+ * As the model sent them.
  */
-diff: FileDiff | null, } | { "type": "approval_resolved", request_id: number, tool_call_id: number, approved: boolean, } | { "type": "bypasses_changed", } | { "type": "agent_question", request_id: number, tool_call_id: number, title: string, 
+arguments: unknown, request: ApprovalRequest, } | { "type": "approval_resolved", request_id: number, tool_call_id: number, approved: boolean, } | { "type": "bypasses_changed", } | { "type": "agent_question", request_id: number, tool_call_id: number, title: string, 
 /**
  * Markdown.
  */
@@ -404,8 +424,23 @@ question: string, suggested_answers: Array<string>, } | { "type": "clarification
 /**
  * Which retry this is (1 = the first).
  */
-attempt: number, reason: string, } | { "type": "llm_failed", tried: Array<string>, last_error: string, } | { "type": "truncated", output_tokens: number | null, } | { "type": "interim_answer", message_id: number, stack_id: number, content: string, reasoning: string | null, input_tokens: number | null, output_tokens: number | null, } | { "type": "done", message_id: number, stack_id: number, content: string, input_tokens: number | null, output_tokens: number | null, } | { "type": "error", message: string, } | { "type": "compacting", } | { "type": "compaction_done", summary_id: number, covers_up_to_message_id: number, tokens_before: number, tokens_after: number, };
+attempt: number, reason: string, } | { "type": "llm_failed", tried: Array<string>, last_error: string, } | { "type": "truncated", output_tokens: number | null, } | { "type": "interim_answer", message_id: number, stack_id: number, content: string, reasoning: string | null, input_tokens: number | null, output_tokens: number | null, } | { "type": "done", message_id: number, stack_id: number, content: string, input_tokens: number | null, output_tokens: number | null, } | { "type": "turn_ended", outcome: TurnEnd, } | { "type": "compacting", } | { "type": "compaction_done", summary_id: number, covers_up_to_message_id: number, tokens_before: number, tokens_after: number, };
 
-export type EventKind = "sessions_changed" | "resync" | "config_reloaded" | "new_session" | "user_message" | "steer_queued" | "steer_folded" | "steers_discarded" | "turn_running" | "token_delta" | "thinking" | "tool_start" | "tool_done" | "tool_error" | "tool_cancelled" | "tool_rejected" | "approval_required" | "pending_write" | "approval_resolved" | "bypasses_changed" | "agent_question" | "clarification_resolved" | "file_changed" | "model_fallback" | "model_retry" | "llm_failed" | "truncated" | "interim_answer" | "done" | "error" | "compacting" | "compaction_done";
+export type EventKind = "sessions_changed" | "resync" | "config_reloaded" | "new_session" | "user_message" | "steer_queued" | "steer_folded" | "steers_discarded" | "turn_running" | "token_delta" | "thinking" | "tool_start" | "tool_done" | "tool_error" | "tool_cancelled" | "tool_rejected" | "approval_requested" | "approval_resolved" | "bypasses_changed" | "agent_question" | "clarification_resolved" | "file_changed" | "model_fallback" | "model_retry" | "llm_failed" | "truncated" | "interim_answer" | "done" | "turn_ended" | "compacting" | "compaction_done";
 
-export type EventEnvelope = { session_id: number | null, source: string | null, event: Event, };
+export type FrameOrigin = { 
+/**
+ * The frame (`chat_sessions_stack` row).
+ */
+stack_id: number, 
+/**
+ * 0 for the session's root frame, one more per sub-agent level.
+ */
+depth: number, 
+/**
+ * `null` for the root frame; for a sub-agent its chain of `agent#shortid` parts below the
+ * root, joined by `>`.
+ */
+label: string | null, };
+
+export type EventEnvelope = { session_id: number | null, source: string | null, frame: FrameOrigin | null, event: Event, };

@@ -22,6 +22,7 @@ const detail: SessionDetail = {
   session: { id: 42, title: null, source: "tic", agent_id: "main", is_interactive: false, is_ephemeral: true, created_at: T },
   messages,
   pending_inputs: [],
+  turn_ends: [],
 };
 
 function row(kind: string, index = 0): HTMLElement {
@@ -182,6 +183,20 @@ describe("Session detail page", () => {
     expect(row("user").style.getPropertyValue("--depth")).toBe("0");
     expect(row("agent").style.getPropertyValue("--depth")).toBe("1");
     expect(row("assistant").style.getPropertyValue("--depth")).toBe("1");
+  });
+
+  it("lists how each turn ended", async () => {
+    const ended = { stack_id: 1, after_message_id: 4, ended_at: T };
+    const turn_ends: SessionDetail["turn_ends"] = [
+      { id: 1, outcome: { kind: "parked", tool_call_ids: [12] }, ...ended },
+      { id: 2, outcome: { kind: "failed", reason: "every model failed" }, ...ended },
+    ];
+    renderApp(new MockBackend({ details: [{ ...detail, turn_ends }] }), "#session/42");
+    const list = await screen.findByRole("list", { name: "Turn ends" });
+    const items = within(list).getAllByRole("listitem").map((li) => li.textContent ?? "");
+    expect(items).toHaveLength(2);
+    expect(items[0]).toContain("Waiting for a decision on call 12.");
+    expect(items[1]).toContain("The turn failed: every model failed");
   });
 
   it("says so when the session does not exist", async () => {

@@ -1,6 +1,7 @@
 // #session/{id}: the read-only debug tree of one session, synthetic rows and sub-agents included.
 import { useId, useState, type CSSProperties, type ReactNode } from "react";
 import {
+  describeTurnEnd,
   toApiError,
   useLlmRequest,
   useRenameSession,
@@ -330,6 +331,18 @@ export function SessionDetailPage({ id }: { id: number }) {
             ))}
           </ol>
         )}
+        {data.turn_ends.length > 0 ? (
+          <>
+            <h2>How the turns ended</h2>
+            <ol className="turn-ends" aria-label="Turn ends">
+              {data.turn_ends.map((t) => (
+                <li key={t.id}>
+                  <time className="muted when">{formatTimestamp(t.ended_at)}</time> {describeTurnEnd(t.outcome)}
+                </li>
+              ))}
+            </ol>
+          </>
+        ) : null}
       </>
     );
   }

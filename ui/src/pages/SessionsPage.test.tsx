@@ -83,6 +83,7 @@ describe("Sessions page", () => {
           session: { id: 5, title: "Click me", source: "web", agent_id: "main", is_interactive: true, is_ephemeral: false, created_at: "2026-11-30T10:00:00Z" },
           messages: [],
           pending_inputs: [],
+          turn_ends: [],
         },
       ],
     });
@@ -174,6 +175,7 @@ describe("Sessions page", () => {
           session: { id: 3, title: "Planning", source: "web", agent_id: "main", is_interactive: true, is_ephemeral: false, created_at: "2026-11-30T10:00:00Z" },
           messages: [],
           pending_inputs: [],
+          turn_ends: [],
         },
       ],
     });

@@ -497,6 +497,7 @@ export function emptyDetail(id: number, source = "web"): SessionDetail {
     },
     messages: [],
     pending_inputs: [],
+    turn_ends: [],
   };
 }
 

@@ -108,7 +108,7 @@ async fn the_decider_is_the_calling_surface_and_the_params_cannot_name_another()
     assert_eq!(sent["steered"], false);
     let call_id = loop {
         match events.recv().await.unwrap().event {
-            Event::PendingWrite { tool_call_id, .. } => break tool_call_id,
+            Event::ApprovalRequested { tool_call_id, .. } => break tool_call_id,
             _ => continue,
         }
     };

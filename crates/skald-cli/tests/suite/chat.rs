@@ -7,7 +7,7 @@ use std::process::Stdio;
 use std::time::Duration;
 
 use serde_json::json;
-use skald_protocol::{Event, EventEnvelope};
+use skald_protocol::{Event, EventEnvelope, TurnEnd};
 use skald_testkit::{FakeLlm, HANG_GUARD, Reply};
 use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio::process::Command;
@@ -162,7 +162,11 @@ async fn json_mode_prints_one_event_envelope_per_line_and_a_failure_exits_1() {
     cmd.args(["--json", "chat", "--workdir"]).arg(&work).arg("again");
     let (code, stdout, _stderr) = run(cmd).await;
     assert_eq!(code, 1, "stdout: {stdout}\nstderr: {_stderr}");
-    assert!(envelopes(&stdout).iter().any(|e| matches!(e.event, Event::Error { .. })));
+    let ended = envelopes(&stdout).into_iter().find_map(|e| match e.event {
+        Event::TurnEnded { outcome } => Some(outcome),
+        _ => None,
+    });
+    assert!(matches!(ended, Some(TurnEnd::Failed { .. })), "{stdout}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -206,7 +210,7 @@ async fn skald_stop_from_another_process_stops_a_running_chat() {
     while let Ok(Some(line)) = lines.next_line().await {
         rest.push(serde_json::from_str::<EventEnvelope>(&line).unwrap().event);
     }
-    assert!(rest.contains(&Event::Error { message: "interrupted by user".into() }), "{rest:?}");
+    assert!(rest.contains(&Event::TurnEnded { outcome: TurnEnd::Cancelled {} }), "{rest:?}");
     // The model request was aborted.
     fake.wait_in_flight(0).await;
 

@@ -340,8 +340,9 @@ async fn websocket_streams_the_events_of_a_new_session() {
     assert_eq!(
         events,
         [
-            serde_json::json!({"session_id": id, "source": "web", "event": {"type": "new_session", "session_id": id}}),
-            serde_json::json!({"session_id": id, "source": "web", "event": {"type": "sessions_changed"}}),
+            // Events about the session as a whole come from no frame of it.
+            serde_json::json!({"session_id": id, "source": "web", "frame": null, "event": {"type": "new_session", "session_id": id}}),
+            serde_json::json!({"session_id": id, "source": "web", "frame": null, "event": {"type": "sessions_changed"}}),
         ]
     );
 }

@@ -109,7 +109,7 @@ impl Engine {
                     ok: outcome.is_ok(),
                     error: outcome.err().map(|e| e.to_string()),
                 };
-                let _ = bus.send(EventEnvelope { session_id: None, source: None, event });
+                let _ = bus.send(EventEnvelope::global(event));
             })
             .map_err(|e| EngineError::DataDir {
                 path: dir.display().to_string(),
@@ -232,11 +232,7 @@ impl Engine {
         let session_id = created.session_id;
         store.set_active_session(source, session_id).await?;
         for event in [Event::NewSession { session_id }, Event::SessionsChanged {}] {
-            self.emit(EventEnvelope {
-                session_id: Some(session_id),
-                source: Some(source.to_string()),
-                event,
-            });
+            self.emit(EventEnvelope::session(session_id, source, event));
         }
         Ok(session_id)
     }
@@ -257,11 +253,7 @@ impl Engine {
         let store = self.store();
         store.set_session_title(session_id, title.as_deref()).await?;
         let session = store.session(session_id).await?;
-        self.emit(EventEnvelope {
-            session_id: Some(session_id),
-            source: Some(session.source.clone()),
-            event: Event::SessionsChanged {},
-        });
+        self.emit(EventEnvelope::session(session_id, &session.source, Event::SessionsChanged {}));
         Ok(session.meta())
     }
 }

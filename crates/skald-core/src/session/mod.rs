@@ -1,5 +1,6 @@
-//! Sessions: the per-session runner registry and the debug tree.
+//! Sessions: the per-session runner registry, the debug tree and frame origins.
 
 pub mod debug_tree;
+pub mod origin;
 pub mod process;
 pub mod registry;

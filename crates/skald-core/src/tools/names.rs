@@ -25,5 +25,10 @@ pub fn is_read_tool(name: &str) -> bool {
 
 /// The server of an MCP tool (`mcp__<server>__<tool>`); `None` for every other tool.
 pub fn mcp_server(name: &str) -> Option<&str> {
-    name.strip_prefix("mcp__").and_then(|rest| rest.split_once("__")).map(|(server, _)| server)
+    mcp_tool(name).map(|(server, _)| server)
+}
+
+/// The server and the tool's own name of an MCP tool (`mcp__<server>__<tool>`).
+pub fn mcp_tool(name: &str) -> Option<(&str, &str)> {
+    name.strip_prefix("mcp__").and_then(|rest| rest.split_once("__"))
 }

@@ -17,7 +17,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use skald_llm::{LlmClient, ModelEndpoint};
-use skald_protocol::Event;
+use skald_protocol::{Event, TurnEnd};
 use skald_store::Store;
 use skald_store::repo::history::NewMessage;
 use tokio_util::sync::CancellationToken;
@@ -47,6 +47,21 @@ pub enum TurnOutcome {
     Parked { tool_call_ids: Vec<i64> },
     /// The model could not be reached (after retries and fallback) or storage failed.
     Failed { message: String },
+}
+
+impl TurnOutcome {
+    /// The typed end that is stored and sent (`turn_ended`).
+    pub fn end(&self) -> TurnEnd {
+        match self {
+            Self::Final { message_id, .. } => TurnEnd::Final { message_id: *message_id },
+            Self::Cancelled => TurnEnd::Cancelled {},
+            Self::Exhausted { rounds } => TurnEnd::Exhausted { rounds: *rounds },
+            Self::Parked { tool_call_ids } => {
+                TurnEnd::Parked { tool_call_ids: tool_call_ids.clone() }
+            }
+            Self::Failed { message } => TurnEnd::Failed { reason: message.clone() },
+        }
+    }
 }
 
 /// What a call that needs a human does in this process.

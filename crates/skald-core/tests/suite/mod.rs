@@ -18,6 +18,7 @@ mod settings;
 mod streaming;
 mod tools;
 mod turn;
+mod turn_ends;
 
 /// Runs `sql` on the data dir's database past the column CHECKs, as a hand edit or a damaged file
 /// would.

@@ -18,3 +18,4 @@ pub mod stack;
 pub mod steers;
 pub mod summaries;
 pub mod tools;
+pub mod turn_ends;

@@ -6,6 +6,7 @@ mod search;
 mod sessions;
 mod steers;
 mod tools;
+mod turn_ends;
 
 use std::sync::Arc;
 
