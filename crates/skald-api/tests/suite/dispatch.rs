@@ -100,7 +100,12 @@ async fn results_have_the_declared_shape_whichever_shell_asks() {
 async fn the_decider_is_the_calling_surface_and_the_params_cannot_name_another() {
     let rig = rig().await;
     let mut events = rig.engine.subscribe();
-    rig.fake.push(Reply::tool_call("write_file", r#"{"path":"out.txt","content":"hi\n"}"#));
+    // `send_message` has no working-directory param, so a turn works in this process's directory
+    // (the crate's source dir under cargo): the file goes to an absolute path in the test's own
+    // temporary dir instead, or the approved write would land in the source tree.
+    let target = rig._dir.path().join("out.txt");
+    let write = json!({ "path": target, "content": "hi\n" }).to_string();
+    rig.fake.push(Reply::tool_call("write_file", &write));
     rig.fake.push(Reply::text("Wrote it."));
     let sent = web(&rig, "send_message", json!({ "source": "web", "text": "write out.txt" }))
         .await
@@ -126,6 +131,7 @@ async fn the_decider_is_the_calling_surface_and_the_params_cannot_name_another()
     assert_eq!(decision["approved"], true);
     // The waiting turn goes on and asks the model for its answer.
     while !matches!(events.recv().await.unwrap().event, Event::TurnRunning { running: false }) {}
+    assert_eq!(std::fs::read_to_string(&target).unwrap(), "hi\n", "the approved write ran");
 }
 
 #[tokio::test]
