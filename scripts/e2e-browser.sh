@@ -19,6 +19,9 @@
 # tests/long_session.test.mjs: 300 seeded turns (1,800 messages) and a write waiting for approval:
 # the chat and the debug tree open at the newest rows with a bounded DOM, load earlier pages as
 # they are scrolled up, open at a linked message highlighted, and jump to the pending approval.
+# tests/search.test.mjs: 24 turns against the fake provider, then the Sessions page's search finds
+# a word of one answer (only that session listed, the word marked in its snippet), the hit opens
+# the session at that message (#session/ID?message=M), and Find in session counts and steps.
 # Screenshots land in artifacts/browser/*.png.
 # Exits non-zero on any failure.
 #

@@ -11,16 +11,26 @@ step() { echo; echo "=== $* ($(( $(date +%s) - start ))s)"; }
 step "system packages"
 scripts/install-system-deps.sh all
 source scripts/ensure-toolchain.sh
-if ! command -v cargo-nextest >/dev/null 2>&1; then
-  step "installing cargo-nextest"
-  cargo install cargo-nextest --locked
-fi
+# Built from crates.io (prebuilt downloads are not reachable everywhere the suite runs).
+for tool in cargo-nextest cargo-machete cargo-deny; do
+  if ! command -v "$tool" >/dev/null 2>&1; then
+    step "installing $tool"
+    cargo install "$tool" --locked
+  fi
+done
 
 step "ui: install"
 npm --prefix ui ci --no-audit --no-fund
 
 step "rust: fmt"
 cargo fmt --all -- --check
+
+step "rust: unused dependencies (cargo machete, then the workspace's own list)"
+cargo machete
+scripts/unused-workspace-deps.sh
+
+step "rust: licenses and sources of the dependency tree (cargo deny, deny.toml)"
+cargo deny --locked check licenses bans sources
 
 step "ui: build (embedded by the desktop crate)"
 npm --prefix ui run build

@@ -6,15 +6,13 @@
 use std::collections::BTreeSet;
 use std::time::Duration;
 
-use skald_protocol::{InboxItem, QuestionItem};
+use skald_protocol::{ApprovalKind, InboxItem, QuestionItem, TurnEnd};
 use tokio::time::Instant;
 
 /// Approvals arriving within this window after the first become one notification.
 pub const BATCH_WINDOW: Duration = Duration::from_secs(1);
 /// How many characters of a path a notification shows (the end, which names the file).
 const MAX_PATH_CHARS: usize = 80;
-/// The error a stop requested by the user produces: not a failure worth an alert.
-pub const USER_STOP_MESSAGE: &str = "interrupted by user";
 
 /// Alerts collected during one batch window.
 #[derive(Debug, Default)]
@@ -25,8 +23,7 @@ pub struct Batch {
 }
 
 impl Batch {
-    /// A call started waiting for a decision (`pending_write` and `approval_required` of the
-    /// same call count once).
+    /// A call started waiting for a decision or an answer (each call counts once).
     pub fn approval(&mut self, tool_call_id: i64, now: Instant) {
         self.approvals.insert(tool_call_id);
         self.started.get_or_insert(now);
@@ -91,6 +88,13 @@ pub fn waiting_alert(approvals: &[&InboxItem], questions: &[&QuestionItem]) -> O
     }
 }
 
+/// Whether a turn that ended so is worth telling a person who does not watch: it failed or ran
+/// out of rounds. A stop they asked for, a final answer and a parked call (which alerts as an
+/// approval) are not.
+pub fn worth_an_alert(outcome: &TurnEnd) -> bool {
+    outcome.is_failure()
+}
+
 /// The notification for turns that failed while the window was hidden.
 pub fn failures_alert(sessions: &BTreeSet<i64>) -> Option<Alert> {
     let first = *sessions.first()?;
@@ -102,11 +106,15 @@ pub fn failures_alert(sessions: &BTreeSet<i64>) -> Option<Alert> {
     Some(Alert { title, body: "Open Skald to see what happened.".to_owned(), route })
 }
 
-/// "write_file: src/main.rs" — the tool and, when it has one, the path; nothing else.
+/// What waits, by kind, with names and paths only: "write_file: src/main.rs", "a command in
+/// /work", "mcp__github__create_issue (MCP server github)", "fetch_url wants to run".
 fn describe(item: &InboxItem) -> String {
-    match item.path.as_deref().filter(|path| !path.is_empty()) {
-        Some(path) => format!("{}: {}", item.tool_name, shorten(path)),
-        None => format!("{} wants to run", item.tool_name),
+    let path = item.path.as_deref().filter(|path| !path.is_empty());
+    match (item.kind, path, item.workdir.as_deref(), item.mcp_server.as_deref()) {
+        (ApprovalKind::Write, Some(path), ..) => format!("{}: {}", item.tool_name, shorten(path)),
+        (ApprovalKind::Command, _, Some(dir), _) => format!("a command in {}", shorten(dir)),
+        (_, _, _, Some(server)) => format!("{} (MCP server {server})", item.tool_name),
+        _ => format!("{} wants to run", item.tool_name),
     }
 }
 
@@ -123,8 +131,6 @@ fn shorten(path: &str) -> String {
 #[cfg(test)]
 mod tests {
     #![allow(clippy::unwrap_used)]
-
-    use skald_protocol::ApprovalKind;
 
     use super::*;
 
@@ -208,6 +214,41 @@ mod tests {
         let mixed = waiting_alert(&[&write], &[&question]).unwrap();
         assert_eq!(mixed.title, "2 requests waiting in Skald");
         assert!(!format!("{} {}", mixed.title, mixed.body).contains("sk-secret"));
+    }
+
+    #[test]
+    fn each_kind_of_approval_says_what_it_is_without_its_contents() {
+        let mut command = item(1, "execute_cmd", None);
+        command.kind = ApprovalKind::Command;
+        command.workdir = Some("/home/me/project".into());
+        let mut mcp = item(2, "mcp__github__create_issue", None);
+        mcp.kind = ApprovalKind::Tool;
+        mcp.mcp_server = Some("github".into());
+        let mut other = item(3, "fetch_url", None);
+        other.kind = ApprovalKind::Tool;
+        let bodies: Vec<String> = [&command, &mcp, &other]
+            .iter()
+            .map(|item| waiting_alert(&[item], &[]).unwrap().body)
+            .collect();
+        assert_eq!(
+            bodies,
+            [
+                "a command in /home/me/project",
+                "mcp__github__create_issue (MCP server github)",
+                "fetch_url wants to run"
+            ]
+        );
+        assert!(!bodies[0].contains("curl"), "the command line stays in the window");
+    }
+
+    #[test]
+    fn only_turns_that_failed_or_ran_out_of_rounds_alert() {
+        let failed = TurnEnd::Failed { reason: "every model failed".into() };
+        assert!(worth_an_alert(&failed));
+        assert!(worth_an_alert(&TurnEnd::Exhausted { rounds: 50 }));
+        assert!(!worth_an_alert(&TurnEnd::Cancelled {}), "the user stopped it");
+        assert!(!worth_an_alert(&TurnEnd::Final { message_id: 4 }));
+        assert!(!worth_an_alert(&TurnEnd::Parked { tool_call_ids: vec![5] }));
     }
 
     #[test]

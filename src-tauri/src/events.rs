@@ -32,7 +32,7 @@ pub async fn forward(
                     skipped,
                     "a window fell behind the engine's events; asking it to resync"
                 );
-                EventEnvelope { session_id: None, source: None, event: Event::Resync {} }
+                EventEnvelope::global(Event::Resync {})
             }
             Err(RecvError::Closed) => return ForwardEnd::EngineStopped,
         };
@@ -116,11 +116,7 @@ mod tests {
     }
 
     fn session_event(id: i64) -> EventEnvelope {
-        EventEnvelope {
-            session_id: Some(id),
-            source: Some("web".into()),
-            event: Event::SessionsChanged {},
-        }
+        EventEnvelope::session(id, "web", Event::SessionsChanged {})
     }
 
     async fn wait_until(mut done: impl FnMut() -> bool) {
@@ -145,7 +141,7 @@ mod tests {
         assert_eq!(task.await.unwrap(), ForwardEnd::EngineStopped);
         let received = received.lock().unwrap();
         let event = serde_json::json!({"type": "sessions_changed"});
-        let wire = |id: i64| serde_json::json!({"session_id": id, "source": "web", "event": event});
+        let wire = |id: i64| serde_json::json!({"session_id": id, "source": "web", "frame": null, "event": event});
         assert_eq!(*received, vec![wire(1), wire(2)]);
     }
 

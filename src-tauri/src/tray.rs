@@ -2,7 +2,7 @@
 
 use skald_api::{Caller, DecideParams};
 use skald_core::Engine;
-use skald_protocol::{DecisionInput, Inbox, InboxItem};
+use skald_protocol::{ApprovalKind, DecisionInput, Inbox, InboxItem};
 use tauri::image::Image;
 use tauri::menu::{IsMenuItem, Menu, MenuItem, PredefinedMenuItem, Submenu};
 use tauri::tray::{TrayIcon, TrayIconBuilder};
@@ -103,8 +103,14 @@ impl TrayView {
     }
 }
 
+/// "write_file · src/main.rs", "execute_cmd · in /work" (never the command line), else the tool
+/// and where it comes from.
 fn label(item: &InboxItem) -> String {
-    let what = item.path.as_deref().or(item.context_label.as_deref()).unwrap_or(&item.source);
+    let place = match item.kind {
+        ApprovalKind::Command => item.workdir.as_deref().map(|dir| format!("in {dir}")),
+        ApprovalKind::Write | ApprovalKind::Tool => item.path.clone(),
+    };
+    let what = place.or_else(|| item.context_label.clone()).unwrap_or_else(|| item.source.clone());
     let text = format!("{} · {what}", item.tool_name);
     if text.chars().count() <= MAX_LABEL_CHARS {
         return text;
@@ -209,7 +215,7 @@ fn on_menu(app: &AppHandle, id: &str) {
 
 #[cfg(test)]
 mod tests {
-    use skald_protocol::{ApprovalKind, QuestionItem};
+    use skald_protocol::QuestionItem;
 
     use super::*;
 
@@ -277,6 +283,17 @@ mod tests {
         assert_eq!(view.inbox_label, "Agent Inbox (2)");
         assert!(view.attention);
         assert_eq!(view.recent.len(), 1, "only approvals can be approved from the tray");
+    }
+
+    #[test]
+    fn a_waiting_command_is_listed_by_its_directory_not_its_command_line() {
+        let mut command = item(1, None);
+        command.tool_name = "execute_cmd".into();
+        command.kind = ApprovalKind::Command;
+        command.command = Some("curl -H 'Authorization: sk-secret'".into());
+        command.workdir = Some("/home/me/project".into());
+        let view = TrayView::of(&Inbox { items: vec![command], questions: vec![], total: 1 });
+        assert_eq!(view.recent[0].1, "execute_cmd · in /home/me/project");
     }
 
     #[test]

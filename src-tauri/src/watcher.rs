@@ -54,8 +54,7 @@ async fn on_event(app: &AppHandle, engine: &Engine, batch: &mut Batch, envelope:
                 app.state::<Turns>().set_running(session, running);
             }
         }
-        Event::PendingWrite { tool_call_id, .. }
-        | Event::ApprovalRequired { tool_call_id, .. }
+        Event::ApprovalRequested { tool_call_id, .. }
         | Event::AgentQuestion { tool_call_id, .. } => {
             tray::refresh(app, engine).await;
             if !window_has_focus(app) {
@@ -65,7 +64,7 @@ async fn on_event(app: &AppHandle, engine: &Engine, batch: &mut Batch, envelope:
         Event::ApprovalResolved { .. } | Event::ClarificationResolved { .. } => {
             tray::refresh(app, engine).await;
         }
-        Event::Error { message } if message != alerts::USER_STOP_MESSAGE => {
+        Event::TurnEnded { outcome } if alerts::worth_an_alert(&outcome) => {
             if let Some(session) = session
                 && window_hidden(app)
                 && !app.state::<Turns>().quitting()

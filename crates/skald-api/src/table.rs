@@ -8,9 +8,9 @@ use skald_core::engine::ChatOptions;
 use skald_protocol::{
     Answer, ApprovalRuleInput, ApprovalRuleView, BypassView, CompactResult, ConnectionTest,
     DebugMessage, Decision, DecisionInput, Inbox, ItemRef, LlmClientInput, Page, RunContext,
-    SendResult, SessionDetail, SessionListQuery, SessionMeta, SessionRef, SessionSummary,
-    SessionUsage, SessionWindow, SettingsView, StopResult, ToolGroupsReset, TurnStatus,
-    WindowQuery,
+    SearchQuery, SearchResults, SendResult, SessionDetail, SessionListQuery, SessionMatches,
+    SessionMeta, SessionRef, SessionSummary, SessionUsage, SessionWindow, SettingsView, StopResult,
+    ToolGroupsReset, TurnStatus, WindowQuery,
 };
 
 use crate::declare::operations;
@@ -62,6 +62,32 @@ operations! {
         run: |engine, _, p| engine.session_item(p.session_id, p.item).await,
     }
 
+    /// The best hits across every session, best first: words of messages (the last one, while
+    /// it is typed, as a prefix) and substrings of tool names, paths and command lines, each
+    /// with a snippet whose matched stretches are marked. Any text is valid; FTS syntax in it
+    /// is plain text.
+    search {
+        params: SearchParams { query: SearchQuery },
+        result: SearchResults,
+        errors: [Storage],
+        events: [],
+        run: |engine, _, p| engine.search(p.query).await,
+    }
+
+    /// Every message and tool call of one session (sub-agents included) that matches the text
+    /// as `search` does, in the order the session shows them: find-in-session's next/previous.
+    find_in_session {
+        params: FindInSessionParams {
+            #[ts(type = "number")]
+            session_id: i64,
+            text: String,
+        },
+        result: SessionMatches,
+        errors: [NotFound, Storage],
+        events: [],
+        run: |engine, _, p| engine.find_in_session(p.session_id, &p.text).await,
+    }
+
     /// Names a session (`title: null` or blank clears the name); lists, search and the debug
     /// view show it.
     rename_session {
@@ -98,9 +124,8 @@ operations! {
         events: [
             SessionsChanged, UserMessage, SteerQueued, SteerFolded, TurnRunning, TokenDelta,
             Thinking, ToolStart, ToolDone, ToolError, ToolCancelled, ToolRejected,
-            ApprovalRequired, PendingWrite, AgentQuestion, FileChanged, ModelFallback, ModelRetry,
-            LlmFailed,
-            Truncated, InterimAnswer, Done, Error, Compacting, CompactionDone,
+            ApprovalRequested, AgentQuestion, FileChanged, ModelFallback, ModelRetry, LlmFailed,
+            Truncated, InterimAnswer, Done, TurnEnded, Compacting, CompactionDone,
         ],
         run: |engine, _, p| {
             let receipt = engine.send_message(&p.source, &p.text, ChatOptions::default()).await?;
@@ -116,7 +141,7 @@ operations! {
         params: StopTurnParams { #[ts(type = "number")] session_id: i64 },
         result: StopResult,
         errors: [NotFound, Storage],
-        events: [SteersDiscarded, ToolCancelled, Error, TurnRunning],
+        events: [SteersDiscarded, ToolCancelled, TurnEnded, TurnRunning],
         run: |engine, _, p| engine.stop(p.session_id).await.map(|stopped| StopResult { stopped }),
     }
 

@@ -119,13 +119,15 @@ pub enum Command {
 
 #[derive(Debug, Subcommand)]
 pub enum SessionsCommand {
-    /// List sessions, newest first.
+    /// List sessions, newest first (with --search, the matching ones).
     List {
         /// Only sessions of this source (web, tic, cron, ...).
         #[arg(long)]
         source: Option<String>,
-        /// Only sessions whose title or messages contain this text.
-        #[arg(long)]
+        /// Only sessions whose title contains TEXT or whose messages (words; the last one may be
+        /// the start of a word), tool names, paths or command lines (substrings) match it. Each
+        /// is shown with its best match, matched text «marked».
+        #[arg(long, value_name = "TEXT")]
         search: Option<String>,
         /// Page number, from 1.
         #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..))]

@@ -95,7 +95,8 @@ mod tests {
                        "tool_calls": [{"id": "c1", "type": "function",
                                        "function": {"name": "f", "arguments": "{}"}}]}),
                 json!({"role": "tool", "tool_call_id": "c1", "content": null}),
-            ],
+            ]
+            .into(),
             tools: vec![json!({"type": "function", "function": {"name": "f"}})],
             temperature: Some(0.7),
             max_tokens: Some(100),

@@ -5,7 +5,7 @@ use std::time::Duration;
 /// One chat-completions request, provider-neutral. `messages` and `tools` are OpenAI-style JSON.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct ChatRequest {
-    pub messages: Vec<serde_json::Value>,
+    pub messages: crate::Messages,
     pub tools: Vec<serde_json::Value>,
     pub temperature: Option<f32>,
     pub max_tokens: Option<u32>,

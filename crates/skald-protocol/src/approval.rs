@@ -15,6 +15,21 @@ pub enum ApprovalKind {
     Tool,
 }
 
+/// What a parked call asks a person to review, by kind (the `approval_requested` event).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum ApprovalRequest {
+    /// A file write: the file and the reviewed diff.
+    Write { path: String, diff: FileDiff },
+    /// A shell command and the directory it runs in.
+    Command { command: String, workdir: String },
+    /// A tool of an MCP server (`mcp__<server>__<tool>`).
+    McpCall { server: String, tool: String },
+    /// Any other tool: its name and arguments (on the event) are what is shown, with the path it
+    /// acts on as it resolves (`../x` or a link shown as the file it really is).
+    Other { path: Option<String> },
+}
+
 /// How a file changes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
 #[serde(rename_all = "snake_case")]

@@ -6,13 +6,40 @@
 use serde::{Deserialize, Serialize};
 use ts_rs::TS;
 
-/// An event with the session and source it belongs to (absent for global events).
+use crate::{ApprovalRequest, FrameOrigin, TurnEnd};
+
+/// An event with where it comes from: the session and source (absent for global events) and
+/// the stack frame inside the session (absent for global events and for events about the
+/// session as a whole: `sessions_changed`, `new_session`, `bypasses_changed`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
 pub struct EventEnvelope {
     #[ts(type = "number | null")]
     pub session_id: Option<i64>,
     pub source: Option<String>,
+    pub frame: Option<FrameOrigin>,
     pub event: Event,
+}
+
+impl EventEnvelope {
+    /// An event that belongs to no session (configuration, a transport's own `resync`).
+    pub fn global(event: Event) -> Self {
+        Self { session_id: None, source: None, frame: None, event }
+    }
+
+    /// An event about session `session_id` as a whole, not one of its frames.
+    pub fn session(session_id: i64, source: &str, event: Event) -> Self {
+        Self { session_id: Some(session_id), source: Some(source.to_string()), frame: None, event }
+    }
+
+    /// An event from frame `frame` of session `session_id`.
+    pub fn framed(session_id: i64, source: &str, frame: FrameOrigin, event: Event) -> Self {
+        Self {
+            session_id: Some(session_id),
+            source: Some(source.to_string()),
+            frame: Some(frame),
+            event,
+        }
+    }
 }
 
 /// Which stream a `token_delta` belongs to.
@@ -125,27 +152,17 @@ pub enum Event {
         tool_call_id: i64,
         reason: String,
     },
-    /// A call waits for a human decision (no diff to show).
-    ApprovalRequired {
+    /// A call waits for a human decision; `request` says what to review, by kind.
+    ApprovalRequested {
         #[ts(type = "number")]
         request_id: i64,
         #[ts(type = "number")]
         tool_call_id: i64,
         tool_name: String,
+        /// As the model sent them.
         #[ts(type = "unknown")]
         arguments: serde_json::Value,
-    },
-    /// A write (or command) waits for a human decision; the diff is `old_content` → `new_content`.
-    PendingWrite {
-        #[ts(type = "number")]
-        request_id: i64,
-        #[ts(type = "number")]
-        tool_call_id: i64,
-        path: String,
-        old_content: Option<String>,
-        new_content: String,
-        /// The reviewed diff (absent for commands).
-        diff: Option<crate::approval::FileDiff>,
+        request: ApprovalRequest,
     },
     /// A decision landed (from any surface or process).
     ApprovalResolved {
@@ -233,9 +250,10 @@ pub enum Event {
         #[ts(type = "number | null")]
         output_tokens: Option<i64>,
     },
-    /// The turn failed or was cancelled ("interrupted by user", round limit, provider errors).
-    Error {
-        message: String,
+    /// The turn (or one resume of it) ended, as stored: final, cancelled, exhausted, parked or
+    /// failed with its reason. Sent after `done` for a final answer.
+    TurnEnded {
+        outcome: TurnEnd,
     },
     /// History is being summarised.
     Compacting {},
@@ -272,8 +290,7 @@ pub enum EventKind {
     ToolError,
     ToolCancelled,
     ToolRejected,
-    ApprovalRequired,
-    PendingWrite,
+    ApprovalRequested,
     ApprovalResolved,
     BypassesChanged,
     AgentQuestion,
@@ -285,7 +302,7 @@ pub enum EventKind {
     Truncated,
     InterimAnswer,
     Done,
-    Error,
+    TurnEnded,
     Compacting,
     CompactionDone,
 }
@@ -309,8 +326,7 @@ impl EventKind {
         EventKind::ToolError,
         EventKind::ToolCancelled,
         EventKind::ToolRejected,
-        EventKind::ApprovalRequired,
-        EventKind::PendingWrite,
+        EventKind::ApprovalRequested,
         EventKind::ApprovalResolved,
         EventKind::BypassesChanged,
         EventKind::AgentQuestion,
@@ -322,7 +338,7 @@ impl EventKind {
         EventKind::Truncated,
         EventKind::InterimAnswer,
         EventKind::Done,
-        EventKind::Error,
+        EventKind::TurnEnded,
         EventKind::Compacting,
         EventKind::CompactionDone,
     ];
@@ -346,8 +362,7 @@ impl EventKind {
             EventKind::ToolError => "tool_error",
             EventKind::ToolCancelled => "tool_cancelled",
             EventKind::ToolRejected => "tool_rejected",
-            EventKind::ApprovalRequired => "approval_required",
-            EventKind::PendingWrite => "pending_write",
+            EventKind::ApprovalRequested => "approval_requested",
             EventKind::ApprovalResolved => "approval_resolved",
             EventKind::BypassesChanged => "bypasses_changed",
             EventKind::AgentQuestion => "agent_question",
@@ -359,7 +374,7 @@ impl EventKind {
             EventKind::Truncated => "truncated",
             EventKind::InterimAnswer => "interim_answer",
             EventKind::Done => "done",
-            EventKind::Error => "error",
+            EventKind::TurnEnded => "turn_ended",
             EventKind::Compacting => "compacting",
             EventKind::CompactionDone => "compaction_done",
         }
@@ -386,8 +401,7 @@ impl Event {
             Event::ToolError { .. } => EventKind::ToolError,
             Event::ToolCancelled { .. } => EventKind::ToolCancelled,
             Event::ToolRejected { .. } => EventKind::ToolRejected,
-            Event::ApprovalRequired { .. } => EventKind::ApprovalRequired,
-            Event::PendingWrite { .. } => EventKind::PendingWrite,
+            Event::ApprovalRequested { .. } => EventKind::ApprovalRequested,
             Event::ApprovalResolved { .. } => EventKind::ApprovalResolved,
             Event::BypassesChanged { .. } => EventKind::BypassesChanged,
             Event::AgentQuestion { .. } => EventKind::AgentQuestion,
@@ -399,7 +413,7 @@ impl Event {
             Event::Truncated { .. } => EventKind::Truncated,
             Event::InterimAnswer { .. } => EventKind::InterimAnswer,
             Event::Done { .. } => EventKind::Done,
-            Event::Error { .. } => EventKind::Error,
+            Event::TurnEnded { .. } => EventKind::TurnEnded,
             Event::Compacting { .. } => EventKind::Compacting,
             Event::CompactionDone { .. } => EventKind::CompactionDone,
         }
@@ -435,6 +449,29 @@ mod tests {
             decl.split("\"type\": \"").skip(1).filter_map(|rest| rest.split('"').next()).collect();
         let kinds: Vec<&str> = EventKind::ALL.iter().map(|k| k.as_str()).collect();
         assert_eq!(tags, kinds);
+    }
+
+    #[test]
+    fn an_envelope_names_its_frame_and_a_session_wide_one_none() {
+        let running = Event::TurnRunning { running: true };
+        let framed = EventEnvelope::framed(7, "web", FrameOrigin::root(3), running.clone());
+        assert_eq!(
+            serde_json::to_value(&framed).unwrap(),
+            serde_json::json!({
+                "session_id": 7,
+                "source": "web",
+                "frame": { "stack_id": 3, "depth": 0, "label": null },
+                "event": { "type": "turn_running", "running": true },
+            })
+        );
+        let child = FrameOrigin::root(3).child(9, "researcher");
+        let json = serde_json::to_value(EventEnvelope::framed(7, "web", child, running)).unwrap();
+        assert_eq!(json["frame"]["depth"], 1);
+        assert_eq!(json["frame"]["label"], "researcher#00000009");
+        let whole = EventEnvelope::session(7, "web", Event::SessionsChanged {});
+        assert_eq!(serde_json::to_value(&whole).unwrap()["frame"], serde_json::Value::Null);
+        let back: EventEnvelope = serde_json::from_value(json).unwrap();
+        assert_eq!(back.frame.map(|f| f.stack_id), Some(9));
     }
 
     #[test]

@@ -23,7 +23,9 @@ pub struct Page<T> {
 pub struct SessionListQuery {
     /// Only sessions of this source (`web`, `tic`, `cron`, ...); `None` = all.
     pub source: Option<String>,
-    /// Case-insensitive text search over title and message content.
+    /// Text search: sessions whose title contains the text, or whose messages, tool names,
+    /// paths or command lines match it (as in `SearchQuery`), newest first like the plain
+    /// list, each with its hit count and best hit.
     pub search: Option<String>,
     /// 1-based page number.
     pub page: u32,
@@ -37,7 +39,7 @@ impl Default for SessionListQuery {
 }
 
 /// A row of the session list.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
 pub struct SessionSummary {
     #[ts(type = "number")]
     pub id: i64,
@@ -50,6 +52,12 @@ pub struct SessionSummary {
     #[ts(type = "number")]
     pub message_count: i64,
     pub last_message_at: Option<String>,
+    /// With a search: how many messages and calls of the session match (0 for a title-only
+    /// match, and without a search).
+    #[ts(type = "number")]
+    pub hit_count: i64,
+    /// With a search: the session's best hit, to show and open.
+    pub best_hit: Option<crate::SearchHit>,
 }
 
 /// Session metadata at the top of the debug tree.
@@ -306,6 +314,9 @@ pub struct SessionWindow {
     /// (what "jump to the pending approval" goes to).
     #[ts(type = "number[]")]
     pub awaiting_human: Vec<i64>,
+    /// How the turns that ended within this window's rows ended, oldest first (each goes after
+    /// the row `after_message_id` names); a window reaching the newest row has every later end.
+    pub turn_ends: Vec<crate::EndedTurn>,
 }
 
 /// `GET /api/sessions/:id` — the whole session tree in one read.
@@ -316,6 +327,9 @@ pub struct SessionDetail {
     /// Messages stored but not folded into the history yet (steers waiting for a round boundary
     /// or for a decision), oldest first. Each becomes a `user` message when folded.
     pub pending_inputs: Vec<PendingInput>,
+    /// How each turn of the session ended, oldest first (a turn that parked and was continued
+    /// has one entry per run).
+    pub turn_ends: Vec<crate::EndedTurn>,
 }
 
 /// A message waiting to be folded into the history (`pending_inputs`).

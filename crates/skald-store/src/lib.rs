@@ -3,6 +3,7 @@
 //! Every SQL string of the project lives in this crate. Callers get typed rows and typed errors.
 
 pub mod clock;
+pub mod enums;
 pub mod error;
 pub mod pool;
 pub mod repo;

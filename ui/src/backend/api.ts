@@ -1,7 +1,7 @@
 // Generated from the operation table in crates/skald-api/src/table.rs. Do not edit by hand:
 // run `UPDATE_BINDINGS=1 cargo test -p skald-api --test all typescript` instead.
 
-import type { JsonValue, ErrorCode, Page, SessionListQuery, SessionSummary, SessionMeta, DebugMessage, SessionDetail, ItemRef, WindowQuery, SessionWindow, SendResult, SessionUsage, CompactResult, SessionRef, StopResult, TurnStatus, ToolGroupsReset, RunContext, Answer, Inbox, DecisionInput, Decision, BypassView, LlmClientInput, SettingsView, ConnectionTest, ApprovalRuleView, ApprovalRuleInput, EventKind } from "./bindings";
+import type { JsonValue, ErrorCode, Page, SearchQuery, SearchResults, SessionMatches, SessionListQuery, SessionSummary, SessionMeta, DebugMessage, SessionDetail, ItemRef, WindowQuery, SessionWindow, SendResult, SessionUsage, CompactResult, SessionRef, StopResult, TurnStatus, ToolGroupsReset, RunContext, Answer, Inbox, DecisionInput, Decision, BypassView, LlmClientInput, SettingsView, ConnectionTest, ApprovalRuleView, ApprovalRuleInput, EventKind } from "./bindings";
 
 export type ListSessionsParams = { query: SessionListQuery, };
 
@@ -10,6 +10,10 @@ export type SessionDetailParams = { session_id: number, };
 export type SessionWindowParams = { session_id: number, query: WindowQuery, };
 
 export type SessionItemParams = { session_id: number, item: ItemRef, };
+
+export type SearchParams = { query: SearchQuery, };
+
+export type FindInSessionParams = { session_id: number, text: string, };
 
 export type RenameSessionParams = { session_id: number, title: string | null, };
 
@@ -71,6 +75,8 @@ export type Operations = {
   session_detail: { params: SessionDetailParams; result: SessionDetail };
   session_window: { params: SessionWindowParams; result: SessionWindow };
   session_item: { params: SessionItemParams; result: DebugMessage };
+  search: { params: SearchParams; result: SearchResults };
+  find_in_session: { params: FindInSessionParams; result: SessionMatches };
   rename_session: { params: RenameSessionParams; result: SessionMeta };
   active_session: { params: ActiveSessionParams; result: SessionRef };
   send_message: { params: SendMessageParams; result: SendResult };
@@ -106,6 +112,8 @@ export const OPERATION_NAMES: readonly OpName[] = [
   "session_detail",
   "session_window",
   "session_item",
+  "search",
+  "find_in_session",
   "rename_session",
   "active_session",
   "send_message",
@@ -165,6 +173,22 @@ export interface Api {
    */
   session_item(params: SessionItemParams): Promise<DebugMessage>;
   /**
+   * The best hits across every session, best first: words of messages (the last one, while
+   * it is typed, as a prefix) and substrings of tool names, paths and command lines, each
+   * with a snippet whose matched stretches are marked. Any text is valid; FTS syntax in it
+   * is plain text.
+   *
+   * Errors: storage. Events: none.
+   */
+  search(params: SearchParams): Promise<SearchResults>;
+  /**
+   * Every message and tool call of one session (sub-agents included) that matches the text
+   * as `search` does, in the order the session shows them: find-in-session's next/previous.
+   *
+   * Errors: not_found, storage. Events: none.
+   */
+  find_in_session(params: FindInSessionParams): Promise<SessionMatches>;
+  /**
    * Names a session (`title: null` or blank clears the name); lists, search and the debug
    * view show it.
    *
@@ -182,14 +206,14 @@ export interface Api {
    * running (folded in at its next round). The turn runs on by itself; its progress arrives
    * as events, and a call that needs a human waits in the inbox.
    *
-   * Errors: invalid_input, config, storage. Events: sessions_changed, user_message, steer_queued, steer_folded, turn_running, token_delta, thinking, tool_start, tool_done, tool_error, tool_cancelled, tool_rejected, approval_required, pending_write, agent_question, file_changed, model_fallback, model_retry, llm_failed, truncated, interim_answer, done, error, compacting, compaction_done.
+   * Errors: invalid_input, config, storage. Events: sessions_changed, user_message, steer_queued, steer_folded, turn_running, token_delta, thinking, tool_start, tool_done, tool_error, tool_cancelled, tool_rejected, approval_requested, agent_question, file_changed, model_fallback, model_retry, llm_failed, truncated, interim_answer, done, turn_ended, compacting, compaction_done.
    */
   send_message(params: SendMessageParams): Promise<SendResult>;
   /**
    * Stops the session's running turn, here or in another process; unconsumed steers are
    * kept but discarded.
    *
-   * Errors: not_found, storage. Events: steers_discarded, tool_cancelled, error, turn_running.
+   * Errors: not_found, storage. Events: steers_discarded, tool_cancelled, turn_ended, turn_running.
    */
   stop_turn(params: StopTurnParams): Promise<StopResult>;
   /**
@@ -338,6 +362,8 @@ export function makeApi(call: Transport): Api {
     session_detail: (params) => call("session_detail", params) as Promise<SessionDetail>,
     session_window: (params) => call("session_window", params) as Promise<SessionWindow>,
     session_item: (params) => call("session_item", params) as Promise<DebugMessage>,
+    search: (params) => call("search", params) as Promise<SearchResults>,
+    find_in_session: (params) => call("find_in_session", params) as Promise<SessionMatches>,
     rename_session: (params) => call("rename_session", params) as Promise<SessionMeta>,
     active_session: (params) => call("active_session", params) as Promise<SessionRef>,
     send_message: (params) => call("send_message", params) as Promise<SendResult>,
@@ -397,8 +423,7 @@ export const EVENT_KINDS: readonly EventKind[] = [
   "tool_error",
   "tool_cancelled",
   "tool_rejected",
-  "approval_required",
-  "pending_write",
+  "approval_requested",
   "approval_resolved",
   "bypasses_changed",
   "agent_question",
@@ -410,7 +435,7 @@ export const EVENT_KINDS: readonly EventKind[] = [
   "truncated",
   "interim_answer",
   "done",
-  "error",
+  "turn_ended",
   "compacting",
   "compaction_done",
 ];

@@ -9,13 +9,49 @@ export type ApiError = { code: ErrorCode, message: string, };
 
 export type Page<T> = { items: Array<T>, total: number, page: number, per_page: number, };
 
+export type SnippetPart = { text: string, hit: boolean, };
+
+export type HitKind = "user" | "assistant" | "agent" | "tool";
+
+export type MatchRef = { message_id: number, 
+/**
+ * Set when the match is a tool call (`kind: tool`).
+ */
+tool_call_id: number | null, kind: HitKind, };
+
+export type SearchQuery = { text: string, 
+/**
+ * Most hits to return (1-200); ask again with a larger limit for more.
+ */
+limit: number, };
+
+export type SearchHit = { session_id: number, session_title: string | null, session_source: string, at: MatchRef, 
+/**
+ * The called tool, for a tool hit.
+ */
+tool_name: string | null, snippet: Array<SnippetPart>, 
+/**
+ * FTS5 bm25 rank: lower is better. Comparable within one answer only.
+ */
+rank: number, 
+/**
+ * When the message or call was stored.
+ */
+created_at: string, };
+
+export type SearchResults = { hits: Array<SearchHit>, more: boolean, };
+
+export type SessionMatches = { session_id: number, matches: Array<MatchRef>, };
+
 export type SessionListQuery = { 
 /**
  * Only sessions of this source (`web`, `tic`, `cron`, ...); `None` = all.
  */
 source: string | null, 
 /**
- * Case-insensitive text search over title and message content.
+ * Text search: sessions whose title contains the text, or whose messages, tool names,
+ * paths or command lines match it (as in `SearchQuery`), newest first like the plain
+ * list, each with its hit count and best hit.
  */
 search: string | null, 
 /**
@@ -23,7 +59,16 @@ search: string | null,
  */
 page: number, per_page: number, };
 
-export type SessionSummary = { id: number, title: string | null, source: string, agent_id: string, is_ephemeral: boolean, is_interactive: boolean, created_at: string, message_count: number, last_message_at: string | null, };
+export type SessionSummary = { id: number, title: string | null, source: string, agent_id: string, is_ephemeral: boolean, is_interactive: boolean, created_at: string, message_count: number, last_message_at: string | null, 
+/**
+ * With a search: how many messages and calls of the session match (0 for a title-only
+ * match, and without a search).
+ */
+hit_count: number, 
+/**
+ * With a search: the session's best hit, to show and open.
+ */
+best_hit: SearchHit | null, };
 
 export type SessionMeta = { id: number, title: string | null, source: string, agent_id: string, is_interactive: boolean, is_ephemeral: boolean, created_at: string, };
 
@@ -82,12 +127,30 @@ export type PendingInput = {
  */
 id: number, content: string, created_at: string, };
 
+export type TurnEnd = { "kind": "final", message_id: number, } | { "kind": "cancelled", } | { "kind": "exhausted", rounds: number, } | { "kind": "parked", tool_call_ids: number[], } | { "kind": "failed", reason: string, };
+
+export type EndedTurn = { id: number, 
+/**
+ * The frame whose turn ended (the root frame until sub-agents run turns of their own).
+ */
+stack_id: number, outcome: TurnEnd, 
+/**
+ * The newest history row of the session when the turn ended (where the end goes in the
+ * transcript); `null` when the session had none.
+ */
+after_message_id: number | null, ended_at: string, };
+
 export type SessionDetail = { session: SessionMeta, messages: Array<DebugMessage>, 
 /**
  * Messages stored but not folded into the history yet (steers waiting for a round boundary
  * or for a decision), oldest first. Each becomes a `user` message when folded.
  */
-pending_inputs: Array<PendingInput>, };
+pending_inputs: Array<PendingInput>, 
+/**
+ * How each turn of the session ended, oldest first (a turn that parked and was continued
+ * has one entry per run).
+ */
+turn_ends: Array<EndedTurn>, };
 
 export type ItemRef = { "type": "message", id: number, } | { "type": "tool", id: number, } | { "type": "agent", stack_id: number, } | { "type": "agent_end", stack_id: number, };
 
@@ -120,7 +183,12 @@ pending_inputs: Array<PendingInput>,
  * Calls of the session waiting for a human decision or answer, oldest first, loaded or not
  * (what "jump to the pending approval" goes to).
  */
-awaiting_human: number[], };
+awaiting_human: number[], 
+/**
+ * How the turns that ended within this window's rows ended, oldest first (each goes after
+ * the row `after_message_id` names); a window reaching the newest row has every later end.
+ */
+turn_ends: Array<EndedTurn>, };
 
 export type SendResult = { session_id: number, 
 /**
@@ -211,6 +279,8 @@ allow_fs_writes: Array<string>,
 security_group: string | null, };
 
 export type ApprovalKind = "write" | "command" | "tool";
+
+export type ApprovalRequest = { "kind": "write", path: string, diff: FileDiff, } | { "kind": "command", command: string, workdir: string, } | { "kind": "mcp_call", server: string, tool: string, } | { "kind": "other", path: string | null, };
 
 export type DiffKind = "modify" | "create" | "delete" | "binary" | "too_large" | "unchanged";
 
@@ -416,11 +486,11 @@ waiting_for: number[], } | { "type": "steer_folded", pending_input_id: number, m
 /**
  * As the model sent them (before working-directory injection).
  */
-arguments: unknown, label_short: string, label_full: string, path: string | null, } | { "type": "tool_done", tool_call_id: number, result: string, result_type: ResultType, } | { "type": "tool_error", tool_call_id: number, error: string, } | { "type": "tool_cancelled", tool_call_id: number, } | { "type": "tool_rejected", tool_call_id: number, reason: string, } | { "type": "approval_required", request_id: number, tool_call_id: number, tool_name: string, arguments: unknown, } | { "type": "pending_write", request_id: number, tool_call_id: number, path: string, old_content: string | null, new_content: string, 
+arguments: unknown, label_short: string, label_full: string, path: string | null, } | { "type": "tool_done", tool_call_id: number, result: string, result_type: ResultType, } | { "type": "tool_error", tool_call_id: number, error: string, } | { "type": "tool_cancelled", tool_call_id: number, } | { "type": "tool_rejected", tool_call_id: number, reason: string, } | { "type": "approval_requested", request_id: number, tool_call_id: number, tool_name: string, 
 /**
- * The reviewed diff (absent for commands).
+ * As the model sent them.
  */
-diff: FileDiff | null, } | { "type": "approval_resolved", request_id: number, tool_call_id: number, approved: boolean, } | { "type": "bypasses_changed", } | { "type": "agent_question", request_id: number, tool_call_id: number, title: string, 
+arguments: unknown, request: ApprovalRequest, } | { "type": "approval_resolved", request_id: number, tool_call_id: number, approved: boolean, } | { "type": "bypasses_changed", } | { "type": "agent_question", request_id: number, tool_call_id: number, title: string, 
 /**
  * Markdown.
  */
@@ -428,8 +498,23 @@ question: string, suggested_answers: Array<string>, } | { "type": "clarification
 /**
  * Which retry this is (1 = the first).
  */
-attempt: number, reason: string, } | { "type": "llm_failed", tried: Array<string>, last_error: string, } | { "type": "truncated", output_tokens: number | null, } | { "type": "interim_answer", message_id: number, stack_id: number, content: string, reasoning: string | null, input_tokens: number | null, output_tokens: number | null, } | { "type": "done", message_id: number, stack_id: number, content: string, input_tokens: number | null, output_tokens: number | null, } | { "type": "error", message: string, } | { "type": "compacting", } | { "type": "compaction_done", summary_id: number, covers_up_to_message_id: number, tokens_before: number, tokens_after: number, };
+attempt: number, reason: string, } | { "type": "llm_failed", tried: Array<string>, last_error: string, } | { "type": "truncated", output_tokens: number | null, } | { "type": "interim_answer", message_id: number, stack_id: number, content: string, reasoning: string | null, input_tokens: number | null, output_tokens: number | null, } | { "type": "done", message_id: number, stack_id: number, content: string, input_tokens: number | null, output_tokens: number | null, } | { "type": "turn_ended", outcome: TurnEnd, } | { "type": "compacting", } | { "type": "compaction_done", summary_id: number, covers_up_to_message_id: number, tokens_before: number, tokens_after: number, };
 
-export type EventKind = "sessions_changed" | "resync" | "config_reloaded" | "new_session" | "user_message" | "steer_queued" | "steer_folded" | "steers_discarded" | "turn_running" | "token_delta" | "thinking" | "tool_start" | "tool_done" | "tool_error" | "tool_cancelled" | "tool_rejected" | "approval_required" | "pending_write" | "approval_resolved" | "bypasses_changed" | "agent_question" | "clarification_resolved" | "file_changed" | "model_fallback" | "model_retry" | "llm_failed" | "truncated" | "interim_answer" | "done" | "error" | "compacting" | "compaction_done";
+export type EventKind = "sessions_changed" | "resync" | "config_reloaded" | "new_session" | "user_message" | "steer_queued" | "steer_folded" | "steers_discarded" | "turn_running" | "token_delta" | "thinking" | "tool_start" | "tool_done" | "tool_error" | "tool_cancelled" | "tool_rejected" | "approval_requested" | "approval_resolved" | "bypasses_changed" | "agent_question" | "clarification_resolved" | "file_changed" | "model_fallback" | "model_retry" | "llm_failed" | "truncated" | "interim_answer" | "done" | "turn_ended" | "compacting" | "compaction_done";
 
-export type EventEnvelope = { session_id: number | null, source: string | null, event: Event, };
+export type FrameOrigin = { 
+/**
+ * The frame (`chat_sessions_stack` row).
+ */
+stack_id: number, 
+/**
+ * 0 for the session's root frame, one more per sub-agent level.
+ */
+depth: number, 
+/**
+ * `null` for the root frame; for a sub-agent its chain of `agent#shortid` parts below the
+ * root, joined by `>`.
+ */
+label: string | null, };
+
+export type EventEnvelope = { session_id: number | null, source: string | null, frame: FrameOrigin | null, event: Event, };

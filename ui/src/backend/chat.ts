@@ -1,6 +1,6 @@
 // The chat view model: built from a window of the session tree, grown by earlier pages as the
 // user scrolls up, and advanced by live engine events.
-import type { DebugMessage, Event, FileDiff, ItemRef, ResultType, SessionDetail, SessionWindow } from "./bindings";
+import type { DebugMessage, EndedTurn, Event, FileDiff, ItemRef, ResultType, SessionDetail, SessionWindow, TurnEnd } from "./bindings";
 import { itemRef } from "./window";
 
 export type CardStatus = "running" | "done" | "error" | "cancelled" | "rejected" | "pending";
@@ -9,13 +9,15 @@ export type ApprovalInfo = {
   toolCallId: number;
   /** Live request id when an event announced it; null for a card rebuilt from history. */
   requestId: number | null;
-  kind: "write" | "command" | "tool";
+  kind: "write" | "command" | "mcp" | "tool";
   toolName: string;
   arguments: unknown;
   path: string | null;
   diff: FileDiff | null;
   command: string | null;
   workdir: string | null;
+  /** The MCP server and its tool, for an MCP call. */
+  mcp: { server: string; tool: string } | null;
 };
 
 export type UserItem = { kind: "user"; key: string; messageId: number; content: string; truncated?: boolean };
@@ -125,27 +127,91 @@ function argString(args: unknown, key: string): string | null {
   return typeof v === "string" ? v : null;
 }
 
-/** What an approval card should show for a call, from what is known about it without the inbox. */
-export function approvalFor(
-  toolCallId: number,
-  toolName: string,
-  args: unknown,
-  requestId: number | null,
-  diff: FileDiff | null = null,
-  path: string | null = null,
-): ApprovalInfo {
-  const kind = toolName === "execute_cmd" ? "command" : diff || WRITE_TOOLS.has(toolName) ? "write" : "tool";
+/** What the card of a call rebuilt from history shows until the inbox (which stored the request's
+ * kind and diff) fills it in: a guess from the tool's name and arguments. */
+function approvalFor(toolCallId: number, toolName: string, args: unknown): ApprovalInfo {
+  const kind = toolName === "execute_cmd" ? "command" : WRITE_TOOLS.has(toolName) ? "write" : "tool";
   return {
     toolCallId,
-    requestId,
+    requestId: null,
     kind,
     toolName,
     arguments: args,
-    path: path ?? argString(args, "path"),
-    diff,
+    path: argString(args, "path"),
+    diff: null,
     command: kind === "command" ? argString(args, "command") : null,
     workdir: kind === "command" ? argString(args, "workdir") : null,
+    mcp: null,
   };
+}
+
+type ApprovalRequested = Extract<Event, { type: "approval_requested" }>;
+
+/** The card of a live approval request: its kind and what to review come with the event. */
+export function approvalOf(event: ApprovalRequested): ApprovalInfo {
+  const base: ApprovalInfo = {
+    toolCallId: event.tool_call_id,
+    requestId: event.request_id,
+    kind: "tool",
+    toolName: event.tool_name,
+    arguments: event.arguments,
+    path: null,
+    diff: null,
+    command: null,
+    workdir: null,
+    mcp: null,
+  };
+  const r = event.request;
+  switch (r.kind) {
+    case "write":
+      return { ...base, kind: "write", path: r.path, diff: r.diff };
+    case "command":
+      return { ...base, kind: "command", command: r.command, workdir: r.workdir };
+    case "mcp_call":
+      return { ...base, kind: "mcp", mcp: { server: r.server, tool: r.tool } };
+    case "other":
+      return { ...base, path: r.path };
+  }
+}
+
+/** How a turn ended, in words. */
+export function describeTurnEnd(outcome: TurnEnd): string {
+  switch (outcome.kind) {
+    case "final":
+      return `Answered (message ${outcome.message_id}).`;
+    case "parked":
+      return `Waiting for a decision on call ${outcome.tool_call_ids.join(", ")}.`;
+    case "cancelled":
+      return "Stopped: you ended this turn.";
+    case "exhausted":
+      return `Stopped after ${outcome.rounds} tool rounds without a final answer.`;
+    case "failed":
+      return `The turn failed: ${outcome.reason}`;
+  }
+}
+
+/** What the chat says about how a turn ended; nothing for an answer or a call waiting for you
+ * (the answer and the approval card say it). */
+export function turnEndNotice(outcome: TurnEnd): { tone: NoticeItem["tone"]; text: string } | null {
+  switch (outcome.kind) {
+    case "final":
+    case "parked":
+      return null;
+    case "cancelled":
+      return { tone: "info", text: describeTurnEnd(outcome) };
+    case "exhausted":
+    case "failed":
+      return { tone: "error", text: describeTurnEnd(outcome) };
+  }
+}
+
+function turnEndItem(end: EndedTurn): NoticeItem | null {
+  const n = turnEndNotice(end.outcome);
+  return n ? { kind: "notice", key: `turn-end-${end.id}`, ...n } : null;
+}
+
+function debugMessageId(m: DebugMessage): number | null {
+  return m.kind === "agent" || m.kind === "agent_end" ? null : m.message_id;
 }
 
 function toolFromDebug(m: Extract<DebugMessage, { kind: "tool" }>): ToolItem {
@@ -164,7 +230,7 @@ function toolFromDebug(m: Extract<DebugMessage, { kind: "tool" }>): ToolItem {
     result: failed || m.status === "rejected" ? null : m.result,
     resultType: "string",
     error: failed || m.status === "rejected" ? m.result : null,
-    approval: m.status === "pending" ? approvalFor(m.tool_call_id, m.name, m.arguments, null) : null,
+    approval: m.status === "pending" ? approvalFor(m.tool_call_id, m.name, m.arguments) : null,
     diff: m.diff,
     depth: m.depth,
   };
@@ -195,24 +261,41 @@ export function chatItem(m: DebugMessage): ChatItem | null {
   }
 }
 
-/** The conversation a person sees in `rows`, and the last token counts reported among them. */
-function fromRows(rows: DebugMessage[]): { items: ChatItem[]; inputTokens: number | null; outputTokens: number | null } {
+/**
+ * The conversation a person sees in `rows`, with each stored turn end after the newest row it saw
+ * (so a reload shows why turns ended), and the last token counts reported among them.
+ */
+function fromRows(
+  rows: DebugMessage[],
+  turnEnds: EndedTurn[],
+): { items: ChatItem[]; inputTokens: number | null; outputTokens: number | null } {
   const items: ChatItem[] = [];
   let inputTokens: number | null = null;
   let outputTokens: number | null = null;
+  const ends = turnEnds.slice();
+  const flushEnds = (upTo: number | null) => {
+    for (let end = ends[0]; end && (upTo === null || (end.after_message_id ?? -1) < upTo); end = ends[0]) {
+      ends.shift();
+      const item = turnEndItem(end);
+      if (item) items.push(item);
+    }
+  };
   for (const m of rows) {
+    const id = debugMessageId(m);
+    if (id !== null) flushEnds(id);
     if ((m.kind === "thinking" || m.kind === "assistant") && m.input_tokens !== null) inputTokens = m.input_tokens;
     if ((m.kind === "thinking" || m.kind === "assistant") && m.output_tokens !== null) outputTokens = m.output_tokens;
     const item = chatItem(m);
     if (item) items.push(item);
   }
+  flushEnds(null);
   return { items, inputTokens, outputTokens };
 }
 
 /** The whole conversation from the full tree (kept for callers that read it all). */
 export function chatFromDetail(detail: SessionDetail, running: boolean): ChatState {
   const state = emptyChat(detail.session.id, running);
-  const { items, inputTokens, outputTokens } = fromRows(detail.messages);
+  const { items, inputTokens, outputTokens } = fromRows(detail.messages, detail.turn_ends);
   state.queued = detail.pending_inputs.map((p) => queuedItem(p.id, p.content));
   return { ...state, items, inputTokens, outputTokens };
 }
@@ -230,7 +313,7 @@ function highlightOf(page: SessionWindow): string | null {
 /** The chat of one window of the session (the newest rows, or the rows around a jump target). */
 export function chatFromWindow(page: SessionWindow, running: boolean): ChatState {
   const state = emptyChat(page.session.id, running);
-  const { items, inputTokens, outputTokens } = fromRows(page.items);
+  const { items, inputTokens, outputTokens } = fromRows(page.items, page.turn_ends);
   return {
     ...state,
     items,
@@ -260,7 +343,7 @@ function withoutKnown(state: ChatState, items: ChatItem[]): ChatItem[] {
 /** An earlier page (read before the first loaded row) goes on top. */
 export function prependChat(state: ChatState, page: SessionWindow): ChatState {
   if (page.session.id !== state.sessionId) return state;
-  const { items } = fromRows(page.items);
+  const { items } = fromRows(page.items, page.turn_ends);
   return {
     ...state,
     items: [...withoutKnown(state, items), ...state.items],
@@ -272,7 +355,7 @@ export function prependChat(state: ChatState, page: SessionWindow): ChatState {
 /** A later page (read after the last loaded row) goes below. */
 export function appendChat(state: ChatState, page: SessionWindow): ChatState {
   if (page.session.id !== state.sessionId) return state;
-  const { items } = fromRows(page.items);
+  const { items } = fromRows(page.items, page.turn_ends);
   return {
     ...state,
     items: [...state.items, ...withoutKnown(state, items)],
@@ -414,8 +497,7 @@ export function applyEvent(state: ChatState, event: Event): ChatState {
 /** Keeps the list of calls waiting for a human current (loaded in the window or not). */
 function trackAwaiting(state: ChatState, event: Event): ChatState {
   switch (event.type) {
-    case "approval_required":
-    case "pending_write":
+    case "approval_requested":
     case "agent_question":
       if (state.awaiting.includes(event.tool_call_id)) return state;
       return { ...state, awaiting: [...state.awaiting, event.tool_call_id] };
@@ -541,27 +623,12 @@ function applyLive(state: ChatState, event: Event): ChatState {
       return updateTool(state, event.tool_call_id, (t) => ({ ...t, status: "cancelled", approval: null }));
     case "tool_rejected":
       return updateTool(state, event.tool_call_id, (t) => ({ ...t, status: "rejected", error: event.reason, approval: null }));
-    case "approval_required":
+    case "approval_requested":
       return updateTool(
         { ...state, running: true },
         event.tool_call_id,
-        (t) => ({
-          ...t,
-          status: "pending",
-          approval: approvalFor(event.tool_call_id, event.tool_name, event.arguments, event.request_id),
-        }),
+        (t) => ({ ...t, status: "pending", approval: approvalOf(event) }),
         () => newTool(event.tool_call_id, event.tool_name, event.arguments),
-      );
-    case "pending_write":
-      return updateTool(
-        { ...state, running: true },
-        event.tool_call_id,
-        (t) => ({
-          ...t,
-          status: "pending",
-          approval: approvalFor(event.tool_call_id, t.name, t.arguments, event.request_id, event.diff, event.path),
-        }),
-        () => newTool(event.tool_call_id, event.diff ? "write_file" : "execute_cmd", {}),
       );
     case "approval_resolved":
       return updateTool(state, event.tool_call_id, (t) => ({
@@ -578,8 +645,9 @@ function applyLive(state: ChatState, event: Event): ChatState {
       const next = notice(state, "error", `The model could not be reached${tried}: ${event.last_error}`);
       return { ...next, running: false, items: endStreaming(next.items) };
     }
-    case "error": {
-      const next = notice(state, "error", event.message);
+    case "turn_ended": {
+      const said = turnEndNotice(event.outcome);
+      const next = said ? notice(state, said.tone, said.text) : state;
       return { ...next, running: false, items: endStreaming(next.items) };
     }
     case "truncated":

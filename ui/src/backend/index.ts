@@ -36,7 +36,7 @@ export type { Backend, BackendKind } from "./types";
 export { useChat, type ChatController } from "./useChat";
 export { useTreeWindow, type TreeWindowController } from "./useTreeWindow";
 export type { ChatItem, ChatState, ToolItem, ApprovalInfo, CardStatus, NoticeItem, QueuedItem } from "./chat";
-export { queuedReason } from "./chat";
+export { describeTurnEnd, queuedReason } from "./chat";
 export { isApiError, toApiError } from "./types";
 
 /** Tauri injects `__TAURI_INTERNALS__` before any page script runs; a plain browser has none. */
@@ -48,6 +48,8 @@ export const sessionKeys = {
   all: ["sessions"] as const,
   list: (query: SessionListQuery) => ["sessions", "list", query] as const,
   detail: (id: number) => ["sessions", "detail", id] as const,
+  /** Under `all`, so a change to any session finds again. */
+  find: (id: number, text: string) => ["sessions", "find", id, text] as const,
 };
 
 export const inboxKeys = {
@@ -67,7 +69,7 @@ export const settingsKeys = {
 };
 
 /** Events after which the set of waiting approvals may have changed. */
-const INBOX_EVENTS = new Set(["approval_required", "pending_write", "approval_resolved", "sessions_changed", "resync"]);
+const INBOX_EVENTS = new Set(["approval_requested", "approval_resolved", "sessions_changed", "resync"]);
 
 const NO_RETRY_CODES = new Set(["not_found", "invalid_input", "unauthorized", "config"]);
 

@@ -1,7 +1,7 @@
 // A window of one session's debug tree: the newest rows (or the rows around a jump target), grown
 // page by page as the user scrolls, with live rows appended while it reaches the newest.
 import { useCallback, useEffect, useRef, useState } from "react";
-import type { ApiError, DebugMessage, EventEnvelope, ItemRef, SessionMeta, SessionWindow } from "./bindings";
+import type { ApiError, DebugMessage, EndedTurn, EventEnvelope, ItemRef, SessionMeta, SessionWindow } from "./bindings";
 import { useBackend, useEngineEvents } from "./index";
 import { toApiError } from "./types";
 import {
@@ -33,6 +33,8 @@ export interface TreeWindowController {
   /** Counts fresh windows (a load or a jump): the list starts over at each. */
   generation: number;
   awaiting: number[];
+  /** How the turns within the loaded rows ended, oldest first. */
+  turnEnds: EndedTurn[];
   paging: boolean;
   loadEarlier(): Promise<void>;
   loadLater(): Promise<void>;
@@ -45,6 +47,12 @@ export interface TreeWindowController {
   showMeta(meta: SessionMeta): void;
 }
 
+/** The turn ends of both, each once, oldest first. */
+function mergeEnds(known: EndedTurn[], read: EndedTurn[]): EndedTurn[] {
+  const ids = new Set(known.map((t) => t.id));
+  return [...known, ...read.filter((t) => !ids.has(t.id))].sort((a, b) => a.id - b.id);
+}
+
 const EMPTY: TreeWindow = { rows: [], hasMoreBefore: false, hasMoreAfter: false, focus: null };
 
 export function useTreeWindow(sessionId: number, focus: ItemRef | null): TreeWindowController {
@@ -55,6 +63,7 @@ export function useTreeWindow(sessionId: number, focus: ItemRef | null): TreeWin
   const [win, setWin] = useState<TreeWindow>(EMPTY);
   const [generation, setGeneration] = useState(0);
   const [awaiting, setAwaiting] = useState<number[]>([]);
+  const [turnEnds, setTurnEnds] = useState<EndedTurn[]>([]);
   const [paging, setPaging] = useState(false);
   const [attempt, setAttempt] = useState(0);
   const winRef = useRef(win);
@@ -65,6 +74,7 @@ export function useTreeWindow(sessionId: number, focus: ItemRef | null): TreeWin
   const show = useCallback((page: SessionWindow) => {
     setSession(page.session);
     setAwaiting(page.awaiting_human);
+    setTurnEnds(page.turn_ends);
     setWin(windowFrom(page));
     setGeneration((g) => g + 1);
   }, []);
@@ -120,6 +130,7 @@ export function useTreeWindow(sessionId: number, focus: ItemRef | null): TreeWin
         });
         if (generationAtStart !== loads.current) return;
         setAwaiting(read.awaiting_human);
+        setTurnEnds((known) => mergeEnds(known, read.turn_ends));
         setWin((current) => (edge === "before" ? prependPage(current, read) : appendPage(current, read)));
       } catch (e) {
         setError(toApiError(e));
@@ -166,6 +177,7 @@ export function useTreeWindow(sessionId: number, focus: ItemRef | null): TreeWin
       const read = await backend.session_window({ session_id: sessionId, query: afterQuery(itemRef(last)) });
       if (generationAtStart !== loads.current) return;
       setAwaiting(read.awaiting_human);
+      setTurnEnds((known) => mergeEnds(known, read.turn_ends));
       setWin((current) => appendPage(current, read));
     } catch {
       // The next change or a reload reads it again.
@@ -222,6 +234,7 @@ export function useTreeWindow(sessionId: number, focus: ItemRef | null): TreeWin
     window: win,
     generation,
     awaiting,
+    turnEnds,
     paging,
     loadEarlier: useCallback(() => page("before"), [page]),
     loadLater: useCallback(() => page("after"), [page]),

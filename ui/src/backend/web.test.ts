@@ -61,7 +61,7 @@ function setup(href: string, over: Partial<WebBackendOptions> = {}) {
   return { backend, storage, sockets, fetchMock, replaceUrl };
 }
 
-const sessionsChanged: EventEnvelope = { session_id: 3, source: "web", event: { type: "sessions_changed" } };
+const sessionsChanged: EventEnvelope = { session_id: 3, source: "web", frame: null, event: { type: "sessions_changed" } };
 
 describe("web backend", () => {
   it("keeps the ?token= of the first load and strips it from the address bar", () => {
@@ -143,7 +143,7 @@ describe("web backend", () => {
     sockets[0]!.drop();
     await vi.waitFor(() => expect(sockets).toHaveLength(2));
     sockets[1]!.open();
-    expect(seen).toEqual([{ session_id: null, source: null, event: { type: "resync" } }]);
+    expect(seen).toEqual([{ session_id: null, source: null, frame: null, event: { type: "resync" } }]);
     stop();
     sockets[1]!.drop();
     await new Promise((r) => setTimeout(r, 5));

@@ -111,7 +111,7 @@ export function createWebBackend(options: WebBackendOptions = {}): Backend {
         ws.onopen = () => {
           // Events sent while we were away are lost; the database is the truth, so a
           // reconnect tells the app to reload what it shows.
-          if (everOpened) onEvent({ session_id: null, source: null, event: { type: "resync" } });
+          if (everOpened) onEvent({ session_id: null, source: null, frame: null, event: { type: "resync" } });
           everOpened = true;
           attempt = 0;
         };

@@ -21,6 +21,7 @@ function page(items: DebugMessage[], over: Partial<SessionWindow> = {}): Session
     anchor_index: null,
     pending_inputs: [],
     awaiting_human: [],
+    turn_ends: [],
     ...over,
   };
 }

@@ -15,13 +15,15 @@ import { prettyJson } from "./json";
 
 export type ApprovalView = {
   toolCallId: number;
-  kind: "write" | "command" | "tool";
+  kind: "write" | "command" | "mcp" | "tool";
   toolName: string;
   arguments: unknown;
   path: string | null;
   diff: FileDiff | null;
   command: string | null;
   workdir: string | null;
+  /** The MCP server and its tool, for an MCP call (absent where the inbox row is all there is). */
+  mcp?: { server: string; tool: string } | null;
   /** The call's tool category and MCP server as the inbox reports them; `undefined` while they
    * are not known, and then no bypass is offered (so a scope that does not fit never is). */
   toolCategory?: string | null;
@@ -110,6 +112,18 @@ export function ApprovalSubject({ approval }: { approval: ApprovalView }): React
     );
   }
   if (approval.diff) return <DiffViewer diff={approval.diff} />;
+  if (approval.kind === "mcp" && approval.mcp) {
+    return (
+      <>
+        <p>
+          Calls <code>{approval.mcp.tool}</code> on MCP server <code>{approval.mcp.server}</code>
+        </p>
+        <pre className="code-pre" aria-label="Arguments">
+          {prettyJson(approval.arguments)}
+        </pre>
+      </>
+    );
+  }
   return (
     <>
       {approval.kind === "write" && approval.path ? (
@@ -165,7 +179,9 @@ export function ApprovalCard({
       ? `Approve writing ${approval.path ?? "a file"}?`
       : approval.kind === "command"
         ? "Approve running this command?"
-        : `Approve ${approval.toolName}?`;
+        : approval.kind === "mcp" && approval.mcp
+          ? `Approve ${approval.mcp.tool} on MCP server ${approval.mcp.server}?`
+          : `Approve ${approval.toolName}?`;
 
   return (
     <section className="approval-card" aria-label={`Approval for ${approval.toolName}`} data-tool-call-id={approval.toolCallId}>

@@ -3,6 +3,7 @@ import type { MouseEvent } from "react";
 import { useSessions, type SessionListQuery, type SessionSummary } from "../backend";
 import { formatCount, formatTimestamp } from "./format";
 import { Pagination } from "./Pagination";
+import { SearchHitLine, hitHref } from "./SearchHit";
 import { Empty, ErrorView, Loading } from "./StatusViews";
 
 export type SessionListVariant = "all" | "tic";
@@ -31,7 +32,8 @@ export function SessionList({
   /** Whether a filter narrows the list, which changes what "empty" means. */
   filtered: boolean;
   onPage: (page: number) => void;
-  onOpen: (id: number) => void;
+  /** Opens a row: `href` is the session, or the session at its best search hit. */
+  onOpen: (href: string) => void;
 }) {
   const result = useSessions(query);
   const { data, error, isPending, isError, isFetching, isPlaceholderData, refetch } = result;
@@ -60,10 +62,10 @@ export function SessionList({
       </Empty>
     );
   } else {
-    const open = (id: number) => (event: MouseEvent) => {
+    const open = (href: string) => (event: MouseEvent) => {
       // Let the link itself, and modified clicks, behave natively.
       if ((event.target as HTMLElement).closest("a") || event.metaKey || event.ctrlKey) return;
-      onOpen(id);
+      onOpen(href);
     };
     body = (
       <>
@@ -90,7 +92,12 @@ export function SessionList({
             </thead>
             <tbody>
               {data.items.map((s) => (
-                <tr key={s.id} className="row-link" onClick={open(s.id)} data-session-id={s.id}>
+                <tr
+                  key={s.id}
+                  className="row-link"
+                  onClick={open(s.best_hit ? hitHref(s.best_hit) : `#session/${s.id}`)}
+                  data-session-id={s.id}
+                >
                   <td className="col-id">
                     <a href={`#session/${s.id}`} aria-label={`Open session ${s.id}`}>
                       #{s.id}
@@ -105,6 +112,7 @@ export function SessionList({
                     <>
                       <td>
                         <SessionTitle s={s} />
+                        {s.best_hit ? <SearchHitLine hit={s.best_hit} count={s.hit_count} /> : null}
                       </td>
                       <td>{s.agent_id}</td>
                     </>

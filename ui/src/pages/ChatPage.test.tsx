@@ -27,7 +27,7 @@ async function open(backend: MockBackend) {
  * paint, and token deltas reach the page on the next animation frame. */
 async function emit(backend: MockBackend, event: Event, sessionId: number | null = SID) {
   await act(async () => {
-    backend.emit({ session_id: sessionId, source: "web", event });
+    backend.emit({ session_id: sessionId, source: "web", frame: { stack_id: 1, depth: 0, label: null }, event });
     if (event.type === "token_delta") await nextFrame();
   });
 }
@@ -168,9 +168,10 @@ describe("chat page", () => {
     expect(input().disabled).toBe(false);
     await user.click(stop);
     expect(backend.stopCalls).toEqual([SID]);
-    await emit(backend, { type: "error", message: "Interrupted by user" });
+    await emit(backend, { type: "turn_ended", outcome: { kind: "cancelled" } });
     expect(screen.getByRole("button", { name: "Send" })).toBeTruthy();
-    expect(log().getByRole("alert").textContent).toContain("Interrupted by user");
+    expect(log().getByRole("status").textContent).toBe("Stopped: you ended this turn.");
+    expect(log().queryByRole("alert")).toBeNull();
   });
 
   it("shows a steer as queued, even when its pending-input id equals a history id, then folds it in place", async () => {
@@ -318,7 +319,7 @@ describe("chat page", () => {
     const backend = setup();
     const user = await open(backend);
     await emit(backend, { type: "tool_start", tool_call_id: 8, message_id: 2, name: "write_file", arguments: { path: "src/main.rs" }, label_short: "write", label_full: "Write src/main.rs", path: "src/main.rs" });
-    await emit(backend, { type: "pending_write", request_id: 8, tool_call_id: 8, path: "src/main.rs", old_content: "a", new_content: "b", diff: fileDiff() });
+    await emit(backend, { type: "approval_requested", request_id: 8, tool_call_id: 8, tool_name: "write_file", arguments: { path: "src/main.rs" }, request: { kind: "write", path: "src/main.rs", diff: fileDiff() } });
     const card = log().getByRole("region", { name: "Approval for write_file" });
     expect(within(card).getByRole("figure", { name: "Changes to src/main.rs" })).toBeTruthy();
     await user.type(within(card).getByLabelText(/Note for the agent/), "wrong file");
@@ -333,14 +334,65 @@ describe("chat page", () => {
     expect(log().getByRole("article", { name: "Tool Write src/main.rs, rejected" })).toBeTruthy();
   });
 
-  it("shows the command line for an execute_cmd approval", async () => {
+  it("shows the command line and the directory the request names for a command approval", async () => {
     const backend = setup();
     await open(backend);
-    await emit(backend, { type: "approval_required", request_id: 3, tool_call_id: 3, tool_name: "execute_cmd", arguments: { command: "rm -rf build", workdir: "/w" } });
+    // The directory comes from the request (resolved by the engine), not from the arguments.
+    await emit(backend, { type: "approval_requested", request_id: 3, tool_call_id: 3, tool_name: "execute_cmd", arguments: { command: "rm -rf build" }, request: { kind: "command", command: "rm -rf build", workdir: "/home/me/w" } });
     const card = log().getByRole("region", { name: "Approval for execute_cmd" });
+    expect(within(card).getByRole("heading").textContent).toBe("Approve running this command?");
     expect(within(card).getByLabelText("Command line").textContent).toContain("rm -rf build");
-    expect(within(card).getByText("/w")).toBeTruthy();
+    expect(within(card).getByText("/home/me/w")).toBeTruthy();
     expect(screen.getByRole("button", { name: "Stop" })).toBeTruthy();
+  });
+
+  it("shows an MCP call by its server and tool, and any other tool by its arguments", async () => {
+    const backend = setup();
+    await open(backend);
+    await emit(backend, { type: "approval_requested", request_id: 4, tool_call_id: 4, tool_name: "mcp__github__create_issue", arguments: { title: "Bug" }, request: { kind: "mcp_call", server: "github", tool: "create_issue" } });
+    const mcp = log().getByRole("region", { name: "Approval for mcp__github__create_issue" });
+    expect(within(mcp).getByRole("heading").textContent).toBe("Approve create_issue on MCP server github?");
+    expect(within(mcp).getByText("Calls", { exact: false }).textContent).toBe("Calls create_issue on MCP server github");
+    expect(within(mcp).getByLabelText("Arguments").textContent).toContain('"Bug"');
+    await emit(backend, { type: "approval_requested", request_id: 5, tool_call_id: 5, tool_name: "fetch_url", arguments: { url: "https://example.com" }, request: { kind: "other", path: null } });
+    const other = log().getByRole("region", { name: "Approval for fetch_url" });
+    expect(within(other).getByRole("heading").textContent).toBe("Approve fetch_url?");
+    expect(within(other).getByLabelText("Arguments").textContent).toContain("https://example.com");
+    expect(within(other).queryByLabelText("Command line")).toBeNull();
+  });
+
+  it("shows after a reload why each turn ended, where it ended", async () => {
+    const backend = setup([
+      { kind: "user", message_id: 1, content: "loop", is_synthetic: false, failed: false, ...base },
+      { kind: "thinking", message_id: 2, content: "", reasoning: null, is_synthetic: false, input_tokens: null, output_tokens: null, ...base },
+      { kind: "tool", tool_call_id: 3, message_id: 2, name: "read_file", label: "read_file a", arguments: { path: "a" }, status: "done", result: "x", diff: null, ...base },
+      { kind: "user", message_id: 4, content: "try again", is_synthetic: false, failed: false, ...base },
+      { kind: "user", message_id: 5, content: "and again", is_synthetic: false, failed: false, ...base },
+      { kind: "assistant", message_id: 6, content: "Done now.", reasoning: null, is_synthetic: false, input_tokens: null, output_tokens: null, ...base },
+    ]);
+    const ended = { stack_id: 1, ended_at: "2026-11-30T10:00:00Z" };
+    const detail = backend.details.get(SID) as SessionDetail;
+    detail.turn_ends = [
+      { id: 1, outcome: { kind: "exhausted", rounds: 1 }, after_message_id: 2, ...ended },
+      { id: 2, outcome: { kind: "failed", reason: "every model failed: 503" }, after_message_id: 4, ...ended },
+      { id: 3, outcome: { kind: "cancelled" }, after_message_id: 5, ...ended },
+      { id: 4, outcome: { kind: "final", message_id: 6 }, after_message_id: 6, ...ended },
+    ];
+    await open(backend);
+    await waitFor(() => expect(log().getByText("Done now.")).toBeTruthy());
+    // Notices are alerts or status lines, not list items to a screen reader: read the rows.
+    const rows = [...screen.getByRole("list", { name: "Conversation" }).querySelectorAll<HTMLElement>("li[data-kind]")];
+    const shown = rows.map((li) => (li.dataset.kind === "tool" ? "tool" : `${li.dataset.kind}:${li.textContent?.trim()}`));
+    expect(shown).toEqual([
+      "user:loop",
+      "tool",
+      "notice:Stopped after 1 tool rounds without a final answer.",
+      "user:try again",
+      "notice:The turn failed: every model failed: 503",
+      "user:and again",
+      "notice:Stopped: you ended this turn.",
+      "assistant:Done now.",
+    ]);
   });
 
   it("rebuilds a pending card from history with the inbox's diff", async () => {
@@ -361,7 +413,7 @@ describe("chat page", () => {
       inboxItem(5, { session_id: SID, tool_name: "read_file", kind: "tool", path: "/home/me/.ssh/id_key", diff: null }),
     ];
     await open(backend);
-    await emit(backend, { type: "approval_required", request_id: 5, tool_call_id: 5, tool_name: "read_file", arguments: { path: "docs/id_key" } });
+    await emit(backend, { type: "approval_requested", request_id: 5, tool_call_id: 5, tool_name: "read_file", arguments: { path: "docs/id_key" }, request: { kind: "other", path: "/home/me/.ssh/id_key" } });
     const card = log().getByRole("region", { name: "Approval for read_file" });
     expect(await within(card).findByText("/home/me/.ssh/id_key")).toBeTruthy();
   });

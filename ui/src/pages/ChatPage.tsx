@@ -32,7 +32,10 @@ function withInbox(a: ApprovalInfo, item: InboxItem | undefined): ApprovalView {
   if (!item) return a;
   return {
     ...a,
-    kind: item.kind,
+    // A live request said its kind; a card rebuilt from history takes the stored one.
+    kind: a.requestId !== null ? a.kind : item.mcp_server ? "mcp" : item.kind,
+    mcp: a.mcp ?? (item.mcp_server ? { server: item.mcp_server, tool: item.tool_name } : null),
+    // The stored path is the resolved one (what the call really touches).
     path: item.path ?? a.path,
     diff: a.diff ?? item.diff,
     command: a.command ?? item.command,

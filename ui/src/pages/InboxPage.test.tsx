@@ -4,6 +4,8 @@ import { describe, expect, it } from "vitest";
 import { MockBackend, bypassView, fileDiff, inboxItem } from "../test/mockBackend";
 import { renderApp } from "../test/renderApp";
 
+const ROOT = { stack_id: 1, depth: 0, label: null };
+
 function setup() {
   const backend = new MockBackend();
   // Listed newest first on purpose: the page must sort oldest first.
@@ -202,12 +204,12 @@ describe("agent inbox", () => {
     expect(nav.getByRole("link", { name: "Inbox" })).toBeTruthy();
     backend.inboxItems = [inboxItem(1), inboxItem(2), inboxItem(3)];
     act(() =>
-      backend.emit({ session_id: 7, source: "web", event: { type: "approval_required", request_id: 3, tool_call_id: 3, tool_name: "x", arguments: {} } }),
+      backend.emit({ session_id: 7, source: "web", frame: ROOT, event: { type: "approval_requested", request_id: 3, tool_call_id: 3, tool_name: "x", arguments: {}, request: { kind: "other", path: null } } }),
     );
     expect(await nav.findByRole("link", { name: "Inbox 3 waiting" })).toBeTruthy();
     backend.inboxItems = [inboxItem(1)];
     act(() =>
-      backend.emit({ session_id: 7, source: "web", event: { type: "approval_resolved", request_id: 3, tool_call_id: 3, approved: true } }),
+      backend.emit({ session_id: 7, source: "web", frame: ROOT, event: { type: "approval_resolved", request_id: 3, tool_call_id: 3, approved: true } }),
     );
     expect(await nav.findByRole("link", { name: "Inbox 1 waiting" })).toBeTruthy();
   });

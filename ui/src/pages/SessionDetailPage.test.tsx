@@ -24,6 +24,7 @@ const detail: SessionDetail = {
   session: { id: 42, title: null, source: "tic", agent_id: "main", is_interactive: false, is_ephemeral: true, created_at: T },
   messages,
   pending_inputs: [],
+  turn_ends: [],
 };
 
 function row(kind: string, index = 0): HTMLElement {
@@ -56,6 +57,41 @@ describe("Session detail page", () => {
     expect(row("agent").textContent).toContain("by call #12");
     expect(row("assistant").textContent).toContain("a.txt is a shopping list.");
     expect(row("agent_end").textContent).toMatch(/researcher.*finished/);
+  });
+
+  it("finds in the session and steps through the matches, moving the address to each", async () => {
+    const user = userEvent.setup();
+    const backend = new MockBackend({ details: [detail] });
+    renderApp(backend, "#session/42");
+    await screen.findByRole("list", { name: "Session messages" });
+    const find = screen.getByRole("search", { name: "Find in this session" });
+    const next = within(find).getByRole("button", { name: "Next" });
+    const previous = within(find).getByRole("button", { name: "Previous" });
+    expect((next as HTMLButtonElement).disabled).toBe(true);
+
+    await user.type(within(find).getByLabelText("Find in session"), "inbox");
+    await waitFor(() => expect(within(find).getByRole("status").textContent).toBe("2 matches"));
+    expect(backend.findCalls).toEqual([{ session_id: 42, text: "inbox" }]);
+
+    await user.click(next);
+    expect(window.location.hash).toBe("#session/42?message=1");
+    expect(within(find).getByRole("status").textContent).toBe("1 of 2");
+    await user.click(next);
+    expect(window.location.hash).toBe("#session/42?call=10");
+    expect(within(find).getByRole("status").textContent).toBe("2 of 2");
+    // Past the last match comes the first again, and back from it the last.
+    await user.click(next);
+    expect(window.location.hash).toBe("#session/42?message=1");
+    await user.click(previous);
+    expect(window.location.hash).toBe("#session/42?call=10");
+    // Enter steps forward too.
+    await user.type(within(find).getByLabelText("Find in session"), "{Enter}");
+    expect(window.location.hash).toBe("#session/42?message=1");
+
+    await user.clear(within(find).getByLabelText("Find in session"));
+    await user.type(within(find).getByLabelText("Find in session"), "nowhere");
+    await waitFor(() => expect(within(find).getByRole("status").textContent).toBe("No matches"));
+    expect((next as HTMLButtonElement).disabled).toBe(true);
   });
 
   it("shows session metadata", async () => {
@@ -154,6 +190,20 @@ describe("Session detail page", () => {
     expect(row("assistant").style.getPropertyValue("--depth")).toBe("1");
   });
 
+  it("lists how each turn ended", async () => {
+    const ended = { stack_id: 1, after_message_id: 4, ended_at: T };
+    const turn_ends: SessionDetail["turn_ends"] = [
+      { id: 1, outcome: { kind: "parked", tool_call_ids: [12] }, ...ended },
+      { id: 2, outcome: { kind: "failed", reason: "every model failed" }, ...ended },
+    ];
+    renderApp(new MockBackend({ details: [{ ...detail, turn_ends }] }), "#session/42");
+    const list = await screen.findByRole("list", { name: "Turn ends" });
+    const items = within(list).getAllByRole("listitem").map((li) => li.textContent ?? "");
+    expect(items).toHaveLength(2);
+    expect(items[0]).toContain("Waiting for a decision on call 12.");
+    expect(items[1]).toContain("The turn failed: every model failed");
+  });
+
   it("says so when the session does not exist", async () => {
     renderApp(new MockBackend(), "#session/99");
     const alert = await screen.findByRole("alert");
@@ -213,8 +263,8 @@ describe("Session detail page", () => {
         { kind: "assistant", message_id: 9, content: "Three files.", reasoning: null, is_synthetic: false, input_tokens: 1, output_tokens: 1, stack_id: 1, depth: 0, created_at: T, ...whole },
       ],
     });
-    backend.emit({ session_id: 42, source: "tic", event: { type: "tool_done", tool_call_id: call.tool_call_id, result: "a.txt\nb.txt\nc.txt", result_type: "string" } });
-    backend.emit({ session_id: 42, source: "tic", event: { type: "done", message_id: 9, stack_id: 1, content: "Three files.", input_tokens: 1, output_tokens: 1 } });
+    backend.emit({ session_id: 42, source: "tic", frame: null, event: { type: "tool_done", tool_call_id: call.tool_call_id, result: "a.txt\nb.txt\nc.txt", result_type: "string" } });
+    backend.emit({ session_id: 42, source: "tic", frame: null, event: { type: "done", message_id: 9, stack_id: 1, content: "Three files.", input_tokens: 1, output_tokens: 1 } });
     expect(await screen.findByText("Three files.")).toBeTruthy();
     await waitFor(() => expect(row("tool").textContent).toContain("Result (17 chars)"));
     // One read of what is new after the last row, one of the call that changed.

@@ -3,6 +3,7 @@
 // message=ID opens it at one row).
 import { memo, useCallback, useId, useState, type CSSProperties, type ReactNode } from "react";
 import {
+  describeTurnEnd,
   toApiError,
   useLlmRequest,
   useRenameSession,
@@ -14,6 +15,7 @@ import {
 } from "../backend";
 import { useTreeWindow } from "../backend/useTreeWindow";
 import { itemRef, rowKey } from "../backend/window";
+import { FindInSession } from "../components/FindInSession";
 import { DiffViewer } from "../components/DiffViewer";
 import { formatTimestamp } from "../components/format";
 import { ErrorView, Loading } from "../components/StatusViews";
@@ -360,6 +362,18 @@ export function SessionDetailPage({ id, focus = null }: { id: number; focus?: It
             />
           </div>
         )}
+        {tree.turnEnds.length > 0 ? (
+          <>
+            <h2>How the turns ended</h2>
+            <ol className="turn-ends" aria-label="Turn ends">
+              {tree.turnEnds.map((t) => (
+                <li key={t.id}>
+                  <time className="muted when">{formatTimestamp(t.ended_at)}</time> {describeTurnEnd(t.outcome)}
+                </li>
+              ))}
+            </ol>
+          </>
+        ) : null}
       </>
     );
   }
@@ -371,6 +385,7 @@ export function SessionDetailPage({ id, focus = null }: { id: number; focus?: It
           ← Back
         </button>
         <SessionTitle id={id} title={tree.session?.title} onRenamed={tree.showMeta} />
+        <FindInSession sessionId={id} />
       </header>
       {body}
     </section>

@@ -1,6 +1,7 @@
 import { screen, waitFor, within } from "@testing-library/react";
 import userEvent from "@testing-library/user-event";
 import { describe, expect, it } from "vitest";
+import type { SearchHit } from "../backend";
 import { MockBackend, summary } from "../test/mockBackend";
 import { renderApp } from "../test/renderApp";
 
@@ -82,6 +83,7 @@ describe("Sessions page", () => {
           session: { id: 5, title: "Click me", source: "web", agent_id: "main", is_interactive: true, is_ephemeral: false, created_at: "2026-11-30T10:00:00Z" },
           messages: [],
           pending_inputs: [],
+          turn_ends: [],
         },
       ],
     });
@@ -125,6 +127,83 @@ describe("Sessions page", () => {
     await user.clear(screen.getByLabelText("Search"));
     await user.type(screen.getByLabelText("Search"), "zzz");
     expect(await screen.findByText("No sessions match")).toBeTruthy();
+  });
+
+  it("shows each match's snippet marked and opens the session at the matching message or call", async () => {
+    const user = userEvent.setup();
+    const hit = (sessionId: number, over: Partial<SearchHit>): SearchHit => ({
+      session_id: sessionId,
+      session_title: null,
+      session_source: "web",
+      at: { message_id: 40, tool_call_id: null, kind: "assistant" },
+      tool_name: null,
+      snippet: [],
+      rank: -1,
+      created_at: "2026-11-30T10:05:00Z",
+      ...over,
+    });
+    const backend = new MockBackend({
+      sessions: [
+        summary(7, {
+          title: "Storage work",
+          hit_count: 3,
+          best_hit: hit(7, {
+            at: { message_id: 41, tool_call_id: 410, kind: "tool" },
+            tool_name: "read_file",
+            snippet: [
+              { text: "crates/skald-store/src/repo/", hit: false },
+              { text: "sessions", hit: true },
+              { text: ".rs", hit: false },
+            ],
+          }),
+        }),
+        summary(3, {
+          title: "Planning",
+          hit_count: 1,
+          best_hit: hit(3, {
+            snippet: [
+              { text: "we keep the <b>", hit: false },
+              { text: "sessions", hit: true },
+              { text: "</b> list short", hit: false },
+            ],
+          }),
+        }),
+        summary(2, { title: "Unrelated" }),
+      ],
+      details: [
+        {
+          session: { id: 3, title: "Planning", source: "web", agent_id: "main", is_interactive: true, is_ephemeral: false, created_at: "2026-11-30T10:00:00Z" },
+          // The hit's message exists: the session page opens at it.
+          messages: [
+            { kind: "assistant", message_id: 40, content: "we keep the <b>sessions</b> list short", reasoning: null, is_synthetic: false, input_tokens: 1, output_tokens: 1, stack_id: 1, depth: 0, created_at: "2026-11-30T10:05:00Z", content_chars: 38, truncated: false },
+          ],
+          pending_inputs: [],
+          turn_ends: [],
+        },
+      ],
+    });
+    renderApp(backend, "#sessions");
+    await screen.findByText("Unrelated");
+    // Without a search no row shows a hit.
+    expect(document.querySelectorAll(".search-hit")).toHaveLength(0);
+
+    await user.type(screen.getByLabelText("Search"), "sessions");
+    await waitFor(() => expect(screen.queryByText("Unrelated")).toBeNull());
+    const [tool, message] = rows();
+    const toolLink = within(tool!).getByRole("link", { name: "read_file call" });
+    expect(toolLink.getAttribute("href")).toBe("#session/7?call=410");
+    expect(tool!.textContent).toContain("3 matches");
+    expect([...tool!.querySelectorAll("mark")].map((m) => m.textContent)).toEqual(["sessions"]);
+    expect(within(message!).getByRole("link", { name: "Assistant" }).getAttribute("href")).toBe("#session/3?message=40");
+    // Text from the stored message stays text: no element is made from it.
+    expect(message!.querySelector("b")).toBeNull();
+    expect(message!.textContent).toContain("we keep the <b>sessions</b> list short");
+    expect(message!.textContent).not.toContain("matches");
+
+    // Clicking the row opens the session at the hit, not at its top.
+    await user.click(within(message!).getByText("main"));
+    await waitFor(() => expect(window.location.hash).toBe("#session/3?message=40"));
+    expect(await screen.findByRole("heading", { level: 1, name: /Planning/ })).toBeTruthy();
   });
 
   it("restores filters from a deep link", async () => {

@@ -1,4 +1,5 @@
-// #sessions: every session, filterable by source and text; filters and page live in the URL.
+// #sessions: every session, filterable by source and full-text search (each match shown with its
+// best snippet, linked to where it is); filters and page live in the URL.
 import { useEffect, useId, useState } from "react";
 import { formatRoute, useNavigate, type ListParams } from "../app/route";
 import { SessionList } from "../components/SessionList";
@@ -56,7 +57,7 @@ export function SessionsPage({ params }: { params: ListParams }) {
           <input
             id={searchId}
             type="search"
-            placeholder="Title or message text"
+            placeholder="Title, message text, tool, path or command"
             value={search}
             onChange={(e) => setSearch(e.target.value)}
           />
@@ -67,7 +68,7 @@ export function SessionsPage({ params }: { params: ListParams }) {
         variant="all"
         filtered={filtered}
         onPage={(page) => go({ page })}
-        onOpen={(id) => navigate(`#session/${id}`)}
+        onOpen={(href) => navigate(href)}
       />
     </section>
   );

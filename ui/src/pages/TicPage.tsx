@@ -17,7 +17,7 @@ export function TicPage({ page }: { page: number }) {
         variant="tic"
         filtered={false}
         onPage={(p) => navigate(formatRoute({ name: "tic", page: p }))}
-        onOpen={(id) => navigate(`#session/${id}`)}
+        onOpen={(href) => navigate(href)}
       />
     </section>
   );

@@ -16,8 +16,11 @@ import type {
   InboxItem,
   LlmClientInput,
   LlmClientView,
+  MatchRef,
   Page,
+  SearchResults,
   SessionDetail,
+  SessionMatches,
   SessionListQuery,
   SessionMeta,
   SessionSummary,
@@ -47,6 +50,8 @@ import type {
   RevokeBypassParams,
   RunContextParams,
   SaveApprovalRuleParams,
+  FindInSessionParams,
+  SearchParams,
   SaveLlmClientsParams,
   SendMessageParams,
   SessionBypassesParams,
@@ -74,6 +79,8 @@ export function summary(id: number, over: Partial<SessionSummary> = {}): Session
     created_at: "2026-11-30T10:00:00Z",
     message_count: id * 2,
     last_message_at: "2026-11-30T10:05:00Z",
+    hit_count: 0,
+    best_hit: null,
     ...over,
   };
 }
@@ -152,11 +159,17 @@ export class MockBackend implements Backend {
     this.listCalls.push(query);
     if (this.listError) return Promise.reject(this.listError);
     const needle = query.search?.toLowerCase() ?? null;
-    const matching = this.sessions.filter(
-      (s) =>
-        (query.source === null || s.source === query.source) &&
-        (needle === null || (s.title ?? "").toLowerCase().includes(needle)),
-    );
+    // Like the engine: a session's `best_hit` counts (and is sent) only while searching, and
+    // only when its snippet holds the text; a title match alone comes without one.
+    const hitMatches = (s: SessionSummary) =>
+      needle !== null && (s.best_hit?.snippet.map((p) => p.text).join("") ?? "").toLowerCase().includes(needle);
+    const matching = this.sessions
+      .filter(
+        (s) =>
+          (query.source === null || s.source === query.source) &&
+          (needle === null || (s.title ?? "").toLowerCase().includes(needle) || hitMatches(s)),
+      )
+      .map((s) => (hitMatches(s) ? s : { ...s, hit_count: 0, best_hit: null }));
     const start = (query.page - 1) * query.per_page;
     return Promise.resolve({
       items: matching.slice(start, start + query.per_page),
@@ -164,6 +177,43 @@ export class MockBackend implements Backend {
       page: query.page,
       per_page: query.per_page,
     });
+  }
+
+  searchCalls: SearchParams[] = [];
+
+  /** The listed sessions' best hits whose snippet holds the text, as the engine ranks them. */
+  search(params: SearchParams): Promise<SearchResults> {
+    this.searchCalls.push(params);
+    const needle = params.query.text.toLowerCase();
+    const hits = this.sessions
+      .flatMap((s) => (s.best_hit ? [s.best_hit] : []))
+      .filter((h) => h.snippet.map((p) => p.text).join("").toLowerCase().includes(needle));
+    return Promise.resolve({ hits: hits.slice(0, params.query.limit), more: hits.length > params.query.limit });
+  }
+
+  findCalls: FindInSessionParams[] = [];
+
+  /** The detail's rows whose text (a call's label) holds the text, case-insensitively, in order. */
+  find_in_session(params: FindInSessionParams): Promise<SessionMatches> {
+    this.findCalls.push(params);
+    const detail = this.details.get(params.session_id);
+    if (!detail) {
+      return Promise.reject({ code: "not_found", message: `session ${params.session_id} not found` } satisfies ApiError);
+    }
+    const needle = params.text.toLowerCase();
+    const matches: MatchRef[] = detail.messages.flatMap((m): MatchRef[] => {
+      if (m.kind === "tool") {
+        return m.label.toLowerCase().includes(needle)
+          ? [{ message_id: m.message_id, tool_call_id: m.tool_call_id, kind: "tool" }]
+          : [];
+      }
+      if (m.kind === "user" || m.kind === "assistant" || m.kind === "thinking") {
+        const kind = m.kind === "user" ? "user" : "assistant";
+        return m.content.toLowerCase().includes(needle) ? [{ message_id: m.message_id, tool_call_id: null, kind }] : [];
+      }
+      return [];
+    });
+    return Promise.resolve({ session_id: params.session_id, matches });
   }
 
   session_detail({ session_id: id }: SessionDetailParams): Promise<SessionDetail> {
@@ -189,9 +239,18 @@ export class MockBackend implements Backend {
     const n = rows.length;
     const limit = Math.max(1, Math.min(query.limit, 500));
     const at = (ref: ItemRef) => rows.findIndex((m) => refKey(itemRef(m)) === refKey(ref));
+    // As the engine: the turn ends placed between the page's rows, open-ended at a side with no more rows.
+    const endsWithin = (items: DebugMessage[], before: boolean, after: boolean) => {
+      const ids = items.flatMap((m) => (m.kind === "agent" || m.kind === "agent_end" ? [] : [m.message_id]));
+      if (ids.length === 0 && (before || after)) return [];
+      const lo = before ? Math.min(...ids) : -Infinity;
+      const hi = after ? Math.max(...ids) : Infinity;
+      return d.turn_ends.filter((t) => (t.after_message_id ?? -1) >= lo && (t.after_message_id ?? -1) <= hi);
+    };
     const page = (start: number, end: number, before: boolean, after: boolean, anchor: number | null): SessionWindow => ({
       session: d.session,
       items: rows.slice(start, end),
+      turn_ends: endsWithin(rows.slice(start, end), before, after),
       has_more_before: before,
       has_more_after: after,
       anchor_index: anchor,
@@ -501,6 +560,7 @@ export function emptyDetail(id: number, source = "web"): SessionDetail {
     },
     messages: [],
     pending_inputs: [],
+    turn_ends: [],
   };
 }
 

@@ -100,7 +100,12 @@ async fn results_have_the_declared_shape_whichever_shell_asks() {
 async fn the_decider_is_the_calling_surface_and_the_params_cannot_name_another() {
     let rig = rig().await;
     let mut events = rig.engine.subscribe();
-    rig.fake.push(Reply::tool_call("write_file", r#"{"path":"out.txt","content":"hi\n"}"#));
+    // `send_message` has no working-directory param, so a turn works in this process's directory
+    // (the crate's source dir under cargo): the file goes to an absolute path in the test's own
+    // temporary dir instead, or the approved write would land in the source tree.
+    let target = rig._dir.path().join("out.txt");
+    let write = json!({ "path": target, "content": "hi\n" }).to_string();
+    rig.fake.push(Reply::tool_call("write_file", &write));
     rig.fake.push(Reply::text("Wrote it."));
     let sent = web(&rig, "send_message", json!({ "source": "web", "text": "write out.txt" }))
         .await
@@ -108,7 +113,7 @@ async fn the_decider_is_the_calling_surface_and_the_params_cannot_name_another()
     assert_eq!(sent["steered"], false);
     let call_id = loop {
         match events.recv().await.unwrap().event {
-            Event::PendingWrite { tool_call_id, .. } => break tool_call_id,
+            Event::ApprovalRequested { tool_call_id, .. } => break tool_call_id,
             _ => continue,
         }
     };
@@ -126,4 +131,41 @@ async fn the_decider_is_the_calling_surface_and_the_params_cannot_name_another()
     assert_eq!(decision["approved"], true);
     // The waiting turn goes on and asks the model for its answer.
     while !matches!(events.recv().await.unwrap().event, Event::TurnRunning { running: false }) {}
+    assert_eq!(std::fs::read_to_string(&target).unwrap(), "hi\n", "the approved write ran");
+}
+
+#[tokio::test]
+async fn search_and_find_in_session_are_operations_that_take_any_text() {
+    let rig = rig().await;
+    let mut events = rig.engine.subscribe();
+    rig.fake.push(Reply::text("The wombat burrow is dry."));
+    let sent =
+        web(&rig, "send_message", json!({ "source": "web", "text": "where is the wombat?" }))
+            .await
+            .unwrap();
+    let id = sent["session_id"].as_i64().expect("send_message answers its session");
+    while !matches!(events.recv().await.unwrap().event, Event::TurnRunning { running: false }) {}
+
+    let found =
+        web(&rig, "search", json!({ "query": { "text": "wombat", "limit": 5 } })).await.unwrap();
+    let kinds: Vec<&str> =
+        found["hits"].as_array().unwrap().iter().filter_map(|h| h["at"]["kind"].as_str()).collect();
+    assert_eq!(kinds.len(), 2, "{found:#}");
+    assert!(kinds.contains(&"user") && kinds.contains(&"assistant"), "{found:#}");
+    assert_eq!(found["hits"][0]["session_id"], id);
+    let inside =
+        web(&rig, "find_in_session", json!({ "session_id": id, "text": "burr" })).await.unwrap();
+    assert_eq!(inside["matches"].as_array().map(Vec::len), Some(1), "{inside:#}");
+    assert_eq!(inside["matches"][0]["kind"], "assistant");
+
+    // FTS syntax a user might type is text, not an error.
+    for text in ["\"wombat", "NEAR(wombat", "wombat*", "kind:user", "a OR"] {
+        web(&rig, "search", json!({ "query": { "text": text, "limit": 5 } }))
+            .await
+            .unwrap_or_else(|e| panic!("{text:?}: {e:?}"));
+    }
+    let missing = web(&rig, "find_in_session", json!({ "session_id": id + 100, "text": "wombat" }))
+        .await
+        .unwrap_err();
+    assert_eq!(missing.code, ErrorCode::NotFound);
 }

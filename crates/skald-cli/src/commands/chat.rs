@@ -6,7 +6,9 @@ use skald_api::{Caller, StopTurnParams, ops};
 use skald_core::Engine;
 use skald_core::engine::ChatOptions;
 use skald_core::turn::{ParkMode, TurnOutcome};
-use skald_protocol::{ApiError, DeltaKind, ErrorCode, Event, EventEnvelope};
+use skald_protocol::{
+    ApiError, ApprovalRequest, DeltaKind, ErrorCode, Event, EventEnvelope, TurnEnd,
+};
 use tokio::sync::broadcast::error::RecvError;
 
 use crate::exit;
@@ -240,12 +242,10 @@ impl Printer {
             Event::ToolError { error, .. } => Some(format!("  ✗ {}", first_line(error))),
             Event::ToolRejected { reason, .. } => Some(format!("  ⊘ {}", first_line(reason))),
             Event::ToolCancelled { .. } => Some("  ⊘ cancelled".to_string()),
-            Event::ApprovalRequired { tool_call_id, tool_name, .. } => {
-                Some(format!("  ⏸ {tool_name} needs approval (call {tool_call_id})"))
-            }
-            Event::PendingWrite { tool_call_id, path, .. } => {
-                Some(format!("  ⏸ write to {path} needs approval (call {tool_call_id})"))
-            }
+            Event::ApprovalRequested { tool_call_id, tool_name, request, .. } => Some(format!(
+                "  ⏸ {} needs approval (call {tool_call_id})",
+                what(tool_name, request)
+            )),
             Event::FileChanged { diff, .. } => {
                 // The diff names the file relative to the working directory when inside it.
                 let shown = &diff.path;
@@ -266,13 +266,39 @@ impl Printer {
             Event::Truncated { .. } => Some("  … the answer hit the output length limit".into()),
             // A queued message enters the conversation (the model reads it next).
             Event::SteerFolded { content, .. } => Some(format!("» {}", first_line(content))),
-            Event::Error { message } => Some(format!("error: {message}")),
+            Event::TurnEnded { outcome } => ended(outcome),
             _ => None,
         };
         if let Some(l) = line {
             out.line(&l);
         }
         Ok(())
+    }
+}
+
+/// What a parked call would do, by kind: "command `ls -la` in /dir", "write to src/main.rs".
+fn what(tool_name: &str, request: &ApprovalRequest) -> String {
+    match request {
+        ApprovalRequest::Write { path, .. } => format!("write to {path}"),
+        ApprovalRequest::Command { command, workdir } => {
+            format!("command `{}` in {workdir}", first_line(command))
+        }
+        ApprovalRequest::McpCall { server, tool } => format!("MCP tool {tool} of {server}"),
+        ApprovalRequest::Other { path: Some(path) } => format!("{tool_name} {path}"),
+        ApprovalRequest::Other { path: None } => tool_name.to_string(),
+    }
+}
+
+/// The line for a turn that ended without an answer (a final one was printed as it streamed; a
+/// parked one is explained once the turn is over).
+fn ended(outcome: &TurnEnd) -> Option<String> {
+    match outcome {
+        TurnEnd::Final { .. } | TurnEnd::Parked { .. } => None,
+        TurnEnd::Cancelled {} => Some("stopped".to_string()),
+        TurnEnd::Exhausted { rounds } => {
+            Some(format!("error: stopped after {rounds} tool rounds without a final answer"))
+        }
+        TurnEnd::Failed { reason } => Some(format!("error: {reason}")),
     }
 }
 

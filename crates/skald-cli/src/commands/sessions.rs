@@ -2,7 +2,7 @@
 
 use skald_api::{Caller, ListSessionsParams, SessionDetailParams, ops};
 use skald_core::Engine;
-use skald_protocol::{ApiError, DebugMessage, SessionListQuery};
+use skald_protocol::{ApiError, DebugMessage, HitKind, SearchHit, SessionListQuery};
 
 use crate::cli::SessionsCommand;
 use crate::exit;
@@ -33,6 +33,9 @@ pub async fn run(engine: &Engine, cmd: SessionsCommand, out: &Output) -> Result<
                         s.last_message_at.as_deref().unwrap_or(&s.created_at),
                         s.title.as_deref().unwrap_or("")
                     ));
+                    if let Some(hit) = &s.best_hit {
+                        out.line(&format!("{:>8}{}", "", render_hit(hit, s.hit_count)));
+                    }
                 }
                 let pages = list.total.div_ceil(u64::from(list.per_page)).max(1);
                 out.line(&format!("page {} of {pages} · {} sessions", list.page, list.total));
@@ -60,6 +63,30 @@ pub async fn run(engine: &Engine, cmd: SessionsCommand, out: &Output) -> Result<
             }
             Ok(exit::OK)
         }
+    }
+}
+
+/// `↳ message 12 (assistant, 3 matches): …the «parser» now…`
+fn render_hit(hit: &SearchHit, count: i64) -> String {
+    let at = match (hit.at.kind, hit.at.tool_call_id, &hit.tool_name) {
+        (HitKind::Tool, Some(call), Some(name)) => format!("call {call} ({name}"),
+        (kind, _, _) => format!("message {} ({}", hit.at.message_id, kind_label(kind)),
+    };
+    let matches = if count > 1 { format!(", {count} matches") } else { String::new() };
+    let snippet: String = hit
+        .snippet
+        .iter()
+        .map(|p| if p.hit { format!("«{}»", p.text) } else { p.text.clone() })
+        .collect();
+    format!("↳ {at}{matches}): {snippet}")
+}
+
+fn kind_label(kind: HitKind) -> &'static str {
+    match kind {
+        HitKind::User => "user",
+        HitKind::Assistant => "assistant",
+        HitKind::Agent => "sub-agent prompt",
+        HitKind::Tool => "tool",
     }
 }
 

@@ -1,11 +1,14 @@
-//! The built web UI (`ui/dist`): locating it, and serving its files without ever leaving it.
+//! The built web UI (`ui/dist`): locating it, and serving its files (through `ServeDir`) without
+//! ever leaving it.
 
 use std::path::{Path, PathBuf};
 
 use axum::body::Body;
-use axum::extract::State;
-use axum::http::{HeaderValue, Method, StatusCode, Uri, header};
+use axum::extract::{Request, State};
+use axum::http::{HeaderValue, Method, StatusCode, header};
 use axum::response::{IntoResponse, Response};
+use tower::ServiceExt as _;
+use tower_http::services::ServeDir;
 
 use super::ServeState;
 
@@ -46,10 +49,12 @@ fn is_built(dir: &Path) -> bool {
     dir.join("index.html").is_file()
 }
 
-/// The router's fallback: any path outside `/api` is a UI file. No token is needed here, because
-/// the page has to load before it can read `?token=` from its own address.
-pub(crate) async fn serve(State(state): State<ServeState>, method: Method, uri: Uri) -> Response {
-    if method != Method::GET && method != Method::HEAD {
+/// The router's fallback: any path outside `/api` is a UI file, served by `ServeDir` (content
+/// types, `Last-Modified` with conditional requests, ranges, HEAD). No token is needed here,
+/// because the page has to load before it can read `?token=` from its own address. The UI routes
+/// with the address's hash, so an unknown path is a plain 404, never `index.html`.
+pub(crate) async fn serve(State(state): State<ServeState>, request: Request) -> Response {
+    if request.method() != Method::GET && request.method() != Method::HEAD {
         return text(StatusCode::METHOD_NOT_ALLOWED, "Only GET and HEAD are served here.\n");
     }
     let ui = &state.ui;
@@ -66,21 +71,25 @@ pub(crate) async fn serve(State(state): State<ServeState>, method: Method, uri: 
             ),
         );
     }
-    let Some(file) = resolve(ui.path(), uri.path()) else {
-        return text(StatusCode::NOT_FOUND, "Not found.\n");
-    };
-    match tokio::fs::read(&file).await {
-        Ok(bytes) => {
-            let mut response = Response::new(Body::from(bytes));
-            let headers = response.headers_mut();
-            headers.insert(header::CONTENT_TYPE, HeaderValue::from_static(content_type(&file)));
-            // Always revalidate: a rebuilt UI must show up on the next reload.
-            headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
-            headers.insert(header::X_CONTENT_TYPE_OPTIONS, HeaderValue::from_static("nosniff"));
-            response
-        }
-        Err(_) => text(StatusCode::NOT_FOUND, "Not found.\n"),
+    // ServeDir refuses `..` but follows symlinks; `resolve` also proves that the file it will
+    // open stays inside the build folder.
+    if resolve(ui.path(), request.uri().path()).is_none() {
+        return not_found();
     }
+    let Ok(response) = ServeDir::new(ui.path()).oneshot(request).await;
+    if response.status() == StatusCode::NOT_FOUND {
+        return not_found();
+    }
+    let mut response = response.map(Body::new);
+    let headers = response.headers_mut();
+    // Always revalidate: a rebuilt UI must show up on the next reload (a 304 keeps that cheap).
+    headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
+    headers.insert(header::X_CONTENT_TYPE_OPTIONS, HeaderValue::from_static("nosniff"));
+    response
+}
+
+fn not_found() -> Response {
+    text(StatusCode::NOT_FOUND, "Not found.\n")
 }
 
 fn text(status: StatusCode, body: &str) -> Response {
@@ -131,28 +140,6 @@ fn percent_decode(input: &str) -> Option<String> {
     String::from_utf8(out).ok()
 }
 
-fn content_type(file: &Path) -> &'static str {
-    let ext = file.extension().and_then(|e| e.to_str()).unwrap_or("").to_ascii_lowercase();
-    match ext.as_str() {
-        "html" | "htm" => "text/html; charset=utf-8",
-        "js" | "mjs" => "text/javascript; charset=utf-8",
-        "css" => "text/css; charset=utf-8",
-        "json" | "map" => "application/json",
-        "svg" => "image/svg+xml",
-        "png" => "image/png",
-        "jpg" | "jpeg" => "image/jpeg",
-        "gif" => "image/gif",
-        "webp" => "image/webp",
-        "ico" => "image/x-icon",
-        "woff2" => "font/woff2",
-        "woff" => "font/woff",
-        "ttf" => "font/ttf",
-        "wasm" => "application/wasm",
-        "txt" => "text/plain; charset=utf-8",
-        _ => "application/octet-stream",
-    }
-}
-
 #[cfg(test)]
 mod tests {
     #![allow(clippy::unwrap_used)]
@@ -200,11 +187,5 @@ mod tests {
         let (tmp, root) = tree();
         std::os::unix::fs::symlink(tmp.path().join("secret.txt"), root.join("link.txt")).unwrap();
         assert!(resolve(&root, "/link.txt").is_none());
-    }
-
-    #[test]
-    fn javascript_is_text_javascript() {
-        assert!(content_type(Path::new("a/b.js")).starts_with("text/javascript"));
-        assert!(content_type(Path::new("index.html")).starts_with("text/html"));
     }
 }

@@ -71,7 +71,7 @@ async fn pump(
                     // Missed events are not lost information (the database is the truth); tell the
                     // client to reload what it shows and keep going.
                     Err(RecvError::Lagged(_)) => {
-                        EventEnvelope { session_id: None, source: None, event: Event::Resync {} }
+                        EventEnvelope::global(Event::Resync {})
                     }
                     Err(RecvError::Closed) => return,
                 };

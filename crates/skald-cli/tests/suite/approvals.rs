@@ -271,6 +271,23 @@ async fn a_bypass_from_skald_approve_lets_a_later_chat_run_unasked_until_revoked
     assert!(!s.work.join("c.txt").exists());
 }
 
+/// A parked command is printed as the command and where it runs, not as a write.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_parked_command_says_which_command_in_which_directory_needs_approval() {
+    let s = bare_setup().await;
+    let (code, out, err) =
+        chat_calling(&s, "execute_cmd", serde_json::json!({ "command": "ls -la" }), true);
+    assert_eq!(code, 3, "{out}{err}");
+    let work = std::fs::canonicalize(&s.work).unwrap();
+    let line = out.lines().find(|l| l.contains("needs approval")).unwrap_or_default();
+    assert_eq!(
+        line.trim(),
+        format!("⏸ command `ls -la` in {} needs approval (call 1)", work.display()),
+        "{out}"
+    );
+    assert!(!out.contains("write to"), "{out}");
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn a_bypass_scope_that_does_not_fit_the_call_is_refused_and_records_nothing() {
     let s = bare_setup().await;

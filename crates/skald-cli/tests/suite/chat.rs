@@ -7,13 +7,13 @@ use std::process::Stdio;
 use std::time::Duration;
 
 use serde_json::json;
-use skald_protocol::{Event, EventEnvelope};
+use skald_protocol::{Event, EventEnvelope, TurnEnd};
 use skald_testkit::{FakeLlm, HANG_GUARD, Reply};
 use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio::process::Command;
 
 /// `skald` with the fake as the env-defined model and nothing from the user's environment.
-fn cli(fake: &FakeLlm, data: &Path) -> Command {
+pub(super) fn cli(fake: &FakeLlm, data: &Path) -> Command {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_skald"));
     cmd.env_remove("SKALD_DATA_DIR")
         .env_remove("SKALD_LLM_API_KEY")
@@ -25,7 +25,7 @@ fn cli(fake: &FakeLlm, data: &Path) -> Command {
     cmd
 }
 
-async fn run(mut cmd: Command) -> (i32, String, String) {
+pub(super) async fn run(mut cmd: Command) -> (i32, String, String) {
     let out = tokio::time::timeout(Duration::from_secs(60), cmd.output())
         .await
         .expect("skald hung")
@@ -37,7 +37,7 @@ async fn run(mut cmd: Command) -> (i32, String, String) {
     )
 }
 
-fn dirs() -> (tempfile::TempDir, std::path::PathBuf, std::path::PathBuf) {
+pub(super) fn dirs() -> (tempfile::TempDir, std::path::PathBuf, std::path::PathBuf) {
     let dir = tempfile::tempdir().unwrap();
     let data = dir.path().join("data");
     let work = dir.path().join("work");
@@ -162,7 +162,11 @@ async fn json_mode_prints_one_event_envelope_per_line_and_a_failure_exits_1() {
     cmd.args(["--json", "chat", "--workdir"]).arg(&work).arg("again");
     let (code, stdout, _stderr) = run(cmd).await;
     assert_eq!(code, 1, "stdout: {stdout}\nstderr: {_stderr}");
-    assert!(envelopes(&stdout).iter().any(|e| matches!(e.event, Event::Error { .. })));
+    let ended = envelopes(&stdout).into_iter().find_map(|e| match e.event {
+        Event::TurnEnded { outcome } => Some(outcome),
+        _ => None,
+    });
+    assert!(matches!(ended, Some(TurnEnd::Failed { .. })), "{stdout}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -206,7 +210,7 @@ async fn skald_stop_from_another_process_stops_a_running_chat() {
     while let Ok(Some(line)) = lines.next_line().await {
         rest.push(serde_json::from_str::<EventEnvelope>(&line).unwrap().event);
     }
-    assert!(rest.contains(&Event::Error { message: "interrupted by user".into() }), "{rest:?}");
+    assert!(rest.contains(&Event::TurnEnded { outcome: TurnEnd::Cancelled {} }), "{rest:?}");
     // The model request was aborted.
     fake.wait_in_flight(0).await;
 

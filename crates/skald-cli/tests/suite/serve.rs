@@ -367,8 +367,9 @@ async fn websocket_streams_the_events_of_a_new_session() {
     assert_eq!(
         events,
         [
-            serde_json::json!({"session_id": id, "source": "web", "event": {"type": "new_session", "session_id": id}}),
-            serde_json::json!({"session_id": id, "source": "web", "event": {"type": "sessions_changed"}}),
+            // Events about the session as a whole come from no frame of it.
+            serde_json::json!({"session_id": id, "source": "web", "frame": null, "event": {"type": "new_session", "session_id": id}}),
+            serde_json::json!({"session_id": id, "source": "web", "frame": null, "event": {"type": "sessions_changed"}}),
         ]
     );
 }
@@ -408,6 +409,35 @@ async fn serves_the_ui_without_a_token_and_nothing_outside_it() {
     }
     let missing = http.get(s.url("/nope.js")).send().await.unwrap();
     assert_eq!(missing.status(), 404);
+}
+
+#[tokio::test]
+async fn ui_files_are_revalidated_on_every_load_and_unchanged_ones_answer_304() {
+    let f = Fixture::new();
+    let s = f.start();
+    let http = reqwest::Client::new();
+
+    let js = http.get(s.url("/assets/app.js")).send().await.unwrap();
+    assert_eq!(js.status(), 200);
+    let headers = js.headers().clone();
+    assert_eq!(headers["cache-control"], "no-cache", "a rebuilt UI must show on the next reload");
+    assert_eq!(headers["x-content-type-options"], "nosniff");
+    let modified = headers["last-modified"].clone();
+    assert_eq!(js.text().await.unwrap(), "console.log('tiny');");
+
+    let again = http
+        .get(s.url("/assets/app.js"))
+        .header("if-modified-since", modified)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(again.status(), 304, "an unchanged file is not sent again");
+
+    let head = http.head(s.url("/index.html")).send().await.unwrap();
+    assert_eq!(head.status(), 200);
+    assert!(head.headers()["content-type"].to_str().unwrap().starts_with("text/html"));
+    let post = http.post(s.url("/index.html")).send().await.unwrap();
+    assert_eq!(post.status(), 405);
 }
 
 #[tokio::test]

@@ -6,20 +6,19 @@ use std::path::{Path, PathBuf};
 use super::rules::{CallFacts, Rule, RuleSet};
 use super::{Action, BypassScope, Verdict};
 use crate::tools::{ToolCategory, names, paths};
-use skald_protocol::RunContext;
+use skald_protocol::{RuleAction, RunContext};
 use skald_store::repo::approvals::{RuleRow, RuleSeed};
 use skald_store::{Store, StoreError};
 
 /// The rules a turn evaluates, or why they could not be loaded (then the gate fails closed).
 pub type LoadedRules = Result<RuleSet, RulesUnavailable>;
 
-/// Why the approval rules could not be loaded.
+/// Why the approval rules could not be loaded. (A rule whose stored action is unknown loads as
+/// Deny, see `skald_store::enums`, so it fails closed for the calls it matches.)
 #[derive(Debug, thiserror::Error)]
 pub enum RulesUnavailable {
     #[error(transparent)]
     Store(#[from] StoreError),
-    #[error("rule {id} has an unknown action `{action}`")]
-    UnknownAction { id: i64, action: String },
 }
 
 /// Seeds of the default group (DESIGN.md), inserted once under stable keys.
@@ -28,7 +27,7 @@ pub const SEEDS: &[RuleSeed] = &[
         key: "secrets-deny",
         tool_pattern: "@fs_any",
         path_pattern: Some("secrets/*"),
-        action: "deny",
+        action: RuleAction::Deny,
         priority: 5,
         note: "secrets/ is never read or written",
     },
@@ -36,7 +35,7 @@ pub const SEEDS: &[RuleSeed] = &[
         key: "memory-write-allow",
         tool_pattern: "@fs_write",
         path_pattern: Some("memory/*"),
-        action: "allow",
+        action: RuleAction::Allow,
         priority: 6,
         note: "agent memory under the data dir",
     },
@@ -44,23 +43,15 @@ pub const SEEDS: &[RuleSeed] = &[
         key: "execute-cmd-require",
         tool_pattern: names::EXECUTE_CMD,
         path_pattern: None,
-        action: "require",
+        action: RuleAction::Require,
         priority: 10,
         note: "shell commands",
-    },
-    RuleSeed {
-        key: "restart-require",
-        tool_pattern: names::RESTART,
-        path_pattern: None,
-        action: "require",
-        priority: 10,
-        note: "restarting Skald",
     },
     RuleSeed {
         key: "fs-write-require",
         tool_pattern: "@fs_write",
         path_pattern: None,
-        action: "require",
+        action: RuleAction::Require,
         priority: 10,
         note: "file writes",
     },
@@ -68,11 +59,15 @@ pub const SEEDS: &[RuleSeed] = &[
         key: "mcp-require",
         tool_pattern: "mcp__*",
         path_pattern: None,
-        action: "require",
+        action: RuleAction::Require,
         priority: 900,
         note: "MCP tools not annotated read-only",
     },
 ];
+
+/// Seeds of earlier builds whose rules are deleted at startup. `restart-require` gated a
+/// `restart` tool that no shell ever offered (configuration and agents reload without one).
+pub const RETIRED_SEEDS: &[&str] = &["restart-require"];
 
 /// Loads the session group's rules followed by `default`'s.
 pub async fn load_rules(store: &Store, group: Option<&str>) -> LoadedRules {
@@ -86,35 +81,22 @@ pub async fn load_rules(store: &Store, group: Option<&str>) -> LoadedRules {
         Ok::<_, StoreError>((rows, group_len))
     };
     match load.await {
-        Ok((rows, group_len)) => {
-            let mut rules = Vec::with_capacity(rows.len());
-            for (i, r) in rows.into_iter().enumerate() {
-                let action = match r.action.as_str() {
-                    "allow" => Action::Allow,
-                    "require" => Action::Require,
-                    "deny" => Action::Deny,
-                    other => {
-                        return Err(RulesUnavailable::UnknownAction {
-                            id: r.id,
-                            action: other.to_string(),
-                        });
-                    }
-                };
-                // The session group's tier is evaluated before default's, whatever the numbers.
-                let tier = if i < group_len { 0 } else { 1_i64 << 40 };
-                rules.push(Rule {
+        Ok((rows, group_len)) => Ok(RuleSet::new(
+            rows.into_iter()
+                .enumerate()
+                .map(|(i, r)| Rule {
                     id: r.id,
                     tool_pattern: r.tool_pattern,
                     path_pattern: r.path_pattern,
                     agent_id: r.agent_id,
                     source: r.source,
-                    action,
-                    priority: tier + r.priority,
+                    action: r.action,
+                    // The session group's tier is evaluated before default's, whatever the numbers.
+                    priority: if i < group_len { 0 } else { 1_i64 << 40 } + r.priority,
                     note: r.note,
-                });
-            }
-            Ok(RuleSet::new(rules))
-        }
+                })
+                .collect(),
+        )),
         Err(e) => {
             tracing::error!("approval rules could not be loaded, failing closed: {e}");
             Err(e.into())

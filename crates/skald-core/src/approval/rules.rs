@@ -12,13 +12,8 @@ use serde::{Deserialize, Serialize};
 
 use crate::tools::{names, paths};
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Action {
-    Allow,
-    Require,
-    Deny,
-}
+/// A rule's action: the protocol's type, so the gate, the store and the settings page share it.
+pub use skald_protocol::RuleAction as Action;
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Rule {

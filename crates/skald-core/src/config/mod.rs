@@ -7,7 +7,7 @@ mod file;
 mod secrets;
 mod watch;
 
-pub use edit::{ClientEdit, merge_clients};
+pub use edit::{ClientEdit, MergeError, merge_clients};
 pub use env::{ENV_API_KEY, EnvOverrides};
 pub use file::{
     ClientConfig, CompactionConfig, Config, DatetimeConfig, LlmConfig, RequestLogConfig, Strength,

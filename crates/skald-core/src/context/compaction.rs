@@ -186,7 +186,8 @@ impl<'a> ContextCompactor<'a> {
                 &live[..cut],
                 &tools,
                 focus,
-            ),
+            )
+            .into(),
             tools: Vec::new(),
             temperature: Some(SUMMARY_TEMPERATURE),
             max_tokens: None,
@@ -200,7 +201,7 @@ impl<'a> ContextCompactor<'a> {
             Err(e) => return Err(CompactionError::Summariser(e)),
         };
         let tokens_after = {
-            let built = builder.build(inputs).await?;
+            let built = builder.build_request(inputs).await?;
             let opts = HistoryOptions {
                 max_messages: (!builder.settings().compaction_enabled)
                     .then_some(builder.settings().max_history_messages),
@@ -251,7 +252,7 @@ pub async fn context_size(
     builder: &MessageBuilder,
     inputs: &ContextInputs,
 ) -> Result<ContextSize, StoreError> {
-    let built = builder.build(inputs).await?;
+    let built = builder.build_request(inputs).await?;
     let summary = store.latest_summary(inputs.stack_id).await?;
     let boundary = summary.as_ref().map_or(0, |s| s.covers_up_to_message_id);
     // Only rows from the newest reply that reported usage on can count: reading the whole frame

@@ -37,37 +37,16 @@ pub fn history_messages(
     for t in tools {
         calls.entry(t.message_id).or_default().push(t);
     }
-    let is_prompt = |r: &MessageRow| matches!(r.role(), Ok(Role::User | Role::Agent));
     let turn_start = live.iter().rposition(is_prompt).unwrap_or(0);
-    let mut start = 0;
-    if let Some(max) = opts.max_messages
-        && live.len() > max
-    {
-        // Never start inside the current turn: its prompt and every call/result stay.
-        start = (live.len() - max).min(turn_start);
-        while start < turn_start && !is_prompt(&live[start]) {
-            start += 1;
-        }
-    }
+    let start = window_start(live.len(), turn_start, opts.max_messages, |i| is_prompt(&live[i]));
     let mut out = Vec::with_capacity(live.len() - start);
     let mut pending_user: Vec<String> = Vec::new();
     let flush = |pending: &mut Vec<String>, out: &mut Vec<Value>| {
-        if !pending.is_empty() {
-            let content = if pending.len() == 1 {
-                pending.pop().unwrap_or_default()
-            } else {
-                pending.join("\n\n")
-            };
-            out.push(message("user", content));
-            pending.clear();
-        }
+        out.extend(prompt_message(std::mem::take(pending)));
     };
     for (i, row) in live.into_iter().enumerate().skip(start) {
         if is_prompt(&row) {
-            let text = user_text(row);
-            if !text.trim().is_empty() {
-                pending_user.push(text);
-            }
+            pending_user.push(user_text(row));
             continue;
         }
         flush(&mut pending_user, &mut out);
@@ -82,25 +61,74 @@ pub fn history_messages(
         out.push(assistant_message(row, &row_calls));
         let earlier_turn = i < turn_start;
         for call in row_calls {
-            let id = request_call_id(call.id);
-            let name = call.name.clone();
-            let mut content = tool_content(call);
-            if let (true, Some(limit)) = (earlier_turn, opts.max_tool_result_chars) {
-                // Only results longer than the limit in bytes can be longer in chars.
-                let len = if content.len() > limit { content.chars().count() } else { 0 };
-                if len > limit {
-                    content = hidden_placeholder(&name, len, limit);
-                }
-            }
-            let mut msg = Map::with_capacity(3);
-            msg.insert("role".into(), Value::String("tool".into()));
-            msg.insert("tool_call_id".into(), Value::String(id));
-            msg.insert("content".into(), Value::String(content));
-            out.push(Value::Object(msg));
+            let limit = opts.max_tool_result_chars.filter(|_| earlier_turn);
+            out.push(tool_message(call, limit));
         }
     }
     flush(&mut pending_user, &mut out);
     out
+}
+
+/// Index of the first of `len` live rows a count cap of `max` keeps: the cut snaps forward to a
+/// prompt and never starts inside the current turn (whose newest prompt is `turn_start`), so its
+/// prompt and every call and result stay.
+pub(super) fn window_start(
+    len: usize,
+    turn_start: usize,
+    max: Option<usize>,
+    is_prompt_at: impl Fn(usize) -> bool,
+) -> usize {
+    let Some(max) = max.filter(|m| len > *m) else { return 0 };
+    let mut start = (len - max).min(turn_start);
+    while start < turn_start && !is_prompt_at(start) {
+        start += 1;
+    }
+    start
+}
+
+/// Whether a row is a prompt (the user's, or a parent agent's to a sub-agent).
+pub(super) fn is_prompt(row: &MessageRow) -> bool {
+    matches!(row.role(), Ok(Role::User | Role::Agent))
+}
+
+/// The one user message consecutive prompts become (their non-blank texts joined by blank
+/// lines), or none when every text is blank.
+pub(super) fn prompt_message(mut texts: Vec<String>) -> Option<Value> {
+    texts.retain(|t| !t.trim().is_empty());
+    let content = match texts.len() {
+        0 => return None,
+        1 => texts.pop().unwrap_or_default(),
+        _ => texts.join("\n\n"),
+    };
+    Some(message("user", content))
+}
+
+/// The result message of a call; with `hide_over`, a result longer than that many chars is
+/// replaced by the placeholder (results of earlier turns).
+pub(super) fn tool_message(call: ToolCallRow, hide_over: Option<usize>) -> Value {
+    let id = request_call_id(call.id);
+    let name = call.name.clone();
+    let content = hide_long(&name, tool_content(call), hide_over);
+    let mut msg = Map::with_capacity(3);
+    msg.insert("role".into(), Value::String("tool".into()));
+    msg.insert("tool_call_id".into(), Value::String(id));
+    msg.insert("content".into(), Value::String(content));
+    Value::Object(msg)
+}
+
+/// `content`, or the placeholder when it is longer than `limit` chars.
+fn hide_long(name: &str, content: String, limit: Option<usize>) -> String {
+    match limit.and_then(|l| hidden(name, &content, l)) {
+        Some(placeholder) => placeholder,
+        None => content,
+    }
+}
+
+/// The placeholder for a result of `name` longer than `limit` chars, `None` when it fits.
+pub(super) fn hidden(name: &str, content: &str, limit: usize) -> Option<String> {
+    // Only results longer than the limit in bytes can be longer in chars.
+    let len = if content.len() > limit { content.chars().count() } else { 0 };
+    (len > limit).then(|| hidden_placeholder(name, len, limit))
 }
 
 /// `{"role": role, "content": content}` without copying the content.
@@ -111,7 +139,7 @@ fn message(role: &str, content: String) -> Value {
     Value::Object(msg)
 }
 
-fn user_text(row: MessageRow) -> String {
+pub(super) fn user_text(row: MessageRow) -> String {
     match row.metadata.as_deref().and_then(attachments_block) {
         Some(block) => format!("{}\n\n{block}", row.content),
         None => row.content,
@@ -134,7 +162,7 @@ fn attachments_block(metadata: &str) -> Option<String> {
     Some(s)
 }
 
-fn assistant_message(row: MessageRow, calls: &[ToolCallRow]) -> Value {
+pub(super) fn assistant_message(row: MessageRow, calls: &[ToolCallRow]) -> Value {
     let mut msg = Map::with_capacity(4);
     msg.insert("role".into(), Value::String("assistant".into()));
     msg.insert("content".into(), Value::String(row.content));

@@ -1,17 +1,23 @@
-//! What the model sees: the request's message array, rebuilt from stored rows every round.
+//! What the model sees: the request's message array, built from stored rows every round (a
+//! frame's history is cached and extended with the rows that changed, see `cache`).
 //!
 //! Order (prefix-cache friendly): static system → scratchpad → compaction summary → history →
 //! dynamic tail → tail reminder. Nothing that lives only in memory changes what the model sees.
 
 mod builder;
+mod cache;
 pub mod call_results;
 pub mod compaction;
 mod dynamic;
 pub mod history;
+mod incremental;
 mod system;
 pub mod tokens;
 
-pub use builder::{BuildSettings, BuiltContext, ContextInputs, MemoryFile, MessageBuilder};
+pub use builder::{
+    BuildSettings, BuiltContext, BuiltRequest, ContextInputs, MemoryFile, MessageBuilder,
+};
+pub use cache::{CacheStats, ContextCache, DEFAULT_BUDGET_BYTES};
 pub use call_results::{INTERRUPTED_RUNNING, hidden_placeholder};
 pub use compaction::{CompactionError, CompactionReport, ContextCompactor};
 pub use dynamic::{DynamicTail, format_now};

@@ -4,7 +4,16 @@ use serde_json::Value;
 
 /// Rough token estimate of a request's messages (chars / 4, images as 4 800 chars).
 pub fn estimate_messages(messages: &[Value]) -> i64 {
-    let chars: usize = messages.iter().map(value_chars).sum();
+    tokens_of_chars(messages.iter().map(message_chars).sum())
+}
+
+/// The chars one message counts for in the estimate.
+pub fn message_chars(message: &Value) -> usize {
+    value_chars(message)
+}
+
+/// The estimate for messages that count `chars` in total.
+pub fn tokens_of_chars(chars: usize) -> i64 {
     i64::try_from(chars / 4).unwrap_or(i64::MAX)
 }
 

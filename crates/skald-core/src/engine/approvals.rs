@@ -4,8 +4,7 @@ use std::time::Duration;
 
 use chrono::DateTime;
 use skald_protocol::{
-    Answer, ApprovalKind, Decision, DecisionInput, Event, EventEnvelope, FileDiff, Inbox,
-    InboxItem, QuestionItem,
+    Answer, Decision, DecisionInput, Event, EventEnvelope, FileDiff, Inbox, InboxItem, QuestionItem,
 };
 use skald_store::repo::approvals::NewDecision;
 
@@ -38,11 +37,7 @@ impl Engine {
                     tool_name: r.tool_name,
                     tool_category: category.map(|c| c.as_str().to_string()),
                     mcp_server,
-                    kind: match r.kind.as_str() {
-                        "write" => ApprovalKind::Write,
-                        "command" => ApprovalKind::Command,
-                        _ => ApprovalKind::Tool,
-                    },
+                    kind: r.kind,
                     arguments: serde_json::from_str(&r.arguments)
                         .unwrap_or(serde_json::Value::Null),
                     summary: r.summary,
@@ -96,11 +91,13 @@ impl Engine {
             .ok_or_else(|| EngineError::NotFound(format!("no question {tool_call_id}")))?;
         let fresh = store.answer_question(tool_call_id, answer, decided_by).await?;
         if fresh {
-            self.emit(EventEnvelope {
-                session_id: Some(q.session_id),
-                source: Some(q.source.clone()),
-                event: Event::ClarificationResolved { request_id: tool_call_id, tool_call_id },
-            });
+            let frame = crate::session::origin::of_frame(store, q.stack_id).await?;
+            self.emit(EventEnvelope::framed(
+                q.session_id,
+                &q.source,
+                frame,
+                Event::ClarificationResolved { request_id: tool_call_id, tool_call_id },
+            ));
             self.inner.decisions.notify_waiters();
         }
         let live = self.is_running(q.session_id).await?;
@@ -141,15 +138,17 @@ impl Engine {
         let session_id = request.session_id;
         if fresh {
             let source = store.session(session_id).await?.source;
-            self.emit(EventEnvelope {
-                session_id: Some(session_id),
-                source: Some(source.clone()),
-                event: Event::ApprovalResolved {
+            let frame = crate::session::origin::of_frame(store, request.stack_id).await?;
+            self.emit(EventEnvelope::framed(
+                session_id,
+                &source,
+                frame,
+                Event::ApprovalResolved {
                     request_id: tool_call_id,
                     tool_call_id,
                     approved: input.approved,
                 },
-            });
+            ));
             if granted {
                 self.emit_bypasses_changed(session_id, &source);
             }

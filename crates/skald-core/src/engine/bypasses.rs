@@ -115,11 +115,7 @@ impl Engine {
     }
 
     pub(super) fn emit_bypasses_changed(&self, session_id: i64, source: &str) {
-        self.emit(EventEnvelope {
-            session_id: Some(session_id),
-            source: Some(source.to_string()),
-            event: Event::BypassesChanged {},
-        });
+        self.emit(EventEnvelope::session(session_id, source, Event::BypassesChanged {}));
     }
 
     fn views(&self, rows: Vec<BypassRow>) -> Result<Vec<BypassView>, EngineError> {

@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use skald_llm::{LlmSettings, ModelEndpoint};
-use skald_protocol::{Event, EventEnvelope, SendResult};
+use skald_protocol::{Event, EventEnvelope, FrameOrigin, SendResult, TurnEnd};
 use skald_store::StoreError;
 use skald_store::repo::history::{NewMessage, Role};
 use skald_store::repo::sessions::NewSession;
@@ -16,6 +16,7 @@ use super::Engine;
 use crate::approval::gate::load_rules;
 use crate::context::BuildSettings;
 use crate::error::EngineError;
+use crate::session::origin;
 use crate::session::process::pid_alive;
 use crate::turn::{ParkMode, TurnCtx, TurnEmitter, TurnOutcome, run_rounds};
 use crate::{agents, config};
@@ -108,11 +109,7 @@ impl Engine {
         new.run_context = run_context.as_ref().map(encode_run_context).transpose()?;
         let created = store.create_session(&new).await?;
         store.set_active_session(source, created.session_id).await?;
-        self.emit(EventEnvelope {
-            session_id: Some(created.session_id),
-            source: Some(source.to_string()),
-            event: Event::SessionsChanged {},
-        });
+        self.emit(EventEnvelope::session(created.session_id, source, Event::SessionsChanged {}));
         Ok(created.session_id)
     }
 
@@ -173,15 +170,18 @@ impl Engine {
         let store = self.store();
         let pending_input_id = store.add_steer(session_id, text, None).await?;
         let waiting_for = store.calls_awaiting_human(session_id).await?;
-        self.emit(EventEnvelope {
-            session_id: Some(session_id),
-            source: Some(source.to_string()),
-            event: Event::SteerQueued {
+        // Steers are folded into the root frame: that is where they come from.
+        let frame = origin::of_root(store, session_id).await?;
+        self.emit(EventEnvelope::framed(
+            session_id,
+            source,
+            frame,
+            Event::SteerQueued {
                 pending_input_id,
                 content: text.to_string(),
                 waiting_for: waiting_for.clone(),
             },
-        });
+        ));
         // The turn may have ended between the busy check and the insert, or there was none:
         // then nobody would fold this steer, so it starts the work of its own.
         if let Some((slot, step)) = self.claim_late_steers(session_id).await {
@@ -275,18 +275,26 @@ impl Engine {
         let local = self.inner.sessions.existing(session_id).is_some_and(|h| h.cancel());
         let remote = self.store().request_runner_cancel(session_id).await?;
         let dropped = self.store().discard_steers(session_id).await?;
-        self.emit_discarded(session_id, &session.source, dropped);
+        if !dropped.is_empty() {
+            let emitter = self.root_emitter(session_id, &session.source).await?;
+            emitter.emit(Event::SteersDiscarded { pending_input_ids: dropped });
+        }
         Ok(local || remote)
     }
 
-    fn emit_discarded(&self, session_id: i64, source: &str, pending_input_ids: Vec<i64>) {
-        if !pending_input_ids.is_empty() {
-            self.emit(EventEnvelope {
-                session_id: Some(session_id),
-                source: Some(source.to_string()),
-                event: Event::SteersDiscarded { pending_input_ids },
-            });
-        }
+    /// The emitter of a frame of the session.
+    fn emitter(&self, session_id: i64, source: &str, frame: FrameOrigin) -> TurnEmitter {
+        TurnEmitter::new(self.inner.events.clone(), session_id, source.to_string(), frame)
+    }
+
+    /// The emitter of the session's root frame.
+    pub(super) async fn root_emitter(
+        &self,
+        session_id: i64,
+        source: &str,
+    ) -> Result<TurnEmitter, EngineError> {
+        let frame = origin::of_root(self.store(), session_id).await?;
+        Ok(self.emitter(session_id, source, frame))
     }
 
     /// Replaces the session's RunContext (working dir, prompt fragments, pre-authorised paths,
@@ -370,8 +378,23 @@ impl Engine {
         mode: ParkMode,
         cancel: CancellationToken,
     ) -> TurnOutcome {
-        let emitter = TurnEmitter::new(self.inner.events.clone(), session_id, source.to_string());
         let handle = self.inner.sessions.handle(session_id);
+        let frame = match origin::of_root(self.store(), session_id).await {
+            Ok(frame) => frame,
+            Err(e) => {
+                // No frame to run in (the session is gone), so none to store the end in either.
+                handle.end();
+                let reason = e.to_string();
+                let failed = TurnEnd::Failed { reason: reason.clone() };
+                for event in
+                    [Event::TurnEnded { outcome: failed }, Event::TurnRunning { running: false }]
+                {
+                    self.emit(EventEnvelope::session(session_id, source, event));
+                }
+                return TurnOutcome::Failed { message: reason };
+            }
+        };
+        let emitter = self.emitter(session_id, source, frame);
         let outcome = match self.claim(session_id).await {
             Ok(()) => {
                 let watcher = self.watch_remote_stop(session_id, cancel.clone());
@@ -527,6 +550,7 @@ impl Engine {
             run_context: run_context.clone(),
             park_mode: mode,
             decisions: self.inner.decisions.clone(),
+            context_cache: self.inner.context_cache.clone(),
             agent,
             session_id,
             source: source.to_string(),
@@ -538,7 +562,6 @@ impl Engine {
             dynamic_fragments: run_context.system_prompt.clone(),
             build,
             max_rounds: cfg.llm.max_tool_rounds,
-            restart_available: false,
             request_log: cfg.llm.request_log.enabled,
         })
     }
@@ -549,28 +572,20 @@ impl Engine {
         emitter: &TurnEmitter,
         outcome: &TurnOutcome,
     ) {
-        match outcome {
-            TurnOutcome::Final { message_id, .. } => {
-                if let Err(e) = self.publish_completed_turn(session_id, *message_id).await {
-                    tracing::warn!(session_id, "cannot publish the completed turn: {e}");
-                }
-            }
-            TurnOutcome::Parked { .. } => {}
-            TurnOutcome::Cancelled => {
-                if let Ok(dropped) = self.store().discard_steers(session_id).await {
-                    self.emit_discarded(session_id, emitter.source(), dropped);
-                }
-                emitter.emit(Event::Error { message: "interrupted by user".into() });
-            }
-            TurnOutcome::Exhausted { rounds } => emitter.emit(Event::Error {
-                message: format!(
-                    "tool round limit exceeded: {rounds} rounds without a final answer"
-                ),
-            }),
-            TurnOutcome::Failed { message } => {
-                emitter.emit(Event::Error { message: message.clone() })
-            }
+        // A stop drops the steers nobody will fold now.
+        if *outcome == TurnOutcome::Cancelled
+            && let Ok(dropped) = self.store().discard_steers(session_id).await
+            && !dropped.is_empty()
+        {
+            emitter.emit(Event::SteersDiscarded { pending_input_ids: dropped });
         }
+        let end = outcome.end();
+        let stored = self.store().record_turn_end(session_id, emitter.frame().stack_id, &end).await;
+        // Sent even when it could not be stored: a client must not wait for a turn that ended.
+        if let Err(e) = stored {
+            tracing::warn!(session_id, "cannot store how the turn ended: {e}");
+        }
+        emitter.emit(Event::TurnEnded { outcome: end });
         emitter.emit(Event::TurnRunning { running: false });
     }
 }

@@ -3,7 +3,7 @@
 use super::Engine;
 use crate::context::CompactionReport;
 use crate::error::EngineError;
-use crate::turn::{self, ParkMode, TurnEmitter};
+use crate::turn::{self, ParkMode};
 
 impl Engine {
     /// Summarises the session's history now (`focus` steers the summary). `None` when there is
@@ -25,8 +25,7 @@ impl Engine {
             return Err(busy());
         }
         let chain = self.model_chain()?;
-        let emitter =
-            TurnEmitter::new(self.inner.events.clone(), session_id, session.source.clone());
+        let emitter = self.root_emitter(session_id, &session.source).await?;
         let ctx =
             self.turn_ctx(session_id, &session.source, chain, &emitter, ParkMode::Exit).await?;
         let cancel = handle.begin();

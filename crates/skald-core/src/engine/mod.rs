@@ -3,13 +3,12 @@
 mod approvals;
 mod bypasses;
 mod chat;
-mod chat_bus;
 mod compact;
+mod search;
 mod settings;
 mod usage;
 
 pub use chat::{ChatOptions, SendReceipt};
-pub use chat_bus::{CompletedToolCall, CompletedTurn};
 
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, RwLock};
@@ -48,6 +47,9 @@ pub struct EngineOptions {
     pub secrets: Option<Arc<dyn SecretStore>>,
     /// Continue a parked turn by itself when its decision lands (the app and `skald serve`).
     pub auto_resume: bool,
+    /// Memory for built histories kept between rounds; `None` = `context::DEFAULT_BUDGET_BYTES`,
+    /// `Some(0)` = every round reads every row.
+    pub context_cache_bytes: Option<usize>,
 }
 
 /// The engine. Cheap to clone; every clone is the same engine.
@@ -62,7 +64,6 @@ struct Inner {
     config: Arc<RwLock<Arc<Config>>>,
     env: EnvOverrides,
     events: broadcast::Sender<EventEnvelope>,
-    chat_bus: broadcast::Sender<chat_bus::CompletedTurn>,
     sessions: SessionRegistry,
     tools: Arc<ToolRegistry>,
     secrets: Arc<dyn SecretStore>,
@@ -71,6 +72,8 @@ struct Inner {
     llm: skald_llm::LlmClient,
     /// Woken whenever this process records a decision, so a waiting turn continues at once.
     decisions: Arc<tokio::sync::Notify>,
+    /// Each frame's built history, extended round after round instead of rebuilt.
+    context_cache: crate::context::ContextCache,
     /// Continue parked turns by themselves once decided (the app and `serve`).
     auto_resume: bool,
     /// Identifies this process in `session_runners`.
@@ -95,6 +98,7 @@ impl Engine {
         let clock = opts.clock.unwrap_or_else(|| Arc::new(SystemClock));
         let store = Store::open(&dir.join(skald_store::DB_FILE_NAME), clock).await?;
         store.seed_rules(crate::approval::gate::SEEDS).await?;
+        store.retire_seeds(crate::approval::gate::RETIRED_SEEDS).await?;
         let retention =
             config.read().unwrap_or_else(|p| p.into_inner()).llm.request_log.retention_days;
         store.purge_llm_requests(retention).await?;
@@ -106,7 +110,7 @@ impl Engine {
                     ok: outcome.is_ok(),
                     error: outcome.err().map(|e| e.to_string()),
                 };
-                let _ = bus.send(EventEnvelope { session_id: None, source: None, event });
+                let _ = bus.send(EventEnvelope::global(event));
             })
             .map_err(|e| EngineError::DataDir {
                 path: dir.display().to_string(),
@@ -127,12 +131,14 @@ impl Engine {
                 config,
                 env: env_for_reload,
                 events,
-                chat_bus: broadcast::channel(chat_bus::CHAT_BUS_CAPACITY).0,
                 sessions: SessionRegistry::default(),
                 tools: Arc::new(ToolRegistry::builtin()),
                 secrets: opts.secrets.unwrap_or_else(|| Arc::new(KeyringSecrets)),
                 llm,
                 decisions: Arc::new(tokio::sync::Notify::new()),
+                context_cache: crate::context::ContextCache::with_budget(
+                    opts.context_cache_bytes.unwrap_or(crate::context::DEFAULT_BUDGET_BYTES),
+                ),
                 auto_resume: opts.auto_resume,
                 runner_id,
                 _watcher: watcher,
@@ -142,6 +148,11 @@ impl Engine {
 
     pub fn data_dir(&self) -> &Path {
         &self.inner.data_dir
+    }
+
+    /// How context builds used the cache of built histories (diagnostics).
+    pub fn context_cache_stats(&self) -> crate::context::CacheStats {
+        self.inner.context_cache.stats()
     }
 
     /// The configuration in force now (reloaded when the file changes).
@@ -241,11 +252,7 @@ impl Engine {
         let session_id = created.session_id;
         store.set_active_session(source, session_id).await?;
         for event in [Event::NewSession { session_id }, Event::SessionsChanged {}] {
-            self.emit(EventEnvelope {
-                session_id: Some(session_id),
-                source: Some(source.to_string()),
-                event,
-            });
+            self.emit(EventEnvelope::session(session_id, source, event));
         }
         Ok(session_id)
     }
@@ -266,11 +273,7 @@ impl Engine {
         let store = self.store();
         store.set_session_title(session_id, title.as_deref()).await?;
         let session = store.session(session_id).await?;
-        self.emit(EventEnvelope {
-            session_id: Some(session_id),
-            source: Some(session.source.clone()),
-            event: Event::SessionsChanged {},
-        });
+        self.emit(EventEnvelope::session(session_id, &session.source, Event::SessionsChanged {}));
         Ok(session.meta())
     }
 }

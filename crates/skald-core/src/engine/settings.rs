@@ -3,13 +3,13 @@
 use std::time::{Duration, Instant};
 
 use skald_protocol::{
-    ApprovalRuleInput, ApprovalRuleView, ConnectionTest, LlmClientInput, LlmClientView, RuleAction,
+    ApprovalRuleInput, ApprovalRuleView, ConnectionTest, LlmClientInput, LlmClientView,
     SettingsView,
 };
 use skald_store::repo::approvals::RuleRow;
 
 use super::Engine;
-use crate::config::{self, ClientConfig, ClientEdit};
+use crate::config::{self, ClientConfig, ClientEdit, MergeError};
 use crate::error::EngineError;
 
 const ENV_CLIENT: &str = "env";
@@ -63,8 +63,12 @@ impl Engine {
         let edits: Vec<ClientEdit> =
             clients.into_iter().filter(|c| c.name != ENV_CLIENT).map(client_edit).collect();
         let order: Vec<String> = fallback.into_iter().filter(|n| n != ENV_CLIENT).collect();
-        let edited = config::merge_clients(&path, &text, &current, &edits, &order)
-            .map_err(|e| EngineError::InvalidInput(e.to_string()))?;
+        let edited =
+            config::merge_clients(&path, &text, &current, &edits, &order).map_err(|e| match e {
+                MergeError::Input(e) => EngineError::InvalidInput(e.to_string()),
+                MergeError::Layout(e) => EngineError::Config(e),
+                editor @ MergeError::Editor { .. } => EngineError::Internal(editor.to_string()),
+            })?;
         if edited != text {
             write_atomically(&path, &edited).map_err(io_err)?;
         }
@@ -131,12 +135,7 @@ impl Engine {
             source: input.source.filter(|s| !s.trim().is_empty()),
             tool_pattern: input.tool_pattern.trim().to_string(),
             path_pattern: input.path_pattern.filter(|s| !s.trim().is_empty()),
-            action: match input.action {
-                RuleAction::Allow => "allow",
-                RuleAction::Require => "require",
-                RuleAction::Deny => "deny",
-            }
-            .to_string(),
+            action: input.action,
             note: input.note,
             priority: input.priority,
             seed_key: None,
@@ -158,11 +157,7 @@ fn rule_view(r: RuleRow) -> ApprovalRuleView {
         path_pattern: r.path_pattern,
         agent_id: r.agent_id,
         source: r.source,
-        action: match r.action.as_str() {
-            "allow" => RuleAction::Allow,
-            "deny" => RuleAction::Deny,
-            _ => RuleAction::Require,
-        },
+        action: r.action,
         priority: r.priority,
         note: r.note,
         seed_key: r.seed_key,

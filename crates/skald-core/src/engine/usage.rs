@@ -5,7 +5,7 @@ use skald_protocol::{CompactResult, SessionUsage};
 
 use super::Engine;
 use crate::EngineError;
-use crate::turn::{self, ParkMode, TurnEmitter};
+use crate::turn::{self, ParkMode};
 
 impl Engine {
     /// The context the next request carries (reported usage plus estimate, as compaction counts
@@ -15,8 +15,7 @@ impl Engine {
         let session = store.session(session_id).await?;
         // The turn's own view of the frame (agent prompt, working dir, chain order); no API
         // keys: the chat asks for this after each answer and keys may come from the keychain.
-        let emitter =
-            TurnEmitter::new(self.inner.events.clone(), session_id, session.source.clone());
+        let emitter = self.root_emitter(session_id, &session.source).await?;
         let models = self.configured_models(false);
         let ctx =
             self.turn_ctx(session_id, &session.source, models, &emitter, ParkMode::Exit).await?;

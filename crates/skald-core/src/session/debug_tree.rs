@@ -29,7 +29,8 @@ pub async fn load(
         let mut seen = std::collections::HashSet::new();
         tree.emit_frame(root, &mut out, &mut seen)?;
     }
-    Ok(SessionDetail { session: session.meta(), messages: out, pending_inputs })
+    let turn_ends = store.turn_ends(session_id).await?;
+    Ok(SessionDetail { session: session.meta(), messages: out, pending_inputs, turn_ends })
 }
 
 /// Messages of the session waiting to be folded into its history, oldest first.

@@ -1,7 +1,8 @@
-//! Sessions: the per-session runner registry and the debug tree.
+//! Sessions: the per-session runner registry, the debug tree and frame origins.
 
 pub mod debug_tree;
 pub mod items;
+pub mod origin;
 pub mod process;
 pub mod registry;
 pub mod window;

@@ -11,7 +11,7 @@
 use std::collections::{HashMap, HashSet};
 
 use skald_protocol::{
-    DebugMessage, ItemRef, MAX_WINDOW_LIMIT, SessionWindow, WindowAnchor, WindowQuery,
+    DebugMessage, EndedTurn, ItemRef, MAX_WINDOW_LIMIT, SessionWindow, WindowAnchor, WindowQuery,
 };
 use skald_store::repo::stack::StackFrame;
 use skald_store::repo::tree_page::{Direction, MessagePreview, ToolPreview};
@@ -421,6 +421,8 @@ pub async fn load(
         }
     };
     let awaiting_human = store.calls_awaiting_human(session_id).await?;
+    let turn_ends =
+        turn_ends_within(store, session_id, &items, has_more_before, has_more_after).await?;
     Ok(SessionWindow {
         session: session.meta(),
         items,
@@ -429,7 +431,34 @@ pub async fn load(
         anchor_index,
         pending_inputs,
         awaiting_human,
+        turn_ends,
     })
+}
+
+/// The turn ends that go between the window's rows: from its oldest history row (or the very
+/// start, when nothing is before it) to its newest (or the very end, when nothing is after it).
+async fn turn_ends_within(
+    store: &Store,
+    session_id: i64,
+    items: &[DebugMessage],
+    has_more_before: bool,
+    has_more_after: bool,
+) -> Result<Vec<EndedTurn>, StoreError> {
+    let ids = items.iter().filter_map(|row| match row {
+        DebugMessage::User { message_id, .. }
+        | DebugMessage::Thinking { message_id, .. }
+        | DebugMessage::Assistant { message_id, .. }
+        | DebugMessage::Tool { message_id, .. } => Some(*message_id),
+        DebugMessage::Agent { .. } | DebugMessage::AgentEnd { .. } => None,
+    });
+    let (lo, hi) = (ids.clone().min(), ids.max());
+    if lo.is_none() && (has_more_before || has_more_after) {
+        // Only sub-agent bookkeeping rows: no place in the transcript to put an end.
+        return Ok(Vec::new());
+    }
+    let from = if has_more_before { lo } else { None };
+    let to = if has_more_after { hi } else { None };
+    store.turn_ends_between(session_id, from, to).await
 }
 
 /// One row of the session's tree whole (what a window cut to a preview, fetched on expand).

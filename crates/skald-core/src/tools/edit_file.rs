@@ -38,7 +38,6 @@ impl EditFile {
                 }),
                 category: ToolCategory::Filesystem,
                 read_only: false,
-                writes_files: true,
             },
         }
     }

@@ -46,7 +46,6 @@ impl ExecuteCmd {
                 }),
                 category: ToolCategory::Shell,
                 read_only: false,
-                writes_files: false,
             },
         }
     }

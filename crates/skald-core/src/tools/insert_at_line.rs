@@ -39,7 +39,6 @@ impl InsertAtLine {
                 }),
                 category: ToolCategory::Filesystem,
                 read_only: false,
-                writes_files: true,
             },
         }
     }

@@ -42,7 +42,6 @@ impl ListDir {
                 }),
                 category: ToolCategory::Filesystem,
                 read_only: true,
-                writes_files: false,
             },
         }
     }

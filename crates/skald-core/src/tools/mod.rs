@@ -62,8 +62,6 @@ pub struct ToolDef {
     pub category: ToolCategory,
     /// Safe to re-run after a crash (no side effects).
     pub read_only: bool,
-    /// Changes files on success (the loop emits `file_changed`).
-    pub writes_files: bool,
 }
 
 impl ToolDef {

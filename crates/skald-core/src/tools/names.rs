@@ -7,8 +7,6 @@ pub const EDIT_FILE: &str = "edit_file";
 pub const INSERT_AT_LINE: &str = "insert_at_line";
 pub const REPLACE_LINES: &str = "replace_lines";
 pub const EXECUTE_CMD: &str = "execute_cmd";
-/// Run by the turn loop, not by the registry.
-pub const RESTART: &str = "restart";
 /// Synthetic, intercepted by the turn loop.
 pub const UPDATE_SCRATCHPAD: &str = "update_scratchpad";
 /// Synthetic, intercepted by the turn loop.
@@ -27,5 +25,10 @@ pub fn is_read_tool(name: &str) -> bool {
 
 /// The server of an MCP tool (`mcp__<server>__<tool>`); `None` for every other tool.
 pub fn mcp_server(name: &str) -> Option<&str> {
-    name.strip_prefix("mcp__").and_then(|rest| rest.split_once("__")).map(|(server, _)| server)
+    mcp_tool(name).map(|(server, _)| server)
+}
+
+/// The server and the tool's own name of an MCP tool (`mcp__<server>__<tool>`).
+pub fn mcp_tool(name: &str) -> Option<(&str, &str)> {
+    name.strip_prefix("mcp__").and_then(|rest| rest.split_once("__"))
 }

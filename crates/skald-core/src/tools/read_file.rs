@@ -46,7 +46,6 @@ impl ReadFile {
                 }),
                 category: ToolCategory::Filesystem,
                 read_only: true,
-                writes_files: false,
             },
         }
     }

@@ -35,7 +35,6 @@ impl ReplaceLines {
                 }),
                 category: ToolCategory::Filesystem,
                 read_only: false,
-                writes_files: true,
             },
         }
     }

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use serde_json::Value;
-use skald_protocol::{ApprovalKind, Event, FileDiff, ResultType, ToolStatus};
+use skald_protocol::{ApprovalKind, ApprovalRequest, Event, FileDiff, ResultType, ToolStatus};
 use skald_store::repo::approvals::NewApprovalRequest;
 use skald_store::repo::tools::ToolCallRow;
 use tokio_util::sync::CancellationToken;
@@ -215,7 +215,7 @@ async fn park(
             target.as_deref().map_or_else(|| shown.clone(), |p| diff_label(p, &ctx.workdir));
         let d = diff::file_diff(&label, old.as_deref().map(str::as_bytes), Some(new.as_bytes()));
         kind = ApprovalKind::Write;
-        review = Some((shown, old, new, d));
+        review = Some((shown, d));
     }
     let command = (name == names::EXECUTE_CMD)
         .then(|| args.get("command").and_then(Value::as_str).map(str::to_string))
@@ -234,14 +234,14 @@ async fn park(
     // project must not pass for a file in it.
     let target_shown = target.as_ref().map(|t| t.display().to_string());
     let summary = match (&review, &command, &target_shown) {
-        (Some((path, _, _, d)), _, _) => format!("{name} {path} ({})", d.summary),
+        (Some((path, d)), _, _) => format!("{name} {path} ({})", d.summary),
         (None, Some(c), _) => format!("run `{c}`"),
         (None, None, Some(path)) => format!("{name} {path} {}", compact_json(args)),
         _ => format!("{name} {}", compact_json(args)),
     };
     let diff_json = review
         .as_ref()
-        .map(|(_, _, _, d)| serde_json::to_string(d))
+        .map(|(_, d)| serde_json::to_string(d))
         .transpose()
         .map_err(|e| EngineError::Internal(format!("cannot encode a file diff: {e}")))?;
     ctx.store
@@ -249,45 +249,31 @@ async fn park(
             tool_call_id: id,
             session_id: ctx.session_id,
             stack_id: ctx.stack_id,
-            kind: match kind {
-                ApprovalKind::Write => "write",
-                ApprovalKind::Command => "command",
-                ApprovalKind::Tool => "tool",
-            }
-            .to_string(),
+            kind,
             tool_name: name.to_string(),
             arguments: args.to_string(),
-            path: review.as_ref().map(|(p, ..)| p.clone()).or(target_shown),
+            path: review.as_ref().map(|(p, ..)| p.clone()).or(target_shown.clone()),
             command: command.clone(),
             workdir: workdir.clone(),
             diff: diff_json,
             summary,
         })
         .await?;
-    match (review, command) {
-        (Some((path, old, new, d)), _) => ctx.emitter.emit(Event::PendingWrite {
-            request_id: id,
-            tool_call_id: id,
-            path,
-            old_content: old,
-            new_content: new,
-            diff: Some(d),
-        }),
-        (None, Some(c)) => ctx.emitter.emit(Event::PendingWrite {
-            request_id: id,
-            tool_call_id: id,
-            path: "$ execute_cmd".into(),
-            old_content: None,
-            new_content: format!("$ {c}"),
-            diff: None,
-        }),
-        _ => ctx.emitter.emit(Event::ApprovalRequired {
-            request_id: id,
-            tool_call_id: id,
-            tool_name: name.to_string(),
-            arguments: args.clone(),
-        }),
-    }
+    let request = match (review, command.zip(workdir), names::mcp_tool(name)) {
+        (Some((path, diff)), ..) => ApprovalRequest::Write { path, diff },
+        (None, Some((command, workdir)), _) => ApprovalRequest::Command { command, workdir },
+        (None, None, Some((server, tool))) => {
+            ApprovalRequest::McpCall { server: server.to_string(), tool: tool.to_string() }
+        }
+        (None, None, None) => ApprovalRequest::Other { path: target_shown },
+    };
+    ctx.emitter.emit(Event::ApprovalRequested {
+        request_id: id,
+        tool_call_id: id,
+        tool_name: name.to_string(),
+        arguments: args.clone(),
+        request,
+    });
     Ok(())
 }
 

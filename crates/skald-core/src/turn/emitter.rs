@@ -1,6 +1,7 @@
-//! `TurnEmitter`: the one seam through which a turn's events leave, tagged with session and source.
+//! `TurnEmitter`: the one seam through which a turn's events leave, tagged with the session, the
+//! source and the frame (id, depth, origin label) they come from.
 
-use skald_protocol::{Event, EventEnvelope};
+use skald_protocol::{Event, EventEnvelope, FrameOrigin};
 use tokio::sync::broadcast;
 
 #[derive(Debug, Clone)]
@@ -8,23 +9,40 @@ pub struct TurnEmitter {
     bus: broadcast::Sender<EventEnvelope>,
     session_id: i64,
     source: String,
+    frame: FrameOrigin,
 }
 
 impl TurnEmitter {
-    pub fn new(bus: broadcast::Sender<EventEnvelope>, session_id: i64, source: String) -> Self {
-        Self { bus, session_id, source }
+    pub fn new(
+        bus: broadcast::Sender<EventEnvelope>,
+        session_id: i64,
+        source: String,
+        frame: FrameOrigin,
+    ) -> Self {
+        Self { bus, session_id, source, frame }
+    }
+
+    /// The emitter of a sub-agent frame `stack_id` running `agent_id`, opened from this frame:
+    /// its events carry the child's depth and nested origin label.
+    pub fn child(&self, stack_id: i64, agent_id: &str) -> Self {
+        Self { frame: self.frame.child(stack_id, agent_id), ..self.clone() }
     }
 
     pub fn source(&self) -> &str {
         &self.source
     }
 
+    pub fn frame(&self) -> &FrameOrigin {
+        &self.frame
+    }
+
     /// Call only after the rows the event describes are committed.
     pub fn emit(&self, event: Event) {
-        let _ = self.bus.send(EventEnvelope {
-            session_id: Some(self.session_id),
-            source: Some(self.source.clone()),
+        let _ = self.bus.send(EventEnvelope::framed(
+            self.session_id,
+            &self.source,
+            self.frame.clone(),
             event,
-        });
+        ));
     }
 }

@@ -1,7 +1,7 @@
 //! One model call for a round: streaming deltas out as events, fallback notices as events.
 
 use serde_json::Value;
-use skald_llm::{ChatRequest, LlmError, LlmNotice, LlmTurn, ModelEndpoint, StreamDelta};
+use skald_llm::{ChatRequest, LlmError, LlmNotice, LlmTurn, Messages, ModelEndpoint, StreamDelta};
 use skald_protocol::{DeltaKind, Event};
 use skald_store::repo::history::TokenUsage;
 use tokio_util::sync::CancellationToken;
@@ -17,7 +17,7 @@ pub enum RoundResult {
 pub async fn call(
     ctx: &TurnCtx,
     chain: &[ModelEndpoint],
-    messages: Vec<Value>,
+    messages: Messages,
     tools: &[Value],
     cancel: &CancellationToken,
 ) -> RoundResult {

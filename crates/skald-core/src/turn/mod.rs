@@ -17,7 +17,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use skald_llm::{LlmClient, ModelEndpoint};
-use skald_protocol::Event;
+use skald_protocol::{Event, TurnEnd};
 use skald_store::Store;
 use skald_store::repo::history::NewMessage;
 use tokio_util::sync::CancellationToken;
@@ -25,7 +25,7 @@ use tokio_util::sync::CancellationToken;
 use crate::agents::Agent;
 use crate::approval::gate::LoadedRules;
 use crate::context::{
-    BuildSettings, CompactionError, ContextCompactor, ContextInputs, MessageBuilder,
+    BuildSettings, CompactionError, ContextCache, ContextCompactor, ContextInputs, MessageBuilder,
 };
 use crate::error::EngineError;
 use crate::tools::ToolRegistry;
@@ -47,6 +47,21 @@ pub enum TurnOutcome {
     Parked { tool_call_ids: Vec<i64> },
     /// The model could not be reached (after retries and fallback) or storage failed.
     Failed { message: String },
+}
+
+impl TurnOutcome {
+    /// The typed end that is stored and sent (`turn_ended`).
+    pub fn end(&self) -> TurnEnd {
+        match self {
+            Self::Final { message_id, .. } => TurnEnd::Final { message_id: *message_id },
+            Self::Cancelled => TurnEnd::Cancelled {},
+            Self::Exhausted { rounds } => TurnEnd::Exhausted { rounds: *rounds },
+            Self::Parked { tool_call_ids } => {
+                TurnEnd::Parked { tool_call_ids: tool_call_ids.clone() }
+            }
+            Self::Failed { message } => TurnEnd::Failed { reason: message.clone() },
+        }
+    }
 }
 
 /// What a call that needs a human does in this process.
@@ -71,6 +86,8 @@ pub struct TurnCtx {
     pub park_mode: ParkMode,
     /// Notified whenever this process records a decision (others are polled).
     pub decisions: Arc<tokio::sync::Notify>,
+    /// The engine's cache of built histories: each round extends the frame's with what changed.
+    pub context_cache: ContextCache,
     pub agent: Agent,
     pub session_id: i64,
     pub source: String,
@@ -82,7 +99,6 @@ pub struct TurnCtx {
     pub dynamic_fragments: Vec<String>,
     pub build: BuildSettings,
     pub max_rounds: u32,
-    pub restart_available: bool,
     /// Keep each round's request in `llm_requests` for the debug view.
     pub request_log: bool,
 }
@@ -95,6 +111,7 @@ impl TurnCtx {
 
     fn builder(&self) -> MessageBuilder {
         MessageBuilder::new(self.store.clone(), self.build.clone())
+            .with_cache(self.context_cache.clone())
     }
 
     fn context_inputs(&self) -> ContextInputs {
@@ -132,7 +149,7 @@ pub async fn run_rounds(
             return Ok(TurnOutcome::Cancelled);
         }
         fold_steers(&ctx.store, &ctx.emitter, ctx.session_id, ctx.stack_id).await?;
-        let built = ctx.builder().build(&ctx.context_inputs()).await?;
+        let built = ctx.builder().build_request(&ctx.context_inputs()).await?;
         let chain = &ctx.chain[chain_start.min(ctx.chain.len().saturating_sub(1))..];
         let logged = ctx
             .request_log

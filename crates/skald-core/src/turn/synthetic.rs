@@ -1,4 +1,4 @@
-//! Tools the loop runs itself because they touch the session: scratchpad, todos, restart.
+//! Tools the loop runs itself because they touch the session: scratchpad, todos, questions.
 
 use serde_json::{Value, json};
 use skald_store::repo::scratchpad::Todo;
@@ -8,7 +8,6 @@ use crate::tools::{ToolError, ToolOutput, names};
 
 pub fn is_synthetic(name: &str, ctx: &TurnCtx) -> bool {
     matches!(name, names::UPDATE_SCRATCHPAD | names::WRITE_TODOS)
-        || (ctx.restart_available && name == names::RESTART)
         || (ctx.questions_available() && name == names::ASK_USER_CLARIFICATION)
 }
 
@@ -23,7 +22,6 @@ fn function(name: &str, description: &str, parameters: Value) -> (String, Value)
 }
 
 pub fn definitions(ctx: &TurnCtx) -> Vec<(String, Value)> {
-    let restart_available = ctx.restart_available;
     let mut defs = vec![
         function(
             names::UPDATE_SCRATCHPAD,
@@ -86,13 +84,6 @@ pub fn definitions(ctx: &TurnCtx) -> Vec<(String, Value)> {
             }),
         ));
     }
-    if restart_available {
-        defs.push(function(
-            names::RESTART,
-            "Restart the Skald application (for example after changing its configuration).",
-            json!({ "type": "object", "properties": {}, "additionalProperties": false }),
-        ));
-    }
     defs
 }
 
@@ -142,9 +133,6 @@ pub async fn run(ctx: &TurnCtx, name: &str, args: &Value) -> Result<ToolOutput, 
             let done = todos.iter().filter(|t| t.status == "completed").count();
             Ok(ToolOutput::text(format!("Todo list updated: {done} of {} done.", todos.len())))
         }
-        names::RESTART => Err(ToolError::Failed(
-            "restart is handled by the desktop app and is not available here".into(),
-        )),
         other => Err(ToolError::Failed(format!("`{other}` is not a session tool"))),
     }
 }

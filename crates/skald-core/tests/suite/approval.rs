@@ -2,7 +2,9 @@
 
 use std::path::{Path, PathBuf};
 
-use skald_core::approval::gate::{GateInput, LoadedRules, RulesUnavailable, verdict_under};
+use skald_core::approval::gate::{
+    GateInput, LoadedRules, RulesUnavailable, SEEDS, load_rules, verdict_under,
+};
 use skald_core::approval::rules::{CallFacts, tool_matches};
 use skald_core::approval::{Action, BypassScope, Rule, RuleSet, Verdict, diff};
 use skald_core::tools::ToolCategory;
@@ -27,9 +29,8 @@ fn seeded() -> RuleSet {
         rule(1, "@fs_any", Some("secrets/*"), Action::Deny, 5),
         rule(2, "@fs_write", Some("memory/*"), Action::Allow, 6),
         rule(3, "execute_cmd", None, Action::Require, 10),
-        rule(4, "restart", None, Action::Require, 10),
-        rule(5, "@fs_write", None, Action::Require, 10),
-        rule(6, "mcp__*", None, Action::Require, 900),
+        rule(4, "@fs_write", None, Action::Require, 10),
+        rule(5, "mcp__*", None, Action::Require, 900),
     ])
 }
 
@@ -61,7 +62,7 @@ fn check(
     let read_only = matches!(tool, "read_file" | "list_dir");
     let category = if tool.starts_with("mcp__") {
         None
-    } else if tool == "execute_cmd" || tool == "restart" {
+    } else if tool == "execute_cmd" {
         Some(ToolCategory::Shell)
     } else {
         Some(ToolCategory::Filesystem)
@@ -136,7 +137,6 @@ fn the_seeded_policy_table() {
         ("write_file", Some(e.work.join("src/main.rs")), Verdict::Require),
         ("edit_file", Some(e.work.join("a.txt")), Verdict::Require),
         ("execute_cmd", None, Verdict::Require),
-        ("restart", None, Verdict::Require),
         ("mcp__srv__tool", None, Verdict::Require),
         ("update_scratchpad", None, Verdict::Allow),
         ("write_file", Some(e.data.join("memory/notes.md")), Verdict::Allow),
@@ -294,7 +294,10 @@ fn run_context_pre_authorises_writes_but_never_overrides_a_deny() {
 #[test]
 fn rules_that_cannot_be_loaded_fail_closed() {
     let e = env();
-    let rules: LoadedRules = Err(RulesUnavailable::UnknownAction { id: 7, action: "maybe".into() });
+    let rules: LoadedRules = Err(RulesUnavailable::Store(skald_store::StoreError::Corrupt {
+        column: "approval_rules.group_id",
+        value: "?".into(),
+    }));
     // Even under an `all` bypass.
     let bypass = [BypassScope::All];
     let rc = RunContext::default();
@@ -302,6 +305,25 @@ fn rules_that_cannot_be_loaded_fail_closed() {
     assert!(matches!(check(&rules, &bypass, &e, "write_file", Some(&file), &rc), Verdict::Deny(_)));
     assert!(matches!(check(&rules, &bypass, &e, "execute_cmd", None, &rc), Verdict::Deny(_)));
     assert_eq!(check(&rules, &bypass, &e, "read_file", Some(&file), &rc), Verdict::Allow);
+}
+
+#[tokio::test]
+async fn a_rule_with_an_unknown_stored_action_denies_what_it_matches_and_nothing_else() {
+    let e = env();
+    let store = skald_store::Store::open_in_dir(&e.data).await.unwrap();
+    store.seed_rules(SEEDS).await.unwrap();
+    super::write_unchecked(&e.data, super::UNKNOWN_ACTION_RULE).await;
+    let rules = load_rules(&store, None).await;
+    let rc = RunContext::default();
+    // Even under an `all` bypass, which relaxes Require only.
+    let bypass = [BypassScope::All];
+    let denied = check(&rules, &bypass, &e, "execute_cmd", None, &rc);
+    assert!(matches!(denied, Verdict::Deny(_)), "{denied:?}");
+    assert!(rules.as_ref().unwrap().hides_tool("execute_cmd"), "not offered, like any denied tool");
+    // The calls the rule does not match keep the rest of the policy.
+    let file = e.work.join("a.txt");
+    assert_eq!(check(&rules, &[], &e, "write_file", Some(&file), &rc), Verdict::Require);
+    assert_eq!(check(&rules, &bypass, &e, "write_file", Some(&file), &rc), Verdict::Allow);
 }
 
 #[test]

@@ -2,7 +2,6 @@
 //! with auto-resume (the app, `skald serve`) — also when another process wrote the decision.
 
 use std::sync::Arc;
-use std::time::Duration;
 
 use skald_core::config::{EnvOverrides, MemorySecrets};
 use skald_core::engine::ChatOptions;
@@ -124,30 +123,6 @@ async fn run_context_updates_apply_to_the_next_turn() {
         text.contains("Answer in French.") && text.contains(&work.display().to_string()),
         "{text}"
     );
-}
-
-#[tokio::test(flavor = "multi_thread")]
-async fn completed_turns_are_published_on_the_chat_bus_after_commit() {
-    let fake = FakeLlm::start().await.unwrap();
-    let dir = tempfile::tempdir().unwrap();
-    let engine = open(&dir.path().join("data"), &fake, false).await;
-    let mut bus = engine.subscribe_chat();
-    fake.push(Reply::tool_call("update_scratchpad", r#"{"key":"k","value":"v"}"#));
-    fake.push(Reply::text("noted"));
-    let receipt = engine.send_message("web", "remember k", ChatOptions::default()).await.unwrap();
-    let outcome = receipt.turn.unwrap().await.unwrap();
-    let TurnOutcome::Final { message_id, .. } = outcome else { panic!("{outcome:?}") };
-    let turn = tokio::time::timeout(Duration::from_secs(5), bus.recv()).await.unwrap().unwrap();
-    assert_eq!((turn.assistant_message_id, turn.assistant_content.as_str()), (message_id, "noted"));
-    assert_eq!(turn.user_content, "remember k");
-    assert_eq!(turn.tool_calls.len(), 1);
-    assert_eq!(
-        (turn.tool_calls[0].name.as_str(), turn.tool_calls[0].status.as_str()),
-        ("update_scratchpad", "done")
-    );
-    // The rows it describes are readable by the time it arrives.
-    let detail = engine.session_detail(receipt.session_id).await.unwrap();
-    assert_eq!(detail.messages.len(), 4);
 }
 
 #[tokio::test(flavor = "multi_thread")]

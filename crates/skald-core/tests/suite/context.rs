@@ -323,7 +323,7 @@ async fn the_model_is_told_each_calls_fate_once() {
             tool_call_id: ids[11],
             session_id: db.session_id,
             stack_id: db.stack_id,
-            kind: "write".into(),
+            kind: skald_protocol::ApprovalKind::Write,
             tool_name: "write_file".into(),
             arguments: write.into(),
             path: Some("/home/ada/project/a.txt".into()),

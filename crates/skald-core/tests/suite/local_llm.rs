@@ -45,7 +45,6 @@ async fn only_reads_in(engine: &Engine, work: &std::path::Path) {
         rule("@fs_read", Some("/*".into()), RuleAction::Deny, 2),
         rule("@fs_write", None, RuleAction::Deny, 3),
         rule("execute_cmd", None, RuleAction::Deny, 3),
-        rule("restart", None, RuleAction::Deny, 3),
         rule("ask_user_clarification", None, RuleAction::Deny, 3),
         rule("mcp__*", None, RuleAction::Deny, 3),
     ];

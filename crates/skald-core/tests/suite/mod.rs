@@ -6,14 +6,30 @@ mod bypasses;
 mod compaction;
 mod config;
 mod context;
+mod context_cache;
 mod engine;
 mod independent_llm;
 mod local_llm;
 mod matrix;
 mod model_powers;
 mod parked_input;
+mod search;
 mod settings;
 mod streaming;
 mod tools;
 mod turn;
+mod turn_ends;
 mod window;
+
+/// Runs `sql` on the data dir's database past the column CHECKs, as a hand edit or a damaged file
+/// would.
+pub async fn write_unchecked(data_dir: &std::path::Path, sql: &str) {
+    let store = skald_store::Store::open_in_dir(data_dir).await.unwrap();
+    let mut conn = store.pool().acquire().await.unwrap();
+    sqlx::query("PRAGMA ignore_check_constraints = ON").execute(&mut *conn).await.unwrap();
+    sqlx::query(sql).execute(&mut *conn).await.unwrap();
+}
+
+/// A `default` rule for `execute_cmd` whose stored action this build does not know.
+pub const UNKNOWN_ACTION_RULE: &str = "INSERT INTO approval_rules (group_id, tool_pattern, action, \
+     priority, created_at) VALUES ('default', 'execute_cmd', 'ask_twice', 1, '2026-01-01T00:00:00Z')";

@@ -138,6 +138,21 @@ async fn a_broken_file_is_reported_and_never_overwritten() {
 }
 
 #[tokio::test]
+async fn a_file_the_page_cannot_edit_in_place_is_a_configuration_error_not_bad_input() {
+    let dir = tempfile::tempdir().unwrap();
+    let engine = open(dir.path()).await;
+    let inline = "llm: {max_tool_rounds: 30}\n";
+    std::fs::write(dir.path().join("config.yml"), inline).unwrap();
+    let err = engine
+        .save_llm_clients(vec![client("a", "http://127.0.0.1:9/v1")], vec![])
+        .await
+        .unwrap_err();
+    assert_eq!(err.code(), ErrorCode::Config, "{err}");
+    assert!(err.to_string().contains("by hand"), "{err}");
+    assert_eq!(std::fs::read_to_string(dir.path().join("config.yml")).unwrap(), inline);
+}
+
+#[tokio::test]
 async fn clients_are_saved_validated_and_tested() {
     let fake = FakeLlm::start().await.unwrap();
     let dir = tempfile::tempdir().unwrap();
@@ -212,4 +227,54 @@ async fn rules_can_be_edited_but_a_second_catch_all_is_refused() {
             .iter()
             .any(|r| r.seed_key.as_deref() == Some("secrets-deny"))
     );
+}
+
+#[tokio::test]
+async fn the_rule_editor_shows_an_unknown_stored_action_as_the_deny_the_gate_applies() {
+    let dir = tempfile::tempdir().unwrap();
+    drop(open(dir.path()).await);
+    super::write_unchecked(dir.path(), super::UNKNOWN_ACTION_RULE).await;
+    let engine = open(dir.path()).await;
+    let rules = engine.approval_rules().await.unwrap();
+    let unknown =
+        rules.iter().find(|r| r.priority == 1 && r.tool_pattern == "execute_cmd").unwrap();
+    assert_eq!(unknown.action, RuleAction::Deny);
+    // Saved from the page as shown, it becomes a known Deny.
+    let input = ApprovalRuleInput {
+        group_id: Some(unknown.group_id.clone()),
+        tool_pattern: unknown.tool_pattern.clone(),
+        path_pattern: None,
+        agent_id: None,
+        source: None,
+        action: unknown.action,
+        priority: unknown.priority,
+        note: None,
+    };
+    let saved = engine.save_approval_rule(Some(unknown.id), input).await.unwrap();
+    assert_eq!(saved.action, RuleAction::Deny);
+}
+
+#[tokio::test]
+async fn a_rule_seeded_for_the_retired_restart_tool_is_removed_at_startup() {
+    let dir = tempfile::tempdir().unwrap();
+    // A data dir an earlier build seeded, with its rule for the `restart` tool.
+    let store = skald_store::Store::open_in_dir(dir.path()).await.unwrap();
+    let restart = skald_store::repo::approvals::RuleSeed {
+        key: "restart-require",
+        tool_pattern: "restart",
+        path_pattern: None,
+        action: RuleAction::Require,
+        priority: 10,
+        note: "restarting Skald",
+    };
+    store.seed_rules(&[restart]).await.unwrap();
+    assert_eq!(store.rules("default").await.unwrap().len(), 1);
+    drop(store);
+    let engine = open(dir.path()).await;
+    let rules = engine.approval_rules().await.unwrap();
+    assert!(!rules.iter().any(|r| r.tool_pattern == "restart"), "{rules:?}");
+    assert!(rules.iter().any(|r| r.seed_key.as_deref() == Some("secrets-deny")), "{rules:?}");
+    let fresh = tempfile::tempdir().unwrap();
+    let rules = open(fresh.path()).await.approval_rules().await.unwrap();
+    assert!(!rules.iter().any(|r| r.tool_pattern == "restart"), "never seeded: {rules:?}");
 }

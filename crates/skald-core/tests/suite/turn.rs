@@ -11,7 +11,7 @@ use skald_core::config::{EnvOverrides, MemorySecrets};
 use skald_core::engine::{ChatOptions, SendReceipt};
 use skald_core::turn::TurnOutcome;
 use skald_core::{Engine, EngineOptions};
-use skald_protocol::{DebugMessage, Event, EventEnvelope, ToolStatus};
+use skald_protocol::{DebugMessage, Event, EventEnvelope, ToolStatus, TurnEnd};
 use skald_testkit::{FakeLlm, RecordedRequest, Reply, eventually};
 use tokio::sync::broadcast;
 
@@ -159,7 +159,7 @@ fn name(ev: &Event) -> &'static str {
         Event::ModelFallback { .. } => "model_fallback",
         Event::LlmFailed { .. } => "llm_failed",
         Event::Done { .. } => "done",
-        Event::Error { .. } => "error",
+        Event::TurnEnded { .. } => "turn_ended",
         Event::SessionsChanged {} => "sessions_changed",
         Event::BypassesChanged {} => "bypasses_changed",
         _ => "other",
@@ -246,7 +246,8 @@ async fn a_multi_round_tool_turn_reads_writes_and_answers_with_every_step_record
             "tool_start",
             "tool_done",
             "file_changed",
-            "done"
+            "done",
+            "turn_ended"
         ],
         "{events:#?}"
     );
@@ -331,7 +332,8 @@ async fn a_rate_limit_is_waited_out_as_the_server_asks_then_the_answer_arrives()
     // A lower bound only: a sleep never ends early, so this fails only when the wait was skipped.
     assert!(started.elapsed() >= Duration::from_millis(900), "Retry-After: 1 was not honoured");
     assert_eq!(rig.fake.requests().len(), 2);
-    assert!(!events.iter().any(|e| matches!(e, Event::Error { .. })));
+    assert!(events.contains(&Event::TurnEnded { outcome: outcome.end() }));
+    assert!(matches!(outcome.end(), TurnEnd::Final { .. }), "{outcome:?}");
 }
 
 #[tokio::test]
@@ -403,7 +405,13 @@ async fn when_every_model_fails_the_turn_reports_it_and_the_session_stays_usable
         _ => None,
     });
     assert_eq!(tried.expect("no llm_failed event"), ["primary", "backup"]);
-    assert!(matches!(events.iter().rev().nth(1), Some(Event::Error { .. })), "{events:#?}");
+    assert!(
+        matches!(
+            events.iter().rev().nth(1),
+            Some(Event::TurnEnded { outcome: TurnEnd::Failed { reason } }) if reason.contains("503")
+        ),
+        "{events:#?}"
+    );
 
     rig.fake.push(Reply::text("back again"));
     let (sid2, outcome, _) = rig.turn("now?").await;
@@ -496,7 +504,7 @@ async fn a_write_that_cannot_apply_is_answered_at_once_instead_of_waiting_for_a_
         "{outcome:?}"
     );
     let events = drain(&mut rx, sid);
-    assert!(!events.iter().any(|e| matches!(e, Event::PendingWrite { .. })), "{events:#?}");
+    assert!(!events.iter().any(|e| matches!(e, Event::ApprovalRequested { .. })), "{events:#?}");
     assert_eq!(rig.engine.inbox().await.unwrap().total, 0);
     let reqs = rig.fake.requests();
     let first = tool_results(&reqs[1]);
@@ -630,11 +638,7 @@ async fn the_round_limit_ends_the_turn_as_exhausted_with_an_error() {
     let (_, outcome, events) = rig.turn("loop forever").await;
     assert_eq!(outcome, TurnOutcome::Exhausted { rounds: 3 });
     assert_eq!(rig.fake.requests().len(), 3);
-    let msg = events.iter().find_map(|e| match e {
-        Event::Error { message } => Some(message.clone()),
-        _ => None,
-    });
-    assert!(msg.expect("no error event").contains("round limit"));
+    assert!(events.contains(&Event::TurnEnded { outcome: TurnEnd::Exhausted { rounds: 3 } }));
     assert!(!events.iter().any(|e| matches!(e, Event::Done { .. })));
 }
 
@@ -656,7 +660,9 @@ async fn stop_during_a_stalled_model_call_aborts_the_request_and_the_session_goe
     // The fake sees the connection close.
     rig.fake.wait_in_flight(0).await;
     let events = drain(&mut rx, sid);
-    assert!(events.contains(&Event::Error { message: "interrupted by user".into() }));
+    assert!(events.contains(&Event::TurnEnded { outcome: TurnEnd::Cancelled {} }));
+    let stored = rig.engine.session_detail(sid).await.unwrap().turn_ends;
+    assert_eq!(stored.last().map(|t| &t.outcome), Some(&TurnEnd::Cancelled {}), "stored too");
     assert!(!rig.engine.is_running(sid).await.unwrap());
 
     rig.fake.push(Reply::text("normal answer"));

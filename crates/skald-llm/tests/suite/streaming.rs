@@ -105,7 +105,10 @@ async fn auth_and_prompt_cache_headers_are_sent() {
     ep.api_key = Some("sk-test-123".into());
     ep.prompt_cache = true;
     let mut req = user("hi");
-    req.messages.insert(0, json!({"role": "system", "content": "static prompt"}));
+    req.messages = vec![json!({"role": "system", "content": "static prompt"})]
+        .into_iter()
+        .chain(req.messages.iter().cloned())
+        .collect();
     let r = run(&client, &[ep], &req).await;
     assert_eq!(r.turn().content, "ok");
     let rec = &fake.requests()[0];

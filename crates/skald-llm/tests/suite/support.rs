@@ -52,7 +52,7 @@ pub fn endpoint(base_url: &str, name: &str) -> ModelEndpoint {
 
 pub fn user(text: &str) -> ChatRequest {
     ChatRequest {
-        messages: vec![json!({"role": "user", "content": text})],
+        messages: vec![json!({"role": "user", "content": text})].into(),
         stream: true,
         ..ChatRequest::default()
     }

@@ -1,8 +1,10 @@
 //! Approval rules, parked calls (`approval_requests`) and human decisions (single assignment).
 
+use skald_protocol::{ApprovalKind, RuleAction};
 use sqlx::FromRow;
 
 use super::bypasses::NewBypass;
+use crate::enums::{Stored, StoredEnum as _};
 use crate::error::StoreError;
 use crate::pool::Store;
 
@@ -14,7 +16,9 @@ pub struct RuleRow {
     pub source: Option<String>,
     pub tool_pattern: String,
     pub path_pattern: Option<String>,
-    pub action: String,
+    /// An unknown stored action reads as `Deny` (see `enums`).
+    #[sqlx(try_from = "Stored<RuleAction>")]
+    pub action: RuleAction,
     pub note: Option<String>,
     pub priority: i64,
     pub seed_key: Option<String>,
@@ -26,7 +30,7 @@ pub struct RuleSeed {
     pub key: &'static str,
     pub tool_pattern: &'static str,
     pub path_pattern: Option<&'static str>,
-    pub action: &'static str,
+    pub action: RuleAction,
     pub priority: i64,
     pub note: &'static str,
 }
@@ -36,7 +40,7 @@ pub struct NewApprovalRequest {
     pub tool_call_id: i64,
     pub session_id: i64,
     pub stack_id: i64,
-    pub kind: String,
+    pub kind: ApprovalKind,
     pub tool_name: String,
     pub arguments: String,
     pub path: Option<String>,
@@ -51,7 +55,8 @@ pub struct ApprovalRequestRow {
     pub tool_call_id: i64,
     pub session_id: i64,
     pub stack_id: i64,
-    pub kind: String,
+    #[sqlx(try_from = "Stored<ApprovalKind>")]
+    pub kind: ApprovalKind,
     pub tool_name: String,
     pub arguments: String,
     pub path: Option<String>,
@@ -68,7 +73,8 @@ pub struct InboxRow {
     pub tool_call_id: i64,
     pub session_id: i64,
     pub stack_id: i64,
-    pub kind: String,
+    #[sqlx(try_from = "Stored<ApprovalKind>")]
+    pub kind: ApprovalKind,
     pub tool_name: String,
     pub arguments: String,
     pub path: Option<String>,
@@ -130,7 +136,7 @@ impl Store {
                 )
                 .bind(s.tool_pattern)
                 .bind(s.path_pattern)
-                .bind(s.action)
+                .bind(Stored(s.action))
                 .bind(s.note)
                 .bind(s.priority)
                 .bind(s.key)
@@ -140,6 +146,18 @@ impl Store {
             }
         }
         tx.commit().await?;
+        Ok(())
+    }
+
+    /// Deletes the rules seeded under `keys` by an earlier build, edited or not: they govern
+    /// tools that no longer exist. Their keys stay in `approval_seeds`, so they never come back.
+    pub async fn retire_seeds(&self, keys: &[&str]) -> Result<(), StoreError> {
+        for key in keys {
+            sqlx::query("DELETE FROM approval_rules WHERE seed_key = ?")
+                .bind(key)
+                .execute(self.pool())
+                .await?;
+        }
         Ok(())
     }
 
@@ -181,7 +199,7 @@ impl Store {
             && r.agent_id.is_none()
             && r.source.is_none();
         if catch_all {
-            let other: Option<(i64, String)> = sqlx::query_as(
+            let other: Option<(i64, Stored<RuleAction>)> = sqlx::query_as(
                 "SELECT id, action FROM approval_rules WHERE group_id = ? AND tool_pattern = '*' \
                  AND path_pattern IS NULL AND agent_id IS NULL AND source IS NULL AND id != ?",
             )
@@ -189,12 +207,13 @@ impl Store {
             .bind(id.unwrap_or(-1))
             .fetch_optional(&mut *tx)
             .await?;
-            if let Some((other_id, action)) = other
+            if let Some((other_id, Stored(action))) = other
                 && action != r.action
             {
                 return Err(StoreError::Conflict(format!(
-                    "the group already has a catch-all `*` rule ({action}, rule {other_id}); edit it \
-                     instead"
+                    "the group already has a catch-all `*` rule ({}, rule {other_id}); edit it \
+                     instead",
+                    action.as_stored()
                 )));
             }
         }
@@ -210,7 +229,7 @@ impl Store {
             .bind(&r.source)
             .bind(&r.tool_pattern)
             .bind(&r.path_pattern)
-            .bind(&r.action)
+            .bind(Stored(r.action))
             .bind(&r.note)
             .bind(r.priority)
             .bind(id)
@@ -227,7 +246,7 @@ impl Store {
             .bind(&r.source)
             .bind(&r.tool_pattern)
             .bind(&r.path_pattern)
-            .bind(&r.action)
+            .bind(Stored(r.action))
             .bind(&r.note)
             .bind(r.priority)
             .bind(self.now())
@@ -260,7 +279,7 @@ impl Store {
         .bind(r.tool_call_id)
         .bind(r.session_id)
         .bind(r.stack_id)
-        .bind(&r.kind)
+        .bind(Stored(r.kind))
         .bind(&r.tool_name)
         .bind(&r.arguments)
         .bind(&r.path)

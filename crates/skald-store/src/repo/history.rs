@@ -238,9 +238,14 @@ impl Store {
     }
 
     /// `ok → failed` for an orphaned trailing user/agent row; the only status change allowed.
+    /// A prompt a reply already follows is left alone: rows the model has answered never change
+    /// (the engine's context cache relies on it, see `replay_delta`).
     pub async fn mark_message_failed(&self, message_id: i64) -> Result<(), StoreError> {
         sqlx::query(
-            "UPDATE chat_history SET status = 'failed' WHERE id = ? AND role != 'assistant'",
+            "UPDATE chat_history SET status = 'failed' WHERE id = ? AND role != 'assistant' \
+             AND NOT EXISTS (SELECT 1 FROM chat_history later \
+               WHERE later.session_stack_id = chat_history.session_stack_id \
+               AND later.id > chat_history.id AND later.role = 'assistant')",
         )
         .bind(message_id)
         .execute(self.pool())

@@ -35,6 +35,9 @@ pub struct FrameReplay {
     pub summary: Option<SummaryRow>,
     /// The message id the rows start after.
     pub from: i64,
+    /// The highest tool call id in the database when read (any frame): every call added later
+    /// has a higher id, which is how a cached build finds them (`frame_delta`).
+    pub max_tool_id: i64,
     pub messages: Vec<MessageRow>,
     pub tools: Vec<ToolCallRow>,
     /// Scratchpad notes sorted by key.
@@ -67,6 +70,21 @@ impl Store {
     }
 }
 
+/// What a `pending` call waits for, as the `awaits` column of a call row aliased `c`. Only pending
+/// calls look further (two primary-key probes): what they wait for decides what the model is told.
+pub(crate) const AWAITS: &str = "CASE WHEN status = 'pending' THEN CASE \
+     WHEN EXISTS (SELECT 1 FROM clarification_questions q WHERE q.tool_call_id = c.id) \
+       THEN 'answer' \
+     WHEN EXISTS (SELECT 1 FROM approval_requests a WHERE a.tool_call_id = c.id) \
+       THEN 'approval' END END AS awaits";
+
+/// The scratchpad notes of session ?2 as a JSON array of `[key, value]`, sorted by key.
+pub(crate) const NOTES: &str = "json((SELECT json_group_array(json_array(key, value)) FROM \
+     (SELECT key, value FROM session_scratchpad WHERE session_id = ?2 ORDER BY key)))";
+
+/// The highest tool call id in the database (a primary-key probe).
+pub(crate) const MAX_TOOL_ID: &str = "(SELECT COALESCE(MAX(id), 0) FROM chat_llm_tools)";
+
 /// ?1 = stack id, ?2 = session whose notes are read, ?3 = the tail's size or NULL.
 fn replay_sql() -> &'static str {
     static SQL: std::sync::OnceLock<String> = std::sync::OnceLock::new();
@@ -74,14 +92,8 @@ fn replay_sql() -> &'static str {
         let summary = json_object(SUMMARY_COLUMNS, &[]);
         let message = json_object(MESSAGE_COLUMNS, &["is_synthetic"]);
         let tool = json_object(&format!("{TOOL_COLUMNS}, awaits"), &[]);
-        // Only pending calls look further (two primary-key probes): what they wait for decides
-        // what the model is told about them.
-        let awaits = "CASE WHEN status = 'pending' THEN CASE \
-             WHEN EXISTS (SELECT 1 FROM clarification_questions q WHERE q.tool_call_id = c.id) \
-               THEN 'answer' \
-             WHEN EXISTS (SELECT 1 FROM approval_requests a WHERE a.tool_call_id = c.id) \
-               THEN 'approval' END END AS awaits";
-        // The tail's start as `ReplayWindow::Tail` describes it.
+        // The tail's start as `ReplayWindow::Tail` describes it. The newest prompt is found by
+        // walking back from the end (`MAX(id)` with these filters scans the whole frame).
         format!(
             "WITH s AS (SELECT {SUMMARY_COLUMNS} FROM chat_summaries WHERE stack_id = ?1 \
                ORDER BY id DESC LIMIT 1), \
@@ -90,9 +102,9 @@ fn replay_sql() -> &'static str {
                (SELECT id FROM chat_history WHERE session_stack_id = ?1 \
                  AND id > (SELECT boundary FROM b) AND status = 'ok' \
                  ORDER BY id DESC LIMIT 1 OFFSET COALESCE(?3, 0)) AS nth, \
-               (SELECT MAX(id) FROM chat_history WHERE session_stack_id = ?1 \
+               (SELECT id FROM chat_history WHERE session_stack_id = ?1 \
                  AND id > (SELECT boundary FROM b) AND status = 'ok' \
-                 AND role IN ('user', 'agent')) AS prompt), \
+                 AND role IN ('user', 'agent') ORDER BY id DESC LIMIT 1) AS prompt), \
              w AS (SELECT CASE WHEN ?3 IS NULL OR (SELECT nth FROM t) IS NULL \
                THEN (SELECT boundary FROM b) \
                ELSE MIN(COALESCE((SELECT prompt FROM t), (SELECT nth FROM t)), (SELECT nth FROM t)) - 1 \
@@ -100,15 +112,15 @@ fn replay_sql() -> &'static str {
              SELECT json_object( \
                'summary', json((SELECT {summary} FROM s)), \
                'from', (SELECT start FROM w), \
+               'max_tool_id', {MAX_TOOL_ID}, \
                'messages', json((SELECT json_group_array({message}) FROM \
                  (SELECT {MESSAGE_COLUMNS} FROM chat_history WHERE session_stack_id = ?1 \
                    AND id > (SELECT start FROM w) ORDER BY id))), \
                'tools', json((SELECT json_group_array({tool}) FROM \
-                 (SELECT {TOOL_COLUMNS}, {awaits} FROM chat_llm_tools c WHERE message_id IN \
+                 (SELECT {TOOL_COLUMNS}, {AWAITS} FROM chat_llm_tools c WHERE message_id IN \
                    (SELECT id FROM chat_history WHERE session_stack_id = ?1 \
                      AND id > (SELECT start FROM w)) ORDER BY id))), \
-               'notes', json((SELECT json_group_array(json_array(key, value)) FROM \
-                 (SELECT key, value FROM session_scratchpad WHERE session_id = ?2 ORDER BY key))))"
+               'notes', {NOTES})"
         )
     })
 }

@@ -1,7 +1,7 @@
 //! `chat_sessions`: creating sessions (with their root frame) and listing them.
 
 use serde::{Deserialize, Serialize};
-use skald_protocol::{Page, SessionListQuery, SessionMeta, SessionSummary};
+use skald_protocol::{Page, SearchHit, SessionListQuery, SessionMeta, SessionSummary};
 use sqlx::FromRow;
 
 use crate::error::StoreError;
@@ -72,9 +72,10 @@ pub struct CreatedSession {
     pub root_stack_id: i64,
 }
 
+/// A session-list row as SQL returns it (the search adds its hit columns around it).
 #[derive(FromRow)]
-struct SummaryRow {
-    id: i64,
+pub(crate) struct SummaryRow {
+    pub(crate) id: i64,
     title: Option<String>,
     source: String,
     agent_id: String,
@@ -83,6 +84,29 @@ struct SummaryRow {
     created_at: String,
     message_count: i64,
     last_message_at: Option<String>,
+}
+
+impl SummaryRow {
+    /// The row as listed, with the search's hit count and best hit (0 and `None` without one).
+    pub(crate) fn into_summary(
+        self,
+        hit_count: i64,
+        best_hit: Option<SearchHit>,
+    ) -> SessionSummary {
+        SessionSummary {
+            id: self.id,
+            title: self.title,
+            source: self.source,
+            agent_id: self.agent_id,
+            is_ephemeral: self.is_ephemeral,
+            is_interactive: self.is_interactive,
+            created_at: self.created_at,
+            message_count: self.message_count,
+            last_message_at: self.last_message_at,
+            hit_count,
+            best_hit,
+        }
+    }
 }
 
 const SESSION_COLUMNS: &str = "id, title, source, agent_id, is_interactive, is_ephemeral, \
@@ -160,72 +184,39 @@ impl Store {
         Ok(())
     }
 
-    /// Newest first, optionally filtered by source and by text in the title or any message.
+    /// Newest first, optionally filtered by source; with a search, only the matching sessions,
+    /// each with its hit count and best hit (see `search::sessions`).
     pub async fn list_sessions(
         &self,
         query: &SessionListQuery,
     ) -> Result<Page<SessionSummary>, StoreError> {
         let per_page = query.per_page.clamp(1, skald_protocol::MAX_PER_PAGE);
         let page = query.page.max(1);
+        if let Some(search) = query.search.as_deref().map(str::trim).filter(|s| !s.is_empty()) {
+            return self.list_sessions_matching(query, search, per_page, page).await;
+        }
         let offset = i64::from(page - 1) * i64::from(per_page);
-        let search = query
-            .search
-            .as_deref()
-            .map(str::trim)
-            .filter(|s| !s.is_empty())
-            .map(|s| format!("%{}%", escape_like(s)));
-        // One filter clause serves both the count and the page so they can never disagree.
-        let filter = "(?1 IS NULL OR s.source = ?1) AND (?2 IS NULL OR s.title LIKE ?2 ESCAPE '\\' \
-             OR EXISTS (SELECT 1 FROM chat_sessions_stack fs JOIN chat_history fh \
-                 ON fh.session_stack_id = fs.id \
-                 WHERE fs.session_id = s.id AND fh.content LIKE ?2 ESCAPE '\\'))";
-        let count_sql = format!("SELECT COUNT(*) FROM chat_sessions s WHERE {filter}");
-        let total: i64 = sqlx::query_scalar(&count_sql)
-            .bind(&query.source)
-            .bind(&search)
-            .fetch_one(self.pool())
-            .await?;
-        let page_sql = format!(
+        let total: i64 = sqlx::query_scalar(
+            "SELECT COUNT(*) FROM chat_sessions s WHERE (?1 IS NULL OR s.source = ?1)",
+        )
+        .bind(&query.source)
+        .fetch_one(self.pool())
+        .await?;
+        let rows = sqlx::query_as::<_, SummaryRow>(
             "SELECT s.id, s.title, s.source, s.agent_id, s.is_ephemeral, s.is_interactive, \
                s.created_at, COALESCE(m.cnt, 0) AS message_count, m.last_at AS last_message_at \
              FROM chat_sessions s \
              LEFT JOIN (SELECT st.session_id AS sid, COUNT(h.id) AS cnt, MAX(h.created_at) AS last_at \
                         FROM chat_sessions_stack st JOIN chat_history h ON h.session_stack_id = st.id \
                         GROUP BY st.session_id) m ON m.sid = s.id \
-             WHERE {filter} ORDER BY s.id DESC LIMIT ?3 OFFSET ?4"
-        );
-        let rows = sqlx::query_as::<_, SummaryRow>(&page_sql)
-            .bind(&query.source)
-            .bind(&search)
-            .bind(i64::from(per_page))
-            .bind(offset)
-            .fetch_all(self.pool())
-            .await?;
-        let items = rows
-            .into_iter()
-            .map(|r| SessionSummary {
-                id: r.id,
-                title: r.title,
-                source: r.source,
-                agent_id: r.agent_id,
-                is_ephemeral: r.is_ephemeral,
-                is_interactive: r.is_interactive,
-                created_at: r.created_at,
-                message_count: r.message_count,
-                last_message_at: r.last_message_at,
-            })
-            .collect();
+             WHERE (?1 IS NULL OR s.source = ?1) ORDER BY s.id DESC LIMIT ?2 OFFSET ?3",
+        )
+        .bind(&query.source)
+        .bind(i64::from(per_page))
+        .bind(offset)
+        .fetch_all(self.pool())
+        .await?;
+        let items = rows.into_iter().map(|r| r.into_summary(0, None)).collect();
         Ok(Page { items, total: u64::try_from(total).unwrap_or(0), page, per_page })
     }
-}
-
-fn escape_like(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    for c in s.chars() {
-        if matches!(c, '%' | '_' | '\\') {
-            out.push('\\');
-        }
-        out.push(c);
-    }
-    out
 }

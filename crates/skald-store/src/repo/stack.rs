@@ -17,6 +17,9 @@ pub struct StackFrame {
     pub created_at: String,
 }
 
+/// Deeper than any agent nesting the engine allows: a cycle in the links stops here.
+const MAX_LINEAGE: u32 = 64;
+
 pub(crate) const FRAME_COLUMNS: &str = "id, session_id, agent_id, agent_prompt, depth, parent_tool_call_id, \
      terminated_at, created_at";
 
@@ -50,6 +53,28 @@ impl Store {
             .fetch_optional(self.pool())
             .await?
             .ok_or(StoreError::NotFound { what: "root frame of session", id: session_id })
+    }
+
+    /// Frame `stack_id` and the frames above it, root first: each frame's parent is the frame
+    /// of the call that spawned it. A malformed link ends the chain rather than looping.
+    pub async fn frame_lineage(&self, stack_id: i64) -> Result<Vec<StackFrame>, StoreError> {
+        let sql = format!(
+            "WITH RECURSIVE up(id, parent_call, n) AS ( \
+               SELECT id, parent_tool_call_id, 0 FROM chat_sessions_stack WHERE id = ? \
+               UNION ALL \
+               SELECT s.id, s.parent_tool_call_id, up.n + 1 FROM up \
+               JOIN chat_llm_tools t ON t.id = up.parent_call \
+               JOIN chat_history h ON h.id = t.message_id \
+               JOIN chat_sessions_stack s ON s.id = h.session_stack_id \
+               WHERE up.n < {MAX_LINEAGE}) \
+             SELECT {FRAME_COLUMNS} FROM up JOIN chat_sessions_stack USING (id) ORDER BY up.n DESC"
+        );
+        let frames =
+            sqlx::query_as::<_, StackFrame>(&sql).bind(stack_id).fetch_all(self.pool()).await?;
+        if frames.is_empty() {
+            return Err(StoreError::NotFound { what: "frame", id: stack_id });
+        }
+        Ok(frames)
     }
 
     /// Opens a child frame spawned by `parent_tool_call_id`.

@@ -64,7 +64,8 @@ impl ToolCallRow {
 pub(crate) const TOOL_COLUMNS: &str = "id, message_id, name, arguments, result, status, result_type, \
      preview_old, preview_new, provider_call_id, created_at, updated_at";
 
-const ALL_STATUSES: [ToolStatus; 6] = [
+/// Every call status, in state machine order.
+pub const ALL_STATUSES: [ToolStatus; 6] = [
     ToolStatus::Pending,
     ToolStatus::Running,
     ToolStatus::Done,

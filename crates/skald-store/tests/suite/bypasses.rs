@@ -2,7 +2,7 @@
 //! its bypass in the same transaction.
 
 use chrono::Duration;
-use skald_store::repo::approvals::{NewApprovalRequest, NewDecision};
+use skald_store::repo::approvals::NewDecision;
 use skald_store::repo::bypasses::NewBypass;
 use skald_store::repo::sessions::NewSession;
 use skald_store::repo::tools::NewToolCall;
@@ -36,22 +36,7 @@ async fn parked_call(store: &Store) -> (i64, i64) {
         }])
         .await
         .unwrap()[0];
-    store
-        .create_approval_request(&NewApprovalRequest {
-            tool_call_id: call,
-            session_id: s.session_id,
-            stack_id: s.root_stack_id,
-            kind: "command".into(),
-            tool_name: "execute_cmd".into(),
-            arguments: r#"{"command":"true"}"#.into(),
-            path: None,
-            command: Some("true".into()),
-            workdir: None,
-            diff: None,
-            summary: "run `true`".into(),
-        })
-        .await
-        .unwrap();
+    store.create_approval_request(&super::command_request(&s, call)).await.unwrap();
     (s.session_id, call)
 }
 

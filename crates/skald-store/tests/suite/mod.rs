@@ -1,13 +1,17 @@
 mod bypasses;
+mod enums;
 mod open;
 mod replay;
+mod search;
 mod sessions;
 mod steers;
 mod tools;
+mod turn_ends;
 
 use std::sync::Arc;
 
 use chrono::{TimeZone, Utc};
+use skald_store::repo::approvals::NewApprovalRequest;
 use skald_store::repo::history::{NewMessage, Role};
 use skald_store::repo::sessions::{CreatedSession, NewSession};
 use skald_store::{ManualClock, Store};
@@ -32,4 +36,22 @@ pub async fn session_with_reply(store: &Store) -> (CreatedSession, i64) {
         .await
         .unwrap();
     (s, msg)
+}
+
+/// The request that parks call `tool_call_id` of the session's root frame: `execute_cmd` running
+/// `true`.
+pub fn command_request(s: &CreatedSession, tool_call_id: i64) -> NewApprovalRequest {
+    NewApprovalRequest {
+        tool_call_id,
+        session_id: s.session_id,
+        stack_id: s.root_stack_id,
+        kind: skald_protocol::ApprovalKind::Command,
+        tool_name: "execute_cmd".into(),
+        arguments: r#"{"command":"true"}"#.into(),
+        path: None,
+        command: Some("true".into()),
+        workdir: None,
+        diff: None,
+        summary: "run `true`".into(),
+    }
 }

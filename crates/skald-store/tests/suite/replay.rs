@@ -32,9 +32,14 @@ async fn read_separately(
         ReplayWindow::SinceSummary => boundary,
         ReplayWindow::Tail(keep) => tail_start(store, stack, boundary, keep).await,
     };
+    let max_tool_id: i64 = sqlx::query_scalar("SELECT COALESCE(MAX(id), 0) FROM chat_llm_tools")
+        .fetch_one(store.pool())
+        .await
+        .unwrap();
     FrameReplay {
         summary,
         from,
+        max_tool_id,
         messages: store.messages_for_stack_after(stack, from).await.unwrap(),
         tools: store.tool_calls_for_stack_after(stack, from).await.unwrap(),
         notes: store.scratchpad(session).await.unwrap(),
@@ -115,4 +120,122 @@ async fn one_statement_reads_what_the_separate_reads_return() {
         assert_eq!(one.summary.as_ref().map(|s| s.content.as_str()), Some("turns 0 and 1"));
         assert!(one.messages.iter().all(|m| m.id > ids[5]));
     }
+}
+
+/// The delta holds exactly what changed after the cursor: new rows of the frame (not another
+/// frame's), the prompts asked for again, new calls, the open calls as they are now (with what
+/// they wait for), the latest summary's id and the notes.
+#[tokio::test]
+async fn frame_delta_returns_what_changed_after_the_cursor() {
+    use skald_protocol::ToolStatus;
+    use skald_store::repo::approvals::NewApprovalRequest;
+    use skald_store::repo::replay_delta::DeltaCursor;
+    use skald_store::repo::tools::Awaits;
+
+    let (_dir, store, _) = super::fresh().await;
+    let s = store.create_session(&NewSession::interactive("web")).await.unwrap();
+    let other = store.create_session(&NewSession::interactive("web")).await.unwrap();
+    let stack = s.root_stack_id;
+    append(&store, stack, Role::User, "question").await;
+    let asked = append(&store, stack, Role::Assistant, "").await;
+    let calls = ["read_file", "run"].map(|name| NewToolCall {
+        message_id: asked,
+        name: name.into(),
+        arguments: "{}".into(),
+        provider_call_id: None,
+    });
+    let ids = store.append_tool_calls(&calls).await.unwrap();
+    store.set_tool_status(ids[0], ToolStatus::Done, Some("text")).await.unwrap();
+    let before = store.frame_replay(stack, s.session_id, ReplayWindow::SinceSummary).await.unwrap();
+    assert_eq!(before.max_tool_id, ids[1]);
+    let prompt = append(&store, stack, Role::User, "a steer").await;
+
+    // After the cursor: the open call is decided on, another frame gets a call, this one a
+    // reply with a call, and a note.
+    store
+        .create_approval_request(&NewApprovalRequest {
+            tool_call_id: ids[1],
+            session_id: s.session_id,
+            stack_id: stack,
+            kind: skald_protocol::ApprovalKind::Command,
+            tool_name: "run".into(),
+            arguments: "{}".into(),
+            path: None,
+            command: Some("ls".into()),
+            workdir: None,
+            diff: None,
+            summary: "run ls".into(),
+        })
+        .await
+        .unwrap();
+    let elsewhere = append(&store, other.root_stack_id, Role::Assistant, "").await;
+    store
+        .append_tool_calls(&[NewToolCall {
+            message_id: elsewhere,
+            name: "run".into(),
+            arguments: "{}".into(),
+            provider_call_id: None,
+        }])
+        .await
+        .unwrap();
+    let reply = append(&store, stack, Role::Assistant, "").await;
+    let new = store
+        .append_tool_calls(&[NewToolCall {
+            message_id: reply,
+            name: "run".into(),
+            arguments: "{}".into(),
+            provider_call_id: None,
+        }])
+        .await
+        .unwrap();
+    store.set_scratchpad(s.session_id, "plan", "go").await.unwrap();
+
+    let cursor = DeltaCursor {
+        after_message_id: prompt - 1,
+        after_tool_id: before.max_tool_id,
+        open_calls: vec![ids[1]],
+    };
+    let delta = store.frame_delta(stack, s.session_id, &cursor).await.unwrap();
+    let rows: Vec<i64> = delta.messages.iter().map(|m| m.id).collect();
+    assert_eq!(rows, [prompt, reply]);
+    let calls: Vec<(i64, Option<Awaits>)> = delta.tools.iter().map(|c| (c.id, c.awaits)).collect();
+    assert_eq!(calls, [(ids[1], Some(Awaits::Approval)), (new[0], None)]);
+    assert_eq!(delta.max_tool_id, new[0]);
+    assert_eq!(delta.summary_id, None);
+    assert_eq!(delta.notes, vec![("plan".into(), "go".into())]);
+
+    // Nothing after the new cursor but the open call; a summary shows as its id.
+    let summary = store.append_summary(stack, "so far", asked, 10, 2).await.unwrap();
+    let cursor = DeltaCursor {
+        after_message_id: reply,
+        after_tool_id: delta.max_tool_id,
+        open_calls: vec![ids[1]],
+    };
+    let delta = store.frame_delta(stack, s.session_id, &cursor).await.unwrap();
+    assert!(delta.messages.is_empty());
+    assert_eq!(delta.tools.iter().map(|c| c.id).collect::<Vec<_>>(), [ids[1]]);
+    assert_eq!(delta.summary_id, Some(summary));
+}
+
+/// Only a prompt no reply follows (a crash's orphan) can be marked failed: what the model has
+/// answered never changes.
+#[tokio::test]
+async fn only_an_unanswered_prompt_is_marked_failed() {
+    let (_dir, store, _) = super::fresh().await;
+    let s = store.create_session(&NewSession::interactive("web")).await.unwrap();
+    let stack = s.root_stack_id;
+    let answered = append(&store, stack, Role::User, "question").await;
+    append(&store, stack, Role::Assistant, "answer").await;
+    let orphan = append(&store, stack, Role::User, "never answered").await;
+    store.mark_message_failed(answered).await.unwrap();
+    store.mark_message_failed(orphan).await.unwrap();
+    let status: Vec<(i64, String)> = store
+        .messages_for_stack(stack)
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|m| (m.id, m.status))
+        .collect();
+    assert_eq!(status[0], (answered, "ok".into()));
+    assert_eq!(status[2], (orphan, "failed".into()));
 }

@@ -80,7 +80,7 @@ async fn search_matches_message_text_and_escapes_wildcards() {
     let find = |t: &str| SessionListQuery { search: Some(t.into()), ..Default::default() };
     let hits = store.list_sessions(&find("PARSER")).await.unwrap();
     assert_eq!(hits.items.iter().map(|s| s.id).collect::<Vec<_>>(), vec![a.session_id]);
-    let pct = store.list_sessions(&find("0%")).await.unwrap();
+    let pct = store.list_sessions(&find("100%")).await.unwrap();
     assert_eq!(pct.items.iter().map(|s| s.id).collect::<Vec<_>>(), vec![b.session_id]);
     assert_eq!(store.list_sessions(&find("_")).await.unwrap().total, 0);
 }

@@ -64,7 +64,7 @@ async fn calls_awaiting_a_human_are_the_undecided_and_unanswered_ones() {
         tool_call_id: id,
         session_id,
         stack_id,
-        kind: "command".into(),
+        kind: skald_protocol::ApprovalKind::Command,
         tool_name: "execute_cmd".into(),
         arguments: "{}".into(),
         path: None,

@@ -72,6 +72,20 @@ pub(crate) enum EditError {
     Layout { line: usize, what: String },
 }
 
+/// Why `merge_clients` wrote nothing, by whose fault (the shells show each under its own code).
+#[derive(Debug, thiserror::Error)]
+pub enum MergeError {
+    /// The page's values do not make a valid configuration.
+    #[error(transparent)]
+    Input(ConfigError),
+    /// The file is written in a way the page cannot edit in place (inline YAML).
+    #[error(transparent)]
+    Layout(ConfigError),
+    /// The edit did not produce the configuration it planned: a fault of the editor.
+    #[error("{}: {message}", path.display())]
+    Editor { path: std::path::PathBuf, message: String },
+}
+
 /// The file's text with `clients` (in the order the page lists them) merged in, and `order` as the
 /// order they are tried. `current` is the file's text parsed (without env overrides).
 ///
@@ -85,22 +99,22 @@ pub fn merge_clients(
     current: &Config,
     clients: &[ClientEdit],
     order: &[String],
-) -> Result<String, ConfigError> {
+) -> Result<String, MergeError> {
     let plan = Plan::new(current, clients, order);
     let edited = apply(text, current, &plan).map_err(|e| match e {
-        EditError::Layout { line, what } => ConfigError::Invalid {
+        EditError::Layout { line, what } => MergeError::Layout(ConfigError::Invalid {
             path: path.to_path_buf(),
             line,
             column: 1,
             message: format!(
                 "{what}; the settings page edits block-style YAML only, so change it by hand"
             ),
-        },
-        other => ConfigError::Semantic { path: path.to_path_buf(), message: other.to_string() },
+        }),
+        other => MergeError::Editor { path: path.to_path_buf(), message: other.to_string() },
     })?;
-    let written = super::parse_text(path, &edited)?;
+    let written = super::parse_text(path, &edited).map_err(MergeError::Input)?;
     if written != plan.expected {
-        return Err(ConfigError::Semantic {
+        return Err(MergeError::Editor {
             path: path.to_path_buf(),
             message: "the clients could not be written without changing other settings; nothing \
                       was saved, edit the file by hand"

@@ -4,8 +4,8 @@
 
 use std::path::Path;
 
-use super::{ClientEdit, merge_clients};
-use crate::config::{ClientConfig, Config, ConfigError, parse_text};
+use super::{ClientEdit, MergeError, merge_clients};
+use crate::config::{ClientConfig, Config, parse_text};
 
 const FILE: &str = "\
 # My Skald settings. Keep this comment.
@@ -79,7 +79,7 @@ fn names(edits: &[ClientEdit]) -> Vec<String> {
     edits.iter().map(|c| c.name.clone()).collect()
 }
 
-fn merge(text: &str, edits: &[ClientEdit]) -> Result<String, ConfigError> {
+fn merge(text: &str, edits: &[ClientEdit]) -> Result<String, MergeError> {
     merge_clients(path(), text, &parse(text), edits, &names(edits))
 }
 
@@ -284,7 +284,9 @@ fn a_file_without_a_final_line_break_is_extended_cleanly() {
 fn invalid_input_names_file_line_and_field_and_a_layout_it_cannot_edit_is_refused() {
     let mut page = as_page(FILE);
     page[0].base_url = "ftp://nope".into();
-    let msg = merge(FILE, &page).unwrap_err().to_string();
+    let err = merge(FILE, &page).unwrap_err();
+    assert!(matches!(err, MergeError::Input(_)), "{err:?}");
+    let msg = err.to_string();
     assert!(msg.starts_with("/data/config.yml:18:"), "{msg}");
     assert!(msg.contains("not an http(s) URL"), "{msg}");
 
@@ -300,6 +302,7 @@ fn invalid_input_names_file_line_and_field_and_a_layout_it_cannot_edit_is_refuse
             .collect::<Vec<_>>(),
     )
     .unwrap_err();
+    assert!(matches!(err, MergeError::Layout(_)), "the file's fault, not the input's: {err:?}");
     assert!(err.to_string().contains("config.yml:1:"), "{err}");
     assert!(err.to_string().contains("by hand"), "{err}");
 }

@@ -7,7 +7,7 @@ mod files;
 mod provider;
 
 use serde_json::Value;
-use skald_protocol::{DebugMessage, DeltaKind, Event, SessionDetail};
+use skald_protocol::{ApprovalRequest, DebugMessage, DeltaKind, Event, SessionDetail, TurnEnd};
 use skald_testkit::RecordedRequest;
 use skald_testkit::matrix::excerpt;
 
@@ -35,13 +35,18 @@ pub fn user_view(events: &[Event]) -> String {
             Event::ToolRejected { reason, .. } => {
                 Some(format!("call rejected {}", excerpt(reason, QUOTE)))
             }
-            Event::PendingWrite { path, diff, .. } => Some(format!(
-                "asked to approve a write to {path}{}",
-                diff.as_ref().map(|d| format!(" ({})", d.summary)).unwrap_or_default()
-            )),
-            Event::ApprovalRequired { tool_name, .. } => {
-                Some(format!("asked to approve {tool_name}"))
-            }
+            Event::ApprovalRequested { tool_name, request, .. } => Some(match request {
+                ApprovalRequest::Write { path, diff } => {
+                    format!("asked to approve a write to {path} ({})", diff.summary)
+                }
+                ApprovalRequest::Command { command, workdir } => {
+                    format!("asked to approve command {} in {workdir}", excerpt(command, QUOTE))
+                }
+                ApprovalRequest::McpCall { server, tool } => {
+                    format!("asked to approve {tool} of MCP server {server}")
+                }
+                ApprovalRequest::Other { .. } => format!("asked to approve {tool_name}"),
+            }),
             Event::FileChanged { path, diff, .. } => {
                 Some(format!("file changed {path} ({})", diff.summary))
             }
@@ -54,7 +59,13 @@ pub fn user_view(events: &[Event]) -> String {
             Event::LlmFailed { last_error, .. } => {
                 Some(format!("every model failed {}", excerpt(last_error, QUOTE)))
             }
-            Event::Error { message } => Some(format!("error {}", excerpt(message, QUOTE))),
+            Event::TurnEnded { outcome: TurnEnd::Failed { reason } } => {
+                Some(format!("error {}", excerpt(reason, QUOTE)))
+            }
+            Event::TurnEnded { outcome: TurnEnd::Exhausted { rounds } } => {
+                Some(format!("stopped after {rounds} tool rounds"))
+            }
+            Event::TurnEnded { outcome: TurnEnd::Cancelled {} } => Some("stopped".to_string()),
             Event::Done { content, .. } => Some(format!("answer {}", excerpt(content, QUOTE))),
             _ => None,
         };

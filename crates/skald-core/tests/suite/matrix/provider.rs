@@ -174,7 +174,9 @@ async fn http_503_on_every_attempt_of_every_model() {
         .iter()
         .rev()
         .find_map(|e| match e {
-            skald_protocol::Event::Error { message } => Some(message.clone()),
+            skald_protocol::Event::TurnEnded {
+                outcome: skald_protocol::TurnEnd::Failed { reason },
+            } => Some(reason.clone()),
             _ => None,
         })
         .unwrap_or_default();

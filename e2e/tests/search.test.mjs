@@ -1,0 +1,99 @@
+// Full-text search through the real stack: turns stored by `skald serve` against the strict fake
+// provider are found from the Sessions page's search box (the matched word marked in the hit's
+// snippet), the hit opens its session at the matching message (#session/ID?message=M), and Find
+// in session steps to the match there.
+import assert from "node:assert/strict";
+import { mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { after, before, describe, test } from "node:test";
+import { launchBrowser, newPage, screenshotPath } from "../lib/browser.mjs";
+import { startFakeLlm } from "../lib/fake_llm.mjs";
+import { startServer } from "../lib/server.mjs";
+import { stopAll } from "../lib/teardown.mjs";
+
+const TURNS = 24;
+const HIT_TURN = 7;
+const HIT_ANSWER = "The quokka burrow is mapped under the old ledger shed.";
+
+describe("search", () => {
+  let fake;
+  let server;
+  let browser;
+  let page;
+  let workdir;
+  const pageErrors = [];
+  const api = (op, params) => server.call(op, params);
+  const waitForHash = (hash) => page.waitForFunction((want) => window.location.hash === want, hash);
+
+  /** Waits (on the stored rows) until the session's turn has ended. */
+  async function turnEnded(sessionId) {
+    for (;;) {
+      const { running } = await api("turn_running", { session_id: sessionId });
+      if (!running) return;
+      await new Promise((r) => setTimeout(r, 50));
+    }
+  }
+
+  before(async () => {
+    workdir = mkdtempSync(join(tmpdir(), "skald-e2e-search-"));
+    fake = await startFakeLlm({ chunkDelayMs: 0 });
+    server = await startServer({
+      cwd: workdir,
+      env: { SKALD_LLM_BASE_URL: fake.baseUrl, SKALD_LLM_MODEL: "fake-model" },
+    });
+    browser = await launchBrowser();
+    page = await newPage(browser, pageErrors);
+  });
+
+  after(() => stopAll({ browser, server, fake, workdir }));
+
+  test("a word typed in the Sessions search is found, marked, and opens its session at the message", async () => {
+    let sessionId;
+    for (let i = 0; i < TURNS; i++) {
+      await fake.push({ type: "text", content: i === HIT_TURN ? HIT_ANSWER : `Answer ${i}: nothing to report.` });
+      const sent = await api("send_message", { source: "web", text: `Round ${i}: what changed?` });
+      sessionId = sent.session_id;
+      await turnEnded(sessionId);
+    }
+    await fake.push({ type: "text", content: "A different conversation." });
+    const other = await api("send_message", { source: "other", text: "hello elsewhere" });
+    await turnEnded(other.session_id);
+
+    const { hits } = await api("search", { query: { text: "quokka", limit: 5 } });
+    assert.equal(hits.length, 1, JSON.stringify(hits));
+    const messageId = hits[0].at.message_id;
+
+    await page.goto(`${server.base}?token=${server.token}#sessions`);
+    await page.getByRole("searchbox", { name: "Search" }).fill("quokk");
+    const hit = page.locator(`tr[data-session-id="${sessionId}"] .search-hit`);
+    await hit.waitFor();
+    assert.equal(await page.locator("tbody tr").count(), 1, "only the session that holds the word is listed");
+    assert.deepEqual(await hit.locator("mark").allInnerTexts(), ["quokka"]);
+    assert.match(await hit.innerText(), /The quokka burrow is mapped under the old ledger shed\./);
+    await page.screenshot({ path: screenshotPath("40-sessions-search"), fullPage: true });
+
+    const link = hit.getByRole("link", { name: "Assistant" });
+    assert.equal(await link.getAttribute("href"), `#session/${sessionId}?message=${messageId}`);
+    await link.click();
+    await waitForHash(`#session/${sessionId}?message=${messageId}`);
+    await page.getByRole("list", { name: "Session messages" }).getByText(HIT_ANSWER).waitFor();
+    // The session opens at the hit, highlighted (the windowed tree's focus row).
+    const focused = page.locator("li.is-focus");
+    await focused.waitFor();
+    assert.ok((await focused.innerText()).includes(HIT_ANSWER), await focused.innerText());
+
+    // Find in session counts the session's matches and steps to them.
+    const find = page.getByRole("search", { name: "Find in this session" });
+    await find.getByRole("searchbox", { name: "Find in session" }).fill("ledger");
+    await find.getByRole("status").filter({ hasText: "1 match" }).waitFor();
+    await find.getByRole("searchbox", { name: "Find in session" }).fill("what changed");
+    await find.getByRole("status").filter({ hasText: `${TURNS} matches` }).waitFor();
+    await find.getByRole("button", { name: "Next" }).click();
+    await find.getByRole("status").filter({ hasText: `1 of ${TURNS}` }).waitFor();
+    const first = await api("find_in_session", { session_id: sessionId, text: "what changed" });
+    await waitForHash(`#session/${sessionId}?message=${first.matches[0].message_id}`);
+    await page.screenshot({ path: screenshotPath("41-find-in-session"), fullPage: true });
+    assert.deepEqual(pageErrors, []);
+  });
+});
