@@ -114,18 +114,5 @@ desktop keeps compositing; it was not measured here.
 MD
 )
 doc=docs/benchmarks.md
-[ -f "$doc" ] || printf '# Benchmarks\n' >"$doc"
-SECTION=$section python3 - "$doc" <<'PY'
-import os, re, sys
-path = sys.argv[1]
-text = open(path).read()
-section = os.environ["SECTION"].rstrip() + "\n"
-# Replace only our own section: from "## Desktop" to the next "## " heading.
-pattern = re.compile(r"^## Desktop\n.*?(?=^## |\Z)", re.S | re.M)
-if pattern.search(text):
-    text = pattern.sub(lambda _: section + "\n", text, count=1)
-else:
-    text = text.rstrip() + "\n\n" + section
-open(path, "w").write(text.rstrip() + "\n")
-PY
+SECTION=$section python3 scripts/bench-section.py "$doc" "## Desktop"
 echo "desktop-perf: wrote the Desktop section of $doc"

@@ -16,6 +16,9 @@
 # five languages (cells and highlight.js token classes checked, copy button), the word marks of an
 # approval's diff, and axe-core (npm `axe-core`) on every page in the light and the dark theme, with
 # a conversation and on first run: no serious or critical violations.
+# tests/long_session.test.mjs: 300 seeded turns (1,800 messages) and a write waiting for approval:
+# the chat and the debug tree open at the newest rows with a bounded DOM, load earlier pages as
+# they are scrolled up, open at a linked message highlighted, and jump to the pending approval.
 # tests/search.test.mjs: 24 turns against the fake provider, then the Sessions page's search finds
 # a word of one answer (only that session listed, the word marked in its snippet), the hit opens
 # the session at that message (#session/ID?message=M), and Find in session counts and steps.

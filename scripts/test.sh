@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# The whole test suite: formatting, lints, Rust tests, UI tests and the desktop smoke test.
+# The whole test suite: formatting, lints, Rust tests, UI tests, the desktop tests and the small UI
+# scale run.
 # Installs what it needs on a Debian/Ubuntu machine. Usage: scripts/test.sh
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -79,5 +80,8 @@ scripts/appimage-smoke.sh
 
 step "desktop: end-to-end under Xvfb (chat, approval, notification, deep links)"
 scripts/desktop-e2e.sh
+
+step "desktop: UI scale, small size (a long session's chat and debug tree paint their newest answer, bounded DOM)"
+scripts/ui-scale.sh --small
 
 step "all passed in $(( $(date +%s) - start ))s"

@@ -1,5 +1,5 @@
-// Seeds rows into a running server's database through Python's sqlite3 (no engine API yet creates
-// TIC sessions), returning the new session ids in insertion order.
+// Seeds rows into a running server's database through Python's sqlite3: TIC sessions (no engine API
+// creates them) and long conversations (thousands of rows in a second, for the windowed views).
 import { execFileSync } from "node:child_process";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -8,5 +8,15 @@ const SCRIPT = join(dirname(fileURLToPath(import.meta.url)), "seed_tic.py");
 
 export function seedTicSessions(dbPath, count) {
   const out = execFileSync("python3", [SCRIPT, dbPath, String(count)], { encoding: "utf8" });
+  return out.trim().split("\n").map(Number);
+}
+
+const LONG = join(dirname(fileURLToPath(import.meta.url)), "seed_long.py");
+
+/** Appends `turns` turns of `rounds` tool rounds to a session; resolves to its user message ids. */
+export function seedLongSession(dbPath, sessionId, turns, rounds) {
+  const out = execFileSync("python3", [LONG, dbPath, String(sessionId), String(turns), String(rounds)], {
+    encoding: "utf8",
+  });
   return out.trim().split("\n").map(Number);
 }

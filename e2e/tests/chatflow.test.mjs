@@ -48,7 +48,7 @@ describe("steers and reconnects in the chat", () => {
   /** Reloads the page and waits until the conversation is shown again. */
   async function reloadShowing(text) {
     await page.reload();
-    await page.locator("li.bubble-user", { hasText: text }).first().waitFor();
+    await page.locator(".bubble-user", { hasText: text }).first().waitFor();
   }
 
   /** The conversation as [kind, text] pairs, from the first user bubble that says `from`. */
@@ -119,14 +119,14 @@ describe("steers and reconnects in the chat", () => {
     await page.locator('article[data-status="running"]').waitFor();
     // On a fresh install this is pending input 1, while the first history row is message 1.
     await send("Then say you saw this");
-    const steer = page.locator("li.bubble-user", { hasText: "Then say you saw this" });
+    const steer = page.locator(".bubble-user", { hasText: "Then say you saw this" });
     await steer.waitFor();
     assert.equal(await steer.locator(".bubble-queued").count(), 1, "the steer is marked queued");
     await shoot("30-chat-steer-queued");
 
-    await page.locator("li.bubble-assistant", { hasText: "Saw both messages." }).waitFor();
+    await page.locator(".bubble-assistant", { hasText: "Saw both messages." }).waitFor();
     await sendButton().waitFor();
-    assert.equal(await page.locator("li.bubble-user.is-queued").count(), 0, "nothing stays queued");
+    assert.equal(await page.locator(".bubble-user.is-queued").count(), 0, "nothing stays queued");
     const live = await conversationFrom("First, nap");
     assert.deepEqual(
       live.map(([kind]) => kind),
@@ -149,9 +149,9 @@ describe("steers and reconnects in the chat", () => {
   test("a steer sent while the answer streams: the first answer stays, the second follows once", async () => {
     await fake.push([{ type: "text", content: LONG_ANSWER }, { type: "text", content: "Short version: boats." }]);
     await send("Tell me the long story");
-    await page.locator("li.bubble-assistant.is-streaming").waitFor();
+    await page.locator(".bubble-assistant.is-streaming").waitFor();
     await send("Actually, keep it short");
-    await page.locator("li.bubble-assistant:not(.is-streaming)", { hasText: "Short version: boats." }).waitFor();
+    await page.locator(".bubble-assistant:not(.is-streaming)", { hasText: "Short version: boats." }).waitFor();
     await sendButton().waitFor();
     const live = await conversationFrom("Tell me the long story");
     assert.deepEqual(
@@ -164,7 +164,7 @@ describe("steers and reconnects in the chat", () => {
       ],
     );
     assert.equal(live[1][1], LONG_ANSWER, "the first answer is shown whole");
-    assert.equal(await page.locator("li.bubble-assistant.is-streaming").count(), 0);
+    assert.equal(await page.locator(".bubble-assistant.is-streaming").count(), 0);
     await shoot("32-chat-steer-after-answer");
 
     await reloadShowing("Tell me the long story");
@@ -181,14 +181,14 @@ describe("steers and reconnects in the chat", () => {
     await card.waitFor();
     const asked = (await fake.requests()).length;
     await send("The deadline is Friday");
-    const queued = page.locator("li.bubble-user.is-queued", { hasText: "The deadline is Friday" });
+    const queued = page.locator(".bubble-user.is-queued", { hasText: "The deadline is Friday" });
     await queued.waitFor();
     assert.match(await queued.locator(".bubble-queued").innerText(), /waiting for your decision on write_file plan\.md/);
     await shoot("35-chat-queued-behind-approval");
     assert.equal((await fake.requests()).length, asked, "the model is not asked while the write waits");
 
     await card.getByRole("button", { name: /^Approve/ }).first().click();
-    await page.locator("li.bubble-assistant", { hasText: "Wrote plan.md and noted the deadline." }).waitFor();
+    await page.locator(".bubble-assistant", { hasText: "Wrote plan.md and noted the deadline." }).waitFor();
     const live = await conversationFrom("Write plan.md");
     assert.deepEqual(
       live.map(([kind]) => kind),
@@ -220,7 +220,7 @@ describe("steers and reconnects in the chat", () => {
     offline = false;
 
     await page.locator('article[data-status="done"]', { hasText: "sleep 2 && echo rested" }).waitFor();
-    await page.locator("li.bubble-assistant", { hasText: "Rested and ready." }).waitFor();
+    await page.locator(".bubble-assistant", { hasText: "Rested and ready." }).waitFor();
     await sendButton().waitFor();
     assert.equal(await page.locator('article[data-status="running"]').count(), 0);
     assert.equal(await page.evaluate(() => window.__sameDocument), true, "the page was not reloaded");

@@ -68,17 +68,17 @@ describe("chat, approvals, debug tree and settings against the fake provider", (
     assert.equal(await page.evaluate(() => window.location.hash), "#chat/web");
 
     await send("Say something long, please");
-    await page.locator('li.bubble-user', { hasText: "Say something long, please" }).waitFor();
-    const bubble = page.locator("li.bubble-assistant").last();
+    await page.locator('.bubble-user', { hasText: "Say something long, please" }).waitFor();
+    const bubble = page.locator(".bubble-assistant").last();
     // While streaming, the bubble holds a growing prefix of the answer.
-    await page.locator("li.bubble-assistant.is-streaming").waitFor();
+    await page.locator(".bubble-assistant.is-streaming").waitFor();
     await stopButton().waitFor();
     const partial = (await bubble.innerText()).trim();
     assert.ok(partial.length > 0 && partial.length < STREAMED.length, `partial text while streaming: "${partial}"`);
     assert.ok(STREAMED.startsWith(partial.slice(0, 10)), `streamed text is a prefix of the answer: "${partial}"`);
     await shoot("10-chat-streaming");
 
-    await page.locator("li.bubble-assistant:not(.is-streaming)", { hasText: "lazy dog, then the dog naps" }).waitFor();
+    await page.locator(".bubble-assistant:not(.is-streaming)", { hasText: "lazy dog, then the dog naps" }).waitFor();
     assert.equal((await bubble.innerText()).trim(), STREAMED);
     await sendButton().waitFor();
     await shoot("11-chat-streamed");
@@ -142,7 +142,7 @@ describe("chat, approvals, debug tree and settings against the fake provider", (
     assert.equal(readFileSync(join(workdir, "notes.md"), "utf8"), APPROVED, "the approved edit is on disk");
 
     await page.locator('nav a[href="#chat/web"]').click();
-    await page.locator("li.bubble-assistant", { hasText: "Updated notes.md as asked." }).waitFor();
+    await page.locator(".bubble-assistant", { hasText: "Updated notes.md as asked." }).waitFor();
     await sendButton().waitFor();
     // The done write shows what it changed: "hello" replaced by "approved body".
     const applied = page.locator('article[data-status="done"] figure.diff');
@@ -198,7 +198,7 @@ describe("chat, approvals, debug tree and settings against the fake provider", (
     assert.equal(await sendButton().count(), 0);
     await shoot("18-chat-reloaded-running");
 
-    await page.locator("li.bubble-assistant", { hasText: "Sorry for the wait: here it is." }).waitFor({ timeout: 15_000 });
+    await page.locator(".bubble-assistant", { hasText: "Sorry for the wait: here it is." }).waitFor({ timeout: 15_000 });
     await sendButton().waitFor();
     assert.equal(await stopButton().count(), 0);
     await shoot("19-chat-after-stall");
@@ -241,7 +241,7 @@ describe("chat, approvals, debug tree and settings against the fake provider", (
 
     // The chat shows the session's bypass too.
     await page.locator('nav a[href="#chat/web"]').click();
-    await page.locator("li.bubble-assistant", { hasText: "Wrote bypass.md twice." }).waitFor();
+    await page.locator(".bubble-assistant", { hasText: "Wrote bypass.md twice." }).waitFor();
     const strip = page.getByRole("region", { name: "Bypasses in this session" });
     await strip.waitFor();
     assert.match(await strip.innerText(), /filesystem tools/);
@@ -262,7 +262,7 @@ describe("chat, approvals, debug tree and settings against the fake provider", (
     await card.waitFor();
     assert.equal(readFileSync(join(workdir, "bypass.md"), "utf8"), "two\n");
     await card.getByRole("button", { name: "Approve", exact: true }).click();
-    await page.locator("li.bubble-assistant", { hasText: "Wrote it again." }).waitFor();
+    await page.locator(".bubble-assistant", { hasText: "Wrote it again." }).waitFor();
     assert.equal(readFileSync(join(workdir, "bypass.md"), "utf8"), "three\n");
     await shoot("24-chat-after-revoke");
   });

@@ -68,7 +68,7 @@ describe("rendering of model output and accessibility of every page", () => {
     await page.goto(`${server.base}?token=${server.token}#chat/web`);
     await composer().fill("Show me everything");
     await page.getByRole("button", { name: "Send", exact: true }).click();
-    const answer = page.locator("li.bubble-assistant:not(.is-streaming)", { hasText: "deepest" });
+    const answer = page.locator(".bubble-assistant:not(.is-streaming)", { hasText: "deepest" });
     await answer.waitFor();
 
     const table = answer.getByRole("table");

@@ -78,6 +78,10 @@ describe("search", () => {
     await link.click();
     await waitForHash(`#session/${sessionId}?message=${messageId}`);
     await page.getByRole("list", { name: "Session messages" }).getByText(HIT_ANSWER).waitFor();
+    // The session opens at the hit, highlighted (the windowed tree's focus row).
+    const focused = page.locator("li.is-focus");
+    await focused.waitFor();
+    assert.ok((await focused.innerText()).includes(HIT_ANSWER), await focused.innerText());
 
     // Find in session counts the session's matches and steps to them.
     const find = page.getByRole("search", { name: "Find in this session" });

@@ -7,9 +7,10 @@
 use skald_core::engine::ChatOptions;
 use skald_protocol::{
     Answer, ApprovalRuleInput, ApprovalRuleView, BypassView, CompactResult, ConnectionTest,
-    Decision, DecisionInput, Inbox, LlmClientInput, Page, RunContext, SearchQuery, SearchResults,
-    SendResult, SessionDetail, SessionListQuery, SessionMatches, SessionMeta, SessionRef,
-    SessionSummary, SessionUsage, SettingsView, StopResult, ToolGroupsReset, TurnStatus,
+    DebugMessage, Decision, DecisionInput, Inbox, ItemRef, LlmClientInput, Page, RunContext,
+    SearchQuery, SearchResults, SendResult, SessionDetail, SessionListQuery, SessionMatches,
+    SessionMeta, SessionRef, SessionSummary, SessionUsage, SessionWindow, SettingsView, StopResult,
+    ToolGroupsReset, TurnStatus, WindowQuery,
 };
 
 use crate::declare::operations;
@@ -31,6 +32,34 @@ operations! {
         errors: [NotFound, Storage],
         events: [],
         run: |engine, _, p| engine.session_detail(p.session_id).await,
+    }
+
+    /// A window of the session tree, keyset-paged: the newest rows, the page before or after a
+    /// row, or the rows around one (a link to a message, a jump to a pending approval). Long
+    /// texts and results come as previews with their full length; `session_item` has them whole.
+    session_window {
+        params: SessionWindowParams {
+            #[ts(type = "number")]
+            session_id: i64,
+            query: WindowQuery,
+        },
+        result: SessionWindow,
+        errors: [NotFound, Storage],
+        events: [],
+        run: |engine, _, p| engine.session_window(p.session_id, p.query).await,
+    }
+
+    /// One row of the session tree whole (what a window cut to a preview, read on expand).
+    session_item {
+        params: SessionItemParams {
+            #[ts(type = "number")]
+            session_id: i64,
+            item: ItemRef,
+        },
+        result: DebugMessage,
+        errors: [NotFound, Storage],
+        events: [],
+        run: |engine, _, p| engine.session_item(p.session_id, p.item).await,
     }
 
     /// The best hits across every session, best first: words of messages (the last one, while

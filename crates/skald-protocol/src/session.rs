@@ -129,6 +129,12 @@ pub enum DebugMessage {
         stack_id: i64,
         depth: u32,
         created_at: String,
+        /// Characters of the whole text; more than `content` holds when the row was cut to a
+        /// preview (`truncated`).
+        #[ts(type = "number")]
+        content_chars: u64,
+        /// The text or the reasoning was cut to a preview: `session_item` has the whole row.
+        truncated: bool,
     },
     /// Assistant text produced together with tool calls.
     Thinking {
@@ -145,6 +151,12 @@ pub enum DebugMessage {
         stack_id: i64,
         depth: u32,
         created_at: String,
+        /// Characters of the whole text; more than `content` holds when the row was cut to a
+        /// preview (`truncated`).
+        #[ts(type = "number")]
+        content_chars: u64,
+        /// The text or the reasoning was cut to a preview: `session_item` has the whole row.
+        truncated: bool,
     },
     Assistant {
         #[ts(type = "number")]
@@ -160,6 +172,12 @@ pub enum DebugMessage {
         stack_id: i64,
         depth: u32,
         created_at: String,
+        /// Characters of the whole text; more than `content` holds when the row was cut to a
+        /// preview (`truncated`).
+        #[ts(type = "number")]
+        content_chars: u64,
+        /// The text or the reasoning was cut to a preview: `session_item` has the whole row.
+        truncated: bool,
     },
     Tool {
         #[ts(type = "number")]
@@ -180,6 +198,12 @@ pub enum DebugMessage {
         stack_id: i64,
         depth: u32,
         created_at: String,
+        /// Characters of the whole result (0 without one).
+        #[ts(type = "number")]
+        result_chars: u64,
+        /// The result, a long argument string or a large diff was cut from this preview:
+        /// `session_item` has the whole call.
+        truncated: bool,
     },
     /// A sub-agent frame opened under its spawning call.
     Agent {
@@ -197,6 +221,102 @@ pub enum DebugMessage {
         agent_id: String,
         depth: u32,
     },
+}
+
+/// One item of a session's tree: a window's edge or the target of a jump.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, TS)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum ItemRef {
+    /// A user, agent or assistant message (`message_id`).
+    Message {
+        #[ts(type = "number")]
+        id: i64,
+    },
+    /// A tool call (`tool_call_id`).
+    Tool {
+        #[ts(type = "number")]
+        id: i64,
+    },
+    /// The opening row of a sub-agent frame.
+    Agent {
+        #[ts(type = "number")]
+        stack_id: i64,
+    },
+    /// The closing row of a sub-agent frame.
+    AgentEnd {
+        #[ts(type = "number")]
+        stack_id: i64,
+    },
+}
+
+impl ItemRef {
+    /// The reference of a tree row.
+    pub fn of(item: &DebugMessage) -> Self {
+        match item {
+            DebugMessage::User { message_id, .. }
+            | DebugMessage::Thinking { message_id, .. }
+            | DebugMessage::Assistant { message_id, .. } => Self::Message { id: *message_id },
+            DebugMessage::Tool { tool_call_id, .. } => Self::Tool { id: *tool_call_id },
+            DebugMessage::Agent { stack_id, .. } => Self::Agent { stack_id: *stack_id },
+            DebugMessage::AgentEnd { stack_id, .. } => Self::AgentEnd { stack_id: *stack_id },
+        }
+    }
+}
+
+/// Where a window of the tree sits.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum WindowAnchor {
+    /// The newest rows.
+    Latest,
+    /// The rows just before `item` (an earlier page), nearest last.
+    Before { item: ItemRef },
+    /// The rows just after `item` (a later page).
+    After { item: ItemRef },
+    /// `item` with rows on both sides (a jump to a message, a call or a search hit).
+    Around { item: ItemRef },
+}
+
+/// Default rows of one window.
+pub const DEFAULT_WINDOW_LIMIT: u32 = 100;
+/// Most rows one window may hold.
+pub const MAX_WINDOW_LIMIT: u32 = 500;
+
+/// A window of a session's tree (`session_window`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
+pub struct WindowQuery {
+    pub anchor: WindowAnchor,
+    /// Rows wanted (1..=500; larger asks are cut to 500).
+    pub limit: u32,
+}
+
+impl Default for WindowQuery {
+    fn default() -> Self {
+        Self { anchor: WindowAnchor::Latest, limit: DEFAULT_WINDOW_LIMIT }
+    }
+}
+
+/// Part of a session's tree in replay order, keyset-paged on row ids: the rows of one page,
+/// with long texts cut to previews.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+pub struct SessionWindow {
+    pub session: SessionMeta,
+    pub items: Vec<DebugMessage>,
+    /// Rows exist before the first one (ask with `before` the first row).
+    pub has_more_before: bool,
+    /// Rows exist after the last one; false means the window reaches the newest row.
+    pub has_more_after: bool,
+    /// Position in `items` of the anchor of an `around` window.
+    pub anchor_index: Option<u32>,
+    /// As in `SessionDetail`: messages waiting to be folded in, oldest first.
+    pub pending_inputs: Vec<PendingInput>,
+    /// Calls of the session waiting for a human decision or answer, oldest first, loaded or not
+    /// (what "jump to the pending approval" goes to).
+    #[ts(type = "number[]")]
+    pub awaiting_human: Vec<i64>,
+    /// How the turns that ended within this window's rows ended, oldest first (each goes after
+    /// the row `after_message_id` names); a window reaching the newest row has every later end.
+    pub turn_ends: Vec<crate::EndedTurn>,
 }
 
 /// `GET /api/sessions/:id` — the whole session tree in one read.

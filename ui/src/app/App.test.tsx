@@ -76,7 +76,7 @@ describe("app frame", () => {
     const backend = new MockBackend();
     renderApp(backend, "#session/abc");
     expect(screen.getByRole("heading", { level: 1, name: "Page not found" })).toBeTruthy();
-    expect(backend.detailCalls).toEqual([]);
+    expect(backend.windowCalls).toEqual([]);
   });
 
   it.each([

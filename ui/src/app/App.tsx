@@ -15,13 +15,13 @@ import { Sidebar } from "./Sidebar";
 function Page({ route }: { route: Route }) {
   switch (route.name) {
     case "chat":
-      return <ChatPage source={route.source} />;
+      return <ChatPage source={route.source} focus={route.focus} />;
     case "inbox":
       return <InboxPage />;
     case "sessions":
       return <SessionsPage params={route.params} />;
     case "session":
-      return <SessionDetailPage id={route.id} />;
+      return <SessionDetailPage id={route.id} focus={route.focus} />;
     case "tic":
       return <TicPage page={route.page} />;
     case "settings":

@@ -3,12 +3,17 @@ import { formatRoute, parseHash } from "./route";
 
 describe("hash routes", () => {
   it("parses every page the sidebar and links produce", () => {
-    expect(parseHash("")).toEqual({ name: "chat", source: "web" });
-    expect(parseHash("#chat/telegram")).toEqual({ name: "chat", source: "telegram" });
-    expect(parseHash("#chat/my%20project")).toEqual({ name: "chat", source: "my project" });
+    expect(parseHash("")).toEqual({ name: "chat", source: "web", focus: null });
+    expect(parseHash("#chat/telegram")).toEqual({ name: "chat", source: "telegram", focus: null });
+    expect(parseHash("#chat/my%20project")).toEqual({ name: "chat", source: "my project", focus: null });
     expect(parseHash("#inbox")).toEqual({ name: "inbox" });
     expect(parseHash("#settings")).toEqual({ name: "settings" });
-    expect(parseHash("#session/42")).toEqual({ name: "session", id: 42 });
+    expect(parseHash("#session/42")).toEqual({ name: "session", id: 42, focus: null })
+    // A search hit or a notification opens a conversation at one row.
+    expect(parseHash("#session/42?message=123")).toEqual({ name: "session", id: 42, focus: { type: "message", id: 123 } });
+    expect(parseHash("#session/42?call=9")).toEqual({ name: "session", id: 42, focus: { type: "tool", id: 9 } });
+    expect(parseHash("#chat/web?message=5")).toEqual({ name: "chat", source: "web", focus: { type: "message", id: 5 } });
+    expect(parseHash("#session/42?message=x")).toEqual({ name: "session", id: 42, focus: null });
     expect(parseHash("#tic")).toEqual({ name: "tic", page: 1 });
     expect(parseHash("#tic?page=3")).toEqual({ name: "tic", page: 3 });
     expect(parseHash("#sessions?source=cron&search=disk&page=2")).toEqual({
@@ -30,9 +35,11 @@ describe("hash routes", () => {
 
   it("formats routes that parse back to themselves", () => {
     const routes = [
-      { name: "chat", source: "a b/c" },
+      { name: "chat", source: "a b/c", focus: null },
+      { name: "chat", source: "web", focus: { type: "message", id: 3 } },
       { name: "tic", page: 4 },
-      { name: "session", id: 7 },
+      { name: "session", id: 7, focus: null },
+      { name: "session", id: 7, focus: { type: "tool", id: 8 } },
       { name: "sessions", params: { source: "tic", search: "x & y", page: 3 } },
       { name: "sessions", params: { source: null, search: null, page: 1 } },
     ] as const;

@@ -1,15 +1,22 @@
 // Hash routes: parsing and formatting; the address bar is the source of truth for what is shown.
 import { useCallback, useSyncExternalStore } from "react";
+import type { ItemRef } from "../backend";
 
 export const DEFAULT_CHAT_SOURCE = "web";
 
 export type ListParams = { source: string | null; search: string | null; page: number };
 
+/**
+ * A row to open a conversation at (loaded with the rows around it and highlighted):
+ * `?message=ID` or `?call=ID` after `#chat/{source}` or `#session/{id}`.
+ */
+export type Focus = ItemRef | null;
+
 export type Route =
-  | { name: "chat"; source: string }
+  | { name: "chat"; source: string; focus: Focus }
   | { name: "inbox" }
   | { name: "sessions"; params: ListParams }
-  | { name: "session"; id: number }
+  | { name: "session"; id: number; focus: Focus }
   | { name: "tic"; page: number }
   | { name: "settings" }
   | { name: "not_found"; hash: string };
@@ -18,6 +25,19 @@ function positiveInt(value: string | null | undefined): number | null {
   if (value == null || !/^\d+$/.test(value)) return null;
   const n = Number(value);
   return Number.isSafeInteger(n) && n > 0 ? n : null;
+}
+
+function focusOf(query: URLSearchParams): Focus {
+  const message = positiveInt(query.get("message"));
+  if (message) return { type: "message", id: message };
+  const call = positiveInt(query.get("call"));
+  return call ? { type: "tool", id: call } : null;
+}
+
+function focusQuery(focus: Focus): string {
+  if (focus?.type === "message") return `?message=${focus.id}`;
+  if (focus?.type === "tool") return `?call=${focus.id}`;
+  return "";
 }
 
 function decode(part: string): string | null {
@@ -38,11 +58,11 @@ export function parseHash(hash: string): Route {
 
   switch (head) {
     case "":
-      return rest.length === 0 ? { name: "chat", source: DEFAULT_CHAT_SOURCE } : notFound;
+      return rest.length === 0 ? { name: "chat", source: DEFAULT_CHAT_SOURCE, focus: null } : notFound;
     case "chat": {
-      if (rest.length === 0) return { name: "chat", source: DEFAULT_CHAT_SOURCE };
+      if (rest.length === 0) return { name: "chat", source: DEFAULT_CHAT_SOURCE, focus: focusOf(query) };
       const source = rest.length === 1 && rest[0] ? decode(rest[0]) : null;
-      return source ? { name: "chat", source } : notFound;
+      return source ? { name: "chat", source, focus: focusOf(query) } : notFound;
     }
     case "inbox":
       return rest.length === 0 ? { name: "inbox" } : notFound;
@@ -62,7 +82,7 @@ export function parseHash(hash: string): Route {
       return rest.length === 0 ? { name: "tic", page: positiveInt(query.get("page")) ?? 1 } : notFound;
     case "session": {
       const id = rest.length === 1 ? positiveInt(rest[0]) : null;
-      return id ? { name: "session", id } : notFound;
+      return id ? { name: "session", id, focus: focusOf(query) } : notFound;
     }
     default:
       return notFound;
@@ -72,13 +92,13 @@ export function parseHash(hash: string): Route {
 export function formatRoute(route: Exclude<Route, { name: "not_found" }>): string {
   switch (route.name) {
     case "chat":
-      return `#chat/${encodeURIComponent(route.source)}`;
+      return `#chat/${encodeURIComponent(route.source)}${focusQuery(route.focus)}`;
     case "inbox":
       return "#inbox";
     case "settings":
       return "#settings";
     case "session":
-      return `#session/${route.id}`;
+      return `#session/${route.id}${focusQuery(route.focus)}`;
     case "tic":
       return route.page > 1 ? `#tic?page=${route.page}` : "#tic";
     case "sessions": {

@@ -1,11 +1,15 @@
 // Generated from the operation table in crates/skald-api/src/table.rs. Do not edit by hand:
 // run `UPDATE_BINDINGS=1 cargo test -p skald-api --test all typescript` instead.
 
-import type { JsonValue, ErrorCode, Page, SearchQuery, SearchResults, SessionMatches, SessionListQuery, SessionSummary, SessionMeta, SessionDetail, SendResult, SessionUsage, CompactResult, SessionRef, StopResult, TurnStatus, ToolGroupsReset, RunContext, Answer, Inbox, DecisionInput, Decision, BypassView, LlmClientInput, SettingsView, ConnectionTest, ApprovalRuleView, ApprovalRuleInput, EventKind } from "./bindings";
+import type { JsonValue, ErrorCode, Page, SearchQuery, SearchResults, SessionMatches, SessionListQuery, SessionSummary, SessionMeta, DebugMessage, SessionDetail, ItemRef, WindowQuery, SessionWindow, SendResult, SessionUsage, CompactResult, SessionRef, StopResult, TurnStatus, ToolGroupsReset, RunContext, Answer, Inbox, DecisionInput, Decision, BypassView, LlmClientInput, SettingsView, ConnectionTest, ApprovalRuleView, ApprovalRuleInput, EventKind } from "./bindings";
 
 export type ListSessionsParams = { query: SessionListQuery, };
 
 export type SessionDetailParams = { session_id: number, };
+
+export type SessionWindowParams = { session_id: number, query: WindowQuery, };
+
+export type SessionItemParams = { session_id: number, item: ItemRef, };
 
 export type SearchParams = { query: SearchQuery, };
 
@@ -69,6 +73,8 @@ export type SetRunContextParams = { session_id: number, run_context: RunContext 
 export type Operations = {
   list_sessions: { params: ListSessionsParams; result: Page<SessionSummary> };
   session_detail: { params: SessionDetailParams; result: SessionDetail };
+  session_window: { params: SessionWindowParams; result: SessionWindow };
+  session_item: { params: SessionItemParams; result: DebugMessage };
   search: { params: SearchParams; result: SearchResults };
   find_in_session: { params: FindInSessionParams; result: SessionMatches };
   rename_session: { params: RenameSessionParams; result: SessionMeta };
@@ -104,6 +110,8 @@ export type OpName = keyof Operations;
 export const OPERATION_NAMES: readonly OpName[] = [
   "list_sessions",
   "session_detail",
+  "session_window",
+  "session_item",
   "search",
   "find_in_session",
   "rename_session",
@@ -150,6 +158,20 @@ export interface Api {
    * Errors: not_found, storage. Events: none.
    */
   session_detail(params: SessionDetailParams): Promise<SessionDetail>;
+  /**
+   * A window of the session tree, keyset-paged: the newest rows, the page before or after a
+   * row, or the rows around one (a link to a message, a jump to a pending approval). Long
+   * texts and results come as previews with their full length; `session_item` has them whole.
+   *
+   * Errors: not_found, storage. Events: none.
+   */
+  session_window(params: SessionWindowParams): Promise<SessionWindow>;
+  /**
+   * One row of the session tree whole (what a window cut to a preview, read on expand).
+   *
+   * Errors: not_found, storage. Events: none.
+   */
+  session_item(params: SessionItemParams): Promise<DebugMessage>;
   /**
    * The best hits across every session, best first: words of messages (the last one, while
    * it is typed, as a prefix) and substrings of tool names, paths and command lines, each
@@ -338,6 +360,8 @@ export function makeApi(call: Transport): Api {
   return {
     list_sessions: (params) => call("list_sessions", params) as Promise<Page<SessionSummary>>,
     session_detail: (params) => call("session_detail", params) as Promise<SessionDetail>,
+    session_window: (params) => call("session_window", params) as Promise<SessionWindow>,
+    session_item: (params) => call("session_item", params) as Promise<DebugMessage>,
     search: (params) => call("search", params) as Promise<SearchResults>,
     find_in_session: (params) => call("find_in_session", params) as Promise<SessionMatches>,
     rename_session: (params) => call("rename_session", params) as Promise<SessionMeta>,

@@ -74,7 +74,34 @@ export type SessionMeta = { id: number, title: string | null, source: string, ag
 
 export type ToolStatus = "pending" | "running" | "done" | "failed" | "rejected" | "cancelled";
 
-export type DebugMessage = { "kind": "user", message_id: number, content: string, is_synthetic: boolean, failed: boolean, stack_id: number, depth: number, created_at: string, } | { "kind": "thinking", message_id: number, content: string, reasoning: string | null, is_synthetic: boolean, input_tokens: number | null, output_tokens: number | null, stack_id: number, depth: number, created_at: string, } | { "kind": "assistant", message_id: number, content: string, reasoning: string | null, is_synthetic: boolean, input_tokens: number | null, output_tokens: number | null, stack_id: number, depth: number, created_at: string, } | { "kind": "tool", tool_call_id: number, message_id: number, name: string, 
+export type DebugMessage = { "kind": "user", message_id: number, content: string, is_synthetic: boolean, failed: boolean, stack_id: number, depth: number, created_at: string, 
+/**
+ * Characters of the whole text; more than `content` holds when the row was cut to a
+ * preview (`truncated`).
+ */
+content_chars: number, 
+/**
+ * The text or the reasoning was cut to a preview: `session_item` has the whole row.
+ */
+truncated: boolean, } | { "kind": "thinking", message_id: number, content: string, reasoning: string | null, is_synthetic: boolean, input_tokens: number | null, output_tokens: number | null, stack_id: number, depth: number, created_at: string, 
+/**
+ * Characters of the whole text; more than `content` holds when the row was cut to a
+ * preview (`truncated`).
+ */
+content_chars: number, 
+/**
+ * The text or the reasoning was cut to a preview: `session_item` has the whole row.
+ */
+truncated: boolean, } | { "kind": "assistant", message_id: number, content: string, reasoning: string | null, is_synthetic: boolean, input_tokens: number | null, output_tokens: number | null, stack_id: number, depth: number, created_at: string, 
+/**
+ * Characters of the whole text; more than `content` holds when the row was cut to a
+ * preview (`truncated`).
+ */
+content_chars: number, 
+/**
+ * The text or the reasoning was cut to a preview: `session_item` has the whole row.
+ */
+truncated: boolean, } | { "kind": "tool", tool_call_id: number, message_id: number, name: string, 
 /**
  * What the call does, e.g. `write_file src/main.rs` (the live `ToolStart`'s
  * `label_full`); the bare name when the tool is unknown or its arguments do not parse.
@@ -83,7 +110,16 @@ label: string, arguments: unknown, status: ToolStatus, result: string | null,
 /**
  * The change a write call made, recorded when it finished.
  */
-diff: FileDiff | null, stack_id: number, depth: number, created_at: string, } | { "kind": "agent", stack_id: number, agent_id: string, depth: number, prompt: string | null, parent_tool_call_id: number | null, } | { "kind": "agent_end", stack_id: number, agent_id: string, depth: number, };
+diff: FileDiff | null, stack_id: number, depth: number, created_at: string, 
+/**
+ * Characters of the whole result (0 without one).
+ */
+result_chars: number, 
+/**
+ * The result, a long argument string or a large diff was cut from this preview:
+ * `session_item` has the whole call.
+ */
+truncated: boolean, } | { "kind": "agent", stack_id: number, agent_id: string, depth: number, prompt: string | null, parent_tool_call_id: number | null, } | { "kind": "agent_end", stack_id: number, agent_id: string, depth: number, };
 
 export type PendingInput = { 
 /**
@@ -113,6 +149,44 @@ pending_inputs: Array<PendingInput>,
 /**
  * How each turn of the session ended, oldest first (a turn that parked and was continued
  * has one entry per run).
+ */
+turn_ends: Array<EndedTurn>, };
+
+export type ItemRef = { "type": "message", id: number, } | { "type": "tool", id: number, } | { "type": "agent", stack_id: number, } | { "type": "agent_end", stack_id: number, };
+
+export type WindowAnchor = { "type": "latest" } | { "type": "before", item: ItemRef, } | { "type": "after", item: ItemRef, } | { "type": "around", item: ItemRef, };
+
+export type WindowQuery = { anchor: WindowAnchor, 
+/**
+ * Rows wanted (1..=500; larger asks are cut to 500).
+ */
+limit: number, };
+
+export type SessionWindow = { session: SessionMeta, items: Array<DebugMessage>, 
+/**
+ * Rows exist before the first one (ask with `before` the first row).
+ */
+has_more_before: boolean, 
+/**
+ * Rows exist after the last one; false means the window reaches the newest row.
+ */
+has_more_after: boolean, 
+/**
+ * Position in `items` of the anchor of an `around` window.
+ */
+anchor_index: number | null, 
+/**
+ * As in `SessionDetail`: messages waiting to be folded in, oldest first.
+ */
+pending_inputs: Array<PendingInput>, 
+/**
+ * Calls of the session waiting for a human decision or answer, oldest first, loaded or not
+ * (what "jump to the pending approval" goes to).
+ */
+awaiting_human: number[], 
+/**
+ * How the turns that ended within this window's rows ended, oldest first (each goes after
+ * the row `after_message_id` names); a window reaching the newest row has every later end.
  */
 turn_ends: Array<EndedTurn>, };
 

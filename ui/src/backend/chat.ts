@@ -1,5 +1,7 @@
-// The chat view model: built from a session's debug tree, then advanced by live engine events.
-import type { DebugMessage, EndedTurn, Event, FileDiff, ResultType, SessionDetail, TurnEnd } from "./bindings";
+// The chat view model: built from a window of the session tree, grown by earlier pages as the
+// user scrolls up, and advanced by live engine events.
+import type { DebugMessage, EndedTurn, Event, FileDiff, ItemRef, ResultType, SessionDetail, SessionWindow, TurnEnd } from "./bindings";
+import { itemRef } from "./window";
 
 export type CardStatus = "running" | "done" | "error" | "cancelled" | "rejected" | "pending";
 
@@ -18,7 +20,7 @@ export type ApprovalInfo = {
   mcp: { server: string; tool: string } | null;
 };
 
-export type UserItem = { kind: "user"; key: string; messageId: number; content: string };
+export type UserItem = { kind: "user"; key: string; messageId: number; content: string; truncated?: boolean };
 /** A message stored while the session was busy, not yet part of the history (a pending input). */
 export type QueuedItem = { key: string; pendingInputId: number; content: string };
 export type AssistantItem = {
@@ -28,9 +30,15 @@ export type AssistantItem = {
   content: string;
   reasoning: string | null;
   streaming: boolean;
+  /** The text was cut to a preview; the whole message is fetched on expand. */
+  truncated: boolean;
 };
 export type ToolItem = {
   kind: "tool";
+  /** The result or an argument was cut to a preview; the whole call is fetched on expand. */
+  truncated: boolean;
+  /** Characters of the whole result. */
+  resultChars: number;
   key: string;
   toolCallId: number;
   name: string;
@@ -63,10 +71,41 @@ export type ChatState = {
   outputTokens: number | null;
   /** Counter for locally made keys (notices, streaming bubbles). */
   seq: number;
+  /** Rows of the session exist before the loaded ones: scrolling up loads them. */
+  hasMoreBefore: boolean;
+  /**
+   * The loaded rows stop before the newest (after a jump to an older row): live rows are not
+   * appended until the user goes back to the latest.
+   */
+  hasMoreAfter: boolean;
+  /** Tree rows at the edges of what is loaded: where an earlier or later page starts. */
+  first: ItemRef | null;
+  last: ItemRef | null;
+  /** Key of the item a jump landed on (highlighted). */
+  highlight: string | null;
+  /** Calls of the session waiting for a human when the window was read (loaded or not). */
+  awaiting: number[];
+  /** Counts fresh windows (a load, a jump, a resync): the list starts over at each. */
+  generation: number;
 };
 
 export function emptyChat(sessionId: number | null, running = false): ChatState {
-  return { sessionId, items: [], queued: [], running, inputTokens: null, outputTokens: null, seq: 0 };
+  return {
+    sessionId,
+    items: [],
+    queued: [],
+    running,
+    inputTokens: null,
+    outputTokens: null,
+    seq: 0,
+    hasMoreBefore: false,
+    hasMoreAfter: false,
+    first: null,
+    last: null,
+    highlight: null,
+    awaiting: [],
+    generation: 0,
+  };
 }
 
 const WRITE_TOOLS = new Set(["write_file", "edit_file", "insert_at_line", "replace_lines"]);
@@ -181,6 +220,8 @@ function toolFromDebug(m: Extract<DebugMessage, { kind: "tool" }>): ToolItem {
   return {
     kind: "tool",
     key: `tool-${m.tool_call_id}`,
+    truncated: m.truncated,
+    resultChars: m.result_chars,
     toolCallId: m.tool_call_id,
     name: m.name,
     label: m.label,
@@ -195,53 +236,150 @@ function toolFromDebug(m: Extract<DebugMessage, { kind: "tool" }>): ToolItem {
   };
 }
 
-/** The conversation a person sees: synthetic rows and sub-agent bookkeeping are left out. */
-export function chatFromDetail(detail: SessionDetail, running: boolean): ChatState {
-  const state = emptyChat(detail.session.id, running);
-  // Each stored turn end goes after the newest row it saw, so a reload shows why turns ended.
-  const ends = detail.turn_ends.slice();
+/** The chat item a tree row shows as, if any: synthetic rows and sub-agent bookkeeping are left out. */
+export function chatItem(m: DebugMessage): ChatItem | null {
+  switch (m.kind) {
+    case "user":
+      return m.is_synthetic ? null : { ...userItem(m.message_id, m.content), truncated: m.truncated };
+    case "thinking":
+    case "assistant":
+      if (m.is_synthetic || !(m.content || m.reasoning)) return null;
+      return {
+        kind: "assistant",
+        key: `msg-${m.message_id}`,
+        messageId: m.message_id,
+        content: m.content,
+        reasoning: m.reasoning,
+        streaming: false,
+        truncated: m.truncated,
+      };
+    case "tool":
+      return toolFromDebug(m);
+    case "agent":
+    case "agent_end":
+      return null;
+  }
+}
+
+/**
+ * The conversation a person sees in `rows`, with each stored turn end after the newest row it saw
+ * (so a reload shows why turns ended), and the last token counts reported among them.
+ */
+function fromRows(
+  rows: DebugMessage[],
+  turnEnds: EndedTurn[],
+): { items: ChatItem[]; inputTokens: number | null; outputTokens: number | null } {
+  const items: ChatItem[] = [];
+  let inputTokens: number | null = null;
+  let outputTokens: number | null = null;
+  const ends = turnEnds.slice();
   const flushEnds = (upTo: number | null) => {
     for (let end = ends[0]; end && (upTo === null || (end.after_message_id ?? -1) < upTo); end = ends[0]) {
       ends.shift();
       const item = turnEndItem(end);
-      if (item) state.items.push(item);
+      if (item) items.push(item);
     }
   };
-  for (const m of detail.messages) {
+  for (const m of rows) {
     const id = debugMessageId(m);
     if (id !== null) flushEnds(id);
-    switch (m.kind) {
-      case "user":
-        if (!m.is_synthetic) {
-          state.items.push(userItem(m.message_id, m.content));
-        }
-        break;
-      case "thinking":
-      case "assistant":
-        if (m.input_tokens !== null) state.inputTokens = m.input_tokens;
-        if (m.output_tokens !== null) state.outputTokens = m.output_tokens;
-        if (!m.is_synthetic && (m.content || m.reasoning)) {
-          state.items.push({
-            kind: "assistant",
-            key: `msg-${m.message_id}`,
-            messageId: m.message_id,
-            content: m.content,
-            reasoning: m.reasoning,
-            streaming: false,
-          });
-        }
-        break;
-      case "tool":
-        state.items.push(toolFromDebug(m));
-        break;
-      case "agent":
-      case "agent_end":
-        break;
-    }
+    if ((m.kind === "thinking" || m.kind === "assistant") && m.input_tokens !== null) inputTokens = m.input_tokens;
+    if ((m.kind === "thinking" || m.kind === "assistant") && m.output_tokens !== null) outputTokens = m.output_tokens;
+    const item = chatItem(m);
+    if (item) items.push(item);
   }
   flushEnds(null);
+  return { items, inputTokens, outputTokens };
+}
+
+/** The whole conversation from the full tree (kept for callers that read it all). */
+export function chatFromDetail(detail: SessionDetail, running: boolean): ChatState {
+  const state = emptyChat(detail.session.id, running);
+  const { items, inputTokens, outputTokens } = fromRows(detail.messages, detail.turn_ends);
   state.queued = detail.pending_inputs.map((p) => queuedItem(p.id, p.content));
-  return state;
+  return { ...state, items, inputTokens, outputTokens };
+}
+
+/** The key a jump highlights: the anchor row's item, or the next item shown after it. */
+function highlightOf(page: SessionWindow): string | null {
+  if (page.anchor_index === null) return null;
+  for (const row of page.items.slice(page.anchor_index)) {
+    const item = chatItem(row);
+    if (item) return item.key;
+  }
+  return null;
+}
+
+/** The chat of one window of the session (the newest rows, or the rows around a jump target). */
+export function chatFromWindow(page: SessionWindow, running: boolean): ChatState {
+  const state = emptyChat(page.session.id, running);
+  const { items, inputTokens, outputTokens } = fromRows(page.items, page.turn_ends);
+  return {
+    ...state,
+    items,
+    inputTokens,
+    outputTokens,
+    queued: page.pending_inputs.map((p) => queuedItem(p.id, p.content)),
+    hasMoreBefore: page.has_more_before,
+    hasMoreAfter: page.has_more_after,
+    first: edge(page.items, 0),
+    last: edge(page.items, page.items.length - 1),
+    highlight: highlightOf(page),
+    awaiting: page.awaiting_human,
+  };
+}
+
+/** The cursor of row `index` of a page, if there is one. */
+function edge(rows: DebugMessage[], index: number): ItemRef | null {
+  const row = rows[index];
+  return row ? itemRef(row) : null;
+}
+
+function withoutKnown(state: ChatState, items: ChatItem[]): ChatItem[] {
+  const known = new Set(state.items.map((i) => i.key));
+  return items.filter((i) => !known.has(i.key));
+}
+
+/** An earlier page (read before the first loaded row) goes on top. */
+export function prependChat(state: ChatState, page: SessionWindow): ChatState {
+  if (page.session.id !== state.sessionId) return state;
+  const { items } = fromRows(page.items, page.turn_ends);
+  return {
+    ...state,
+    items: [...withoutKnown(state, items), ...state.items],
+    hasMoreBefore: page.has_more_before,
+    first: edge(page.items, 0) ?? state.first,
+  };
+}
+
+/** A later page (read after the last loaded row) goes below. */
+export function appendChat(state: ChatState, page: SessionWindow): ChatState {
+  if (page.session.id !== state.sessionId) return state;
+  const { items } = fromRows(page.items, page.turn_ends);
+  return {
+    ...state,
+    items: [...state.items, ...withoutKnown(state, items)],
+    hasMoreAfter: page.has_more_after,
+    last: edge(page.items, page.items.length - 1) ?? state.last,
+    queued: page.has_more_after ? state.queued : page.pending_inputs.map((p) => queuedItem(p.id, p.content)),
+  };
+}
+
+/** Puts the whole text of an item a window cut to a preview in its place. */
+export function expandChat(state: ChatState, row: DebugMessage): ChatState {
+  const whole = chatItem(row);
+  if (!whole) return state;
+  return {
+    ...state,
+    items: state.items.map((i) => {
+      if (i.key !== whole.key) return i;
+      // Live state (an approval card, a streamed draft) stays; the texts come whole.
+      if (i.kind === "tool" && whole.kind === "tool") {
+        return { ...i, arguments: whole.arguments, result: whole.result, error: whole.error, diff: whole.diff ?? i.diff, truncated: false };
+      }
+      return whole;
+    }),
+  };
 }
 
 function userItem(messageId: number, content: string): UserItem {
@@ -293,6 +431,8 @@ function newTool(toolCallId: number, name: string, args: unknown): ToolItem {
   return {
     kind: "tool",
     key: `tool-${toolCallId}`,
+    truncated: false,
+    resultChars: 0,
     toolCallId,
     name,
     label: name,
@@ -328,6 +468,7 @@ function settleAssistant(state: ChatState, messageId: number, content: string, r
     content,
     reasoning,
     streaming: false,
+    truncated: false,
   };
   const visible = content.length > 0 || (reasoning !== null && reasoning.length > 0);
   if (savedIndex >= 0) {
@@ -342,7 +483,38 @@ function settleAssistant(state: ChatState, messageId: number, content: string, r
   return { ...state, items };
 }
 
+/**
+ * Applies a live event. While the window stops before the newest rows (after a jump), items it
+ * would add are left out: they are rows the user reaches by going back to the latest.
+ */
 export function applyEvent(state: ChatState, event: Event): ChatState {
+  const next = trackAwaiting(applyLive(state, event), event);
+  if (!state.hasMoreAfter || next.items === state.items) return next;
+  const known = new Set(state.items.map((i) => i.key));
+  return { ...next, items: next.items.filter((i) => known.has(i.key)) };
+}
+
+/** Keeps the list of calls waiting for a human current (loaded in the window or not). */
+function trackAwaiting(state: ChatState, event: Event): ChatState {
+  switch (event.type) {
+    case "approval_requested":
+    case "agent_question":
+      if (state.awaiting.includes(event.tool_call_id)) return state;
+      return { ...state, awaiting: [...state.awaiting, event.tool_call_id] };
+    case "approval_resolved":
+    case "clarification_resolved":
+    case "tool_done":
+    case "tool_error":
+    case "tool_cancelled":
+    case "tool_rejected":
+      if (!state.awaiting.includes(event.tool_call_id)) return state;
+      return { ...state, awaiting: state.awaiting.filter((id) => id !== event.tool_call_id) };
+    default:
+      return state;
+  }
+}
+
+function applyLive(state: ChatState, event: Event): ChatState {
   switch (event.type) {
     case "user_message":
       return addUser(state, event.message_id, event.content);
@@ -390,6 +562,7 @@ export function applyEvent(state: ChatState, event: Event): ChatState {
         content: reasoning ? "" : event.delta,
         reasoning: reasoning ? event.delta : null,
         streaming: true,
+        truncated: false,
       };
       return { ...state, running: true, seq: state.seq + 1, items: [...items, draft] };
     }
@@ -440,6 +613,7 @@ export function applyEvent(state: ChatState, event: Event): ChatState {
         ...t,
         status: "done",
         result: event.result,
+        resultChars: event.result.length,
         resultType: event.result_type,
         approval: null,
       }));

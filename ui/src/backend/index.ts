@@ -21,7 +21,6 @@ import type {
   JsonValue,
   LlmClientInput,
   Page,
-  SessionDetail,
   SessionListQuery,
   SessionMeta,
   SessionSummary,
@@ -35,6 +34,7 @@ export type * from "./bindings";
 export type { Api, OpName, Operations } from "./api";
 export type { Backend, BackendKind } from "./types";
 export { useChat, type ChatController } from "./useChat";
+export { useTreeWindow, type TreeWindowController } from "./useTreeWindow";
 export type { ChatItem, ChatState, ToolItem, ApprovalInfo, CardStatus, NoticeItem, QueuedItem } from "./chat";
 export { describeTurnEnd, queuedReason } from "./chat";
 export { isApiError, toApiError } from "./types";
@@ -255,14 +255,6 @@ export function useSessions(query: SessionListQuery): UseQueryResult<Page<Sessio
     queryFn: () => backend.list_sessions({ query }),
     // Keep the current page on screen while the next one loads, so pagination does not flash.
     placeholderData: keepPreviousData,
-  });
-}
-
-export function useSession(id: number): UseQueryResult<SessionDetail, ApiError> {
-  const backend = useBackend();
-  return useQuery<SessionDetail, ApiError>({
-    queryKey: sessionKeys.detail(id),
-    queryFn: () => backend.session_detail({ session_id: id }),
   });
 }
 

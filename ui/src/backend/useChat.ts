@@ -1,19 +1,47 @@
-// The live chat of one source: load the active session, then follow its events.
+// The live chat of one source: load a window of the active session (the newest rows, or the rows
+// around a jump target), grow it as the user scrolls, and follow the session's events.
 import { useCallback, useEffect, useReducer, useRef, useState } from "react";
-import type { ApiError, EventEnvelope } from "./bindings";
-import { addNotice, applyEvent, chatFromDetail, emptyChat, type ChatState, type NoticeItem } from "./chat";
+import type { ApiError, DebugMessage, EventEnvelope, ItemRef, SessionWindow } from "./bindings";
+import {
+  addNotice,
+  appendChat,
+  applyEvent,
+  chatFromWindow,
+  emptyChat,
+  expandChat,
+  prependChat,
+  type ChatState,
+  type NoticeItem,
+} from "./chat";
 import { useBackend, useEngineEvents } from "./index";
 import { toApiError } from "./types";
+import { afterQuery, aroundQuery, beforeQuery, frameBatcher, latestQuery, refKey } from "./window";
 
 type Action =
   | { type: "reset"; state: ChatState }
   | { type: "events"; events: EventEnvelope[] }
-  | { type: "notice"; tone: NoticeItem["tone"]; text: string };
+  | { type: "notice"; tone: NoticeItem["tone"]; text: string }
+  | { type: "prepend"; page: SessionWindow }
+  | { type: "append"; page: SessionWindow }
+  | { type: "expand"; row: DebugMessage }
+  | { type: "highlight"; key: string | null };
+
+/** The chat keys a tree row can show as (a message is a user or an assistant bubble). */
+export function chatKeys(ref: ItemRef): string[] {
+  switch (ref.type) {
+    case "message":
+      return [`user-${ref.id}`, `msg-${ref.id}`];
+    case "tool":
+      return [`tool-${ref.id}`];
+    default:
+      return [refKey(ref)];
+  }
+}
 
 function reducer(state: ChatState, action: Action): ChatState {
   switch (action.type) {
     case "reset":
-      return action.state;
+      return { ...action.state, generation: state.generation + 1 };
     case "events":
       return action.events.reduce(
         (s, e) => (e.session_id === s.sessionId ? applyEvent(s, e.event) : s),
@@ -21,6 +49,14 @@ function reducer(state: ChatState, action: Action): ChatState {
       );
     case "notice":
       return addNotice(state, action.tone, action.text);
+    case "prepend":
+      return prependChat(state, action.page);
+    case "append":
+      return appendChat(state, action.page);
+    case "expand":
+      return expandChat(state, action.row);
+    case "highlight":
+      return { ...state, highlight: action.key };
   }
 }
 
@@ -34,9 +70,24 @@ export interface ChatController {
   newSession(): Promise<void>;
   notice(tone: NoticeItem["tone"], text: string): void;
   retry(): void;
+  /** Reads the page before the first loaded row (the user scrolled to the top). */
+  loadEarlier(): Promise<void>;
+  /** Reads the page after the last loaded row (after a jump, the user scrolled to the bottom). */
+  loadLater(): Promise<void>;
+  /** Shows `item` highlighted: at once when loaded, else by loading the rows around it. */
+  jumpTo(item: ItemRef): Promise<void>;
+  /** Back to the newest rows (reloaded when a jump left them). */
+  jumpToLatest(): Promise<void>;
+  /** Fetches an item a window cut to a preview, whole. */
+  expand(item: ItemRef): Promise<void>;
+  /** A page is being read at the top or the bottom. */
+  paging: boolean;
 }
 
-export function useChat(source: string): ChatController {
+/** Token deltas wait for the next animation frame; one render carries all that arrived. */
+const waitsForFrame = (e: EventEnvelope) => e.event.type === "token_delta";
+
+export function useChat(source: string, focus: ItemRef | null = null): ChatController {
   const backend = useBackend();
   const [state, dispatch] = useReducer(reducer, null, () => emptyChat(null));
   const [status, setStatus] = useState<ChatController["status"]>("loading");
@@ -48,6 +99,14 @@ export function useChat(source: string): ChatController {
   const loads = useRef(0);
   const sourceRef = useRef(source);
   sourceRef.current = source;
+  const stateRef = useRef(state);
+  stateRef.current = state;
+  const [paging, setPaging] = useState(false);
+  const pagingRef = useRef(false);
+  const [batcher] = useState(() =>
+    frameBatcher<EventEnvelope>((events) => dispatch({ type: "events", events }), waitsForFrame),
+  );
+  useEffect(() => () => batcher.cancel(), [batcher]);
 
   const switchTo = useCallback((sessionId: number) => {
     sessionRef.current = sessionId;
@@ -62,23 +121,24 @@ export function useChat(source: string): ChatController {
    * are held back and replayed onto it. Only the latest load applies (a later one supersedes it).
    */
   const load = useCallback(
-    (onLoaded: () => void, onFailed: (e: ApiError) => void) => {
+    (onLoaded: () => void, onFailed: (e: ApiError) => void, around: ItemRef | null = null) => {
       const generation = ++loads.current;
       buffer.current = [];
       (async () => {
         const { session_id: id } = await backend.active_session({ source: sourceRef.current });
-        const [detail, status] = await Promise.all([
-          backend.session_detail({ session_id: id }),
+        const query = around ? aroundQuery(around) : latestQuery;
+        const [page, status] = await Promise.all([
+          backend.session_window({ session_id: id, query }),
           backend.turn_running({ session_id: id }),
         ]);
-        return { id, detail, running: status.running };
+        return { id, page, running: status.running };
       })().then(
-        ({ id, detail, running }) => {
+        ({ id, page, running }) => {
           if (generation !== loads.current) return;
           const held = buffer.current ?? [];
           buffer.current = null;
           sessionRef.current = id;
-          dispatch({ type: "reset", state: chatFromDetail(detail, running) });
+          dispatch({ type: "reset", state: chatFromWindow(page, running) });
           if (held.length > 0) dispatch({ type: "events", events: held });
           onLoaded();
         },
@@ -114,9 +174,12 @@ export function useChat(source: string): ChatController {
       buffer.current.push(envelope);
       return;
     }
-    dispatch({ type: "events", events: [envelope] });
+    batcher.push(envelope);
   });
 
+  const focusKey = focus ? refKey(focus) : null;
+  const focusRef = useRef(focus);
+  focusRef.current = focus;
   useEffect(() => {
     let cancelled = false;
     sessionRef.current = null;
@@ -129,16 +192,98 @@ export function useChat(source: string): ChatController {
       },
       (e) => {
         if (cancelled) return;
+        if (focusRef.current && e.code === "not_found") {
+          // A link to a message of another conversation: show this one, and say why.
+          load(
+            () => {
+              if (cancelled) return;
+              setStatus("ready");
+              dispatch({ type: "notice", tone: "warn", text: "That message is not part of this conversation." });
+            },
+            (again) => {
+              if (cancelled) return;
+              setError(again);
+              setStatus("error");
+            },
+          );
+          return;
+        }
         setError(e);
         setStatus("error");
       },
+      focusRef.current,
     );
     return () => {
       cancelled = true;
       // A load still in flight belongs to the old source.
       loads.current += 1;
     };
-  }, [load, source, attempt]);
+  }, [load, source, attempt, focusKey]);
+
+  /** Reads one page at an edge; a reload meanwhile (another session, a jump) drops it. */
+  const page = useCallback(
+    async (edge: "before" | "after") => {
+      const s = stateRef.current;
+      const from = edge === "before" ? s.first : s.last;
+      const more = edge === "before" ? s.hasMoreBefore : s.hasMoreAfter;
+      if (pagingRef.current || s.sessionId === null || from === null || !more) return;
+      const generation = loads.current;
+      pagingRef.current = true;
+      setPaging(true);
+      try {
+        const query = edge === "before" ? beforeQuery(from) : afterQuery(from);
+        const read = await backend.session_window({ session_id: s.sessionId, query });
+        if (generation === loads.current) dispatch({ type: edge === "before" ? "prepend" : "append", page: read });
+      } catch (e) {
+        dispatch({ type: "notice", tone: "error", text: `Could not load more of the conversation: ${toApiError(e).message}` });
+      } finally {
+        pagingRef.current = false;
+        setPaging(false);
+      }
+    },
+    [backend],
+  );
+  const loadEarlier = useCallback(() => page("before"), [page]);
+  const loadLater = useCallback(() => page("after"), [page]);
+
+  const reloadAround = useCallback(
+    (around: ItemRef | null) =>
+      new Promise<void>((resolve) =>
+        load(resolve, (e) => {
+          dispatch({ type: "notice", tone: "error", text: `Could not open that part of the conversation: ${e.message}` });
+          resolve();
+        }, around),
+      ),
+    [load],
+  );
+
+  const jumpTo = useCallback(
+    async (item: ItemRef) => {
+      const keys = chatKeys(item);
+      const loaded = stateRef.current.items.find((i) => keys.includes(i.key));
+      if (loaded) dispatch({ type: "highlight", key: loaded.key });
+      else await reloadAround(item);
+    },
+    [reloadAround],
+  );
+
+  const jumpToLatest = useCallback(async () => {
+    if (stateRef.current.hasMoreAfter) await reloadAround(null);
+    else dispatch({ type: "highlight", key: null });
+  }, [reloadAround]);
+
+  const expand = useCallback(
+    async (item: ItemRef) => {
+      const id = sessionRef.current;
+      if (id === null) return;
+      try {
+        dispatch({ type: "expand", row: await backend.session_item({ session_id: id, item }) });
+      } catch (e) {
+        dispatch({ type: "notice", tone: "error", text: `Could not load the whole text: ${toApiError(e).message}` });
+      }
+    },
+    [backend],
+  );
 
   const send = useCallback(
     async (text: string) => {
@@ -150,8 +295,10 @@ export function useChat(source: string): ChatController {
       }
       // The engine may have started a fresh session for the source (e.g. after /new elsewhere).
       if (sessionRef.current !== null && result.session_id !== sessionRef.current) switchTo(result.session_id);
+      // Written while older rows were shown (after a jump): go to where it lands.
+      else if (stateRef.current.hasMoreAfter) await jumpToLatest();
     },
-    [backend, source, switchTo],
+    [backend, source, switchTo, jumpToLatest],
   );
 
   const stop = useCallback(async () => {
@@ -177,5 +324,20 @@ export function useChat(source: string): ChatController {
   const notice = useCallback((tone: NoticeItem["tone"], text: string) => dispatch({ type: "notice", tone, text }), []);
   const retry = useCallback(() => setAttempt((n) => n + 1), []);
 
-  return { status, error, state, send, stop, newSession, notice, retry };
+  return {
+    status,
+    error,
+    state,
+    send,
+    stop,
+    newSession,
+    notice,
+    retry,
+    loadEarlier,
+    loadLater,
+    jumpTo,
+    jumpToLatest,
+    expand,
+    paging,
+  };
 }

@@ -20,6 +20,8 @@ function tool(over: Partial<ToolItem> = {}): ToolItem {
     approval: null,
     diff: null,
     depth: 0,
+    truncated: false,
+    resultChars: 9,
     ...over,
   };
 }

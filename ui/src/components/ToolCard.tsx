@@ -26,26 +26,54 @@ function resultLanguage(tool: ToolItem): string | null {
   return tool.name === "read_file" && typeof path === "string" ? languageFor(path) : null;
 }
 
-function ResultBody({ text, lang }: { text: string; lang: string | null }) {
+/**
+ * A result's head and a "Show all" button. `total` counts the whole result; when the page held
+ * only a preview of it (`onLoadAll`), the button fetches the rest first.
+ */
+function ResultBody({
+  text,
+  total,
+  lang,
+  onLoadAll,
+}: {
+  text: string;
+  total: number;
+  lang: string | null;
+  onLoadAll?: () => Promise<void>;
+}) {
   const [all, setAll] = useState(false);
-  const long = text.length > RESULT_PREVIEW_CHARS;
+  const long = total > RESULT_PREVIEW_CHARS || text.length > RESULT_PREVIEW_CHARS;
   const shown = long && !all ? `${text.slice(0, RESULT_PREVIEW_CHARS)}…` : text;
   return (
     <>
       {lang ? <FileView text={shown} lang={lang} /> : <pre className="code-pre tool-result">{shown}</pre>}
       {long && !all ? (
-        <button type="button" className="button button-small" onClick={() => setAll(true)}>
-          Show all ({text.length.toLocaleString()} chars)
+        <button
+          type="button"
+          className="button button-small"
+          onClick={() => void (onLoadAll ? onLoadAll() : Promise.resolve()).then(() => setAll(true))}
+        >
+          Show all ({total.toLocaleString()} chars)
         </button>
       ) : null}
     </>
   );
 }
 
-export function ToolCard({ tool, children }: { tool: ToolItem; children?: ReactNode }) {
+/** `onLoadAll` fetches the whole call when the page held a preview of it (`tool.truncated`). */
+export function ToolCard({
+  tool,
+  children,
+  onLoadAll,
+}: {
+  tool: ToolItem;
+  children?: ReactNode;
+  onLoadAll?: () => Promise<void>;
+}) {
   const [open, setOpen] = useState(false);
   const result = tool.result === null ? null : tool.resultType === "json" ? prettyJson(tool.result) : tool.result;
   const resultId = `tool-result-${tool.toolCallId}`;
+  const total = result === null ? 0 : Math.max(result.length, tool.truncated ? tool.resultChars : 0);
   return (
     <article
       className={`tool-card tool-${tool.status}`}
@@ -65,6 +93,11 @@ export function ToolCard({ tool, children }: { tool: ToolItem; children?: ReactN
       <details className="tool-section">
         <summary>Arguments</summary>
         <pre className="code-pre">{prettyJson(tool.arguments)}</pre>
+        {tool.truncated && onLoadAll ? (
+          <button type="button" className="button button-small" onClick={() => void onLoadAll()}>
+            Load the whole call
+          </button>
+        ) : null}
       </details>
       {tool.error ? <p className="tool-error">{tool.error}</p> : null}
       {result !== null ? (
@@ -76,11 +109,16 @@ export function ToolCard({ tool, children }: { tool: ToolItem; children?: ReactN
             aria-controls={resultId}
             onClick={() => setOpen((o) => !o)}
           >
-            {open ? "Hide result" : "Show result"} ({result.length.toLocaleString()} chars)
+            {open ? "Hide result" : "Show result"} ({total.toLocaleString()} chars)
           </button>
           {open ? (
             <div id={resultId}>
-              <ResultBody text={result} lang={resultLanguage(tool)} />
+              <ResultBody
+                text={result}
+                total={total}
+                lang={resultLanguage(tool)}
+                onLoadAll={tool.truncated ? onLoadAll : undefined}
+              />
             </div>
           ) : null}
         </div>

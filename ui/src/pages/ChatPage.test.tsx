@@ -3,7 +3,8 @@ import userEvent from "@testing-library/user-event";
 import { describe, expect, it } from "vitest";
 import type { DebugMessage, Event, SessionDetail } from "../backend";
 import { MockBackend, bypassView, emptyDetail, fileDiff, inboxItem } from "../test/mockBackend";
-import { renderApp } from "../test/renderApp";
+import { goTo, renderApp } from "../test/renderApp";
+import { nextFrame, setViewportHeight } from "../test/viewport";
 
 const SID = 5;
 
@@ -22,20 +23,25 @@ async function open(backend: MockBackend) {
   return user;
 }
 
-function emit(backend: MockBackend, event: Event, sessionId: number | null = SID) {
-  act(() => backend.emit({ session_id: sessionId, source: "web", frame: { stack_id: 1, depth: 0, label: null }, event }));
+/** Delivers an event and lets the page show it: rows are measured (and so shown) before the next
+ * paint, and token deltas reach the page on the next animation frame. */
+async function emit(backend: MockBackend, event: Event, sessionId: number | null = SID) {
+  await act(async () => {
+    backend.emit({ session_id: sessionId, source: "web", frame: { stack_id: 1, depth: 0, label: null }, event });
+    if (event.type === "token_delta") await nextFrame();
+  });
 }
 
 function log() {
   return within(screen.getByRole("list", { name: "Conversation" }));
 }
 
-/** Makes `session_detail` wait until the returned function is called. */
+/** Makes window reads wait until the returned function is called. */
 function holdSessionLoads(backend: MockBackend): () => void {
   let release: () => void = () => {};
   const gate = new Promise<void>((r) => (release = r));
-  const load = backend.session_detail.bind(backend);
-  backend.session_detail = async (params) => {
+  const load = backend.session_window.bind(backend);
+  backend.session_window = async (params) => {
     await gate;
     return load(params);
   };
@@ -59,7 +65,8 @@ function input() {
   return screen.getByRole("combobox", { name: "Message" }) as HTMLTextAreaElement;
 }
 
-const base = { stack_id: 1, depth: 0, created_at: "2026-11-30T10:00:00Z" };
+// Whole rows, as a window holds short texts (spread, so each variant takes the fields it has).
+const base = { stack_id: 1, depth: 0, created_at: "2026-11-30T10:00:00Z", content_chars: 0, result_chars: 0, truncated: false };
 
 describe("chat page", () => {
   it("renders the stored conversation without synthetic rows", async () => {
@@ -88,13 +95,13 @@ describe("chat page", () => {
     expect(backend.sent).toEqual([{ source: "web", text: "what time is it?" }]);
     expect(input().value).toBe("");
     expect(log().queryByText("what time is it?")).toBeNull();
-    emit(backend, { type: "user_message", message_id: 11, content: "what time is it?" });
+    await emit(backend, { type: "user_message", message_id: 11, content: "what time is it?" });
     expect(log().getByText("what time is it?")).toBeTruthy();
     // A repeated echo (reconnect replay) does not duplicate it.
-    emit(backend, { type: "user_message", message_id: 11, content: "what time is it?" });
+    await emit(backend, { type: "user_message", message_id: 11, content: "what time is it?" });
     expect(log().getAllByText("what time is it?")).toHaveLength(1);
     // Events for another session are not this chat's business.
-    emit(backend, { type: "user_message", message_id: 12, content: "elsewhere", }, 99);
+    await emit(backend, { type: "user_message", message_id: 12, content: "elsewhere", }, 99);
     expect(log().queryByText("elsewhere")).toBeNull();
   });
 
@@ -110,15 +117,15 @@ describe("chat page", () => {
   it("streams token deltas into a bubble, then shows the final text from done", async () => {
     const backend = setup();
     await open(backend);
-    emit(backend, { type: "user_message", message_id: 1, content: "count" });
-    emit(backend, { type: "token_delta", kind: "content", delta: "One, " });
-    emit(backend, { type: "token_delta", kind: "content", delta: "two" });
-    const bubble = log().getByText("One, two").closest("li") as HTMLElement;
+    await emit(backend, { type: "user_message", message_id: 1, content: "count" });
+    await emit(backend, { type: "token_delta", kind: "content", delta: "One, " });
+    await emit(backend, { type: "token_delta", kind: "content", delta: "two" });
+    const bubble = log().getByText("One, two").closest(".bubble") as HTMLElement;
     expect(bubble.getAttribute("aria-busy")).toBe("true");
     expect(screen.getByRole("button", { name: "Stop" })).toBeTruthy();
-    emit(backend, { type: "done", message_id: 2, stack_id: 1, content: "One, two, three.", input_tokens: 900, output_tokens: 5 });
+    await emit(backend, { type: "done", message_id: 2, stack_id: 1, content: "One, two, three.", input_tokens: 900, output_tokens: 5 });
     expect(log().queryByText("One, two")).toBeNull();
-    const final = log().getByText("One, two, three.").closest("li") as HTMLElement;
+    const final = log().getByText("One, two, three.").closest(".bubble") as HTMLElement;
     expect(final.getAttribute("aria-busy")).toBe("false");
     expect(log().getAllByText(/One, two/)).toHaveLength(1);
     expect(screen.getByRole("button", { name: "Send" })).toBeTruthy();
@@ -128,15 +135,15 @@ describe("chat page", () => {
   it("drops the text a failed model request streamed when it is retried or another model answers", async () => {
     const backend = setup();
     await open(backend);
-    emit(backend, { type: "user_message", message_id: 1, content: "plan?" });
-    emit(backend, { type: "token_delta", kind: "content", delta: "Here is the pl" });
-    emit(backend, { type: "model_retry", model: "big", attempt: 1, reason: "stream dropped" });
+    await emit(backend, { type: "user_message", message_id: 1, content: "plan?" });
+    await emit(backend, { type: "token_delta", kind: "content", delta: "Here is the pl" });
+    await emit(backend, { type: "model_retry", model: "big", attempt: 1, reason: "stream dropped" });
     expect(log().queryByText("Here is the pl")).toBeNull();
-    emit(backend, { type: "token_delta", kind: "content", delta: "Here is the plan" });
-    emit(backend, { type: "model_fallback", from: "big", to: "small", reason: "stalled" });
+    await emit(backend, { type: "token_delta", kind: "content", delta: "Here is the plan" });
+    await emit(backend, { type: "model_fallback", from: "big", to: "small", reason: "stalled" });
     expect(log().queryByText("Here is the plan")).toBeNull();
-    emit(backend, { type: "token_delta", kind: "content", delta: "The plan." });
-    expect(log().getByText("The plan.").closest("li")?.getAttribute("aria-busy")).toBe("true");
+    await emit(backend, { type: "token_delta", kind: "content", delta: "The plan." });
+    expect(log().getByText("The plan.").closest(".bubble")?.getAttribute("aria-busy")).toBe("true");
     expect(log().getByText("The model failed (stream dropped); asking it again")).toBeTruthy();
     expect(log().getByText("Switched model from big to small: stalled")).toBeTruthy();
   });
@@ -144,10 +151,10 @@ describe("chat page", () => {
   it("shows tool cards moving through their states", async () => {
     const backend = setup();
     await open(backend);
-    emit(backend, { type: "thinking", message_id: 2, content: "Checking.", reasoning: null, input_tokens: null, output_tokens: null });
-    emit(backend, { type: "tool_start", tool_call_id: 7, message_id: 2, name: "list_dir", arguments: { path: "." }, label_short: "ls", label_full: "List .", path: "." });
+    await emit(backend, { type: "thinking", message_id: 2, content: "Checking.", reasoning: null, input_tokens: null, output_tokens: null });
+    await emit(backend, { type: "tool_start", tool_call_id: 7, message_id: 2, name: "list_dir", arguments: { path: "." }, label_short: "ls", label_full: "List .", path: "." });
     expect(log().getByRole("article", { name: "Tool List ., running" })).toBeTruthy();
-    emit(backend, { type: "tool_error", tool_call_id: 7, error: "permission denied" });
+    await emit(backend, { type: "tool_error", tool_call_id: 7, error: "permission denied" });
     expect(log().getByRole("article", { name: "Tool List ., error" })).toBeTruthy();
     expect(log().getByText("permission denied")).toBeTruthy();
   });
@@ -161,7 +168,7 @@ describe("chat page", () => {
     expect(input().disabled).toBe(false);
     await user.click(stop);
     expect(backend.stopCalls).toEqual([SID]);
-    emit(backend, { type: "turn_ended", outcome: { kind: "cancelled" } });
+    await emit(backend, { type: "turn_ended", outcome: { kind: "cancelled" } });
     expect(screen.getByRole("button", { name: "Send" })).toBeTruthy();
     expect(log().getByRole("status").textContent).toBe("Stopped: you ended this turn.");
     expect(log().queryByRole("alert")).toBeNull();
@@ -175,17 +182,17 @@ describe("chat page", () => {
     const user = await open(backend);
     await user.type(input(), "also check tests{Enter}");
     expect(backend.sent.at(-1)?.text).toBe("also check tests");
-    emit(backend, { type: "steer_queued", pending_input_id: 1, content: "also check tests", waiting_for: [] });
-    const queued = log().getByText("also check tests").closest("li") as HTMLElement;
+    await emit(backend, { type: "steer_queued", pending_input_id: 1, content: "also check tests", waiting_for: [] });
+    const queued = log().getByText("also check tests").closest(".bubble") as HTMLElement;
     expect(within(queued).getByText("queued for the running turn")).toBeTruthy();
     // A card that starts later still comes before the queued message, which waits at the bottom.
-    emit(backend, { type: "tool_start", tool_call_id: 3, message_id: 2, name: "list_dir", arguments: { path: "." }, label_short: "ls", label_full: "list_dir .", path: "." });
-    emit(backend, { type: "tool_done", tool_call_id: 3, result: "a.txt", result_type: "string" });
+    await emit(backend, { type: "tool_start", tool_call_id: 3, message_id: 2, name: "list_dir", arguments: { path: "." }, label_short: "ls", label_full: "list_dir .", path: "." });
+    await emit(backend, { type: "tool_done", tool_call_id: 3, result: "a.txt", result_type: "string" });
     expect(kinds()).toEqual(["user:first", "tool", "user:also check tests"]);
-    emit(backend, { type: "steer_folded", pending_input_id: 1, message_id: 4, content: "also check tests" });
+    await emit(backend, { type: "steer_folded", pending_input_id: 1, message_id: 4, content: "also check tests" });
     expect(log().getAllByText("also check tests")).toHaveLength(1);
     expect(log().queryByText("queued for the running turn")).toBeNull();
-    emit(backend, { type: "done", message_id: 5, stack_id: 1, content: "Checked.", input_tokens: null, output_tokens: null });
+    await emit(backend, { type: "done", message_id: 5, stack_id: 1, content: "Checked.", input_tokens: null, output_tokens: null });
     expect(kinds()).toEqual(["user:first", "tool", "user:also check tests", "assistant:Checked."]);
   });
 
@@ -197,20 +204,20 @@ describe("chat page", () => {
     backend.details.get(SID)!.pending_inputs = [{ id: 1, content: "then run the tests", created_at: base.created_at }];
     backend.waitingFor = [2];
     const user = await open(backend);
-    const queued = log().getByText("then run the tests").closest("li") as HTMLElement;
+    const queued = log().getByText("then run the tests").closest(".bubble") as HTMLElement;
     expect(within(queued).getByText("waiting for your decision on execute_cmd make")).toBeTruthy();
     // A new message queues behind the same decision.
     await user.type(input(), "and lint{Enter}");
-    emit(backend, { type: "steer_queued", pending_input_id: 2, content: "and lint", waiting_for: [2] });
-    const second = log().getByText("and lint").closest("li") as HTMLElement;
+    await emit(backend, { type: "steer_queued", pending_input_id: 2, content: "and lint", waiting_for: [2] });
+    const second = log().getByText("and lint").closest(".bubble") as HTMLElement;
     expect(within(second).getByText("waiting for your decision on execute_cmd make")).toBeTruthy();
     // Approved, the engine continues the turn and runs the call; folded, they join the conversation.
-    emit(backend, { type: "approval_resolved", request_id: 2, tool_call_id: 2, approved: true });
-    emit(backend, { type: "turn_running", running: true });
-    emit(backend, { type: "tool_done", tool_call_id: 2, result: "built", result_type: "string" });
+    await emit(backend, { type: "approval_resolved", request_id: 2, tool_call_id: 2, approved: true });
+    await emit(backend, { type: "turn_running", running: true });
+    await emit(backend, { type: "tool_done", tool_call_id: 2, result: "built", result_type: "string" });
     expect(within(second).getByText("queued for the running turn")).toBeTruthy();
-    emit(backend, { type: "steer_folded", pending_input_id: 1, message_id: 3, content: "then run the tests" });
-    emit(backend, { type: "steer_folded", pending_input_id: 2, message_id: 4, content: "and lint" });
+    await emit(backend, { type: "steer_folded", pending_input_id: 1, message_id: 3, content: "then run the tests" });
+    await emit(backend, { type: "steer_folded", pending_input_id: 2, message_id: 4, content: "and lint" });
     expect(kinds()).toEqual(["user:run it", "tool", "user:then run the tests", "user:and lint"]);
     expect(log().queryByText(/queued|waiting for your decision/)).toBeNull();
   });
@@ -218,8 +225,8 @@ describe("chat page", () => {
   it("a stop drops the queued messages and says which", async () => {
     const backend = setup([], { running: true });
     await open(backend);
-    emit(backend, { type: "steer_queued", pending_input_id: 7, content: "never mind", waiting_for: [] });
-    emit(backend, { type: "steers_discarded", pending_input_ids: [7] });
+    await emit(backend, { type: "steer_queued", pending_input_id: 7, content: "never mind", waiting_for: [] });
+    await emit(backend, { type: "steers_discarded", pending_input_ids: [7] });
     expect(log().queryByText("never mind")).toBeNull();
     expect(log().getByRole("status").textContent).toContain("Not sent (stopped before it was read): “never mind”");
   });
@@ -227,19 +234,19 @@ describe("chat page", () => {
   it("closes an answer that a steer outlives, then streams the next one into its own bubble", async () => {
     const backend = setup([], { running: true });
     const user = await open(backend);
-    emit(backend, { type: "user_message", message_id: 1, content: "tell me a story" });
-    emit(backend, { type: "token_delta", kind: "content", delta: "Once upon " });
+    await emit(backend, { type: "user_message", message_id: 1, content: "tell me a story" });
+    await emit(backend, { type: "token_delta", kind: "content", delta: "Once upon " });
     await user.type(input(), "shorter please{Enter}");
-    emit(backend, { type: "steer_queued", pending_input_id: 1, content: "shorter please", waiting_for: [] });
-    emit(backend, { type: "token_delta", kind: "content", delta: "a time." });
-    emit(backend, { type: "interim_answer", message_id: 2, stack_id: 1, content: "Once upon a time.", reasoning: null, input_tokens: 40, output_tokens: 5 });
-    const first = log().getByText("Once upon a time.").closest("li") as HTMLElement;
+    await emit(backend, { type: "steer_queued", pending_input_id: 1, content: "shorter please", waiting_for: [] });
+    await emit(backend, { type: "token_delta", kind: "content", delta: "a time." });
+    await emit(backend, { type: "interim_answer", message_id: 2, stack_id: 1, content: "Once upon a time.", reasoning: null, input_tokens: 40, output_tokens: 5 });
+    const first = log().getByText("Once upon a time.").closest(".bubble") as HTMLElement;
     expect(first.getAttribute("aria-busy")).toBe("false");
     // Still running: the steer is answered next.
     expect(screen.getByRole("button", { name: "Stop" })).toBeTruthy();
-    emit(backend, { type: "steer_folded", pending_input_id: 1, message_id: 3, content: "shorter please" });
-    emit(backend, { type: "token_delta", kind: "content", delta: "The end" });
-    emit(backend, { type: "done", message_id: 4, stack_id: 1, content: "The end.", input_tokens: 60, output_tokens: 3 });
+    await emit(backend, { type: "steer_folded", pending_input_id: 1, message_id: 3, content: "shorter please" });
+    await emit(backend, { type: "token_delta", kind: "content", delta: "The end" });
+    await emit(backend, { type: "done", message_id: 4, stack_id: 1, content: "The end.", input_tokens: 60, output_tokens: 3 });
     expect(kinds()).toEqual([
       "user:tell me a story",
       "assistant:Once upon a time.",
@@ -257,7 +264,7 @@ describe("chat page", () => {
     const backend = setup(running, { running: true });
     await open(backend);
     expect(log().getByRole("article", { name: "Tool execute_cmd sleep 2, running" })).toBeTruthy();
-    const loads = backend.detailCalls.length;
+    const loads = backend.windowCalls.length;
     // While the connection was down the tool finished and the model answered.
     backend.details.set(SID, {
       ...emptyDetail(SID),
@@ -268,11 +275,12 @@ describe("chat page", () => {
       ],
     });
     backend.running.delete(SID);
-    emit(backend, { type: "resync" }, null);
+    await emit(backend, { type: "resync" }, null);
     expect(await log().findByRole("article", { name: "Tool execute_cmd sleep 2, done" })).toBeTruthy();
     expect(log().getByText("Rested.")).toBeTruthy();
     expect(screen.getByRole("button", { name: "Send" })).toBeTruthy();
-    expect(backend.detailCalls.length).toBe(loads + 1);
+    expect(backend.windowCalls.length).toBe(loads + 1);
+    expect(backend.windowCalls.at(-1)?.query.anchor).toEqual({ type: "latest" });
     // The page itself stayed: no loading state, the composer kept working.
     expect(input().disabled).toBe(false);
   });
@@ -283,8 +291,8 @@ describe("chat page", () => {
     ]);
     await open(backend);
     const release = holdSessionLoads(backend);
-    emit(backend, { type: "resync" }, null);
-    emit(backend, { type: "user_message", message_id: 2, content: "after the gap" });
+    await emit(backend, { type: "resync" }, null);
+    await emit(backend, { type: "user_message", message_id: 2, content: "after the gap" });
     expect(log().queryByText("after the gap")).toBeNull();
     await act(async () => release());
     expect(await log().findByText("after the gap")).toBeTruthy();
@@ -299,19 +307,19 @@ describe("chat page", () => {
     const stored = log().getByRole("article", { name: "Tool edit_file src/main.rs, done" });
     expect(within(stored).getByRole("figure", { name: "Changes to src/main.rs" })).toBeTruthy();
 
-    emit(backend, { type: "tool_start", tool_call_id: 9, message_id: 6, name: "write_file", arguments: { path: "notes.md" }, label_short: "write", label_full: "write_file notes.md", path: "notes.md" });
-    emit(backend, { type: "tool_done", tool_call_id: 9, result: "Created notes.md", result_type: "string" });
+    await emit(backend, { type: "tool_start", tool_call_id: 9, message_id: 6, name: "write_file", arguments: { path: "notes.md" }, label_short: "write", label_full: "write_file notes.md", path: "notes.md" });
+    await emit(backend, { type: "tool_done", tool_call_id: 9, result: "Created notes.md", result_type: "string" });
     const live = log().getByRole("article", { name: "Tool write_file notes.md, done" });
     expect(within(live).queryByRole("figure")).toBeNull();
-    emit(backend, { type: "file_changed", path: "notes.md", tool_call_id: 9, diff: { ...fileDiff(), path: "notes.md" } });
+    await emit(backend, { type: "file_changed", path: "notes.md", tool_call_id: 9, diff: { ...fileDiff(), path: "notes.md" } });
     expect(within(live).getByRole("figure", { name: "Changes to notes.md" })).toBeTruthy();
   });
 
   it("shows an inline approval with the diff, decides, and closes on approval_resolved", async () => {
     const backend = setup();
     const user = await open(backend);
-    emit(backend, { type: "tool_start", tool_call_id: 8, message_id: 2, name: "write_file", arguments: { path: "src/main.rs" }, label_short: "write", label_full: "Write src/main.rs", path: "src/main.rs" });
-    emit(backend, { type: "approval_requested", request_id: 8, tool_call_id: 8, tool_name: "write_file", arguments: { path: "src/main.rs" }, request: { kind: "write", path: "src/main.rs", diff: fileDiff() } });
+    await emit(backend, { type: "tool_start", tool_call_id: 8, message_id: 2, name: "write_file", arguments: { path: "src/main.rs" }, label_short: "write", label_full: "Write src/main.rs", path: "src/main.rs" });
+    await emit(backend, { type: "approval_requested", request_id: 8, tool_call_id: 8, tool_name: "write_file", arguments: { path: "src/main.rs" }, request: { kind: "write", path: "src/main.rs", diff: fileDiff() } });
     const card = log().getByRole("region", { name: "Approval for write_file" });
     expect(within(card).getByRole("figure", { name: "Changes to src/main.rs" })).toBeTruthy();
     await user.type(within(card).getByLabelText(/Note for the agent/), "wrong file");
@@ -320,9 +328,9 @@ describe("chat page", () => {
       { toolCallId: 8, input: { approved: false, note: "wrong file", bypass: null } },
     ]);
     expect(log().getByRole("region", { name: "Approval for write_file" })).toBeTruthy();
-    emit(backend, { type: "approval_resolved", request_id: 8, tool_call_id: 8, approved: false });
+    await emit(backend, { type: "approval_resolved", request_id: 8, tool_call_id: 8, approved: false });
     expect(log().queryByRole("region", { name: /Approval for/ })).toBeNull();
-    emit(backend, { type: "tool_rejected", tool_call_id: 8, reason: "wrong file" });
+    await emit(backend, { type: "tool_rejected", tool_call_id: 8, reason: "wrong file" });
     expect(log().getByRole("article", { name: "Tool Write src/main.rs, rejected" })).toBeTruthy();
   });
 
@@ -330,7 +338,7 @@ describe("chat page", () => {
     const backend = setup();
     await open(backend);
     // The directory comes from the request (resolved by the engine), not from the arguments.
-    emit(backend, { type: "approval_requested", request_id: 3, tool_call_id: 3, tool_name: "execute_cmd", arguments: { command: "rm -rf build" }, request: { kind: "command", command: "rm -rf build", workdir: "/home/me/w" } });
+    await emit(backend, { type: "approval_requested", request_id: 3, tool_call_id: 3, tool_name: "execute_cmd", arguments: { command: "rm -rf build" }, request: { kind: "command", command: "rm -rf build", workdir: "/home/me/w" } });
     const card = log().getByRole("region", { name: "Approval for execute_cmd" });
     expect(within(card).getByRole("heading").textContent).toBe("Approve running this command?");
     expect(within(card).getByLabelText("Command line").textContent).toContain("rm -rf build");
@@ -341,12 +349,12 @@ describe("chat page", () => {
   it("shows an MCP call by its server and tool, and any other tool by its arguments", async () => {
     const backend = setup();
     await open(backend);
-    emit(backend, { type: "approval_requested", request_id: 4, tool_call_id: 4, tool_name: "mcp__github__create_issue", arguments: { title: "Bug" }, request: { kind: "mcp_call", server: "github", tool: "create_issue" } });
+    await emit(backend, { type: "approval_requested", request_id: 4, tool_call_id: 4, tool_name: "mcp__github__create_issue", arguments: { title: "Bug" }, request: { kind: "mcp_call", server: "github", tool: "create_issue" } });
     const mcp = log().getByRole("region", { name: "Approval for mcp__github__create_issue" });
     expect(within(mcp).getByRole("heading").textContent).toBe("Approve create_issue on MCP server github?");
     expect(within(mcp).getByText("Calls", { exact: false }).textContent).toBe("Calls create_issue on MCP server github");
     expect(within(mcp).getByLabelText("Arguments").textContent).toContain('"Bug"');
-    emit(backend, { type: "approval_requested", request_id: 5, tool_call_id: 5, tool_name: "fetch_url", arguments: { url: "https://example.com" }, request: { kind: "other", path: null } });
+    await emit(backend, { type: "approval_requested", request_id: 5, tool_call_id: 5, tool_name: "fetch_url", arguments: { url: "https://example.com" }, request: { kind: "other", path: null } });
     const other = log().getByRole("region", { name: "Approval for fetch_url" });
     expect(within(other).getByRole("heading").textContent).toBe("Approve fetch_url?");
     expect(within(other).getByLabelText("Arguments").textContent).toContain("https://example.com");
@@ -405,7 +413,7 @@ describe("chat page", () => {
       inboxItem(5, { session_id: SID, tool_name: "read_file", kind: "tool", path: "/home/me/.ssh/id_key", diff: null }),
     ];
     await open(backend);
-    emit(backend, { type: "approval_requested", request_id: 5, tool_call_id: 5, tool_name: "read_file", arguments: { path: "docs/id_key" }, request: { kind: "other", path: "/home/me/.ssh/id_key" } });
+    await emit(backend, { type: "approval_requested", request_id: 5, tool_call_id: 5, tool_name: "read_file", arguments: { path: "docs/id_key" }, request: { kind: "other", path: "/home/me/.ssh/id_key" } });
     const card = log().getByRole("region", { name: "Approval for read_file" });
     expect(await within(card).findByText("/home/me/.ssh/id_key")).toBeTruthy();
   });
@@ -440,7 +448,7 @@ describe("chat page", () => {
     expect(screen.queryByRole("region", { name: "Bypasses in this session" })).toBeNull();
     // Granted elsewhere (the CLI, another window): the event brings it in.
     backend.bypasses.push(bypassView(2, { session_id: SID, label: "filesystem tools", granted_by: "cli", remaining_secs: 3599 }));
-    emit(backend, { type: "bypasses_changed" });
+    await emit(backend, { type: "bypasses_changed" });
     const strip = await screen.findByRole("region", { name: "Bypasses in this session" });
     expect(within(strip).getByRole("listitem").textContent).toBe("filesystem toolsgranted by cli · 59 min leftRevoke");
   });
@@ -448,9 +456,9 @@ describe("chat page", () => {
   it("shows fallback, truncation and model failures in place", async () => {
     const backend = setup();
     await open(backend);
-    emit(backend, { type: "model_fallback", from: "big", to: "small", reason: "timeout" });
-    emit(backend, { type: "truncated", output_tokens: 4096 });
-    emit(backend, { type: "llm_failed", tried: ["big", "small"], last_error: "503" });
+    await emit(backend, { type: "model_fallback", from: "big", to: "small", reason: "timeout" });
+    await emit(backend, { type: "truncated", output_tokens: 4096 });
+    await emit(backend, { type: "llm_failed", tried: ["big", "small"], last_error: "503" });
     expect(log().getByText("Switched model from big to small: timeout")).toBeTruthy();
     expect(log().getByText(/cut off at the output limit \(4,096 tokens\)/)).toBeTruthy();
     expect(log().getByRole("alert").textContent).toContain("tried big, small");
@@ -495,7 +503,7 @@ describe("chat page", () => {
       expect(backend.compactCalls).toEqual([{ sessionId: SID, focus: "the auth refactor" }]),
     );
     // The engine announces a compaction that happened with its own event.
-    emit(backend, {
+    await emit(backend, {
       type: "compaction_done",
       summary_id: 1,
       covers_up_to_message_id: 40,
@@ -569,7 +577,7 @@ describe("chat page", () => {
     expect(await screen.findByText(/Context 90,120 \/ 200,000 tok/)).toBeTruthy();
     // The engine ignores usage reported before the summary and estimates the compacted request.
     backend.usage.set(SID, { ...before, last_input_tokens: null, last_output_tokens: null, context_tokens: 12_050, context_estimated: true });
-    emit(backend, { type: "compaction_done", summary_id: 1, covers_up_to_message_id: 4, tokens_before: 90_120, tokens_after: 12_000 });
+    await emit(backend, { type: "compaction_done", summary_id: 1, covers_up_to_message_id: 4, tokens_before: 90_120, tokens_after: 12_000 });
     expect(await screen.findByText(/Context 12,050 \/ 200,000 tok/)).toBeTruthy();
     expect(screen.queryByText(/Context 90,/)).toBeNull();
     await user.type(input(), "/context{Enter}");
@@ -590,7 +598,7 @@ describe("chat page", () => {
     await waitFor(() => expect(screen.queryByText("old talk")).toBeNull());
     const newId = backend.activeSessions.get("web") as number;
     expect(screen.getByRole("link", { name: `session #${newId}` })).toBeTruthy();
-    emit(backend, { type: "user_message", message_id: 30, content: "fresh", }, newId);
+    await emit(backend, { type: "user_message", message_id: 30, content: "fresh", }, newId);
     expect(log().getByText("fresh")).toBeTruthy();
     expect(backend.sent).toEqual([]);
   });
@@ -600,7 +608,7 @@ describe("chat page", () => {
       { kind: "user", message_id: 1, content: "old talk", is_synthetic: false, failed: false, ...base },
     ]);
     await open(backend);
-    emit(backend, { type: "new_session", session_id: 77 }, 77);
+    await emit(backend, { type: "new_session", session_id: 77 }, 77);
     expect(screen.queryByText("old talk")).toBeNull();
     expect(screen.getByRole("link", { name: "session #77" })).toBeTruthy();
   });
@@ -608,7 +616,7 @@ describe("chat page", () => {
   it("says so when the chat cannot be opened", async () => {
     const backend = new MockBackend();
     backend.activeSessions.set("web", 404);
-    backend.session_detail = () => Promise.reject({ code: "storage", message: "disk gone" });
+    backend.session_window = () => Promise.reject({ code: "storage", message: "disk gone" });
     renderApp(backend, "#chat/web");
     expect((await screen.findByRole("alert")).textContent).toContain("disk gone");
   });
@@ -622,9 +630,9 @@ describe("chat page", () => {
     await screen.findByRole("heading", { level: 1, name: "Chat" });
     await waitFor(() => expect(backend.subscriberCount).toBe(1));
     // The echo of "first" is already in the history; "second" is not.
-    emit(backend, { type: "user_message", message_id: 1, content: "first" });
-    emit(backend, { type: "user_message", message_id: 2, content: "second" });
-    emit(backend, { type: "token_delta", kind: "content", delta: "Work" });
+    await emit(backend, { type: "user_message", message_id: 1, content: "first" });
+    await emit(backend, { type: "user_message", message_id: 2, content: "second" });
+    await emit(backend, { type: "token_delta", kind: "content", delta: "Work" });
     await act(async () => release());
     await screen.findByRole("link", { name: `session #${SID}` });
     expect(log().getAllByText("first")).toHaveLength(1);
@@ -636,13 +644,126 @@ describe("chat page", () => {
   it("streams reasoning separately from the answer", async () => {
     const backend = setup();
     await open(backend);
-    emit(backend, { type: "token_delta", kind: "reasoning", delta: "hmm, " });
-    emit(backend, { type: "token_delta", kind: "reasoning", delta: "think" });
-    emit(backend, { type: "token_delta", kind: "content", delta: "Answer" });
-    const bubble = log().getByText("Answer").closest("li") as HTMLElement;
+    await emit(backend, { type: "token_delta", kind: "reasoning", delta: "hmm, " });
+    await emit(backend, { type: "token_delta", kind: "reasoning", delta: "think" });
+    await emit(backend, { type: "token_delta", kind: "content", delta: "Answer" });
+    const bubble = log().getByText("Answer").closest(".bubble") as HTMLElement;
     expect(within(bubble).getByText("hmm, think")).toBeTruthy();
-    emit(backend, { type: "done", message_id: 9, stack_id: 1, content: "Answer.", input_tokens: null, output_tokens: null });
-    const final = log().getByText("Answer.").closest("li") as HTMLElement;
+    await emit(backend, { type: "done", message_id: 9, stack_id: 1, content: "Answer.", input_tokens: null, output_tokens: null });
+    const final = log().getByText("Answer.").closest(".bubble") as HTMLElement;
     expect(within(final).getByText("hmm, think")).toBeTruthy();
+  });
+});
+
+describe("a long conversation", () => {
+  /** `turns` turns of a question, a read and an answer; the last call waits for approval. */
+  function longSession(turns: number) {
+    const rows: DebugMessage[] = [];
+    for (let t = 1; t <= turns; t += 1) {
+      const id = t * 10;
+      rows.push({ kind: "user", message_id: id, content: `Question ${t}`, is_synthetic: false, failed: false, ...base });
+      rows.push({ kind: "thinking", message_id: id + 1, content: "", reasoning: null, is_synthetic: false, input_tokens: null, output_tokens: null, ...base });
+      rows.push({ kind: "tool", tool_call_id: id + 2, message_id: id + 1, name: "read_file", label: `read_file ${t}.txt`, arguments: { path: `${t}.txt` }, status: "done", result: "ok", diff: null, ...base });
+      rows.push({ kind: "assistant", message_id: id + 3, content: `Answer ${t}`, reasoning: null, is_synthetic: false, input_tokens: 10, output_tokens: 1, ...base });
+    }
+    const pending = (turns + 1) * 10;
+    rows.push({ kind: "thinking", message_id: pending, content: "Writing it.", reasoning: null, is_synthetic: false, input_tokens: 5, output_tokens: 1, ...base });
+    rows.push({ kind: "tool", tool_call_id: pending + 1, message_id: pending, name: "write_file", label: "write_file out.md", arguments: { path: "out.md" }, status: "pending", result: null, diff: null, ...base });
+    const backend = setup(rows);
+    backend.inboxItems = [inboxItem(pending + 1, { session_id: SID, tool_name: "write_file", path: "out.md" })];
+    return { backend, pendingCall: pending + 1 };
+  }
+  const rowsInDom = () => document.querySelectorAll("li[data-kind]").length;
+  const scroller = () => document.querySelector(".virtual-scroll") as HTMLElement;
+
+  it("reads the newest page only and keeps the DOM to the rows on screen", async () => {
+    setViewportHeight(400, 40);
+    const { backend } = longSession(300);
+    await open(backend);
+    expect(await log().findByText("Answer 300")).toBeTruthy();
+    expect(backend.windowCalls.map((c) => c.query)).toEqual([{ anchor: { type: "latest" }, limit: 100 }]);
+    // 100 rows read, a screen and the buffer in the DOM.
+    expect(rowsInDom()).toBeGreaterThan(5);
+    expect(rowsInDom()).toBeLessThan(40);
+    expect(log().queryByText("Question 1")).toBeNull();
+  });
+
+  it("reads the page before the first row when scrolled to the top, and no more once at the start", async () => {
+    setViewportHeight(400, 40);
+    const { backend } = longSession(60);
+    await open(backend);
+    await log().findByText("Answer 60");
+    const first = backend.windowCalls.length;
+    await act(async () => {
+      scroller().scrollTop = 0;
+      scroller().dispatchEvent(new Event("scroll"));
+    });
+    await waitFor(() => expect(backend.windowCalls.length).toBe(first + 1));
+    const earlier = backend.windowCalls.at(-1)?.query;
+    // Before the first tree row read (242 rows, the last 100: turn 36's read call), shown or not.
+    expect(earlier).toEqual({ anchor: { type: "before", item: { type: "tool", id: 362 } }, limit: 100 });
+    await act(async () => {
+      scroller().scrollTop = 0;
+      scroller().dispatchEvent(new Event("scroll"));
+    });
+    await waitFor(() => expect(backend.windowCalls.length).toBe(first + 2));
+    await act(async () => {
+      scroller().scrollTop = 0;
+      scroller().dispatchEvent(new Event("scroll"));
+    });
+    // All 242 rows are loaded: the top asks for nothing more.
+    expect(backend.windowCalls.length).toBe(first + 2);
+    expect(log().getByText("Question 1")).toBeTruthy();
+  });
+
+  it("opens at a linked message, highlighted, and jumps to the pending approval and back to the latest", async () => {
+    setViewportHeight(400, 40);
+    const { backend, pendingCall } = longSession(300);
+    renderApp(backend, "#chat/web?message=100");
+    const focused = await waitFor(() => {
+      const li = document.querySelector("li.is-focus");
+      if (!li) throw new Error("no highlighted row");
+      return li as HTMLElement;
+    });
+    expect(focused.textContent).toBe("Question 10");
+    expect(backend.windowCalls[0]?.query.anchor).toEqual({ type: "around", item: { type: "message", id: 100 } });
+    expect(log().queryByText("Answer 300")).toBeNull();
+    const user = userEvent.setup();
+    await user.click(screen.getByRole("button", { name: "Jump to the pending approval" }));
+    await waitFor(() => expect(document.querySelector("li.is-focus")?.getAttribute("data-kind")).toBe("tool"));
+    expect(backend.windowCalls.at(-1)?.query.anchor).toEqual({ type: "around", item: { type: "tool", id: pendingCall } });
+    expect(within(document.querySelector("li.is-focus") as HTMLElement).getByRole("region", { name: /Approval for write_file/ })).toBeTruthy();
+
+    // Another link, then back to the newest rows: they are read again, and the pending call,
+    // loaded now, is jumped to without another read.
+    await act(async () => goTo("#chat/web?message=2000"));
+    await waitFor(() => expect(document.querySelector("li.is-focus")?.textContent).toBe("Question 200"));
+    await user.click(screen.getByRole("button", { name: "Jump to latest" }));
+    expect(await log().findByText("Answer 300")).toBeTruthy();
+    expect(backend.windowCalls.at(-1)?.query.anchor).toEqual({ type: "latest" });
+    const reads = backend.windowCalls.length;
+    await user.click(screen.getByRole("button", { name: "Jump to the pending approval" }));
+    await waitFor(() => expect(document.querySelector("li.is-focus")?.getAttribute("data-kind")).toBe("tool"));
+    expect(backend.windowCalls.length).toBe(reads);
+  });
+
+  it("a link to a message of another conversation shows this one and says so", async () => {
+    const { backend } = longSession(3);
+    renderApp(backend, "#chat/web?message=999999");
+    expect(await screen.findByText("Answer 3")).toBeTruthy();
+    expect(log().getByRole("status").textContent).toContain("not part of this conversation");
+    expect(backend.windowCalls.map((c) => c.query.anchor.type)).toEqual(["around", "latest"]);
+  });
+
+  it("a message written while older rows are shown brings the newest rows back", async () => {
+    setViewportHeight(400, 40);
+    const { backend } = longSession(300);
+    renderApp(backend, "#chat/web?message=100");
+    await waitFor(() => expect(document.querySelector("li.is-focus")?.textContent).toBe("Question 10"));
+    const user = userEvent.setup();
+    const reads = backend.windowCalls.length;
+    await user.type(input(), "and now?{Enter}");
+    await waitFor(() => expect(backend.windowCalls.at(reads)?.query.anchor).toEqual({ type: "latest" }));
+    expect(await log().findByText("Answer 300")).toBeTruthy();
   });
 });

@@ -1,8 +1,10 @@
 // #chat/{source}: the live conversation of a source — echoed messages, streamed replies, tool cards.
 import { useQuery } from "@tanstack/react-query";
-import { useEffect, useRef } from "react";
+import { memo, useCallback, useMemo } from "react";
 import {
   queuedReason,
+  type ItemRef,
+  type QueuedItem,
   toApiError,
   useBackend,
   useChat,
@@ -21,6 +23,7 @@ import { ErrorView, Loading } from "../components/StatusViews";
 import { ToolCard } from "../components/ToolCard";
 import { Composer } from "./chat/Composer";
 import { parseSlash, SLASH_COMMANDS } from "./chat/slash";
+import { VirtualLog } from "./chat/VirtualLog";
 
 /** A card rebuilt from history has no diff of its own; the inbox holds the reviewed one, the
  * path the call really acts on (`../x` or a link resolved by the engine, which the model's own
@@ -42,19 +45,39 @@ function withInbox(a: ApprovalInfo, item: InboxItem | undefined): ApprovalView {
   };
 }
 
-function Item({ item, inbox }: { item: ChatItem; inbox: InboxItem[] }) {
+/** A message a window cut to a preview: the rest is fetched on demand. */
+function MoreText({ onLoad }: { onLoad: () => Promise<void> }) {
+  return (
+    <button type="button" className="button button-small button-ghost" onClick={() => void onLoad()}>
+      Show the whole message
+    </button>
+  );
+}
+
+/** One conversation row; only rows on screen are rendered, and only when they change. */
+const Item = memo(function Item({
+  item,
+  approval,
+  onExpand,
+}: {
+  item: ChatItem;
+  /** The inbox's record of this call when it waits for a decision. */
+  approval: InboxItem | undefined;
+  onExpand: (ref: ItemRef) => Promise<void>;
+}) {
   // Refreshes the inbox and the bypass list too, so a bypass granted here shows at once.
   const decide = useDecide();
   switch (item.kind) {
     case "user":
       return (
-        <li className="bubble bubble-user" data-kind="user">
+        <div className="bubble bubble-user">
           <p className="bubble-text">{item.content}</p>
-        </li>
+          {item.truncated ? <MoreText onLoad={() => onExpand({ type: "message", id: item.messageId })} /> : null}
+        </div>
       );
     case "assistant":
       return (
-        <li className={`bubble bubble-assistant${item.streaming ? " is-streaming" : ""}`} data-kind="assistant" aria-busy={item.streaming}>
+        <div className={`bubble bubble-assistant${item.streaming ? " is-streaming" : ""}`} aria-busy={item.streaming}>
           {item.reasoning ? (
             <details className="reasoning">
               <summary>Reasoning</summary>
@@ -62,28 +85,38 @@ function Item({ item, inbox }: { item: ChatItem; inbox: InboxItem[] }) {
             </details>
           ) : null}
           {item.content ? <Markdown text={item.content} /> : null}
-        </li>
+          {item.truncated && item.messageId !== null ? (
+            <MoreText onLoad={() => onExpand({ type: "message", id: item.messageId as number })} />
+          ) : null}
+        </div>
       );
     case "tool":
       return (
-        <li className="chat-tool" data-kind="tool">
-          <ToolCard tool={item}>
-            {item.approval ? (
-              <ApprovalCard
-                approval={withInbox(item.approval, inbox.find((i) => i.tool_call_id === item.toolCallId))}
-                onDecide={decide}
-              />
-            ) : null}
+        <div className="chat-tool">
+          <ToolCard tool={item} onLoadAll={() => onExpand({ type: "tool", id: item.toolCallId })}>
+            {item.approval ? <ApprovalCard approval={withInbox(item.approval, approval)} onDecide={decide} /> : null}
           </ToolCard>
-        </li>
+        </div>
       );
     case "notice":
       return (
-        <li className={`notice notice-${item.tone}`} data-kind="notice" role={item.tone === "error" ? "alert" : "status"}>
+        <div className={`notice notice-${item.tone}`} role={item.tone === "error" ? "alert" : "status"}>
           {item.text}
-        </li>
+        </div>
       );
   }
+});
+
+/** A row of the log: a conversation item, or a message queued below it. */
+type Entry = { key: string; kind: string; item: ChatItem | null; queued: QueuedItem | null };
+
+const entryKey = (e: Entry) => e.key;
+const entryKind = (e: Entry) => e.kind;
+
+/** Calls of the session waiting for a decision, oldest first, loaded or not. */
+function pendingCalls(items: ChatItem[], awaiting: number[]): number[] {
+  const loaded = items.flatMap((i) => (i.kind === "tool" && i.status === "pending" ? [i.toolCallId] : []));
+  return [...new Set([...awaiting, ...loaded])].sort((a, b) => a - b);
 }
 
 function ContextMeter({
@@ -182,9 +215,9 @@ async function runSlash(
   }
 }
 
-export function ChatPage({ source }: { source: string }) {
+export function ChatPage({ source, focus = null }: { source: string; focus?: ItemRef | null }) {
   const backend = useBackend();
-  const chat = useChat(source);
+  const chat = useChat(source, focus);
   const inbox = useInbox();
   const { state } = chat;
   // Read after each answer and compaction: the window, and the context as the engine counts it
@@ -195,11 +228,33 @@ export function ChatPage({ source }: { source: string }) {
     enabled: state.sessionId !== null,
     placeholderData: (previous) => previous,
   });
-  const endRef = useRef<HTMLLIElement>(null);
-
-  useEffect(() => {
-    endRef.current?.scrollIntoView?.({ block: "end" });
-  }, [state.items, state.queued]);
+  const entries = useMemo<Entry[]>(
+    () => [
+      ...state.items.map((item) => ({ key: item.key, kind: item.kind, item, queued: null })),
+      // Below the conversation until the engine folds them in, in the order they were sent.
+      ...state.queued.map((q) => ({ key: q.key, kind: "user", item: null, queued: q })),
+    ],
+    [state.items, state.queued],
+  );
+  const inboxItems = inbox.data?.items;
+  const waitingReason = queuedReason(state);
+  const renderRow = useCallback(
+    (e: Entry) =>
+      e.item ? (
+        <Item
+          item={e.item}
+          approval={e.item.kind === "tool" && e.item.approval ? inboxItems?.find((i) => i.tool_call_id === (e.item as { toolCallId: number }).toolCallId) : undefined}
+          onExpand={chat.expand}
+        />
+      ) : (
+        <div className="bubble bubble-user is-queued">
+          <p className="bubble-text">{e.queued?.content}</p>
+          <span className="badge bubble-queued">{waitingReason}</span>
+        </div>
+      ),
+    [inboxItems, chat.expand, waitingReason],
+  );
+  const pending = pendingCalls(state.items, state.awaiting);
 
   const runCommand = async (text: string): Promise<boolean> => {
     const cmd = parseSlash(text);
@@ -268,19 +323,23 @@ export function ChatPage({ source }: { source: string }) {
       </header>
       <div className="chat-scroll">
         {body}
-        <ol className="chat-log" aria-label="Conversation" aria-live="polite">
-          {state.items.map((item) => (
-            <Item key={item.key} item={item} inbox={inbox.data?.items ?? []} />
-          ))}
-          {/* Below the conversation until the engine folds them in, in the order they were sent. */}
-          {state.queued.map((q) => (
-            <li key={q.key} className="bubble bubble-user is-queued" data-kind="user">
-              <p className="bubble-text">{q.content}</p>
-              <span className="badge bubble-queued">{queuedReason(state)}</span>
-            </li>
-          ))}
-          <li ref={endRef} aria-hidden="true" className="chat-end" />
-        </ol>
+        <VirtualLog
+          rows={entries}
+          rowKey={entryKey}
+          rowKind={entryKind}
+          renderRow={renderRow}
+          hasMoreBefore={state.hasMoreBefore}
+          hasMoreAfter={state.hasMoreAfter}
+          onReachTop={() => void chat.loadEarlier()}
+          onReachBottom={() => void chat.loadLater()}
+          focus={state.highlight}
+          generation={state.generation}
+          paging={chat.paging}
+          pendingApproval={pending.length > 0 ? { type: "tool", id: pending[0] as number } : null}
+          onJump={(target) => (target ? chat.jumpTo(target) : chat.jumpToLatest())}
+          label="Conversation"
+          className="chat-log"
+        />
       </div>
       <BypassList sessionId={state.sessionId} />
       <Composer

@@ -6,16 +6,18 @@ import { MockBackend, fileDiff } from "../test/mockBackend";
 import { renderApp } from "../test/renderApp";
 
 const T = "2026-11-30T10:00:00Z";
+// Whole rows: what a window holds of short texts (spread, so each variant takes its own fields).
+const whole = { content_chars: 0, result_chars: 0, truncated: false };
 
 const messages: DebugMessage[] = [
-  { kind: "user", message_id: 1, content: "It is 10:00, check the inbox folder", is_synthetic: true, failed: false, stack_id: 1, depth: 0, created_at: T },
-  { kind: "thinking", message_id: 2, content: "Looking at the folder first.", reasoning: "The user wants a summary; list files.", is_synthetic: false, input_tokens: 1200, output_tokens: 340, stack_id: 1, depth: 0, created_at: T },
-  { kind: "tool", tool_call_id: 10, message_id: 2, name: "list_dir", label: "list_dir inbox/", arguments: { path: "inbox/" }, status: "done", result: "a.txt\nb.txt", diff: null, stack_id: 1, depth: 0, created_at: T },
-  { kind: "tool", tool_call_id: 11, message_id: 2, name: "execute_cmd", label: "execute_cmd rm -rf /", arguments: { cmd: "rm -rf /" }, status: "rejected", result: null, diff: null, stack_id: 1, depth: 0, created_at: T },
+  { kind: "user", message_id: 1, content: "It is 10:00, check the inbox folder", is_synthetic: true, failed: false, stack_id: 1, depth: 0, created_at: T, ...whole },
+  { kind: "thinking", message_id: 2, content: "Looking at the folder first.", reasoning: "The user wants a summary; list files.", is_synthetic: false, input_tokens: 1200, output_tokens: 340, stack_id: 1, depth: 0, created_at: T, ...whole },
+  { kind: "tool", tool_call_id: 10, message_id: 2, name: "list_dir", label: "list_dir inbox/", arguments: { path: "inbox/" }, status: "done", result: "a.txt\nb.txt", diff: null, stack_id: 1, depth: 0, created_at: T, ...whole },
+  { kind: "tool", tool_call_id: 11, message_id: 2, name: "execute_cmd", label: "execute_cmd rm -rf /", arguments: { cmd: "rm -rf /" }, status: "rejected", result: null, diff: null, stack_id: 1, depth: 0, created_at: T, ...whole },
   { kind: "agent", stack_id: 2, agent_id: "researcher", depth: 1, prompt: "Summarise a.txt", parent_tool_call_id: 12 },
-  { kind: "assistant", message_id: 3, content: "a.txt is a shopping list.", reasoning: null, is_synthetic: false, input_tokens: null, output_tokens: 15, stack_id: 2, depth: 1, created_at: T },
+  { kind: "assistant", message_id: 3, content: "a.txt is a shopping list.", reasoning: null, is_synthetic: false, input_tokens: null, output_tokens: 15, stack_id: 2, depth: 1, created_at: T, ...whole },
   { kind: "agent_end", stack_id: 2, agent_id: "researcher", depth: 1 },
-  { kind: "user", message_id: 4, content: "Thanks", is_synthetic: false, failed: true, stack_id: 1, depth: 0, created_at: T },
+  { kind: "user", message_id: 4, content: "Thanks", is_synthetic: false, failed: true, stack_id: 1, depth: 0, created_at: T, ...whole },
 ];
 
 const detail: SessionDetail = {
@@ -26,7 +28,10 @@ const detail: SessionDetail = {
 };
 
 function row(kind: string, index = 0): HTMLElement {
-  const found = screen.getByRole("list", { name: "Session messages" }).querySelectorAll<HTMLElement>(`[data-kind="${kind}"]`);
+  // The row's own box (the list item is the virtual list's slot for it).
+  const found = screen
+    .getByRole("list", { name: "Session messages" })
+    .querySelectorAll<HTMLElement>(`[data-kind="${kind}"] > .tree-row`);
   const el = found[index];
   if (!el) throw new Error(`no ${kind} row #${index}`);
   return el;
@@ -123,7 +128,7 @@ describe("Session detail page", () => {
   it("shows the change a write call made", async () => {
     const write: DebugMessage = {
       kind: "tool", tool_call_id: 12, message_id: 2, name: "edit_file", label: "edit_file src/main.rs",
-      arguments: { path: "src/main.rs" }, status: "done", result: "Edited", diff: fileDiff(), stack_id: 1, depth: 0, created_at: T,
+      arguments: { path: "src/main.rs" }, status: "done", result: "Edited", diff: fileDiff(), stack_id: 1, depth: 0, created_at: T, ...whole,
     };
     renderApp(new MockBackend({ details: [{ ...detail, messages: [write] }] }), "#session/42");
     await screen.findByRole("list", { name: "Session messages" });
@@ -243,5 +248,39 @@ describe("Session detail page", () => {
     renderApp(new MockBackend({ details: [detail] }), "#session/42");
     await user.click(screen.getByRole("button", { name: /Back/ }));
     expect(back).toHaveBeenCalledTimes(1);
+  });
+
+  it("appends the rows a running turn adds while it shows the newest ones, and updates a call that finished", async () => {
+    const backend = new MockBackend({ details: [{ ...detail, messages: messages.slice(0, 3) }] });
+    renderApp(backend, "#session/42");
+    await screen.findByRole("list", { name: "Session messages" });
+    const call = messages[2] as Extract<DebugMessage, { kind: "tool" }>;
+    backend.details.set(42, {
+      ...detail,
+      messages: [
+        ...messages.slice(0, 2),
+        { ...call, result: "a.txt\nb.txt\nc.txt", result_chars: 17 },
+        { kind: "assistant", message_id: 9, content: "Three files.", reasoning: null, is_synthetic: false, input_tokens: 1, output_tokens: 1, stack_id: 1, depth: 0, created_at: T, ...whole },
+      ],
+    });
+    backend.emit({ session_id: 42, source: "tic", frame: null, event: { type: "tool_done", tool_call_id: call.tool_call_id, result: "a.txt\nb.txt\nc.txt", result_type: "string" } });
+    backend.emit({ session_id: 42, source: "tic", frame: null, event: { type: "done", message_id: 9, stack_id: 1, content: "Three files.", input_tokens: 1, output_tokens: 1 } });
+    expect(await screen.findByText("Three files.")).toBeTruthy();
+    await waitFor(() => expect(row("tool").textContent).toContain("Result (17 chars)"));
+    // One read of what is new after the last row, one of the call that changed.
+    const reads = backend.windowCalls.slice(1).map((c) => c.query.anchor);
+    expect(reads).toContainEqual({ type: "after", item: { type: "tool", id: call.tool_call_id } });
+    expect(reads).toContainEqual({ type: "around", item: { type: "tool", id: call.tool_call_id } });
+  });
+
+  it("jumps to the pending approval and opens at a linked row, highlighted", async () => {
+    const pending: DebugMessage = { ...(messages[3] as Extract<DebugMessage, { kind: "tool" }>), status: "pending" };
+    const backend = new MockBackend({ details: [{ ...detail, messages: [...messages.slice(0, 3), pending, ...messages.slice(4)] }] });
+    renderApp(backend, "#session/42?message=4");
+    await waitFor(() => expect(document.querySelector("li.is-focus")?.getAttribute("data-kind")).toBe("user"));
+    expect(backend.windowCalls[0]?.query.anchor).toEqual({ type: "around", item: { type: "message", id: 4 } });
+    const user = userEvent.setup();
+    await user.click(screen.getByRole("button", { name: "Jump to the pending approval" }));
+    await waitFor(() => expect(document.querySelector("li.is-focus")?.textContent).toContain("call #11"));
   });
 });

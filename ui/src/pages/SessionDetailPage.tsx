@@ -1,20 +1,25 @@
-// #session/{id}: the read-only debug tree of one session, synthetic rows and sub-agents included.
-import { useId, useState, type CSSProperties, type ReactNode } from "react";
+// #session/{id}: the read-only debug tree of one session, synthetic rows and sub-agents included,
+// read as a window of the newest rows and earlier pages as the user scrolls up (#session/{id}?
+// message=ID opens it at one row).
+import { memo, useCallback, useId, useState, type CSSProperties, type ReactNode } from "react";
 import {
   describeTurnEnd,
   toApiError,
   useLlmRequest,
   useRenameSession,
-  useSession,
   type ApiError,
   type DebugMessage,
+  type ItemRef,
   type SessionMeta,
   type ToolStatus,
 } from "../backend";
+import { useTreeWindow } from "../backend/useTreeWindow";
+import { itemRef, rowKey } from "../backend/window";
 import { FindInSession } from "../components/FindInSession";
 import { DiffViewer } from "../components/DiffViewer";
 import { formatTimestamp } from "../components/format";
 import { ErrorView, Loading } from "../components/StatusViews";
+import { VirtualLog } from "./chat/VirtualLog";
 
 const STATUS_LABEL: Record<ToolStatus, string> = {
   pending: "pending",
@@ -115,23 +120,33 @@ function Synthetic({ on }: { on: boolean }) {
   ) : null;
 }
 
-function Message({ m }: { m: DebugMessage }) {
+/** "Show the whole …" for a row the window cut to a preview. */
+function Whole({ m, chars, onExpand }: { m: DebugMessage; chars: number; onExpand: (ref: ItemRef) => Promise<void> }) {
+  return (
+    <button type="button" className="button button-small button-ghost" onClick={() => void onExpand(itemRef(m))}>
+      {m.kind === "tool" ? "Load the whole call" : `Show the whole text (${chars.toLocaleString()} chars)`}
+    </button>
+  );
+}
+
+const Message = memo(function Message({ m, onExpand }: { m: DebugMessage; onExpand: (ref: ItemRef) => Promise<void> }) {
   switch (m.kind) {
     case "user":
       return (
-        <li className={`tree-row row-user${m.is_synthetic ? " is-synthetic" : ""}`} style={depthStyle(m.depth)} data-kind="user">
+        <div className={`tree-row row-user${m.is_synthetic ? " is-synthetic" : ""}`} style={depthStyle(m.depth)}>
           <RowHead label="User" kind="user">
             <Synthetic on={m.is_synthetic} />
             {m.failed ? <span className="badge badge-failed">failed</span> : null}
             <time className="muted when">{formatTimestamp(m.created_at)}</time>
           </RowHead>
           <pre className="prose-pre">{m.content}</pre>
-        </li>
+          {m.truncated ? <Whole m={m} chars={m.content_chars} onExpand={onExpand} /> : null}
+        </div>
       );
     case "thinking":
     case "assistant":
       return (
-        <li className={`tree-row row-${m.kind}${m.is_synthetic ? " is-synthetic" : ""}`} style={depthStyle(m.depth)} data-kind={m.kind}>
+        <div className={`tree-row row-${m.kind}${m.is_synthetic ? " is-synthetic" : ""}`} style={depthStyle(m.depth)}>
           <RowHead label={m.kind === "thinking" ? "Thinking" : "Assistant"} kind={m.kind}>
             <Synthetic on={m.is_synthetic} />
             <Tokens input={m.input_tokens} output={m.output_tokens} />
@@ -139,12 +154,13 @@ function Message({ m }: { m: DebugMessage }) {
           </RowHead>
           <Reasoning text={m.reasoning} />
           {m.content ? <pre className="prose-pre">{m.content}</pre> : <p className="muted">(no text)</p>}
+          {m.truncated ? <Whole m={m} chars={m.content_chars} onExpand={onExpand} /> : null}
           <RawRequest messageId={m.message_id} />
-        </li>
+        </div>
       );
     case "tool":
       return (
-        <li className="tree-row row-tool" style={depthStyle(m.depth)} data-kind="tool">
+        <div className="tree-row row-tool" style={depthStyle(m.depth)}>
           <RowHead label="Tool" kind="tool">
             <code className="tool-name" title={m.name}>{m.label}</code>
             <span className={`status status-${m.status}`}>{STATUS_LABEL[m.status]}</span>
@@ -158,17 +174,18 @@ function Message({ m }: { m: DebugMessage }) {
           </details>
           {m.result !== null ? (
             <details className="tool-section">
-              <summary>Result ({m.result.length.toLocaleString()} chars)</summary>
+              <summary>Result ({Math.max(m.result_chars, m.result.length).toLocaleString()} chars)</summary>
               <pre className="code-pre">{m.result}</pre>
             </details>
           ) : (
             <p className="muted">No result yet</p>
           )}
-        </li>
+          {m.truncated ? <Whole m={m} chars={m.result_chars} onExpand={onExpand} /> : null}
+        </div>
       );
     case "agent":
       return (
-        <li className="tree-row row-agent" style={depthStyle(m.depth)} data-kind="agent">
+        <div className="tree-row row-agent" style={depthStyle(m.depth)}>
           <RowHead label="Sub-agent" kind="agent">
             <code>{m.agent_id}</code>
             <span className="muted">
@@ -182,31 +199,19 @@ function Message({ m }: { m: DebugMessage }) {
               <pre className="prose-pre">{m.prompt}</pre>
             </details>
           ) : null}
-        </li>
+        </div>
       );
     case "agent_end":
       return (
-        <li className="tree-row row-agent-end" style={depthStyle(m.depth)} data-kind="agent_end">
+        <div className="tree-row row-agent-end" style={depthStyle(m.depth)}>
           <RowHead label="Sub-agent end" kind="agent">
             <code>{m.agent_id}</code>
             <span className="muted">finished at depth {m.depth}</span>
           </RowHead>
-        </li>
+        </div>
       );
   }
-}
-
-function rowKey(m: DebugMessage, index: number): string {
-  switch (m.kind) {
-    case "tool":
-      return `tool-${m.tool_call_id}`;
-    case "agent":
-    case "agent_end":
-      return `${m.kind}-${m.stack_id}-${index}`;
-    default:
-      return `${m.kind}-${m.message_id}-${index}`;
-  }
-}
+});
 
 function Meta({ s }: { s: SessionMeta }) {
   return (
@@ -235,7 +240,15 @@ function Meta({ s }: { s: SessionMeta }) {
 }
 
 /** The session's name as the page title, and a form to rename it. */
-function SessionTitle({ id, title }: { id: number; title: string | null | undefined }) {
+function SessionTitle({
+  id,
+  title,
+  onRenamed,
+}: {
+  id: number;
+  title: string | null | undefined;
+  onRenamed: (meta: SessionMeta) => void;
+}) {
   const rename = useRenameSession();
   const [draft, setDraft] = useState<string | null>(null);
   const [busy, setBusy] = useState(false);
@@ -263,7 +276,7 @@ function SessionTitle({ id, title }: { id: number; title: string | null | undefi
     setBusy(true);
     setError(null);
     try {
-      await rename(id, draft.trim() || null);
+      onRenamed(await rename(id, draft.trim() || null));
       setDraft(null);
     } catch (e) {
       setError(toApiError(e));
@@ -305,37 +318,55 @@ function SessionTitle({ id, title }: { id: number; title: string | null | undefi
   );
 }
 
-export function SessionDetailPage({ id }: { id: number }) {
-  const { data, error, isPending, isError, refetch } = useSession(id);
+const treeKind = (m: DebugMessage) => m.kind;
+
+export function SessionDetailPage({ id, focus = null }: { id: number; focus?: ItemRef | null }) {
+  const tree = useTreeWindow(id, focus);
+  const { window: win, error } = tree;
+  const renderRow = useCallback((m: DebugMessage) => <Message m={m} onExpand={tree.expand} />, [tree.expand]);
 
   let body;
-  if (isPending) {
+  if (tree.status === "loading") {
     body = <Loading label="Loading session…" />;
-  } else if (isError) {
+  } else if (tree.status === "error" || !tree.session) {
     body =
-      error.code === "not_found" ? (
-        <ErrorView title={`Session ${id} does not exist`} error={null} />
+      error?.code === "not_found" ? (
+        <ErrorView title={focus ? `Session ${id} has no such row` : `Session ${id} does not exist`} error={null} />
       ) : (
-        <ErrorView title="Could not load this session" error={error} onRetry={() => void refetch()} />
+        <ErrorView title="Could not load this session" error={error} onRetry={tree.retry} />
       );
   } else {
     body = (
       <>
-        <Meta s={data.session} />
-        {data.messages.length === 0 ? (
+        <Meta s={tree.session} />
+        {win.rows.length === 0 ? (
           <p className="muted">This session has no messages.</p>
         ) : (
-          <ol className="tree" aria-label="Session messages">
-            {data.messages.map((m, i) => (
-              <Message key={rowKey(m, i)} m={m} />
-            ))}
-          </ol>
+          <div className="tree-scroll">
+            <VirtualLog
+              rows={win.rows}
+              rowKey={rowKey}
+              rowKind={treeKind}
+              renderRow={renderRow}
+              hasMoreBefore={win.hasMoreBefore}
+              hasMoreAfter={win.hasMoreAfter}
+              onReachTop={() => void tree.loadEarlier()}
+              onReachBottom={() => void tree.loadLater()}
+              focus={win.focus}
+              generation={tree.generation}
+              paging={tree.paging}
+              pendingApproval={tree.awaiting.length > 0 ? { type: "tool", id: tree.awaiting[0] as number } : null}
+              onJump={(target) => (target ? tree.jumpTo(target) : tree.jumpToLatest())}
+              label="Session messages"
+              className="tree"
+            />
+          </div>
         )}
-        {data.turn_ends.length > 0 ? (
+        {tree.turnEnds.length > 0 ? (
           <>
             <h2>How the turns ended</h2>
             <ol className="turn-ends" aria-label="Turn ends">
-              {data.turn_ends.map((t) => (
+              {tree.turnEnds.map((t) => (
                 <li key={t.id}>
                   <time className="muted when">{formatTimestamp(t.ended_at)}</time> {describeTurnEnd(t.outcome)}
                 </li>
@@ -348,12 +379,12 @@ export function SessionDetailPage({ id }: { id: number }) {
   }
 
   return (
-    <section className="page" aria-labelledby="page-title">
+    <section className="page page-session" aria-labelledby="page-title">
       <header className="page-header page-header-row">
         <button type="button" className="button button-ghost" onClick={() => window.history.back()}>
           ← Back
         </button>
-        <SessionTitle id={id} title={data?.session.title} />
+        <SessionTitle id={id} title={tree.session?.title} onRenamed={tree.showMeta} />
         <FindInSession sessionId={id} />
       </header>
       {body}

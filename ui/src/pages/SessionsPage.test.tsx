@@ -91,7 +91,7 @@ describe("Sessions page", () => {
     await user.click(await screen.findByText("main"));
     await waitFor(() => expect(window.location.hash).toBe("#session/5"));
     expect(await screen.findByRole("heading", { level: 1, name: /Click me/ })).toBeTruthy();
-    expect(backend.detailCalls).toContain(5);
+    expect(backend.windowCalls.map((c) => c.sessionId)).toContain(5);
   });
 
   it("filters by source and keeps the filter in the URL", async () => {
@@ -173,7 +173,10 @@ describe("Sessions page", () => {
       details: [
         {
           session: { id: 3, title: "Planning", source: "web", agent_id: "main", is_interactive: true, is_ephemeral: false, created_at: "2026-11-30T10:00:00Z" },
-          messages: [],
+          // The hit's message exists: the session page opens at it.
+          messages: [
+            { kind: "assistant", message_id: 40, content: "we keep the <b>sessions</b> list short", reasoning: null, is_synthetic: false, input_tokens: 1, output_tokens: 1, stack_id: 1, depth: 0, created_at: "2026-11-30T10:05:00Z", content_chars: 38, truncated: false },
+          ],
           pending_inputs: [],
           turn_ends: [],
         },

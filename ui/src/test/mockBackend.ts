@@ -27,11 +27,15 @@ import type {
   SendResult,
   SessionRef,
   SessionUsage,
+  SessionWindow,
   SettingsView,
   StopResult,
   ToolGroupsReset,
   TurnStatus,
+  DebugMessage,
+  ItemRef,
 } from "../backend";
+import { itemRef, refKey } from "../backend/window";
 import type {
   ActiveSessionParams,
   AnswerQuestionParams,
@@ -52,14 +56,16 @@ import type {
   SendMessageParams,
   SessionBypassesParams,
   SessionDetailParams,
+  SessionItemParams,
   SessionUsageParams,
+  SessionWindowParams,
   SetApiKeyParams,
   SetRunContextParams,
   StopTurnParams,
   TestConnectionParams,
   TurnRunningParams,
 } from "../backend/api";
-import type { Answer, RunContext } from "../backend/bindings";
+import type { Answer, RunContext, WindowQuery } from "../backend/bindings";
 import type { Backend } from "../backend/types";
 
 export function summary(id: number, over: Partial<SessionSummary> = {}): SessionSummary {
@@ -216,6 +222,63 @@ export class MockBackend implements Backend {
     return d
       ? Promise.resolve(d)
       : Promise.reject({ code: "not_found", message: `session ${id} not found` } satisfies ApiError);
+  }
+
+  /** Every window read, in order. */
+  windowCalls: Array<{ sessionId: number; query: WindowQuery }> = [];
+  itemCalls: ItemRef[] = [];
+  /** Whole rows `session_item` answers, by ref key (the window's row when absent). */
+  wholeRows = new Map<string, DebugMessage>();
+
+  /** Slices the session's rows the way the engine pages its tree. */
+  session_window({ session_id: sessionId, query }: SessionWindowParams): Promise<SessionWindow> {
+    this.windowCalls.push({ sessionId, query });
+    const d = this.details.get(sessionId);
+    if (!d) return Promise.reject({ code: "not_found", message: `session ${sessionId} not found` } satisfies ApiError);
+    const rows = d.messages;
+    const n = rows.length;
+    const limit = Math.max(1, Math.min(query.limit, 500));
+    const at = (ref: ItemRef) => rows.findIndex((m) => refKey(itemRef(m)) === refKey(ref));
+    // As the engine: the turn ends placed between the page's rows, open-ended at a side with no more rows.
+    const endsWithin = (items: DebugMessage[], before: boolean, after: boolean) => {
+      const ids = items.flatMap((m) => (m.kind === "agent" || m.kind === "agent_end" ? [] : [m.message_id]));
+      if (ids.length === 0 && (before || after)) return [];
+      const lo = before ? Math.min(...ids) : -Infinity;
+      const hi = after ? Math.max(...ids) : Infinity;
+      return d.turn_ends.filter((t) => (t.after_message_id ?? -1) >= lo && (t.after_message_id ?? -1) <= hi);
+    };
+    const page = (start: number, end: number, before: boolean, after: boolean, anchor: number | null): SessionWindow => ({
+      session: d.session,
+      items: rows.slice(start, end),
+      turn_ends: endsWithin(rows.slice(start, end), before, after),
+      has_more_before: before,
+      has_more_after: after,
+      anchor_index: anchor,
+      pending_inputs: d.pending_inputs,
+      awaiting_human: rows.flatMap((m) => (m.kind === "tool" && m.status === "pending" ? [m.tool_call_id] : [])),
+    });
+    const { anchor } = query;
+    if (anchor.type === "latest") {
+      const start = Math.max(0, n - limit);
+      return Promise.resolve(page(start, n, start > 0, false, null));
+    }
+    const i = at(anchor.item);
+    if (i < 0) return Promise.reject({ code: "not_found", message: "no such row" } satisfies ApiError);
+    if (anchor.type === "before") {
+      const start = Math.max(0, i - limit);
+      return Promise.resolve(page(start, i, start > 0, true, null));
+    }
+    if (anchor.type === "after") return Promise.resolve(page(i + 1, i + 1 + limit, true, i + 1 + limit < n, null));
+    const start = Math.max(0, i - Math.floor((limit - 1) / 2));
+    return Promise.resolve(page(start, start + limit, start > 0, start + limit < n, i - start));
+  }
+
+  session_item({ session_id: sessionId, item }: SessionItemParams): Promise<DebugMessage> {
+    this.itemCalls.push(item);
+    const row =
+      this.wholeRows.get(refKey(item)) ??
+      this.details.get(sessionId)?.messages.find((m) => refKey(itemRef(m)) === refKey(item));
+    return row ? Promise.resolve(row) : Promise.reject({ code: "not_found", message: "no such row" } satisfies ApiError);
   }
 
   renameCalls: RenameSessionParams[] = [];

@@ -241,6 +241,33 @@ async fn create_then_list_then_detail() {
     let detail = json(detail).await;
     assert_eq!(detail["session"]["id"], id);
     assert_eq!(detail["messages"], j!([]));
+    // The pages read windows of the tree: the newest rows of an empty session, and nothing for
+    // a query that is no window query.
+    let window = s
+        .op(
+            &http,
+            "session_window",
+            j!({"session_id": id, "query": {"anchor": {"type": "latest"}, "limit": 50}}),
+        )
+        .await;
+    assert_eq!(window.status(), 200);
+    let window = json(window).await;
+    assert_eq!((window["session"]["id"].as_i64(), &window["items"]), (Some(id), &j!([])));
+    assert_eq!(
+        (window["has_more_before"].as_bool(), window["has_more_after"].as_bool()),
+        (Some(false), Some(false))
+    );
+    let bad_window =
+        s.op(&http, "session_window", j!({"session_id": id, "query": {"anchor": "newest"}})).await;
+    assert_eq!(bad_window.status(), 400);
+    let missing_item = s
+        .op(
+            &http,
+            "session_item",
+            j!({"session_id": id, "item": {"type": "message", "id": 999_999}}),
+        )
+        .await;
+    assert_eq!(json(missing_item).await["code"], "not_found");
 
     let usage = s.op(&http, "session_usage", j!({"session_id": id})).await;
     assert_eq!(usage.status(), 200);

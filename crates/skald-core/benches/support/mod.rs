@@ -1,8 +1,10 @@
-//! What the engine benchmarks share: an engine on a temp data dir wired to the fake provider.
+//! What the engine benchmarks (and the long-session seeder example) share: an engine wired to
+//! the fake provider.
 
 // Each bench is its own crate and uses only part of this.
 #![allow(dead_code)]
 
+use std::path::PathBuf;
 use std::sync::Arc;
 
 use skald_core::config::{EnvOverrides, MemorySecrets};
@@ -25,7 +27,19 @@ pub async fn rig(config: &str) -> Rig {
     std::fs::create_dir_all(&data).unwrap();
     std::fs::write(data.join("config.yml"), config).unwrap();
     let fake = FakeLlm::start().await.unwrap();
-    let engine = Engine::open(EngineOptions {
+    let engine = engine_on(data, &fake).await;
+    let opts = ChatOptions {
+        workdir: Some(dir.path().to_path_buf()),
+        approve_all: true,
+        ..Default::default()
+    };
+    Rig { dir, fake, engine, opts }
+}
+
+/// An engine on `data` (its config.yml as found there) whose model is the env-defined client on
+/// `fake`, with keys kept in memory.
+pub async fn engine_on(data: PathBuf, fake: &FakeLlm) -> Engine {
+    Engine::open(EngineOptions {
         data_dir: Some(data),
         env: Some(EnvOverrides {
             base_url: Some(fake.base_url()),
@@ -36,11 +50,5 @@ pub async fn rig(config: &str) -> Rig {
         ..Default::default()
     })
     .await
-    .unwrap();
-    let opts = ChatOptions {
-        workdir: Some(dir.path().to_path_buf()),
-        approve_all: true,
-        ..Default::default()
-    };
-    Rig { dir, fake, engine, opts }
+    .unwrap()
 }

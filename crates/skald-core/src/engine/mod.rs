@@ -14,7 +14,8 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, RwLock};
 
 use skald_protocol::{
-    Event, EventEnvelope, Page, SessionDetail, SessionListQuery, SessionMeta, SessionSummary,
+    DebugMessage, Event, EventEnvelope, ItemRef, Page, SessionDetail, SessionListQuery,
+    SessionMeta, SessionSummary, SessionWindow, WindowQuery,
 };
 use skald_store::{Clock, Store, SystemClock};
 use tokio::sync::broadcast;
@@ -206,14 +207,33 @@ impl Engine {
         Ok(v)
     }
 
+    /// What a stored call does, as it was labelled live (`write_file src/main.rs`), for the tree.
+    fn describe_call(&self, name: &str, args: &serde_json::Value) -> Option<String> {
+        self.inner.tools.get(name).map(|tool| tool.describe(args, true))
+    }
+
     /// The session debug tree: every frame, message and tool call, children under their call.
     pub async fn session_detail(&self, id: i64) -> Result<SessionDetail, EngineError> {
-        // Calls are labelled as they were live (`write_file src/main.rs`), not by bare name.
-        let tools = &self.inner.tools;
-        let label = |name: &str, args: &serde_json::Value| {
-            tools.get(name).map(|tool| tool.describe(args, true))
-        };
+        let label = |name: &str, args: &serde_json::Value| self.describe_call(name, args);
         Ok(session::debug_tree::load(self.store(), id, &label).await?)
+    }
+
+    /// A window of the session tree: the newest rows, a page before or after a row, or the rows
+    /// around one (a jump to a message, a call or a search hit). Long texts are cut to previews
+    /// (`truncated`); `session_item` has them whole.
+    pub async fn session_window(
+        &self,
+        id: i64,
+        query: WindowQuery,
+    ) -> Result<SessionWindow, EngineError> {
+        let label = |name: &str, args: &serde_json::Value| self.describe_call(name, args);
+        Ok(session::window::load(self.store(), id, query, &label).await?)
+    }
+
+    /// One row of the session tree whole: what a window cut, fetched when the user expands it.
+    pub async fn session_item(&self, id: i64, item: ItemRef) -> Result<DebugMessage, EngineError> {
+        let label = |name: &str, args: &serde_json::Value| self.describe_call(name, args);
+        Ok(session::window::item(self.store(), id, item, &label).await?)
     }
 
     /// Creates an interactive session for `source` and makes it the source's active one.

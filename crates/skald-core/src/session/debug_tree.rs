@@ -2,14 +2,13 @@
 
 use std::collections::HashMap;
 
-use skald_protocol::{DebugMessage, PendingInput, SessionDetail, ToolStatus};
-use skald_store::repo::history::{MessageRow, Role};
+use skald_protocol::{DebugMessage, PendingInput, SessionDetail};
+use skald_store::repo::history::MessageRow;
 use skald_store::repo::stack::StackFrame;
 use skald_store::repo::tools::ToolCallRow;
 use skald_store::{Store, StoreError};
 
-/// Describes a call from its tool name and parsed arguments (`Tool::describe`).
-pub type Labeler<'a> = &'a (dyn Fn(&str, &serde_json::Value) -> Option<String> + Sync);
+use super::items::{self, Labeler};
 
 /// Loads a session and lays its frames out in replay order, children after their spawning call.
 pub async fn load(
@@ -20,12 +19,7 @@ pub async fn load(
     let session = store.session(session_id).await?;
     // Read before the messages: a steer folded in between then shows twice rather than not at
     // all, and the `steer_folded` event a live client gets settles it.
-    let pending_inputs = store
-        .open_steers(session_id)
-        .await?
-        .into_iter()
-        .map(|s| PendingInput { id: s.id, content: s.content, created_at: s.created_at })
-        .collect();
+    let pending_inputs = pending_inputs(store, session_id).await?;
     let frames = store.frames(session_id).await?;
     let messages = store.messages_for_session(session_id).await?;
     let tools = store.tool_calls_for_session(session_id).await?;
@@ -37,6 +31,19 @@ pub async fn load(
     }
     let turn_ends = store.turn_ends(session_id).await?;
     Ok(SessionDetail { session: session.meta(), messages: out, pending_inputs, turn_ends })
+}
+
+/// Messages of the session waiting to be folded into its history, oldest first.
+pub(crate) async fn pending_inputs(
+    store: &Store,
+    session_id: i64,
+) -> Result<Vec<PendingInput>, StoreError> {
+    Ok(store
+        .open_steers(session_id)
+        .await?
+        .into_iter()
+        .map(|s| PendingInput { id: s.id, content: s.content, created_at: s.created_at })
+        .collect())
 }
 
 struct Tree<'a> {
@@ -80,102 +87,18 @@ impl<'a> Tree<'a> {
         if !seen.insert(frame.id) {
             return Ok(());
         }
-        let depth = u32::try_from(frame.depth).unwrap_or(0);
         for m in self.messages_by_stack.get(&frame.id).into_iter().flatten() {
             let calls = self.tools_by_message.get(&m.id);
-            match m.role()? {
-                Role::User | Role::Agent => out.push(DebugMessage::User {
-                    message_id: m.id,
-                    content: m.content.clone(),
-                    is_synthetic: m.is_synthetic,
-                    failed: m.is_failed(),
-                    stack_id: frame.id,
-                    depth,
-                    created_at: m.created_at.clone(),
-                }),
-                Role::Assistant if calls.is_some() => out.push(DebugMessage::Thinking {
-                    message_id: m.id,
-                    content: m.content.clone(),
-                    reasoning: m.reasoning_content.clone(),
-                    is_synthetic: m.is_synthetic,
-                    input_tokens: m.input_tokens,
-                    output_tokens: m.output_tokens,
-                    stack_id: frame.id,
-                    depth,
-                    created_at: m.created_at.clone(),
-                }),
-                Role::Assistant => out.push(DebugMessage::Assistant {
-                    message_id: m.id,
-                    content: m.content.clone(),
-                    reasoning: m.reasoning_content.clone(),
-                    is_synthetic: m.is_synthetic,
-                    input_tokens: m.input_tokens,
-                    output_tokens: m.output_tokens,
-                    stack_id: frame.id,
-                    depth,
-                    created_at: m.created_at.clone(),
-                }),
-            }
+            out.push(items::full_message(m, calls.is_some(), frame)?);
             for call in calls.into_iter().flatten() {
-                out.push(tool_row(call, frame.id, depth, self.labeler)?);
+                out.push(items::full_tool(call, frame, self.labeler)?);
                 for child in self.children_by_call.get(&call.id).into_iter().flatten() {
-                    let child_depth = u32::try_from(child.depth).unwrap_or(0);
-                    out.push(DebugMessage::Agent {
-                        stack_id: child.id,
-                        agent_id: child.agent_id.clone(),
-                        depth: child_depth,
-                        prompt: child.agent_prompt.clone(),
-                        parent_tool_call_id: child.parent_tool_call_id,
-                    });
+                    out.push(items::agent_start(child));
                     self.emit_frame(child, out, seen)?;
-                    out.push(DebugMessage::AgentEnd {
-                        stack_id: child.id,
-                        agent_id: child.agent_id.clone(),
-                        depth: child_depth,
-                    });
+                    out.push(items::agent_end(child));
                 }
             }
         }
         Ok(())
-    }
-}
-
-fn tool_row(
-    call: &ToolCallRow,
-    stack_id: i64,
-    depth: u32,
-    labeler: Labeler<'_>,
-) -> Result<DebugMessage, StoreError> {
-    let status: ToolStatus = call.status()?;
-    let raw = call.arguments.clone().unwrap_or_default();
-    // Arguments are shown as JSON when they parse, and as the raw text the model sent otherwise.
-    let parsed = serde_json::from_str::<serde_json::Value>(&raw).ok();
-    let label = parsed.as_ref().and_then(|args| labeler(&call.name, args));
-    let arguments = parsed.unwrap_or_else(|| serde_json::Value::String(raw.clone()));
-    Ok(DebugMessage::Tool {
-        tool_call_id: call.id,
-        message_id: call.message_id,
-        name: call.name.clone(),
-        label: label.unwrap_or_else(|| call.name.clone()),
-        diff: recorded_diff(call),
-        arguments,
-        status,
-        result: call.result.clone(),
-        stack_id,
-        depth,
-        created_at: call.created_at.clone(),
-    })
-}
-
-/// The change a write call recorded. A diff that no longer decodes (written by another version)
-/// is left out rather than failing the whole tree: it only illustrates the call.
-fn recorded_diff(call: &ToolCallRow) -> Option<skald_protocol::FileDiff> {
-    let json = call.file_diff.as_deref()?;
-    match serde_json::from_str(json) {
-        Ok(diff) => Some(diff),
-        Err(error) => {
-            tracing::warn!(call = call.id, %error, "a recorded file diff does not decode");
-            None
-        }
     }
 }

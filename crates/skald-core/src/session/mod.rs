@@ -1,6 +1,8 @@
 //! Sessions: the per-session runner registry, the debug tree and frame origins.
 
 pub mod debug_tree;
+pub mod items;
 pub mod origin;
 pub mod process;
 pub mod registry;
+pub mod window;

@@ -19,6 +19,7 @@ mod streaming;
 mod tools;
 mod turn;
 mod turn_ends;
+mod window;
 
 /// Runs `sql` on the data dir's database past the column CHECKs, as a hand edit or a damaged file
 /// would.

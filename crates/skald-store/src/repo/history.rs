@@ -210,6 +210,33 @@ impl Store {
         Ok(sqlx::query_as::<_, MessageRow>(&sql).bind(session_id).fetch_all(self.pool()).await?)
     }
 
+    /// One message by id.
+    pub async fn message(&self, id: i64) -> Result<MessageRow, StoreError> {
+        let sql = format!("SELECT {MESSAGE_COLUMNS} FROM chat_history WHERE id = ?");
+        sqlx::query_as::<_, MessageRow>(&sql)
+            .bind(id)
+            .fetch_optional(self.pool())
+            .await?
+            .ok_or(StoreError::NotFound { what: "message", id })
+    }
+
+    /// The frame a message belongs to.
+    pub async fn message_frame(&self, id: i64) -> Result<i64, StoreError> {
+        sqlx::query_scalar("SELECT session_stack_id FROM chat_history WHERE id = ?")
+            .bind(id)
+            .fetch_optional(self.pool())
+            .await?
+            .ok_or(StoreError::NotFound { what: "message", id })
+    }
+
+    /// Whether the model asked for tool calls in this message.
+    pub async fn message_has_calls(&self, id: i64) -> Result<bool, StoreError> {
+        Ok(sqlx::query_scalar("SELECT EXISTS (SELECT 1 FROM chat_llm_tools WHERE message_id = ?)")
+            .bind(id)
+            .fetch_one(self.pool())
+            .await?)
+    }
+
     /// `ok → failed` for an orphaned trailing user/agent row; the only status change allowed.
     /// A prompt a reply already follows is left alone: rows the model has answered never change
     /// (the engine's context cache relies on it, see `replay_delta`).

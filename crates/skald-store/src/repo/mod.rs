@@ -18,4 +18,5 @@ pub mod stack;
 pub mod steers;
 pub mod summaries;
 pub mod tools;
+pub mod tree_page;
 pub mod turn_ends;

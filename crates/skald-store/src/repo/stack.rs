@@ -20,7 +20,7 @@ pub struct StackFrame {
 /// Deeper than any agent nesting the engine allows: a cycle in the links stops here.
 const MAX_LINEAGE: u32 = 64;
 
-const FRAME_COLUMNS: &str = "id, session_id, agent_id, agent_prompt, depth, parent_tool_call_id, \
+pub(crate) const FRAME_COLUMNS: &str = "id, session_id, agent_id, agent_prompt, depth, parent_tool_call_id, \
      terminated_at, created_at";
 
 impl Store {
@@ -30,6 +30,16 @@ impl Store {
             "SELECT {FRAME_COLUMNS} FROM chat_sessions_stack WHERE session_id = ? ORDER BY id"
         );
         Ok(sqlx::query_as::<_, StackFrame>(&sql).bind(session_id).fetch_all(self.pool()).await?)
+    }
+
+    /// One frame by id.
+    pub async fn frame(&self, stack_id: i64) -> Result<StackFrame, StoreError> {
+        let sql = format!("SELECT {FRAME_COLUMNS} FROM chat_sessions_stack WHERE id = ?");
+        sqlx::query_as::<_, StackFrame>(&sql)
+            .bind(stack_id)
+            .fetch_optional(self.pool())
+            .await?
+            .ok_or(StoreError::NotFound { what: "frame", id: stack_id })
     }
 
     /// The session's root frame (depth 0).

@@ -170,6 +170,16 @@ impl Store {
             .ok_or(StoreError::NotFound { what: "tool call", id })
     }
 
+    /// One call with the change it recorded (what the tree shows of it).
+    pub async fn tool_call_with_diff(&self, id: i64) -> Result<ToolCallRow, StoreError> {
+        let sql = format!("SELECT {TOOL_COLUMNS}, file_diff FROM chat_llm_tools WHERE id = ?");
+        sqlx::query_as::<_, ToolCallRow>(&sql)
+            .bind(id)
+            .fetch_optional(self.pool())
+            .await?
+            .ok_or(StoreError::NotFound { what: "tool call", id })
+    }
+
     /// Advances a call along the state machine; a terminal call never changes again.
     ///
     /// One conditional UPDATE (the allowed previous states in its WHERE) instead of a read and a
@@ -261,20 +271,7 @@ impl Store {
     /// Calls of a session that wait for a human: parked for an approval nobody decided yet, or
     /// asking a question nobody answered yet. Oldest first.
     pub async fn calls_awaiting_human(&self, session_id: i64) -> Result<Vec<i64>, StoreError> {
-        Ok(sqlx::query_scalar(
-            "SELECT t.id FROM chat_llm_tools t \
-             JOIN chat_history h ON h.id = t.message_id \
-             JOIN chat_sessions_stack s ON s.id = h.session_stack_id \
-             WHERE s.session_id = ? AND t.status = 'pending' AND ( \
-               (EXISTS (SELECT 1 FROM approval_requests r WHERE r.tool_call_id = t.id) \
-                AND NOT EXISTS (SELECT 1 FROM approval_decisions d WHERE d.tool_call_id = t.id)) \
-               OR (EXISTS (SELECT 1 FROM clarification_questions q WHERE q.tool_call_id = t.id) \
-                AND NOT EXISTS (SELECT 1 FROM clarification_answers a WHERE a.tool_call_id = t.id))) \
-             ORDER BY t.id",
-        )
-        .bind(session_id)
-        .fetch_all(self.pool())
-        .await?)
+        Ok(sqlx::query_scalar(AWAITING_HUMAN_SQL).bind(session_id).fetch_all(self.pool()).await?)
     }
 
     /// Every call of a session in id order (one read for the whole tree).
@@ -300,3 +297,17 @@ impl Store {
         Ok(())
     }
 }
+
+/// The calls of session `?` waiting for a human. Every window reads it, so it starts from the
+/// open calls (`idx_tools_open`, a handful) and looks up each one's session: left to itself,
+/// SQLite walks the session's frames, every message and every call instead, which grows with
+/// the session (a second at 550,000 messages).
+pub(crate) const AWAITING_HUMAN_SQL: &str = "SELECT t.id FROM chat_llm_tools t INDEXED BY idx_tools_open \
+     JOIN chat_history h ON h.id = t.message_id \
+     JOIN chat_sessions_stack s ON s.id = h.session_stack_id \
+     WHERE s.session_id = ? AND t.status IN ('pending', 'running') AND t.status = 'pending' AND ( \
+       (EXISTS (SELECT 1 FROM approval_requests r WHERE r.tool_call_id = t.id) \
+        AND NOT EXISTS (SELECT 1 FROM approval_decisions d WHERE d.tool_call_id = t.id)) \
+       OR (EXISTS (SELECT 1 FROM clarification_questions q WHERE q.tool_call_id = t.id) \
+        AND NOT EXISTS (SELECT 1 FROM clarification_answers a WHERE a.tool_call_id = t.id))) \
+     ORDER BY t.id";

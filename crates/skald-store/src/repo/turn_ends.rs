@@ -105,4 +105,31 @@ impl Store {
         .map(TurnEndRow::decode)
         .collect()
     }
+
+    /// The turn ends placed between two history rows (inclusive; `None` leaves that side open),
+    /// oldest first: what one window of the transcript shows. An end recorded before the session
+    /// had any row counts as the oldest.
+    pub async fn turn_ends_between(
+        &self,
+        session_id: i64,
+        from_message_id: Option<i64>,
+        to_message_id: Option<i64>,
+    ) -> Result<Vec<EndedTurn>, StoreError> {
+        sqlx::query_as::<_, TurnEndRow>(
+            "SELECT id, stack_id, outcome, message_id, rounds, tool_call_ids, reason, \
+             after_message_id, ended_at FROM turn_ends WHERE session_id = ? \
+             AND (? IS NULL OR after_message_id >= ?) AND (? IS NULL OR after_message_id <= ?) \
+             ORDER BY id",
+        )
+        .bind(session_id)
+        .bind(from_message_id)
+        .bind(from_message_id)
+        .bind(to_message_id)
+        .bind(to_message_id)
+        .fetch_all(self.pool())
+        .await?
+        .into_iter()
+        .map(TurnEndRow::decode)
+        .collect()
+    }
 }

@@ -55,3 +55,30 @@ async fn a_frame_lineage_climbs_to_the_root() {
     assert_eq!(store.frame_lineage(s.root_stack_id).await.unwrap().len(), 1);
     assert!(store.frame_lineage(9_999).await.is_err());
 }
+
+/// A window of the transcript reads the ends placed between its rows; an open side reads on.
+#[tokio::test]
+async fn turn_ends_between_rows_are_the_ones_placed_there() {
+    let (_dir, store, _) = super::fresh().await;
+    let (s, first) = super::session_with_reply(&store).await;
+    let early = store.record_turn_end(s.session_id, s.root_stack_id, &TurnEnd::Cancelled {}).await;
+    let second = store
+        .append_message(&NewMessage {
+            stack_id: s.root_stack_id,
+            role: Some(Role::Assistant),
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+    let late = TurnEnd::Final { message_id: second };
+    let late = store.record_turn_end(s.session_id, s.root_stack_id, &late).await.unwrap();
+    let early = early.unwrap();
+    assert_eq!((early.after_message_id, late.after_message_id), (Some(first), Some(second)));
+
+    let ids = |ends: Vec<skald_protocol::EndedTurn>| ends.iter().map(|t| t.id).collect::<Vec<_>>();
+    let between = |from, to| store.turn_ends_between(s.session_id, from, to);
+    assert_eq!(ids(between(None, None).await.unwrap()), [early.id, late.id]);
+    assert_eq!(ids(between(None, Some(first)).await.unwrap()), [early.id], "up to the first row");
+    assert_eq!(ids(between(Some(second), None).await.unwrap()), [late.id], "from the second row");
+    assert_eq!(ids(between(Some(first + 1), Some(second - 1)).await.unwrap()), Vec::<i64>::new());
+}

@@ -1,0 +1,250 @@
+// A windowed conversation list (virtua): only the rows on screen are in the DOM; the position
+// holds when earlier rows are put on top, follows the end only while the reader is at the end,
+// and asks for more rows at either edge. Its "jump to latest" and "jump to the pending
+// approval" buttons float over it.
+import {
+  createContext,
+  useCallback,
+  useContext,
+  useEffect,
+  useLayoutEffect,
+  useMemo,
+  useRef,
+  useState,
+  type ReactNode,
+} from "react";
+import { Virtualizer, type CustomContainerComponentProps, type CustomItemComponentProps, type VirtualizerHandle } from "virtua";
+import type { ItemRef } from "../../backend";
+
+/** How close to an edge (px) counts as being at it. */
+const EDGE = 48;
+/** Earlier rows are asked for this far (px) before the reader reaches the top. */
+const PREFETCH = 800;
+
+export interface VirtualLogProps<T> {
+  rows: T[];
+  rowKey(row: T): string;
+  /** What the row's `<li>` says of it (`data-kind`, for tests and styles; `data-key` is its key). */
+  rowKind(row: T): string;
+  renderRow(row: T): ReactNode;
+  /** Rows exist before / after the loaded ones. */
+  hasMoreBefore: boolean;
+  hasMoreAfter: boolean;
+  onReachTop(): void;
+  onReachBottom(): void;
+  /** Key of the row to bring to the middle of the screen and mark (a jump); `null` for none. */
+  focus: string | null;
+  /** Changes when the rows are reloaded from scratch: starts again at the end (or the focus). */
+  generation: number;
+  /** A page is being read at an edge. */
+  paging: boolean;
+  /** The oldest call waiting for a decision, loaded or not (the jump button's target). */
+  pendingApproval: ItemRef | null;
+  /** Makes `target` (`null`: the newest row) the focus, loading it if needed. */
+  onJump(target: ItemRef | null): Promise<void>;
+  /** Accessible name of the list. */
+  label: string;
+  /** Class of the `<ol>`. */
+  className: string;
+}
+
+export function VirtualLog<T>(props: VirtualLogProps<T>) {
+  const { rows, rowKey, focus, generation, hasMoreBefore, hasMoreAfter } = props;
+  // Bumped by the jump buttons, so the list scrolls even when the target did not change.
+  const [jumps, setJumps] = useState(0);
+  const scroller = useRef<HTMLDivElement>(null);
+  const list = useRef<VirtualizerHandle>(null);
+  // Follow the end only while the reader is there (new rows, streamed text growing).
+  const atEnd = useRef(true);
+  const [atEndShown, setAtEndShown] = useState(true);
+  const latest = useRef(props);
+  latest.current = props;
+
+  // Earlier rows put on top keep what the reader sees in place (`shift` for that render only).
+  const firstKey = rows.length > 0 ? rowKey(rows[0] as T) : null;
+  const previousFirst = useRef<string | null>(firstKey);
+  const prepended =
+    previousFirst.current !== null &&
+    firstKey !== previousFirst.current &&
+    rows.some((r) => rowKey(r) === previousFirst.current);
+  useLayoutEffect(() => {
+    previousFirst.current = firstKey;
+  });
+
+  const setAtEnd = useCallback((value: boolean) => {
+    atEnd.current = value;
+    setAtEndShown(value);
+  }, []);
+
+  const toEnd = useCallback(() => {
+    const n = latest.current.rows.length;
+    if (n > 0) list.current?.scrollToIndex(n - 1, { align: "end" });
+    setAtEnd(true);
+  }, [setAtEnd]);
+
+  const jump = async (target: ItemRef | null) => {
+    await props.onJump(target);
+    setJumps((n) => n + 1);
+  };
+  // "Jump to latest" with the newest rows loaded: just scroll there.
+  const endSeq = focus === null ? jumps : -1;
+  useLayoutEffect(() => {
+    if (endSeq > 0) toEnd();
+  }, [endSeq, toEnd]);
+
+  // A fresh window is placed once the list knows its viewport: at its focus, or at its end.
+  const positioned = useRef(false);
+  // Set while a programmatic scroll has not been reported yet: the old offset means nothing.
+  const settling = useRef(false);
+  const place = useCallback(() => {
+    const v = list.current;
+    if (!v || v.viewportSize === 0) return;
+    positioned.current = true;
+    settling.current = v.scrollSize > v.viewportSize;
+    const p = latest.current;
+    const index = p.focus === null ? -1 : p.rows.findIndex((r) => p.rowKey(r) === p.focus);
+    if (index < 0) {
+      toEnd();
+      return;
+    }
+    setAtEnd(false);
+    v.scrollToIndex(index, { align: "center" });
+  }, [setAtEnd, toEnd]);
+
+  const check = useCallback(() => {
+    const v = list.current;
+    const el = scroller.current;
+    if (!v || !el || !positioned.current) return;
+    const p = latest.current;
+    if (v.scrollSize <= v.viewportSize + EDGE) {
+      // Every loaded row is on screen: nothing to scroll, so ask for more at once.
+      if (!atEnd.current) setAtEnd(true);
+      if (p.hasMoreBefore) p.onReachTop();
+      return;
+    }
+    if (settling.current) return;
+    const offset = el.scrollTop;
+    const end = offset + v.viewportSize >= v.scrollSize - EDGE;
+    if (end !== atEnd.current) setAtEnd(end);
+    if (offset < PREFETCH && p.hasMoreBefore) p.onReachTop();
+    if (end && p.hasMoreAfter) p.onReachBottom();
+  }, [setAtEnd]);
+
+  useLayoutEffect(() => {
+    positioned.current = false;
+    place();
+  }, [generation, place]);
+
+  // A jump to a loaded row brings it to the middle of the screen.
+  useLayoutEffect(() => {
+    if (focus !== null && positioned.current) place();
+  }, [focus, jumps, place]);
+
+  // New rows or a growing last row: stay at the end if the reader was there.
+  const lastKey = rows.length > 0 ? rowKey(rows[rows.length - 1] as T) : null;
+  useLayoutEffect(() => {
+    if (positioned.current && atEnd.current && !hasMoreAfter) toEnd();
+  }, [rows.length, lastKey, hasMoreAfter, toEnd]);
+
+  // A short page may not fill the screen: keep asking while the top is in view.
+  useEffect(() => {
+    if (hasMoreBefore) check();
+  }, [rows.length, hasMoreBefore, check]);
+
+  const context = useMemo<ListInfo>(
+    () => ({
+      label: props.label,
+      className: props.className,
+      kinds: rows.map(props.rowKind),
+      keys: rows.map(rowKey),
+      focus,
+    }),
+    [props.label, props.className, props.rowKind, rows, rowKey, focus],
+  );
+
+  const { pendingApproval } = props;
+  return (
+    <>
+      <div
+        ref={scroller}
+        className="virtual-scroll"
+        data-at-end={atEndShown}
+        data-more-before={hasMoreBefore}
+        tabIndex={0}
+      >
+        <ListContext.Provider value={context}>
+          <Virtualizer
+            ref={list}
+            scrollRef={scroller}
+            as={LogList}
+            item={LogItem}
+            shift={prepended}
+            onScroll={() => {
+              settling.current = false;
+              check();
+            }}
+            onResize={() => {
+              if (!positioned.current) place();
+              else if (atEnd.current && !latest.current.hasMoreAfter) toEnd();
+            }}
+          >
+            {rows.map((row) => (
+              <RowBody key={rowKey(row)} row={row} render={props.renderRow} />
+            ))}
+          </Virtualizer>
+        </ListContext.Provider>
+      </div>
+      <div className="log-jumps">
+        {props.paging ? (
+          <span className="status status-running" role="status">
+            Loading more…
+          </span>
+        ) : null}
+        {pendingApproval ? (
+          <button type="button" className="button button-small" onClick={() => void jump(pendingApproval)}>
+            Jump to the pending approval
+          </button>
+        ) : null}
+        {!atEndShown || hasMoreAfter ? (
+          <button type="button" className="button button-small" onClick={() => void jump(null)}>
+            Jump to latest
+          </button>
+        ) : null}
+      </div>
+    </>
+  );
+}
+
+type ListInfo = { label: string; className: string; kinds: string[]; keys: string[]; focus: string | null };
+const ListContext = createContext<ListInfo | null>(null);
+
+/** The `<ol>` virtua lays the rows out in. */
+function LogList({ style, children, ref }: CustomContainerComponentProps) {
+  const info = useContext(ListContext);
+  return (
+    <ol ref={ref} style={style} className={info?.className} aria-label={info?.label}>
+      {children}
+    </ol>
+  );
+}
+
+/** The `<li>` of one row: its kind, and a mark when a jump landed on it. */
+function LogItem({ style, index, children, ref }: CustomItemComponentProps) {
+  const info = useContext(ListContext);
+  const focused = info !== null && info.focus !== null && info.keys[index] === info.focus;
+  return (
+    <li
+      ref={ref}
+      style={style}
+      data-kind={info?.kinds[index]}
+      data-key={info?.keys[index]}
+      className={focused ? "log-row is-focus" : "log-row"}
+    >
+      {children}
+    </li>
+  );
+}
+
+function RowBody<T>({ row, render }: { row: T; render(row: T): ReactNode }) {
+  return <>{render(row)}</>;
+}
