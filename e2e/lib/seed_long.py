@@ -27,6 +27,14 @@ def main() -> None:
     args = json.dumps({"path": "notes.txt"})
     users = []
     with conn:
+        # The tool-call search index uses FTS5's trigram tokenizer with options that Python's
+        # SQLite (3.40 on Debian 12) cannot construct, so its insert trigger cannot run here: it is
+        # set aside while the seeded calls are written and put back unchanged. The seeded calls
+        # are then missing from tool search only; nothing in the long-session test searches them.
+        (trigger_sql,) = conn.execute(
+            "SELECT sql FROM sqlite_master WHERE type = 'trigger' AND name = 'tool_fts_insert'"
+        ).fetchone()
+        conn.execute("DROP TRIGGER tool_fts_insert")
         (stack_id,) = conn.execute(
             "SELECT id FROM chat_sessions_stack WHERE session_id = ? AND depth = 0 ORDER BY id LIMIT 1",
             (session_id,),
@@ -58,6 +66,7 @@ def main() -> None:
                 "INSERT INTO chat_history (session_stack_id, role, content, created_at) VALUES (?, 'assistant', ?, ?)",
                 (stack_id, f"Answer {t}: read the notes {rounds} times.", at()),
             )
+        conn.execute(trigger_sql)
     conn.close()
     print("\n".join(str(u) for u in users))
 

@@ -12,7 +12,8 @@ import { startFakeLlm } from "../lib/fake_llm.mjs";
 import { startServer } from "../lib/server.mjs";
 import { stopAll } from "../lib/teardown.mjs";
 
-const TURNS = 24;
+// More rows than a window holds (100): the hit and the first find are not loaded when asked for.
+const TURNS = 60;
 const HIT_TURN = 7;
 const HIT_ANSWER = "The quokka burrow is mapped under the old ledger shed.";
 
@@ -93,6 +94,8 @@ describe("search", () => {
     await find.getByRole("status").filter({ hasText: `1 of ${TURNS}` }).waitFor();
     const first = await api("find_in_session", { session_id: sessionId, text: "what changed" });
     await waitForHash(`#session/${sessionId}?message=${first.matches[0].message_id}`);
+    // The first match is older than the newest window: it is loaded, shown and highlighted.
+    await page.locator("li.is-focus").filter({ hasText: "Round 0: what changed?" }).waitFor();
     await page.screenshot({ path: screenshotPath("41-find-in-session"), fullPage: true });
     assert.deepEqual(pageErrors, []);
   });

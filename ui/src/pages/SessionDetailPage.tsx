@@ -363,7 +363,7 @@ export function SessionDetailPage({ id, focus = null }: { id: number; focus?: It
           </div>
         )}
         {tree.turnEnds.length > 0 ? (
-          <>
+          <section className="turn-ends-section" aria-label="How the turns ended">
             <h2>How the turns ended</h2>
             <ol className="turn-ends" aria-label="Turn ends">
               {tree.turnEnds.map((t) => (
@@ -372,7 +372,7 @@ export function SessionDetailPage({ id, focus = null }: { id: number; focus?: It
                 </li>
               ))}
             </ol>
-          </>
+          </section>
         ) : null}
       </>
     );
