@@ -460,14 +460,15 @@ mod tests {
             serde_json::json!({
                 "session_id": 7,
                 "source": "web",
-                "frame": { "stack_id": 3, "depth": 0, "label": null },
+                "frame": { "stack_id": 3, "depth": 0, "label": null, "parent_tool_call_id": null },
                 "event": { "type": "turn_running", "running": true },
             })
         );
-        let child = FrameOrigin::root(3).child(9, "researcher");
+        let child = FrameOrigin::root(3).child(9, "researcher", 4);
         let json = serde_json::to_value(EventEnvelope::framed(7, "web", child, running)).unwrap();
         assert_eq!(json["frame"]["depth"], 1);
         assert_eq!(json["frame"]["label"], "researcher#00000009");
+        assert_eq!(json["frame"]["parent_tool_call_id"], 4);
         let whole = EventEnvelope::session(7, "web", Event::SessionsChanged {});
         assert_eq!(serde_json::to_value(&whole).unwrap()["frame"], serde_json::Value::Null);
         let back: EventEnvelope = serde_json::from_value(json).unwrap();

@@ -515,6 +515,11 @@ depth: number,
  * `null` for the root frame; for a sub-agent its chain of `agent#shortid` parts below the
  * root, joined by `>`.
  */
-label: string | null, };
+label: string | null, 
+/**
+ * The tool call (in the parent frame) that opened this frame; `null` for the root. Lets a
+ * surface draw a sub-agent's lane under the call that spawned it.
+ */
+parent_tool_call_id: number | null, };
 
 export type EventEnvelope = { session_id: number | null, source: string | null, frame: FrameOrigin | null, event: Event, };

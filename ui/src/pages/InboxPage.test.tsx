@@ -4,7 +4,7 @@ import { describe, expect, it } from "vitest";
 import { MockBackend, bypassView, fileDiff, inboxItem } from "../test/mockBackend";
 import { renderApp } from "../test/renderApp";
 
-const ROOT = { stack_id: 1, depth: 0, label: null };
+const ROOT = { stack_id: 1, depth: 0, label: null, parent_tool_call_id: null };
 
 function setup() {
   const backend = new MockBackend();

@@ -10,7 +10,10 @@ pub async fn of_frame(store: &Store, stack_id: i64) -> Result<FrameOrigin, Store
     let lineage = store.frame_lineage(stack_id).await?;
     let mut frames = lineage.iter();
     let root = frames.next().map_or(stack_id, |f| f.id);
-    Ok(frames.fold(FrameOrigin::root(root), |parent, f| parent.child(f.id, &f.agent_id)))
+    Ok(frames.fold(FrameOrigin::root(root), |parent, f| {
+        // Every frame below the root was opened by a call; 0 would only show a broken row.
+        parent.child(f.id, &f.agent_id, f.parent_tool_call_id.unwrap_or(0))
+    }))
 }
 
 /// The origin of the session's root frame (where steers are folded).

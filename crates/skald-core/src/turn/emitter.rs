@@ -22,10 +22,11 @@ impl TurnEmitter {
         Self { bus, session_id, source, frame }
     }
 
-    /// The emitter of a sub-agent frame `stack_id` running `agent_id`, opened from this frame:
-    /// its events carry the child's depth and nested origin label.
-    pub fn child(&self, stack_id: i64, agent_id: &str) -> Self {
-        Self { frame: self.frame.child(stack_id, agent_id), ..self.clone() }
+    /// The emitter of a sub-agent frame `stack_id` running `agent_id`, opened from this frame by
+    /// call `parent_tool_call_id`: its events carry the child's depth, nested origin label and
+    /// spawning call.
+    pub fn child(&self, stack_id: i64, agent_id: &str, parent_tool_call_id: i64) -> Self {
+        Self { frame: self.frame.child(stack_id, agent_id, parent_tool_call_id), ..self.clone() }
     }
 
     pub fn source(&self) -> &str {
