@@ -143,3 +143,16 @@ describe("sub-agent lanes in the chat page", () => {
     expect(screen.getByText(/Context 1,500 tok/)).toBeTruthy();
   });
 });
+
+describe("the session's total", () => {
+  it("counts the sub-agents' replies as they report usage", async () => {
+    const backend = setup();
+    backend.usage.set(SID, { input_tokens_total: 1000, output_tokens_total: 20, replies: 1, priced_replies: 1, cost_usd: 0.01 });
+    await open(backend);
+    expect(await screen.findByText("Session ↑1,000 · ↓20 tok · $0.0100")).toBeTruthy();
+    await emit(backend, spawn(10), ROOT);
+    backend.usage.set(SID, { input_tokens_total: 2200, output_tokens_total: 60, replies: 2, priced_replies: 2, cost_usd: 0.02 });
+    await emit(backend, { type: "thinking", message_id: 3, content: "Reading.", reasoning: null, input_tokens: 1200, output_tokens: 40 }, RESEARCHER);
+    expect(await screen.findByText("Session ↑2,200 · ↓60 tok · $0.0200")).toBeTruthy();
+  });
+});

@@ -198,6 +198,17 @@ function ContextMeter({
 
 const tok = (n: number) => `${n.toLocaleString()} tok`;
 
+/** What the session's model replies spent, sub-agents included, as the engine counts it. */
+function SessionSpend({ usage }: { usage: SessionUsage | undefined }) {
+  if (!usage || usage.replies === 0) return null;
+  return (
+    <span className="tokens session-spend" title="Tokens of every model reply of this session, sub-agents included">
+      Session {tokenPair(usage.input_tokens_total, usage.output_tokens_total)} tok
+      {usage.cost_usd !== null ? ` · $${usage.cost_usd.toFixed(4)}` : ""}
+    </span>
+  );
+}
+
 /** `/context`: the conversation the next request carries against the model's window. */
 export function describeContext(u: SessionUsage): string {
   if (u.context_tokens === null) return "No model reply in this session yet.";
@@ -283,8 +294,10 @@ export function ChatPage({ source, focus = null }: { source: string; focus?: Ite
   );
   // Read after each answer and compaction: the window, and the context as the engine counts it
   // (usage reported before a compaction no longer describes what the model receives).
+  // Sub-agent replies change the session's totals, not the root's context: count them too.
+  const childReplies = Object.keys(state.spend).length;
   const usage = useQuery({
-    queryKey: ["session_usage", state.sessionId, state.inputTokens],
+    queryKey: ["session_usage", state.sessionId, state.inputTokens, childReplies],
     queryFn: () => backend.session_usage({ session_id: state.sessionId as number }),
     enabled: state.sessionId !== null,
     placeholderData: (previous) => previous,
@@ -385,6 +398,7 @@ export function ChatPage({ source, focus = null }: { source: string; focus?: Ite
             output={state.outputTokens}
             window={usage.data?.context_window ?? null}
           />
+          <SessionSpend usage={usage.data} />
         </span>
       </header>
       <div className="chat-scroll">
