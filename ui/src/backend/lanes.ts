@@ -348,3 +348,40 @@ export function visibleItems(items: ChatItem[], collapsed: ReadonlySet<number>):
     return i.kind === "tool" && i.status === "pending";
   });
 }
+
+/** The origin label of each sub-agent frame of a run of tree rows, as the live stream names it. */
+export function originLabels(rows: DebugMessage[]): Map<number, string> {
+  const lanes = new RowLanes();
+  const labels = new Map<number, string>();
+  for (const m of rows) {
+    const { head } = lanes.row(m);
+    if (head) labels.set(head.lane, head.label);
+  }
+  return labels;
+}
+
+/** How each sub-agent frame of a run of tree rows stands, from its spawning call's row. */
+export function frameStatuses(rows: DebugMessage[]): Map<number, LaneStatus> {
+  const calls = new Map<number, DebugMessage & { kind: "tool" }>();
+  for (const m of rows) if (m.kind === "tool") calls.set(m.tool_call_id, m);
+  const out = new Map<number, LaneStatus>();
+  for (const m of rows) {
+    if (m.kind !== "agent" || m.parent_tool_call_id === null) continue;
+    const call = calls.get(m.parent_tool_call_id);
+    if (!call) continue;
+    const status = call.status === "failed" ? "error" : call.status;
+    out.set(m.stack_id, outcomeOfCall(status) ?? "running");
+  }
+  return out;
+}
+
+/**
+ * Where new rows of a live session can appear in a window that reaches the newest row: inside
+ * the first frame still running (before its closing row, which the tree writes for a running
+ * frame too), else after the last row. The index of the row to read after.
+ */
+export function liveAnchor(rows: DebugMessage[]): number {
+  const running = frameStatuses(rows);
+  const open = rows.findIndex((m) => m.kind === "agent_end" && (running.get(m.stack_id) ?? "running") === "running");
+  return open > 0 ? open - 1 : rows.length - 1;
+}
