@@ -45,6 +45,18 @@ export type ApprovalInfo = {
 };
 
 /** `lane`: the sub-agent frame (stack id) an item belongs to; absent for the session's root frame. */
+/** A clarification question a call waits on (`ask_user_clarification`). */
+export type QuestionInfo = {
+  toolCallId: number;
+  title: string;
+  /** Markdown. */
+  question: string;
+  suggestedAnswers: string[];
+};
+
+/** The tool that asks the user a question; its waiting call is a question, never an approval. */
+export const ASK_TOOL = "ask_user_clarification";
+
 export type UserItem = { kind: "user"; key: string; messageId: number; content: string; truncated?: boolean; lane?: number };
 /** A message stored while the session was busy, not yet part of the history (a pending input). */
 export type QueuedItem = { key: string; pendingInputId: number; content: string };
@@ -75,6 +87,8 @@ export type ToolItem = {
   resultType: ResultType;
   error: string | null;
   approval: ApprovalInfo | null;
+  /** The question the call waits on an answer to. */
+  question: QuestionInfo | null;
   /** The change a write call made, once it is done. */
   diff: FileDiff | null;
   depth: number;
@@ -176,6 +190,17 @@ function approvalFor(toolCallId: number, toolName: string, args: unknown): Appro
   };
 }
 
+/** The question a waiting call rebuilt from history asks, from its arguments (as the engine reads them). */
+function questionFor(toolCallId: number, args: unknown): QuestionInfo {
+  const suggested = argObject(args).suggested_answers;
+  return {
+    toolCallId,
+    title: argString(args, "title")?.trim() || "Question",
+    question: argString(args, "question") ?? "",
+    suggestedAnswers: Array.isArray(suggested) ? suggested.filter((a): a is string => typeof a === "string") : [],
+  };
+}
+
 type ApprovalRequested = Extract<Event, { type: "approval_requested" }>;
 
 /** The card of a live approval request: its kind and what to review come with the event. */
@@ -261,7 +286,8 @@ function toolFromDebug(m: Extract<DebugMessage, { kind: "tool" }>): ToolItem {
     result: failed || m.status === "rejected" ? null : m.result,
     resultType: "string",
     error: failed || m.status === "rejected" ? m.result : null,
-    approval: m.status === "pending" ? approvalFor(m.tool_call_id, m.name, m.arguments) : null,
+    approval: m.status === "pending" && m.name !== ASK_TOOL ? approvalFor(m.tool_call_id, m.name, m.arguments) : null,
+    question: m.status === "pending" && m.name === ASK_TOOL ? questionFor(m.tool_call_id, m.arguments) : null,
     diff: m.diff,
     depth: m.depth,
   };
@@ -495,6 +521,7 @@ function newTool(toolCallId: number, name: string, args: unknown, frame: FrameOr
     resultType: "string",
     error: null,
     approval: null,
+    question: null,
     diff: null,
     depth: frame?.depth ?? 0,
   };
@@ -595,6 +622,7 @@ const ADDS_ITEMS = new Set<Event["type"]>([
   "done",
   "tool_start",
   "approval_requested",
+  "agent_question",
   "model_fallback",
   "model_retry",
   "llm_failed",
@@ -690,13 +718,36 @@ function applyCall(state: ChatState, event: Event, frame: FrameOrigin | null): C
         resultChars: event.result.length,
         resultType: event.result_type,
         approval: null,
+        question: null,
       }));
     case "tool_error":
-      return updateTool(state, event.tool_call_id, (t) => ({ ...t, status: "error", error: event.error, approval: null }));
+      return updateTool(state, event.tool_call_id, (t) => ({ ...t, status: "error", error: event.error, approval: null, question: null }));
     case "tool_cancelled":
-      return updateTool(state, event.tool_call_id, (t) => ({ ...t, status: "cancelled", approval: null }));
+      return updateTool(state, event.tool_call_id, (t) => ({ ...t, status: "cancelled", approval: null, question: null }));
     case "tool_rejected":
-      return updateTool(state, event.tool_call_id, (t) => ({ ...t, status: "rejected", error: event.reason, approval: null }));
+      return updateTool(state, event.tool_call_id, (t) => ({ ...t, status: "rejected", error: event.reason, approval: null, question: null }));
+    case "agent_question":
+      return updateTool(
+        state,
+        event.tool_call_id,
+        (t) => ({
+          ...t,
+          status: "pending",
+          question: {
+            toolCallId: event.tool_call_id,
+            title: event.title,
+            question: event.question,
+            suggestedAnswers: event.suggested_answers,
+          },
+        }),
+        () => newTool(event.tool_call_id, ASK_TOOL, {}, frame),
+      );
+    case "clarification_resolved":
+      return updateTool(state, event.tool_call_id, (t) => ({
+        ...t,
+        question: null,
+        status: t.status === "pending" ? "running" : t.status,
+      }));
     case "approval_requested":
       return updateTool(
         state,
@@ -807,7 +858,9 @@ function applyLive(state: ChatState, event: Event): ChatState {
   const call = applyCall(state, event, null);
   if (call) {
     // A call starting or asking for a decision means the turn runs.
-    return event.type === "tool_start" || event.type === "approval_requested" ? { ...call, running: true } : call;
+    return event.type === "tool_start" || event.type === "approval_requested" || event.type === "agent_question"
+      ? { ...call, running: true }
+      : call;
   }
   switch (event.type) {
     case "user_message":
@@ -882,10 +935,9 @@ function applyLive(state: ChatState, event: Event): ChatState {
     case "config_reloaded":
     // The chat's bypass strip reads its own query (see BypassList).
     case "bypasses_changed":
-    // Clarification questions are answered from the Inbox; the chat has no card for them yet.
+    // Calls and their questions are handled above (applyCall).
     case "agent_question":
     case "clarification_resolved":
-    // Calls are handled above (applyCall).
     case "tool_start":
     case "tool_done":
     case "tool_error":

@@ -9,6 +9,7 @@ import {
 } from "@tanstack/react-query";
 import { createContext, createElement, useCallback, useContext, useEffect, useMemo, useRef, useState, type ReactNode } from "react";
 import type {
+  Answer,
   ApiError,
   ApprovalRuleInput,
   ApprovalRuleView,
@@ -35,7 +36,7 @@ export type { Api, OpName, Operations } from "./api";
 export type { Backend, BackendKind } from "./types";
 export { useChat, type ChatController } from "./useChat";
 export { useTreeWindow, type TreeWindowController } from "./useTreeWindow";
-export type { ChatItem, ChatState, ToolItem, ApprovalInfo, CardStatus, NoticeItem, QueuedItem } from "./chat";
+export type { ChatItem, ChatState, ToolItem, ApprovalInfo, CardStatus, NoticeItem, QueuedItem, QuestionInfo } from "./chat";
 export { describeTurnEnd, queuedReason } from "./chat";
 export { isApiError, toApiError } from "./types";
 
@@ -69,7 +70,14 @@ export const settingsKeys = {
 };
 
 /** Events after which the set of waiting approvals may have changed. */
-const INBOX_EVENTS = new Set(["approval_requested", "approval_resolved", "sessions_changed", "resync"]);
+const INBOX_EVENTS = new Set([
+  "approval_requested",
+  "approval_resolved",
+  "agent_question",
+  "clarification_resolved",
+  "sessions_changed",
+  "resync",
+]);
 
 const NO_RETRY_CODES = new Set(["not_found", "invalid_input", "unauthorized", "config"]);
 
@@ -191,6 +199,22 @@ export function useDecide(): (toolCallId: number, input: DecisionInput) => Promi
 
 /** Bypasses in force: the session's when `sessionId` is given, else across sessions. `null`
  * (no session yet) fetches nothing. Expiry sends no event, so the list is read again every 30 s. */
+/** Answers a clarification question as this surface, and refreshes the inbox. */
+export function useAnswer(): (toolCallId: number, answer: string) => Promise<Answer> {
+  const backend = useBackend();
+  const client = useQueryClient();
+  return useCallback(
+    async (toolCallId, answer) => {
+      try {
+        return await backend.answer_question({ tool_call_id: toolCallId, answer });
+      } finally {
+        void client.invalidateQueries({ queryKey: inboxKeys.all });
+      }
+    },
+    [backend, client],
+  );
+}
+
 export function useBypasses(sessionId?: number | null): UseQueryResult<BypassView[], ApiError> {
   const backend = useBackend();
   return useQuery<BypassView[], ApiError>({

@@ -156,3 +156,54 @@ describe("the session's total", () => {
     expect(await screen.findByText("Session ↑2,200 · ↓60 tok · $0.0200")).toBeTruthy();
   });
 });
+
+describe("questions in the chat", () => {
+  const ask = (id: number): Event => ({
+    type: "tool_start",
+    tool_call_id: id,
+    message_id: 6,
+    name: "ask_user_clarification",
+    arguments: { title: "Which branch?" },
+    label_short: "ask",
+    label_full: "ask_user_clarification",
+    path: null,
+  });
+  const question = (id: number): Event => ({
+    type: "agent_question",
+    request_id: id,
+    tool_call_id: id,
+    title: "Which branch?",
+    question: "Should I work on **main**?",
+    suggested_answers: ["main", "a new branch"],
+  });
+
+  it("shows a child's question in its lane, says which child asks, and answers it from the chat", async () => {
+    const backend = setup();
+    const user = await open(backend);
+    await emit(backend, spawn(10), ROOT);
+    await emit(backend, ask(25), RESEARCHER);
+    await emit(backend, question(25), RESEARCHER);
+    const card = log().getByRole("region", { name: "Question from researcher#0000002a: Which branch?" });
+    expect(within(card).getByText("researcher#0000002a")).toBeTruthy();
+    expect(within(card).getByText("main", { selector: "strong" })).toBeTruthy();
+    // Never mistaken for an approval.
+    expect(log().queryByRole("region", { name: /^Approval/ })).toBeNull();
+    await user.click(within(card).getByRole("button", { name: "a new branch" }));
+    expect((within(card).getByRole("textbox", { name: "Your answer" }) as HTMLTextAreaElement).value).toBe("a new branch");
+    await user.click(within(card).getByRole("button", { name: "Send answer" }));
+    expect(backend.answers).toEqual([{ tool_call_id: 25, answer: "a new branch" }]);
+    await emit(backend, { type: "clarification_resolved", request_id: 25, tool_call_id: 25 }, RESEARCHER);
+    expect(log().queryByRole("region", { name: /^Question/ })).toBeNull();
+  });
+
+  it("rebuilds a waiting question from history as a question, not an approval", async () => {
+    const at = { created_at: "2026-12-01T10:00:00Z", content_chars: 0, result_chars: 0, truncated: false };
+    const backend = setup([
+      { kind: "tool", tool_call_id: 25, message_id: 2, name: "ask_user_clarification", label: "ask_user_clarification", arguments: { title: "Which branch?", question: "Main?", suggested_answers: ["main"] }, status: "pending", result: null, diff: null, stack_id: 1, depth: 0, ...at },
+    ]);
+    await open(backend);
+    const card = await log().findByRole("region", { name: "Question: Which branch?" });
+    expect(within(card).getByText("Main?")).toBeTruthy();
+    expect(log().queryByRole("region", { name: /^Approval/ })).toBeNull();
+  });
+});

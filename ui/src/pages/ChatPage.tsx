@@ -8,6 +8,7 @@ import {
   toApiError,
   useBackend,
   useChat,
+  useAnswer,
   useDecide,
   useInbox,
   type ApprovalInfo,
@@ -20,6 +21,7 @@ import { ApprovalCard, type ApprovalView } from "../components/ApprovalCard";
 import { BypassList } from "../components/BypassList";
 import { Markdown } from "../components/Markdown";
 import { ErrorView, Loading } from "../components/StatusViews";
+import { QuestionCard } from "../components/QuestionCard";
 import { ToolCard } from "../components/ToolCard";
 import { laneViews, visibleItems, type LaneItem, type LaneView } from "../backend/lanes";
 import { Composer } from "./chat/Composer";
@@ -99,6 +101,7 @@ function ItemBody({
 } & LaneProps) {
   // Refreshes the inbox and the bypass list too, so a bypass granted here shows at once.
   const decide = useDecide();
+  const answer = useAnswer();
   switch (item.kind) {
     case "user":
       return (
@@ -130,6 +133,7 @@ function ItemBody({
             {item.approval ? (
               <ApprovalCard approval={withInbox(item.approval, approval)} origin={origin} onDecide={decide} />
             ) : null}
+            {item.question ? <QuestionCard question={item.question} origin={origin} onAnswer={answer} /> : null}
           </ToolCard>
         </div>
       );
