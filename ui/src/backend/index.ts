@@ -111,7 +111,27 @@ class EventHub {
   }
 }
 
-type BackendContextValue = { backend: Backend; hub: EventHub };
+/**
+ * The origin label of each call a sub-agent asked about (an approval or a question) while this
+ * app listened: inbox items do not carry their frame, so the inbox names the asking sub-agent
+ * from what the live stream said. Forgotten once decided or answered.
+ */
+class CallOrigins {
+  private labels = new Map<number, string>();
+  note(envelope: EventEnvelope): void {
+    const e = envelope.event;
+    if ((e.type === "approval_requested" || e.type === "agent_question") && envelope.frame?.label) {
+      this.labels.set(e.tool_call_id, envelope.frame.label);
+    } else if (e.type === "approval_resolved" || e.type === "clarification_resolved") {
+      this.labels.delete(e.tool_call_id);
+    }
+  }
+  get(toolCallId: number): string | null {
+    return this.labels.get(toolCallId) ?? null;
+  }
+}
+
+type BackendContextValue = { backend: Backend; hub: EventHub; origins: CallOrigins };
 
 const BackendContext = createContext<BackendContextValue | null>(null);
 
@@ -123,13 +143,15 @@ export interface BackendProviderProps {
 
 function EventBridge({ backend, children }: { backend: Backend; children?: ReactNode }) {
   const client = useQueryClient();
-  const [value] = useState<BackendContextValue>(() => ({ backend, hub: new EventHub() }));
-  const current = value.backend === backend ? value : { backend, hub: value.hub };
-  const hub = current.hub;
+  const [value] = useState<BackendContextValue>(() => ({ backend, hub: new EventHub(), origins: new CallOrigins() }));
+  const current = value.backend === backend ? value : { ...value, backend };
+  const { hub, origins } = current;
   useEffect(
     () =>
       backend.subscribe((envelope: EventEnvelope) => {
         const type = envelope.event.type;
+        // Before the inbox refetch below, so the refreshed inbox names the asking sub-agent.
+        origins.note(envelope);
         // After a resync (missed events) anything listed may be stale.
         if (type === "sessions_changed" || type === "resync") {
           void client.invalidateQueries({ queryKey: sessionKeys.all });
@@ -147,7 +169,7 @@ function EventBridge({ backend, children }: { backend: Backend; children?: React
         }
         hub.dispatch(envelope);
       }),
-    [backend, client, hub],
+    [backend, client, hub, origins],
   );
   return createElement(BackendContext.Provider, { value: current }, children);
 }
@@ -172,6 +194,12 @@ export function useBackend(): Backend {
 }
 
 /** Calls `handler` for every engine event while the component is mounted (latest handler wins). */
+/** The origin label of the sub-agent that asked about a call, when this app saw it ask. */
+export function useCallOrigin(): (toolCallId: number) => string | null {
+  const { origins } = useBackendContext();
+  return useCallback((toolCallId: number) => origins.get(toolCallId), [origins]);
+}
+
 export function useEngineEvents(handler: (envelope: EventEnvelope) => void): void {
   const { hub } = useBackendContext();
   const latest = useRef(handler);
