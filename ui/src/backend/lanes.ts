@@ -34,10 +34,10 @@ export type Spend = { lane: number; input: number; output: number };
 /** How far lane parents are followed: deeper than any nesting the engine allows. */
 const MAX_DEPTH = 64;
 
-export const laneKey = (stackId: number): string => `agent-${stackId}`;
+const laneKey = (stackId: number): string => `agent-${stackId}`;
 
 /** A frame's id as origin labels write it: eight hex digits (the engine's `short_id`). */
-export const shortId = (stackId: number): string => stackId.toString(16).padStart(8, "0");
+const shortId = (stackId: number): string => stackId.toString(16).padStart(8, "0");
 
 export const laneOf = (item: ChatItem): number | null => item.lane ?? null;
 
@@ -52,10 +52,6 @@ function heads(items: ChatItem[]): Map<number, LaneItem> {
   return out;
 }
 
-export function headerOf(items: ChatItem[], lane: number): LaneItem | undefined {
-  return items.find((i): i is LaneItem => i.kind === "lane" && i.lane === lane);
-}
-
 /** The lanes `item` is nested in, innermost first. */
 function chain(item: ChatItem, byLane: Map<number, LaneItem>): number[] {
   const out: number[] = [];
@@ -64,7 +60,7 @@ function chain(item: ChatItem, byLane: Map<number, LaneItem>): number[] {
 }
 
 /** Whether `item` is in `lane` or in a lane nested in it. */
-export function inLane(item: ChatItem, lane: number, byLane: Map<number, LaneItem>): boolean {
+function inLane(item: ChatItem, lane: number, byLane: Map<number, LaneItem>): boolean {
   return chain(item, byLane).includes(lane);
 }
 
@@ -74,7 +70,7 @@ function underCall(item: ChatItem, callId: number, byLane: Map<number, LaneItem>
 }
 
 /** The index after the run of items following `start` that `owns` claims. */
-export function blockEnd(items: ChatItem[], start: number, owns: (item: ChatItem) => boolean): number {
+function blockEnd(items: ChatItem[], start: number, owns: (item: ChatItem) => boolean): number {
   let end = start + 1;
   while (end < items.length && owns(items[end] as ChatItem)) end += 1;
   return end;
@@ -198,7 +194,7 @@ export class RowLanes {
   }
 }
 
-export function placeholderLane(lane: number, depth: number): LaneItem {
+function placeholderLane(lane: number, depth: number): LaneItem {
   return {
     kind: "lane",
     key: laneKey(lane),
