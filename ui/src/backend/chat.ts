@@ -1,6 +1,30 @@
 // The chat view model: built from a window of the session tree, grown by earlier pages as the
 // user scrolls up, and advanced by live engine events.
-import type { DebugMessage, EndedTurn, Event, FileDiff, ItemRef, ResultType, SessionDetail, SessionWindow, TurnEnd } from "./bindings";
+import type {
+  DebugMessage,
+  EndedTurn,
+  Event,
+  FileDiff,
+  FrameOrigin,
+  ItemRef,
+  ResultType,
+  SessionDetail,
+  SessionWindow,
+  TurnEnd,
+} from "./bindings";
+import {
+  endLane,
+  ensureLane,
+  frameLane,
+  insertInLane,
+  laneOf,
+  lastInLane,
+  mergePrepended,
+  RowLanes,
+  type LaneItem,
+  type LaneOutcome,
+  type Spend,
+} from "./lanes";
 import { itemRef } from "./window";
 
 export type CardStatus = "running" | "done" | "error" | "cancelled" | "rejected" | "pending";
@@ -20,7 +44,20 @@ export type ApprovalInfo = {
   mcp: { server: string; tool: string } | null;
 };
 
-export type UserItem = { kind: "user"; key: string; messageId: number; content: string; truncated?: boolean };
+/** `lane`: the sub-agent frame (stack id) an item belongs to; absent for the session's root frame. */
+/** A clarification question a call waits on (`ask_user_clarification`). */
+export type QuestionInfo = {
+  toolCallId: number;
+  title: string;
+  /** Markdown. */
+  question: string;
+  suggestedAnswers: string[];
+};
+
+/** The tool that asks the user a question; its waiting call is a question, never an approval. */
+export const ASK_TOOL = "ask_user_clarification";
+
+export type UserItem = { kind: "user"; key: string; messageId: number; content: string; truncated?: boolean; lane?: number };
 /** A message stored while the session was busy, not yet part of the history (a pending input). */
 export type QueuedItem = { key: string; pendingInputId: number; content: string };
 export type AssistantItem = {
@@ -32,6 +69,7 @@ export type AssistantItem = {
   streaming: boolean;
   /** The text was cut to a preview; the whole message is fetched on expand. */
   truncated: boolean;
+  lane?: number;
 };
 export type ToolItem = {
   kind: "tool";
@@ -49,12 +87,16 @@ export type ToolItem = {
   resultType: ResultType;
   error: string | null;
   approval: ApprovalInfo | null;
+  /** The question the call waits on an answer to. */
+  question: QuestionInfo | null;
   /** The change a write call made, once it is done. */
   diff: FileDiff | null;
   depth: number;
+  lane?: number;
 };
-export type NoticeItem = { kind: "notice"; key: string; tone: "info" | "warn" | "error"; text: string };
-export type ChatItem = UserItem | AssistantItem | ToolItem | NoticeItem;
+export type NoticeItem = { kind: "notice"; key: string; tone: "info" | "warn" | "error"; text: string; lane?: number };
+export type { LaneItem, LaneOutcome, Spend };
+export type ChatItem = UserItem | AssistantItem | ToolItem | NoticeItem | LaneItem;
 
 export type ChatState = {
   sessionId: number | null;
@@ -87,6 +129,8 @@ export type ChatState = {
   awaiting: number[];
   /** Counts fresh windows (a load, a jump, a resync): the list starts over at each. */
   generation: number;
+  /** Tokens each sub-agent reply reported, by message id (the root's are `inputTokens`). */
+  spend: Record<number, Spend>;
 };
 
 export function emptyChat(sessionId: number | null, running = false): ChatState {
@@ -105,6 +149,7 @@ export function emptyChat(sessionId: number | null, running = false): ChatState 
     highlight: null,
     awaiting: [],
     generation: 0,
+    spend: {},
   };
 }
 
@@ -142,6 +187,17 @@ function approvalFor(toolCallId: number, toolName: string, args: unknown): Appro
     command: kind === "command" ? argString(args, "command") : null,
     workdir: kind === "command" ? argString(args, "workdir") : null,
     mcp: null,
+  };
+}
+
+/** The question a waiting call rebuilt from history asks, from its arguments (as the engine reads them). */
+function questionFor(toolCallId: number, args: unknown): QuestionInfo {
+  const suggested = argObject(args).suggested_answers;
+  return {
+    toolCallId,
+    title: argString(args, "title")?.trim() || "Question",
+    question: argString(args, "question") ?? "",
+    suggestedAnswers: Array.isArray(suggested) ? suggested.filter((a): a is string => typeof a === "string") : [],
   };
 }
 
@@ -230,7 +286,8 @@ function toolFromDebug(m: Extract<DebugMessage, { kind: "tool" }>): ToolItem {
     result: failed || m.status === "rejected" ? null : m.result,
     resultType: "string",
     error: failed || m.status === "rejected" ? m.result : null,
-    approval: m.status === "pending" ? approvalFor(m.tool_call_id, m.name, m.arguments) : null,
+    approval: m.status === "pending" && m.name !== ASK_TOOL ? approvalFor(m.tool_call_id, m.name, m.arguments) : null,
+    question: m.status === "pending" && m.name === ASK_TOOL ? questionFor(m.tool_call_id, m.arguments) : null,
     diff: m.diff,
     depth: m.depth,
   };
@@ -263,15 +320,20 @@ export function chatItem(m: DebugMessage): ChatItem | null {
 
 /**
  * The conversation a person sees in `rows`, with each stored turn end after the newest row it saw
- * (so a reload shows why turns ended), and the last token counts reported among them.
+ * (so a reload shows why turns ended), the last token counts the root frame reported among them,
+ * and what each sub-agent reply spent. Sub-agent rows go in lanes under their spawning call;
+ * `shown` items (a page joins them) keep their lane heads.
  */
 function fromRows(
   rows: DebugMessage[],
   turnEnds: EndedTurn[],
-): { items: ChatItem[]; inputTokens: number | null; outputTokens: number | null } {
+  shown: ChatItem[] = [],
+): { items: ChatItem[]; inputTokens: number | null; outputTokens: number | null; spend: Record<number, Spend> } {
   const items: ChatItem[] = [];
   let inputTokens: number | null = null;
   let outputTokens: number | null = null;
+  const spend: Record<number, Spend> = {};
+  const lanes = new RowLanes(shown);
   const ends = turnEnds.slice();
   const flushEnds = (upTo: number | null) => {
     for (let end = ends[0]; end && (upTo === null || (end.after_message_id ?? -1) < upTo); end = ends[0]) {
@@ -283,21 +345,31 @@ function fromRows(
   for (const m of rows) {
     const id = debugMessageId(m);
     if (id !== null) flushEnds(id);
-    if ((m.kind === "thinking" || m.kind === "assistant") && m.input_tokens !== null) inputTokens = m.input_tokens;
-    if ((m.kind === "thinking" || m.kind === "assistant") && m.output_tokens !== null) outputTokens = m.output_tokens;
+    const { head, lane } = lanes.row(m);
+    if (head) items.push(head);
+    if (m.kind === "thinking" || m.kind === "assistant") {
+      if (lane !== undefined) {
+        if (m.input_tokens !== null || m.output_tokens !== null) {
+          spend[m.message_id] = { lane, input: m.input_tokens ?? 0, output: m.output_tokens ?? 0 };
+        }
+      } else {
+        if (m.input_tokens !== null) inputTokens = m.input_tokens;
+        if (m.output_tokens !== null) outputTokens = m.output_tokens;
+      }
+    }
     const item = chatItem(m);
-    if (item) items.push(item);
+    if (item) items.push(lane === undefined ? item : { ...item, lane });
   }
   flushEnds(null);
-  return { items, inputTokens, outputTokens };
+  return { items, inputTokens, outputTokens, spend };
 }
 
 /** The whole conversation from the full tree (kept for callers that read it all). */
 export function chatFromDetail(detail: SessionDetail, running: boolean): ChatState {
   const state = emptyChat(detail.session.id, running);
-  const { items, inputTokens, outputTokens } = fromRows(detail.messages, detail.turn_ends);
+  const { items, inputTokens, outputTokens, spend } = fromRows(detail.messages, detail.turn_ends);
   state.queued = detail.pending_inputs.map((p) => queuedItem(p.id, p.content));
-  return { ...state, items, inputTokens, outputTokens };
+  return { ...state, items, inputTokens, outputTokens, spend };
 }
 
 /** The key a jump highlights: the anchor row's item, or the next item shown after it. */
@@ -313,12 +385,13 @@ function highlightOf(page: SessionWindow): string | null {
 /** The chat of one window of the session (the newest rows, or the rows around a jump target). */
 export function chatFromWindow(page: SessionWindow, running: boolean): ChatState {
   const state = emptyChat(page.session.id, running);
-  const { items, inputTokens, outputTokens } = fromRows(page.items, page.turn_ends);
+  const { items, inputTokens, outputTokens, spend } = fromRows(page.items, page.turn_ends);
   return {
     ...state,
     items,
     inputTokens,
     outputTokens,
+    spend,
     queued: page.pending_inputs.map((p) => queuedItem(p.id, p.content)),
     hasMoreBefore: page.has_more_before,
     hasMoreAfter: page.has_more_after,
@@ -343,10 +416,11 @@ function withoutKnown(state: ChatState, items: ChatItem[]): ChatItem[] {
 /** An earlier page (read before the first loaded row) goes on top. */
 export function prependChat(state: ChatState, page: SessionWindow): ChatState {
   if (page.session.id !== state.sessionId) return state;
-  const { items } = fromRows(page.items, page.turn_ends);
+  const { items, spend } = fromRows(page.items, page.turn_ends);
   return {
     ...state,
-    items: [...withoutKnown(state, items), ...state.items],
+    items: mergePrepended(items, state.items),
+    spend: { ...spend, ...state.spend },
     hasMoreBefore: page.has_more_before,
     first: edge(page.items, 0) ?? state.first,
   };
@@ -355,10 +429,11 @@ export function prependChat(state: ChatState, page: SessionWindow): ChatState {
 /** A later page (read after the last loaded row) goes below. */
 export function appendChat(state: ChatState, page: SessionWindow): ChatState {
   if (page.session.id !== state.sessionId) return state;
-  const { items } = fromRows(page.items, page.turn_ends);
+  const { items, spend } = fromRows(page.items, page.turn_ends, state.items);
   return {
     ...state,
     items: [...state.items, ...withoutKnown(state, items)],
+    spend: { ...state.spend, ...spend },
     hasMoreAfter: page.has_more_after,
     last: edge(page.items, page.items.length - 1) ?? state.last,
     queued: page.has_more_after ? state.queued : page.pending_inputs.map((p) => queuedItem(p.id, p.content)),
@@ -377,7 +452,7 @@ export function expandChat(state: ChatState, row: DebugMessage): ChatState {
       if (i.kind === "tool" && whole.kind === "tool") {
         return { ...i, arguments: whole.arguments, result: whole.result, error: whole.error, diff: whole.diff ?? i.diff, truncated: false };
       }
-      return whole;
+      return i.lane === undefined ? whole : { ...whole, lane: i.lane };
     }),
   };
 }
@@ -397,17 +472,21 @@ export function queuedReason(state: ChatState): string {
   return state.running ? "queued for the running turn" : "queued";
 }
 
-function addUser(state: ChatState, messageId: number, content: string): ChatState {
-  if (state.items.some((i) => i.kind === "user" && i.messageId === messageId)) return state;
-  return { ...state, items: [...state.items, userItem(messageId, content)] };
+/** `item` in `lane` (absent for the root frame, as every root item has been). */
+function inLaneOf<T extends ChatItem>(item: T, lane: number | null): T {
+  return lane === null ? item : { ...item, lane };
 }
 
-function notice(state: ChatState, tone: NoticeItem["tone"], text: string): ChatState {
-  return {
-    ...state,
-    seq: state.seq + 1,
-    items: [...state.items, { kind: "notice", key: `notice-${state.seq}`, tone, text }],
-  };
+const sameLane = (i: ChatItem, lane: number | null) => laneOf(i) === lane;
+
+function addUser(state: ChatState, messageId: number, content: string, lane: number | null = null): ChatState {
+  if (state.items.some((i) => i.kind === "user" && i.messageId === messageId)) return state;
+  return { ...state, items: insertInLane(state.items, inLaneOf(userItem(messageId, content), lane)) };
+}
+
+function notice(state: ChatState, tone: NoticeItem["tone"], text: string, lane: number | null = null): ChatState {
+  const item: NoticeItem = inLaneOf({ kind: "notice", key: `notice-${state.seq}`, tone, text }, lane);
+  return { ...state, seq: state.seq + 1, items: insertInLane(state.items, item) };
 }
 
 export function addNotice(state: ChatState, tone: NoticeItem["tone"], text: string): ChatState {
@@ -421,14 +500,14 @@ function updateTool(
   create?: () => ToolItem,
 ): ChatState {
   const index = state.items.findIndex((i) => i.kind === "tool" && i.toolCallId === toolCallId);
-  if (index < 0) return create ? { ...state, items: [...state.items, change(create())] } : state;
+  if (index < 0) return create ? { ...state, items: insertInLane(state.items, change(create())) } : state;
   const items = state.items.slice();
   items[index] = change(items[index] as ToolItem);
   return { ...state, items };
 }
 
-function newTool(toolCallId: number, name: string, args: unknown): ToolItem {
-  return {
+function newTool(toolCallId: number, name: string, args: unknown, frame: FrameOrigin | null): ToolItem {
+  const tool: ToolItem = {
     kind: "tool",
     key: `tool-${toolCallId}`,
     truncated: false,
@@ -442,34 +521,48 @@ function newTool(toolCallId: number, name: string, args: unknown): ToolItem {
     resultType: "string",
     error: null,
     approval: null,
+    question: null,
     diff: null,
-    depth: 0,
+    depth: frame?.depth ?? 0,
   };
+  return inLaneOf(tool, frameLane(frame));
 }
 
-/** Drops the draft a failed model request streamed: the retry or the next model streams anew. */
-function dropDraft(state: ChatState): ChatState {
-  return { ...state, items: state.items.filter((i) => !(i.kind === "assistant" && i.streaming)) };
+/** Drops the draft a failed model request of `lane` streamed: the retry or the next model streams anew. */
+function dropDraft(state: ChatState, lane: number | null): ChatState {
+  return { ...state, items: state.items.filter((i) => !(i.kind === "assistant" && i.streaming && sameLane(i, lane))) };
 }
 
-function endStreaming(items: ChatItem[]): ChatItem[] {
-  return items.map((i) => (i.kind === "assistant" && i.streaming ? { ...i, streaming: false } : i));
+/** Closes the drafts of `lane` (`undefined`: of every lane, when the turn is over). */
+function endStreaming(items: ChatItem[], lane?: number | null): ChatItem[] {
+  return items.map((i) =>
+    i.kind === "assistant" && i.streaming && (lane === undefined || sameLane(i, lane)) ? { ...i, streaming: false } : i,
+  );
 }
 
-/** Puts the authoritative text of a saved assistant message in place of the streamed draft. */
-function settleAssistant(state: ChatState, messageId: number, content: string, reasoning: string | null): ChatState {
-  const draftIndex = state.items.findIndex((i) => i.kind === "assistant" && i.streaming);
+/** Puts the authoritative text of a saved assistant message in place of its lane's streamed draft. */
+function settleAssistant(
+  state: ChatState,
+  messageId: number,
+  content: string,
+  reasoning: string | null,
+  lane: number | null,
+): ChatState {
+  const draftIndex = state.items.findIndex((i) => i.kind === "assistant" && i.streaming && sameLane(i, lane));
   const savedIndex = state.items.findIndex((i) => i.kind === "assistant" && i.messageId === messageId);
-  const items = state.items.slice();
-  const settled: AssistantItem = {
-    kind: "assistant",
-    key: `msg-${messageId}`,
-    messageId,
-    content,
-    reasoning,
-    streaming: false,
-    truncated: false,
-  };
+  let items = state.items.slice();
+  const settled: AssistantItem = inLaneOf(
+    {
+      kind: "assistant",
+      key: `msg-${messageId}`,
+      messageId,
+      content,
+      reasoning,
+      streaming: false,
+      truncated: false,
+    },
+    lane,
+  );
   const visible = content.length > 0 || (reasoning !== null && reasoning.length > 0);
   if (savedIndex >= 0) {
     items[savedIndex] = settled;
@@ -478,21 +571,66 @@ function settleAssistant(state: ChatState, messageId: number, content: string, r
     if (visible) items[draftIndex] = settled;
     else items.splice(draftIndex, 1);
   } else if (visible) {
-    items.push(settled);
+    items = insertInLane(items, settled);
   }
   return { ...state, items };
 }
 
+/** Records the tokens a sub-agent reply reported (the root's are the context meter's). */
+function spent(state: ChatState, lane: number | null, messageId: number, input: number | null, output: number | null): ChatState {
+  if (lane === null || (input === null && output === null)) return state;
+  return { ...state, spend: { ...state.spend, [messageId]: { lane, input: input ?? 0, output: output ?? 0 } } };
+}
+
+/** What a turn end of a sub-agent frame says of its lane. */
+function laneOutcome(outcome: TurnEnd): LaneOutcome | null {
+  switch (outcome.kind) {
+    case "final":
+      return "done";
+    case "cancelled":
+      return "stopped";
+    case "exhausted":
+    case "failed":
+      return "failed";
+    case "parked":
+      return null;
+  }
+}
+
 /**
- * Applies a live event. While the window stops before the newest rows (after a jump), items it
- * would add are left out: they are rows the user reaches by going back to the latest.
+ * Applies a live event from `frame` (null: the event names none, as the root's did before
+ * frames). A sub-agent frame's items go in its lane under the spawning call; its replies and
+ * turn end never touch the root's running state or context meter. While the window stops
+ * before the newest rows (after a jump), items it would add are left out: they are rows the user
+ * reaches by going back to the latest.
  */
-export function applyEvent(state: ChatState, event: Event): ChatState {
-  const next = trackAwaiting(applyLive(state, event), event);
+export function applyEvent(state: ChatState, event: Event, frame: FrameOrigin | null = null): ChatState {
+  const lane = frameLane(frame);
+  const framed = lane === null || !ADDS_ITEMS.has(event.type) ? state : { ...state, items: ensureLane(state.items, frame) };
+  const next = trackAwaiting(lane === null ? applyLive(framed, event) : applyInLane(framed, event, frame as FrameOrigin), event);
   if (!state.hasMoreAfter || next.items === state.items) return next;
   const known = new Set(state.items.map((i) => i.key));
   return { ...next, items: next.items.filter((i) => known.has(i.key)) };
 }
+
+/** Events of a sub-agent frame that show in its lane (and so open it). */
+const ADDS_ITEMS = new Set<Event["type"]>([
+  "user_message",
+  "token_delta",
+  "thinking",
+  "interim_answer",
+  "done",
+  "tool_start",
+  "approval_requested",
+  "agent_question",
+  "model_fallback",
+  "model_retry",
+  "llm_failed",
+  "truncated",
+  "turn_ended",
+  "compacting",
+  "compaction_done",
+]);
 
 /** Keeps the list of calls waiting for a human current (loaded in the window or not). */
 function trackAwaiting(state: ChatState, event: Event): ChatState {
@@ -514,7 +652,216 @@ function trackAwaiting(state: ChatState, event: Event): ChatState {
   }
 }
 
+/** Streams a delta into the lane's draft, or starts one at the end of the lane. */
+function streamDelta(state: ChatState, event: Extract<Event, { type: "token_delta" }>, lane: number | null): ChatState {
+  const reasoning = event.kind === "reasoning";
+  const last = lastInLane(state.items, lane);
+  if (last && last.kind === "assistant" && last.streaming && sameLane(last, lane)) {
+    const grown: AssistantItem = reasoning
+      ? { ...last, reasoning: (last.reasoning ?? "") + event.delta }
+      : { ...last, content: last.content + event.delta };
+    return { ...state, items: state.items.map((i) => (i === last ? grown : i)) };
+  }
+  const draft: AssistantItem = inLaneOf(
+    {
+      kind: "assistant",
+      key: `draft-${state.seq}`,
+      messageId: null,
+      content: reasoning ? "" : event.delta,
+      reasoning: reasoning ? event.delta : null,
+      streaming: true,
+      truncated: false,
+    },
+    lane,
+  );
+  return { ...state, seq: state.seq + 1, items: insertInLane(state.items, draft) };
+}
+
+/** The final answer of a reply: the saved text, keeping reasoning that streamed before it. */
+function finishReply(state: ChatState, event: Extract<Event, { type: "done" }>, lane: number | null): ChatState {
+  const next = settleAssistant(state, event.message_id, event.content, null, lane);
+  const items = next.items.map((i): ChatItem => {
+    if (i.kind === "assistant" && i.messageId === event.message_id && i.reasoning === null) {
+      const before = state.items.find(
+        (b): b is AssistantItem =>
+          b.kind === "assistant" && (b.messageId === event.message_id || (b.streaming && sameLane(b, lane))),
+      );
+      return before?.reasoning ? { ...i, reasoning: before.reasoning } : i;
+    }
+    return i;
+  });
+  return { ...next, items: endStreaming(items, lane) };
+}
+
+/** Events every frame shares: calls (found by id wherever their lane is) and their changes. */
+function applyCall(state: ChatState, event: Event, frame: FrameOrigin | null): ChatState | null {
+  const lane = frameLane(frame);
+  switch (event.type) {
+    case "tool_start":
+      return updateTool(
+        { ...state, items: endStreaming(state.items, lane) },
+        event.tool_call_id,
+        (t) => ({
+          ...t,
+          name: event.name,
+          label: event.label_full || event.name,
+          arguments: event.arguments,
+          status: t.status === "pending" ? t.status : "running",
+        }),
+        () => newTool(event.tool_call_id, event.name, event.arguments, frame),
+      );
+    case "tool_done":
+      return updateTool(state, event.tool_call_id, (t) => ({
+        ...t,
+        status: "done",
+        result: event.result,
+        resultChars: event.result.length,
+        resultType: event.result_type,
+        approval: null,
+        question: null,
+      }));
+    case "tool_error":
+      return updateTool(state, event.tool_call_id, (t) => ({ ...t, status: "error", error: event.error, approval: null, question: null }));
+    case "tool_cancelled":
+      return updateTool(state, event.tool_call_id, (t) => ({ ...t, status: "cancelled", approval: null, question: null }));
+    case "tool_rejected":
+      return updateTool(state, event.tool_call_id, (t) => ({ ...t, status: "rejected", error: event.reason, approval: null, question: null }));
+    case "agent_question":
+      return updateTool(
+        state,
+        event.tool_call_id,
+        (t) => ({
+          ...t,
+          status: "pending",
+          question: {
+            toolCallId: event.tool_call_id,
+            title: event.title,
+            question: event.question,
+            suggestedAnswers: event.suggested_answers,
+          },
+        }),
+        () => newTool(event.tool_call_id, ASK_TOOL, {}, frame),
+      );
+    case "clarification_resolved":
+      return updateTool(state, event.tool_call_id, (t) => ({
+        ...t,
+        question: null,
+        status: t.status === "pending" ? "running" : t.status,
+      }));
+    case "approval_requested":
+      return updateTool(
+        state,
+        event.tool_call_id,
+        (t) => ({ ...t, status: "pending", approval: approvalOf(event) }),
+        () => newTool(event.tool_call_id, event.tool_name, event.arguments, frame),
+      );
+    case "approval_resolved":
+      return updateTool(state, event.tool_call_id, (t) => ({
+        ...t,
+        approval: null,
+        status: t.status === "pending" ? (event.approved ? "running" : "rejected") : t.status,
+      }));
+    case "file_changed":
+      return updateTool(state, event.tool_call_id, (t) => ({ ...t, diff: event.diff }));
+    default:
+      return null;
+  }
+}
+
+/** An event of a sub-agent frame: its lane shows it; the root's state stays as it is. */
+function applyInLane(state: ChatState, event: Event, frame: FrameOrigin): ChatState {
+  const lane = frame.stack_id;
+  const call = applyCall(state, event, frame);
+  if (call) return call;
+  switch (event.type) {
+    case "user_message":
+      return addUser(state, event.message_id, event.content, lane);
+    case "token_delta":
+      return streamDelta(state, event, lane);
+    case "thinking":
+      return spent(
+        settleAssistant(state, event.message_id, event.content, event.reasoning, lane),
+        lane,
+        event.message_id,
+        event.input_tokens,
+        event.output_tokens,
+      );
+    case "interim_answer": {
+      const next = settleAssistant(state, event.message_id, event.content, event.reasoning, lane);
+      return spent({ ...next, items: endStreaming(next.items, lane) }, lane, event.message_id, event.input_tokens, event.output_tokens);
+    }
+    case "done": {
+      const next = finishReply(state, event, lane);
+      return spent({ ...next, items: endLane(next.items, lane, "done") }, lane, event.message_id, event.input_tokens, event.output_tokens);
+    }
+    case "turn_ended": {
+      const said = turnEndNotice(event.outcome);
+      const next = said ? notice(state, said.tone, said.text, lane) : state;
+      const outcome = laneOutcome(event.outcome);
+      const items = endStreaming(next.items, lane);
+      return { ...next, items: outcome ? endLane(items, lane, outcome) : items };
+    }
+    case "llm_failed": {
+      const next = notice(state, "error", llmFailedText(event), lane);
+      return { ...next, items: endLane(endStreaming(next.items, lane), lane, "failed") };
+    }
+    case "model_fallback":
+    case "model_retry":
+    case "truncated":
+    case "compacting":
+    case "compaction_done":
+      return sayInLane(state, event, lane);
+    default:
+      // Session-wide events (running, steers, questions) mean the same whatever frame sent them.
+      return applyLive(state, event);
+  }
+}
+
+function llmFailedText(event: Extract<Event, { type: "llm_failed" }>): string {
+  const tried = event.tried.length > 0 ? ` (tried ${event.tried.join(", ")})` : "";
+  return `The model could not be reached${tried}: ${event.last_error}`;
+}
+
+/** The notices a model request of any frame gives, in that frame's lane (null: the root). */
+function sayInLane(
+  state: ChatState,
+  event: Extract<Event, { type: "model_fallback" | "model_retry" | "truncated" | "compacting" | "compaction_done" }>,
+  lane: number | null,
+): ChatState {
+  switch (event.type) {
+    case "model_fallback":
+      return notice(dropDraft(state, lane), "warn", `Switched model from ${event.from} to ${event.to}: ${event.reason}`, lane);
+    case "model_retry":
+      return notice(dropDraft(state, lane), "info", `The model failed (${event.reason}); asking it again`, lane);
+    case "truncated":
+      return notice(
+        state,
+        "warn",
+        event.output_tokens !== null
+          ? `The reply was cut off at the output limit (${event.output_tokens.toLocaleString()} tokens).`
+          : "The reply was cut off at the output limit.",
+        lane,
+      );
+    case "compacting":
+      return notice(state, "info", "Compacting the conversation…", lane);
+    case "compaction_done":
+      return notice(
+        state,
+        "info",
+        `Conversation compacted: ${event.tokens_before.toLocaleString()} → ${event.tokens_after.toLocaleString()} tokens.`,
+        lane,
+      );
+  }
+}
+
 function applyLive(state: ChatState, event: Event): ChatState {
+  const call = applyCall(state, event, null);
+  if (call) {
+    // A call starting or asking for a decision means the turn runs.
+    return event.type === "tool_start" || event.type === "approval_requested" || event.type === "agent_question"
+      ? { ...call, running: true }
+      : call;
+  }
   switch (event.type) {
     case "user_message":
       return addUser(state, event.message_id, event.content);
@@ -533,10 +880,10 @@ function applyLive(state: ChatState, event: Event): ChatState {
     }
     case "interim_answer": {
       // An answer the turn goes on from (messages arrived while it was written): close it here.
-      const next = settleAssistant(state, event.message_id, event.content, event.reasoning);
+      const next = settleAssistant(state, event.message_id, event.content, event.reasoning, null);
       return {
         ...next,
-        items: endStreaming(next.items),
+        items: endStreaming(next.items, null),
         inputTokens: event.input_tokens ?? state.inputTokens,
         outputTokens: event.output_tokens ?? state.outputTokens,
       };
@@ -545,29 +892,10 @@ function applyLive(state: ChatState, event: Event): ChatState {
       return event.running
         ? { ...state, running: true }
         : { ...state, running: false, items: endStreaming(state.items) };
-    case "token_delta": {
-      const items = state.items.slice();
-      const last = items[items.length - 1];
-      const reasoning = event.kind === "reasoning";
-      if (last && last.kind === "assistant" && last.streaming) {
-        items[items.length - 1] = reasoning
-          ? { ...last, reasoning: (last.reasoning ?? "") + event.delta }
-          : { ...last, content: last.content + event.delta };
-        return { ...state, running: true, items };
-      }
-      const draft: AssistantItem = {
-        kind: "assistant",
-        key: `draft-${state.seq}`,
-        messageId: null,
-        content: reasoning ? "" : event.delta,
-        reasoning: reasoning ? event.delta : null,
-        streaming: true,
-        truncated: false,
-      };
-      return { ...state, running: true, seq: state.seq + 1, items: [...items, draft] };
-    }
+    case "token_delta":
+      return { ...streamDelta(state, event, null), running: true };
     case "thinking": {
-      const next = settleAssistant(state, event.message_id, event.content, event.reasoning);
+      const next = settleAssistant(state, event.message_id, event.content, event.reasoning, null);
       return {
         ...next,
         running: true,
@@ -575,74 +903,15 @@ function applyLive(state: ChatState, event: Event): ChatState {
         outputTokens: event.output_tokens ?? state.outputTokens,
       };
     }
-    case "done": {
-      const next = settleAssistant(state, event.message_id, event.content, null);
-      // Keep reasoning that streamed or came with an earlier record of this message.
-      const items = next.items.map((i): ChatItem => {
-        if (i.kind === "assistant" && i.messageId === event.message_id && i.reasoning === null) {
-          const before = state.items.find(
-            (b): b is AssistantItem => b.kind === "assistant" && (b.messageId === event.message_id || b.streaming),
-          );
-          return before?.reasoning ? { ...i, reasoning: before.reasoning } : i;
-        }
-        return i;
-      });
+    case "done":
       return {
-        ...next,
-        items: endStreaming(items),
+        ...finishReply(state, event, null),
         running: false,
         inputTokens: event.input_tokens ?? state.inputTokens,
         outputTokens: event.output_tokens ?? state.outputTokens,
       };
-    }
-    case "tool_start":
-      return updateTool(
-        { ...state, running: true, items: endStreaming(state.items) },
-        event.tool_call_id,
-        (t) => ({
-          ...t,
-          name: event.name,
-          label: event.label_full || event.name,
-          arguments: event.arguments,
-          status: t.status === "pending" ? t.status : "running",
-        }),
-        () => newTool(event.tool_call_id, event.name, event.arguments),
-      );
-    case "tool_done":
-      return updateTool(state, event.tool_call_id, (t) => ({
-        ...t,
-        status: "done",
-        result: event.result,
-        resultChars: event.result.length,
-        resultType: event.result_type,
-        approval: null,
-      }));
-    case "tool_error":
-      return updateTool(state, event.tool_call_id, (t) => ({ ...t, status: "error", error: event.error, approval: null }));
-    case "tool_cancelled":
-      return updateTool(state, event.tool_call_id, (t) => ({ ...t, status: "cancelled", approval: null }));
-    case "tool_rejected":
-      return updateTool(state, event.tool_call_id, (t) => ({ ...t, status: "rejected", error: event.reason, approval: null }));
-    case "approval_requested":
-      return updateTool(
-        { ...state, running: true },
-        event.tool_call_id,
-        (t) => ({ ...t, status: "pending", approval: approvalOf(event) }),
-        () => newTool(event.tool_call_id, event.tool_name, event.arguments),
-      );
-    case "approval_resolved":
-      return updateTool(state, event.tool_call_id, (t) => ({
-        ...t,
-        approval: null,
-        status: t.status === "pending" ? (event.approved ? "running" : "rejected") : t.status,
-      }));
-    case "model_fallback":
-      return notice(dropDraft(state), "warn", `Switched model from ${event.from} to ${event.to}: ${event.reason}`);
-    case "model_retry":
-      return notice(dropDraft(state), "info", `The model failed (${event.reason}); asking it again`);
     case "llm_failed": {
-      const tried = event.tried.length > 0 ? ` (tried ${event.tried.join(", ")})` : "";
-      const next = notice(state, "error", `The model could not be reached${tried}: ${event.last_error}`);
+      const next = notice(state, "error", llmFailedText(event));
       return { ...next, running: false, items: endStreaming(next.items) };
     }
     case "turn_ended": {
@@ -650,28 +919,15 @@ function applyLive(state: ChatState, event: Event): ChatState {
       const next = said ? notice(state, said.tone, said.text) : state;
       return { ...next, running: false, items: endStreaming(next.items) };
     }
-    case "truncated":
-      return notice(
-        state,
-        "warn",
-        event.output_tokens !== null
-          ? `The reply was cut off at the output limit (${event.output_tokens.toLocaleString()} tokens).`
-          : "The reply was cut off at the output limit.",
-      );
-    case "compacting":
-      return notice(state, "info", "Compacting the conversation…");
-    case "compaction_done": {
-      const next = notice(
-        state,
-        "info",
-        `Conversation compacted: ${event.tokens_before.toLocaleString()} → ${event.tokens_after.toLocaleString()} tokens.`,
-      );
+    case "compaction_done":
       // The last reply's usage described the longer conversation; until the next reply, the
       // engine's estimate of the compacted one is the context.
-      return { ...next, inputTokens: event.tokens_after, outputTokens: null };
-    }
-    case "file_changed":
-      return updateTool(state, event.tool_call_id, (t) => ({ ...t, diff: event.diff }));
+      return { ...sayInLane(state, event, null), inputTokens: event.tokens_after, outputTokens: null };
+    case "model_fallback":
+    case "model_retry":
+    case "truncated":
+    case "compacting":
+      return sayInLane(state, event, null);
     case "new_session":
     case "sessions_changed":
     // The chat answers a resync by reloading from the engine (useChat), not event by event.
@@ -679,9 +935,17 @@ function applyLive(state: ChatState, event: Event): ChatState {
     case "config_reloaded":
     // The chat's bypass strip reads its own query (see BypassList).
     case "bypasses_changed":
-    // Clarification questions are answered from the Inbox; the chat has no card for them yet.
+    // Calls and their questions are handled above (applyCall).
     case "agent_question":
     case "clarification_resolved":
+    case "tool_start":
+    case "tool_done":
+    case "tool_error":
+    case "tool_cancelled":
+    case "tool_rejected":
+    case "approval_requested":
+    case "approval_resolved":
+    case "file_changed":
       return state;
   }
 }

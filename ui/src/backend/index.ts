@@ -9,6 +9,7 @@ import {
 } from "@tanstack/react-query";
 import { createContext, createElement, useCallback, useContext, useEffect, useMemo, useRef, useState, type ReactNode } from "react";
 import type {
+  Answer,
   ApiError,
   ApprovalRuleInput,
   ApprovalRuleView,
@@ -35,7 +36,7 @@ export type { Api, OpName, Operations } from "./api";
 export type { Backend, BackendKind } from "./types";
 export { useChat, type ChatController } from "./useChat";
 export { useTreeWindow, type TreeWindowController } from "./useTreeWindow";
-export type { ChatItem, ChatState, ToolItem, ApprovalInfo, CardStatus, NoticeItem, QueuedItem } from "./chat";
+export type { ChatItem, ChatState, ToolItem, ApprovalInfo, CardStatus, NoticeItem, QueuedItem, QuestionInfo } from "./chat";
 export { describeTurnEnd, queuedReason } from "./chat";
 export { isApiError, toApiError } from "./types";
 
@@ -69,7 +70,14 @@ export const settingsKeys = {
 };
 
 /** Events after which the set of waiting approvals may have changed. */
-const INBOX_EVENTS = new Set(["approval_requested", "approval_resolved", "sessions_changed", "resync"]);
+const INBOX_EVENTS = new Set([
+  "approval_requested",
+  "approval_resolved",
+  "agent_question",
+  "clarification_resolved",
+  "sessions_changed",
+  "resync",
+]);
 
 const NO_RETRY_CODES = new Set(["not_found", "invalid_input", "unauthorized", "config"]);
 
@@ -103,7 +111,27 @@ class EventHub {
   }
 }
 
-type BackendContextValue = { backend: Backend; hub: EventHub };
+/**
+ * The origin label of each call a sub-agent asked about (an approval or a question) while this
+ * app listened: inbox items do not carry their frame, so the inbox names the asking sub-agent
+ * from what the live stream said. Forgotten once decided or answered.
+ */
+class CallOrigins {
+  private labels = new Map<number, string>();
+  note(envelope: EventEnvelope): void {
+    const e = envelope.event;
+    if ((e.type === "approval_requested" || e.type === "agent_question") && envelope.frame?.label) {
+      this.labels.set(e.tool_call_id, envelope.frame.label);
+    } else if (e.type === "approval_resolved" || e.type === "clarification_resolved") {
+      this.labels.delete(e.tool_call_id);
+    }
+  }
+  get(toolCallId: number): string | null {
+    return this.labels.get(toolCallId) ?? null;
+  }
+}
+
+type BackendContextValue = { backend: Backend; hub: EventHub; origins: CallOrigins };
 
 const BackendContext = createContext<BackendContextValue | null>(null);
 
@@ -115,13 +143,15 @@ export interface BackendProviderProps {
 
 function EventBridge({ backend, children }: { backend: Backend; children?: ReactNode }) {
   const client = useQueryClient();
-  const [value] = useState<BackendContextValue>(() => ({ backend, hub: new EventHub() }));
-  const current = value.backend === backend ? value : { backend, hub: value.hub };
-  const hub = current.hub;
+  const [value] = useState<BackendContextValue>(() => ({ backend, hub: new EventHub(), origins: new CallOrigins() }));
+  const current = value.backend === backend ? value : { ...value, backend };
+  const { hub, origins } = current;
   useEffect(
     () =>
       backend.subscribe((envelope: EventEnvelope) => {
         const type = envelope.event.type;
+        // Before the inbox refetch below, so the refreshed inbox names the asking sub-agent.
+        origins.note(envelope);
         // After a resync (missed events) anything listed may be stale.
         if (type === "sessions_changed" || type === "resync") {
           void client.invalidateQueries({ queryKey: sessionKeys.all });
@@ -139,7 +169,7 @@ function EventBridge({ backend, children }: { backend: Backend; children?: React
         }
         hub.dispatch(envelope);
       }),
-    [backend, client, hub],
+    [backend, client, hub, origins],
   );
   return createElement(BackendContext.Provider, { value: current }, children);
 }
@@ -164,6 +194,12 @@ export function useBackend(): Backend {
 }
 
 /** Calls `handler` for every engine event while the component is mounted (latest handler wins). */
+/** The origin label of the sub-agent that asked about a call, when this app saw it ask. */
+export function useCallOrigin(): (toolCallId: number) => string | null {
+  const { origins } = useBackendContext();
+  return useCallback((toolCallId: number) => origins.get(toolCallId), [origins]);
+}
+
 export function useEngineEvents(handler: (envelope: EventEnvelope) => void): void {
   const { hub } = useBackendContext();
   const latest = useRef(handler);
@@ -191,6 +227,22 @@ export function useDecide(): (toolCallId: number, input: DecisionInput) => Promi
 
 /** Bypasses in force: the session's when `sessionId` is given, else across sessions. `null`
  * (no session yet) fetches nothing. Expiry sends no event, so the list is read again every 30 s. */
+/** Answers a clarification question as this surface, and refreshes the inbox. */
+export function useAnswer(): (toolCallId: number, answer: string) => Promise<Answer> {
+  const backend = useBackend();
+  const client = useQueryClient();
+  return useCallback(
+    async (toolCallId, answer) => {
+      try {
+        return await backend.answer_question({ tool_call_id: toolCallId, answer });
+      } finally {
+        void client.invalidateQueries({ queryKey: inboxKeys.all });
+      }
+    },
+    [backend, client],
+  );
+}
+
 export function useBypasses(sessionId?: number | null): UseQueryResult<BypassView[], ApiError> {
   const backend = useBackend();
   return useQuery<BypassView[], ApiError>({

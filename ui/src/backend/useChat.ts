@@ -44,7 +44,7 @@ function reducer(state: ChatState, action: Action): ChatState {
       return { ...action.state, generation: state.generation + 1 };
     case "events":
       return action.events.reduce(
-        (s, e) => (e.session_id === s.sessionId ? applyEvent(s, e.event) : s),
+        (s, e) => (e.session_id === s.sessionId ? applyEvent(s, e.event, e.frame) : s),
         state,
       );
     case "notice":

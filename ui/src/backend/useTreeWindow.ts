@@ -3,6 +3,7 @@
 import { useCallback, useEffect, useRef, useState } from "react";
 import type { ApiError, DebugMessage, EndedTurn, EventEnvelope, ItemRef, SessionMeta, SessionWindow } from "./bindings";
 import { useBackend, useEngineEvents } from "./index";
+import { liveAnchor } from "./lanes";
 import { toApiError } from "./types";
 import {
   afterQuery,
@@ -13,6 +14,7 @@ import {
   latestQuery,
   prependPage,
   refKey,
+  replaceAfter,
   replaceRow,
   rowKey,
   windowFrom,
@@ -166,19 +168,24 @@ export function useTreeWindow(sessionId: number, focus: ItemRef | null): TreeWin
       }
     }
     const w = winRef.current;
-    const last = w.rows[w.rows.length - 1];
     if (!rows || w.hasMoreAfter) return;
-    if (!last) {
+    if (w.rows.length === 0) {
       await load(null);
       return;
     }
+    // The window reaches the newest row: what is new follows the last row, or a running
+    // sub-agent's last row (its frame's closing row is already there).
+    const index = liveAnchor(w.rows);
+    const anchor = w.rows[index] as DebugMessage;
     try {
-      // The window reaches the newest row: what follows it is what is new.
-      const read = await backend.session_window({ session_id: sessionId, query: afterQuery(itemRef(last)) });
+      const read = await backend.session_window({ session_id: sessionId, query: afterQuery(itemRef(anchor)) });
       if (generationAtStart !== loads.current) return;
       setAwaiting(read.awaiting_human);
       setTurnEnds((known) => mergeEnds(known, read.turn_ends));
-      setWin((current) => appendPage(current, read));
+      setWin((current) => {
+        const at = current.rows.findIndex((m) => rowKey(m) === rowKey(anchor));
+        return at < 0 ? appendPage(current, read) : replaceAfter(current, at, read);
+      });
     } catch {
       // The next change or a reload reads it again.
     }

@@ -76,6 +76,14 @@ export function appendPage(w: TreeWindow, page: SessionWindow): TreeWindow {
   return { ...w, rows: join(kept, page.items), hasMoreAfter: page.has_more_after };
 }
 
+/** The rows after row `index` as a read after it answers them (the session's rows, newest in
+ * the tree's order: a running frame's new rows go before its closing row). */
+export function replaceAfter(w: TreeWindow, index: number, page: SessionWindow): TreeWindow {
+  const kept = w.rows.slice(0, index + 1);
+  const seen = new Set(kept.map(rowKey));
+  return { ...w, rows: [...kept, ...page.items.filter((m) => !seen.has(rowKey(m)))], hasMoreAfter: page.has_more_after };
+}
+
 /** Replaces one row (a whole row fetched on expand, or a call whose status changed). */
 export function replaceRow(w: TreeWindow, row: DebugMessage): TreeWindow {
   const key = rowKey(row);

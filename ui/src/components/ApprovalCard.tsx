@@ -143,11 +143,24 @@ export function ApprovalSubject({ approval }: { approval: ApprovalView }): React
   );
 }
 
+/** Which sub-agent asks (its origin label); nothing for the session's own agent. */
+export function AskedBy({ origin }: { origin: string | null }) {
+  if (!origin) return null;
+  return (
+    <p className="asked-by">
+      Asked by sub-agent <code>{origin}</code>
+    </p>
+  );
+}
+
 export function ApprovalCard({
   approval,
+  origin = null,
   onDecide,
 }: {
   approval: ApprovalView;
+  /** The origin label of the sub-agent that asks; null for the session's own agent. */
+  origin?: string | null;
   onDecide: (toolCallId: number, input: DecisionInput) => Promise<unknown>;
 }) {
   const [note, setNote] = useState("");
@@ -184,8 +197,14 @@ export function ApprovalCard({
           : `Approve ${approval.toolName}?`;
 
   return (
-    <section className="approval-card" aria-label={`Approval for ${approval.toolName}`} data-tool-call-id={approval.toolCallId}>
+    <section
+      className="approval-card"
+      aria-label={`Approval for ${approval.toolName}${origin ? `, asked by ${origin}` : ""}`}
+      data-tool-call-id={approval.toolCallId}
+      data-origin={origin ?? undefined}
+    >
       <h3 className="approval-title">{title}</h3>
+      <AskedBy origin={origin} />
       <ApprovalSubject approval={approval} />
       <div className="field">
         <label htmlFor={noteId}>Note for the agent if you reject (optional)</label>

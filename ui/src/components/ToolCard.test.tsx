@@ -18,6 +18,7 @@ function tool(over: Partial<ToolItem> = {}): ToolItem {
     resultType: "string",
     error: null,
     approval: null,
+    question: null,
     diff: null,
     depth: 0,
     truncated: false,

@@ -79,7 +79,6 @@ export function ToolCard({
       className={`tool-card tool-${tool.status}`}
       data-status={tool.status}
       aria-label={`Tool ${tool.label}, ${STATUS_TEXT[tool.status]}`}
-      style={tool.depth > 0 ? { marginLeft: `${tool.depth * 20}px` } : undefined}
     >
       <header className="tool-card-head">
         <span className="tool-label">{tool.label}</span>

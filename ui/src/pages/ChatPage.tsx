@@ -1,6 +1,6 @@
 // #chat/{source}: the live conversation of a source — echoed messages, streamed replies, tool cards.
 import { useQuery } from "@tanstack/react-query";
-import { memo, useCallback, useMemo } from "react";
+import { memo, useCallback, useMemo, useState } from "react";
 import {
   queuedReason,
   type ItemRef,
@@ -8,6 +8,7 @@ import {
   toApiError,
   useBackend,
   useChat,
+  useAnswer,
   useDecide,
   useInbox,
   type ApprovalInfo,
@@ -20,8 +21,11 @@ import { ApprovalCard, type ApprovalView } from "../components/ApprovalCard";
 import { BypassList } from "../components/BypassList";
 import { Markdown } from "../components/Markdown";
 import { ErrorView, Loading } from "../components/StatusViews";
+import { QuestionCard } from "../components/QuestionCard";
 import { ToolCard } from "../components/ToolCard";
+import { laneViews, visibleItems, type LaneItem, type LaneView } from "../backend/lanes";
 import { Composer } from "./chat/Composer";
+import { LaneHead, LaneRow, tokenPair } from "./chat/Lane";
 import { parseSlash, SLASH_COMMANDS } from "./chat/slash";
 import { VirtualLog } from "./chat/VirtualLog";
 
@@ -54,19 +58,50 @@ function MoreText({ onLoad }: { onLoad: () => Promise<void> }) {
   );
 }
 
+/** How a row sits in the sub-agent lanes: its depth, the lane's label and state. */
+type LaneProps = {
+  /** 0 for the root frame's rows. */
+  depth: number;
+  /** The origin label of the lane the row is in; null for the root frame. */
+  origin: string | null;
+  /** For a lane head: how the lane stands. */
+  view: LaneView | undefined;
+  /** For a lane head: whether its rows are shown. */
+  open: boolean;
+  onToggle: (lane: number) => void;
+  /** For a call that spawned sub-agents: the tokens they spent, rolled up. */
+  spend: { input: number; output: number } | undefined;
+};
+
 /** One conversation row; only rows on screen are rendered, and only when they change. */
-const Item = memo(function Item({
+const Item = memo(function Item(props: { item: ChatItem; approval: InboxItem | undefined; onExpand: (ref: ItemRef) => Promise<void> } & LaneProps) {
+  const { item } = props;
+  return (
+    <LaneRow depth={props.depth}>
+      {item.kind === "lane" ? (
+        <LaneHead head={item} view={props.view} open={props.open} onToggle={props.onToggle} />
+      ) : (
+        <ItemBody {...props} item={item} />
+      )}
+    </LaneRow>
+  );
+});
+
+function ItemBody({
   item,
   approval,
   onExpand,
+  origin,
+  spend,
 }: {
-  item: ChatItem;
+  item: Exclude<ChatItem, LaneItem>;
   /** The inbox's record of this call when it waits for a decision. */
   approval: InboxItem | undefined;
   onExpand: (ref: ItemRef) => Promise<void>;
-}) {
+} & LaneProps) {
   // Refreshes the inbox and the bypass list too, so a bypass granted here shows at once.
   const decide = useDecide();
+  const answer = useAnswer();
   switch (item.kind) {
     case "user":
       return (
@@ -94,7 +129,11 @@ const Item = memo(function Item({
       return (
         <div className="chat-tool">
           <ToolCard tool={item} onLoadAll={() => onExpand({ type: "tool", id: item.toolCallId })}>
-            {item.approval ? <ApprovalCard approval={withInbox(item.approval, approval)} onDecide={decide} /> : null}
+            {spend ? <p className="tokens tool-spend">Sub-agent tokens: {tokenPair(spend.input, spend.output)}</p> : null}
+            {item.approval ? (
+              <ApprovalCard approval={withInbox(item.approval, approval)} origin={origin} onDecide={decide} />
+            ) : null}
+            {item.question ? <QuestionCard question={item.question} origin={origin} onAnswer={answer} /> : null}
           </ToolCard>
         </div>
       );
@@ -105,7 +144,17 @@ const Item = memo(function Item({
         </div>
       );
   }
-});
+}
+
+/** A message waiting to be folded into the conversation, and why it waits. */
+function QueuedBubble({ content, reason }: { content: string; reason: string }) {
+  return (
+    <div className="bubble bubble-user is-queued">
+      <p className="bubble-text">{content}</p>
+      <span className="badge bubble-queued">{reason}</span>
+    </div>
+  );
+}
 
 /** A row of the log: a conversation item, or a message queued below it. */
 type Entry = { key: string; kind: string; item: ChatItem | null; queued: QueuedItem | null };
@@ -152,6 +201,17 @@ function ContextMeter({
 }
 
 const tok = (n: number) => `${n.toLocaleString()} tok`;
+
+/** What the session's model replies spent, sub-agents included, as the engine counts it. */
+function SessionSpend({ usage }: { usage: SessionUsage | undefined }) {
+  if (!usage || usage.replies === 0) return null;
+  return (
+    <span className="tokens session-spend" title="Tokens of every model reply of this session, sub-agents included">
+      Session {tokenPair(usage.input_tokens_total, usage.output_tokens_total)} tok
+      {usage.cost_usd !== null ? ` · $${usage.cost_usd.toFixed(4)}` : ""}
+    </span>
+  );
+}
 
 /** `/context`: the conversation the next request carries against the model's window. */
 export function describeContext(u: SessionUsage): string {
@@ -220,39 +280,62 @@ export function ChatPage({ source, focus = null }: { source: string; focus?: Ite
   const chat = useChat(source, focus);
   const inbox = useInbox();
   const { state } = chat;
+  // Lanes the reader folded (by frame); a new lane starts open.
+  const [folded, setFolded] = useState<ReadonlySet<number>>(() => new Set());
+  const toggleLane = useCallback(
+    (lane: number) =>
+      setFolded((f) => {
+        const next = new Set(f);
+        if (!next.delete(lane)) next.add(lane);
+        return next;
+      }),
+    [],
+  );
+  const lanes = useMemo(() => laneViews(state.items, state.spend), [state.items, state.spend]);
+  const heads = useMemo(
+    () => new Map(state.items.flatMap((i) => (i.kind === "lane" ? [[i.lane, i] as const] : []))),
+    [state.items],
+  );
   // Read after each answer and compaction: the window, and the context as the engine counts it
   // (usage reported before a compaction no longer describes what the model receives).
+  // Sub-agent replies change the session's totals, not the root's context: count them too.
+  const childReplies = Object.keys(state.spend).length;
   const usage = useQuery({
-    queryKey: ["session_usage", state.sessionId, state.inputTokens],
+    queryKey: ["session_usage", state.sessionId, state.inputTokens, childReplies],
     queryFn: () => backend.session_usage({ session_id: state.sessionId as number }),
     enabled: state.sessionId !== null,
     placeholderData: (previous) => previous,
   });
   const entries = useMemo<Entry[]>(
     () => [
-      ...state.items.map((item) => ({ key: item.key, kind: item.kind, item, queued: null })),
+      ...visibleItems(state.items, folded).map((item) => ({ key: item.key, kind: item.kind, item, queued: null })),
       // Below the conversation until the engine folds them in, in the order they were sent.
       ...state.queued.map((q) => ({ key: q.key, kind: "user", item: null, queued: q })),
     ],
-    [state.items, state.queued],
+    [state.items, state.queued, folded],
   );
   const inboxItems = inbox.data?.items;
   const waitingReason = queuedReason(state);
   const renderRow = useCallback(
-    (e: Entry) =>
-      e.item ? (
+    (e: Entry) => {
+      if (!e.item) return <QueuedBubble content={e.queued?.content ?? ""} reason={waitingReason} />;
+      const item = e.item;
+      const head = item.lane === undefined ? undefined : heads.get(item.lane);
+      return (
         <Item
-          item={e.item}
-          approval={e.item.kind === "tool" && e.item.approval ? inboxItems?.find((i) => i.tool_call_id === (e.item as { toolCallId: number }).toolCallId) : undefined}
+          item={item}
+          approval={item.kind === "tool" && item.approval ? inboxItems?.find((i) => i.tool_call_id === item.toolCallId) : undefined}
           onExpand={chat.expand}
+          depth={head?.depth ?? 0}
+          origin={head?.label ?? null}
+          view={item.kind === "lane" ? lanes.lanes.get(item.lane) : undefined}
+          open={item.kind === "lane" && !folded.has(item.lane)}
+          onToggle={toggleLane}
+          spend={item.kind === "tool" ? lanes.calls.get(item.toolCallId) : undefined}
         />
-      ) : (
-        <div className="bubble bubble-user is-queued">
-          <p className="bubble-text">{e.queued?.content}</p>
-          <span className="badge bubble-queued">{waitingReason}</span>
-        </div>
-      ),
-    [inboxItems, chat.expand, waitingReason],
+      );
+    },
+    [inboxItems, chat.expand, waitingReason, heads, lanes, folded, toggleLane],
   );
   const pending = pendingCalls(state.items, state.awaiting);
 
@@ -319,6 +402,7 @@ export function ChatPage({ source, focus = null }: { source: string; focus?: Ite
             output={state.outputTokens}
             window={usage.data?.context_window ?? null}
           />
+          <SessionSpend usage={usage.data} />
         </span>
       </header>
       <div className="chat-scroll">

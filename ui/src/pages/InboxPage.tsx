@@ -1,10 +1,21 @@
 // #inbox: every approval waiting for a human, oldest first; keyboard-first review with diffs.
 import { useEffect, useId, useMemo, useRef, useState, type RefObject } from "react";
-import { useDecide, useInbox, toApiError, type ApiError, type BypassRequest, type InboxItem } from "../backend";
+import {
+  useAnswer,
+  useCallOrigin,
+  useDecide,
+  useInbox,
+  toApiError,
+  type ApiError,
+  type BypassRequest,
+  type InboxItem,
+  type QuestionItem,
+} from "../backend";
 import { useNavigate } from "../app/route";
 import { ApprovalSubject, BYPASS_DURATIONS, BypassChoice } from "../components/ApprovalCard";
 import { BypassList } from "../components/BypassList";
 import { formatSpan } from "../components/format";
+import { QuestionCard } from "../components/QuestionCard";
 import { Empty, ErrorView, Loading } from "../components/StatusViews";
 
 function oldestFirst(items: InboxItem[]): InboxItem[] {
@@ -17,6 +28,41 @@ function typingTarget(target: EventTarget | null): boolean {
   if (target.isContentEditable) return true;
   if (target instanceof HTMLInputElement) return target.type !== "checkbox";
   return target instanceof HTMLTextAreaElement || target instanceof HTMLSelectElement;
+}
+
+/** Where an item comes from: its session, source and agent, and the sub-agent when known. */
+function originLine(item: InboxItem | QuestionItem, subAgent: string | null): string {
+  return (
+    `session #${item.session_id} · ${item.source} · ${item.agent_id}` +
+    (item.context_label ? ` · ${item.context_label}` : "") +
+    (subAgent ? ` · asked by ${subAgent}` : "")
+  );
+}
+
+/** The questions agents wait on an answer to, oldest first, each answerable here. */
+function Questions({ questions }: { questions: QuestionItem[] }) {
+  const answer = useAnswer();
+  const originOf = useCallOrigin();
+  if (questions.length === 0) return null;
+  return (
+    <section className="inbox-questions" aria-labelledby="inbox-questions-title">
+      <h2 id="inbox-questions-title">Questions</h2>
+      <ul className="inbox-question-list" aria-label="Waiting questions">
+        {questions.map((q) => (
+          <li key={q.tool_call_id} data-tool-call-id={q.tool_call_id}>
+            <p className="muted inbox-origin">
+              <a href={`#session/${q.session_id}`}>{originLine(q, null)}</a> · waiting {formatSpan(q.age_secs)}
+            </p>
+            <QuestionCard
+              question={{ toolCallId: q.tool_call_id, title: q.title, question: q.question, suggestedAnswers: q.suggested_answers }}
+              origin={originOf(q.tool_call_id)}
+              onAnswer={answer}
+            />
+          </li>
+        ))}
+      </ul>
+    </section>
+  );
 }
 
 function Detail({
@@ -39,6 +85,7 @@ function Detail({
   onBypass: (bypass: BypassRequest) => void;
 }) {
   const noteId = useId();
+  const subAgent = useCallOrigin()(item.tool_call_id);
 
   return (
     <section className="inbox-detail" aria-label={`Details of ${item.tool_name} call #${item.tool_call_id}`}>
@@ -65,6 +112,14 @@ function Detail({
           <div>
             <dt>Origin</dt>
             <dd>{item.context_label}</dd>
+          </div>
+        ) : null}
+        {subAgent ? (
+          <div>
+            <dt>Asked by sub-agent</dt>
+            <dd>
+              <code>{subAgent}</code>
+            </dd>
           </div>
         ) : null}
         <div>
@@ -101,6 +156,11 @@ export function InboxPage() {
   const decide = useDecide();
   const navigate = useNavigate();
   const items = useMemo(() => oldestFirst(inbox.data?.items ?? []), [inbox.data]);
+  const questions = useMemo(
+    () => [...(inbox.data?.questions ?? [])].sort((a, b) => a.created_at.localeCompare(b.created_at)),
+    [inbox.data],
+  );
+  const originOf = useCallOrigin();
   const [selectedId, setSelectedId] = useState<number | null>(null);
   const lastIndex = useRef(0);
   const [checked, setChecked] = useState<Set<number>>(new Set());
@@ -231,12 +291,14 @@ export function InboxPage() {
     body = <Loading label="Loading the inbox…" />;
   } else if (inbox.isError) {
     body = <ErrorView title="Could not load the inbox" error={inbox.error} onRetry={() => void inbox.refetch()} />;
-  } else if (items.length === 0) {
+  } else if (items.length === 0 && questions.length === 0) {
     body = (
       <Empty title="Nothing is waiting for you">
         Approvals appear here when an agent wants to do something that needs your OK.
       </Empty>
     );
+  } else if (items.length === 0) {
+    body = <Questions questions={questions} />;
   } else {
     const checkedCount = items.filter((i) => checked.has(i.tool_call_id)).length;
     body = (
@@ -274,10 +336,7 @@ export function InboxPage() {
                       <span className="muted">{formatSpan(item.age_secs)} ago</span>
                     </span>
                     <span className="inbox-summary">{item.summary}</span>
-                    <span className="muted inbox-origin">
-                      session #{item.session_id} · {item.source} · {item.agent_id}
-                      {item.context_label ? ` · ${item.context_label}` : ""}
-                    </span>
+                    <span className="muted inbox-origin">{originLine(item, originOf(item.tool_call_id))}</span>
                   </button>
                 </li>
               );
@@ -297,6 +356,7 @@ export function InboxPage() {
             />
           ) : null}
         </div>
+        <Questions questions={questions} />
       </>
     );
   }
@@ -305,7 +365,7 @@ export function InboxPage() {
     <section className="page" aria-labelledby="page-title">
       <header className="page-header">
         <h1 id="page-title">Agent Inbox</h1>
-        <p className="muted">{inbox.count ? `${inbox.count} waiting, oldest first` : "Approvals from every session"}</p>
+        <p className="muted">{inbox.count ? `${inbox.count} waiting, oldest first` : "Approvals and questions from every session"}</p>
       </header>
       <div aria-live="polite" className="inbox-flash">
         {flash ? <p className="muted">{flash}</p> : null}

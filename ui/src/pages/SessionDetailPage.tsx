@@ -1,7 +1,7 @@
 // #session/{id}: the read-only debug tree of one session, synthetic rows and sub-agents included,
 // read as a window of the newest rows and earlier pages as the user scrolls up (#session/{id}?
 // message=ID opens it at one row).
-import { memo, useCallback, useId, useState, type CSSProperties, type ReactNode } from "react";
+import { memo, useCallback, useId, useMemo, useState, type CSSProperties, type ReactNode } from "react";
 import {
   describeTurnEnd,
   toApiError,
@@ -13,6 +13,7 @@ import {
   type SessionMeta,
   type ToolStatus,
 } from "../backend";
+import { frameStatuses, originLabels, type LaneStatus } from "../backend/lanes";
 import { useTreeWindow } from "../backend/useTreeWindow";
 import { itemRef, rowKey } from "../backend/window";
 import { FindInSession } from "../components/FindInSession";
@@ -103,14 +104,37 @@ function RawRequest({ messageId }: { messageId: number }) {
   );
 }
 
-function RowHead({ label, kind, children }: { label: string; kind: string; children?: ReactNode }) {
+function RowHead({
+  label,
+  kind,
+  origin = null,
+  children,
+}: {
+  label: string;
+  kind: string;
+  /** The origin label of the sub-agent the row belongs to; null for the root frame. */
+  origin?: string | null;
+  children?: ReactNode;
+}) {
   return (
     <div className="row-head">
       <span className={`kind kind-${kind}`}>{label}</span>
+      {origin ? (
+        <code className="origin" title="The sub-agent this row belongs to">
+          {origin}
+        </code>
+      ) : null}
       {children}
     </div>
   );
 }
+
+const FRAME_STATUS_CLASS: Record<LaneStatus, string> = {
+  running: "status-running",
+  done: "status-done",
+  failed: "status-failed",
+  stopped: "status-cancelled",
+};
 
 function Synthetic({ on }: { on: boolean }) {
   return on ? (
@@ -129,12 +153,24 @@ function Whole({ m, chars, onExpand }: { m: DebugMessage; chars: number; onExpan
   );
 }
 
-const Message = memo(function Message({ m, onExpand }: { m: DebugMessage; onExpand: (ref: ItemRef) => Promise<void> }) {
+const Message = memo(function Message({
+  m,
+  origin,
+  frameStatus,
+  onExpand,
+}: {
+  m: DebugMessage;
+  /** The origin label of the row's sub-agent frame (of the frame itself for its own rows). */
+  origin: string | null;
+  /** For a frame's opening row: how the frame stands, from its spawning call. */
+  frameStatus: LaneStatus | undefined;
+  onExpand: (ref: ItemRef) => Promise<void>;
+}) {
   switch (m.kind) {
     case "user":
       return (
         <div className={`tree-row row-user${m.is_synthetic ? " is-synthetic" : ""}`} style={depthStyle(m.depth)}>
-          <RowHead label="User" kind="user">
+          <RowHead label="User" kind="user" origin={origin}>
             <Synthetic on={m.is_synthetic} />
             {m.failed ? <span className="badge badge-failed">failed</span> : null}
             <time className="muted when">{formatTimestamp(m.created_at)}</time>
@@ -147,7 +183,7 @@ const Message = memo(function Message({ m, onExpand }: { m: DebugMessage; onExpa
     case "assistant":
       return (
         <div className={`tree-row row-${m.kind}${m.is_synthetic ? " is-synthetic" : ""}`} style={depthStyle(m.depth)}>
-          <RowHead label={m.kind === "thinking" ? "Thinking" : "Assistant"} kind={m.kind}>
+          <RowHead label={m.kind === "thinking" ? "Thinking" : "Assistant"} kind={m.kind} origin={origin}>
             <Synthetic on={m.is_synthetic} />
             <Tokens input={m.input_tokens} output={m.output_tokens} />
             <time className="muted when">{formatTimestamp(m.created_at)}</time>
@@ -161,7 +197,7 @@ const Message = memo(function Message({ m, onExpand }: { m: DebugMessage; onExpa
     case "tool":
       return (
         <div className="tree-row row-tool" style={depthStyle(m.depth)}>
-          <RowHead label="Tool" kind="tool">
+          <RowHead label="Tool" kind="tool" origin={origin}>
             <code className="tool-name" title={m.name}>{m.label}</code>
             <span className={`status status-${m.status}`}>{STATUS_LABEL[m.status]}</span>
             <span className="muted">call #{m.tool_call_id}</span>
@@ -187,7 +223,8 @@ const Message = memo(function Message({ m, onExpand }: { m: DebugMessage; onExpa
       return (
         <div className="tree-row row-agent" style={depthStyle(m.depth)}>
           <RowHead label="Sub-agent" kind="agent">
-            <code>{m.agent_id}</code>
+            <code className="lane-label">{origin ?? m.agent_id}</code>
+            {frameStatus ? <span className={`status ${FRAME_STATUS_CLASS[frameStatus]}`}>{frameStatus}</span> : null}
             <span className="muted">
               started at depth {m.depth}
               {m.parent_tool_call_id !== null ? ` by call #${m.parent_tool_call_id}` : ""}
@@ -205,7 +242,7 @@ const Message = memo(function Message({ m, onExpand }: { m: DebugMessage; onExpa
       return (
         <div className="tree-row row-agent-end" style={depthStyle(m.depth)}>
           <RowHead label="Sub-agent end" kind="agent">
-            <code>{m.agent_id}</code>
+            <code>{origin ?? m.agent_id}</code>
             <span className="muted">finished at depth {m.depth}</span>
           </RowHead>
         </div>
@@ -323,7 +360,19 @@ const treeKind = (m: DebugMessage) => m.kind;
 export function SessionDetailPage({ id, focus = null }: { id: number; focus?: ItemRef | null }) {
   const tree = useTreeWindow(id, focus);
   const { window: win, error } = tree;
-  const renderRow = useCallback((m: DebugMessage) => <Message m={m} onExpand={tree.expand} />, [tree.expand]);
+  const labels = useMemo(() => originLabels(win.rows), [win.rows]);
+  const frames = useMemo(() => frameStatuses(win.rows), [win.rows]);
+  const renderRow = useCallback(
+    (m: DebugMessage) => (
+      <Message
+        m={m}
+        origin={m.depth > 0 ? (labels.get(m.stack_id) ?? null) : null}
+        frameStatus={m.kind === "agent" ? frames.get(m.stack_id) : undefined}
+        onExpand={tree.expand}
+      />
+    ),
+    [tree.expand, labels, frames],
+  );
 
   let body;
   if (tree.status === "loading") {

@@ -14,6 +14,7 @@ import type {
   FileDiff,
   Inbox,
   InboxItem,
+  QuestionItem,
   LlmClientInput,
   LlmClientView,
   MatchRef,
@@ -119,6 +120,8 @@ export class MockBackend implements Backend {
   };
   newSessionCalls: string[] = [];
   inboxItems: InboxItem[] = [];
+  /** Open clarification questions the inbox lists. */
+  inboxQuestions: QuestionItem[] = [];
   inboxError: ApiError | null = null;
   inboxCalls = 0;
   decisions: Array<{ toolCallId: number; input: DecisionInput }> = [];
@@ -364,7 +367,11 @@ export class MockBackend implements Backend {
   inbox(): Promise<Inbox> {
     this.inboxCalls += 1;
     if (this.inboxError) return Promise.reject(this.inboxError);
-    return Promise.resolve({ items: [...this.inboxItems], questions: [], total: this.inboxItems.length });
+    return Promise.resolve({
+      items: [...this.inboxItems],
+      questions: [...this.inboxQuestions],
+      total: this.inboxItems.length + this.inboxQuestions.length,
+    });
   }
 
   decide({ tool_call_id: toolCallId, input }: DecideParams): Promise<Decision> {
@@ -416,7 +423,7 @@ export class MockBackend implements Backend {
     return Promise.resolve({ ...found, remaining_secs: 0, revoked_at: "2026-11-30T10:20:00Z", revoked_by: this.surface });
   }
 
-  /** Questions answered, in order (the chat has no question card yet; the inbox answers). */
+  /** Questions answered, in order (from the chat or the inbox). */
   answers: AnswerQuestionParams[] = [];
 
   answer_question(params: AnswerQuestionParams): Promise<Answer> {
@@ -583,6 +590,22 @@ export function inboxItem(toolCallId: number, over: Partial<InboxItem> = {}): In
     diff: null,
     created_at: "2026-11-30T10:00:00Z",
     age_secs: 60,
+    ...over,
+  };
+}
+
+export function questionItem(toolCallId: number, over: Partial<QuestionItem> = {}): QuestionItem {
+  return {
+    tool_call_id: toolCallId,
+    session_id: 7,
+    source: "web",
+    agent_id: "main",
+    context_label: null,
+    title: "Which branch?",
+    question: "Should I work on **main** or a new branch?",
+    suggested_answers: ["main", "a new branch"],
+    created_at: "2026-11-30T10:00:00Z",
+    age_secs: 30,
     ...over,
   };
 }

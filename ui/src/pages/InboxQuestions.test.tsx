@@ -1,0 +1,52 @@
+import { act, screen, within } from "@testing-library/react";
+import userEvent from "@testing-library/user-event";
+import { describe, expect, it } from "vitest";
+import type { FrameOrigin } from "../backend";
+import { MockBackend, inboxItem, questionItem } from "../test/mockBackend";
+import { renderApp } from "../test/renderApp";
+
+const RESEARCHER: FrameOrigin = { stack_id: 42, depth: 1, label: "researcher#0000002a", parent_tool_call_id: 10 };
+
+describe("questions and sub-agents in the inbox", () => {
+  it("lists the questions waiting for an answer and answers one", async () => {
+    const backend = new MockBackend();
+    backend.inboxQuestions = [questionItem(25, { session_id: 12, agent_id: "researcher" })];
+    const user = userEvent.setup();
+    renderApp(backend, "#inbox");
+    const list = await screen.findByRole("list", { name: "Waiting questions" });
+    const card = within(list).getByRole("region", { name: "Question: Which branch?" });
+    expect(within(list).getByText(/session #12 · web · researcher/)).toBeTruthy();
+    await user.click(within(card).getByRole("button", { name: "main" }));
+    await user.click(within(card).getByRole("button", { name: "Send answer" }));
+    expect(backend.answers).toEqual([{ tool_call_id: 25, answer: "main" }]);
+    expect(screen.queryByText("Nothing is waiting for you")).toBeNull();
+  });
+
+  it("says which sub-agent asks, for the approvals and questions the app saw it ask", async () => {
+    const backend = new MockBackend();
+    renderApp(backend, "#inbox");
+    await screen.findByText("Nothing is waiting for you");
+    backend.inboxItems = [inboxItem(3, { agent_id: "researcher", tool_name: "execute_cmd", kind: "command", command: "make", summary: "run make" })];
+    backend.inboxQuestions = [questionItem(25, { agent_id: "researcher" })];
+    await act(async () => {
+      backend.emit({
+        session_id: 7,
+        source: "web",
+        frame: RESEARCHER,
+        event: { type: "approval_requested", request_id: 3, tool_call_id: 3, tool_name: "execute_cmd", arguments: { command: "make" }, request: { kind: "command", command: "make", workdir: "/w" } },
+      });
+      backend.emit({
+        session_id: 7,
+        source: "web",
+        frame: RESEARCHER,
+        event: { type: "agent_question", request_id: 25, tool_call_id: 25, title: "Which branch?", question: "Main?", suggested_answers: [] },
+      });
+    });
+    const approvals = await screen.findByRole("list", { name: "Waiting approvals" });
+    expect(within(approvals).getByText(/asked by researcher#0000002a/)).toBeTruthy();
+    const detail = screen.getByRole("region", { name: "Details of execute_cmd call #3" });
+    expect(within(detail).getByText("researcher#0000002a")).toBeTruthy();
+    const questions = await screen.findByRole("list", { name: "Waiting questions" });
+    expect(within(questions).getByRole("region", { name: "Question from researcher#0000002a: Which branch?" })).toBeTruthy();
+  });
+});
