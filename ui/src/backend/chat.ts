@@ -682,6 +682,8 @@ function applyLive(state: ChatState, event: Event): ChatState {
     // Clarification questions are answered from the Inbox; the chat has no card for them yet.
     case "agent_question":
     case "clarification_resolved":
+    // An interrupted call's flag is read by its own query (useInterruptedCalls).
+    case "interrupted_call":
       return state;
   }
 }

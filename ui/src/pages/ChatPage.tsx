@@ -10,16 +10,20 @@ import {
   useChat,
   useDecide,
   useInbox,
+  useInterruptedCalls,
+  useReconcileCall,
   type ApprovalInfo,
   type Backend,
   type ChatItem,
   type InboxItem,
+  type InterruptedCall,
   type SessionUsage,
 } from "../backend";
 import { ApprovalCard, type ApprovalView } from "../components/ApprovalCard";
 import { BypassList } from "../components/BypassList";
 import { Markdown } from "../components/Markdown";
 import { ErrorView, Loading } from "../components/StatusViews";
+import { InterruptedCallBar } from "../components/InterruptedCallBar";
 import { ToolCard } from "../components/ToolCard";
 import { Composer } from "./chat/Composer";
 import { parseSlash, SLASH_COMMANDS } from "./chat/slash";
@@ -58,15 +62,19 @@ function MoreText({ onLoad }: { onLoad: () => Promise<void> }) {
 const Item = memo(function Item({
   item,
   approval,
+  interrupted,
   onExpand,
 }: {
   item: ChatItem;
   /** The inbox's record of this call when it waits for a decision. */
   approval: InboxItem | undefined;
+  /** The call's flag when a restart cut it off while it ran. */
+  interrupted: InterruptedCall | undefined;
   onExpand: (ref: ItemRef) => Promise<void>;
 }) {
   // Refreshes the inbox and the bypass list too, so a bypass granted here shows at once.
   const decide = useDecide();
+  const reconcile = useReconcileCall();
   switch (item.kind) {
     case "user":
       return (
@@ -95,6 +103,7 @@ const Item = memo(function Item({
         <div className="chat-tool">
           <ToolCard tool={item} onLoadAll={() => onExpand({ type: "tool", id: item.toolCallId })}>
             {item.approval ? <ApprovalCard approval={withInbox(item.approval, approval)} onDecide={decide} /> : null}
+            {interrupted ? <InterruptedCallBar call={interrupted} onReconcile={reconcile} /> : null}
           </ToolCard>
         </div>
       );
@@ -237,6 +246,7 @@ export function ChatPage({ source, focus = null }: { source: string; focus?: Ite
     [state.items, state.queued],
   );
   const inboxItems = inbox.data?.items;
+  const interrupted = useInterruptedCalls(state.sessionId);
   const waitingReason = queuedReason(state);
   const renderRow = useCallback(
     (e: Entry) =>
@@ -244,6 +254,7 @@ export function ChatPage({ source, focus = null }: { source: string; focus?: Ite
         <Item
           item={e.item}
           approval={e.item.kind === "tool" && e.item.approval ? inboxItems?.find((i) => i.tool_call_id === (e.item as { toolCallId: number }).toolCallId) : undefined}
+          interrupted={e.item.kind === "tool" ? interrupted.get(e.item.toolCallId) : undefined}
           onExpand={chat.expand}
         />
       ) : (
@@ -252,7 +263,7 @@ export function ChatPage({ source, focus = null }: { source: string; focus?: Ite
           <span className="badge bubble-queued">{waitingReason}</span>
         </div>
       ),
-    [inboxItems, chat.expand, waitingReason],
+    [inboxItems, interrupted, chat.expand, waitingReason],
   );
   const pending = pendingCalls(state.items, state.awaiting);
 

@@ -5,10 +5,13 @@ import { memo, useCallback, useId, useState, type CSSProperties, type ReactNode 
 import {
   describeTurnEnd,
   toApiError,
+  useInterruptedCalls,
   useLlmRequest,
+  useReconcileCall,
   useRenameSession,
   type ApiError,
   type DebugMessage,
+  type InterruptedCall,
   type ItemRef,
   type SessionMeta,
   type ToolStatus,
@@ -16,6 +19,7 @@ import {
 import { useTreeWindow } from "../backend/useTreeWindow";
 import { itemRef, rowKey } from "../backend/window";
 import { FindInSession } from "../components/FindInSession";
+import { InterruptedCallBar } from "../components/InterruptedCallBar";
 import { DiffViewer } from "../components/DiffViewer";
 import { formatTimestamp } from "../components/format";
 import { ErrorView, Loading } from "../components/StatusViews";
@@ -129,7 +133,17 @@ function Whole({ m, chars, onExpand }: { m: DebugMessage; chars: number; onExpan
   );
 }
 
-const Message = memo(function Message({ m, onExpand }: { m: DebugMessage; onExpand: (ref: ItemRef) => Promise<void> }) {
+const Message = memo(function Message({
+  m,
+  interrupted,
+  onExpand,
+}: {
+  m: DebugMessage;
+  /** The call's flag when a restart cut it off while it ran. */
+  interrupted?: InterruptedCall;
+  onExpand: (ref: ItemRef) => Promise<void>;
+}) {
+  const reconcile = useReconcileCall();
   switch (m.kind) {
     case "user":
       return (
@@ -181,6 +195,7 @@ const Message = memo(function Message({ m, onExpand }: { m: DebugMessage; onExpa
             <p className="muted">No result yet</p>
           )}
           {m.truncated ? <Whole m={m} chars={m.result_chars} onExpand={onExpand} /> : null}
+          {interrupted ? <InterruptedCallBar call={interrupted} onReconcile={reconcile} /> : null}
         </div>
       );
     case "agent":
@@ -323,7 +338,13 @@ const treeKind = (m: DebugMessage) => m.kind;
 export function SessionDetailPage({ id, focus = null }: { id: number; focus?: ItemRef | null }) {
   const tree = useTreeWindow(id, focus);
   const { window: win, error } = tree;
-  const renderRow = useCallback((m: DebugMessage) => <Message m={m} onExpand={tree.expand} />, [tree.expand]);
+  const interrupted = useInterruptedCalls(id);
+  const renderRow = useCallback(
+    (m: DebugMessage) => (
+      <Message m={m} interrupted={m.kind === "tool" ? interrupted.get(m.tool_call_id) : undefined} onExpand={tree.expand} />
+    ),
+    [tree.expand, interrupted],
+  );
 
   let body;
   if (tree.status === "loading") {
