@@ -7,10 +7,10 @@
 use skald_core::engine::ChatOptions;
 use skald_protocol::{
     Answer, ApprovalRuleInput, ApprovalRuleView, BypassView, CompactResult, ConnectionTest,
-    DebugMessage, Decision, DecisionInput, Inbox, ItemRef, LlmClientInput, Page, RunContext,
-    SearchQuery, SearchResults, SendResult, SessionDetail, SessionListQuery, SessionMatches,
-    SessionMeta, SessionRef, SessionSummary, SessionUsage, SessionWindow, SettingsView, StopResult,
-    ToolGroupsReset, TurnStatus, WindowQuery,
+    DebugMessage, Decision, DecisionInput, Inbox, InterruptedCall, ItemRef, LlmClientInput, Page,
+    ReconcileChoice, RunContext, SearchQuery, SearchResults, SendResult, SessionDetail,
+    SessionListQuery, SessionMatches, SessionMeta, SessionRef, SessionSummary, SessionUsage,
+    SessionWindow, SettingsView, StopResult, ToolGroupsReset, TurnStatus, WindowQuery,
 };
 
 use crate::declare::operations;
@@ -268,6 +268,33 @@ operations! {
         errors: [InvalidInput, NotFound, Conflict, Storage],
         events: [ClarificationResolved, TurnRunning],
         run: |engine, caller, p| engine.answer(p.tool_call_id, &p.answer, caller.surface()).await,
+    }
+
+    /// The session's calls that a crash cut off while they ran and that were not safe to run
+    /// again by themselves (decision 3), with what the user said about each, oldest first.
+    interrupted_calls {
+        params: InterruptedCallsParams { #[ts(type = "number")] session_id: i64 },
+        result: Vec<InterruptedCall>,
+        errors: [NotFound, Storage, Internal],
+        events: [],
+        run: |engine, _, p| engine.interrupted_calls(p.session_id).await,
+    }
+
+    /// The user's word on an interrupted call, as the calling surface: `ran`, `did_not_run`, or
+    /// `run_again` (runs it now; a rule that denies it refuses with nothing recorded). Set once:
+    /// the same choice again is a no-op, another is refused. The model is told at its next round.
+    reconcile_call {
+        params: ReconcileCallParams {
+            #[ts(type = "number")]
+            tool_call_id: i64,
+            choice: ReconcileChoice,
+        },
+        result: InterruptedCall,
+        errors: [InvalidInput, NotFound, Conflict, Storage, Internal],
+        events: [InterruptedCall],
+        run: |engine, caller, p| {
+            engine.reconcile_call(p.tool_call_id, p.choice, caller.surface()).await
+        },
     }
 
     /// The LLM clients in fallback order (never a key), the data dir and the config path.

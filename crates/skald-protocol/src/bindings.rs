@@ -22,6 +22,8 @@ pub fn typescript() -> String {
         SessionSummary::decl(),
         SessionMeta::decl(),
         ToolStatus::decl(),
+        ReconcileChoice::decl(),
+        InterruptedCall::decl(),
         DebugMessage::decl(),
         PendingInput::decl(),
         TurnEnd::decl(),

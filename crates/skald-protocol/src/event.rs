@@ -257,6 +257,11 @@ pub enum Event {
     },
     /// History is being summarised.
     Compacting {},
+    /// A call cut off while it ran was flagged for the user, or the user reconciled it (the
+    /// call's state as stored now).
+    InterruptedCall {
+        call: crate::InterruptedCall,
+    },
     CompactionDone {
         #[ts(type = "number")]
         summary_id: i64,
@@ -304,6 +309,7 @@ pub enum EventKind {
     Done,
     TurnEnded,
     Compacting,
+    InterruptedCall,
     CompactionDone,
 }
 
@@ -340,6 +346,7 @@ impl EventKind {
         EventKind::Done,
         EventKind::TurnEnded,
         EventKind::Compacting,
+        EventKind::InterruptedCall,
         EventKind::CompactionDone,
     ];
 
@@ -376,6 +383,7 @@ impl EventKind {
             EventKind::Done => "done",
             EventKind::TurnEnded => "turn_ended",
             EventKind::Compacting => "compacting",
+            EventKind::InterruptedCall => "interrupted_call",
             EventKind::CompactionDone => "compaction_done",
         }
     }
@@ -415,6 +423,7 @@ impl Event {
             Event::Done { .. } => EventKind::Done,
             Event::TurnEnded { .. } => EventKind::TurnEnded,
             Event::Compacting { .. } => EventKind::Compacting,
+            Event::InterruptedCall { .. } => EventKind::InterruptedCall,
             Event::CompactionDone { .. } => EventKind::CompactionDone,
         }
     }

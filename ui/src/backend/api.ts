@@ -1,7 +1,7 @@
 // Generated from the operation table in crates/skald-api/src/table.rs. Do not edit by hand:
 // run `UPDATE_BINDINGS=1 cargo test -p skald-api --test all typescript` instead.
 
-import type { JsonValue, ErrorCode, Page, SearchQuery, SearchResults, SessionMatches, SessionListQuery, SessionSummary, SessionMeta, DebugMessage, SessionDetail, ItemRef, WindowQuery, SessionWindow, SendResult, SessionUsage, CompactResult, SessionRef, StopResult, TurnStatus, ToolGroupsReset, RunContext, Answer, Inbox, DecisionInput, Decision, BypassView, LlmClientInput, SettingsView, ConnectionTest, ApprovalRuleView, ApprovalRuleInput, EventKind } from "./bindings";
+import type { JsonValue, ErrorCode, Page, SearchQuery, SearchResults, SessionMatches, SessionListQuery, SessionSummary, SessionMeta, ReconcileChoice, InterruptedCall, DebugMessage, SessionDetail, ItemRef, WindowQuery, SessionWindow, SendResult, SessionUsage, CompactResult, SessionRef, StopResult, TurnStatus, ToolGroupsReset, RunContext, Answer, Inbox, DecisionInput, Decision, BypassView, LlmClientInput, SettingsView, ConnectionTest, ApprovalRuleView, ApprovalRuleInput, EventKind } from "./bindings";
 
 export type ListSessionsParams = { query: SessionListQuery, };
 
@@ -49,6 +49,10 @@ export type RevokeBypassParams = { id: number, };
 
 export type AnswerQuestionParams = { tool_call_id: number, answer: string, };
 
+export type InterruptedCallsParams = { session_id: number, };
+
+export type ReconcileCallParams = { tool_call_id: number, choice: ReconcileChoice, };
+
 export type SettingsParams = Record<string, never>;
 
 export type SaveLlmClientsParams = { clients: Array<LlmClientInput>, fallback: Array<string>, };
@@ -92,6 +96,8 @@ export type Operations = {
   session_bypasses: { params: SessionBypassesParams; result: Array<BypassView> };
   revoke_bypass: { params: RevokeBypassParams; result: BypassView };
   answer_question: { params: AnswerQuestionParams; result: Answer };
+  interrupted_calls: { params: InterruptedCallsParams; result: Array<InterruptedCall> };
+  reconcile_call: { params: ReconcileCallParams; result: InterruptedCall };
   settings: { params: SettingsParams; result: SettingsView };
   save_llm_clients: { params: SaveLlmClientsParams; result: SettingsView };
   set_api_key: { params: SetApiKeyParams; result: null };
@@ -129,6 +135,8 @@ export const OPERATION_NAMES: readonly OpName[] = [
   "session_bypasses",
   "revoke_bypass",
   "answer_question",
+  "interrupted_calls",
+  "reconcile_call",
   "settings",
   "save_llm_clients",
   "set_api_key",
@@ -290,6 +298,21 @@ export interface Api {
    */
   answer_question(params: AnswerQuestionParams): Promise<Answer>;
   /**
+   * The session's calls that a crash cut off while they ran and that were not safe to run
+   * again by themselves (decision 3), with what the user said about each, oldest first.
+   *
+   * Errors: not_found, storage, internal. Events: none.
+   */
+  interrupted_calls(params: InterruptedCallsParams): Promise<Array<InterruptedCall>>;
+  /**
+   * The user's word on an interrupted call, as the calling surface: `ran`, `did_not_run`, or
+   * `run_again` (runs it now; a rule that denies it refuses with nothing recorded). Set once:
+   * the same choice again is a no-op, another is refused. The model is told at its next round.
+   *
+   * Errors: invalid_input, not_found, conflict, storage, internal. Events: interrupted_call.
+   */
+  reconcile_call(params: ReconcileCallParams): Promise<InterruptedCall>;
+  /**
    * The LLM clients in fallback order (never a key), the data dir and the config path.
    *
    * Errors: none. Events: none.
@@ -379,6 +402,8 @@ export function makeApi(call: Transport): Api {
     session_bypasses: (params) => call("session_bypasses", params) as Promise<Array<BypassView>>,
     revoke_bypass: (params) => call("revoke_bypass", params) as Promise<BypassView>,
     answer_question: (params) => call("answer_question", params) as Promise<Answer>,
+    interrupted_calls: (params) => call("interrupted_calls", params) as Promise<Array<InterruptedCall>>,
+    reconcile_call: (params) => call("reconcile_call", params) as Promise<InterruptedCall>,
     settings: (params) => call("settings", params) as Promise<SettingsView>,
     save_llm_clients: (params) => call("save_llm_clients", params) as Promise<SettingsView>,
     set_api_key: (params) => call("set_api_key", params) as Promise<null>,
@@ -437,5 +462,6 @@ export const EVENT_KINDS: readonly EventKind[] = [
   "done",
   "turn_ended",
   "compacting",
+  "interrupted_call",
   "compaction_done",
 ];

@@ -74,6 +74,22 @@ export type SessionMeta = { id: number, title: string | null, source: string, ag
 
 export type ToolStatus = "pending" | "running" | "done" | "failed" | "rejected" | "cancelled";
 
+export type ReconcileChoice = "ran" | "did_not_run" | "run_again";
+
+export type InterruptedCall = { tool_call_id: number, session_id: number, tool_name: string, 
+/**
+ * What the call does, as labelled live (`execute_cmd make install`).
+ */
+label: string, flagged_at: string, 
+/**
+ * `None` until the user says; then set once.
+ */
+choice: ReconcileChoice | null, decided_by: string | null, decided_at: string | null, 
+/**
+ * `run_again`: how the re-run ended (`None` while it runs) and its result text.
+ */
+rerun_status: ToolStatus | null, rerun_result: string | null, };
+
 export type DebugMessage = { "kind": "user", message_id: number, content: string, is_synthetic: boolean, failed: boolean, stack_id: number, depth: number, created_at: string, 
 /**
  * Characters of the whole text; more than `content` holds when the row was cut to a
@@ -498,9 +514,9 @@ question: string, suggested_answers: Array<string>, } | { "type": "clarification
 /**
  * Which retry this is (1 = the first).
  */
-attempt: number, reason: string, } | { "type": "llm_failed", tried: Array<string>, last_error: string, } | { "type": "truncated", output_tokens: number | null, } | { "type": "interim_answer", message_id: number, stack_id: number, content: string, reasoning: string | null, input_tokens: number | null, output_tokens: number | null, } | { "type": "done", message_id: number, stack_id: number, content: string, input_tokens: number | null, output_tokens: number | null, } | { "type": "turn_ended", outcome: TurnEnd, } | { "type": "compacting", } | { "type": "compaction_done", summary_id: number, covers_up_to_message_id: number, tokens_before: number, tokens_after: number, };
+attempt: number, reason: string, } | { "type": "llm_failed", tried: Array<string>, last_error: string, } | { "type": "truncated", output_tokens: number | null, } | { "type": "interim_answer", message_id: number, stack_id: number, content: string, reasoning: string | null, input_tokens: number | null, output_tokens: number | null, } | { "type": "done", message_id: number, stack_id: number, content: string, input_tokens: number | null, output_tokens: number | null, } | { "type": "turn_ended", outcome: TurnEnd, } | { "type": "compacting", } | { "type": "interrupted_call", call: InterruptedCall, } | { "type": "compaction_done", summary_id: number, covers_up_to_message_id: number, tokens_before: number, tokens_after: number, };
 
-export type EventKind = "sessions_changed" | "resync" | "config_reloaded" | "new_session" | "user_message" | "steer_queued" | "steer_folded" | "steers_discarded" | "turn_running" | "token_delta" | "thinking" | "tool_start" | "tool_done" | "tool_error" | "tool_cancelled" | "tool_rejected" | "approval_requested" | "approval_resolved" | "bypasses_changed" | "agent_question" | "clarification_resolved" | "file_changed" | "model_fallback" | "model_retry" | "llm_failed" | "truncated" | "interim_answer" | "done" | "turn_ended" | "compacting" | "compaction_done";
+export type EventKind = "sessions_changed" | "resync" | "config_reloaded" | "new_session" | "user_message" | "steer_queued" | "steer_folded" | "steers_discarded" | "turn_running" | "token_delta" | "thinking" | "tool_start" | "tool_done" | "tool_error" | "tool_cancelled" | "tool_rejected" | "approval_requested" | "approval_resolved" | "bypasses_changed" | "agent_question" | "clarification_resolved" | "file_changed" | "model_fallback" | "model_retry" | "llm_failed" | "truncated" | "interim_answer" | "done" | "turn_ended" | "compacting" | "interrupted_call" | "compaction_done";
 
 export type FrameOrigin = { 
 /**

@@ -946,6 +946,8 @@ function applyLive(state: ChatState, event: Event): ChatState {
     case "approval_requested":
     case "approval_resolved":
     case "file_changed":
+    // An interrupted call's flag is read by its own query (useInterruptedCalls).
+    case "interrupted_call":
       return state;
   }
 }

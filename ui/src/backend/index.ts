@@ -19,9 +19,11 @@ import type {
   DecisionInput,
   EventEnvelope,
   Inbox,
+  InterruptedCall,
   JsonValue,
   LlmClientInput,
   Page,
+  ReconcileChoice,
   SessionListQuery,
   SessionMeta,
   SessionSummary,
@@ -55,6 +57,12 @@ export const sessionKeys = {
 
 export const inboxKeys = {
   all: ["inbox"] as const,
+};
+
+/** A session's calls cut off by a crash while they ran, which the user reconciles. */
+export const interruptedKeys = {
+  all: ["interrupted_calls"] as const,
+  session: (id: number) => ["interrupted_calls", id] as const,
 };
 
 export const bypassKeys = {
@@ -160,6 +168,10 @@ function EventBridge({ backend, children }: { backend: Backend; children?: React
           // A hand edit of config.yml (or another window) changed the clients under us.
           void client.invalidateQueries({ queryKey: settingsKeys.view });
         }
+        if (type === "interrupted_call" || type === "resync") {
+          // Flagged by a resume, or reconciled here, in another window or process.
+          void client.invalidateQueries({ queryKey: interruptedKeys.all });
+        }
         if (INBOX_EVENTS.has(type)) {
           void client.invalidateQueries({ queryKey: inboxKeys.all });
         }
@@ -254,6 +266,33 @@ export function useBypasses(sessionId?: number | null): UseQueryResult<BypassVie
     enabled: sessionId !== null,
     refetchInterval: 30_000,
   });
+}
+
+/** The session's interrupted calls by tool call id (empty until loaded; `null` fetches nothing). */
+export function useInterruptedCalls(sessionId: number | null): Map<number, InterruptedCall> {
+  const backend = useBackend();
+  const { data } = useQuery<InterruptedCall[], ApiError>({
+    queryKey: interruptedKeys.session(sessionId ?? -1),
+    queryFn: () => backend.interrupted_calls({ session_id: sessionId as number }),
+    enabled: sessionId !== null,
+  });
+  return useMemo(() => new Map((data ?? []).map((c) => [c.tool_call_id, c])), [data]);
+}
+
+/** Says what happened to an interrupted call and refreshes the session's list. */
+export function useReconcileCall(): (toolCallId: number, choice: ReconcileChoice) => Promise<InterruptedCall> {
+  const backend = useBackend();
+  const client = useQueryClient();
+  return useCallback(
+    async (toolCallId, choice) => {
+      try {
+        return await backend.reconcile_call({ tool_call_id: toolCallId, choice });
+      } finally {
+        void client.invalidateQueries({ queryKey: interruptedKeys.all });
+      }
+    },
+    [backend, client],
+  );
 }
 
 /** Ends a bypass and refreshes every bypass list. */

@@ -2,7 +2,7 @@ import { act, screen, waitFor, within } from "@testing-library/react";
 import userEvent from "@testing-library/user-event";
 import { describe, expect, it } from "vitest";
 import type { DebugMessage, Event, SessionDetail } from "../backend";
-import { MockBackend, bypassView, emptyDetail, fileDiff, inboxItem } from "../test/mockBackend";
+import { MockBackend, bypassView, emptyDetail, fileDiff, inboxItem, interruptedCall } from "../test/mockBackend";
 import { goTo, renderApp } from "../test/renderApp";
 import { nextFrame, setViewportHeight } from "../test/viewport";
 
@@ -765,5 +765,26 @@ describe("a long conversation", () => {
     await user.type(input(), "and now?{Enter}");
     await waitFor(() => expect(backend.windowCalls.at(reads)?.query.anchor).toEqual({ type: "latest" }));
     expect(await log().findByText("Answer 300")).toBeTruthy();
+  });
+});
+
+describe("chat page: interrupted calls", () => {
+  it("shows a call a restart cut off with its three choices under its card, and a re-run's outcome", async () => {
+    const backend = setup([
+      { kind: "user", message_id: 1, content: "install it", is_synthetic: false, failed: false, ...base },
+      { kind: "thinking", message_id: 2, content: "Installing.", reasoning: null, is_synthetic: false, input_tokens: 10, output_tokens: 3, ...base },
+      { kind: "tool", tool_call_id: 3, message_id: 2, name: "execute_cmd", label: "execute_cmd make install", arguments: { command: "make install" }, status: "failed", result: "the run stopped", diff: null, ...base },
+    ]);
+    backend.interrupted.set(SID, [interruptedCall(3, { session_id: SID })]);
+    const user = await open(backend);
+    const card = log().getByRole("article", { name: /Tool execute_cmd make install/ });
+    const bar = await within(card).findByRole("group", { name: "Interrupted call execute_cmd make install" });
+    for (const name of ["It ran", "It did not run", "Run it again"]) {
+      expect(within(bar).getByRole("button", { name })).toBeTruthy();
+    }
+    await user.click(within(bar).getByRole("button", { name: "Run it again" }));
+    expect(backend.reconcileCalls).toEqual([{ tool_call_id: 3, choice: "run_again" }]);
+    await waitFor(() => expect(card.textContent).toContain("You had it run again. It completed"));
+    expect(within(card).queryByRole("button", { name: "It ran" })).toBeNull();
   });
 });

@@ -11,10 +11,13 @@ import {
   useAnswer,
   useDecide,
   useInbox,
+  useInterruptedCalls,
+  useReconcileCall,
   type ApprovalInfo,
   type Backend,
   type ChatItem,
   type InboxItem,
+  type InterruptedCall,
   type SessionUsage,
 } from "../backend";
 import { ApprovalCard, type ApprovalView } from "../components/ApprovalCard";
@@ -22,6 +25,7 @@ import { BypassList } from "../components/BypassList";
 import { Markdown } from "../components/Markdown";
 import { ErrorView, Loading } from "../components/StatusViews";
 import { QuestionCard } from "../components/QuestionCard";
+import { InterruptedCallBar } from "../components/InterruptedCallBar";
 import { ToolCard } from "../components/ToolCard";
 import { laneViews, visibleItems, type LaneItem, type LaneView } from "../backend/lanes";
 import { Composer } from "./chat/Composer";
@@ -74,7 +78,7 @@ type LaneProps = {
 };
 
 /** One conversation row; only rows on screen are rendered, and only when they change. */
-const Item = memo(function Item(props: { item: ChatItem; approval: InboxItem | undefined; onExpand: (ref: ItemRef) => Promise<void> } & LaneProps) {
+const Item = memo(function Item(props: { item: ChatItem; approval: InboxItem | undefined; interrupted: InterruptedCall | undefined; onExpand: (ref: ItemRef) => Promise<void> } & LaneProps) {
   const { item } = props;
   return (
     <LaneRow depth={props.depth}>
@@ -90,6 +94,7 @@ const Item = memo(function Item(props: { item: ChatItem; approval: InboxItem | u
 function ItemBody({
   item,
   approval,
+  interrupted,
   onExpand,
   origin,
   spend,
@@ -97,11 +102,14 @@ function ItemBody({
   item: Exclude<ChatItem, LaneItem>;
   /** The inbox's record of this call when it waits for a decision. */
   approval: InboxItem | undefined;
+  /** The call's flag when a restart cut it off while it ran. */
+  interrupted: InterruptedCall | undefined;
   onExpand: (ref: ItemRef) => Promise<void>;
 } & LaneProps) {
   // Refreshes the inbox and the bypass list too, so a bypass granted here shows at once.
   const decide = useDecide();
   const answer = useAnswer();
+  const reconcile = useReconcileCall();
   switch (item.kind) {
     case "user":
       return (
@@ -133,6 +141,7 @@ function ItemBody({
             {item.approval ? (
               <ApprovalCard approval={withInbox(item.approval, approval)} origin={origin} onDecide={decide} />
             ) : null}
+            {interrupted ? <InterruptedCallBar call={interrupted} onReconcile={reconcile} /> : null}
             {item.question ? <QuestionCard question={item.question} origin={origin} onAnswer={answer} /> : null}
           </ToolCard>
         </div>
@@ -315,6 +324,7 @@ export function ChatPage({ source, focus = null }: { source: string; focus?: Ite
     [state.items, state.queued, folded],
   );
   const inboxItems = inbox.data?.items;
+  const interrupted = useInterruptedCalls(state.sessionId);
   const waitingReason = queuedReason(state);
   const renderRow = useCallback(
     (e: Entry) => {
@@ -325,6 +335,7 @@ export function ChatPage({ source, focus = null }: { source: string; focus?: Ite
         <Item
           item={item}
           approval={item.kind === "tool" && item.approval ? inboxItems?.find((i) => i.tool_call_id === item.toolCallId) : undefined}
+          interrupted={item.kind === "tool" ? interrupted.get(item.toolCallId) : undefined}
           onExpand={chat.expand}
           depth={head?.depth ?? 0}
           origin={head?.label ?? null}
@@ -335,7 +346,7 @@ export function ChatPage({ source, focus = null }: { source: string; focus?: Ite
         />
       );
     },
-    [inboxItems, chat.expand, waitingReason, heads, lanes, folded, toggleLane],
+    [inboxItems, interrupted, chat.expand, waitingReason, heads, lanes, folded, toggleLane],
   );
   const pending = pendingCalls(state.items, state.awaiting);
 

@@ -2,7 +2,7 @@ import { screen, waitFor, within } from "@testing-library/react";
 import userEvent from "@testing-library/user-event";
 import { describe, expect, it, vi } from "vitest";
 import type { DebugMessage, SessionDetail } from "../backend";
-import { MockBackend, fileDiff } from "../test/mockBackend";
+import { MockBackend, fileDiff, interruptedCall } from "../test/mockBackend";
 import { renderApp } from "../test/renderApp";
 
 const T = "2026-11-30T10:00:00Z";
@@ -282,5 +282,21 @@ describe("Session detail page", () => {
     const user = userEvent.setup();
     await user.click(screen.getByRole("button", { name: "Jump to the pending approval" }));
     await waitFor(() => expect(document.querySelector("li.is-focus")?.textContent).toContain("call #11"));
+  });
+});
+
+describe("Session detail page: interrupted calls", () => {
+  it("shows a flagged call's choices in the tree and records the user's word", async () => {
+    const user = userEvent.setup();
+    const backend = new MockBackend({ details: [detail] });
+    backend.interrupted.set(42, [interruptedCall(11, { session_id: 42, label: "execute_cmd rm -rf /" })]);
+    renderApp(backend, "#session/42");
+    const bar = await screen.findByRole("group", { name: "Interrupted call execute_cmd rm -rf /" });
+    expect(row("tool", 1).contains(bar)).toBe(true);
+    expect(within(row("tool", 0)).queryByRole("group", { name: /Interrupted call/ })).toBeNull();
+    await user.click(within(bar).getByRole("button", { name: "It did not run" }));
+    expect(backend.reconcileCalls).toEqual([{ tool_call_id: 11, choice: "did_not_run" }]);
+    await waitFor(() => expect(row("tool", 1).textContent).toContain("You said it did not run"));
+    expect(within(row("tool", 1)).queryByRole("button", { name: "It ran" })).toBeNull();
   });
 });

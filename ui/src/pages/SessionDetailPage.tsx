@@ -5,10 +5,13 @@ import { memo, useCallback, useId, useMemo, useState, type CSSProperties, type R
 import {
   describeTurnEnd,
   toApiError,
+  useInterruptedCalls,
   useLlmRequest,
+  useReconcileCall,
   useRenameSession,
   type ApiError,
   type DebugMessage,
+  type InterruptedCall,
   type ItemRef,
   type SessionMeta,
   type ToolStatus,
@@ -17,6 +20,7 @@ import { frameStatuses, originLabels, type LaneStatus } from "../backend/lanes";
 import { useTreeWindow } from "../backend/useTreeWindow";
 import { itemRef, rowKey } from "../backend/window";
 import { FindInSession } from "../components/FindInSession";
+import { InterruptedCallBar } from "../components/InterruptedCallBar";
 import { DiffViewer } from "../components/DiffViewer";
 import { formatTimestamp } from "../components/format";
 import { ErrorView, Loading } from "../components/StatusViews";
@@ -157,6 +161,7 @@ const Message = memo(function Message({
   m,
   origin,
   frameStatus,
+  interrupted,
   onExpand,
 }: {
   m: DebugMessage;
@@ -164,8 +169,11 @@ const Message = memo(function Message({
   origin: string | null;
   /** For a frame's opening row: how the frame stands, from its spawning call. */
   frameStatus: LaneStatus | undefined;
+  /** The call's flag when a restart cut it off while it ran. */
+  interrupted?: InterruptedCall;
   onExpand: (ref: ItemRef) => Promise<void>;
 }) {
+  const reconcile = useReconcileCall();
   switch (m.kind) {
     case "user":
       return (
@@ -217,6 +225,7 @@ const Message = memo(function Message({
             <p className="muted">No result yet</p>
           )}
           {m.truncated ? <Whole m={m} chars={m.result_chars} onExpand={onExpand} /> : null}
+          {interrupted ? <InterruptedCallBar call={interrupted} onReconcile={reconcile} /> : null}
         </div>
       );
     case "agent":
@@ -362,16 +371,18 @@ export function SessionDetailPage({ id, focus = null }: { id: number; focus?: It
   const { window: win, error } = tree;
   const labels = useMemo(() => originLabels(win.rows), [win.rows]);
   const frames = useMemo(() => frameStatuses(win.rows), [win.rows]);
+  const interrupted = useInterruptedCalls(id);
   const renderRow = useCallback(
     (m: DebugMessage) => (
       <Message
         m={m}
         origin={m.depth > 0 ? (labels.get(m.stack_id) ?? null) : null}
         frameStatus={m.kind === "agent" ? frames.get(m.stack_id) : undefined}
+        interrupted={m.kind === "tool" ? interrupted.get(m.tool_call_id) : undefined}
         onExpand={tree.expand}
       />
     ),
-    [tree.expand, labels, frames],
+    [tree.expand, labels, frames, interrupted],
   );
 
   let body;

@@ -15,6 +15,7 @@ import type {
   Inbox,
   InboxItem,
   QuestionItem,
+  InterruptedCall,
   LlmClientInput,
   LlmClientView,
   MatchRef,
@@ -41,6 +42,8 @@ import type {
   ActiveSessionParams,
   AnswerQuestionParams,
   CompactSessionParams,
+  InterruptedCallsParams,
+  ReconcileCallParams,
   DecideParams,
   DeleteApprovalRuleParams,
   ListSessionsParams,
@@ -423,6 +426,39 @@ export class MockBackend implements Backend {
     return Promise.resolve({ ...found, remaining_secs: 0, revoked_at: "2026-11-30T10:20:00Z", revoked_by: this.surface });
   }
 
+  /** Calls a restart cut off while they ran, by session; `reconcile_call` records the choice. */
+  interrupted = new Map<number, InterruptedCall[]>();
+  reconcileCalls: ReconcileCallParams[] = [];
+  /** When set, reconcile_call rejects with it. */
+  reconcileError: ApiError | null = null;
+
+  interrupted_calls({ session_id: sessionId }: InterruptedCallsParams): Promise<InterruptedCall[]> {
+    return Promise.resolve([...(this.interrupted.get(sessionId) ?? [])]);
+  }
+
+  /** Like the engine: set once; a re-run "completes" with `ok`; clients hear `interrupted_call`. */
+  reconcile_call(params: ReconcileCallParams): Promise<InterruptedCall> {
+    this.reconcileCalls.push(params);
+    if (this.reconcileError) return Promise.reject(this.reconcileError);
+    for (const [sessionId, calls] of this.interrupted) {
+      const i = calls.findIndex((c) => c.tool_call_id === params.tool_call_id);
+      if (i < 0) continue;
+      const rerun = params.choice === "run_again";
+      const call: InterruptedCall = {
+        ...(calls[i] as InterruptedCall),
+        choice: params.choice,
+        decided_by: this.surface,
+        decided_at: "2026-11-30T10:30:00Z",
+        rerun_status: rerun ? "done" : null,
+        rerun_result: rerun ? "ok" : null,
+      };
+      calls[i] = call;
+      this.emit({ session_id: sessionId, source: null, frame: null, event: { type: "interrupted_call", call } });
+      return Promise.resolve(call);
+    }
+    return Promise.reject({ code: "not_found", message: `call ${params.tool_call_id} is not interrupted` } satisfies ApiError);
+  }
+
   /** Questions answered, in order (from the chat or the inbox). */
   answers: AnswerQuestionParams[] = [];
 
@@ -568,6 +604,23 @@ export function emptyDetail(id: number, source = "web"): SessionDetail {
     messages: [],
     pending_inputs: [],
     turn_ends: [],
+  };
+}
+
+/** A call a restart cut off while it ran, not reconciled yet. */
+export function interruptedCall(toolCallId: number, over: Partial<InterruptedCall> = {}): InterruptedCall {
+  return {
+    tool_call_id: toolCallId,
+    session_id: 1,
+    tool_name: "execute_cmd",
+    label: "execute_cmd make install",
+    flagged_at: "2026-11-30T10:00:00Z",
+    choice: null,
+    decided_by: null,
+    decided_at: null,
+    rerun_status: null,
+    rerun_result: null,
+    ...over,
   };
 }
 

@@ -3,6 +3,7 @@ mod chat;
 mod compact;
 mod help;
 mod matrix;
+mod processes;
 mod search;
 mod serve;
 mod serve_chat;

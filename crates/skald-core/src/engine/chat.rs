@@ -467,9 +467,11 @@ impl Engine {
     ) -> Result<TurnOutcome, EngineError> {
         let store = self.store();
         let root = store.root_frame(session_id).await?;
-        // A trailing prompt without an answer is a turn that died before the model replied.
+        // A trailing prompt without an answer is a turn that died before the model replied (a
+        // synthetic note, e.g. a reconciled call's, is no prompt: it stays for this turn).
         if let Some(last) = store.last_live_message(root.id).await?
             && matches!(last.role(), Ok(Role::User | Role::Agent))
+            && !last.is_synthetic
         {
             store.mark_message_failed(last.id).await?;
         }

@@ -4,6 +4,7 @@ mod approvals;
 mod bypasses;
 mod chat;
 mod compact;
+mod reconcile;
 mod search;
 mod settings;
 mod usage;
@@ -23,7 +24,7 @@ use tokio::sync::broadcast;
 use crate::config::{self, Config, ConfigWatcher, EnvOverrides, KeyringSecrets, SecretStore};
 use crate::error::EngineError;
 use crate::session::registry::SessionRegistry;
-use crate::tools::ToolRegistry;
+use crate::tools::{ProcessRegistry, ToolRegistry};
 use crate::{data_dir, session};
 
 /// A session title longer than this is refused: it is a name, not a note.
@@ -102,6 +103,7 @@ impl Engine {
         let retention =
             config.read().unwrap_or_else(|p| p.into_inner()).llm.request_log.retention_days;
         store.purge_llm_requests(retention).await?;
+        crate::tools::process_registry::reap_orphans(&store).await?;
         let (events, _) = broadcast::channel(EVENT_BUS_CAPACITY);
         let watcher = if opts.watch_config {
             let bus = events.clone();
@@ -122,6 +124,7 @@ impl Engine {
         };
         let runner_id =
             format!("{}-{}", std::process::id(), store.clock().now().timestamp_millis());
+        let tools = Arc::new(ToolRegistry::builtin_recording(ProcessRegistry::new(store.clone())));
         let llm = skald_llm::LlmClient::new(skald_llm::LlmSettings::default())
             .map_err(|e| EngineError::Internal(format!("cannot create the HTTP client: {e}")))?;
         Ok(Self {
@@ -132,7 +135,7 @@ impl Engine {
                 env: env_for_reload,
                 events,
                 sessions: SessionRegistry::default(),
-                tools: Arc::new(ToolRegistry::builtin()),
+                tools,
                 secrets: opts.secrets.unwrap_or_else(|| Arc::new(KeyringSecrets)),
                 llm,
                 decisions: Arc::new(tokio::sync::Notify::new()),

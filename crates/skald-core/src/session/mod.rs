@@ -1,6 +1,7 @@
 //! Sessions: the per-session runner registry, the debug tree and frame origins.
 
 pub mod debug_tree;
+pub mod interrupted;
 pub mod items;
 pub mod origin;
 pub mod process;

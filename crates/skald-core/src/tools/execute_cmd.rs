@@ -1,6 +1,8 @@
 //! `execute_cmd`: run a shell command with a timeout and an output cap; the whole process tree
 //! dies on timeout, on cancel, when the future is dropped, and when the command finishes
-//! (background jobs it left are stopped, so no tool call leaves work running).
+//! (background jobs it left are stopped, so no tool call leaves work running). The shell dies
+//! with the engine's process (`spawner`), and its group is recorded while it runs so the next
+//! engine kills what a crashed one left behind (`process_registry`).
 
 use std::path::{Path, PathBuf};
 use std::pin::pin;
@@ -14,6 +16,8 @@ use tokio::process::{Child, Command};
 use super::args::Args;
 use super::capture::{self, Capture};
 use super::process_group::ProcessGroup;
+use super::process_registry::ProcessRegistry;
+use super::spawner::Spawner;
 use super::{Tool, ToolCategory, ToolContext, ToolDef, ToolError, ToolOutput, label, names, paths};
 
 /// After the shell exits, how long a background process may keep the pipes open before the
@@ -22,10 +26,13 @@ const DRAIN_GRACE: Duration = Duration::from_millis(300);
 
 pub(crate) struct ExecuteCmd {
     def: ToolDef,
+    spawner: Spawner,
+    /// Where running commands' process groups are recorded (`None`: not recorded).
+    processes: Option<ProcessRegistry>,
 }
 
 impl ExecuteCmd {
-    pub(crate) fn new() -> Self {
+    pub(crate) fn new(processes: Option<ProcessRegistry>) -> Self {
         Self {
             def: ToolDef {
                 name: names::EXECUTE_CMD,
@@ -47,6 +54,8 @@ impl ExecuteCmd {
                 category: ToolCategory::Shell,
                 read_only: false,
             },
+            spawner: Spawner::default(),
+            processes,
         }
     }
 }
@@ -178,7 +187,11 @@ fn render_output(out: &Capture, err: &Capture, budget: usize) -> String {
     text
 }
 
-async fn execute(req: Request, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
+async fn execute(
+    tool: &ExecuteCmd,
+    req: Request,
+    ctx: &ToolContext,
+) -> Result<ToolOutput, ToolError> {
     if ctx.cancel.is_cancelled() {
         return Err(ToolError::Cancelled);
     }
@@ -188,11 +201,17 @@ async fn execute(req: Request, ctx: &ToolContext) -> Result<ToolOutput, ToolErro
         timeout_secs = req.timeout_secs,
         "execute_cmd"
     );
-    let mut child = shell(&req.command, &req.workdir)
-        .spawn()
+    let (mut child, _lease) = tool
+        .spawner
+        .spawn(shell(&req.command, &req.workdir))
+        .await
         .map_err(|e| ToolError::Failed(format!("cannot start the shell: {e}")))?;
+    let recorded = match (&tool.processes, child.id()) {
+        (Some(processes), Some(pid)) => Some(processes.record(ctx.tool_call_id, pid).await),
+        _ => None,
+    };
     // Declared after `child`, so on drop it is dropped first: the group dies, then tokio's
-    // kill_on_drop reaps the leader.
+    // kill_on_drop reaps the leader (and `recorded` removes the group's row).
     let group = ProcessGroup::new(child.id());
     let budget = ctx.limits.max_output_bytes;
     let mut out = Capture::new(budget);
@@ -210,6 +229,9 @@ async fn execute(req: Request, ctx: &ToolContext) -> Result<ToolOutput, ToolErro
         }
     };
     group.kill();
+    if let Some(recorded) = recorded {
+        recorded.finish().await;
+    }
     match outcome {
         Outcome::Exited(status) => {
             let status = status
@@ -243,7 +265,7 @@ impl Tool for ExecuteCmd {
         args: &'a serde_json::Value,
         ctx: &'a ToolContext,
     ) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
-        Box::pin(async move { execute(parse(args, ctx)?, ctx).await })
+        Box::pin(async move { execute(self, parse(args, ctx)?, ctx).await })
     }
 
     fn describe(&self, args: &serde_json::Value, full: bool) -> String {

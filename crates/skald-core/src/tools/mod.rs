@@ -10,11 +10,14 @@ mod label;
 mod list_dir;
 pub mod names;
 pub mod paths;
+mod proc_stat;
 mod process_group;
+pub mod process_registry;
 mod read_file;
 mod registry;
 mod replace_lines;
 mod schema_check;
+mod spawner;
 mod text;
 mod write_file;
 mod write_plan;
@@ -25,6 +28,7 @@ use futures::future::BoxFuture;
 use serde::{Deserialize, Serialize};
 use tokio_util::sync::CancellationToken;
 
+pub use process_registry::ProcessRegistry;
 pub use registry::ToolRegistry;
 pub use schema_check::{ArgsError, parse_args};
 
@@ -111,17 +115,31 @@ pub struct ToolContext {
     /// For a write a human approved: the diff they were shown. The write goes ahead only if the
     /// change it is about to make is still exactly that diff.
     pub approved_diff: Option<skald_protocol::FileDiff>,
+    /// The recorded call this invocation runs, if any (kept with the processes it starts).
+    pub tool_call_id: Option<i64>,
 }
 
 impl ToolContext {
     /// A context with the default limits.
     pub fn new(workdir: impl Into<PathBuf>, cancel: CancellationToken) -> Self {
-        Self { workdir: workdir.into(), cancel, limits: ToolLimits::default(), approved_diff: None }
+        Self {
+            workdir: workdir.into(),
+            cancel,
+            limits: ToolLimits::default(),
+            approved_diff: None,
+            tool_call_id: None,
+        }
     }
 
     /// The same context for a write the human approved as `diff`.
     pub fn with_approved_diff(mut self, diff: Option<skald_protocol::FileDiff>) -> Self {
         self.approved_diff = diff;
+        self
+    }
+
+    /// The same context for the recorded call `id`.
+    pub fn for_call(mut self, id: i64) -> Self {
+        self.tool_call_id = Some(id);
         self
     }
 }

@@ -10,7 +10,7 @@ use super::list_dir::ListDir;
 use super::read_file::ReadFile;
 use super::replace_lines::ReplaceLines;
 use super::write_file::WriteFile;
-use super::{Tool, ToolCategory, ToolDef, names};
+use super::{ProcessRegistry, Tool, ToolCategory, ToolDef, names};
 
 /// Tools by name. A `BTreeMap` keeps `defs()` sorted, so the tool list sent to the provider is
 /// byte-identical between rounds (prompt caching depends on it).
@@ -31,8 +31,18 @@ impl ToolRegistry {
         Self::default()
     }
 
-    /// The built-in file and shell tools.
+    /// The built-in file and shell tools; commands are not recorded (see `builtin_recording`).
     pub fn builtin() -> Self {
+        Self::with_builtins(ExecuteCmd::new(None))
+    }
+
+    /// The built-in tools, each command's process group recorded in `processes` while it runs
+    /// so a crashed engine's leftovers are killed at the next open (the engine's tool set).
+    pub fn builtin_recording(processes: ProcessRegistry) -> Self {
+        Self::with_builtins(ExecuteCmd::new(Some(processes)))
+    }
+
+    fn with_builtins(execute_cmd: ExecuteCmd) -> Self {
         let mut registry = Self::empty();
         let tools: [Arc<dyn Tool>; 7] = [
             Arc::new(ReadFile::new()),
@@ -41,7 +51,7 @@ impl ToolRegistry {
             Arc::new(EditFile::new()),
             Arc::new(InsertAtLine::new()),
             Arc::new(ReplaceLines::new()),
-            Arc::new(ExecuteCmd::new()),
+            Arc::new(execute_cmd),
         ];
         for tool in tools {
             registry.register(tool);

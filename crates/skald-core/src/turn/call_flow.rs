@@ -16,7 +16,6 @@ use crate::approval::gate::{GateInput, verdict};
 use crate::approval::{Verdict, diff, rejection_message};
 use crate::context::call_results::{
     CANCELLED_AWAITING_ANSWER, CANCELLED_AWAITING_APPROVAL, CANCELLED_RUNNING, CANCELLED_UNSTARTED,
-    INTERRUPTED_RUNNING,
 };
 use crate::error::EngineError;
 use crate::tools::{self, ArgsError, ToolContext, ToolError, names, parse_args};
@@ -97,13 +96,9 @@ pub async fn settle(
                 let args = parse_args(&raw).unwrap_or(Value::Null);
                 return execute(ctx, row.id, name, &args, cancel).await;
             }
-            ctx.store
-                .set_tool_status(row.id, ToolStatus::Failed, Some(INTERRUPTED_RUNNING))
-                .await?;
-            ctx.emitter.emit(Event::ToolError {
-                tool_call_id: row.id,
-                error: INTERRUPTED_RUNNING.to_string(),
-            });
+            // Any other gets the interrupted result and is flagged for the user to reconcile.
+            let (store, tools, emitter) = (&ctx.store, &ctx.tools, &ctx.emitter);
+            crate::session::interrupted::flag(store, tools, emitter, ctx.session_id, row).await?;
             Ok(CallFlow::Continue)
         }
         ToolStatus::Pending => match ctx.store.approval_request(row.id).await? {
@@ -417,7 +412,8 @@ async fn execute_approved(
     let outcome = match ctx.tools.get(name) {
         Some(t) => {
             let tctx = ToolContext::new(ctx.workdir.clone(), cancel.clone())
-                .with_approved_diff(approved_diff);
+                .with_approved_diff(approved_diff)
+                .for_call(id);
             t.run(args, &tctx).await
         }
         None => synthetic::run(ctx, name, args).await,

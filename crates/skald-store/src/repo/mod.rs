@@ -5,6 +5,8 @@ mod bulk;
 pub mod bypasses;
 pub mod grants;
 pub mod history;
+pub mod interrupted;
+pub mod processes;
 pub mod questions;
 pub mod replay;
 pub mod replay_delta;
