@@ -21,6 +21,7 @@ import { BypassList } from "../components/BypassList";
 import { Markdown } from "../components/Markdown";
 import { ErrorView, Loading } from "../components/StatusViews";
 import { ToolCard } from "../components/ToolCard";
+import { AgentPicker } from "./chat/AgentPicker";
 import { Composer } from "./chat/Composer";
 import { parseSlash, SLASH_COMMANDS } from "./chat/slash";
 import { VirtualLog } from "./chat/VirtualLog";
@@ -309,6 +310,7 @@ export function ChatPage({ source, focus = null }: { source: string; focus?: Ite
           ) : null}
         </span>
         <span className="chat-header-end">
+          <AgentPicker sessionId={state.sessionId} agentId={chat.agentId} disabled={chat.status !== "ready"} onChoose={chat.newSession} />
           {state.running ? (
             <span className="status status-running" role="status">
               working…
