@@ -105,6 +105,7 @@ fn is_key(s: &str) -> bool {
 
 #[cfg(test)]
 mod tests {
+    #![allow(clippy::unwrap_used)]
     use super::*;
 
     fn resolve(text: &str, dir: &Path) -> Result<(String, Vec<String>), DirectiveError> {
