@@ -267,7 +267,7 @@ describe("chat, approvals, debug tree and settings against the fake provider", (
     await shoot("24-chat-after-revoke");
   });
 
-  test("Settings shows the env client read-only, the seeded rules and the files", async () => {
+  test("Settings shows the env client read-only, the seeded rules, the built-in agents and the files", async () => {
     await page.locator('nav a[href="#settings"]').click();
     await waitForHash("#settings");
     const clients = page.getByRole("list", { name: "LLM clients in fallback order" });
@@ -287,6 +287,12 @@ describe("chat, approvals, debug tree and settings against the fake provider", (
     await rules.waitFor();
     assert.ok((await rules.locator("tbody tr").count()) > 0, "the seeded rules are listed");
     assert.ok((await rules.locator(".badge-seed").count()) > 0, "seeded rules are marked as defaults");
+    const agents = page.getByRole("table", { name: "Agents" });
+    await agents.waitFor();
+    // The built-ins are there on a fresh install: the chat agent and one to delegate to.
+    const main = await agents.locator('tr[data-agent-id="main"]').innerText();
+    assert.ok(/built-in/.test(main) && /\bchat\b/.test(main), main);
+    assert.match(await agents.locator('tr[data-agent-id="generalist"]').innerText(), /\btask\b/);
     assert.match(await page.locator("dl.facts").innerText(), /config\.yml/);
     assert.equal(await page.getByText("Connect a language model to get started").count(), 0);
     await shoot("20-settings");

@@ -6,11 +6,12 @@
 
 use skald_core::engine::ChatOptions;
 use skald_protocol::{
-    Answer, ApprovalRuleInput, ApprovalRuleView, BypassView, CompactResult, ConnectionTest,
-    DebugMessage, Decision, DecisionInput, Inbox, InterruptedCall, ItemRef, LlmClientInput, Page,
-    ReconcileChoice, RunContext, SearchQuery, SearchResults, SendResult, SessionDetail,
-    SessionListQuery, SessionMatches, SessionMeta, SessionRef, SessionSummary, SessionUsage,
-    SessionWindow, SettingsView, StopResult, ToolGroupsReset, TurnStatus, WindowQuery,
+    AgentDefinition, AgentDetail, AgentSummary, Answer, ApprovalRuleInput, ApprovalRuleView,
+    BypassView, CompactResult, ConnectionTest, DebugMessage, Decision, DecisionInput, Inbox,
+    InterruptedCall, ItemRef, LlmClientInput, Page, ReconcileChoice, RunContext, SearchQuery,
+    SearchResults, SendResult, SessionDetail, SessionListQuery, SessionMatches, SessionMeta,
+    SessionRef, SessionSummary, SessionUsage, SessionWindow, SettingsView, StopResult,
+    ToolGroupsReset, TurnStatus, WindowQuery,
 };
 
 use crate::declare::operations;
@@ -158,13 +159,23 @@ operations! {
 
     /// Starts a fresh session for the source and makes it the active one; every client showing
     /// the source follows it.
+    /// With `agent_id`, the new session runs that agent (a chat or task agent; `main` when
+    /// absent); the agent of an existing session never changes.
     new_session {
-        params: NewSessionParams { source: String },
+        params: NewSessionParams {
+            source: String,
+            #[serde(default)]
+            #[ts(optional)]
+            agent_id: Option<String>,
+        },
         result: SessionRef,
-        errors: [InvalidInput, Storage],
+        errors: [InvalidInput, NotFound, Config, Storage],
         events: [NewSession, SessionsChanged, BypassesChanged],
         run: |engine, _, p| {
-            engine.new_session(&p.source).await.map(|session_id| SessionRef { session_id })
+            engine
+                .new_session_with_agent(&p.source, p.agent_id.as_deref())
+                .await
+                .map(|session_id| SessionRef { session_id })
         },
     }
 
@@ -333,6 +344,46 @@ operations! {
         errors: [NotFound, Config],
         events: [],
         run: |engine, _, p| engine.test_connection(&p.client).await,
+    }
+
+    /// Every agent (the data dir's `agents/<id>/` folders over the built-ins), by id; a broken
+    /// one is listed with its error naming the file.
+    list_agents {
+        params: ListAgentsParams {},
+        result: Vec<AgentSummary>,
+        errors: [Storage],
+        events: [],
+        run: |engine, _, _| engine.list_agents().await,
+    }
+
+    /// One agent's meta and `AGENT.md` as written (directives unresolved), for editing.
+    get_agent {
+        params: GetAgentParams { id: String },
+        result: AgentDetail,
+        errors: [NotFound],
+        events: [],
+        run: |engine, _, p| engine.get_agent(&p.id).await,
+    }
+
+    /// Creates or replaces a user agent (`[a-z0-9-]` id; the same id as a built-in overrides
+    /// it). The meta and every `INCLUDE` are checked before either file is written; sessions
+    /// pick the change up on their next turn.
+    save_agent {
+        params: SaveAgentParams { id: String, meta: AgentDefinition, prompt: String },
+        result: AgentSummary,
+        errors: [InvalidInput, NotFound, Config, Internal],
+        events: [],
+        run: |engine, _, p| engine.save_agent(&p.id, p.meta, &p.prompt).await,
+    }
+
+    /// Deletes a user agent; deleting one that overrides a built-in restores the built-in. A
+    /// built-in itself cannot be deleted (`conflict`).
+    delete_agent {
+        params: DeleteAgentParams { id: String },
+        result: (),
+        errors: [InvalidInput, NotFound, Conflict, Internal],
+        events: [],
+        run: |engine, _, p| engine.delete_agent(&p.id).await,
     }
 
     /// Every approval rule, in evaluation order per group.

@@ -31,8 +31,10 @@ pub enum Command {
         /// Source (conversation channel) whose active session gets the message.
         #[arg(long, default_value = "cli")]
         source: String,
-        /// Agent of a session created by this message.
-        #[arg(long)]
+        /// Agent of a session created by this message (`skald agents list`; a chat or task
+        /// agent). An active session keeps its agent: use another --source, or start one with
+        /// `skald api new_session '{"source": "cli", "agent_id": "ID"}'`.
+        #[arg(long, value_name = "ID")]
         agent: Option<String>,
         /// Working directory of a session created by this message (default: the current dir).
         #[arg(long, value_name = "DIR")]
@@ -101,6 +103,10 @@ pub enum Command {
     /// List and inspect sessions.
     #[command(subcommand)]
     Sessions(SessionsCommand),
+    /// Agents (`agents/<id>/` in the data dir over the built-ins); `chat --agent ID` picks one
+    /// for a new session.
+    #[command(subcommand)]
+    Agents(AgentsCommand),
     /// Run any operation of the API by name with its params as JSON, and print its result as
     /// JSON (the same operations the app and `skald serve` answer). Without OP, list them.
     Api {
@@ -115,6 +121,13 @@ pub enum Command {
         #[arg(long, default_value_t = 7777)]
         port: u16,
     },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum AgentsCommand {
+    /// List every agent with its type, origin (built-in, user, override), model and description;
+    /// a broken one shows its error naming the file.
+    List,
 }
 
 #[derive(Debug, Subcommand)]

@@ -4,6 +4,7 @@
 //! SQLite integers (safe in JS, exported as `number`), timestamps are RFC 3339 strings, and no
 //! field is skipped when empty so the TypeScript side always sees the same shape.
 
+pub mod agent;
 pub mod approval;
 pub mod bindings;
 pub mod error;
@@ -16,6 +17,7 @@ pub mod session;
 pub mod settings;
 pub mod turn;
 
+pub use agent::*;
 pub use approval::*;
 pub use error::{ApiError, ErrorCode};
 pub use event::{DeltaKind, Event, EventEnvelope, EventKind, ResultType};

@@ -1,7 +1,7 @@
 // Generated from the operation table in crates/skald-api/src/table.rs. Do not edit by hand:
 // run `UPDATE_BINDINGS=1 cargo test -p skald-api --test all typescript` instead.
 
-import type { JsonValue, ErrorCode, Page, SearchQuery, SearchResults, SessionMatches, SessionListQuery, SessionSummary, SessionMeta, ReconcileChoice, InterruptedCall, DebugMessage, SessionDetail, ItemRef, WindowQuery, SessionWindow, SendResult, SessionUsage, CompactResult, SessionRef, StopResult, TurnStatus, ToolGroupsReset, RunContext, Answer, Inbox, DecisionInput, Decision, BypassView, LlmClientInput, SettingsView, ConnectionTest, ApprovalRuleView, ApprovalRuleInput, EventKind } from "./bindings";
+import type { JsonValue, ErrorCode, Page, SearchQuery, SearchResults, SessionMatches, SessionListQuery, SessionSummary, SessionMeta, ReconcileChoice, InterruptedCall, DebugMessage, SessionDetail, ItemRef, WindowQuery, SessionWindow, SendResult, SessionUsage, CompactResult, SessionRef, StopResult, TurnStatus, ToolGroupsReset, RunContext, Answer, Inbox, DecisionInput, Decision, BypassView, LlmClientInput, SettingsView, ConnectionTest, ApprovalRuleView, ApprovalRuleInput, AgentSummary, AgentDefinition, AgentDetail, EventKind } from "./bindings";
 
 export type ListSessionsParams = { query: SessionListQuery, };
 
@@ -25,7 +25,7 @@ export type StopTurnParams = { session_id: number, };
 
 export type TurnRunningParams = { session_id: number, };
 
-export type NewSessionParams = { source: string, };
+export type NewSessionParams = { source: string, agent_id?: string, };
 
 export type SessionUsageParams = { session_id: number, };
 
@@ -60,6 +60,14 @@ export type SaveLlmClientsParams = { clients: Array<LlmClientInput>, fallback: A
 export type SetApiKeyParams = { client: string, key: string | null, };
 
 export type TestConnectionParams = { client: string, };
+
+export type ListAgentsParams = Record<string, never>;
+
+export type GetAgentParams = { id: string, };
+
+export type SaveAgentParams = { id: string, meta: AgentDefinition, prompt: string, };
+
+export type DeleteAgentParams = { id: string, };
 
 export type ApprovalRulesParams = Record<string, never>;
 
@@ -102,6 +110,10 @@ export type Operations = {
   save_llm_clients: { params: SaveLlmClientsParams; result: SettingsView };
   set_api_key: { params: SetApiKeyParams; result: null };
   test_connection: { params: TestConnectionParams; result: ConnectionTest };
+  list_agents: { params: ListAgentsParams; result: Array<AgentSummary> };
+  get_agent: { params: GetAgentParams; result: AgentDetail };
+  save_agent: { params: SaveAgentParams; result: AgentSummary };
+  delete_agent: { params: DeleteAgentParams; result: null };
   approval_rules: { params: ApprovalRulesParams; result: Array<ApprovalRuleView> };
   save_approval_rule: { params: SaveApprovalRuleParams; result: ApprovalRuleView };
   delete_approval_rule: { params: DeleteApprovalRuleParams; result: null };
@@ -141,6 +153,10 @@ export const OPERATION_NAMES: readonly OpName[] = [
   "save_llm_clients",
   "set_api_key",
   "test_connection",
+  "list_agents",
+  "get_agent",
+  "save_agent",
+  "delete_agent",
   "approval_rules",
   "save_approval_rule",
   "delete_approval_rule",
@@ -233,8 +249,10 @@ export interface Api {
   /**
    * Starts a fresh session for the source and makes it the active one; every client showing
    * the source follows it.
+   * With `agent_id`, the new session runs that agent (a chat or task agent; `main` when
+   * absent); the agent of an existing session never changes.
    *
-   * Errors: invalid_input, storage. Events: new_session, sessions_changed, bypasses_changed.
+   * Errors: invalid_input, not_found, config, storage. Events: new_session, sessions_changed, bypasses_changed.
    */
   new_session(params: NewSessionParams): Promise<SessionRef>;
   /**
@@ -339,6 +357,34 @@ export interface Api {
    */
   test_connection(params: TestConnectionParams): Promise<ConnectionTest>;
   /**
+   * Every agent (the data dir's `agents/<id>/` folders over the built-ins), by id; a broken
+   * one is listed with its error naming the file.
+   *
+   * Errors: storage. Events: none.
+   */
+  list_agents(params: ListAgentsParams): Promise<Array<AgentSummary>>;
+  /**
+   * One agent's meta and `AGENT.md` as written (directives unresolved), for editing.
+   *
+   * Errors: not_found. Events: none.
+   */
+  get_agent(params: GetAgentParams): Promise<AgentDetail>;
+  /**
+   * Creates or replaces a user agent (`[a-z0-9-]` id; the same id as a built-in overrides
+   * it). The meta and every `INCLUDE` are checked before either file is written; sessions
+   * pick the change up on their next turn.
+   *
+   * Errors: invalid_input, not_found, config, internal. Events: none.
+   */
+  save_agent(params: SaveAgentParams): Promise<AgentSummary>;
+  /**
+   * Deletes a user agent; deleting one that overrides a built-in restores the built-in. A
+   * built-in itself cannot be deleted (`conflict`).
+   *
+   * Errors: invalid_input, not_found, conflict, internal. Events: none.
+   */
+  delete_agent(params: DeleteAgentParams): Promise<null>;
+  /**
    * Every approval rule, in evaluation order per group.
    *
    * Errors: storage. Events: none.
@@ -408,6 +454,10 @@ export function makeApi(call: Transport): Api {
     save_llm_clients: (params) => call("save_llm_clients", params) as Promise<SettingsView>,
     set_api_key: (params) => call("set_api_key", params) as Promise<null>,
     test_connection: (params) => call("test_connection", params) as Promise<ConnectionTest>,
+    list_agents: (params) => call("list_agents", params) as Promise<Array<AgentSummary>>,
+    get_agent: (params) => call("get_agent", params) as Promise<AgentDetail>,
+    save_agent: (params) => call("save_agent", params) as Promise<AgentSummary>,
+    delete_agent: (params) => call("delete_agent", params) as Promise<null>,
     approval_rules: (params) => call("approval_rules", params) as Promise<Array<ApprovalRuleView>>,
     save_approval_rule: (params) => call("save_approval_rule", params) as Promise<ApprovalRuleView>,
     delete_approval_rule: (params) => call("delete_approval_rule", params) as Promise<null>,

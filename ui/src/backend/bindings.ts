@@ -490,6 +490,48 @@ seed_key: string | null, };
 
 export type ApprovalRuleInput = { group_id: string | null, tool_pattern: string, path_pattern: string | null, agent_id: string | null, source: string | null, action: RuleAction, priority: number, note: string | null, };
 
+export type AgentType = "chat" | "task" | "system";
+
+export type AgentStrength = "very_low" | "low" | "average" | "high" | "very_high";
+
+export type AgentSummary = { id: string, name: string, description: string, 
+/**
+ * Null when `meta.json` did not parse.
+ */
+type: AgentType | null, client: string | null, scope: string | null, strength: AgentStrength | null, 
+/**
+ * Shipped with Skald (no user folder for this id); cannot be deleted.
+ */
+built_in: boolean, 
+/**
+ * A user folder replacing a built-in; deleting it restores the built-in.
+ */
+overrides_built_in: boolean, 
+/**
+ * Why the agent cannot be used, naming the file; a session using it fails its turn so.
+ */
+error: string | null, };
+
+export type AgentDefinition = { name: string, 
+/**
+ * What it is for and what it returns: other agents read it to decide to delegate.
+ */
+description: string, friendly_description: string | null, instructions: string | null, type: AgentType, inject_memory: Array<string>, 
+/**
+ * A pinned client (model alias) from config.yml.
+ */
+client: string | null, scope: string | null, strength: AgentStrength | null, };
+
+export type AgentDetail = { summary: AgentSummary, 
+/**
+ * Null when `meta.json` did not parse.
+ */
+meta: AgentDefinition | null, 
+/**
+ * `AGENT.md` as written (directives unresolved); empty when missing.
+ */
+prompt: string, };
+
 export type DeltaKind = "content" | "reasoning";
 
 export type ResultType = "string" | "json";

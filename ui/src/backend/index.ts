@@ -41,6 +41,7 @@ export { useTreeWindow, type TreeWindowController } from "./useTreeWindow";
 export type { ChatItem, ChatState, ToolItem, ApprovalInfo, CardStatus, NoticeItem, QueuedItem, QuestionInfo } from "./chat";
 export { describeTurnEnd, queuedReason } from "./chat";
 export { isApiError, toApiError } from "./types";
+export { agentKeys, useAgents, useAgentDetail, useAgentActions, type AgentActions } from "./agents";
 
 /** Tauri injects `__TAURI_INTERNALS__` before any page script runs; a plain browser has none. */
 export function detectBackend(win: Window = window): Backend {

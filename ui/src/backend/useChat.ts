@@ -67,7 +67,10 @@ export interface ChatController {
   /** Sends a message (a steer while running); rejects with an ApiError so the caller can keep the text. */
   send(text: string): Promise<void>;
   stop(): Promise<void>;
-  newSession(): Promise<void>;
+  /** The session's agent; null until known (a session another client started). */
+  agentId: string | null;
+  /** Starts a new session for the source, running `agentId` (default: the engine's `main`). */
+  newSession(agentId?: string): Promise<void>;
   notice(tone: NoticeItem["tone"], text: string): void;
   retry(): void;
   /** Reads the page before the first loaded row (the user scrolled to the top). */
@@ -108,8 +111,12 @@ export function useChat(source: string, focus: ItemRef | null = null): ChatContr
   );
   useEffect(() => () => batcher.cancel(), [batcher]);
 
+  // The session's agent, from the window read (null while unknown: a session another client started).
+  const [agentId, setAgentId] = useState<string | null>(null);
+
   const switchTo = useCallback((sessionId: number) => {
     sessionRef.current = sessionId;
+    setAgentId(null);
     buffer.current = null;
     // A load still in flight would bring the old session back.
     loads.current += 1;
@@ -138,6 +145,7 @@ export function useChat(source: string, focus: ItemRef | null = null): ChatContr
           const held = buffer.current ?? [];
           buffer.current = null;
           sessionRef.current = id;
+          setAgentId(page.session.agent_id);
           dispatch({ type: "reset", state: chatFromWindow(page, running) });
           if (held.length > 0) dispatch({ type: "events", events: held });
           onLoaded();
@@ -312,10 +320,12 @@ export function useChat(source: string, focus: ItemRef | null = null): ChatContr
     }
   }, [backend]);
 
-  const newSession = useCallback(async () => {
+  const newSession = useCallback(async (agent?: string) => {
     try {
-      const { session_id: id } = await backend.new_session({ source });
+      const { session_id: id } = await backend.new_session(agent ? { source, agent_id: agent } : { source });
       if (id !== sessionRef.current) switchTo(id);
+      // The engine's default agent when none was chosen.
+      if (id === sessionRef.current) setAgentId(agent ?? "main");
     } catch (e) {
       dispatch({ type: "notice", tone: "error", text: `Could not start a new session: ${toApiError(e).message}` });
     }
@@ -328,6 +338,7 @@ export function useChat(source: string, focus: ItemRef | null = null): ChatContr
     status,
     error,
     state,
+    agentId,
     send,
     stop,
     newSession,

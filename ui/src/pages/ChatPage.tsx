@@ -28,6 +28,7 @@ import { QuestionCard } from "../components/QuestionCard";
 import { InterruptedCallBar } from "../components/InterruptedCallBar";
 import { ToolCard } from "../components/ToolCard";
 import { laneViews, visibleItems, type LaneItem, type LaneView } from "../backend/lanes";
+import { AgentPicker } from "./chat/AgentPicker";
 import { Composer } from "./chat/Composer";
 import { LaneHead, LaneRow, tokenPair } from "./chat/Lane";
 import { parseSlash, SLASH_COMMANDS } from "./chat/slash";
@@ -403,6 +404,7 @@ export function ChatPage({ source, focus = null }: { source: string; focus?: Ite
           ) : null}
         </span>
         <span className="chat-header-end">
+          <AgentPicker sessionId={state.sessionId} agentId={chat.agentId} disabled={chat.status !== "ready"} onChoose={chat.newSession} />
           {state.running ? (
             <span className="status status-running" role="status">
               working…

@@ -1,7 +1,8 @@
-// #settings: LLM clients and fallback order, approval rules, where Skald keeps its files.
+// #settings: LLM clients and fallback order, approval rules, agents, where Skald keeps its files.
 import { useState } from "react";
 import { useBackend, useSettings } from "../backend";
 import { ErrorView, Loading } from "../components/StatusViews";
+import { AgentsSection } from "./settings/AgentsSection";
 import { ClientsSection, type Editing } from "./settings/ClientsSection";
 import { FirstRunGuide } from "./settings/FirstRunGuide";
 import { RulesSection } from "./settings/RulesSection";
@@ -29,6 +30,7 @@ export function SettingsPage() {
       </header>
       {clients}
       <RulesSection />
+      <AgentsSection />
       <section className="settings-section" aria-labelledby="files-title">
         <h2 id="files-title">Files</h2>
         <dl className="facts">

@@ -1,6 +1,9 @@
 // An in-memory Backend for component tests: filters and paginates like the engine, records calls.
 // It implements the generated `Api`, so a changed operation fails to compile here too.
 import type {
+  AgentDefinition,
+  AgentDetail,
+  AgentSummary,
   ApiError,
   ApprovalRuleInput,
   ApprovalRuleView,
@@ -40,6 +43,9 @@ import type {
 import { itemRef, refKey } from "../backend/window";
 import type {
   ActiveSessionParams,
+  DeleteAgentParams,
+  GetAgentParams,
+  SaveAgentParams,
   AnswerQuestionParams,
   CompactSessionParams,
   InterruptedCallsParams,
@@ -122,6 +128,17 @@ export class MockBackend implements Backend {
     summarised_messages: 40,
   };
   newSessionCalls: string[] = [];
+  /** The agent asked for by each `new_session` (null when none). */
+  newSessionAgents: Array<string | null> = [];
+  /** Agent definitions by id, with their AGENT.md text. */
+  agents = new Map<string, { summary: AgentSummary; meta: AgentDefinition | null; prompt: string }>([
+    ["generalist", agentEntry("generalist", { name: "Generalist", type: "task", built_in: true }, "Do the task.")],
+    ["main", agentEntry("main", { name: "Skald", type: "chat", built_in: true }, "You are Skald.")],
+  ]);
+  /** When set, the next save_agent rejects with it (and clears it). */
+  agentError: ApiError | null = null;
+  savedAgents: SaveAgentParams[] = [];
+  deletedAgents: string[] = [];
   inboxItems: InboxItem[] = [];
   /** Open clarification questions the inbox lists. */
   inboxQuestions: QuestionItem[] = [];
@@ -359,12 +376,45 @@ export class MockBackend implements Backend {
     return "code" in r ? Promise.reject(r) : Promise.resolve(r);
   }
 
-  new_session({ source }: NewSessionParams): Promise<SessionRef> {
+  new_session({ source, agent_id }: NewSessionParams): Promise<SessionRef> {
     this.newSessionCalls.push(source);
+    this.newSessionAgents.push(agent_id ?? null);
     const id = this.nextSessionId++;
     this.activeSessions.set(source, id);
-    this.details.set(id, emptyDetail(id, source));
+    const detail = emptyDetail(id, source);
+    this.details.set(id, { ...detail, session: { ...detail.session, agent_id: agent_id ?? "main" } });
     return Promise.resolve({ session_id: id });
+  }
+
+  list_agents(): Promise<AgentSummary[]> {
+    return Promise.resolve([...this.agents.values()].map((a) => a.summary).sort((a, b) => a.id.localeCompare(b.id)));
+  }
+
+  get_agent({ id }: GetAgentParams): Promise<AgentDetail> {
+    const a = this.agents.get(id);
+    return a
+      ? Promise.resolve({ summary: a.summary, meta: a.meta, prompt: a.prompt })
+      : Promise.reject({ code: "not_found", message: `agent \`${id}\` not found` } satisfies ApiError);
+  }
+
+  save_agent(params: SaveAgentParams): Promise<AgentSummary> {
+    this.savedAgents.push(params);
+    if (this.agentError) {
+      const error = this.agentError;
+      this.agentError = null;
+      return Promise.reject(error);
+    }
+    const old = this.agents.get(params.id);
+    const overrides = old?.summary.built_in === true || old?.summary.overrides_built_in === true;
+    const saved = agentEntry(params.id, { ...params.meta, overrides_built_in: overrides }, params.prompt);
+    this.agents.set(params.id, saved);
+    return Promise.resolve(saved.summary);
+  }
+
+  delete_agent({ id }: DeleteAgentParams): Promise<null> {
+    this.deletedAgents.push(id);
+    this.agents.delete(id);
+    return Promise.resolve(null);
   }
 
   inbox(): Promise<Inbox> {
@@ -788,4 +838,36 @@ export function rule(id: number, over: Partial<ApprovalRuleView> = {}): Approval
     seed_key: null,
     ...over,
   };
+}
+
+/** An agent as the engine lists it, with the meta and prompt `get_agent` answers. */
+export function agentEntry(
+  id: string,
+  over: Partial<AgentSummary & AgentDefinition> = {},
+  prompt = "",
+): { summary: AgentSummary; meta: AgentDefinition; prompt: string } {
+  const meta: AgentDefinition = {
+    name: over.name ?? id,
+    description: over.description ?? `What ${id} does`,
+    friendly_description: null,
+    instructions: null,
+    type: over.type ?? "task",
+    inject_memory: over.inject_memory ?? [],
+    client: over.client ?? null,
+    scope: over.scope ?? null,
+    strength: over.strength ?? null,
+  };
+  const summary: AgentSummary = {
+    id,
+    name: meta.name,
+    description: meta.description,
+    type: meta.type,
+    client: meta.client,
+    scope: meta.scope,
+    strength: meta.strength,
+    built_in: over.built_in ?? false,
+    overrides_built_in: over.overrides_built_in ?? false,
+    error: over.error ?? null,
+  };
+  return { summary, meta, prompt };
 }

@@ -9,13 +9,13 @@ use skald_core::{Engine, EngineOptions};
 use skald_protocol::{ApiError, ErrorCode, Event};
 use skald_testkit::{FakeLlm, Reply};
 
-struct Rig {
+pub(super) struct Rig {
     _dir: tempfile::TempDir,
     fake: FakeLlm,
-    engine: Engine,
+    pub(super) engine: Engine,
 }
 
-async fn rig() -> Rig {
+pub(super) async fn rig() -> Rig {
     let fake = FakeLlm::start().await.unwrap();
     let dir = tempfile::tempdir().unwrap();
     let engine = Engine::open(EngineOptions {
@@ -33,7 +33,7 @@ async fn rig() -> Rig {
     Rig { _dir: dir, fake, engine }
 }
 
-async fn web(rig: &Rig, op: &str, params: Value) -> Result<Value, ApiError> {
+pub(super) async fn web(rig: &Rig, op: &str, params: Value) -> Result<Value, ApiError> {
     call(&rig.engine, &Caller::Web, op, params).await
 }
 

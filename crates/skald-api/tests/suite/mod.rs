@@ -1,3 +1,4 @@
+mod agents;
 mod declarations;
 mod dispatch;
 mod typescript;

@@ -1,5 +1,6 @@
 //! Dispatch of parsed commands to the engine.
 
+mod agents;
 mod api;
 mod approvals;
 mod bypasses;
@@ -31,6 +32,7 @@ pub async fn run(
     let engine = Engine::open(EngineOptions { data_dir, ..Default::default() }).await?;
     match command {
         Command::Sessions(cmd) => sessions::run(&engine, cmd, out).await,
+        Command::Agents(cmd) => agents::run(&engine, cmd, out).await,
         Command::Api { op, params } => {
             api::run(&engine, op.as_deref().unwrap_or_default(), params.as_deref(), out).await
         }

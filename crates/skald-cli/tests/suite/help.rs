@@ -19,6 +19,8 @@ fn every_command_has_help_and_only_existing_commands_are_listed() {
         vec!["bypass", "revoke", "--help"],
         vec!["serve", "--help"],
         vec!["api", "--help"],
+        vec!["agents", "--help"],
+        vec!["agents", "list", "--help"],
     ] {
         let out = skald(&args);
         assert_eq!(out.status.code(), Some(0), "{args:?}");
@@ -27,7 +29,7 @@ fn every_command_has_help_and_only_existing_commands_are_listed() {
     let top = stdout(&skald(&["--help"]));
     let commands = [
         "sessions", "chat", "stop", "resume", "inbox", "approve", "deny", "answer", "bypass",
-        "serve", "api",
+        "serve", "api", "agents",
     ];
     for cmd in commands {
         assert!(

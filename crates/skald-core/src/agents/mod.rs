@@ -1,9 +1,14 @@
-//! Agents: `agents/<id>/meta.json` + `AGENT.md` in the data dir, read on every turn (no restart),
-//! with a built-in `main` agent when the user has not written one.
+//! Agents: `agents/<id>/meta.json` + `AGENT.md` in the data dir over the built-ins (`main`,
+//! `generalist`), picked up on the next turn after a change (no restart).
 
+mod builtin;
+mod files;
 mod prompt;
+mod registry;
 
-pub use prompt::resolve_directives;
+pub use files::{delete, save};
+pub use prompt::{DirectiveError, resolve_directives};
+pub use registry::{Entry, Registry};
 
 use std::path::{Path, PathBuf};
 
@@ -36,6 +41,8 @@ pub struct AgentMeta {
     pub strength: Option<Strength>,
 }
 
+/// `chat`: a user-facing entry agent; `task`: dispatchable as a sub-agent; `system`: wired by
+/// id, never listed for delegation.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum AgentKind {
@@ -54,64 +61,51 @@ pub struct Agent {
     pub substitution_keys: Vec<String>,
 }
 
-#[derive(Debug, thiserror::Error)]
+#[derive(Debug, Clone, thiserror::Error)]
 pub enum AgentError {
     #[error("agent `{0}` not found")]
     NotFound(String),
     #[error("agent `{id}`: {path}: {message}", path = path.display())]
     Invalid { id: String, path: PathBuf, message: String },
+    #[error(
+        "`{0}` is not a valid agent id: use lowercase letters, digits and '-' (and not `common`)"
+    )]
+    InvalidId(String),
+    #[error("agent `{0}` is built in and cannot be deleted")]
+    BuiltIn(String),
+    #[error("cannot write {path}: {message}", path = path.display())]
+    Write { path: PathBuf, message: String },
 }
 
-const BUILTIN_MAIN_PROMPT: &str = include_str!("main_agent.md");
-
-/// Loads an agent from `data_dir/agents/<id>/`; `main` falls back to the built-in prompt.
+/// Loads agent `id` as the data dir defines it now (a user folder, else a built-in).
 pub fn load(data_dir: &Path, id: &str) -> Result<Agent, AgentError> {
-    let valid_id =
-        !id.is_empty() && id.chars().all(|c| c.is_ascii_alphanumeric() || "-_".contains(c));
-    if !valid_id {
-        return Err(AgentError::NotFound(id.to_string()));
-    }
-    let agents_dir = data_dir.join("agents");
-    let dir = agents_dir.join(id);
-    let meta_path = dir.join("meta.json");
-    let prompt_path = dir.join("AGENT.md");
-    if !meta_path.is_file() || !prompt_path.is_file() {
-        if id == MAIN_AGENT {
-            let (prompt, keys) = resolve_directives(BUILTIN_MAIN_PROMPT, &agents_dir);
-            return Ok(Agent {
-                id: id.to_string(),
-                meta: builtin_main_meta(),
-                prompt,
-                substitution_keys: keys,
-            });
-        }
-        return Err(AgentError::NotFound(id.to_string()));
-    }
-    let invalid = |path: &Path, message: String| AgentError::Invalid {
-        id: id.to_string(),
-        path: path.to_path_buf(),
-        message,
-    };
-    let meta_text =
-        std::fs::read_to_string(&meta_path).map_err(|e| invalid(&meta_path, e.to_string()))?;
-    let meta: AgentMeta =
-        serde_json::from_str(&meta_text).map_err(|e| invalid(&meta_path, e.to_string()))?;
-    let raw =
-        std::fs::read_to_string(&prompt_path).map_err(|e| invalid(&prompt_path, e.to_string()))?;
-    let (prompt, keys) = resolve_directives(&raw, &agents_dir);
-    Ok(Agent { id: id.to_string(), meta, prompt, substitution_keys: keys })
+    Registry::current(data_dir)
+        .get(id)
+        .ok_or_else(|| AgentError::NotFound(id.to_string()))?
+        .agent
+        .clone()
 }
 
-fn builtin_main_meta() -> AgentMeta {
-    AgentMeta {
-        name: "Skald".into(),
-        description: "The main assistant: reads and edits files, runs commands, plans work.".into(),
-        friendly_description: None,
-        instructions: None,
-        kind: AgentKind::Chat,
-        inject_memory: Vec::new(),
-        client: None,
-        scope: None,
-        strength: None,
+/// The agents a sub-agent call may start (`task` agents that load), by id; others are not
+/// dispatchable, whatever their type.
+pub fn dispatchable(data_dir: &Path) -> Vec<Agent> {
+    Registry::current(data_dir).dispatchable().cloned().collect()
+}
+
+/// What `meta.json` must hold beyond its shape; the message is shown with the file's path.
+fn validate_meta(meta: &AgentMeta) -> Result<(), String> {
+    if meta.name.trim().is_empty() {
+        return Err("`name` is empty".into());
     }
+    if meta.description.trim().is_empty() {
+        return Err(
+            "`description` is empty: it tells other agents and the user what it is for".into()
+        );
+    }
+    Ok(())
+}
+
+/// The shipped `AGENT.md` text of built-in `id` (directives unresolved).
+pub fn built_in_prompt(id: &str) -> Option<&'static str> {
+    builtin::find(id).map(|b| b.prompt)
 }

@@ -104,7 +104,7 @@ impl Engine {
         });
         let mut new = NewSession::interactive(source);
         if let Some(agent) = &opts.agent_id {
-            new.agent_id = agent.clone();
+            new.agent_id = self.session_agent(agent)?;
         }
         new.run_context = run_context.as_ref().map(encode_run_context).transpose()?;
         let created = store.create_session(&new).await?;

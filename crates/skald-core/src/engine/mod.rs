@@ -1,5 +1,6 @@
 //! `Engine`: opens the data dir (config, database), owns the event bus, and answers every command.
 
+mod agents;
 mod approvals;
 mod bypasses;
 mod chat;
@@ -242,16 +243,28 @@ impl Engine {
     /// Creates an interactive session for `source` and makes it the source's active one.
     /// Every client showing the source follows it (`new_session`); the list refreshes.
     pub async fn new_session(&self, source: &str) -> Result<i64, EngineError> {
+        self.new_session_with_agent(source, None).await
+    }
+
+    /// `new_session` running agent `agent_id` (a chat or task agent that loads; `main` when
+    /// `None`).
+    pub async fn new_session_with_agent(
+        &self,
+        source: &str,
+        agent_id: Option<&str>,
+    ) -> Result<i64, EngineError> {
         let source = source.trim();
         chat::validate_source(source)?;
+        let mut new = skald_store::repo::sessions::NewSession::interactive(source);
+        if let Some(agent_id) = agent_id {
+            new.agent_id = self.session_agent(agent_id)?;
+        }
         let store = self.store();
         // A new conversation ends the bypasses a human granted in the old one.
         if let Some(old) = store.active_session(source).await? {
             self.revoke_for_new_session(old, source).await?;
         }
-        let created = store
-            .create_session(&skald_store::repo::sessions::NewSession::interactive(source))
-            .await?;
+        let created = store.create_session(&new).await?;
         let session_id = created.session_id;
         store.set_active_session(source, session_id).await?;
         for event in [Event::NewSession { session_id }, Event::SessionsChanged {}] {

@@ -28,6 +28,7 @@ use futures::future::BoxFuture;
 use serde::{Deserialize, Serialize};
 use tokio_util::sync::CancellationToken;
 
+pub(crate) use atomic::write_atomic;
 pub use process_registry::ProcessRegistry;
 pub use registry::ToolRegistry;
 pub use schema_check::{ArgsError, parse_args};

@@ -427,7 +427,9 @@ async fn include_keys_become_sentinels_that_substitutions_fill() {
         "You work on <!-- PROJECT -->.\n<!-- INCLUDE: rules.md -->\n<!-- a plain comment -->\n\
          Unknown: <!-- EMPTY_KEY -->",
         dir.path(),
-    );
+        "",
+    )
+    .unwrap();
     assert_eq!(keys, ["PROJECT", "EMPTY_KEY"]);
     let db = Db::new().await;
     db.user("hi").await;

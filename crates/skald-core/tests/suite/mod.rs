@@ -1,3 +1,4 @@
+mod agents;
 mod approval;
 mod approval_paths;
 mod approved_writes;
