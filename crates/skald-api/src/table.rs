@@ -371,7 +371,7 @@ operations! {
     save_agent {
         params: SaveAgentParams { id: String, meta: AgentDefinition, prompt: String },
         result: AgentSummary,
-        errors: [InvalidInput, NotFound, Config, Internal],
+        errors: [InvalidInput, NotFound, Internal],
         events: [],
         run: |engine, _, p| engine.save_agent(&p.id, p.meta, &p.prompt).await,
     }

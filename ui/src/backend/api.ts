@@ -374,7 +374,7 @@ export interface Api {
    * it). The meta and every `INCLUDE` are checked before either file is written; sessions
    * pick the change up on their next turn.
    *
-   * Errors: invalid_input, not_found, config, internal. Events: none.
+   * Errors: invalid_input, not_found, internal. Events: none.
    */
   save_agent(params: SaveAgentParams): Promise<AgentSummary>;
   /**
