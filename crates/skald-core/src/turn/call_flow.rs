@@ -35,8 +35,9 @@ pub enum CallFlow {
 /// Tool definitions offered this turn, sorted by name (byte-identical across processes), minus
 /// tools whose first name-matching rule denies them.
 pub fn offered_tools(ctx: &TurnCtx) -> Vec<Value> {
-    let hidden = |name: &str| ctx.rules.as_ref().is_ok_and(|r| r.hides_tool(name));
+    let hidden = |name: &str| ctx.policy.rules.as_ref().is_ok_and(|r| r.hides_tool(name));
     let mut defs: Vec<(String, Value)> = ctx
+        .deps
         .tools
         .defs()
         .into_iter()
@@ -55,20 +56,20 @@ pub async fn handle(
     message_id: i64,
     name: &str,
     raw_args: &str,
-    cancel: &CancellationToken,
 ) -> Result<CallFlow, EngineError> {
+    let cancel = &ctx.frame.cancel;
     let parsed = parse_args(raw_args);
-    let tool = ctx.tools.get(name);
+    let tool = ctx.deps.tools.get(name);
     let shown_args = parsed.clone().unwrap_or_else(|_| Value::String(raw_args.to_string()));
     let (label_short, label_full, path) = match (&tool, &parsed) {
         (Some(t), Ok(a)) => (
             t.describe(a, false),
             t.describe(a, true),
-            t.target_path(a, &ctx.workdir).map(|p| p.display().to_string()),
+            t.target_path(a, &ctx.policy.workdir).map(|p| p.display().to_string()),
         ),
         _ => (name.to_string(), name.to_string(), None),
     };
-    ctx.emitter.emit(Event::ToolStart {
+    ctx.frame.emitter.emit(Event::ToolStart {
         tool_call_id: id,
         message_id,
         name: name.to_string(),
@@ -81,29 +82,27 @@ pub async fn handle(
 }
 
 /// Settles a call left open by an earlier run (resume).
-pub async fn settle(
-    ctx: &TurnCtx,
-    row: &ToolCallRow,
-    cancel: &CancellationToken,
-) -> Result<CallFlow, EngineError> {
+pub async fn settle(ctx: &TurnCtx, row: &ToolCallRow) -> Result<CallFlow, EngineError> {
+    let cancel = &ctx.frame.cancel;
     let name = row.name.as_str();
     let raw = row.arguments.clone().unwrap_or_default();
     match row.status()? {
         ToolStatus::Running => {
             // It may have had effects: re-run only what is safe to repeat.
-            let read_only = ctx.tools.get(name).is_some_and(|t| t.def().read_only);
+            let read_only = ctx.deps.tools.get(name).is_some_and(|t| t.def().read_only);
             if read_only {
                 let args = parse_args(&raw).unwrap_or(Value::Null);
                 return execute(ctx, row.id, name, &args, cancel).await;
             }
             // Any other gets the interrupted result and is flagged for the user to reconcile.
-            let (store, tools, emitter) = (&ctx.store, &ctx.tools, &ctx.emitter);
-            crate::session::interrupted::flag(store, tools, emitter, ctx.session_id, row).await?;
+            let (store, tools, emitter) = (&ctx.deps.store, &ctx.deps.tools, &ctx.frame.emitter);
+            crate::session::interrupted::flag(store, tools, emitter, ctx.policy.session_id, row)
+                .await?;
             Ok(CallFlow::Continue)
         }
-        ToolStatus::Pending => match ctx.store.approval_request(row.id).await? {
+        ToolStatus::Pending => match ctx.deps.store.approval_request(row.id).await? {
             // A question: settle its answer (or keep waiting for it).
-            None if ctx.store.question(row.id).await?.is_some() => {
+            None if ctx.deps.store.question(row.id).await?.is_some() => {
                 await_answer(ctx, row.id, cancel).await
             }
             // Parked before: settle the human's decision (or keep waiting for it).
@@ -125,8 +124,8 @@ async fn gate_and_run(
     parsed: Result<Value, ArgsError>,
     cancel: &CancellationToken,
 ) -> Result<CallFlow, EngineError> {
-    let tool = ctx.tools.get(name);
-    let hidden = ctx.rules.as_ref().is_ok_and(|r| r.hides_tool(name));
+    let tool = ctx.deps.tools.get(name);
+    let hidden = ctx.policy.rules.as_ref().is_ok_and(|r| r.hides_tool(name));
     let known = tool.is_some() || synthetic::is_synthetic(name, ctx);
     if !known || hidden {
         let available: Vec<String> = offered_tools(ctx)
@@ -150,23 +149,24 @@ async fn gate_and_run(
     if name == names::ASK_USER_CLARIFICATION {
         return ask(ctx, id, &args, cancel).await;
     }
-    let target: Option<PathBuf> = tool.as_ref().and_then(|t| t.target_path(&args, &ctx.workdir));
+    let target: Option<PathBuf> =
+        tool.as_ref().and_then(|t| t.target_path(&args, &ctx.policy.workdir));
     let input = GateInput {
-        session_id: ctx.session_id,
+        session_id: ctx.policy.session_id,
         tool: name,
-        category: ctx.tools.category_of(name),
+        category: ctx.deps.tools.category_of(name),
         read_only: tool.as_ref().is_some_and(|t| t.def().read_only),
         target: target.as_deref(),
-        agent_id: &ctx.agent.id,
-        source: &ctx.source,
-        workdir: &ctx.workdir,
-        data_dir: &ctx.data_dir,
-        run_context: &ctx.run_context,
+        agent_id: &ctx.frame.agent.id,
+        source: &ctx.policy.source,
+        workdir: &ctx.policy.workdir,
+        data_dir: &ctx.deps.data_dir,
+        run_context: &ctx.policy.run_context,
     };
-    match verdict(&ctx.store, &ctx.rules, &input).await {
+    match verdict(&ctx.deps.store, &ctx.policy.rules, &input).await {
         Verdict::Allow => execute(ctx, id, name, &args, cancel).await,
         Verdict::Deny(reason) => reject(ctx, id, &reason).await,
-        Verdict::Require if ctx.auto_deny => {
+        Verdict::Require if ctx.policy.auto_deny => {
             reject(
                 ctx,
                 id,
@@ -180,7 +180,10 @@ async fn gate_and_run(
             // asking a human to approve it would only waste their attention.
             let predicted =
                 match tool.as_ref().filter(|_| names::is_write_tool(name)).and_then(|t| {
-                    t.predict_write(&args, &ToolContext::new(ctx.workdir.clone(), cancel.clone()))
+                    t.predict_write(
+                        &args,
+                        &ToolContext::new(ctx.policy.workdir.clone(), cancel.clone()),
+                    )
                 }) {
                     Some(Err(e)) => return fail(ctx, id, &e.to_string()).await,
                     Some(Ok(write)) => Some(write),
@@ -207,7 +210,7 @@ async fn park(
     if let Some((old, new)) = predicted {
         let shown = target.as_ref().map_or_else(|| name.to_string(), |p| p.display().to_string());
         let label =
-            target.as_deref().map_or_else(|| shown.clone(), |p| diff_label(p, &ctx.workdir));
+            target.as_deref().map_or_else(|| shown.clone(), |p| diff_label(p, &ctx.policy.workdir));
         let d = diff::file_diff(&label, old.as_deref().map(str::as_bytes), Some(new.as_bytes()));
         kind = ApprovalKind::Write;
         review = Some((shown, d));
@@ -218,7 +221,7 @@ async fn park(
     let workdir = command.as_ref().map(|_| {
         args.get("workdir")
             .and_then(Value::as_str)
-            .map_or_else(|| ctx.workdir.clone(), |w| ctx.workdir.join(w))
+            .map_or_else(|| ctx.policy.workdir.clone(), |w| ctx.policy.workdir.join(w))
             .display()
             .to_string()
     });
@@ -239,11 +242,12 @@ async fn park(
         .map(|(_, d)| serde_json::to_string(d))
         .transpose()
         .map_err(|e| EngineError::Internal(format!("cannot encode a file diff: {e}")))?;
-    ctx.store
+    ctx.deps
+        .store
         .create_approval_request(&NewApprovalRequest {
             tool_call_id: id,
-            session_id: ctx.session_id,
-            stack_id: ctx.stack_id,
+            session_id: ctx.policy.session_id,
+            stack_id: ctx.frame.stack_id,
             kind,
             tool_name: name.to_string(),
             arguments: args.to_string(),
@@ -262,7 +266,7 @@ async fn park(
         }
         (None, None, None) => ApprovalRequest::Other { path: target_shown },
     };
-    ctx.emitter.emit(Event::ApprovalRequested {
+    ctx.frame.emitter.emit(Event::ApprovalRequested {
         request_id: id,
         tool_call_id: id,
         tool_name: name.to_string(),
@@ -280,7 +284,7 @@ async fn await_decision_and_run(
     args: &Value,
     cancel: &CancellationToken,
 ) -> Result<CallFlow, EngineError> {
-    let decision = || ctx.store.decision(id);
+    let decision = || ctx.deps.store.decision(id);
     let d = match wait_for_human(ctx, id, cancel, CANCELLED_AWAITING_APPROVAL, decision).await? {
         Waited::Got(d) => d,
         Waited::Ended(flow) => return Ok(flow),
@@ -290,6 +294,7 @@ async fn await_decision_and_run(
     }
     // What the human saw: a write runs only while it still makes exactly that change.
     let approved_diff = ctx
+        .deps
         .store
         .approval_request(id)
         .await?
@@ -323,16 +328,16 @@ where
         if let Some(row) = read().await? {
             return Ok(Waited::Got(row));
         }
-        if ctx.park_mode == ParkMode::Exit {
+        if ctx.policy.park_mode == ParkMode::Exit {
             return Ok(Waited::Ended(CallFlow::Parked));
         }
         tokio::select! {
             () = cancel.cancelled() => {
-                ctx.store.set_tool_status(id, ToolStatus::Cancelled, Some(cancelled_note)).await?;
-                ctx.emitter.emit(Event::ToolCancelled { tool_call_id: id });
+                ctx.deps.store.set_tool_status(id, ToolStatus::Cancelled, Some(cancelled_note)).await?;
+                ctx.frame.emitter.emit(Event::ToolCancelled { tool_call_id: id });
                 return Ok(Waited::Ended(CallFlow::Cancelled));
             }
-            () = ctx.decisions.notified() => {}
+            () = ctx.deps.decisions.notified() => {}
             () = tokio::time::sleep(DECISION_POLL) => {}
         }
     }
@@ -357,10 +362,18 @@ async fn ask(
         .map(|a| a.iter().filter_map(Value::as_str).map(str::to_string).collect())
         .unwrap_or_default();
     let suggested_json = serde_json::to_string(&suggested).unwrap_or_else(|_| "[]".into());
-    ctx.store
-        .create_question(id, ctx.session_id, ctx.stack_id, title, question, &suggested_json)
+    ctx.deps
+        .store
+        .create_question(
+            id,
+            ctx.policy.session_id,
+            ctx.frame.stack_id,
+            title,
+            question,
+            &suggested_json,
+        )
         .await?;
-    ctx.emitter.emit(Event::AgentQuestion {
+    ctx.frame.emitter.emit(Event::AgentQuestion {
         request_id: id,
         tool_call_id: id,
         title: title.to_string(),
@@ -375,13 +388,13 @@ async fn await_answer(
     id: i64,
     cancel: &CancellationToken,
 ) -> Result<CallFlow, EngineError> {
-    let answer = || ctx.store.answer(id);
+    let answer = || ctx.deps.store.answer(id);
     let answer = match wait_for_human(ctx, id, cancel, CANCELLED_AWAITING_ANSWER, answer).await? {
         Waited::Got(a) => a,
         Waited::Ended(flow) => return Ok(flow),
     };
-    ctx.store.set_tool_status(id, ToolStatus::Done, Some(&answer)).await?;
-    ctx.emitter.emit(Event::ToolDone {
+    ctx.deps.store.set_tool_status(id, ToolStatus::Done, Some(&answer)).await?;
+    ctx.frame.emitter.emit(Event::ToolDone {
         tool_call_id: id,
         result: answer,
         result_type: ResultType::String,
@@ -408,10 +421,10 @@ async fn execute_approved(
     cancel: &CancellationToken,
     approved_diff: Option<FileDiff>,
 ) -> Result<CallFlow, EngineError> {
-    ctx.store.start_tool_call(id).await?;
-    let outcome = match ctx.tools.get(name) {
+    ctx.deps.store.start_tool_call(id).await?;
+    let outcome = match ctx.deps.tools.get(name) {
         Some(t) => {
-            let tctx = ToolContext::new(ctx.workdir.clone(), cancel.clone())
+            let tctx = ToolContext::new(ctx.policy.workdir.clone(), cancel.clone())
                 .with_approved_diff(approved_diff)
                 .for_call(id);
             t.run(args, &tctx).await
@@ -425,7 +438,7 @@ async fn execute_approved(
             let changed = out.change.map(|change| {
                 let path = change.path.display().to_string();
                 let old = change.old.as_deref().map(str::as_bytes);
-                let label = diff_label(&change.path, &ctx.workdir);
+                let label = diff_label(&change.path, &ctx.policy.workdir);
                 let diff = diff::file_diff(&label, old, Some(change.new.as_bytes()));
                 (path, diff)
             });
@@ -433,22 +446,25 @@ async fn execute_approved(
                 let json = serde_json::to_string(diff).map_err(|e| {
                     EngineError::Internal(format!("cannot encode a file diff: {e}"))
                 })?;
-                ctx.store.record_file_diff(id, &json).await?;
+                ctx.deps.store.record_file_diff(id, &json).await?;
             }
-            ctx.store.set_tool_status(id, ToolStatus::Done, Some(&out.text)).await?;
-            ctx.emitter.emit(Event::ToolDone {
+            ctx.deps.store.set_tool_status(id, ToolStatus::Done, Some(&out.text)).await?;
+            ctx.frame.emitter.emit(Event::ToolDone {
                 tool_call_id: id,
                 result: out.text,
                 result_type: ResultType::String,
             });
             if let Some((path, diff)) = changed {
-                ctx.emitter.emit(Event::FileChanged { path, tool_call_id: id, diff });
+                ctx.frame.emitter.emit(Event::FileChanged { path, tool_call_id: id, diff });
             }
             Ok(CallFlow::Continue)
         }
         Err(ToolError::Cancelled) => {
-            ctx.store.set_tool_status(id, ToolStatus::Cancelled, Some(CANCELLED_RUNNING)).await?;
-            ctx.emitter.emit(Event::ToolCancelled { tool_call_id: id });
+            ctx.deps
+                .store
+                .set_tool_status(id, ToolStatus::Cancelled, Some(CANCELLED_RUNNING))
+                .await?;
+            ctx.frame.emitter.emit(Event::ToolCancelled { tool_call_id: id });
             Ok(CallFlow::Cancelled)
         }
         Err(e) => fail(ctx, id, &e.to_string()).await,
@@ -474,26 +490,27 @@ fn diff_label(path: &Path, workdir: &Path) -> String {
 /// terminal and read as such in every later request.
 pub async fn cancel_unstarted(ctx: &TurnCtx, ids: &[i64]) -> Result<(), EngineError> {
     for id in ids {
-        let row = ctx.store.tool_call(*id).await?;
+        let row = ctx.deps.store.tool_call(*id).await?;
         if row.status()? == ToolStatus::Pending {
-            ctx.store
+            ctx.deps
+                .store
                 .set_tool_status(*id, ToolStatus::Cancelled, Some(CANCELLED_UNSTARTED))
                 .await?;
-            ctx.emitter.emit(Event::ToolCancelled { tool_call_id: *id });
+            ctx.frame.emitter.emit(Event::ToolCancelled { tool_call_id: *id });
         }
     }
     Ok(())
 }
 
 async fn reject(ctx: &TurnCtx, id: i64, reason: &str) -> Result<CallFlow, EngineError> {
-    ctx.store.set_tool_status(id, ToolStatus::Rejected, Some(reason)).await?;
-    ctx.emitter.emit(Event::ToolRejected { tool_call_id: id, reason: reason.to_string() });
+    ctx.deps.store.set_tool_status(id, ToolStatus::Rejected, Some(reason)).await?;
+    ctx.frame.emitter.emit(Event::ToolRejected { tool_call_id: id, reason: reason.to_string() });
     Ok(CallFlow::Continue)
 }
 
 async fn fail(ctx: &TurnCtx, id: i64, error: &str) -> Result<CallFlow, EngineError> {
-    ctx.store.set_tool_status(id, ToolStatus::Failed, Some(error)).await?;
-    ctx.emitter.emit(Event::ToolError { tool_call_id: id, error: error.to_string() });
+    ctx.deps.store.set_tool_status(id, ToolStatus::Failed, Some(error)).await?;
+    ctx.frame.emitter.emit(Event::ToolError { tool_call_id: id, error: error.to_string() });
     Ok(CallFlow::Continue)
 }
 

@@ -96,8 +96,9 @@ pub async fn run(ctx: &TurnCtx, name: &str, args: &Value) -> Result<ToolOutput, 
             if key.trim().is_empty() {
                 return Err(ToolError::InvalidArguments("`key` must not be empty".into()));
             }
-            ctx.store
-                .set_scratchpad(ctx.scratchpad_session_id, key, value)
+            ctx.deps
+                .store
+                .set_scratchpad(ctx.policy.scratchpad_session_id, key, value)
                 .await
                 .map_err(storage)?;
             Ok(ToolOutput::text(if value.is_empty() {
@@ -129,7 +130,7 @@ pub async fn run(ctx: &TurnCtx, name: &str, args: &Value) -> Result<ToolOutput, 
                     "keep at most one item in_progress".into(),
                 ));
             }
-            ctx.store.replace_todos(ctx.stack_id, &todos).await.map_err(storage)?;
+            ctx.deps.store.replace_todos(ctx.frame.stack_id, &todos).await.map_err(storage)?;
             let done = todos.iter().filter(|t| t.status == "completed").count();
             Ok(ToolOutput::text(format!("Todo list updated: {done} of {} done.", todos.len())))
         }
