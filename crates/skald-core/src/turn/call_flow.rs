@@ -11,11 +11,13 @@ use skald_store::repo::approvals::NewApprovalRequest;
 use skald_store::repo::tools::ToolCallRow;
 use tokio_util::sync::CancellationToken;
 
+use super::subagent::{self, ChildEnd};
 use super::{ParkMode, TurnCtx, synthetic};
 use crate::approval::gate::{GateInput, verdict};
 use crate::approval::{Verdict, diff, rejection_message};
 use crate::context::call_results::{
-    CANCELLED_AWAITING_ANSWER, CANCELLED_AWAITING_APPROVAL, CANCELLED_RUNNING, CANCELLED_UNSTARTED,
+    CANCELLED_AWAITING_ANSWER, CANCELLED_AWAITING_APPROVAL, CANCELLED_RUNNING, CANCELLED_SUBAGENT,
+    CANCELLED_UNSTARTED,
 };
 use crate::error::EngineError;
 use crate::tools::{self, ArgsError, ToolContext, ToolError, names, parse_args};
@@ -24,12 +26,20 @@ use crate::tools::{self, ArgsError, ToolContext, ToolError, names, parse_args};
 const DECISION_POLL: Duration = Duration::from_millis(300);
 
 /// What the loop does after a call.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum CallFlow {
     Continue,
-    /// Waiting for a human and this process does not wait (CLI `chat`): the turn ends parked.
-    Parked,
+    /// These calls (this one, or a sub-agent's) wait for a human and this process does not wait
+    /// (CLI `chat`): the turn ends parked.
+    Parked(Vec<i64>),
     Cancelled,
+}
+
+/// A call after its gate: recorded already, allowed to run, or parked for a human.
+pub enum Gate {
+    Recorded(CallFlow),
+    Allowed(Value),
+    Parked(Value),
 }
 
 /// Tool definitions offered this turn, sorted by name (byte-identical across processes), minus
@@ -43,6 +53,7 @@ pub fn offered_tools(ctx: &TurnCtx) -> Vec<Value> {
         .into_iter()
         .map(|d| (d.name.to_string(), d.to_openai()))
         .chain(synthetic::definitions(ctx))
+        .chain(subagent::definitions(ctx))
         .filter(|(name, _)| !hidden(name))
         .collect();
     defs.sort_by(|a, b| a.0.cmp(&b.0));
@@ -57,7 +68,18 @@ pub async fn handle(
     name: &str,
     raw_args: &str,
 ) -> Result<CallFlow, EngineError> {
-    let cancel = &ctx.frame.cancel;
+    let parsed = announce(ctx, id, message_id, name, raw_args);
+    gate_and_run(ctx, id, name, parsed, &ctx.frame.cancel).await
+}
+
+/// Tells every client the call starts (`tool_start`, with its labels); returns its arguments.
+pub fn announce(
+    ctx: &TurnCtx,
+    id: i64,
+    message_id: i64,
+    name: &str,
+    raw_args: &str,
+) -> Result<Value, ArgsError> {
     let parsed = parse_args(raw_args);
     let tool = ctx.deps.tools.get(name);
     let shown_args = parsed.clone().unwrap_or_else(|_| Value::String(raw_args.to_string()));
@@ -67,6 +89,10 @@ pub async fn handle(
             t.describe(a, true),
             t.target_path(a, &ctx.policy.workdir).map(|p| p.display().to_string()),
         ),
+        (None, Ok(a)) if names::is_subagent_tool(name) => {
+            let label = delegation_label(name, a);
+            (label.clone(), label, None)
+        }
         _ => (name.to_string(), name.to_string(), None),
     };
     ctx.frame.emitter.emit(Event::ToolStart {
@@ -78,7 +104,20 @@ pub async fn handle(
         label_full,
         path,
     });
-    gate_and_run(ctx, id, name, parsed, cancel).await
+    parsed
+}
+
+/// `execute_task ⚡ → researcher: find the bug`: who is delegated what.
+fn delegation_label(name: &str, args: &Value) -> String {
+    let text = |k: &str| args.get(k).and_then(Value::as_str).map(str::trim).unwrap_or("");
+    let what = [text("description"), text("title"), text("prompt")]
+        .into_iter()
+        .find(|t| !t.is_empty())
+        .unwrap_or("");
+    let what = what.lines().next().unwrap_or("");
+    let short: String = what.chars().take(80).collect();
+    let ellipsis = if what.chars().count() > 80 { "…" } else { "" };
+    format!("{name} ⚡ → {}: {short}{ellipsis}", text("agent_id"))
 }
 
 /// Settles a call left open by an earlier run (resume).
@@ -86,10 +125,18 @@ pub async fn settle(ctx: &TurnCtx, row: &ToolCallRow) -> Result<CallFlow, Engine
     let cancel = &ctx.frame.cancel;
     let name = row.name.as_str();
     let raw = row.arguments.clone().unwrap_or_default();
+    // A delegation whose child frame exists: the child settles first, its end is the result.
+    if names::is_subagent_tool(name)
+        && let Some(end) = subagent::settle(ctx, row).await?
+    {
+        return record_child_end(ctx, row.id, end).await;
+    }
     match row.status()? {
         ToolStatus::Running => {
             // It may have had effects: re-run only what is safe to repeat.
-            let read_only = ctx.deps.tools.get(name).is_some_and(|t| t.def().read_only);
+            // A delegation that opened no frame yet has done nothing.
+            let read_only = ctx.deps.tools.get(name).is_some_and(|t| t.def().read_only)
+                || names::is_subagent_tool(name);
             if read_only {
                 let args = parse_args(&raw).unwrap_or(Value::Null);
                 return execute(ctx, row.id, name, &args, cancel).await;
@@ -124,6 +171,23 @@ async fn gate_and_run(
     parsed: Result<Value, ArgsError>,
     cancel: &CancellationToken,
 ) -> Result<CallFlow, EngineError> {
+    match gate(ctx, id, name, parsed).await? {
+        Gate::Recorded(flow) => Ok(flow),
+        Gate::Allowed(args) => execute(ctx, id, name, &args, cancel).await,
+        Gate::Parked(args) => await_decision_and_run(ctx, id, name, &args, cancel).await,
+    }
+}
+
+/// Validates the call and asks the approval gate; a call that needs a human is parked (its
+/// request recorded and announced). Questions are asked and answered here.
+pub async fn gate(
+    ctx: &TurnCtx,
+    id: i64,
+    name: &str,
+    parsed: Result<Value, ArgsError>,
+) -> Result<Gate, EngineError> {
+    let cancel = &ctx.frame.cancel;
+    let recorded = |flow| Ok(Gate::Recorded(flow));
     let tool = ctx.deps.tools.get(name);
     let hidden = ctx.policy.rules.as_ref().is_ok_and(|r| r.hides_tool(name));
     let known = tool.is_some() || synthetic::is_synthetic(name, ctx);
@@ -133,21 +197,23 @@ async fn gate_and_run(
             .filter_map(|d| d["function"]["name"].as_str().map(str::to_string))
             .collect();
         let msg = format!("unknown tool `{name}`. Available tools: {}", available.join(", "));
-        return fail(ctx, id, &msg).await;
+        return recorded(fail(ctx, id, &msg).await?);
     }
     let args = match parsed {
         Ok(a) => a,
         Err(e) => {
-            return fail(ctx, id, &format!("{e}. Call `{name}` again with a JSON object.")).await;
+            let msg = format!("{e}. Call `{name}` again with a JSON object.");
+            return recorded(fail(ctx, id, &msg).await?);
         }
     };
     if let Some(t) = &tool
         && let Err(e) = tools::check_args(t.as_ref(), &args)
     {
-        return fail(ctx, id, &format!("invalid arguments: {e}. Call `{name}` again.")).await;
+        let msg = format!("invalid arguments: {e}. Call `{name}` again.");
+        return recorded(fail(ctx, id, &msg).await?);
     }
     if name == names::ASK_USER_CLARIFICATION {
-        return ask(ctx, id, &args, cancel).await;
+        return recorded(ask(ctx, id, &args, cancel).await?);
     }
     let target: Option<PathBuf> =
         tool.as_ref().and_then(|t| t.target_path(&args, &ctx.policy.workdir));
@@ -164,15 +230,11 @@ async fn gate_and_run(
         run_context: &ctx.policy.run_context,
     };
     match verdict(&ctx.deps.store, &ctx.policy.rules, &input).await {
-        Verdict::Allow => execute(ctx, id, name, &args, cancel).await,
-        Verdict::Deny(reason) => reject(ctx, id, &reason).await,
+        Verdict::Allow => Ok(Gate::Allowed(args)),
+        Verdict::Deny(reason) => recorded(reject(ctx, id, &reason).await?),
         Verdict::Require if ctx.policy.auto_deny => {
-            reject(
-                ctx,
-                id,
-                "Rejected automatically: this unattended session cannot ask for approval.",
-            )
-            .await
+            let reason = "Rejected automatically: this unattended session cannot ask for approval.";
+            recorded(reject(ctx, id, reason).await?)
         }
         Verdict::Require => {
             // The write's outcome, predicted once: the human reviews it as a diff, and an edit
@@ -185,12 +247,12 @@ async fn gate_and_run(
                         &ToolContext::new(ctx.policy.workdir.clone(), cancel.clone()),
                     )
                 }) {
-                    Some(Err(e)) => return fail(ctx, id, &e.to_string()).await,
+                    Some(Err(e)) => return recorded(fail(ctx, id, &e.to_string()).await?),
                     Some(Ok(write)) => Some(write),
                     None => None,
                 };
             park(ctx, id, name, &args, predicted, target).await?;
-            await_decision_and_run(ctx, id, name, &args, cancel).await
+            Ok(Gate::Parked(args))
         }
     }
 }
@@ -277,7 +339,7 @@ async fn park(
 }
 
 /// Waits for the decision row (written by this or any other process), then settles the call.
-async fn await_decision_and_run(
+pub async fn await_decision_and_run(
     ctx: &TurnCtx,
     id: i64,
     name: &str,
@@ -329,7 +391,7 @@ where
             return Ok(Waited::Got(row));
         }
         if ctx.policy.park_mode == ParkMode::Exit {
-            return Ok(Waited::Ended(CallFlow::Parked));
+            return Ok(Waited::Ended(CallFlow::Parked(vec![id])));
         }
         tokio::select! {
             () = cancel.cancelled() => {
@@ -422,6 +484,10 @@ async fn execute_approved(
     approved_diff: Option<FileDiff>,
 ) -> Result<CallFlow, EngineError> {
     ctx.deps.store.start_tool_call(id).await?;
+    if names::is_subagent_tool(name) {
+        let end = subagent::dispatch(ctx, id, name, args).await?;
+        return record_child_end(ctx, id, end).await;
+    }
     let outcome = match ctx.deps.tools.get(name) {
         Some(t) => {
             let tctx = ToolContext::new(ctx.policy.workdir.clone(), cancel.clone())
@@ -468,6 +534,34 @@ async fn execute_approved(
             Ok(CallFlow::Cancelled)
         }
         Err(e) => fail(ctx, id, &e.to_string()).await,
+    }
+}
+
+/// Records how a delegation's child ended as the spawning call's result. A parked child leaves
+/// the call `running` (its frame open) for the resume.
+pub async fn record_child_end(
+    ctx: &TurnCtx,
+    id: i64,
+    end: ChildEnd,
+) -> Result<CallFlow, EngineError> {
+    let (store, emitter) = (&ctx.deps.store, &ctx.frame.emitter);
+    match end {
+        ChildEnd::Answer(text) => {
+            store.set_tool_status(id, ToolStatus::Done, Some(&text)).await?;
+            emitter.emit(Event::ToolDone {
+                tool_call_id: id,
+                result: text,
+                result_type: ResultType::String,
+            });
+            Ok(CallFlow::Continue)
+        }
+        ChildEnd::Failed(message) => fail(ctx, id, &message).await,
+        ChildEnd::Cancelled => {
+            store.set_tool_status(id, ToolStatus::Cancelled, Some(CANCELLED_SUBAGENT)).await?;
+            emitter.emit(Event::ToolCancelled { tool_call_id: id });
+            Ok(CallFlow::Cancelled)
+        }
+        ChildEnd::Parked(ids) => Ok(CallFlow::Parked(ids)),
     }
 }
 

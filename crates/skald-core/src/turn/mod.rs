@@ -11,6 +11,7 @@ mod ctx;
 mod emitter;
 mod llm_round;
 mod scheduler;
+mod subagent;
 mod synthetic;
 
 pub use ctx::{FrameCtx, TurnCtx, TurnDeps, TurnPolicy};

@@ -1,4 +1,5 @@
-//! Tools the loop runs itself because they touch the session: scratchpad, todos, questions.
+//! Tools the loop runs itself because they touch the session: scratchpad, todos, questions
+//! (delegation is `subagent`).
 
 use serde_json::{Value, json};
 use skald_store::repo::scratchpad::Todo;
@@ -9,6 +10,7 @@ use crate::tools::{ToolError, ToolOutput, names};
 pub fn is_synthetic(name: &str, ctx: &TurnCtx) -> bool {
     matches!(name, names::UPDATE_SCRATCHPAD | names::WRITE_TODOS)
         || (ctx.questions_available() && name == names::ASK_USER_CLARIFICATION)
+        || super::subagent::is_known(name, ctx)
 }
 
 fn function(name: &str, description: &str, parameters: Value) -> (String, Value) {
