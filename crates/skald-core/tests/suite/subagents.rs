@@ -434,3 +434,124 @@ async fn a_child_parked_for_approval_resumes_through_the_cascade() {
     check_tools(&rig.fake, &[("TASK-W", 1)], 5);
     assert_eq!(last_tool_results(&rig.fake), ["written"]);
 }
+
+#[tokio::test]
+async fn a_question_from_a_child_survives_a_restart_and_is_answered_from_the_inbox() {
+    let rig = rig("").await;
+    rig.fake.push(Reply::tool_calls(vec![delegate("scout", "TASK-Q: pick")]));
+    let ask = json!({ "title": "Which?", "question": "a or b?" });
+    rig.fake
+        .push_for_prompt("TASK-Q", Reply::tool_call("ask_user_clarification", &ask.to_string()));
+    let opts = skald_core::engine::ChatOptions {
+        workdir: Some(rig.work.clone()),
+        park_mode: ParkMode::Exit,
+        ..Default::default()
+    };
+    let receipt = rig.engine.send_message(SOURCE, "choose", opts).await.unwrap();
+    let sid = receipt.session_id;
+    let (_, outcome) = finish(receipt).await;
+    assert!(matches!(outcome, TurnOutcome::Parked { .. }), "{outcome:?}");
+    // Another engine on the same data dir (a restart) still lists it, named by its sub-agent.
+    let env = super::turn::fake_env(&rig.fake);
+    let restarted = super::turn::open_engine(&rig.data_dir(), env).await;
+    let inbox = restarted.inbox().await.unwrap();
+    assert_eq!(inbox.questions.len(), 1);
+    let q = &inbox.questions[0];
+    assert!(q.frame_label.as_deref().is_some_and(|l| l.starts_with("scout#")), "{q:?}");
+    restarted.answer(q.tool_call_id, "b", "cli").await.unwrap();
+    rig.fake.push_for_prompt("TASK-Q", Reply::text("picked b"));
+    rig.fake.push(Reply::text("b it is"));
+    let outcome = restarted.resume(sid, ParkMode::Exit).await.unwrap();
+    assert!(matches!(outcome, TurnOutcome::Final { .. }), "{outcome:?}");
+    check_tools(&rig.fake, &[("TASK-Q", 1)], 5);
+    assert_eq!(last_tool_results(&rig.fake), ["picked b"]);
+    assert_eq!(restarted.inbox().await.unwrap().total, 0);
+}
+
+/// A crash while two children of one batch ran: both delegation calls `running`, each child
+/// frame open with its prompt.
+async fn crashed_batch(rig: &Rig) -> (i64, Vec<i64>) {
+    let sid = rig.engine.new_session(SOURCE).await.unwrap();
+    let store = rig.store().await;
+    let root = store.root_frame(sid).await.unwrap().id;
+    let msg = |stack_id, role, content: &str| NewMessage {
+        stack_id,
+        role,
+        content: content.into(),
+        ..Default::default()
+    };
+    store.append_message(&msg(root, Some(Role::User), "fan out")).await.unwrap();
+    let call = |prompt: &str| {
+        let args = json!({ "mode": "sync", "agent_id": "scout", "prompt": prompt });
+        ("execute_task".to_string(), args.to_string(), None)
+    };
+    let calls = [call("TASK-1: one"), call("TASK-2: two")];
+    let (_, ids) = store.append_assistant_with_calls(&msg(root, None, ""), &calls).await.unwrap();
+    for (id, prompt) in ids.iter().zip(["TASK-1: one", "TASK-2: two"]) {
+        store.start_tool_call(*id).await.unwrap();
+        let child =
+            store.create_child_frame(sid, "scout", "You are the scout.", 1, *id).await.unwrap();
+        store.append_message(&msg(child, Some(Role::Agent), prompt)).await.unwrap();
+    }
+    (sid, ids)
+}
+
+#[tokio::test]
+async fn resume_continues_every_child_of_an_interrupted_batch() {
+    let rig = rig("").await;
+    let (sid, ids) = crashed_batch(&rig).await;
+    rig.fake.push_for_prompt("TASK-1", Reply::Stall { ms: 300, then_hang: false });
+    rig.fake.push_for_prompt("TASK-1", Reply::text("one done"));
+    rig.fake.push_for_prompt("TASK-2", Reply::text("two done"));
+    rig.fake.push(Reply::text("both done"));
+    let outcome = rig.engine.resume(sid, ParkMode::Wait).await.unwrap();
+    assert!(matches!(outcome, TurnOutcome::Final { .. }), "{outcome:?}");
+    check_tools(&rig.fake, &[("TASK-1", 1), ("TASK-2", 1)], 5);
+    assert_eq!(last_tool_results(&rig.fake), ["one done", "two done"]);
+    let store = rig.store().await;
+    for id in ids {
+        assert_eq!(store.tool_call(id).await.unwrap().status().unwrap(), ToolStatus::Done);
+    }
+    assert!(store.frames(sid).await.unwrap()[1..].iter().all(|f| f.terminated_at.is_some()));
+}
+
+#[tokio::test]
+async fn one_parallel_sub_agent_at_a_time_runs_a_batch_in_call_order() {
+    let rig = rig("llm:\n  max_parallel_subagents: 1\n").await;
+    rig.fake.push(Reply::tool_calls(vec![
+        delegate("scout", "TASK-1: first"),
+        delegate("coder", "TASK-2: second"),
+    ]));
+    rig.fake.push_for_prompt("TASK-1", Reply::Stall { ms: 200, then_hang: false });
+    rig.fake.push_for_prompt("TASK-1", Reply::text("first"));
+    rig.fake.push_for_prompt("TASK-2", Reply::text("second"));
+    rig.fake.push(Reply::text("done"));
+    let (_, outcome, _) = rig.turn("two tasks").await;
+    assert!(matches!(outcome, TurnOutcome::Final { .. }), "{outcome:?}");
+    check_tools(&rig.fake, &[("TASK-1", 1), ("TASK-2", 1)], 5);
+    // The second child asked only after the first one finished.
+    let order: Vec<String> = rig.fake.requests().iter().map(|r| first_text(&r.body)).collect();
+    assert!(order[1].contains("TASK-1") && order[2].contains("TASK-2"), "{order:?}");
+}
+
+#[tokio::test]
+async fn siblings_share_the_scratchpad_and_the_last_write_of_a_key_wins() {
+    let rig = rig("").await;
+    rig.fake.push(Reply::tool_calls(vec![
+        delegate("scout", "TASK-1: note early"),
+        delegate("coder", "TASK-2: note late"),
+    ]));
+    let note = |v: &str| json!({ "key": "finding", "value": v }).to_string();
+    rig.fake.push_for_prompt("TASK-1", Reply::tool_call("update_scratchpad", &note("early")));
+    rig.fake.push_for_prompt("TASK-1", Reply::text("noted early"));
+    rig.fake.push_for_prompt("TASK-2", Reply::Stall { ms: 300, then_hang: false });
+    rig.fake.push_for_prompt("TASK-2", Reply::tool_call("update_scratchpad", &note("late")));
+    rig.fake.push_for_prompt("TASK-2", Reply::text("noted late"));
+    rig.fake.push(Reply::text("done"));
+    let (sid, outcome, _) = rig.turn("take notes").await;
+    assert!(matches!(outcome, TurnOutcome::Final { .. }), "{outcome:?}");
+    check_tools(&rig.fake, &[("TASK-1", 1), ("TASK-2", 1)], 5);
+    let pad = rig.store().await.scratchpad(sid).await.unwrap();
+    let finding: Vec<_> = pad.iter().filter(|(k, _)| k == "finding").collect();
+    assert_eq!(finding, [&("finding".to_string(), "late".to_string())]);
+}
