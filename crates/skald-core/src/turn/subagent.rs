@@ -31,13 +31,18 @@ pub enum ChildEnd {
 
 type FrameFuture<'a> = Pin<Box<dyn Future<Output = Result<TurnOutcome, EngineError>> + Send + 'a>>;
 
-/// The delegation tool this frame would call: `execute_task` at the root, `execute_subtask`
-/// below. `None` when delegation is off.
+/// The delegation tool this frame would call: `execute_task` at the root of an attended session,
+/// `execute_subtask` below it and at the root of an unattended one (sync only: no background
+/// lifecycles start from there). `None` when delegation is off.
 fn tool_of(ctx: &TurnCtx) -> Option<&'static str> {
     if ctx.policy.max_subagent_depth == 0 {
         return None;
     }
-    Some(if ctx.is_root() { names::EXECUTE_TASK } else { names::EXECUTE_SUBTASK })
+    Some(if ctx.is_root() && !ctx.policy.auto_deny {
+        names::EXECUTE_TASK
+    } else {
+        names::EXECUTE_SUBTASK
+    })
 }
 
 /// Whether `name` is this frame's delegation tool. A sub-agent at the depth limit still knows
