@@ -324,6 +324,11 @@ async fn a_child_asks_the_user_and_the_answer_reaches_it() {
 /// A session a process died in while sub-agent `scout` (frame at depth 1) ran: the root's
 /// delegation call and the child's `read_file` call are both `running`.
 async fn crashed_in_child(rig: &Rig) -> (i64, i64, i64) {
+    crashed_in_child_with(rig, "read_file", json!({ "path": "notes.txt" })).await
+}
+
+/// [`crashed_in_child`] with the child's running call `name(args)`.
+async fn crashed_in_child_with(rig: &Rig, name: &str, args: Value) -> (i64, i64, i64) {
     std::fs::write(rig.work.join("notes.txt"), "hello\n").unwrap();
     let sid = rig.engine.new_session(SOURCE).await.unwrap();
     let workdir = Some(rig.work.display().to_string());
@@ -348,7 +353,7 @@ async fn crashed_in_child(rig: &Rig) -> (i64, i64, i64) {
     let child =
         store.create_child_frame(sid, "scout", "You are the scout.", 1, ids[0]).await.unwrap();
     store.append_message(&msg(child, Some(Role::Agent), "TASK-R: read notes")).await.unwrap();
-    let read = ("read_file".to_string(), json!({ "path": "notes.txt" }).to_string(), None);
+    let read = (name.to_string(), args.to_string(), None);
     let (_, child_ids) =
         store.append_assistant_with_calls(&msg(child, None, ""), &[read]).await.unwrap();
     store.start_tool_call(child_ids[0]).await.unwrap();
@@ -554,4 +559,23 @@ async fn siblings_share_the_scratchpad_and_the_last_write_of_a_key_wins() {
     let pad = rig.store().await.scratchpad(sid).await.unwrap();
     let finding: Vec<_> = pad.iter().filter(|(k, _)| k == "finding").collect();
     assert_eq!(finding, [&("finding".to_string(), "late".to_string())]);
+}
+
+#[tokio::test]
+async fn a_command_a_crash_cut_off_in_a_child_is_flagged_not_rerun_and_the_tree_finishes() {
+    let rig = rig("").await;
+    let cmd = json!({ "command": "echo once >> effect.txt" });
+    let (sid, parent_call, _) = crashed_in_child_with(&rig, "execute_cmd", cmd).await;
+    rig.fake.push_for_prompt("TASK-R", Reply::text("the command may have run"));
+    rig.fake.push(Reply::text("Check effect.txt."));
+    let outcome = rig.engine.resume(sid, ParkMode::Wait).await.unwrap();
+    assert!(matches!(outcome, TurnOutcome::Final { .. }), "{outcome:?}");
+    check_tools(&rig.fake, &[("TASK-R", 1)], 5);
+    assert!(!rig.work.join("effect.txt").exists(), "never re-run by itself");
+    let flagged = rig.engine.interrupted_calls(sid).await.unwrap();
+    assert_eq!(flagged.len(), 1, "the child's command is flagged: {flagged:?}");
+    let child_request = rig.fake.requests()[0].body.to_string();
+    assert!(child_request.contains("the run stopped before"), "{child_request}");
+    let store = rig.store().await;
+    assert_eq!(store.tool_call(parent_call).await.unwrap().status().unwrap(), ToolStatus::Done);
 }
