@@ -364,6 +364,8 @@ async fn crashed_in_child_with(rig: &Rig, name: &str, args: Value) -> (i64, i64,
 async fn resume_after_a_crash_in_a_child_settles_it_then_continues_the_parent() {
     let rig = rig("").await;
     let (sid, parent_call, child) = crashed_in_child(&rig).await;
+    // A tool group the child activated: scoped to its frame, it ends with the frame.
+    rig.store().await.grant_stack_tool_group(child, "config").await.unwrap();
     rig.fake.push_for_prompt("TASK-R", Reply::text("notes say hello"));
     rig.fake.push(Reply::text("The notes say hello."));
     let outcome = rig.engine.resume(sid, ParkMode::Wait).await.unwrap();
@@ -379,6 +381,7 @@ async fn resume_after_a_crash_in_a_child_settles_it_then_continues_the_parent() 
     let store = rig.store().await;
     assert_eq!(store.tool_call(parent_call).await.unwrap().status().unwrap(), ToolStatus::Done);
     assert!(store.frame(child).await.unwrap().terminated_at.is_some());
+    assert!(store.stack_tool_groups(child).await.unwrap().is_empty(), "grants end with the frame");
 }
 
 #[tokio::test]
