@@ -111,6 +111,8 @@ pub struct InboxItem {
     pub source: String,
     pub agent_id: String,
     pub context_label: Option<String>,
+    /// The sub-agent that asks (`scout#0000002a`, nested with `>`); `null` for the root agent.
+    pub frame_label: Option<String>,
     pub tool_name: String,
     /// `filesystem`, `shell`, `session`; `null` for MCP or unknown tools.
     pub tool_category: Option<String>,
@@ -142,6 +144,8 @@ pub struct QuestionItem {
     pub source: String,
     pub agent_id: String,
     pub context_label: Option<String>,
+    /// The sub-agent that asks (`scout#0000002a`, nested with `>`); `null` for the root agent.
+    pub frame_label: Option<String>,
     pub title: String,
     /// Markdown.
     pub question: String,

@@ -338,7 +338,11 @@ export type InboxItem = {
 /**
  * The tool call id; also the approval id.
  */
-tool_call_id: number, session_id: number, source: string, agent_id: string, context_label: string | null, tool_name: string, 
+tool_call_id: number, session_id: number, source: string, agent_id: string, context_label: string | null, 
+/**
+ * The sub-agent that asks (`scout#0000002a`, nested with `>`); `null` for the root agent.
+ */
+frame_label: string | null, tool_name: string, 
 /**
  * `filesystem`, `shell`, `session`; `null` for MCP or unknown tools.
  */
@@ -360,7 +364,11 @@ export type QuestionItem = {
 /**
  * The tool call id of the `ask_user_clarification` call; also the question id.
  */
-tool_call_id: number, session_id: number, source: string, agent_id: string, context_label: string | null, title: string, 
+tool_call_id: number, session_id: number, source: string, agent_id: string, context_label: string | null, 
+/**
+ * The sub-agent that asks (`scout#0000002a`, nested with `>`); `null` for the root agent.
+ */
+frame_label: string | null, title: string, 
 /**
  * Markdown.
  */

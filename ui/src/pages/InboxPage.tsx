@@ -55,7 +55,7 @@ function Questions({ questions }: { questions: QuestionItem[] }) {
             </p>
             <QuestionCard
               question={{ toolCallId: q.tool_call_id, title: q.title, question: q.question, suggestedAnswers: q.suggested_answers }}
-              origin={originOf(q.tool_call_id)}
+              origin={q.frame_label ?? originOf(q.tool_call_id)}
               onAnswer={answer}
             />
           </li>
@@ -85,7 +85,9 @@ function Detail({
   onBypass: (bypass: BypassRequest) => void;
 }) {
   const noteId = useId();
-  const subAgent = useCallOrigin()(item.tool_call_id);
+  const liveOrigin = useCallOrigin();
+  // The engine names the asking frame; the live stream's label covers an engine without it.
+  const subAgent = item.frame_label ?? liveOrigin(item.tool_call_id);
 
   return (
     <section className="inbox-detail" aria-label={`Details of ${item.tool_name} call #${item.tool_call_id}`}>
@@ -336,7 +338,7 @@ export function InboxPage() {
                       <span className="muted">{formatSpan(item.age_secs)} ago</span>
                     </span>
                     <span className="inbox-summary">{item.summary}</span>
-                    <span className="muted inbox-origin">{originLine(item, originOf(item.tool_call_id))}</span>
+                    <span className="muted inbox-origin">{originLine(item, item.frame_label ?? originOf(item.tool_call_id))}</span>
                   </button>
                 </li>
               );

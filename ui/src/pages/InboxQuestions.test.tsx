@@ -49,4 +49,17 @@ describe("questions and sub-agents in the inbox", () => {
     const questions = await screen.findByRole("list", { name: "Waiting questions" });
     expect(within(questions).getByRole("region", { name: "Question from researcher#0000002a: Which branch?" })).toBeTruthy();
   });
+
+  it("names the asking sub-agent from the engine after a restart, with no live events seen", async () => {
+    const backend = new MockBackend();
+    backend.inboxItems = [
+      inboxItem(3, { tool_name: "execute_cmd", kind: "command", command: "make", summary: "run make", frame_label: "scout#0000002a>coder#0000002f" }),
+    ];
+    backend.inboxQuestions = [questionItem(25, { frame_label: "scout#0000002a" })];
+    renderApp(backend, "#inbox");
+    const approvals = await screen.findByRole("list", { name: "Waiting approvals" });
+    expect(within(approvals).getByText(/asked by scout#0000002a>coder#0000002f/)).toBeTruthy();
+    const questions = await screen.findByRole("list", { name: "Waiting questions" });
+    expect(within(questions).getByRole("region", { name: "Question from scout#0000002a: Which branch?" })).toBeTruthy();
+  });
 });

@@ -218,7 +218,11 @@ impl Printer {
         if out.is_json() {
             return out.json(ev);
         }
+        // A sub-agent's lines are labelled with its origin and its text is not streamed: it
+        // would interleave with the parent's; its answer is shown once, as one line.
+        let label = ev.frame.as_ref().filter(|f| f.depth > 0).and_then(|f| f.label.clone());
         match &ev.event {
+            Event::TokenDelta { .. } if label.is_some() => return Ok(()),
             Event::TokenDelta { kind: DeltaKind::Content, delta } => {
                 use std::io::Write;
                 let mut stdout = std::io::stdout().lock();
@@ -267,10 +271,16 @@ impl Printer {
             // A queued message enters the conversation (the model reads it next).
             Event::SteerFolded { content, .. } => Some(format!("» {}", first_line(content))),
             Event::TurnEnded { outcome } => ended(outcome),
+            Event::Done { content, .. } if label.is_some() => {
+                Some(format!("⏎ {}", first_line(content)))
+            }
             _ => None,
         };
         if let Some(l) = line {
-            out.line(&l);
+            match &label {
+                Some(label) => out.line(&format!("[{label}] {l}")),
+                None => out.line(&l),
+            }
         }
         Ok(())
     }

@@ -19,6 +19,9 @@ pub struct Config {
     pub timezone: Option<String>,
 }
 
+/// The deepest `llm.max_subagent_depth` accepted: each level is a live frame of one turn.
+const MAX_SUBAGENT_DEPTH: u32 = 16;
+
 /// `llm:` — clients, fallback order and loop limits.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
@@ -30,6 +33,10 @@ pub struct LlmConfig {
     pub max_history_messages: u32,
     pub max_tool_result_chars: Option<u32>,
     pub max_parallel_subagents: u32,
+    /// Deepest sub-agent level (default 5): the root agent is depth 0, its sub-agents depth 1,
+    /// and so on. A sub-agent at this depth is not offered `execute_subtask`; 0 turns delegation
+    /// off.
+    pub max_subagent_depth: u32,
     /// Seconds before a model request without any response byte is abandoned.
     pub request_timeout_secs: u64,
     /// Seconds a stream may stay silent before it counts as dropped.
@@ -63,6 +70,7 @@ impl Default for LlmConfig {
             max_history_messages: 30,
             max_tool_result_chars: None,
             max_parallel_subagents: 4,
+            max_subagent_depth: 5,
             request_timeout_secs: 300,
             idle_timeout_secs: 60,
             datetime: DatetimeConfig::default(),
@@ -248,6 +256,12 @@ pub(super) fn validate(path: &Path, text: Option<&str>, c: &Config) -> Result<()
         return Err(fail(
             "max_parallel_subagents",
             "llm.max_parallel_subagents: must be at least 1".into(),
+        ));
+    }
+    if c.llm.max_subagent_depth > MAX_SUBAGENT_DEPTH {
+        return Err(fail(
+            "max_subagent_depth",
+            format!("llm.max_subagent_depth: at most {MAX_SUBAGENT_DEPTH}"),
         ));
     }
     Ok(())

@@ -22,6 +22,9 @@ pub const CANCELLED_AWAITING_APPROVAL: &str =
 /// Stored as the result of a question the user's stop cancelled before it was answered.
 pub const CANCELLED_AWAITING_ANSWER: &str =
     "Not answered: the user stopped the turn while this question was waiting for their reply.";
+/// Stored as the result of a sub-agent call whose child the user's stop ended.
+pub const CANCELLED_SUBAGENT: &str = "Cancelled: the user stopped the turn while this sub-agent \
+     was working. It may have done part of its task: check before delegating it again.";
 /// Stored as the result of a call of the same reply that the user's stop reached first.
 pub const CANCELLED_UNSTARTED: &str =
     "Not run: the user stopped the turn before this call started.";

@@ -22,9 +22,10 @@ impl Engine {
     pub async fn inbox(&self) -> Result<Inbox, EngineError> {
         let rows = self.store().open_approvals().await?;
         let now = self.store().clock().now();
-        let items: Vec<InboxItem> = rows
-            .into_iter()
-            .map(|r| {
+        let mut items = Vec::with_capacity(rows.len());
+        for r in rows {
+            let frame_label = self.frame_label(r.stack_id).await?;
+            items.push({
                 let category = self.inner.tools.category_of(&r.tool_name);
                 let mcp_server = names::mcp_server(&r.tool_name).map(str::to_string);
                 let age = age_secs(now, &r.created_at);
@@ -34,6 +35,7 @@ impl Engine {
                     source: r.source,
                     agent_id: r.agent_id,
                     context_label: r.context_label,
+                    frame_label,
                     tool_name: r.tool_name,
                     tool_category: category.map(|c| c.as_str().to_string()),
                     mcp_server,
@@ -48,28 +50,32 @@ impl Engine {
                     created_at: r.created_at,
                     age_secs: age,
                 }
-            })
-            .collect();
-        let questions: Vec<QuestionItem> = self
-            .store()
-            .open_questions()
-            .await?
-            .into_iter()
-            .map(|q| QuestionItem {
+            });
+        }
+        let mut questions = Vec::new();
+        for q in self.store().open_questions().await? {
+            let frame_label = self.frame_label(q.stack_id).await?;
+            questions.push(QuestionItem {
                 tool_call_id: q.tool_call_id,
                 session_id: q.session_id,
                 source: q.source,
                 agent_id: q.agent_id,
                 context_label: q.context_label,
+                frame_label,
                 title: q.title,
                 question: q.question,
                 suggested_answers: serde_json::from_str(&q.suggested_answers).unwrap_or_default(),
                 age_secs: age_secs(now, &q.created_at),
                 created_at: q.created_at,
-            })
-            .collect();
+            });
+        }
         let total = (items.len() + questions.len()) as u64;
         Ok(Inbox { items, questions, total })
+    }
+
+    /// Which sub-agent asks, as the live stream labels it (`None` for the root agent).
+    async fn frame_label(&self, stack_id: i64) -> Result<Option<String>, EngineError> {
+        Ok(crate::session::origin::of_frame(self.store(), stack_id).await?.label)
     }
 
     /// Records the answer to a clarification question (single assignment, any process); a live

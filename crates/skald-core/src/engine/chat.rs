@@ -18,7 +18,9 @@ use crate::context::BuildSettings;
 use crate::error::EngineError;
 use crate::session::origin;
 use crate::session::process::pid_alive;
-use crate::turn::{ParkMode, TurnCtx, TurnEmitter, TurnOutcome, run_rounds};
+use crate::turn::{
+    FrameCtx, ParkMode, TurnCtx, TurnDeps, TurnEmitter, TurnOutcome, TurnPolicy, run_rounds,
+};
 use crate::{agents, config};
 use skald_protocol::RunContext;
 
@@ -528,8 +530,9 @@ impl Engine {
         let agent = agents::load(self.data_dir(), &session.agent_id)?;
         // The agent's client, scope and strength pick the order; models that kept failing in
         // earlier turns (health is engine-wide) go last.
+        let models = chain;
         let chain = skald_llm::resolve_chain(
-            &chain,
+            &models,
             agent.meta.client.as_deref(),
             agent.meta.scope.as_deref(),
             agent.meta.strength,
@@ -542,30 +545,42 @@ impl Engine {
         });
         let rules = load_rules(store, run_context.security_group.as_deref()).await;
         let build = BuildSettings::for_chain(&cfg, &chain);
-        Ok(TurnCtx {
+        let deps = TurnDeps {
             store: store.clone(),
-            emitter: emitter.clone(),
             llm,
-            chain,
             tools: self.inner.tools.clone(),
-            rules,
-            run_context: run_context.clone(),
-            park_mode: mode,
             decisions: self.inner.decisions.clone(),
             context_cache: self.inner.context_cache.clone(),
-            agent,
+            data_dir: self.data_dir().to_path_buf(),
+        };
+        let policy = TurnPolicy {
             session_id,
             source: source.to_string(),
             scratchpad_session_id: session.scratchpad_session_id.unwrap_or(session_id),
-            auto_deny: session.auto_deny_approvals,
-            stack_id: root.id,
-            workdir,
-            data_dir: self.data_dir().to_path_buf(),
+            models,
+            rules,
             dynamic_fragments: run_context.system_prompt.clone(),
+            run_context,
+            workdir,
+            park_mode: mode,
+            auto_deny: session.auto_deny_approvals,
             build,
             max_rounds: cfg.llm.max_tool_rounds,
+            max_subagent_depth: cfg.llm.max_subagent_depth,
+            max_parallel_subagents: cfg.llm.max_parallel_subagents.max(1) as usize,
             request_log: cfg.llm.request_log.enabled,
-        })
+        };
+        let grants = store.session_tool_groups(session_id).await?;
+        let frame = FrameCtx {
+            stack_id: root.id,
+            depth: 0,
+            agent,
+            chain,
+            grants,
+            emitter: emitter.clone(),
+            cancel: CancellationToken::new(),
+        };
+        Ok(TurnCtx::new(deps, policy, frame))
     }
 
     pub(super) async fn finish(

@@ -28,7 +28,7 @@ impl Engine {
             last_output_tokens: last.as_ref().and_then(|r| r.output_tokens),
             context_estimated: last.is_none(),
             model: last.and_then(|r| r.model),
-            context_window: ctx.chain.first().and_then(|e| e.context_window),
+            context_window: ctx.frame.chain.first().and_then(|e| e.context_window),
             context_tokens: (totals.replies > 0).then_some(size.tokens),
             input_tokens_total: totals.input_tokens,
             output_tokens_total: totals.output_tokens,

@@ -12,6 +12,15 @@ pub const UPDATE_SCRATCHPAD: &str = "update_scratchpad";
 /// Synthetic, intercepted by the turn loop.
 pub const WRITE_TODOS: &str = "write_todos";
 pub const ASK_USER_CLARIFICATION: &str = "ask_user_clarification";
+/// Synthetic: the root agent delegates to a task agent (a sync sub-agent).
+pub const EXECUTE_TASK: &str = "execute_task";
+/// Synthetic: a sub-agent below the depth limit delegates further.
+pub const EXECUTE_SUBTASK: &str = "execute_subtask";
+
+/// The tools that start a sync sub-agent in a child frame.
+pub fn is_subagent_tool(name: &str) -> bool {
+    matches!(name, EXECUTE_TASK | EXECUTE_SUBTASK)
+}
 
 /// Tools that change files (approval class "write"; `file_changed` on success).
 pub fn is_write_tool(name: &str) -> bool {

@@ -11,11 +11,13 @@ use skald_store::repo::approvals::NewApprovalRequest;
 use skald_store::repo::tools::ToolCallRow;
 use tokio_util::sync::CancellationToken;
 
+use super::subagent::{self, ChildEnd};
 use super::{ParkMode, TurnCtx, synthetic};
 use crate::approval::gate::{GateInput, verdict};
 use crate::approval::{Verdict, diff, rejection_message};
 use crate::context::call_results::{
-    CANCELLED_AWAITING_ANSWER, CANCELLED_AWAITING_APPROVAL, CANCELLED_RUNNING, CANCELLED_UNSTARTED,
+    CANCELLED_AWAITING_ANSWER, CANCELLED_AWAITING_APPROVAL, CANCELLED_RUNNING, CANCELLED_SUBAGENT,
+    CANCELLED_UNSTARTED,
 };
 use crate::error::EngineError;
 use crate::tools::{self, ArgsError, ToolContext, ToolError, names, parse_args};
@@ -24,24 +26,34 @@ use crate::tools::{self, ArgsError, ToolContext, ToolError, names, parse_args};
 const DECISION_POLL: Duration = Duration::from_millis(300);
 
 /// What the loop does after a call.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum CallFlow {
     Continue,
-    /// Waiting for a human and this process does not wait (CLI `chat`): the turn ends parked.
-    Parked,
+    /// These calls (this one, or a sub-agent's) wait for a human and this process does not wait
+    /// (CLI `chat`): the turn ends parked.
+    Parked(Vec<i64>),
     Cancelled,
+}
+
+/// A call after its gate: recorded already, allowed to run, or parked for a human.
+pub enum Gate {
+    Recorded(CallFlow),
+    Allowed(Value),
+    Parked(Value),
 }
 
 /// Tool definitions offered this turn, sorted by name (byte-identical across processes), minus
 /// tools whose first name-matching rule denies them.
 pub fn offered_tools(ctx: &TurnCtx) -> Vec<Value> {
-    let hidden = |name: &str| ctx.rules.as_ref().is_ok_and(|r| r.hides_tool(name));
+    let hidden = |name: &str| ctx.policy.rules.as_ref().is_ok_and(|r| r.hides_tool(name));
     let mut defs: Vec<(String, Value)> = ctx
+        .deps
         .tools
         .defs()
         .into_iter()
         .map(|d| (d.name.to_string(), d.to_openai()))
         .chain(synthetic::definitions(ctx))
+        .chain(subagent::definitions(ctx))
         .filter(|(name, _)| !hidden(name))
         .collect();
     defs.sort_by(|a, b| a.0.cmp(&b.0));
@@ -55,20 +67,35 @@ pub async fn handle(
     message_id: i64,
     name: &str,
     raw_args: &str,
-    cancel: &CancellationToken,
 ) -> Result<CallFlow, EngineError> {
+    let parsed = announce(ctx, id, message_id, name, raw_args);
+    gate_and_run(ctx, id, name, parsed, &ctx.frame.cancel).await
+}
+
+/// Tells every client the call starts (`tool_start`, with its labels); returns its arguments.
+pub fn announce(
+    ctx: &TurnCtx,
+    id: i64,
+    message_id: i64,
+    name: &str,
+    raw_args: &str,
+) -> Result<Value, ArgsError> {
     let parsed = parse_args(raw_args);
-    let tool = ctx.tools.get(name);
+    let tool = ctx.deps.tools.get(name);
     let shown_args = parsed.clone().unwrap_or_else(|_| Value::String(raw_args.to_string()));
     let (label_short, label_full, path) = match (&tool, &parsed) {
         (Some(t), Ok(a)) => (
             t.describe(a, false),
             t.describe(a, true),
-            t.target_path(a, &ctx.workdir).map(|p| p.display().to_string()),
+            t.target_path(a, &ctx.policy.workdir).map(|p| p.display().to_string()),
         ),
+        (None, Ok(a)) if names::is_subagent_tool(name) => {
+            let label = delegation_label(name, a);
+            (label.clone(), label, None)
+        }
         _ => (name.to_string(), name.to_string(), None),
     };
-    ctx.emitter.emit(Event::ToolStart {
+    ctx.frame.emitter.emit(Event::ToolStart {
         tool_call_id: id,
         message_id,
         name: name.to_string(),
@@ -77,33 +104,52 @@ pub async fn handle(
         label_full,
         path,
     });
-    gate_and_run(ctx, id, name, parsed, cancel).await
+    parsed
+}
+
+/// `execute_task ⚡ → researcher: find the bug`: who is delegated what.
+fn delegation_label(name: &str, args: &Value) -> String {
+    let text = |k: &str| args.get(k).and_then(Value::as_str).map(str::trim).unwrap_or("");
+    let what = [text("description"), text("title"), text("prompt")]
+        .into_iter()
+        .find(|t| !t.is_empty())
+        .unwrap_or("");
+    let what = what.lines().next().unwrap_or("");
+    let short: String = what.chars().take(80).collect();
+    let ellipsis = if what.chars().count() > 80 { "…" } else { "" };
+    format!("{name} ⚡ → {}: {short}{ellipsis}", text("agent_id"))
 }
 
 /// Settles a call left open by an earlier run (resume).
-pub async fn settle(
-    ctx: &TurnCtx,
-    row: &ToolCallRow,
-    cancel: &CancellationToken,
-) -> Result<CallFlow, EngineError> {
+pub async fn settle(ctx: &TurnCtx, row: &ToolCallRow) -> Result<CallFlow, EngineError> {
+    let cancel = &ctx.frame.cancel;
     let name = row.name.as_str();
     let raw = row.arguments.clone().unwrap_or_default();
+    // A delegation whose child frame exists: the child settles first, its end is the result.
+    if names::is_subagent_tool(name)
+        && let Some(end) = subagent::settle(ctx, row).await?
+    {
+        return record_child_end(ctx, row.id, end).await;
+    }
     match row.status()? {
         ToolStatus::Running => {
             // It may have had effects: re-run only what is safe to repeat.
-            let read_only = ctx.tools.get(name).is_some_and(|t| t.def().read_only);
+            // A delegation that opened no frame yet has done nothing.
+            let read_only = ctx.deps.tools.get(name).is_some_and(|t| t.def().read_only)
+                || names::is_subagent_tool(name);
             if read_only {
                 let args = parse_args(&raw).unwrap_or(Value::Null);
                 return execute(ctx, row.id, name, &args, cancel).await;
             }
             // Any other gets the interrupted result and is flagged for the user to reconcile.
-            let (store, tools, emitter) = (&ctx.store, &ctx.tools, &ctx.emitter);
-            crate::session::interrupted::flag(store, tools, emitter, ctx.session_id, row).await?;
+            let (store, tools, emitter) = (&ctx.deps.store, &ctx.deps.tools, &ctx.frame.emitter);
+            crate::session::interrupted::flag(store, tools, emitter, ctx.policy.session_id, row)
+                .await?;
             Ok(CallFlow::Continue)
         }
-        ToolStatus::Pending => match ctx.store.approval_request(row.id).await? {
+        ToolStatus::Pending => match ctx.deps.store.approval_request(row.id).await? {
             // A question: settle its answer (or keep waiting for it).
-            None if ctx.store.question(row.id).await?.is_some() => {
+            None if ctx.deps.store.question(row.id).await?.is_some() => {
                 await_answer(ctx, row.id, cancel).await
             }
             // Parked before: settle the human's decision (or keep waiting for it).
@@ -125,8 +171,25 @@ async fn gate_and_run(
     parsed: Result<Value, ArgsError>,
     cancel: &CancellationToken,
 ) -> Result<CallFlow, EngineError> {
-    let tool = ctx.tools.get(name);
-    let hidden = ctx.rules.as_ref().is_ok_and(|r| r.hides_tool(name));
+    match gate(ctx, id, name, parsed).await? {
+        Gate::Recorded(flow) => Ok(flow),
+        Gate::Allowed(args) => execute(ctx, id, name, &args, cancel).await,
+        Gate::Parked(args) => await_decision_and_run(ctx, id, name, &args, cancel).await,
+    }
+}
+
+/// Validates the call and asks the approval gate; a call that needs a human is parked (its
+/// request recorded and announced). Questions are asked and answered here.
+pub async fn gate(
+    ctx: &TurnCtx,
+    id: i64,
+    name: &str,
+    parsed: Result<Value, ArgsError>,
+) -> Result<Gate, EngineError> {
+    let cancel = &ctx.frame.cancel;
+    let recorded = |flow| Ok(Gate::Recorded(flow));
+    let tool = ctx.deps.tools.get(name);
+    let hidden = ctx.policy.rules.as_ref().is_ok_and(|r| r.hides_tool(name));
     let known = tool.is_some() || synthetic::is_synthetic(name, ctx);
     if !known || hidden {
         let available: Vec<String> = offered_tools(ctx)
@@ -134,45 +197,44 @@ async fn gate_and_run(
             .filter_map(|d| d["function"]["name"].as_str().map(str::to_string))
             .collect();
         let msg = format!("unknown tool `{name}`. Available tools: {}", available.join(", "));
-        return fail(ctx, id, &msg).await;
+        return recorded(fail(ctx, id, &msg).await?);
     }
     let args = match parsed {
         Ok(a) => a,
         Err(e) => {
-            return fail(ctx, id, &format!("{e}. Call `{name}` again with a JSON object.")).await;
+            let msg = format!("{e}. Call `{name}` again with a JSON object.");
+            return recorded(fail(ctx, id, &msg).await?);
         }
     };
     if let Some(t) = &tool
         && let Err(e) = tools::check_args(t.as_ref(), &args)
     {
-        return fail(ctx, id, &format!("invalid arguments: {e}. Call `{name}` again.")).await;
+        let msg = format!("invalid arguments: {e}. Call `{name}` again.");
+        return recorded(fail(ctx, id, &msg).await?);
     }
     if name == names::ASK_USER_CLARIFICATION {
-        return ask(ctx, id, &args, cancel).await;
+        return recorded(ask(ctx, id, &args, cancel).await?);
     }
-    let target: Option<PathBuf> = tool.as_ref().and_then(|t| t.target_path(&args, &ctx.workdir));
+    let target: Option<PathBuf> =
+        tool.as_ref().and_then(|t| t.target_path(&args, &ctx.policy.workdir));
     let input = GateInput {
-        session_id: ctx.session_id,
+        session_id: ctx.policy.session_id,
         tool: name,
-        category: ctx.tools.category_of(name),
+        category: ctx.deps.tools.category_of(name),
         read_only: tool.as_ref().is_some_and(|t| t.def().read_only),
         target: target.as_deref(),
-        agent_id: &ctx.agent.id,
-        source: &ctx.source,
-        workdir: &ctx.workdir,
-        data_dir: &ctx.data_dir,
-        run_context: &ctx.run_context,
+        agent_id: &ctx.frame.agent.id,
+        source: &ctx.policy.source,
+        workdir: &ctx.policy.workdir,
+        data_dir: &ctx.deps.data_dir,
+        run_context: &ctx.policy.run_context,
     };
-    match verdict(&ctx.store, &ctx.rules, &input).await {
-        Verdict::Allow => execute(ctx, id, name, &args, cancel).await,
-        Verdict::Deny(reason) => reject(ctx, id, &reason).await,
-        Verdict::Require if ctx.auto_deny => {
-            reject(
-                ctx,
-                id,
-                "Rejected automatically: this unattended session cannot ask for approval.",
-            )
-            .await
+    match verdict(&ctx.deps.store, &ctx.policy.rules, &input).await {
+        Verdict::Allow => Ok(Gate::Allowed(args)),
+        Verdict::Deny(reason) => recorded(reject(ctx, id, &reason).await?),
+        Verdict::Require if ctx.policy.auto_deny => {
+            let reason = "Rejected automatically: this unattended session cannot ask for approval.";
+            recorded(reject(ctx, id, reason).await?)
         }
         Verdict::Require => {
             // The write's outcome, predicted once: the human reviews it as a diff, and an edit
@@ -180,14 +242,17 @@ async fn gate_and_run(
             // asking a human to approve it would only waste their attention.
             let predicted =
                 match tool.as_ref().filter(|_| names::is_write_tool(name)).and_then(|t| {
-                    t.predict_write(&args, &ToolContext::new(ctx.workdir.clone(), cancel.clone()))
+                    t.predict_write(
+                        &args,
+                        &ToolContext::new(ctx.policy.workdir.clone(), cancel.clone()),
+                    )
                 }) {
-                    Some(Err(e)) => return fail(ctx, id, &e.to_string()).await,
+                    Some(Err(e)) => return recorded(fail(ctx, id, &e.to_string()).await?),
                     Some(Ok(write)) => Some(write),
                     None => None,
                 };
             park(ctx, id, name, &args, predicted, target).await?;
-            await_decision_and_run(ctx, id, name, &args, cancel).await
+            Ok(Gate::Parked(args))
         }
     }
 }
@@ -207,7 +272,7 @@ async fn park(
     if let Some((old, new)) = predicted {
         let shown = target.as_ref().map_or_else(|| name.to_string(), |p| p.display().to_string());
         let label =
-            target.as_deref().map_or_else(|| shown.clone(), |p| diff_label(p, &ctx.workdir));
+            target.as_deref().map_or_else(|| shown.clone(), |p| diff_label(p, &ctx.policy.workdir));
         let d = diff::file_diff(&label, old.as_deref().map(str::as_bytes), Some(new.as_bytes()));
         kind = ApprovalKind::Write;
         review = Some((shown, d));
@@ -218,7 +283,7 @@ async fn park(
     let workdir = command.as_ref().map(|_| {
         args.get("workdir")
             .and_then(Value::as_str)
-            .map_or_else(|| ctx.workdir.clone(), |w| ctx.workdir.join(w))
+            .map_or_else(|| ctx.policy.workdir.clone(), |w| ctx.policy.workdir.join(w))
             .display()
             .to_string()
     });
@@ -239,11 +304,12 @@ async fn park(
         .map(|(_, d)| serde_json::to_string(d))
         .transpose()
         .map_err(|e| EngineError::Internal(format!("cannot encode a file diff: {e}")))?;
-    ctx.store
+    ctx.deps
+        .store
         .create_approval_request(&NewApprovalRequest {
             tool_call_id: id,
-            session_id: ctx.session_id,
-            stack_id: ctx.stack_id,
+            session_id: ctx.policy.session_id,
+            stack_id: ctx.frame.stack_id,
             kind,
             tool_name: name.to_string(),
             arguments: args.to_string(),
@@ -262,7 +328,7 @@ async fn park(
         }
         (None, None, None) => ApprovalRequest::Other { path: target_shown },
     };
-    ctx.emitter.emit(Event::ApprovalRequested {
+    ctx.frame.emitter.emit(Event::ApprovalRequested {
         request_id: id,
         tool_call_id: id,
         tool_name: name.to_string(),
@@ -273,14 +339,14 @@ async fn park(
 }
 
 /// Waits for the decision row (written by this or any other process), then settles the call.
-async fn await_decision_and_run(
+pub async fn await_decision_and_run(
     ctx: &TurnCtx,
     id: i64,
     name: &str,
     args: &Value,
     cancel: &CancellationToken,
 ) -> Result<CallFlow, EngineError> {
-    let decision = || ctx.store.decision(id);
+    let decision = || ctx.deps.store.decision(id);
     let d = match wait_for_human(ctx, id, cancel, CANCELLED_AWAITING_APPROVAL, decision).await? {
         Waited::Got(d) => d,
         Waited::Ended(flow) => return Ok(flow),
@@ -290,6 +356,7 @@ async fn await_decision_and_run(
     }
     // What the human saw: a write runs only while it still makes exactly that change.
     let approved_diff = ctx
+        .deps
         .store
         .approval_request(id)
         .await?
@@ -323,16 +390,16 @@ where
         if let Some(row) = read().await? {
             return Ok(Waited::Got(row));
         }
-        if ctx.park_mode == ParkMode::Exit {
-            return Ok(Waited::Ended(CallFlow::Parked));
+        if ctx.policy.park_mode == ParkMode::Exit {
+            return Ok(Waited::Ended(CallFlow::Parked(vec![id])));
         }
         tokio::select! {
             () = cancel.cancelled() => {
-                ctx.store.set_tool_status(id, ToolStatus::Cancelled, Some(cancelled_note)).await?;
-                ctx.emitter.emit(Event::ToolCancelled { tool_call_id: id });
+                ctx.deps.store.set_tool_status(id, ToolStatus::Cancelled, Some(cancelled_note)).await?;
+                ctx.frame.emitter.emit(Event::ToolCancelled { tool_call_id: id });
                 return Ok(Waited::Ended(CallFlow::Cancelled));
             }
-            () = ctx.decisions.notified() => {}
+            () = ctx.deps.decisions.notified() => {}
             () = tokio::time::sleep(DECISION_POLL) => {}
         }
     }
@@ -357,10 +424,18 @@ async fn ask(
         .map(|a| a.iter().filter_map(Value::as_str).map(str::to_string).collect())
         .unwrap_or_default();
     let suggested_json = serde_json::to_string(&suggested).unwrap_or_else(|_| "[]".into());
-    ctx.store
-        .create_question(id, ctx.session_id, ctx.stack_id, title, question, &suggested_json)
+    ctx.deps
+        .store
+        .create_question(
+            id,
+            ctx.policy.session_id,
+            ctx.frame.stack_id,
+            title,
+            question,
+            &suggested_json,
+        )
         .await?;
-    ctx.emitter.emit(Event::AgentQuestion {
+    ctx.frame.emitter.emit(Event::AgentQuestion {
         request_id: id,
         tool_call_id: id,
         title: title.to_string(),
@@ -375,13 +450,13 @@ async fn await_answer(
     id: i64,
     cancel: &CancellationToken,
 ) -> Result<CallFlow, EngineError> {
-    let answer = || ctx.store.answer(id);
+    let answer = || ctx.deps.store.answer(id);
     let answer = match wait_for_human(ctx, id, cancel, CANCELLED_AWAITING_ANSWER, answer).await? {
         Waited::Got(a) => a,
         Waited::Ended(flow) => return Ok(flow),
     };
-    ctx.store.set_tool_status(id, ToolStatus::Done, Some(&answer)).await?;
-    ctx.emitter.emit(Event::ToolDone {
+    ctx.deps.store.set_tool_status(id, ToolStatus::Done, Some(&answer)).await?;
+    ctx.frame.emitter.emit(Event::ToolDone {
         tool_call_id: id,
         result: answer,
         result_type: ResultType::String,
@@ -408,10 +483,14 @@ async fn execute_approved(
     cancel: &CancellationToken,
     approved_diff: Option<FileDiff>,
 ) -> Result<CallFlow, EngineError> {
-    ctx.store.start_tool_call(id).await?;
-    let outcome = match ctx.tools.get(name) {
+    ctx.deps.store.start_tool_call(id).await?;
+    if names::is_subagent_tool(name) {
+        let end = subagent::dispatch(ctx, id, name, args).await?;
+        return record_child_end(ctx, id, end).await;
+    }
+    let outcome = match ctx.deps.tools.get(name) {
         Some(t) => {
-            let tctx = ToolContext::new(ctx.workdir.clone(), cancel.clone())
+            let tctx = ToolContext::new(ctx.policy.workdir.clone(), cancel.clone())
                 .with_approved_diff(approved_diff)
                 .for_call(id);
             t.run(args, &tctx).await
@@ -425,7 +504,7 @@ async fn execute_approved(
             let changed = out.change.map(|change| {
                 let path = change.path.display().to_string();
                 let old = change.old.as_deref().map(str::as_bytes);
-                let label = diff_label(&change.path, &ctx.workdir);
+                let label = diff_label(&change.path, &ctx.policy.workdir);
                 let diff = diff::file_diff(&label, old, Some(change.new.as_bytes()));
                 (path, diff)
             });
@@ -433,25 +512,56 @@ async fn execute_approved(
                 let json = serde_json::to_string(diff).map_err(|e| {
                     EngineError::Internal(format!("cannot encode a file diff: {e}"))
                 })?;
-                ctx.store.record_file_diff(id, &json).await?;
+                ctx.deps.store.record_file_diff(id, &json).await?;
             }
-            ctx.store.set_tool_status(id, ToolStatus::Done, Some(&out.text)).await?;
-            ctx.emitter.emit(Event::ToolDone {
+            ctx.deps.store.set_tool_status(id, ToolStatus::Done, Some(&out.text)).await?;
+            ctx.frame.emitter.emit(Event::ToolDone {
                 tool_call_id: id,
                 result: out.text,
                 result_type: ResultType::String,
             });
             if let Some((path, diff)) = changed {
-                ctx.emitter.emit(Event::FileChanged { path, tool_call_id: id, diff });
+                ctx.frame.emitter.emit(Event::FileChanged { path, tool_call_id: id, diff });
             }
             Ok(CallFlow::Continue)
         }
         Err(ToolError::Cancelled) => {
-            ctx.store.set_tool_status(id, ToolStatus::Cancelled, Some(CANCELLED_RUNNING)).await?;
-            ctx.emitter.emit(Event::ToolCancelled { tool_call_id: id });
+            ctx.deps
+                .store
+                .set_tool_status(id, ToolStatus::Cancelled, Some(CANCELLED_RUNNING))
+                .await?;
+            ctx.frame.emitter.emit(Event::ToolCancelled { tool_call_id: id });
             Ok(CallFlow::Cancelled)
         }
         Err(e) => fail(ctx, id, &e.to_string()).await,
+    }
+}
+
+/// Records how a delegation's child ended as the spawning call's result. A parked child leaves
+/// the call `running` (its frame open) for the resume.
+pub async fn record_child_end(
+    ctx: &TurnCtx,
+    id: i64,
+    end: ChildEnd,
+) -> Result<CallFlow, EngineError> {
+    let (store, emitter) = (&ctx.deps.store, &ctx.frame.emitter);
+    match end {
+        ChildEnd::Answer(text) => {
+            store.set_tool_status(id, ToolStatus::Done, Some(&text)).await?;
+            emitter.emit(Event::ToolDone {
+                tool_call_id: id,
+                result: text,
+                result_type: ResultType::String,
+            });
+            Ok(CallFlow::Continue)
+        }
+        ChildEnd::Failed(message) => fail(ctx, id, &message).await,
+        ChildEnd::Cancelled => {
+            store.set_tool_status(id, ToolStatus::Cancelled, Some(CANCELLED_SUBAGENT)).await?;
+            emitter.emit(Event::ToolCancelled { tool_call_id: id });
+            Ok(CallFlow::Cancelled)
+        }
+        ChildEnd::Parked(ids) => Ok(CallFlow::Parked(ids)),
     }
 }
 
@@ -474,26 +584,27 @@ fn diff_label(path: &Path, workdir: &Path) -> String {
 /// terminal and read as such in every later request.
 pub async fn cancel_unstarted(ctx: &TurnCtx, ids: &[i64]) -> Result<(), EngineError> {
     for id in ids {
-        let row = ctx.store.tool_call(*id).await?;
+        let row = ctx.deps.store.tool_call(*id).await?;
         if row.status()? == ToolStatus::Pending {
-            ctx.store
+            ctx.deps
+                .store
                 .set_tool_status(*id, ToolStatus::Cancelled, Some(CANCELLED_UNSTARTED))
                 .await?;
-            ctx.emitter.emit(Event::ToolCancelled { tool_call_id: *id });
+            ctx.frame.emitter.emit(Event::ToolCancelled { tool_call_id: *id });
         }
     }
     Ok(())
 }
 
 async fn reject(ctx: &TurnCtx, id: i64, reason: &str) -> Result<CallFlow, EngineError> {
-    ctx.store.set_tool_status(id, ToolStatus::Rejected, Some(reason)).await?;
-    ctx.emitter.emit(Event::ToolRejected { tool_call_id: id, reason: reason.to_string() });
+    ctx.deps.store.set_tool_status(id, ToolStatus::Rejected, Some(reason)).await?;
+    ctx.frame.emitter.emit(Event::ToolRejected { tool_call_id: id, reason: reason.to_string() });
     Ok(CallFlow::Continue)
 }
 
 async fn fail(ctx: &TurnCtx, id: i64, error: &str) -> Result<CallFlow, EngineError> {
-    ctx.store.set_tool_status(id, ToolStatus::Failed, Some(error)).await?;
-    ctx.emitter.emit(Event::ToolError { tool_call_id: id, error: error.to_string() });
+    ctx.deps.store.set_tool_status(id, ToolStatus::Failed, Some(error)).await?;
+    ctx.frame.emitter.emit(Event::ToolError { tool_call_id: id, error: error.to_string() });
     Ok(CallFlow::Continue)
 }
 

@@ -28,7 +28,7 @@ pub async fn call(
         max_tokens: None,
         stream: true,
     };
-    let emitter = ctx.emitter.clone();
+    let emitter = ctx.frame.emitter.clone();
     let mut on_delta = |d: StreamDelta| {
         let (kind, delta) = match d {
             StreamDelta::Content(s) => (DeltaKind::Content, s),
@@ -36,7 +36,7 @@ pub async fn call(
         };
         emitter.emit(Event::TokenDelta { kind, delta });
     };
-    let notices = ctx.emitter.clone();
+    let notices = ctx.frame.emitter.clone();
     let mut on_notice = |n: LlmNotice| match n {
         LlmNotice::ModelFallback { from, to, reason } => {
             notices.emit(Event::ModelFallback { from, to, reason });
@@ -50,7 +50,7 @@ pub async fn call(
             notices.emit(Event::ModelRetry { model, attempt, reason });
         }
     };
-    match ctx.llm.complete(chain, &req, cancel.clone(), &mut on_delta, &mut on_notice).await {
+    match ctx.deps.llm.complete(chain, &req, cancel.clone(), &mut on_delta, &mut on_notice).await {
         Ok(turn) => RoundResult::Turn(turn),
         Err(LlmError::Cancelled) => RoundResult::Cancelled,
         Err(e) => RoundResult::Failed(format!("the model request failed: {e}")),

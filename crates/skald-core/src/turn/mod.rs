@@ -1,38 +1,32 @@
 //! The agent turn: rounds of (build context → model → tool calls) until a final answer, a stop,
 //! the round limit, or a call that waits for a human.
 //!
-//! Collaborators, one file each: `emitter` (events), `llm_round` (one model call with fallback),
-//! `call_flow` (one tool call end to end: gate → run → record), `synthetic` (tools the loop runs
-//! itself). Every step commits its rows before it emits.
+//! Collaborators, one file each: `ctx` (shared deps, session policy, per-frame context),
+//! `emitter` (events), `llm_round` (one model call with fallback), `scheduler` (the calls of one
+//! reply), `call_flow` (one tool call end to end: gate → run → record), `synthetic` (tools the
+//! loop runs itself). Every step commits its rows before it emits.
 
 mod call_flow;
+mod ctx;
 mod emitter;
 mod llm_round;
+mod scheduler;
+mod subagent;
 mod synthetic;
 
+pub use ctx::{FrameCtx, TurnCtx, TurnDeps, TurnPolicy};
 pub use emitter::TurnEmitter;
 
-use std::collections::BTreeMap;
-use std::path::PathBuf;
-use std::sync::Arc;
-
-use skald_llm::{LlmClient, ModelEndpoint};
 use skald_protocol::{Event, TurnEnd};
 use skald_store::Store;
 use skald_store::repo::history::NewMessage;
 use tokio_util::sync::CancellationToken;
 
-use crate::agents::Agent;
-use crate::approval::gate::LoadedRules;
-use crate::context::{
-    BuildSettings, CompactionError, ContextCache, ContextCompactor, ContextInputs, MessageBuilder,
-};
+use crate::context::{CompactionError, ContextCompactor};
 use crate::error::EngineError;
-use crate::tools::ToolRegistry;
-use skald_protocol::RunContext;
 
-use call_flow::CallFlow;
 use llm_round::RoundResult;
+use scheduler::{BatchFlow, PlannedCall};
 
 /// How a turn ended.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -74,224 +68,213 @@ pub enum ParkMode {
     Exit,
 }
 
-/// Everything one turn needs, resolved at its start.
-pub struct TurnCtx {
-    pub store: Store,
-    pub emitter: TurnEmitter,
-    pub llm: LlmClient,
-    pub chain: Vec<ModelEndpoint>,
-    pub tools: Arc<ToolRegistry>,
-    pub rules: LoadedRules,
-    pub run_context: RunContext,
-    pub park_mode: ParkMode,
-    /// Notified whenever this process records a decision (others are polled).
-    pub decisions: Arc<tokio::sync::Notify>,
-    /// The engine's cache of built histories: each round extends the frame's with what changed.
-    pub context_cache: ContextCache,
-    pub agent: Agent,
-    pub session_id: i64,
-    pub source: String,
-    pub scratchpad_session_id: i64,
-    pub auto_deny: bool,
-    pub stack_id: i64,
-    pub workdir: PathBuf,
-    pub data_dir: PathBuf,
-    pub dynamic_fragments: Vec<String>,
-    pub build: BuildSettings,
-    pub max_rounds: u32,
-    /// Keep each round's request in `llm_requests` for the debug view.
-    pub request_log: bool,
-}
-
-impl TurnCtx {
-    /// Unattended sessions that auto-deny (TIC) are never offered questions.
-    pub fn questions_available(&self) -> bool {
-        !self.auto_deny
-    }
-
-    fn builder(&self) -> MessageBuilder {
-        MessageBuilder::new(self.store.clone(), self.build.clone())
-            .with_cache(self.context_cache.clone())
-    }
-
-    fn context_inputs(&self) -> ContextInputs {
-        let mut substitutions = BTreeMap::new();
-        for key in &self.agent.substitution_keys {
-            substitutions.insert(key.clone(), String::new());
-        }
-        ContextInputs {
-            stack_id: self.stack_id,
-            scratchpad_session_id: self.scratchpad_session_id,
-            agent_prompt: self.agent.prompt.clone(),
-            memory: Vec::new(),
-            extra_static: None,
-            substitutions,
-            cache_hints: false,
-            dynamic_fragments: self.dynamic_fragments.clone(),
-            tail_reminder: None,
-            workdir: self.workdir.clone(),
-            now: self.store.clock().now(),
-        }
-    }
-}
-
 /// Runs rounds until the turn ends. The user message (if any) is already stored and echoed.
 pub async fn run_rounds(
     ctx: &TurnCtx,
     cancel: CancellationToken,
 ) -> Result<TurnOutcome, EngineError> {
-    let tool_defs = call_flow::offered_tools(ctx);
+    run_frame(&ctx.with_cancel(cancel)).await
+}
+
+/// One frame's rounds, as a list of named steps: compact, fold steers, ask the model, then
+/// either record the answer or run the calls it asked for.
+pub(crate) async fn run_frame(ctx: &TurnCtx) -> Result<TurnOutcome, EngineError> {
     // Once per turn, before its first round: the summary must be in place before any request.
-    compact_if_needed(ctx, &cancel).await?;
+    compact_if_needed(ctx).await?;
     let mut chain_start = 0usize;
-    for round in 1..=ctx.max_rounds {
-        if cancel.is_cancelled() {
+    let max_rounds = ctx.policy.max_rounds;
+    for round in 1..=max_rounds {
+        if ctx.frame.cancel.is_cancelled() {
             return Ok(TurnOutcome::Cancelled);
         }
-        fold_steers(&ctx.store, &ctx.emitter, ctx.session_id, ctx.stack_id).await?;
-        let built = ctx.builder().build_request(&ctx.context_inputs()).await?;
-        let chain = &ctx.chain[chain_start.min(ctx.chain.len().saturating_sub(1))..];
-        let logged = ctx
-            .request_log
-            .then(|| serde_json::json!({ "messages": &built.messages, "tools": &tool_defs }));
-        let started = std::time::Instant::now();
-        let turn = match llm_round::call(ctx, chain, built.messages, &tool_defs, &cancel).await {
-            RoundResult::Turn(t) => t,
-            RoundResult::Cancelled => return Ok(TurnOutcome::Cancelled),
-            RoundResult::Failed(message) => return Ok(TurnOutcome::Failed { message }),
+        fold_root_steers(ctx).await?;
+        let reply = match ask_model(ctx, &mut chain_start).await? {
+            Asked::Reply(reply) => reply,
+            Asked::Ended(outcome) => return Ok(outcome),
         };
-        // Once switched, the fallback model serves the rest of the turn.
-        if let Some(i) = ctx.chain.iter().position(|e| e.name == turn.model) {
-            chain_start = i;
-        }
-        let usage = llm_round::usage_of(&turn);
-        if turn.tool_calls.is_empty() {
-            let message_id = ctx
-                .store
-                .append_message(&NewMessage {
-                    stack_id: ctx.stack_id,
-                    role: Some(skald_store::repo::history::Role::Assistant),
-                    content: turn.content.clone(),
-                    reasoning: turn.reasoning.clone(),
-                    usage,
-                    model: Some(turn.model.clone()),
-                    cost: turn.cost,
-                    ..Default::default()
-                })
-                .await?;
-            log_request(ctx, message_id, &turn.model, logged.as_ref(), started).await;
-            if turn.finish_reason.as_deref() == Some("length") {
-                ctx.emitter
-                    .emit(Event::Truncated { output_tokens: usage.map(|u| u.output_tokens) });
+        if reply.turn.tool_calls.is_empty() {
+            match record_answer(ctx, *reply, round).await? {
+                Some(outcome) => return Ok(outcome),
+                None => continue,
             }
-            // A steer that arrived while the model was answering extends the turn so it is
-            // answered rather than left dangling; this answer is closed for every client.
-            if !ctx.store.open_steers(ctx.session_id).await?.is_empty() && round < ctx.max_rounds {
-                ctx.emitter.emit(Event::InterimAnswer {
-                    message_id,
-                    stack_id: ctx.stack_id,
-                    content: turn.content.clone(),
-                    reasoning: turn.reasoning.clone(),
-                    input_tokens: usage.map(|u| u.input_tokens),
-                    output_tokens: usage.map(|u| u.output_tokens),
-                });
-                continue;
-            }
-            ctx.emitter.emit(Event::Done {
-                message_id,
-                stack_id: ctx.stack_id,
-                content: turn.content.clone(),
-                input_tokens: usage.map(|u| u.input_tokens),
-                output_tokens: usage.map(|u| u.output_tokens),
-            });
-            return Ok(TurnOutcome::Final { message_id, content: turn.content });
         }
-        let calls: Vec<(String, String, Option<String>)> = turn
-            .tool_calls
-            .iter()
-            .map(|c| (c.name.clone(), c.arguments.clone(), Some(c.id.clone())))
-            .collect();
-        let (message_id, call_ids) = ctx
-            .store
-            .append_assistant_with_calls(
-                &NewMessage {
-                    stack_id: ctx.stack_id,
-                    content: turn.content.clone(),
-                    reasoning: turn.reasoning.clone(),
-                    usage,
-                    model: Some(turn.model.clone()),
-                    cost: turn.cost,
-                    ..Default::default()
-                },
-                &calls,
-            )
-            .await?;
-        log_request(ctx, message_id, &turn.model, logged.as_ref(), started).await;
-        ctx.emitter.emit(Event::Thinking {
+        let (message_id, calls) = record_calls(ctx, &reply).await?;
+        match scheduler::run_calls(ctx, message_id, &calls).await? {
+            BatchFlow::Continue => {}
+            BatchFlow::Parked(ids) => return Ok(TurnOutcome::Parked { tool_call_ids: ids }),
+            BatchFlow::Cancelled => return Ok(TurnOutcome::Cancelled),
+        }
+    }
+    Ok(TurnOutcome::Exhausted { rounds: max_rounds })
+}
+
+/// A model reply with what is needed to record it.
+struct ModelReply {
+    turn: skald_llm::LlmTurn,
+    usage: Option<skald_store::repo::history::TokenUsage>,
+    logged: Option<serde_json::Value>,
+    started: std::time::Instant,
+}
+
+enum Asked {
+    Reply(Box<ModelReply>),
+    Ended(TurnOutcome),
+}
+
+/// Only the root frame folds messages the user sent during the turn: a sub-agent's history is
+/// its parent's task, not the conversation.
+async fn fold_root_steers(ctx: &TurnCtx) -> Result<(), EngineError> {
+    if !ctx.is_root() {
+        return Ok(());
+    }
+    fold_steers(&ctx.deps.store, &ctx.frame.emitter, ctx.policy.session_id, ctx.frame.stack_id)
+        .await
+}
+
+/// Builds the frame's request and asks its models; once switched, the fallback model serves
+/// the rest of the frame's rounds.
+async fn ask_model(ctx: &TurnCtx, chain_start: &mut usize) -> Result<Asked, EngineError> {
+    let tool_defs = call_flow::offered_tools(ctx);
+    let built = ctx.builder().build_request(&ctx.context_inputs()).await?;
+    let all = &ctx.frame.chain;
+    let chain = &all[(*chain_start).min(all.len().saturating_sub(1))..];
+    let logged = ctx
+        .policy
+        .request_log
+        .then(|| serde_json::json!({ "messages": &built.messages, "tools": &tool_defs }));
+    let started = std::time::Instant::now();
+    let cancel = &ctx.frame.cancel;
+    let turn = match llm_round::call(ctx, chain, built.messages, &tool_defs, cancel).await {
+        RoundResult::Turn(t) => t,
+        RoundResult::Cancelled => return Ok(Asked::Ended(TurnOutcome::Cancelled)),
+        RoundResult::Failed(message) => return Ok(Asked::Ended(TurnOutcome::Failed { message })),
+    };
+    if let Some(i) = all.iter().position(|e| e.name == turn.model) {
+        *chain_start = i;
+    }
+    let usage = llm_round::usage_of(&turn);
+    Ok(Asked::Reply(Box::new(ModelReply { turn, usage, logged, started })))
+}
+
+/// Stores a reply without calls. Returns the frame's outcome, or `None` when a steer that
+/// arrived meanwhile extends the (root) turn so it is answered rather than left dangling.
+async fn record_answer(
+    ctx: &TurnCtx,
+    reply: ModelReply,
+    round: u32,
+) -> Result<Option<TurnOutcome>, EngineError> {
+    let ModelReply { turn, usage, logged, started } = reply;
+    let (store, emitter, stack_id) = (&ctx.deps.store, &ctx.frame.emitter, ctx.frame.stack_id);
+    let message_id = store
+        .append_message(&NewMessage {
+            stack_id,
+            role: Some(skald_store::repo::history::Role::Assistant),
+            content: turn.content.clone(),
+            reasoning: turn.reasoning.clone(),
+            usage,
+            model: Some(turn.model.clone()),
+            cost: turn.cost,
+            ..Default::default()
+        })
+        .await?;
+    log_request(ctx, message_id, &turn.model, logged.as_ref(), started).await;
+    if turn.finish_reason.as_deref() == Some("length") {
+        emitter.emit(Event::Truncated { output_tokens: usage.map(|u| u.output_tokens) });
+    }
+    // This answer is closed for every client; the turn goes on for the steer.
+    if ctx.is_root()
+        && round < ctx.policy.max_rounds
+        && !store.open_steers(ctx.policy.session_id).await?.is_empty()
+    {
+        emitter.emit(Event::InterimAnswer {
             message_id,
+            stack_id,
             content: turn.content.clone(),
             reasoning: turn.reasoning.clone(),
             input_tokens: usage.map(|u| u.input_tokens),
             output_tokens: usage.map(|u| u.output_tokens),
         });
-        let mut parked = Vec::new();
-        for (i, (call, id)) in turn.tool_calls.iter().zip(&call_ids).enumerate() {
-            if cancel.is_cancelled() {
-                call_flow::cancel_unstarted(ctx, &call_ids[i..]).await?;
-                return Ok(TurnOutcome::Cancelled);
-            }
-            match call_flow::handle(ctx, *id, message_id, &call.name, &call.arguments, &cancel)
-                .await?
-            {
-                CallFlow::Continue => {}
-                CallFlow::Parked => parked.push(*id),
-                CallFlow::Cancelled => {
-                    call_flow::cancel_unstarted(ctx, &call_ids[i + 1..]).await?;
-                    return Ok(TurnOutcome::Cancelled);
-                }
-            }
-        }
-        if !parked.is_empty() {
-            return Ok(TurnOutcome::Parked { tool_call_ids: parked });
-        }
+        return Ok(None);
     }
-    Ok(TurnOutcome::Exhausted { rounds: ctx.max_rounds })
+    // A sub-agent's `done` ends its lane, not the turn: it comes from the child's frame.
+    emitter.emit(Event::Done {
+        message_id,
+        stack_id,
+        content: turn.content.clone(),
+        input_tokens: usage.map(|u| u.input_tokens),
+        output_tokens: usage.map(|u| u.output_tokens),
+    });
+    Ok(Some(TurnOutcome::Final { message_id, content: turn.content }))
+}
+
+/// Stores a reply with calls: the message and one `pending` row per call, ids in call order.
+async fn record_calls(
+    ctx: &TurnCtx,
+    reply: &ModelReply,
+) -> Result<(i64, Vec<PlannedCall>), EngineError> {
+    let turn = &reply.turn;
+    let specs: Vec<(String, String, Option<String>)> = turn
+        .tool_calls
+        .iter()
+        .map(|c| (c.name.clone(), c.arguments.clone(), Some(c.id.clone())))
+        .collect();
+    let (message_id, call_ids) = ctx
+        .deps
+        .store
+        .append_assistant_with_calls(
+            &NewMessage {
+                stack_id: ctx.frame.stack_id,
+                content: turn.content.clone(),
+                reasoning: turn.reasoning.clone(),
+                usage: reply.usage,
+                model: Some(turn.model.clone()),
+                cost: turn.cost,
+                ..Default::default()
+            },
+            &specs,
+        )
+        .await?;
+    log_request(ctx, message_id, &turn.model, reply.logged.as_ref(), reply.started).await;
+    ctx.frame.emitter.emit(Event::Thinking {
+        message_id,
+        content: turn.content.clone(),
+        reasoning: turn.reasoning.clone(),
+        input_tokens: reply.usage.map(|u| u.input_tokens),
+        output_tokens: reply.usage.map(|u| u.output_tokens),
+    });
+    let calls = turn
+        .tool_calls
+        .iter()
+        .zip(call_ids)
+        .map(|(c, id)| PlannedCall { id, name: c.name.clone(), arguments: c.arguments.clone() })
+        .collect();
+    Ok((message_id, calls))
 }
 
 /// Continues a session's turn without a new user message: settles open calls (decisions, crash
 /// leftovers), then runs rounds if the model still owes an answer.
 pub async fn resume(ctx: &TurnCtx, cancel: CancellationToken) -> Result<TurnOutcome, EngineError> {
-    let open = ctx.store.open_tool_calls_for_stack(ctx.stack_id).await?;
-    let mut parked = Vec::new();
-    for (i, row) in open.iter().enumerate() {
-        if cancel.is_cancelled() {
-            let ids: Vec<i64> = open[i..].iter().map(|r| r.id).collect();
-            call_flow::cancel_unstarted(ctx, &ids).await?;
-            return Ok(TurnOutcome::Cancelled);
-        }
-        match call_flow::settle(ctx, row, &cancel).await? {
-            CallFlow::Continue => {}
-            CallFlow::Parked => parked.push(row.id),
-            CallFlow::Cancelled => {
-                let ids: Vec<i64> = open[i + 1..].iter().map(|r| r.id).collect();
-                call_flow::cancel_unstarted(ctx, &ids).await?;
-                return Ok(TurnOutcome::Cancelled);
-            }
-        }
-    }
-    if !parked.is_empty() {
-        return Ok(TurnOutcome::Parked { tool_call_ids: parked });
+    resume_frame(&ctx.with_cancel(cancel)).await
+}
+
+/// Settles a frame's open calls in id order, then runs rounds if its model still owes an answer.
+pub(crate) async fn resume_frame(ctx: &TurnCtx) -> Result<TurnOutcome, EngineError> {
+    let (store, stack_id) = (&ctx.deps.store, ctx.frame.stack_id);
+    let open = store.open_tool_calls_for_stack(stack_id).await?;
+    match scheduler::settle_open(ctx, &open).await? {
+        BatchFlow::Continue => {}
+        BatchFlow::Parked(ids) => return Ok(TurnOutcome::Parked { tool_call_ids: ids }),
+        BatchFlow::Cancelled => return Ok(TurnOutcome::Cancelled),
     }
     // Only the newest live row decides; reading the whole frame made resume linear in its length.
-    let last = ctx.store.last_live_message(ctx.stack_id).await?;
+    let last = store.last_live_message(stack_id).await?;
     // Steers waiting (queued behind a decision, or left by a crash) are answered by more rounds.
-    let steers_wait = !ctx.store.open_steers(ctx.session_id).await?.is_empty();
+    let steers_wait = ctx.is_root() && !store.open_steers(ctx.policy.session_id).await?.is_empty();
     match last.as_ref() {
-        // The last word is an answer: the turn is complete.
+        // The last word is an answer: the frame is complete.
         Some(last) if last.role == "assistant" && open.is_empty() && !steers_wait => {
-            let has_calls = ctx
-                .store
-                .tool_calls_for_stack_after(ctx.stack_id, last.id - 1)
+            let has_calls = store
+                .tool_calls_for_stack_after(stack_id, last.id - 1)
                 .await?
                 .iter()
                 .any(|c| c.message_id == last.id);
@@ -301,29 +284,30 @@ pub async fn resume(ctx: &TurnCtx, cancel: CancellationToken) -> Result<TurnOutc
                     content: last.content.clone(),
                 });
             }
-            run_rounds(ctx, cancel).await
+            run_frame(ctx).await
         }
         None => Ok(TurnOutcome::Failed { message: "the session has no messages to resume".into() }),
-        Some(_) => run_rounds(ctx, cancel).await,
+        Some(_) => run_frame(ctx).await,
     }
 }
 
 /// Compacts a root frame whose context is over the trigger, with `compacting` /
 /// `compaction_done` events. Sub-agent frames are left alone (their tree may be running).
-async fn compact_if_needed(ctx: &TurnCtx, cancel: &CancellationToken) -> Result<(), EngineError> {
-    let Some(config) = ctx.build.compaction.filter(|c| c.enabled) else {
+async fn compact_if_needed(ctx: &TurnCtx) -> Result<(), EngineError> {
+    let Some(config) = ctx.policy.build.compaction.filter(|c| c.enabled) else {
         return Ok(());
     };
-    if ctx.store.root_frame(ctx.session_id).await?.id != ctx.stack_id {
+    if !ctx.is_root() {
         return Ok(());
     }
-    let compactor = ContextCompactor::new(&ctx.store, &ctx.llm, &ctx.chain, config);
-    let emitter = ctx.emitter.clone();
+    let cancel = &ctx.frame.cancel;
+    let compactor = ContextCompactor::new(&ctx.deps.store, &ctx.deps.llm, &ctx.frame.chain, config);
+    let emitter = ctx.frame.emitter.clone();
     let on_start = move || emitter.emit(Event::Compacting {});
     let report =
         compactor.maybe_compact(&ctx.builder(), &ctx.context_inputs(), cancel, on_start).await?;
     if let Some(r) = report {
-        ctx.emitter.emit(Event::CompactionDone {
+        ctx.frame.emitter.emit(Event::CompactionDone {
             summary_id: r.summary_id,
             covers_up_to_message_id: r.covers_up_to_message_id,
             tokens_before: r.tokens_before,
@@ -338,7 +322,7 @@ pub async fn context_size(
     ctx: &TurnCtx,
 ) -> Result<crate::context::compaction::ContextSize, EngineError> {
     let builder = ctx.builder();
-    Ok(crate::context::compaction::context_size(&ctx.store, &builder, &ctx.context_inputs())
+    Ok(crate::context::compaction::context_size(&ctx.deps.store, &builder, &ctx.context_inputs())
         .await?)
 }
 
@@ -348,9 +332,9 @@ pub async fn compact_now(
     focus: Option<&str>,
     cancel: &CancellationToken,
 ) -> Result<Option<crate::context::CompactionReport>, EngineError> {
-    let config = ctx.build.compaction.unwrap_or_default();
-    let compactor = ContextCompactor::new(&ctx.store, &ctx.llm, &ctx.chain, config);
-    let emitter = ctx.emitter.clone();
+    let config = ctx.policy.build.compaction.unwrap_or_default();
+    let compactor = ContextCompactor::new(&ctx.deps.store, &ctx.deps.llm, &ctx.frame.chain, config);
+    let emitter = ctx.frame.emitter.clone();
     let on_start = move || emitter.emit(Event::Compacting {});
     let report = compactor
         .compact_now(&ctx.builder(), &ctx.context_inputs(), focus, cancel, on_start)
@@ -363,7 +347,7 @@ pub async fn compact_now(
             other => EngineError::Llm(other.to_string()),
         })?;
     if let Some(r) = &report {
-        ctx.emitter.emit(Event::CompactionDone {
+        ctx.frame.emitter.emit(Event::CompactionDone {
             summary_id: r.summary_id,
             covers_up_to_message_id: r.covers_up_to_message_id,
             tokens_before: r.tokens_before,
@@ -384,11 +368,20 @@ async fn log_request(
 ) {
     let Some(request) = request else { return };
     // Log the provider's model id; the client alias is what the events already carry.
-    let model = ctx.chain.iter().find(|e| e.name == model).map_or(model, |e| e.model.as_str());
+    let model =
+        ctx.frame.chain.iter().find(|e| e.name == model).map_or(model, |e| e.model.as_str());
     let ms = i64::try_from(started.elapsed().as_millis()).unwrap_or(i64::MAX);
     let stored = ctx
+        .deps
         .store
-        .log_llm_request(ctx.session_id, ctx.stack_id, message_id, model, &request.to_string(), ms)
+        .log_llm_request(
+            ctx.policy.session_id,
+            ctx.frame.stack_id,
+            message_id,
+            model,
+            &request.to_string(),
+            ms,
+        )
         .await;
     if let Err(e) = stored {
         tracing::warn!("cannot log the model request: {e}");

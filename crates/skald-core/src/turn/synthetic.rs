@@ -1,4 +1,5 @@
-//! Tools the loop runs itself because they touch the session: scratchpad, todos, questions.
+//! Tools the loop runs itself because they touch the session: scratchpad, todos, questions
+//! (delegation is `subagent`).
 
 use serde_json::{Value, json};
 use skald_store::repo::scratchpad::Todo;
@@ -9,6 +10,7 @@ use crate::tools::{ToolError, ToolOutput, names};
 pub fn is_synthetic(name: &str, ctx: &TurnCtx) -> bool {
     matches!(name, names::UPDATE_SCRATCHPAD | names::WRITE_TODOS)
         || (ctx.questions_available() && name == names::ASK_USER_CLARIFICATION)
+        || super::subagent::is_known(name, ctx)
 }
 
 fn function(name: &str, description: &str, parameters: Value) -> (String, Value) {
@@ -96,8 +98,9 @@ pub async fn run(ctx: &TurnCtx, name: &str, args: &Value) -> Result<ToolOutput, 
             if key.trim().is_empty() {
                 return Err(ToolError::InvalidArguments("`key` must not be empty".into()));
             }
-            ctx.store
-                .set_scratchpad(ctx.scratchpad_session_id, key, value)
+            ctx.deps
+                .store
+                .set_scratchpad(ctx.policy.scratchpad_session_id, key, value)
                 .await
                 .map_err(storage)?;
             Ok(ToolOutput::text(if value.is_empty() {
@@ -129,7 +132,7 @@ pub async fn run(ctx: &TurnCtx, name: &str, args: &Value) -> Result<ToolOutput, 
                     "keep at most one item in_progress".into(),
                 ));
             }
-            ctx.store.replace_todos(ctx.stack_id, &todos).await.map_err(storage)?;
+            ctx.deps.store.replace_todos(ctx.frame.stack_id, &todos).await.map_err(storage)?;
             let done = todos.iter().filter(|t| t.status == "completed").count();
             Ok(ToolOutput::text(format!("Todo list updated: {done} of {} done.", todos.len())))
         }

@@ -19,6 +19,7 @@ mod processes;
 mod search;
 mod settings;
 mod streaming;
+mod subagents;
 mod tools;
 mod turn;
 mod turn_ends;

@@ -33,6 +33,43 @@ impl Store {
         .await?)
     }
 
+    /// The groups a sub-agent frame activated (kept so a resumed frame keeps them).
+    pub async fn stack_tool_groups(&self, stack_id: i64) -> Result<Vec<String>, StoreError> {
+        Ok(sqlx::query_scalar(
+            "SELECT mcp_name FROM stack_mcp_grants WHERE stack_id = ? ORDER BY mcp_name",
+        )
+        .bind(stack_id)
+        .fetch_all(self.pool())
+        .await?)
+    }
+
+    /// Activates a tool group for one sub-agent frame only (idempotent).
+    pub async fn grant_stack_tool_group(
+        &self,
+        stack_id: i64,
+        group: &str,
+    ) -> Result<(), StoreError> {
+        sqlx::query(
+            "INSERT INTO stack_mcp_grants (stack_id, mcp_name, granted_at) VALUES (?, ?, ?) \
+             ON CONFLICT (stack_id, mcp_name) DO NOTHING",
+        )
+        .bind(stack_id)
+        .bind(group)
+        .bind(self.now())
+        .execute(self.pool())
+        .await?;
+        Ok(())
+    }
+
+    /// Drops a finished sub-agent frame's groups: they never outlive the frame.
+    pub async fn revoke_stack_tool_groups(&self, stack_id: i64) -> Result<u64, StoreError> {
+        Ok(sqlx::query("DELETE FROM stack_mcp_grants WHERE stack_id = ?")
+            .bind(stack_id)
+            .execute(self.pool())
+            .await?
+            .rows_affected())
+    }
+
     /// `/resettools`: revokes every group activated in the session, by its root agent or any
     /// sub-agent frame. Returns how many grants were removed.
     pub async fn revoke_tool_groups(&self, session_id: i64) -> Result<u64, StoreError> {

@@ -101,6 +101,22 @@ impl Store {
         .await?)
     }
 
+    /// The frame call `tool_call_id` opened, if it opened one (the newest, should a retry have
+    /// opened another).
+    pub async fn child_frame_of_call(
+        &self,
+        tool_call_id: i64,
+    ) -> Result<Option<StackFrame>, StoreError> {
+        let sql = format!(
+            "SELECT {FRAME_COLUMNS} FROM chat_sessions_stack WHERE parent_tool_call_id = ? \
+             ORDER BY id DESC LIMIT 1"
+        );
+        Ok(sqlx::query_as::<_, StackFrame>(&sql)
+            .bind(tool_call_id)
+            .fetch_optional(self.pool())
+            .await?)
+    }
+
     /// Marks a child frame finished. The root frame is never terminated.
     pub async fn terminate_frame(&self, stack_id: i64) -> Result<(), StoreError> {
         sqlx::query(

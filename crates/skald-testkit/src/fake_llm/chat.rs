@@ -70,7 +70,7 @@ pub(super) async fn chat_completions(
     let seq = shared.record(rec);
     let model = model.unwrap_or_default();
     let response = loop {
-        let reply = shared.lock().queue.take(&model);
+        let reply = shared.lock().queue.take_for(&model, &first_text(&body));
         match reply {
             Some(Reply::Stall { ms, then_hang }) => {
                 tokio::time::sleep(Duration::from_millis(ms)).await;
@@ -324,6 +324,28 @@ fn text_chars(content: &Value) -> usize {
     }
 }
 
+/// The text of the first non-system message: the conversation's (or a sub-agent's) task.
+fn first_text(body: &Value) -> String {
+    let messages = body.get("messages").and_then(Value::as_array);
+    let first = messages
+        .into_iter()
+        .flatten()
+        .find(|m| m.get("role").and_then(Value::as_str) != Some("system"));
+    first.map(text_of).unwrap_or_default()
+}
+
+fn text_of(message: &Value) -> String {
+    match message.get("content") {
+        Some(Value::String(s)) => s.clone(),
+        Some(Value::Array(parts)) => parts
+            .iter()
+            .filter_map(|p| p.get("text").and_then(Value::as_str))
+            .collect::<Vec<_>>()
+            .join(""),
+        _ => String::new(),
+    }
+}
+
 fn last_user_text(body: &Value) -> String {
     let messages = body.get("messages").and_then(Value::as_array);
     let Some(last) = messages
@@ -334,13 +356,5 @@ fn last_user_text(body: &Value) -> String {
     else {
         return String::new();
     };
-    match last.get("content") {
-        Some(Value::String(s)) => s.clone(),
-        Some(Value::Array(parts)) => parts
-            .iter()
-            .filter_map(|p| p.get("text").and_then(Value::as_str))
-            .collect::<Vec<_>>()
-            .join(""),
-        _ => String::new(),
-    }
+    text_of(last)
 }

@@ -4,14 +4,24 @@ use std::collections::{HashMap, VecDeque};
 
 use super::reply::Reply;
 
-/// A global FIFO plus per-model FIFOs; a model's own queue wins over the global one.
+/// A global FIFO, per-model FIFOs and per-prompt FIFOs. A prompt queue (its key found in the
+/// request's first non-system message, i.e. the task an agent was given) wins over the model's
+/// queue, which wins over the global one: concurrent sub-agents each get their own script.
 #[derive(Default, Debug)]
 pub(crate) struct ReplyQueue {
     global: VecDeque<Reply>,
     by_model: HashMap<String, VecDeque<Reply>>,
+    by_prompt: Vec<(String, VecDeque<Reply>)>,
 }
 
 impl ReplyQueue {
+    pub(crate) fn push_for_prompt(&mut self, key: &str, reply: Reply) {
+        match self.by_prompt.iter_mut().find(|(k, _)| k == key) {
+            Some((_, q)) => q.push_back(reply),
+            None => self.by_prompt.push((key.to_owned(), VecDeque::from([reply]))),
+        }
+    }
+
     pub(crate) fn push(&mut self, model: Option<&str>, reply: Reply) {
         match model {
             Some(m) => self.by_model.entry(m.to_owned()).or_default().push_back(reply),
@@ -20,7 +30,9 @@ impl ReplyQueue {
     }
 
     pub(crate) fn len(&self) -> usize {
-        self.global.len() + self.by_model.values().map(VecDeque::len).sum::<usize>()
+        self.global.len()
+            + self.by_model.values().map(VecDeque::len).sum::<usize>()
+            + self.by_prompt.iter().map(|(_, q)| q.len()).sum::<usize>()
     }
 
     /// Every queued reply with the model it is reserved for (global ones first).
@@ -31,20 +43,37 @@ impl ReplyQueue {
         let by_model = models
             .into_iter()
             .flat_map(|m| self.by_model[m].iter().map(move |r| (Some(m.as_str()), r)));
-        global.chain(by_model).collect()
+        let by_prompt =
+            self.by_prompt.iter().flat_map(|(k, q)| q.iter().map(move |r| (Some(k.as_str()), r)));
+        global.chain(by_model).chain(by_prompt).collect()
     }
 
     pub(crate) fn clear(&mut self) {
         self.global.clear();
         self.by_model.clear();
+        self.by_prompt.clear();
     }
 
     /// Takes the reply that serves one request for `model`. A `Status` entry serves `times`
     /// requests before it is removed.
+    #[cfg(test)]
     pub(crate) fn take(&mut self, model: &str) -> Option<Reply> {
-        let queue = match self.by_model.get_mut(model) {
-            Some(q) if !q.is_empty() => q,
-            _ => &mut self.global,
+        self.take_for(model, "")
+    }
+
+    /// [`ReplyQueue::take`] for a request whose first non-system message is `first_text`.
+    pub(crate) fn take_for(&mut self, model: &str, first_text: &str) -> Option<Reply> {
+        let keyed = self
+            .by_prompt
+            .iter()
+            .position(|(k, q)| !q.is_empty() && !first_text.is_empty() && first_text.contains(k));
+        let queue = if let Some(i) = keyed {
+            &mut self.by_prompt[i].1
+        } else {
+            match self.by_model.get_mut(model) {
+                Some(q) if !q.is_empty() => q,
+                _ => &mut self.global,
+            }
         };
         loop {
             match queue.front_mut() {
@@ -75,6 +104,18 @@ mod tests {
         assert!(matches!(q.take("m"), Some(Reply::Status { code: 503, .. })));
         assert_eq!(q.take("m"), Some(Reply::text("ok")));
         assert_eq!(q.take("m"), None);
+    }
+
+    #[test]
+    fn a_prompt_queue_serves_requests_whose_first_message_holds_its_key() {
+        let mut q = ReplyQueue::default();
+        q.push(None, Reply::text("global"));
+        q.push_for_prompt("task B", Reply::text("for B"));
+        q.push_for_prompt("task A", Reply::text("for A"));
+        assert_eq!(q.take_for("m", "do task A now"), Some(Reply::text("for A")));
+        assert_eq!(q.take_for("m", "the user asks"), Some(Reply::text("global")));
+        assert_eq!(q.take_for("m", "task B please"), Some(Reply::text("for B")));
+        assert_eq!(q.len(), 0);
     }
 
     #[test]

@@ -94,6 +94,13 @@ impl FakeLlm {
         self.shared.lock().queue.push(Some(model), reply);
     }
 
+    /// Queues a reply served to requests whose first non-system message contains `key` (ahead
+    /// of the model and global queues). A sub-agent's first message is its task, so concurrent
+    /// sub-agents each get their own script whatever order their requests arrive in.
+    pub fn push_for_prompt(&self, key: &str, reply: Reply) {
+        self.shared.lock().queue.push_for_prompt(key, reply);
+    }
+
     /// Queues every reply of a script.
     pub fn push_script(&self, script: Script) {
         let mut state = self.shared.lock();

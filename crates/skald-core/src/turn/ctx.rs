@@ -1,0 +1,159 @@
+//! What a turn runs with, in three layers: shared dependencies, the session's policy, and the
+//! frame being run (root or sub-agent), which `child()` derives for a sub-agent.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use skald_llm::{LlmClient, ModelEndpoint};
+use skald_protocol::RunContext;
+use skald_store::Store;
+use tokio_util::sync::CancellationToken;
+
+use super::{ParkMode, TurnEmitter};
+use crate::agents::{Agent, AgentKind};
+use crate::approval::gate::LoadedRules;
+use crate::context::{BuildSettings, ContextCache, ContextInputs, MessageBuilder};
+use crate::tools::ToolRegistry;
+
+/// Engine-wide services a turn uses; the same for every frame of the tree.
+pub struct TurnDeps {
+    pub store: Store,
+    pub llm: LlmClient,
+    pub tools: Arc<ToolRegistry>,
+    /// Notified whenever this process records a decision (others are polled).
+    pub decisions: Arc<tokio::sync::Notify>,
+    /// The engine's cache of built histories: each round extends the frame's with what changed.
+    pub context_cache: ContextCache,
+    pub data_dir: PathBuf,
+}
+
+/// The session's rules for this turn, resolved at its start and shared by every frame.
+pub struct TurnPolicy {
+    pub session_id: i64,
+    pub source: String,
+    pub scratchpad_session_id: i64,
+    /// The engine's models before any agent's preference: each sub-agent orders its own.
+    pub models: Vec<ModelEndpoint>,
+    pub rules: LoadedRules,
+    pub run_context: RunContext,
+    pub workdir: PathBuf,
+    pub dynamic_fragments: Vec<String>,
+    pub park_mode: ParkMode,
+    /// Unattended sessions (TIC) reject what needs a human instead of waiting.
+    pub auto_deny: bool,
+    pub build: BuildSettings,
+    pub max_rounds: u32,
+    /// Deepest sub-agent level (`llm.max_subagent_depth`); the root is depth 0.
+    pub max_subagent_depth: u32,
+    /// Sub-agents of one batch running at once (`llm.max_parallel_subagents`, 1 = sequential).
+    pub max_parallel_subagents: usize,
+    /// Keep each round's request in `llm_requests` for the debug view.
+    pub request_log: bool,
+}
+
+/// One frame of the agent tree: who runs, where its rows go, where its events are labelled.
+#[derive(Clone)]
+pub struct FrameCtx {
+    pub stack_id: i64,
+    /// 0 for the root, one more per sub-agent level.
+    pub depth: u32,
+    pub agent: Agent,
+    /// This agent's model order (its client, scope and strength applied).
+    pub chain: Vec<ModelEndpoint>,
+    /// Tool groups activated for this frame: the session's at the root, the frame's own below.
+    pub grants: Vec<String>,
+    pub emitter: TurnEmitter,
+    /// A clone of the turn's token: one stop reaches every frame.
+    pub cancel: CancellationToken,
+}
+
+/// Everything one frame of a turn needs. Cheap to clone.
+#[derive(Clone)]
+pub struct TurnCtx {
+    pub deps: Arc<TurnDeps>,
+    pub policy: Arc<TurnPolicy>,
+    pub frame: FrameCtx,
+}
+
+impl TurnCtx {
+    pub fn new(deps: TurnDeps, policy: TurnPolicy, frame: FrameCtx) -> Self {
+        Self { deps: Arc::new(deps), policy: Arc::new(policy), frame }
+    }
+
+    /// The same frame under `cancel` (the token of the turn that runs it).
+    pub fn with_cancel(&self, cancel: CancellationToken) -> Self {
+        Self { frame: FrameCtx { cancel, ..self.frame.clone() }, ..self.clone() }
+    }
+
+    /// The context of sub-agent frame `stack_id` running `agent`, opened by call
+    /// `parent_tool_call_id` of this frame: same dependencies, policy and token, one level deeper,
+    /// its own models, grants and origin label.
+    pub fn child(
+        &self,
+        stack_id: i64,
+        agent: Agent,
+        grants: Vec<String>,
+        parent_tool_call_id: i64,
+    ) -> Self {
+        let chain = self.chain_for(&agent);
+        let emitter = self.frame.emitter.child(stack_id, &agent.id, parent_tool_call_id);
+        Self {
+            frame: FrameCtx {
+                stack_id,
+                depth: self.frame.depth + 1,
+                agent,
+                chain,
+                grants,
+                emitter,
+                cancel: self.frame.cancel.clone(),
+            },
+            ..self.clone()
+        }
+    }
+
+    /// `agent`'s order of the engine's models (client, scope, strength, then health).
+    pub fn chain_for(&self, agent: &Agent) -> Vec<ModelEndpoint> {
+        skald_llm::resolve_chain(
+            &self.policy.models,
+            agent.meta.client.as_deref(),
+            agent.meta.scope.as_deref(),
+            agent.meta.strength,
+            self.deps.llm.health(),
+        )
+    }
+
+    pub fn is_root(&self) -> bool {
+        self.frame.depth == 0
+    }
+
+    /// Unattended sessions that auto-deny (TIC) and system agents are never offered questions.
+    pub fn questions_available(&self) -> bool {
+        !self.policy.auto_deny && self.frame.agent.meta.kind != AgentKind::System
+    }
+
+    pub(super) fn builder(&self) -> MessageBuilder {
+        MessageBuilder::new(self.deps.store.clone(), self.policy.build.clone())
+            .with_cache(self.deps.context_cache.clone())
+    }
+
+    pub(super) fn context_inputs(&self) -> ContextInputs {
+        let mut substitutions = BTreeMap::new();
+        for key in &self.frame.agent.substitution_keys {
+            substitutions.insert(key.clone(), String::new());
+        }
+        ContextInputs {
+            stack_id: self.frame.stack_id,
+            scratchpad_session_id: self.policy.scratchpad_session_id,
+            agent_prompt: self.frame.agent.prompt.clone(),
+            memory: Vec::new(),
+            extra_static: None,
+            substitutions,
+            cache_hints: false,
+            dynamic_fragments: self.policy.dynamic_fragments.clone(),
+            tail_reminder: None,
+            workdir: self.policy.workdir.clone(),
+            now: self.deps.store.clock().now(),
+        }
+    }
+}

@@ -1,0 +1,264 @@
+//! Sync sub-agents: `execute_task` (mode `sync`, offered to the root) and `execute_subtask`
+//! (offered to sub-agents below `llm.max_subagent_depth`). A child frame linked to the spawning
+//! call runs inline — same task, processing lock and token — and its end becomes the call's
+//! result. Resume settles an interrupted child first, then feeds its result to the parent.
+
+use std::future::Future;
+use std::pin::Pin;
+
+use serde_json::{Value, json};
+use skald_protocol::Event;
+use skald_store::repo::history::{NewMessage, Role};
+use skald_store::repo::tools::ToolCallRow;
+
+use super::{TurnCtx, TurnOutcome};
+use crate::agents::{self, Agent};
+use crate::error::EngineError;
+use crate::tools::names;
+
+/// How a child frame ended, as its spawning call records it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ChildEnd {
+    /// The child's final answer: the call's result.
+    Answer(String),
+    /// A tool error for the parent's model (refused, failed, out of rounds).
+    Failed(String),
+    /// The user's stop ended the child; the parent's call is `cancelled` (decision 46).
+    Cancelled,
+    /// These calls of the child (or deeper) wait for a human and this process does not wait.
+    Parked(Vec<i64>),
+}
+
+type FrameFuture<'a> = Pin<Box<dyn Future<Output = Result<TurnOutcome, EngineError>> + Send + 'a>>;
+
+/// The delegation tool this frame would call: `execute_task` at the root of an attended session,
+/// `execute_subtask` below it and at the root of an unattended one (sync only: no background
+/// lifecycles start from there). `None` when delegation is off.
+fn tool_of(ctx: &TurnCtx) -> Option<&'static str> {
+    if ctx.policy.max_subagent_depth == 0 {
+        return None;
+    }
+    Some(if ctx.is_root() && !ctx.policy.auto_deny {
+        names::EXECUTE_TASK
+    } else {
+        names::EXECUTE_SUBTASK
+    })
+}
+
+/// Whether `name` is this frame's delegation tool. A sub-agent at the depth limit still knows
+/// `execute_subtask` (unoffered), so a call to it gets the limit's error rather than "unknown".
+pub fn is_known(name: &str, ctx: &TurnCtx) -> bool {
+    tool_of(ctx) == Some(name)
+}
+
+/// The frame's delegation tool, derived for this level only (never inherited, so no name is
+/// offered twice): offered below the depth limit when a task agent other than this one exists.
+pub fn definitions(ctx: &TurnCtx) -> Vec<(String, Value)> {
+    let Some(name) = tool_of(ctx) else { return Vec::new() };
+    if ctx.frame.depth >= ctx.policy.max_subagent_depth {
+        return Vec::new();
+    }
+    let agents: Vec<Agent> = agents::dispatchable(&ctx.deps.data_dir)
+        .into_iter()
+        .filter(|a| a.id != ctx.frame.agent.id)
+        .collect();
+    if agents.is_empty() {
+        return Vec::new();
+    }
+    let listed: Vec<String> =
+        agents.iter().map(|a| format!("- `{}`: {}", a.id, a.meta.description.trim())).collect();
+    let description = format!(
+        "Delegate a self-contained task to a sub-agent and wait for its final answer, which \
+         becomes this call's result. The sub-agent sees only the prompt you give it (plus the \
+         shared scratchpad), so include every fact it needs. Several calls in one reply run at \
+         the same time. Task agents:\n{}",
+        listed.join("\n")
+    );
+    let mut properties = json!({
+        "agent_id": { "type": "string", "description": "Id of the task agent to run." },
+        "prompt": { "type": "string", "description": "The complete task for the sub-agent." },
+        "title": { "type": "string", "description": "A few words naming the task." },
+        "description": { "type": "string", "description": "One line shown to the user." }
+    });
+    let mut required = vec!["agent_id", "prompt"];
+    if name == names::EXECUTE_TASK {
+        properties["mode"] = json!({
+            "type": "string",
+            "enum": ["sync"],
+            "description": "`sync`: run now and wait for the answer."
+        });
+        required.insert(0, "mode");
+    }
+    let def = json!({
+        "type": "function",
+        "function": {
+            "name": name,
+            "description": description,
+            "parameters": {
+                "type": "object",
+                "properties": properties,
+                "required": required,
+                "additionalProperties": false
+            }
+        }
+    });
+    vec![(name.to_string(), def)]
+}
+
+/// What a valid delegation asks for.
+struct Request {
+    agent: Agent,
+    prompt: String,
+}
+
+/// The dispatch checks, in order; an `Err` is the tool error the caller's model gets.
+fn check(ctx: &TurnCtx, name: &str, args: &Value) -> Result<Request, String> {
+    let text = |k: &str| args.get(k).and_then(Value::as_str).map(str::trim).unwrap_or("");
+    if name == names::EXECUTE_TASK {
+        match text("mode") {
+            "sync" => {}
+            "" => return Err("`mode` is required: use `sync`".into()),
+            other => {
+                return Err(format!("mode `{other}` is not available here: use `sync`"));
+            }
+        }
+    }
+    let (agent_id, prompt) = (text("agent_id"), text("prompt"));
+    if agent_id.is_empty() || prompt.is_empty() {
+        return Err("`agent_id` and `prompt` are required (strings)".into());
+    }
+    if agent_id == ctx.frame.agent.id {
+        return Err(format!("`{agent_id}` is the agent making this call: do the task yourself"));
+    }
+    let depth = ctx.frame.depth + 1;
+    let max = ctx.policy.max_subagent_depth;
+    if depth > max {
+        return Err(format!(
+            "cannot start a sub-agent at depth {depth}: the limit is llm.max_subagent_depth = \
+             {max}. Do this part of the task yourself."
+        ));
+    }
+    let dispatchable = agents::dispatchable(&ctx.deps.data_dir);
+    let Some(agent) = dispatchable.iter().find(|a| a.id == agent_id).cloned() else {
+        let ids: Vec<&str> = dispatchable
+            .iter()
+            .map(|a| a.id.as_str())
+            .filter(|id| *id != ctx.frame.agent.id)
+            .collect();
+        return Err(format!(
+            "no task agent `{agent_id}` can be started (only task agents can). Available: {}",
+            if ids.is_empty() { "none".to_string() } else { ids.join(", ") }
+        ));
+    };
+    Ok(Request { agent, prompt: prompt.to_string() })
+}
+
+/// Runs a delegation the gate allowed: checks, opens the child frame (or reopens the one this
+/// call opened before a crash), runs it to its end.
+pub async fn dispatch(
+    ctx: &TurnCtx,
+    call_id: i64,
+    name: &str,
+    args: &Value,
+) -> Result<ChildEnd, EngineError> {
+    let req = match check(ctx, name, args) {
+        Ok(req) => req,
+        Err(message) => return Ok(ChildEnd::Failed(message)),
+    };
+    let store = &ctx.deps.store;
+    if let Some(frame) = store.child_frame_of_call(call_id).await? {
+        // Opened before a crash: continue it rather than start the task twice.
+        return run_child(ctx, call_id, frame.id, req.agent, true).await;
+    }
+    let depth = i64::from(ctx.frame.depth + 1);
+    let stack_id = store
+        .create_child_frame(ctx.policy.session_id, &req.agent.id, &req.agent.prompt, depth, call_id)
+        .await?;
+    let message_id = store
+        .append_message(&NewMessage {
+            stack_id,
+            role: Some(Role::Agent),
+            content: req.prompt.clone(),
+            ..Default::default()
+        })
+        .await?;
+    let emitter = ctx.frame.emitter.child(stack_id, &req.agent.id, call_id);
+    emitter.emit(Event::UserMessage { message_id, content: req.prompt });
+    run_child(ctx, call_id, stack_id, req.agent, false).await
+}
+
+/// Runs (or resumes) child frame `stack_id` inline and maps its end. A child that ended is
+/// terminated and its stack-scoped grants dropped; a parked one stays open for the resume.
+async fn run_child(
+    ctx: &TurnCtx,
+    call_id: i64,
+    stack_id: i64,
+    agent: Agent,
+    resume: bool,
+) -> Result<ChildEnd, EngineError> {
+    let store = &ctx.deps.store;
+    let grants = store.stack_tool_groups(stack_id).await?;
+    let child = ctx.child(stack_id, agent, grants, call_id);
+    let outcome = if resume { resume_boxed(&child) } else { run_boxed(&child) }.await?;
+    let end = match outcome {
+        TurnOutcome::Final { content, .. } => ChildEnd::Answer(content),
+        TurnOutcome::Cancelled => ChildEnd::Cancelled,
+        TurnOutcome::Parked { tool_call_ids } => return Ok(ChildEnd::Parked(tool_call_ids)),
+        TurnOutcome::Exhausted { rounds } => ChildEnd::Failed(format!(
+            "the sub-agent used its {rounds} rounds without a final answer; its work so far is \
+             in its own history"
+        )),
+        TurnOutcome::Failed { message } => {
+            ChildEnd::Failed(format!("the sub-agent failed: {message}"))
+        }
+    };
+    store.revoke_stack_tool_groups(stack_id).await?;
+    store.terminate_frame(stack_id).await?;
+    Ok(end)
+}
+
+/// Boxed so a frame's rounds can contain a child's (async recursion).
+fn run_boxed(ctx: &TurnCtx) -> FrameFuture<'_> {
+    Box::pin(super::run_frame(ctx))
+}
+
+fn resume_boxed(ctx: &TurnCtx) -> FrameFuture<'_> {
+    Box::pin(super::resume_frame(ctx))
+}
+
+/// Resume of a delegation call left open: the deepest frame settles first. `None` when the call
+/// never opened a frame (the caller gates and dispatches it as new).
+pub async fn settle(ctx: &TurnCtx, row: &ToolCallRow) -> Result<Option<ChildEnd>, EngineError> {
+    let store = &ctx.deps.store;
+    let Some(frame) = store.child_frame_of_call(row.id).await? else { return Ok(None) };
+    if frame.terminated_at.is_some() {
+        // The child finished but its result never reached this call: seed it from the child's
+        // final answer without asking the model again.
+        return Ok(Some(completed_child(ctx, frame.id).await?));
+    }
+    match agents::load(&ctx.deps.data_dir, &frame.agent_id) {
+        Ok(agent) => Ok(Some(run_child(ctx, row.id, frame.id, agent, true).await?)),
+        Err(e) => {
+            store.terminate_frame(frame.id).await?;
+            Ok(Some(ChildEnd::Failed(format!("the sub-agent cannot continue: {e}"))))
+        }
+    }
+}
+
+/// The result a terminated child left: its last answer, if its last word was one.
+async fn completed_child(ctx: &TurnCtx, stack_id: i64) -> Result<ChildEnd, EngineError> {
+    let store = &ctx.deps.store;
+    let Some(last) = store.last_live_message(stack_id).await? else {
+        return Ok(ChildEnd::Failed("the sub-agent ended without an answer".into()));
+    };
+    let has_calls = store
+        .tool_calls_for_stack_after(stack_id, last.id - 1)
+        .await?
+        .iter()
+        .any(|c| c.message_id == last.id);
+    Ok(if last.role == "assistant" && !has_calls {
+        ChildEnd::Answer(last.content)
+    } else {
+        ChildEnd::Failed("the sub-agent ended without an answer".into())
+    })
+}
