@@ -225,14 +225,7 @@ async fn sigterm_stops_the_running_turn_records_it_cancelled_and_exits_0() {
     };
     assert_eq!(status.code(), Some(0), "{status:?}");
 
-    let engine = skald_core::Engine::open(skald_core::EngineOptions {
-        data_dir: Some(data),
-        env: Some(skald_core::config::EnvOverrides::default()),
-        secrets: Some(std::sync::Arc::new(skald_core::config::MemorySecrets::default())),
-        ..Default::default()
-    })
-    .await
-    .unwrap();
+    let engine = reader(data).await;
     let ends = engine.session_detail(session).await.unwrap().turn_ends;
     assert_eq!(
         ends.last().map(|t| &t.outcome),
@@ -240,4 +233,49 @@ async fn sigterm_stops_the_running_turn_records_it_cancelled_and_exits_0() {
         "{ends:?}"
     );
     assert!(!engine.is_running(session).await.unwrap(), "the session was released");
+}
+
+/// A `skald chat` killed mid-turn leaves its session held by a process that is gone; the next
+/// `skald serve` continues that turn by itself and the model's answer ends it.
+#[tokio::test(flavor = "multi_thread")]
+async fn serve_continues_a_turn_a_killed_chat_left() {
+    let fake = FakeLlm::start().await.unwrap();
+    let (_dir, data, work) = super::chat::dirs();
+    fake.push(Reply::Stall { ms: 60_000, then_hang: true });
+    fake.push(Reply::text("Here is the answer."));
+    let mut chat = super::chat::cli(&fake, &data);
+    chat.args(["chat", "--workdir"]).arg(&work).arg("a question");
+    chat.stdout(Stdio::null()).stderr(Stdio::null());
+    let mut chat = chat.spawn().unwrap();
+    fake.wait_in_flight(1).await;
+    chat.start_kill().unwrap();
+    tokio::time::timeout(HANG_GUARD, chat.wait()).await.unwrap().unwrap();
+    fake.wait_in_flight(0).await;
+
+    let _serve = start(&data, &work, &fake);
+    let engine = reader(data).await;
+    let deadline = Instant::now() + HANG_GUARD;
+    loop {
+        let ends = engine.session_detail(1).await.unwrap().turn_ends;
+        if let Some(end) = ends.last() {
+            assert!(matches!(end.outcome, skald_protocol::TurnEnd::Final { .. }), "{ends:?}");
+            break;
+        }
+        assert!(Instant::now() < deadline, "serve never continued the turn");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let asked = fake.requests().last().unwrap().body["messages"].to_string();
+    assert!(asked.contains("a question"), "{asked}");
+}
+
+/// An engine of the test's own on `data`, to read what `serve` stored.
+async fn reader(data: std::path::PathBuf) -> skald_core::Engine {
+    skald_core::Engine::open(skald_core::EngineOptions {
+        data_dir: Some(data),
+        env: Some(skald_core::config::EnvOverrides::default()),
+        secrets: Some(std::sync::Arc::new(skald_core::config::MemorySecrets::default())),
+        ..Default::default()
+    })
+    .await
+    .unwrap()
 }
