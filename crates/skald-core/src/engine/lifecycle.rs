@@ -118,13 +118,40 @@ impl Engine {
         match found {
             Ok(ids) => {
                 for id in ids {
-                    if self.continue_in_background(id).await {
+                    if !self.owes_work(id).await {
+                        // A compaction died, or the turn had ended: clear the dead row only.
+                        if let Ok(lease) = self.acquire(id).await {
+                            lease.release().await;
+                        }
+                    } else if self.continue_in_background(id).await {
                         tracing::info!(session_id = id, "continuing a turn a dead process left");
                     }
                 }
             }
             Err(e) => tracing::warn!("cannot look for turns a dead process left: {e}"),
         }
+    }
+
+    /// Whether the session's turn is unfinished: calls or steers are open, or the model has not
+    /// had the last word (a prompt, or an answer whose calls still need a reply). Unknown counts
+    /// as unfinished: a resume decides for sure.
+    async fn owes_work(&self, session_id: i64) -> bool {
+        let store = self.store();
+        let finished = async {
+            if !store.open_tool_calls(session_id).await?.is_empty()
+                || !store.open_steers(session_id).await?.is_empty()
+            {
+                return Ok::<_, skald_store::StoreError>(false);
+            }
+            let root = store.root_frame(session_id).await?;
+            let Some(last) = store.last_live_message(root.id).await? else { return Ok(true) };
+            if last.role != "assistant" {
+                return Ok(false);
+            }
+            let calls = store.tool_calls_for_stack_after(root.id, last.id - 1).await?;
+            Ok(!calls.iter().any(|c| c.message_id == last.id))
+        };
+        !finished.await.unwrap_or(false)
     }
 
     /// Parked turns whose decision or answer is recorded (by any process) and that nobody runs.

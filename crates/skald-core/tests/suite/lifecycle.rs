@@ -148,3 +148,35 @@ async fn a_turn_still_running_when_the_grace_is_over_is_dropped_and_recorded_can
     let other = open_engine(&rig.data_dir(), fake_env(&rig.fake)).await;
     assert!(!other.is_running(sid).await.unwrap(), "the dropped turn's session was released");
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_finished_turn_a_dead_process_held_is_not_run_again() {
+    let rig = Rig::new("").await;
+    rig.fake.push(Reply::text("All done."));
+    let (sid, outcome, _) = rig.turn("finish this").await;
+    assert!(matches!(outcome, TurnOutcome::Final { .. }), "{outcome:?}");
+    // A process died holding the finished session (a compaction cut off, say).
+    let sql = format!(
+        "INSERT INTO session_runners (session_id, runner, pid, started_at, heartbeat_at) \
+         VALUES ({sid}, 'dead-runner', {}, '2026-01-01T00:00:00Z', '2026-01-01T00:00:00Z')",
+        dead_pid()
+    );
+    super::write_unchecked(&rig.data_dir(), &sql).await;
+    let ends = rig.engine.session_detail(sid).await.unwrap().turn_ends.len();
+
+    let app = open_engine(&rig.data_dir(), fake_env(&rig.fake)).await;
+    app.start_background();
+    // The dead row goes; nothing asks the model again and no second end is recorded.
+    let store = rig.store().await;
+    let deadline = Instant::now() + HANG_GUARD;
+    let no_one_alive = |_: i64| false;
+    while !store.abandoned_runners("", &no_one_alive).await.unwrap().is_empty()
+        || app.is_running(sid).await.unwrap()
+    {
+        assert!(Instant::now() < deadline, "the dead row stayed");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert_eq!(app.session_detail(sid).await.unwrap().turn_ends.len(), ends);
+    assert_eq!(rig.fake.requests().len(), 1);
+}
