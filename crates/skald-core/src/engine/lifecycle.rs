@@ -164,7 +164,11 @@ impl Engine {
         ids.sort_unstable();
         ids.dedup();
         for id in ids {
-            self.continue_in_background(id).await;
+            // A read first: a turn waiting for the rest of its decisions holds the session, and
+            // a claim is a write transaction every second.
+            if !self.runner_elsewhere(id).await.unwrap_or(true) {
+                self.continue_in_background(id).await;
+            }
         }
     }
 
