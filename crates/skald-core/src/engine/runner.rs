@@ -72,12 +72,17 @@ impl Drop for Lease {
         }
         self.heartbeat.abort();
         self.handle.end();
+        self.guard.take();
         let store = self.engine.store().clone();
         let runner = self.engine.inner.runner_id.clone();
         let session_id = self.session_id;
-        // Best effort: `shutdown` deletes whatever is left of this engine's rows as well.
+        let processing = self.handle.processing.clone();
+        // Under the lock, so a lease taken meanwhile keeps its row (it holds the lock). Best
+        // effort: `shutdown` deletes whatever is left of this engine's rows as well.
         self.engine.inner.lifecycle.runtime().spawn(async move {
-            let _ = store.release_runner(session_id, &runner).await;
+            if let Ok(_held) = processing.try_lock_owned() {
+                let _ = store.release_runner(session_id, &runner).await;
+            }
         });
     }
 }
