@@ -254,7 +254,7 @@ async fn a_new_session_runs_the_chosen_agent_and_a_broken_agent_fails_its_turn_w
     assert_eq!(refused.code(), ErrorCode::Config);
     let receipt = engine.send_message("web", "hello", ChatOptions::default()).await.unwrap();
     assert_eq!(receipt.session_id, id);
-    let outcome = receipt.turn.unwrap().await.unwrap();
+    let outcome = engine.wait_turn(receipt.session_id).await.unwrap();
     let TurnOutcome::Failed { message } = outcome else { panic!("{outcome:?}") };
     assert!(
         message.contains(&data.join("agents/buddy/AGENT.md").display().to_string()),
