@@ -53,7 +53,7 @@ async fn delegate(rig: &Rig, children: usize, round: usize) -> Duration {
     rig.engine.new_session("bench").await.unwrap();
     let started = Instant::now();
     let receipt = rig.engine.send_message("bench", "go", rig.opts.clone()).await.unwrap();
-    let outcome = receipt.turn.unwrap().await.unwrap();
+    let outcome = rig.engine.wait_turn(receipt.session_id).await.unwrap();
     let took = started.elapsed();
     assert!(matches!(outcome, TurnOutcome::Final { .. }), "{outcome:?}");
     took

@@ -275,7 +275,7 @@ async fn a_stop_stops_every_sibling_of_a_batch() {
     let sid = receipt.session_id;
     rig.fake.wait_in_flight(2).await;
     assert!(rig.engine.stop(sid).await.unwrap());
-    let (_, outcome) = finish(receipt).await;
+    let (_, outcome) = finish(&rig.engine, receipt).await;
     assert_eq!(outcome, TurnOutcome::Cancelled);
     check_tools(&rig.fake, &[("TASK-1", 1), ("TASK-2", 1)], 5);
     let store = rig.store().await;
@@ -315,7 +315,7 @@ async fn a_child_asks_the_user_and_the_answer_reaches_it() {
     let child = store.frames(sid).await.unwrap()[1].clone();
     assert_eq!(item.frame_label.as_deref(), Some(format!("scout#{:08x}", child.id).as_str()));
     rig.engine.answer(question, "b", "web").await.unwrap();
-    let (_, outcome) = finish(receipt).await;
+    let (_, outcome) = finish(&rig.engine, receipt).await;
     assert!(matches!(outcome, TurnOutcome::Final { .. }), "{outcome:?}");
     check_tools(&rig.fake, &[("TASK-Q", 1)], 5);
     assert_eq!(last_tool_results(&rig.fake), ["picked b"]);
@@ -425,7 +425,7 @@ async fn a_child_parked_for_approval_resumes_through_the_cascade() {
     };
     let receipt = rig.engine.send_message(SOURCE, "write", opts).await.unwrap();
     let sid = receipt.session_id;
-    let (_, outcome) = finish(receipt).await;
+    let (_, outcome) = finish(&rig.engine, receipt).await;
     let TurnOutcome::Parked { tool_call_ids } = outcome else { panic!("{outcome:?}") };
     let inbox = rig.engine.inbox().await.unwrap();
     assert_eq!(inbox.items.len(), 1);
@@ -457,7 +457,7 @@ async fn a_question_from_a_child_survives_a_restart_and_is_answered_from_the_inb
     };
     let receipt = rig.engine.send_message(SOURCE, "choose", opts).await.unwrap();
     let sid = receipt.session_id;
-    let (_, outcome) = finish(receipt).await;
+    let (_, outcome) = finish(&rig.engine, receipt).await;
     assert!(matches!(outcome, TurnOutcome::Parked { .. }), "{outcome:?}");
     // Another engine on the same data dir (a restart) still lists it, named by its sub-agent.
     let env = super::turn::fake_env(&rig.fake);
