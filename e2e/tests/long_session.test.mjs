@@ -203,6 +203,9 @@ describe("a long session, windowed", () => {
     await card.waitFor();
     assert.ok(await onScreen(card), "the pending approval is on screen");
     assert.match(await card.innerText(), /long session/);
+    const jumpButton = page.getByRole("button", { name: "Jump to the pending approval" });
+    await jumpButton.waitFor({ state: "detached" });
+    assert.equal(await jumpButton.count(), 0, "no jump to an approval already on screen");
     await assertBounded("chat at the pending approval");
     await shoot("53-long-chat-pending-approval");
   });
@@ -221,6 +224,7 @@ describe("a long session, windowed", () => {
     const pending = page.locator("li.is-focus .status-pending");
     await pending.waitFor();
     assert.ok(await onScreen(pending), "the pending call is on screen");
+    await page.getByRole("button", { name: "Jump to the pending approval" }).waitFor({ state: "detached" });
     await shoot("54-long-tree-pending");
 
     await page.goto(`${server.base}?token=${server.token}#session/${sessionId}?message=${users[0]}`);

@@ -26,7 +26,7 @@ use tauri_plugin_window_state::StateFlags;
 use tracing_subscriber::EnvFilter;
 
 use crate::events::Subscriptions;
-use crate::lifecycle::Turns;
+use crate::lifecycle::Quitting;
 use crate::navigation::Navigator;
 use crate::startup::MAIN_WINDOW;
 
@@ -55,7 +55,7 @@ fn main() -> anyhow::Result<()> {
         )
         .manage(Subscriptions::default())
         .manage(Navigator::default())
-        .manage(Turns::default())
+        .manage(Quitting::default())
         // Every engine operation goes through `api`; events through `subscribe_events`.
         .invoke_handler(tauri::generate_handler![commands::api, commands::subscribe_events])
         // A channel belongs to the page that created it: a reload or navigation orphans it.

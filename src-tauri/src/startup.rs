@@ -20,15 +20,10 @@ pub const MAIN_WINDOW: &str = "main";
 pub fn open_main_window(app: &mut App) -> Result<(), DesktopError> {
     // Opening is a few milliseconds of SQLite setup; blocking here keeps every command's
     // `State<Engine>` valid from the first call on. The app lives long: it follows edits of
-    // config.yml and continues parked turns once a decision lands (from any surface).
-    let options =
-        EngineOptions { watch_config: true, auto_resume: true, ..EngineOptions::default() };
-    let opened = tauri::async_runtime::block_on(async {
-        let engine = Engine::open(options).await?;
-        // Inside the runtime: the engine spawns its poller with `tokio::spawn`.
-        engine.spawn_auto_resume();
-        Ok::<_, skald_core::EngineError>(engine)
-    });
+    // config.yml (and `start_background` below continues turns by itself).
+    let options = EngineOptions { watch_config: true, ..EngineOptions::default() };
+    // Opened inside the runtime: the engine runs its tasks there.
+    let opened = tauri::async_runtime::block_on(Engine::open(options));
     let error_page = match opened {
         Ok(engine) => {
             app.manage(engine);
@@ -67,8 +62,8 @@ pub fn open_main_window(app: &mut App) -> Result<(), DesktopError> {
     Ok(())
 }
 
-/// Everything that lives beside the window: the tray, the engine watcher (tray, notifications,
-/// running turns), notification clicks and `skald://` links. Nothing here is fatal: the window
+/// Everything that lives beside the window: the engine's background, the tray, the engine
+/// watcher (tray, notifications), notification clicks and `skald://` links. Nothing here is fatal: the window
 /// works without a tray or a link handler.
 pub fn start_background(app: &mut App) {
     let handle = app.handle().clone();
@@ -89,6 +84,8 @@ pub fn start_background(app: &mut App) {
     let registering = handle.clone();
     tauri::async_runtime::spawn_blocking(move || link_handler::register(&registering));
     if let Some(engine) = app.try_state::<Engine>().map(|engine| engine.inner().clone()) {
+        // The engine's own background: turns a dead process left, parked turns once decided.
+        engine.start_background();
         tauri::async_runtime::spawn(watcher::run(handle.clone(), engine));
     }
     // macOS hands links to the running app as "open URL" events instead of a second launch.

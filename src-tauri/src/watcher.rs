@@ -1,5 +1,5 @@
-//! The shell's own engine subscriber: keeps the tray, the running-turn list and native
-//! notifications in step with what the engine commits.
+//! The shell's own engine subscriber: keeps the tray and native notifications in step with what
+//! the engine commits.
 
 use skald_core::Engine;
 use skald_protocol::{Event, EventEnvelope};
@@ -10,7 +10,7 @@ use tokio::time::Instant;
 
 use crate::alerts::{self, Alert, Batch};
 use crate::desktop_settings::DesktopSettings;
-use crate::lifecycle::Turns;
+use crate::lifecycle::Quitting;
 use crate::startup::MAIN_WINDOW;
 use crate::tray;
 
@@ -49,11 +49,6 @@ async fn sleep_until(deadline: Option<Instant>) {
 async fn on_event(app: &AppHandle, engine: &Engine, batch: &mut Batch, envelope: EventEnvelope) {
     let session = envelope.session_id;
     match envelope.event {
-        Event::TurnRunning { running } => {
-            if let Some(session) = session {
-                app.state::<Turns>().set_running(session, running);
-            }
-        }
         Event::ApprovalRequested { tool_call_id, .. }
         | Event::AgentQuestion { tool_call_id, .. } => {
             tray::refresh(app, engine).await;
@@ -67,7 +62,7 @@ async fn on_event(app: &AppHandle, engine: &Engine, batch: &mut Batch, envelope:
         Event::TurnEnded { outcome } if alerts::worth_an_alert(&outcome) => {
             if let Some(session) = session
                 && window_hidden(app)
-                && !app.state::<Turns>().quitting()
+                && !app.state::<Quitting>().get()
             {
                 batch.failure(session, Instant::now());
             }

@@ -121,7 +121,8 @@ operations! {
     send_message {
         params: SendMessageParams { source: String, text: String },
         result: SendResult,
-        errors: [InvalidInput, Config, Storage],
+        // `cancelled`: the engine is shutting down and starts no turn.
+        errors: [InvalidInput, Config, Storage, Cancelled],
         events: [
             SessionsChanged, UserMessage, SteerQueued, SteerFolded, TurnRunning, TokenDelta,
             Thinking, ToolStart, ToolDone, ToolError, ToolCancelled, ToolRejected,
@@ -130,8 +131,7 @@ operations! {
         ],
         run: |engine, _, p| {
             let receipt = engine.send_message(&p.source, &p.text, ChatOptions::default()).await?;
-            // Dropping the handle detaches the turn: it outlives the call, the window and the
-            // connection.
+            // The turn is the engine's task: it outlives the call, the window and the connection.
             Ok(receipt.result())
         },
     }
@@ -226,8 +226,8 @@ operations! {
 
     /// Records a human decision about a waiting call, as made by the calling surface (the first
     /// decision wins), with the bypass it asks for; a bypass scope that does not fit the call is
-    /// refused and nothing is recorded. A waiting turn continues; with auto-resume a parked one
-    /// is continued.
+    /// refused and nothing is recorded. A waiting turn continues; the app and `serve` continue a
+    /// parked one.
     decide {
         params: DecideParams {
             #[ts(type = "number")]
@@ -371,7 +371,7 @@ operations! {
     save_agent {
         params: SaveAgentParams { id: String, meta: AgentDefinition, prompt: String },
         result: AgentSummary,
-        errors: [InvalidInput, NotFound, Config, Internal],
+        errors: [InvalidInput, NotFound, Internal],
         events: [],
         run: |engine, _, p| engine.save_agent(&p.id, p.meta, &p.prompt).await,
     }

@@ -37,7 +37,7 @@ async fn stop_once(
     until(ready).await;
     let stopped = Instant::now();
     assert!(rig.engine.stop(receipt.session_id).await.unwrap());
-    let outcome = receipt.turn.unwrap().await.unwrap();
+    let outcome = rig.engine.wait_turn(receipt.session_id).await.unwrap();
     let cancelled = stopped.elapsed();
     assert_eq!(outcome, TurnOutcome::Cancelled);
     until(gone).await;

@@ -43,7 +43,7 @@ async fn timed_turn(rig: &Rig, source: &str) -> Duration {
     rig.fake.push(Reply::text("done"));
     let started = Instant::now();
     let receipt = rig.engine.send_message(source, "go", rig.opts.clone()).await.unwrap();
-    let outcome = receipt.turn.unwrap().await.unwrap();
+    let outcome = rig.engine.wait_turn(receipt.session_id).await.unwrap();
     let elapsed = started.elapsed();
     assert!(matches!(outcome, TurnOutcome::Final { .. }), "{outcome:?}");
     elapsed / ROUNDS

@@ -101,7 +101,7 @@ async fn main() {
                 .send_message(&a.source, &format!("Question {t}"), opts.clone())
                 .await
                 .unwrap();
-            let outcome = receipt.turn.expect("a turn").await.unwrap();
+            let outcome = engine.wait_turn(receipt.session_id).await.expect("a turn");
             assert!(matches!(outcome, TurnOutcome::Final { .. }), "turn {t}: {outcome:?}");
         }
     }

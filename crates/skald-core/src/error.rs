@@ -20,6 +20,16 @@ pub enum EngineError {
     /// The request clashes with the state (a turn is running, the call was decided already).
     #[error("{0}")]
     Conflict(String),
+    /// The session is held by a unit of work (a turn, a resume, a compaction) here or in another
+    /// process; only one runs at a time.
+    #[error(
+        "session {session_id} is busy: a turn or a compaction runs it{}; try again once it ends",
+        holder.where_()
+    )]
+    SessionBusy { session_id: i64, holder: Holder },
+    /// The engine is shutting down and starts no new work.
+    #[error("Skald is shutting down")]
+    ShuttingDown,
     #[error("configuration error: {0}")]
     Config(#[from] ConfigError),
     /// Something the operation needs is not configured (no LLM client).
@@ -49,6 +59,24 @@ pub enum EngineError {
     Internal(String),
 }
 
+/// Who holds a busy session.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Holder {
+    /// This engine (a turn or a compaction of this process).
+    Here,
+    /// Another process (the app, `skald serve`, a `skald chat`).
+    OtherProcess,
+}
+
+impl Holder {
+    fn where_(self) -> &'static str {
+        match self {
+            Holder::Here => "",
+            Holder::OtherProcess => " in another process",
+        }
+    }
+}
+
 impl EngineError {
     /// The wire code of this error: what a UI can branch on.
     pub fn code(&self) -> ErrorCode {
@@ -57,7 +85,7 @@ impl EngineError {
                 ErrorCode::NotFound
             }
             EngineError::InvalidInput(_) => ErrorCode::InvalidInput,
-            EngineError::Conflict(_) => ErrorCode::Conflict,
+            EngineError::Conflict(_) | EngineError::SessionBusy { .. } => ErrorCode::Conflict,
             EngineError::Config(_) | EngineError::NotConfigured(_) | EngineError::Agent(_) => {
                 ErrorCode::Config
             }
@@ -67,7 +95,7 @@ impl EngineError {
             | EngineError::Write { .. }
             | EngineError::Keychain(_) => ErrorCode::Storage,
             EngineError::Llm(_) => ErrorCode::Llm,
-            EngineError::Cancelled(_) => ErrorCode::Cancelled,
+            EngineError::Cancelled(_) | EngineError::ShuttingDown => ErrorCode::Cancelled,
             EngineError::Internal(_) => ErrorCode::Internal,
         }
     }

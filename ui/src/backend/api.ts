@@ -230,7 +230,7 @@ export interface Api {
    * running (folded in at its next round). The turn runs on by itself; its progress arrives
    * as events, and a call that needs a human waits in the inbox.
    *
-   * Errors: invalid_input, config, storage. Events: sessions_changed, user_message, steer_queued, steer_folded, turn_running, token_delta, thinking, tool_start, tool_done, tool_error, tool_cancelled, tool_rejected, approval_requested, agent_question, file_changed, model_fallback, model_retry, llm_failed, truncated, interim_answer, done, turn_ended, compacting, compaction_done.
+   * Errors: invalid_input, config, storage, cancelled. Events: sessions_changed, user_message, steer_queued, steer_folded, turn_running, token_delta, thinking, tool_start, tool_done, tool_error, tool_cancelled, tool_rejected, approval_requested, agent_question, file_changed, model_fallback, model_retry, llm_failed, truncated, interim_answer, done, turn_ended, compacting, compaction_done.
    */
   send_message(params: SendMessageParams): Promise<SendResult>;
   /**
@@ -284,8 +284,8 @@ export interface Api {
   /**
    * Records a human decision about a waiting call, as made by the calling surface (the first
    * decision wins), with the bypass it asks for; a bypass scope that does not fit the call is
-   * refused and nothing is recorded. A waiting turn continues; with auto-resume a parked one
-   * is continued.
+   * refused and nothing is recorded. A waiting turn continues; the app and `serve` continue a
+   * parked one.
    *
    * Errors: invalid_input, not_found, conflict, storage. Events: approval_resolved, bypasses_changed, turn_running.
    */
@@ -374,7 +374,7 @@ export interface Api {
    * it). The meta and every `INCLUDE` are checked before either file is written; sessions
    * pick the change up on their next turn.
    *
-   * Errors: invalid_input, not_found, config, internal. Events: none.
+   * Errors: invalid_input, not_found, internal. Events: none.
    */
   save_agent(params: SaveAgentParams): Promise<AgentSummary>;
   /**

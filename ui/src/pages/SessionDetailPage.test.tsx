@@ -2,6 +2,7 @@ import { screen, waitFor, within } from "@testing-library/react";
 import userEvent from "@testing-library/user-event";
 import { describe, expect, it, vi } from "vitest";
 import type { DebugMessage, SessionDetail } from "../backend";
+import { setViewportHeight } from "../test/viewport";
 import { MockBackend, fileDiff, interruptedCall } from "../test/mockBackend";
 import { renderApp } from "../test/renderApp";
 
@@ -276,12 +277,15 @@ describe("Session detail page", () => {
   it("jumps to the pending approval and opens at a linked row, highlighted", async () => {
     const pending: DebugMessage = { ...(messages[3] as Extract<DebugMessage, { kind: "tool" }>), status: "pending" };
     const backend = new MockBackend({ details: [{ ...detail, messages: [...messages.slice(0, 3), pending, ...messages.slice(4)] }] });
+    // One row fits: the linked row shows, the pending call does not.
+    setViewportHeight(40, 40);
     renderApp(backend, "#session/42?message=4");
     await waitFor(() => expect(document.querySelector("li.is-focus")?.getAttribute("data-kind")).toBe("user"));
     expect(backend.windowCalls[0]?.query.anchor).toEqual({ type: "around", item: { type: "message", id: 4 } });
     const user = userEvent.setup();
     await user.click(screen.getByRole("button", { name: "Jump to the pending approval" }));
     await waitFor(() => expect(document.querySelector("li.is-focus")?.textContent).toContain("call #11"));
+    await waitFor(() => expect(screen.queryByRole("button", { name: "Jump to the pending approval" })).toBeNull());
   });
 });
 

@@ -45,11 +45,11 @@ pub async fn run(engine: &Engine, args: ChatArgs, out: &Output) -> Result<u8, Ap
     };
     let receipt = engine.send_message(&args.source, &args.message, opts).await?;
     let session_id = receipt.session_id;
-    let Some(turn) = receipt.turn else {
+    if receipt.steered {
         drain(&mut events, session_id, out);
         return queued(engine, session_id, &receipt.waiting_for, out).await;
-    };
-    follow(engine, session_id, turn, events, out).await
+    }
+    follow(engine, session_id, events, out).await
 }
 
 /// Reports a message stored as a steer. Queued behind calls that wait for a human, it exits 3
@@ -95,32 +95,27 @@ pub async fn resume(
     out: &Output,
 ) -> Result<u8, ApiError> {
     let events = engine.subscribe();
-    let engine2 = engine.clone();
-    let turn = tokio::spawn(async move { engine2.resume(session_id, mode).await });
-    let turn = tokio::spawn(async move {
-        match turn.await {
-            Ok(Ok(outcome)) => outcome,
-            Ok(Err(e)) => TurnOutcome::Failed { message: e.to_string() },
-            Err(e) => TurnOutcome::Failed { message: format!("the resume task failed: {e}") },
-        }
-    });
+    engine.start_resume(session_id, mode).await?;
     if !out.is_json() && mode == ParkMode::Wait {
         out.line(&format!("resuming session {session_id}; approve or deny from another terminal with `skald approve` / `skald deny`"));
     }
-    follow(engine, session_id, turn, events, out).await
+    follow(engine, session_id, events, out).await
 }
 
+/// Prints the session's events until the engine's turn ends (Ctrl-C stops it, then waits for
+/// it to record that it was stopped); the exit code says how it ended.
 async fn follow(
     engine: &Engine,
     session_id: i64,
-    mut turn: tokio::task::JoinHandle<TurnOutcome>,
     mut events: tokio::sync::broadcast::Receiver<EventEnvelope>,
     out: &Output,
 ) -> Result<u8, ApiError> {
     let mut printer = Printer::default();
+    let ended = engine.wait_turn(session_id);
+    tokio::pin!(ended);
     let outcome = loop {
         tokio::select! {
-            res = &mut turn => break res,
+            outcome = &mut ended => break outcome,
             ev = events.recv() => match ev {
                 Ok(ev) if ev.session_id == Some(session_id) => printer.print(&ev, out)?,
                 Ok(_) | Err(RecvError::Lagged(_)) => {}
@@ -131,14 +126,15 @@ async fn follow(
             }
         }
     };
-    // Events already sent before the turn task ended.
+    // Events already sent before the turn ended.
     while let Ok(ev) = events.try_recv() {
         if ev.session_id == Some(session_id) {
             printer.print(&ev, out)?;
         }
     }
-    let outcome = outcome
-        .map_err(|e| ApiError::new(ErrorCode::Internal, format!("the turn task failed: {e}")))?;
+    let outcome = outcome.ok_or_else(|| {
+        ApiError::new(ErrorCode::Internal, format!("no turn of session {session_id} ran here"))
+    })?;
     Ok(match outcome {
         TurnOutcome::Final { .. } => exit::OK,
         TurnOutcome::Parked { .. } => {
@@ -218,7 +214,11 @@ impl Printer {
         if out.is_json() {
             return out.json(ev);
         }
+        // A sub-agent's lines are labelled with its origin and its text is not streamed: it
+        // would interleave with the parent's; its answer is shown once, as one line.
+        let label = ev.frame.as_ref().filter(|f| f.depth > 0).and_then(|f| f.label.clone());
         match &ev.event {
+            Event::TokenDelta { .. } if label.is_some() => return Ok(()),
             Event::TokenDelta { kind: DeltaKind::Content, delta } => {
                 use std::io::Write;
                 let mut stdout = std::io::stdout().lock();
@@ -267,10 +267,16 @@ impl Printer {
             // A queued message enters the conversation (the model reads it next).
             Event::SteerFolded { content, .. } => Some(format!("» {}", first_line(content))),
             Event::TurnEnded { outcome } => ended(outcome),
+            Event::Done { content, .. } if label.is_some() => {
+                Some(format!("⏎ {}", first_line(content)))
+            }
             _ => None,
         };
         if let Some(l) = line {
-            out.line(&l);
+            match &label {
+                Some(label) => out.line(&format!("[{label}] {l}")),
+                None => out.line(&l),
+            }
         }
         Ok(())
     }

@@ -2,6 +2,7 @@
 
 use std::net::Ipv4Addr;
 use std::path::PathBuf;
+use std::time::Duration;
 
 use skald_core::{Engine, EngineOptions};
 use skald_protocol::{ApiError, ErrorCode};
@@ -15,16 +16,16 @@ use crate::serve::{self, ServeOptions, UiDir, token};
 /// Environment variable naming a UI build folder to serve instead of the checkout's `ui/dist`.
 const UI_DIR_ENV: &str = "SKALD_UI_DIR";
 
+/// How long running turns get to record that they were stopped, on SIGTERM or Ctrl-C (the
+/// desktop's Quit gives the same).
+pub const SHUTDOWN_GRACE: Duration = Duration::from_secs(5);
+
 pub async fn run(data_dir: Option<PathBuf>, port: u16, out: &Output) -> Result<u8, ApiError> {
-    let engine = Engine::open(EngineOptions {
-        data_dir,
-        watch_config: true,
-        auto_resume: true,
-        ..Default::default()
-    })
-    .await?;
-    // Decisions written by other processes (`skald approve`) continue parked turns here.
-    let _auto_resume = engine.spawn_auto_resume();
+    let engine =
+        Engine::open(EngineOptions { data_dir, watch_config: true, ..Default::default() }).await?;
+    // Continues turns a dead process left, and parked turns once decided (here or by `skald
+    // approve`).
+    engine.start_background();
     let token = token::load_or_create(engine.data_dir()).map_err(|e| {
         ApiError::new(
             ErrorCode::Storage,
@@ -51,7 +52,7 @@ pub async fn run(data_dir: Option<PathBuf>, port: u16, out: &Output) -> Result<u
     }
     let shutdown = CancellationToken::new();
     let app = serve::router(ServeOptions {
-        engine,
+        engine: engine.clone(),
         token: token.clone(),
         port,
         ui,
@@ -63,14 +64,22 @@ pub async fn run(data_dir: Option<PathBuf>, port: u16, out: &Output) -> Result<u
     // Scripts and tests wait for exactly this line; stdout is line-buffered, so it is flushed.
     out.line(&format!("listening on http://127.0.0.1:{port}/?token={token}"));
 
-    let on_signal = shutdown.clone();
-    tokio::spawn(async move {
-        signals.wait().await;
-        on_signal.cancel();
-    });
-    serve::serve(listener, app, shutdown)
-        .await
-        .map_err(|e| ApiError::new(ErrorCode::Internal, format!("server failed: {e}")))?;
+    let server = serve::serve(listener, app, shutdown.clone());
+    tokio::pin!(server);
+    let served = tokio::select! {
+        served = &mut server => served,
+        () = signals.wait() => {
+            // Turns first, while clients still receive their `turn_ended` events; then the
+            // server drains and stops.
+            let report = engine.shutdown(SHUTDOWN_GRACE).await;
+            if !report.aborted.is_empty() {
+                eprintln!("skald: turns that did not stop in time: {:?}", report.aborted);
+            }
+            shutdown.cancel();
+            server.await
+        }
+    };
+    served.map_err(|e| ApiError::new(ErrorCode::Internal, format!("server failed: {e}")))?;
     Ok(exit::OK)
 }
 

@@ -42,6 +42,33 @@ fn start(data: &std::path::Path, work: &std::path::Path, fake: &FakeLlm) -> Serv
     Serve { child, base: base.to_string(), token: token.to_string() }
 }
 
+impl Serve {
+    /// `POST /api/<op>` with `body`; the JSON answer.
+    async fn call(&self, op: &str, body: Value) -> Value {
+        let url = format!("{}/api/{op}", self.base);
+        let sent = reqwest::Client::new().post(url).bearer_auth(&self.token).json(&body).send();
+        sent.await.unwrap().json().await.unwrap()
+    }
+
+    /// The next event over `ws` whose type is `kind`.
+    async fn next_event(ws: &mut Ws, kind: &str) -> Value {
+        let found = async {
+            loop {
+                let msg = ws.next().await.unwrap().unwrap();
+                let Ok(text) = msg.into_text() else { continue };
+                let ev: Value = serde_json::from_str(&text).unwrap();
+                if ev["event"]["type"] == kind {
+                    return ev;
+                }
+            }
+        };
+        tokio::time::timeout(HANG_GUARD, found).await.expect("the event never came")
+    }
+}
+
+type Ws =
+    tokio_tungstenite::WebSocketStream<tokio_tungstenite::MaybeTlsStream<tokio::net::TcpStream>>;
+
 #[tokio::test(flavor = "multi_thread")]
 async fn a_streamed_turn_and_an_approval_over_http() {
     let fake = FakeLlm::start().await.unwrap();
@@ -56,16 +83,7 @@ async fn a_streamed_turn_and_an_approval_over_http() {
     let (mut ws, _) = tokio_tungstenite::connect_async(ws_url).await.unwrap();
 
     fake.push(Reply::text("Hello from the fake model, streamed in small pieces."));
-    let sent: Value = http
-        .post(api("send_message"))
-        .bearer_auth(&s.token)
-        .json(&json!({ "source": "web", "text": "hi" }))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let sent = s.call("send_message", json!({ "source": "web", "text": "hi" })).await;
     let session = sent["session_id"].as_i64().unwrap();
     assert_eq!(sent["steered"], false);
 
@@ -174,4 +192,90 @@ async fn a_streamed_turn_and_an_approval_over_http() {
         .await
         .unwrap();
     assert_eq!(again.status().as_u16(), 409);
+}
+
+/// SIGTERM (a service manager, `kill`) shuts `serve` down like the desktop's Quit: the running
+/// turn is stopped, records that it ended `cancelled`, and the process exits 0.
+#[tokio::test(flavor = "multi_thread")]
+async fn sigterm_stops_the_running_turn_records_it_cancelled_and_exits_0() {
+    let fake = FakeLlm::start().await.unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    let work = dir.path().join("work");
+    std::fs::create_dir_all(&work).unwrap();
+    let mut s = start(&data, &work, &fake);
+    let ws_url = format!("{}/api/ws?token={}", s.base.replace("http://", "ws://"), s.token);
+    let (mut ws, _) = tokio_tungstenite::connect_async(ws_url).await.unwrap();
+
+    // The model starts streaming, then goes quiet: only a stop ends this turn.
+    fake.push(Reply::HangMidStream { partial: "Let me think about".into() });
+    let sent = s.call("send_message", json!({ "source": "web", "text": "a hard question" })).await;
+    let session = sent["session_id"].as_i64().unwrap();
+    Serve::next_event(&mut ws, "token_delta").await;
+
+    let term = Command::new("kill").args(["-TERM", &s.child.id().to_string()]).status().unwrap();
+    assert!(term.success());
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let status = loop {
+        if let Some(status) = s.child.try_wait().unwrap() {
+            break status;
+        }
+        assert!(Instant::now() < deadline, "serve did not exit after SIGTERM");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    };
+    assert_eq!(status.code(), Some(0), "{status:?}");
+
+    let engine = reader(data).await;
+    let ends = engine.session_detail(session).await.unwrap().turn_ends;
+    assert_eq!(
+        ends.last().map(|t| &t.outcome),
+        Some(&skald_protocol::TurnEnd::Cancelled {}),
+        "{ends:?}"
+    );
+    assert!(!engine.is_running(session).await.unwrap(), "the session was released");
+}
+
+/// A `skald chat` killed mid-turn leaves its session held by a process that is gone; the next
+/// `skald serve` continues that turn by itself and the model's answer ends it.
+#[tokio::test(flavor = "multi_thread")]
+async fn serve_continues_a_turn_a_killed_chat_left() {
+    let fake = FakeLlm::start().await.unwrap();
+    let (_dir, data, work) = super::chat::dirs();
+    fake.push(Reply::Stall { ms: 60_000, then_hang: true });
+    fake.push(Reply::text("Here is the answer."));
+    let mut chat = super::chat::cli(&fake, &data);
+    chat.args(["chat", "--workdir"]).arg(&work).arg("a question");
+    chat.stdout(Stdio::null()).stderr(Stdio::null());
+    let mut chat = chat.spawn().unwrap();
+    fake.wait_in_flight(1).await;
+    chat.start_kill().unwrap();
+    tokio::time::timeout(HANG_GUARD, chat.wait()).await.unwrap().unwrap();
+    fake.wait_in_flight(0).await;
+
+    let _serve = start(&data, &work, &fake);
+    let engine = reader(data).await;
+    let deadline = Instant::now() + HANG_GUARD;
+    loop {
+        let ends = engine.session_detail(1).await.unwrap().turn_ends;
+        if let Some(end) = ends.last() {
+            assert!(matches!(end.outcome, skald_protocol::TurnEnd::Final { .. }), "{ends:?}");
+            break;
+        }
+        assert!(Instant::now() < deadline, "serve never continued the turn");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let asked = fake.requests().last().unwrap().body["messages"].to_string();
+    assert!(asked.contains("a question"), "{asked}");
+}
+
+/// An engine of the test's own on `data`, to read what `serve` stored.
+async fn reader(data: std::path::PathBuf) -> skald_core::Engine {
+    skald_core::Engine::open(skald_core::EngineOptions {
+        data_dir: Some(data),
+        env: Some(skald_core::config::EnvOverrides::default()),
+        secrets: Some(std::sync::Arc::new(skald_core::config::MemorySecrets::default())),
+        ..Default::default()
+    })
+    .await
+    .unwrap()
 }

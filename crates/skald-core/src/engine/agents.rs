@@ -38,7 +38,12 @@ impl Engine {
         meta: AgentDefinition,
         prompt: &str,
     ) -> Result<AgentSummary, EngineError> {
-        agents::save(self.data_dir(), id, &agent_meta(meta), prompt).map_err(op_error)?;
+        // What is wrong in a definition being saved is the caller's input, not a broken file on
+        // disk (that is `Config`, as when a session loads one).
+        agents::save(self.data_dir(), id, &agent_meta(meta), prompt).map_err(|e| match e {
+            AgentError::Invalid { .. } => EngineError::InvalidInput(e.to_string()),
+            e => op_error(e),
+        })?;
         let registry = Registry::current(self.data_dir());
         registry.get(id).map(summary).ok_or_else(|| not_found(id))
     }

@@ -1,7 +1,5 @@
 //! Human decisions from any surface, the Agent Inbox, and resuming a parked or crashed turn.
 
-use std::time::Duration;
-
 use chrono::DateTime;
 use skald_protocol::{
     Answer, Decision, DecisionInput, Event, EventEnvelope, FileDiff, Inbox, InboxItem, QuestionItem,
@@ -9,13 +7,8 @@ use skald_protocol::{
 use skald_store::repo::approvals::NewDecision;
 
 use super::Engine;
-use super::chat::{Step, TurnSlot};
 use crate::error::EngineError;
 use crate::tools::names;
-use crate::turn::{ParkMode, TurnOutcome};
-
-/// How often the app / `serve` looks for decisions written by other processes.
-const AUTO_RESUME_POLL: Duration = Duration::from_secs(1);
 
 impl Engine {
     /// Every open approval across all sessions, oldest first.
@@ -79,7 +72,7 @@ impl Engine {
     }
 
     /// Records the answer to a clarification question (single assignment, any process); a live
-    /// turn continues at once, an auto-resuming engine continues a parked one.
+    /// turn continues at once, an engine running `start_background` continues a parked one.
     pub async fn answer(
         &self,
         tool_call_id: i64,
@@ -106,8 +99,7 @@ impl Engine {
             ));
             self.inner.decisions.notify_waiters();
         }
-        let live = self.is_running(q.session_id).await?;
-        let resumed = live || (self.inner.auto_resume && self.spawn_resume(q.session_id));
+        let resumed = self.goes_on(q.session_id).await?;
         Ok(Answer { tool_call_id, session_id: q.session_id, answer: answer.to_string(), resumed })
     }
 
@@ -115,7 +107,7 @@ impl Engine {
     /// is a no-op, a conflicting one is refused), with the bypass it asks for in the same
     /// transaction. `decided_by` names the surface it came from, as the shell knows it. A bypass
     /// scope that does not fit the call is refused before anything is recorded. A live turn
-    /// continues within a second; with auto-resume a parked one is continued here.
+    /// continues within a second; with `start_background` a parked one is continued here.
     pub async fn decide(
         &self,
         tool_call_id: i64,
@@ -164,8 +156,7 @@ impl Engine {
             true => self.call_bypass(tool_call_id).await?,
             false => None,
         };
-        let live = self.is_running(session_id).await?;
-        let resumed = live || (self.inner.auto_resume && self.spawn_resume(session_id));
+        let resumed = self.goes_on(session_id).await?;
         Ok(Decision {
             tool_call_id,
             session_id,
@@ -178,67 +169,17 @@ impl Engine {
         })
     }
 
-    /// Settles recorded decisions and continues the session's turn in this process (folding
-    /// steers queued meanwhile), waiting for further decisions when `mode` is `Wait`.
-    pub async fn resume(
-        &self,
-        session_id: i64,
-        mode: ParkMode,
-    ) -> Result<TurnOutcome, EngineError> {
-        let session = self.store().session(session_id).await?;
-        let handle = self.inner.sessions.handle(session_id);
-        let busy =
-            || EngineError::Conflict(format!("session {session_id} is already running a turn"));
-        let Ok(guard) = handle.processing.clone().try_lock_owned() else {
-            return Err(busy());
-        };
-        if self.runner_elsewhere(session_id).await? {
-            return Err(busy());
+    /// Whether the session's turn goes on after a decision: it runs (here or elsewhere, and
+    /// reads the decision itself), or this engine continues it in the background.
+    async fn goes_on(&self, session_id: i64) -> Result<bool, EngineError> {
+        if self.is_running(session_id).await? {
+            return Ok(true);
         }
-        let chain = self.model_chain()?;
-        let slot = TurnSlot { guard, chain, cancel: handle.begin() };
-        Ok(self.run_steps(session_id, &session.source, Step::Resume, slot, mode).await)
-    }
-
-    /// Starts a background resume unless the session is busy. Returns whether one started.
-    fn spawn_resume(&self, session_id: i64) -> bool {
-        let handle = self.inner.sessions.handle(session_id);
-        if handle.is_processing() {
-            return false;
+        if !self.inner.lifecycle.background() {
+            return Ok(false);
         }
-        let engine = self.clone();
-        tokio::spawn(async move {
-            if let Err(e) = engine.resume(session_id, ParkMode::Wait).await {
-                tracing::warn!(session_id, "auto-resume failed: {e}");
-            }
-        });
-        true
-    }
-
-    /// For the app and `serve`: continues parked turns whose decision was written by another
-    /// process (e.g. `skald approve`) while no turn is live. Runs until the engine is dropped.
-    pub fn spawn_auto_resume(&self) -> tokio::task::JoinHandle<()> {
-        let weak = std::sync::Arc::downgrade(&self.inner);
-        tokio::spawn(async move {
-            loop {
-                tokio::time::sleep(AUTO_RESUME_POLL).await;
-                let Some(inner) = weak.upgrade() else { return };
-                let engine = Engine { inner };
-                let Ok(mut ids) = engine.store().sessions_with_unsettled_decisions().await else {
-                    continue;
-                };
-                if let Ok(more) = engine.store().sessions_with_unsettled_answers().await {
-                    ids.extend(more);
-                    ids.sort_unstable();
-                    ids.dedup();
-                }
-                for id in ids {
-                    if !matches!(engine.runner_elsewhere(id).await, Ok(true)) {
-                        engine.spawn_resume(id);
-                    }
-                }
-            }
-        })
+        // The background may have picked it up between the check and here.
+        Ok(self.continue_in_background(session_id).await || self.is_running(session_id).await?)
     }
 }
 

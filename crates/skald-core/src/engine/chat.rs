@@ -6,13 +6,12 @@ use std::time::Duration;
 
 use skald_llm::{LlmSettings, ModelEndpoint};
 use skald_protocol::{Event, EventEnvelope, FrameOrigin, SendResult, TurnEnd};
-use skald_store::StoreError;
 use skald_store::repo::history::{NewMessage, Role};
 use skald_store::repo::sessions::NewSession;
-use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
 use super::Engine;
+use super::runner::Lease;
 use crate::approval::gate::load_rules;
 use crate::context::BuildSettings;
 use crate::error::EngineError;
@@ -27,18 +26,7 @@ use skald_protocol::RunContext;
 /// The surface `approve_all` is recorded as granted by: the CLI flag is the only one that sets it.
 const APPROVE_ALL_GRANTOR: &str = "cli";
 
-/// How often a running turn checks for a stop requested by another process.
-const STOP_POLL: Duration = Duration::from_millis(250);
-
-/// What a turn needs before its task starts: the held processing lock, the models and the
-/// cancel token.
-pub(super) struct TurnSlot {
-    pub(super) guard: tokio::sync::OwnedMutexGuard<()>,
-    pub(super) chain: Vec<ModelEndpoint>,
-    pub(super) cancel: CancellationToken,
-}
-
-/// One unit of work under the processing lock.
+/// One step of a run on a leased session.
 pub(super) enum Step {
     /// A turn: with the user's message, or on the steers waiting for one.
     Turn(Option<String>),
@@ -73,8 +61,6 @@ pub struct SendReceipt {
     /// Calls waiting for a human (an approval or an answer) that the message is queued behind:
     /// it reaches the model after them (decision 44). Empty when nothing waits.
     pub waiting_for: Vec<i64>,
-    /// The turn started by this message (absent for a steer).
-    pub turn: Option<JoinHandle<TurnOutcome>>,
 }
 
 impl SendReceipt {
@@ -131,33 +117,40 @@ impl Engine {
         if opts.approve_all {
             self.approve_all(session_id, APPROVE_ALL_GRANTOR).await?;
         }
-        let handle = self.inner.sessions.handle(session_id);
-        let busy_elsewhere = self.runner_elsewhere(session_id).await?;
-        let lock =
-            if busy_elsewhere { None } else { handle.processing.clone().try_lock_owned().ok() };
-        // Not a match on the tuple: a guard taken there would live on through the steer below.
-        let Some(guard) = lock else {
-            return self.steer(session_id, source, text, opts.park_mode).await;
+        // Held here or elsewhere: the message is a steer for the work that runs.
+        let lease = match self.acquire(session_id).await {
+            Ok(lease) => lease,
+            Err(EngineError::SessionBusy { .. }) => {
+                return self.steer(session_id, source, text, opts.park_mode).await;
+            }
+            Err(e) => return Err(e),
         };
         // Calls an earlier run left open come first: a fresh turn on top of them would tell the
         // model they were interrupted while a decision could still run them. The message waits
         // as a steer; the late-steer claim settles them now unless a human must decide first.
-        if !self.store().open_tool_calls(session_id).await?.is_empty() {
-            drop(guard);
+        let open = match self.store().open_tool_calls(session_id).await {
+            Ok(open) => open,
+            Err(e) => {
+                lease.release().await;
+                return Err(e.into());
+            }
+        };
+        if !open.is_empty() {
+            lease.release().await;
             return self.steer(session_id, source, text, opts.park_mode).await;
         }
-        let chain = self.model_chain()?;
-        // The token exists before the task starts, so a stop sent right after this returns is
-        // never lost.
-        let cancel = handle.begin();
-        let turn = self.spawn_turns(
-            session_id,
-            source,
-            Step::Turn(Some(text.to_string())),
-            TurnSlot { guard, chain, cancel },
-            opts.park_mode,
-        );
-        Ok(SendReceipt { session_id, steered: false, waiting_for: Vec::new(), turn: Some(turn) })
+        let chain = match self.model_chain() {
+            Ok(chain) => chain,
+            Err(e) => {
+                lease.release().await;
+                return Err(e);
+            }
+        };
+        // The lease's token exists before the task starts, so a stop sent right after this
+        // returns is never lost.
+        let step = Step::Turn(Some(text.to_string()));
+        self.spawn_run(lease, chain, source, step, opts.park_mode);
+        Ok(SendReceipt { session_id, steered: false, waiting_for: Vec::new() })
     }
 
     /// Stores `text` as a steer and echoes it as queued; starts the work that folds it when
@@ -186,88 +179,77 @@ impl Engine {
         ));
         // The turn may have ended between the busy check and the insert, or there was none:
         // then nobody would fold this steer, so it starts the work of its own.
-        if let Some((slot, step)) = self.claim_late_steers(session_id).await {
-            let turn = self.spawn_turns(session_id, source, step, slot, mode);
-            return Ok(SendReceipt {
-                session_id,
-                steered: false,
-                waiting_for: Vec::new(),
-                turn: Some(turn),
-            });
+        if let Some((lease, chain, step)) = self.claim_late_steers(session_id).await {
+            self.spawn_run(lease, chain, source, step, mode);
+            return Ok(SendReceipt { session_id, steered: false, waiting_for: Vec::new() });
         }
-        Ok(SendReceipt { session_id, steered: true, waiting_for, turn: None })
+        Ok(SendReceipt { session_id, steered: true, waiting_for })
     }
 
-    /// Runs `first` under the processing lock in a task of its own; see `run_steps`.
-    fn spawn_turns(
-        &self,
-        session_id: i64,
-        source: &str,
-        first: Step,
-        slot: TurnSlot,
-        mode: ParkMode,
-    ) -> JoinHandle<TurnOutcome> {
-        let engine = self.clone();
-        let source = source.to_string();
-        tokio::spawn(async move { engine.run_steps(session_id, &source, first, slot, mode).await })
-    }
-
-    /// Runs `first` under the processing lock, then keeps going while steers sent too late for
-    /// it are waiting. Returns the last step's outcome.
+    /// Runs `first` on the leased session, then keeps going while steers sent too late for it
+    /// are waiting. Returns the last step's outcome.
     pub(super) async fn run_steps(
         &self,
-        session_id: i64,
+        first_lease: Lease,
+        first_chain: Vec<ModelEndpoint>,
         source: &str,
         first: Step,
-        first_slot: TurnSlot,
         mode: ParkMode,
     ) -> TurnOutcome {
-        let mut step = first;
-        let mut slot = first_slot;
+        let session_id = first_lease.session_id();
+        let (mut lease, mut chain, mut step) = (first_lease, first_chain, first);
         loop {
-            let TurnSlot { guard, chain, cancel } = slot;
+            let cancel = lease.cancel_token();
             let outcome = self.run_step(session_id, source, step, chain, mode, cancel).await;
-            drop(guard);
+            lease.release().await;
             // A step that failed would fail the same way again on the same rows.
             if matches!(outcome, TurnOutcome::Failed { .. }) {
                 return outcome;
             }
-            // A message that arrived after the last round boundary but before the lock was
+            // A message that arrived after the last round boundary but before the lease was
             // released is a steer nobody folds: pick it up now (the sender's own check
             // covers the other order).
             match self.claim_late_steers(session_id).await {
-                Some((next_slot, next)) => (slot, step) = (next_slot, next),
+                Some(next) => (lease, chain, step) = next,
                 None => return outcome,
             }
         }
     }
 
-    /// Takes the processing lock for open steers that no turn will fold: none runs here or
+    /// Leases the session for open steers that no turn will fold: none runs here or
     /// elsewhere, and no call waits for a human (the continuation after the decision folds
     /// them). With calls left open otherwise (decided, or cut off by a crash) the step settles
     /// them first. `None` when there is nothing to do or someone else holds the session.
-    async fn claim_late_steers(&self, session_id: i64) -> Option<(TurnSlot, Step)> {
+    pub(super) async fn claim_late_steers(
+        &self,
+        session_id: i64,
+    ) -> Option<(Lease, Vec<ModelEndpoint>, Step)> {
         let store = self.store();
-        if store.open_steers(session_id).await.ok()?.is_empty()
-            || self.runner_elsewhere(session_id).await.unwrap_or(true)
-        {
+        if store.open_steers(session_id).await.ok()?.is_empty() {
             return None;
         }
-        let handle = self.inner.sessions.handle(session_id);
-        let guard = handle.processing.clone().try_lock_owned().ok()?;
-        // Under the lock: another caller may have folded them first, or a turn parked a call.
-        if store.open_steers(session_id).await.ok()?.is_empty()
-            || !store.calls_awaiting_human(session_id).await.ok()?.is_empty()
-        {
-            return None;
-        }
-        let step = if store.open_tool_calls(session_id).await.ok()?.is_empty() {
-            Step::Turn(None)
-        } else {
-            Step::Resume
+        let lease = self.acquire(session_id).await.ok()?;
+        // Under the lease: another caller may have folded them first, or a turn parked a call.
+        let next = async {
+            if store.open_steers(session_id).await.ok()?.is_empty()
+                || !store.calls_awaiting_human(session_id).await.ok()?.is_empty()
+            {
+                return None;
+            }
+            let step = if store.open_tool_calls(session_id).await.ok()?.is_empty() {
+                Step::Turn(None)
+            } else {
+                Step::Resume
+            };
+            Some((self.model_chain().ok()?, step))
         };
-        let chain = self.model_chain().ok()?;
-        Some((TurnSlot { guard, chain, cancel: handle.begin() }, step))
+        match next.await {
+            Some((chain, step)) => Some((lease, chain, step)),
+            None => {
+                lease.release().await;
+                None
+            }
+        }
     }
 
     /// Stops the session's running turn, here or in another process. Unconsumed steers are kept
@@ -370,7 +352,7 @@ impl Engine {
     }
 
     /// One step (a user turn: echo, rounds; or a resume), then its outcome events. Runs under
-    /// the session's processing lock.
+    /// the session's lease.
     async fn run_step(
         &self,
         session_id: i64,
@@ -380,12 +362,10 @@ impl Engine {
         mode: ParkMode,
         cancel: CancellationToken,
     ) -> TurnOutcome {
-        let handle = self.inner.sessions.handle(session_id);
         let frame = match origin::of_root(self.store(), session_id).await {
             Ok(frame) => frame,
             Err(e) => {
                 // No frame to run in (the session is gone), so none to store the end in either.
-                handle.end();
                 let reason = e.to_string();
                 let failed = TurnEnd::Failed { reason: reason.clone() };
                 for event in
@@ -397,65 +377,27 @@ impl Engine {
             }
         };
         let emitter = self.emitter(session_id, source, frame);
-        let outcome = match self.claim(session_id).await {
-            Ok(()) => {
-                let watcher = self.watch_remote_stop(session_id, cancel.clone());
-                let token = cancel.clone();
-                let ran = match step {
-                    Step::Turn(text) => {
-                        let text = text.as_deref();
-                        self.prepare_and_run(session_id, text, chain, &emitter, token, mode).await
-                    }
-                    Step::Resume => {
-                        self.settle_and_run(session_id, chain, &emitter, token, mode).await
-                    }
-                };
-                let outcome = match ran {
-                    Ok(o) => o,
-                    Err(e) => TurnOutcome::Failed { message: e.to_string() },
-                };
-                watcher.abort();
-                let _ = self.store().release_runner(session_id, &self.inner.runner_id).await;
-                outcome
+        let ran = match step {
+            Step::Turn(text) => {
+                let text = text.as_deref();
+                self.prepare_and_run(session_id, text, chain, &emitter, cancel, mode).await
             }
+            Step::Resume => self.settle_and_run(session_id, chain, &emitter, cancel, mode).await,
+        };
+        let outcome = match ran {
+            Ok(o) => o,
             Err(e) => TurnOutcome::Failed { message: e.to_string() },
         };
-        handle.end();
         self.finish(session_id, &emitter, &outcome).await;
         outcome
     }
 
-    pub(super) async fn claim(&self, session_id: i64) -> Result<(), StoreError> {
-        self.store()
-            .claim_runner(session_id, &self.inner.runner_id, std::process::id(), &pid_alive)
-            .await
-    }
-
     /// Whether a live process (maybe this one) holds the session's runner row.
-    pub(super) async fn runner_elsewhere(&self, session_id: i64) -> Result<bool, StoreError> {
-        Ok(self.store().fresh_runner_pid(session_id).await?.is_some_and(pid_alive))
-    }
-
-    /// Polls the runner row so `skald stop` from another process reaches this turn.
-    pub(super) fn watch_remote_stop(
+    pub(super) async fn runner_elsewhere(
         &self,
         session_id: i64,
-        cancel: CancellationToken,
-    ) -> JoinHandle<()> {
-        let store = self.store().clone();
-        let runner = self.inner.runner_id.clone();
-        tokio::spawn(async move {
-            loop {
-                tokio::select! {
-                    () = cancel.cancelled() => return,
-                    () = tokio::time::sleep(STOP_POLL) => {}
-                }
-                if let Ok(true) = store.runner_heartbeat(session_id, &runner).await {
-                    cancel.cancel();
-                    return;
-                }
-            }
-        })
+    ) -> Result<bool, skald_store::StoreError> {
+        Ok(self.store().fresh_runner_pid(session_id).await?.is_some_and(pid_alive))
     }
 
     async fn prepare_and_run(

@@ -1,4 +1,4 @@
-//! Manual compaction (`/compact [focus]`).
+//! Manual compaction (`/compact [focus]`), under the same lease as a turn.
 
 use super::Engine;
 use crate::context::CompactionReport;
@@ -7,32 +7,36 @@ use crate::turn::{self, ParkMode};
 
 impl Engine {
     /// Summarises the session's history now (`focus` steers the summary). `None` when there is
-    /// nothing useful to summarise. Refused while a turn runs; a `stop` cancels it.
+    /// nothing useful to summarise. It holds the session like a turn: refused (`SessionBusy`)
+    /// while a turn or a compaction runs it in any process, and a turn asked for meanwhile waits
+    /// as a steer that runs once it is done; a `stop` from any process cancels it.
     pub async fn compact(
         &self,
         session_id: i64,
         focus: Option<String>,
     ) -> Result<Option<CompactionReport>, EngineError> {
         let session = self.store().session(session_id).await?;
-        let handle = self.inner.sessions.handle(session_id);
-        let busy = || {
-            EngineError::Conflict(format!(
-                "session {session_id} is running a turn; compact after it ends"
-            ))
+        let lease = self.acquire(session_id).await?;
+        let cancel = lease.cancel_token();
+        let prepared = async {
+            let chain = self.model_chain()?;
+            let emitter = self.root_emitter(session_id, &session.source).await?;
+            self.turn_ctx(session_id, &session.source, chain, &emitter, ParkMode::Exit).await
         };
-        let Ok(_guard) = handle.processing.clone().try_lock_owned() else { return Err(busy()) };
-        if self.runner_elsewhere(session_id).await? {
-            return Err(busy());
+        let result = match prepared.await {
+            Ok(ctx) => {
+                let focus = focus.as_deref().filter(|f| !f.trim().is_empty());
+                turn::compact_now(&ctx, focus, &cancel).await
+            }
+            Err(e) => Err(e),
+        };
+        lease.release().await;
+        // Messages sent while it ran were stored as steers: they start their turn now.
+        if let Some((lease, chain, step)) = self.claim_late_steers(session_id).await {
+            let mode =
+                if self.inner.lifecycle.background() { ParkMode::Wait } else { ParkMode::Exit };
+            self.spawn_run(lease, chain, &session.source, step, mode);
         }
-        let chain = self.model_chain()?;
-        let emitter = self.root_emitter(session_id, &session.source).await?;
-        let ctx =
-            self.turn_ctx(session_id, &session.source, chain, &emitter, ParkMode::Exit).await?;
-        let cancel = handle.begin();
-        let result =
-            turn::compact_now(&ctx, focus.as_deref().filter(|f| !f.trim().is_empty()), &cancel)
-                .await;
-        handle.end();
         result
     }
 }

@@ -5,12 +5,16 @@ mod approvals;
 mod bypasses;
 mod chat;
 mod compact;
+mod lifecycle;
 mod reconcile;
+mod runner;
 mod search;
 mod settings;
 mod usage;
 
 pub use chat::{ChatOptions, SendReceipt};
+pub use lifecycle::ShutdownReport;
+pub use runner::Lease;
 
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, RwLock};
@@ -47,8 +51,6 @@ pub struct EngineOptions {
     pub watch_config: bool,
     /// `None` = the OS keychain.
     pub secrets: Option<Arc<dyn SecretStore>>,
-    /// Continue a parked turn by itself when its decision lands (the app and `skald serve`).
-    pub auto_resume: bool,
     /// Memory for built histories kept between rounds; `None` = `context::DEFAULT_BUDGET_BYTES`,
     /// `Some(0)` = every round reads every row.
     pub context_cache_bytes: Option<usize>,
@@ -76,8 +78,8 @@ struct Inner {
     decisions: Arc<tokio::sync::Notify>,
     /// Each frame's built history, extended round after round instead of rebuilt.
     context_cache: crate::context::ContextCache,
-    /// Continue parked turns by themselves once decided (the app and `serve`).
-    auto_resume: bool,
+    /// Every task the engine starts, and how they end (`start_background`, `shutdown`).
+    lifecycle: lifecycle::Lifecycle,
     /// Identifies this process in `session_runners`.
     runner_id: String,
     _watcher: Option<ConfigWatcher>,
@@ -143,7 +145,7 @@ impl Engine {
                 context_cache: crate::context::ContextCache::with_budget(
                     opts.context_cache_bytes.unwrap_or(crate::context::DEFAULT_BUDGET_BYTES),
                 ),
-                auto_resume: opts.auto_resume,
+                lifecycle: lifecycle::Lifecycle::new(),
                 runner_id,
                 _watcher: watcher,
             }),

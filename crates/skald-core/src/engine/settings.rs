@@ -62,6 +62,11 @@ impl Engine {
         let current = config::parse_text(&path, &text)?;
         let edits: Vec<ClientEdit> =
             clients.into_iter().filter(|c| c.name != ENV_CLIENT).map(client_edit).collect();
+        let renames: Vec<(String, String)> = edits
+            .iter()
+            .filter_map(|e| Some((e.previous_name.clone()?, e.name.clone())))
+            .filter(|(old, new)| old != new)
+            .collect();
         let order: Vec<String> = fallback.into_iter().filter(|n| n != ENV_CLIENT).collect();
         let edited =
             config::merge_clients(&path, &text, &current, &edits, &order).map_err(|e| match e {
@@ -69,11 +74,30 @@ impl Engine {
                 MergeError::Layout(e) => EngineError::Config(e),
                 editor @ MergeError::Editor { .. } => EngineError::Internal(editor.to_string()),
             })?;
+        // A renamed client keeps its API key: it is copied to the new name before the file
+        // names the client so, and removed from the old name only once the file is written.
+        for (old, new) in &renames {
+            self.copy_key(old, new)?;
+        }
         if edited != text {
             write_atomically(&path, &edited).map_err(io_err)?;
         }
+        for (old, _) in &renames {
+            self.inner.secrets.delete(old)?;
+        }
         self.reload_config()?;
         self.settings().await
+    }
+
+    /// Gives client `to` the key stored for `from`, unless `to` already has one of its own.
+    fn copy_key(&self, from: &str, to: &str) -> Result<(), EngineError> {
+        let secrets = &self.inner.secrets;
+        if let Some(key) = secrets.get(from)?
+            && secrets.get(to)?.is_none()
+        {
+            secrets.set(to, &key)?;
+        }
+        Ok(())
     }
 
     /// Stores (or with `None` removes) a client's API key in the OS keychain.

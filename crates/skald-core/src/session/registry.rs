@@ -1,22 +1,55 @@
-//! In-process state of sessions: the processing lock and the cancel token of the running turn.
+//! In-process state of sessions: the processing lock, the cancel token of the running unit of
+//! work, and how the session's turns (runs) start and end.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
+use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
 
+use crate::turn::TurnOutcome;
+
+/// The turns (runs of steps) this process started for a session.
+#[derive(Debug, Clone, Default)]
+pub struct RunState {
+    /// Runs started, ever.
+    pub started: u64,
+    /// Runs ended, ever: a run is going while `ended < started`.
+    pub ended: u64,
+    /// How the last ended run ended.
+    pub last: Option<TurnOutcome>,
+}
+
+impl RunState {
+    pub fn running(&self) -> bool {
+        self.ended < self.started
+    }
+}
+
 /// One session's live state in this process.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct SessionHandle {
-    /// Held for a whole turn (or resume): one unit of work per session at a time.
+    /// Held for a whole unit of work (a turn, a resume, a compaction): one at a time.
     pub processing: Arc<tokio::sync::Mutex<()>>,
     cancel: Mutex<Option<CancellationToken>>,
+    runs: watch::Sender<RunState>,
+}
+
+impl Default for SessionHandle {
+    fn default() -> Self {
+        Self {
+            processing: Arc::default(),
+            cancel: Mutex::default(),
+            runs: watch::channel(RunState::default()).0,
+        }
+    }
 }
 
 impl SessionHandle {
-    /// A fresh token for a new unit of work; a stale cancellation never leaks into it.
-    pub fn begin(&self) -> CancellationToken {
-        let token = CancellationToken::new();
+    /// A fresh token for a new unit of work, a child of `parent` (the engine's shutdown); a
+    /// stale cancellation never leaks into it.
+    pub fn begin(&self, parent: &CancellationToken) -> CancellationToken {
+        let token = parent.child_token();
         *self.cancel.lock().unwrap_or_else(|p| p.into_inner()) = Some(token.clone());
         token
     }
@@ -39,6 +72,27 @@ impl SessionHandle {
     pub fn is_processing(&self) -> bool {
         self.processing.try_lock().is_err()
     }
+
+    /// A run starts (before its task does, so a waiter never misses it).
+    pub fn run_started(&self) {
+        self.runs.send_modify(|s| s.started += 1);
+    }
+
+    /// The run ended with `outcome`.
+    pub fn run_ended(&self, outcome: TurnOutcome) {
+        self.runs.send_modify(|s| {
+            s.ended = s.started;
+            s.last = Some(outcome);
+        });
+    }
+
+    pub fn runs(&self) -> watch::Receiver<RunState> {
+        self.runs.subscribe()
+    }
+
+    pub fn run_going(&self) -> bool {
+        self.runs.borrow().running()
+    }
 }
 
 /// Handles by session id, created on first use.
@@ -59,5 +113,14 @@ impl SessionRegistry {
 
     pub fn existing(&self, session_id: i64) -> Option<Arc<SessionHandle>> {
         self.handles.lock().unwrap_or_else(|p| p.into_inner()).get(&session_id).cloned()
+    }
+
+    /// Sessions with a run going in this process.
+    pub fn running(&self) -> Vec<i64> {
+        let handles = self.handles.lock().unwrap_or_else(|p| p.into_inner());
+        let mut ids: Vec<i64> =
+            handles.iter().filter(|(_, h)| h.run_going()).map(|(id, _)| *id).collect();
+        ids.sort_unstable();
+        ids
     }
 }

@@ -254,7 +254,7 @@ async fn a_new_session_runs_the_chosen_agent_and_a_broken_agent_fails_its_turn_w
     assert_eq!(refused.code(), ErrorCode::Config);
     let receipt = engine.send_message("web", "hello", ChatOptions::default()).await.unwrap();
     assert_eq!(receipt.session_id, id);
-    let outcome = receipt.turn.unwrap().await.unwrap();
+    let outcome = engine.wait_turn(receipt.session_id).await.unwrap();
     let TurnOutcome::Failed { message } = outcome else { panic!("{outcome:?}") };
     assert!(
         message.contains(&data.join("agents/buddy/AGENT.md").display().to_string()),
@@ -262,4 +262,28 @@ async fn a_new_session_runs_the_chosen_agent_and_a_broken_agent_fails_its_turn_w
     );
     assert!(message.contains("common/gone.md"), "{message}");
     assert_eq!(fake.requests().len(), 0, "the model is never asked with a broken agent");
+}
+
+#[tokio::test]
+async fn saving_a_definition_with_a_mistake_is_invalid_input_and_writes_nothing() {
+    let fake = skald_testkit::FakeLlm::start().await.unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path();
+    let engine = engine(data, &fake).await;
+    let good = engine.get_agent("generalist").await.unwrap().meta.unwrap();
+
+    let mut nameless = good.clone();
+    nameless.name = "  ".into();
+    let err = engine.save_agent("scout", nameless, "Look.").await.unwrap_err();
+    assert_eq!(err.code(), ErrorCode::InvalidInput, "{err}");
+    let err =
+        engine.save_agent("scout", good.clone(), "<!-- INCLUDE: gone.md -->").await.unwrap_err();
+    assert_eq!(err.code(), ErrorCode::InvalidInput, "{err}");
+    assert!(err.to_string().contains("gone.md"), "{err}");
+    let err = engine.save_agent("Bad Id", good.clone(), "Look.").await.unwrap_err();
+    assert_eq!(err.code(), ErrorCode::InvalidInput, "{err}");
+    assert!(!data.join("agents/scout").exists(), "nothing is written for a refused save");
+
+    let saved = engine.save_agent("scout", good, "Look.").await.unwrap();
+    assert_eq!((saved.id.as_str(), saved.error), ("scout", None));
 }

@@ -17,7 +17,7 @@ async fn parked_read(rig: &Rig, path: &str) -> skald_protocol::InboxItem {
         ..Default::default()
     };
     let receipt = rig.engine.send_message("test", "read it", opts).await.unwrap();
-    let outcome = receipt.turn.unwrap().await.unwrap();
+    let outcome = rig.engine.wait_turn(receipt.session_id).await.unwrap();
     assert!(matches!(outcome, TurnOutcome::Parked { .. }), "{outcome:?}");
     let mut items = rig.engine.inbox().await.unwrap().items;
     assert_eq!(items.len(), 1, "{items:?}");

@@ -27,7 +27,7 @@ async fn approve_after(
     };
     let receipt = rig.engine.send_message("test", "change it", opts).await.unwrap();
     let sid = receipt.session_id;
-    let parked = receipt.turn.unwrap().await.unwrap();
+    let parked = rig.engine.wait_turn(receipt.session_id).await.unwrap();
     let TurnOutcome::Parked { tool_call_ids } = parked else { panic!("not parked: {parked:?}") };
     meanwhile();
     let input = DecisionInput { approved: true, note: None, bypass: None };

@@ -1,5 +1,6 @@
 //! A decision recorded while no turn is live continues the turn by itself when the engine runs
-//! with auto-resume (the app, `skald serve`) — also when another process wrote the decision.
+//! its background (`start_background`: the app, `skald serve`) — also when another process wrote
+//! the decision.
 
 use std::sync::Arc;
 
@@ -11,9 +12,10 @@ use skald_protocol::{DecisionInput, Event, EventEnvelope, RunContext};
 use skald_testkit::{FakeLlm, HANG_GUARD, Reply};
 use tokio::sync::broadcast;
 
-/// An engine on `data` with the fake as its model; `auto_resume` as the app and `serve` run it.
-pub async fn open(data: &std::path::Path, fake: &FakeLlm, auto_resume: bool) -> Engine {
-    Engine::open(EngineOptions {
+/// An engine on `data` with the fake as its model; with `background` running as the app and
+/// `serve` run it.
+pub async fn open(data: &std::path::Path, fake: &FakeLlm, background: bool) -> Engine {
+    let engine = Engine::open(EngineOptions {
         data_dir: Some(data.to_path_buf()),
         env: Some(EnvOverrides {
             base_url: Some(fake.base_url()),
@@ -21,11 +23,14 @@ pub async fn open(data: &std::path::Path, fake: &FakeLlm, auto_resume: bool) -> 
             api_key: None,
         }),
         secrets: Some(Arc::new(MemorySecrets::default())),
-        auto_resume,
         ..Default::default()
     })
     .await
-    .unwrap()
+    .unwrap();
+    if background {
+        engine.start_background();
+    }
+    engine
 }
 
 fn approve() -> DecisionInput {
@@ -53,7 +58,7 @@ async fn park_a_write(engine: &Engine, fake: &FakeLlm, work: &std::path::Path) -
         ..Default::default()
     };
     let receipt = engine.send_message("web", "write out.txt", opts).await.unwrap();
-    let outcome = receipt.turn.unwrap().await.unwrap();
+    let outcome = engine.wait_turn(receipt.session_id).await.unwrap();
     assert!(matches!(outcome, TurnOutcome::Parked { .. }), "{outcome:?}");
     receipt.session_id
 }
@@ -81,7 +86,6 @@ async fn a_decision_written_by_another_process_is_picked_up_by_the_poller() {
     let work = dir.path().join("work");
     std::fs::create_dir_all(&work).unwrap();
     let app = open(&data, &fake, true).await;
-    let _poller = app.spawn_auto_resume();
     park_a_write(&app, &fake, &work).await;
     let mut events = app.subscribe();
     // "Another process": a second engine on the same database, like `skald approve`.
@@ -101,7 +105,7 @@ async fn run_context_updates_apply_to_the_next_turn() {
     let engine = open(&dir.path().join("data"), &fake, false).await;
     fake.push(Reply::text("hello"));
     let receipt = engine.send_message("web", "hi", ChatOptions::default()).await.unwrap();
-    receipt.turn.unwrap().await.unwrap();
+    engine.wait_turn(receipt.session_id).await.unwrap();
     let rc = RunContext {
         working_directory: Some(work.display().to_string()),
         system_prompt: vec!["Answer in French.".into()],
@@ -114,7 +118,7 @@ async fn run_context_updates_apply_to_the_next_turn() {
     fake.push(Reply::tool_call("write_file", r#"{"path":"src/lib.rs","content":"// ok\n"}"#));
     fake.push(Reply::text("done"));
     let receipt = engine.send_message("web", "write", ChatOptions::default()).await.unwrap();
-    let outcome = receipt.turn.unwrap().await.unwrap();
+    let outcome = engine.wait_turn(receipt.session_id).await.unwrap();
     assert!(matches!(outcome, TurnOutcome::Final { .. }), "{outcome:?}");
     assert!(work.join("src/lib.rs").is_file());
     let last = fake.requests().last().unwrap().body.clone();
@@ -142,7 +146,8 @@ async fn a_bypass_granted_with_an_approval_applies_where_the_turn_runs() {
         ..Default::default()
     };
     let receipt = runner.send_message("web", "write two files", opts).await.unwrap();
-    assert!(matches!(receipt.turn.unwrap().await.unwrap(), TurnOutcome::Parked { .. }));
+    let parked = runner.wait_turn(receipt.session_id).await.unwrap();
+    assert!(matches!(parked, TurnOutcome::Parked { .. }));
     // Another process approves with a 1-hour filesystem bypass.
     let cli = open(&data, &fake, false).await;
     cli.decide(
@@ -182,7 +187,8 @@ async fn a_clarification_question_waits_in_the_inbox_and_its_answer_reaches_the_
     fake.push(Reply::text("Editing b.txt then."));
     let opts = ChatOptions { park_mode: ParkMode::Exit, ..Default::default() };
     let receipt = engine.send_message("web", "fix the file", opts).await.unwrap();
-    assert!(matches!(receipt.turn.unwrap().await.unwrap(), TurnOutcome::Parked { .. }));
+    let parked = engine.wait_turn(receipt.session_id).await.unwrap();
+    assert!(matches!(parked, TurnOutcome::Parked { .. }));
     let inbox = engine.inbox().await.unwrap();
     assert_eq!((inbox.total, inbox.items.len(), inbox.questions.len()), (1, 0, 1));
     let q = &inbox.questions[0];

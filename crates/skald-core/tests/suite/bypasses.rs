@@ -79,7 +79,7 @@ impl Rig {
             self.fake.push(Reply::text("done"));
         }
         let receipt = engine.send_message("web", "go", self.opts()).await.unwrap();
-        let outcome = receipt.turn.unwrap().await.unwrap();
+        let outcome = engine.wait_turn(receipt.session_id).await.unwrap();
         assert_eq!(parked(&outcome), parks, "{outcome:?}");
         (receipt.session_id, outcome)
     }
@@ -277,7 +277,7 @@ async fn a_deny_rule_still_denies_under_an_all_bypass() {
     rig.fake.push(Reply::text("could not"));
     let opts = ChatOptions { approve_all: true, ..rig.opts() };
     let receipt = app.send_message("web", "store the key", opts).await.unwrap();
-    let outcome = receipt.turn.unwrap().await.unwrap();
+    let outcome = app.wait_turn(receipt.session_id).await.unwrap();
     assert!(matches!(outcome, TurnOutcome::Final { .. }), "{outcome:?}");
     // `--approve-all` is a stored "this session" bypass of every tool, granted by the CLI.
     let active = app.session_bypasses(receipt.session_id).await.unwrap();

@@ -338,7 +338,7 @@ async fn a_long_session_is_compacted_at_turn_start_with_events_and_survives_a_re
     // accounting decides.
     let fourth = format!("fourth question {}", "q".repeat(1_500));
     let receipt = engine.send_message("test", &fourth, opts).await.unwrap();
-    let (sid4, o4) = super::turn::finish(receipt).await;
+    let (sid4, o4) = super::turn::finish(&engine, receipt).await;
     assert_eq!(sid4, sid);
     assert!(matches!(o4, TurnOutcome::Final { ref content, .. } if content == "fourth answer"));
     let e4 = super::turn::drain(&mut rx, sid);
@@ -409,7 +409,7 @@ async fn after_compact_usage_counts_the_compacted_request_until_a_reply_reports_
         let engine = engine.clone();
         async move {
             let receipt = engine.send_message("test", text, ChatOptions::default()).await.unwrap();
-            super::turn::finish(receipt).await
+            super::turn::finish(&engine, receipt).await
         }
     };
     let reply = |text: String, prompt| Reply::Text {

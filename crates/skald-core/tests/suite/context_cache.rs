@@ -468,7 +468,7 @@ async fn an_engine_with_the_cache_sends_what_an_engine_without_it_sends() {
                 fake.push(reply);
             }
             let receipt = engine.send_message("test", prompt, opts.clone()).await.unwrap();
-            let (_, outcome) = super::turn::finish(receipt).await;
+            let (_, outcome) = super::turn::finish(&engine, receipt).await;
             assert!(matches!(outcome, TurnOutcome::Final { .. }), "{outcome:?}");
         }
         let until_go = json!({ "command": "until [ -e go ]; do sleep 0.01; done" }).to_string();
@@ -479,7 +479,7 @@ async fn an_engine_with_the_cache_sends_what_an_engine_without_it_sends() {
         super::turn::wait_event(&mut events, |e| matches!(e, Event::ToolStart { .. })).await;
         assert!(engine.send_message("test", "note this", opts.clone()).await.unwrap().steered);
         std::fs::write(work.join("go"), "").unwrap();
-        let (_, outcome) = super::turn::finish(receipt).await;
+        let (_, outcome) = super::turn::finish(&engine, receipt).await;
         assert!(matches!(outcome, TurnOutcome::Final { .. }), "{outcome:?}");
         let work = work.display().to_string();
         let requests = fake

@@ -127,10 +127,11 @@ async fn a_multi_round_tool_turn_through_the_independent_server() {
     let opts = ChatOptions { workdir: Some(work.clone()), approve_all: true, ..Default::default() };
     let receipt = engine.send_message("indep", &message, opts).await.unwrap();
     let sid = receipt.session_id;
-    let outcome = tokio::time::timeout(Duration::from_secs(120), receipt.turn.unwrap())
-        .await
-        .expect("turn hung")
-        .unwrap();
+    let outcome =
+        tokio::time::timeout(Duration::from_secs(120), engine.wait_turn(receipt.session_id))
+            .await
+            .expect("turn hung")
+            .unwrap();
     assert!(
         matches!(&outcome, TurnOutcome::Final { content, .. } if content == "Copied through the proxy."),
         "{outcome:?}"
@@ -169,10 +170,11 @@ async fn a_streamed_text_turn_through_the_independent_server() {
     let opts = ChatOptions { workdir: Some(dir.path().to_path_buf()), ..Default::default() };
     let message = scripted("say something", json!([{"text": "one two three four five"}]));
     let receipt = engine.send_message("indep", &message, opts).await.unwrap();
-    let outcome = tokio::time::timeout(Duration::from_secs(120), receipt.turn.unwrap())
-        .await
-        .expect("turn hung")
-        .unwrap();
+    let outcome =
+        tokio::time::timeout(Duration::from_secs(120), engine.wait_turn(receipt.session_id))
+            .await
+            .expect("turn hung")
+            .unwrap();
     assert!(
         matches!(&outcome, TurnOutcome::Final { content, .. } if content == "one two three four five"),
         "{outcome:?}"
@@ -189,7 +191,7 @@ async fn a_streamed_text_turn_through_the_independent_server() {
     // A second turn on the same session: the stored history (assistant text, no tool calls)
     // is accepted by the server as the next request's context.
     let receipt = engine.send_message("indep", "and again", ChatOptions::default()).await.unwrap();
-    let outcome = receipt.turn.unwrap().await.unwrap();
+    let outcome = engine.wait_turn(receipt.session_id).await.unwrap();
     assert!(
         matches!(&outcome, TurnOutcome::Final { content, .. } if content == "independent reply to: and again"),
         "{outcome:?}"

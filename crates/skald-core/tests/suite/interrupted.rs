@@ -50,7 +50,7 @@ async fn next_request(rig: &Rig, sid: i64) -> (Vec<(String, String)>, String) {
     let receipt =
         rig.engine.send_message("test", "what now?", ChatOptions::default()).await.unwrap();
     assert_eq!(receipt.session_id, sid);
-    receipt.turn.unwrap().await.unwrap();
+    rig.engine.wait_turn(receipt.session_id).await.unwrap();
     let body = rig.fake.requests().pop().unwrap().body;
     let messages = body["messages"].as_array().unwrap().clone();
     let results = messages

@@ -87,14 +87,15 @@ async fn a_turn_with_tools_reaches_an_answer_on_llama_cpp_python() {
     only_reads_in(&engine, &work).await;
 
     let opts = ChatOptions { workdir: Some(work), park_mode: ParkMode::Exit, ..Default::default() };
-    let mut receipt = engine
+    let receipt = engine
         .send_message("local-llm", "Use the list_dir tool to list the files here.", opts)
         .await
         .unwrap();
-    let outcome = tokio::time::timeout(Duration::from_secs(1800), receipt.turn.take().unwrap())
-        .await
-        .expect("turn hung")
-        .unwrap();
+    let outcome =
+        tokio::time::timeout(Duration::from_secs(1800), engine.wait_turn(receipt.session_id))
+            .await
+            .expect("turn hung")
+            .unwrap();
 
     let sid = receipt.session_id;
     for m in engine.session_detail(sid).await.unwrap().messages {

@@ -11,6 +11,7 @@ mod context_cache;
 mod engine;
 mod independent_llm;
 mod interrupted;
+mod lifecycle;
 mod local_llm;
 mod matrix;
 mod model_powers;

@@ -39,7 +39,7 @@ async fn tool_calls_cannot_decide_bypass_or_edit_rules() {
         ..Default::default()
     };
     let receipt = engine.send_message("web", "write a.txt", opts).await.unwrap();
-    let outcome = receipt.turn.unwrap().await.unwrap();
+    let outcome = engine.wait_turn(receipt.session_id).await.unwrap();
     assert!(matches!(outcome, TurnOutcome::Parked { .. }), "{outcome:?}");
     let first = engine.inbox().await.unwrap();
     assert_eq!(first.total, 1);

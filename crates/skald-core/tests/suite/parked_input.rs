@@ -38,8 +38,8 @@ impl Setup {
     }
 
     /// A fresh engine on the data dir: another process, or the app after a restart.
-    async fn engine(&self, auto_resume: bool) -> Engine {
-        super::auto_resume::open(&self.data(), &self.fake, auto_resume).await
+    async fn engine(&self, background: bool) -> Engine {
+        super::auto_resume::open(&self.data(), &self.fake, background).await
     }
 
     /// `skald resume` in a fresh process after the decision: the turn ends with `answer`.
@@ -63,7 +63,7 @@ impl Setup {
         let chat = self.engine(false).await;
         self.fake.push(reply);
         let receipt = chat.send_message(SOURCE, "count", self.opts(ParkMode::Exit)).await.unwrap();
-        let outcome = receipt.turn.unwrap().await.unwrap();
+        let outcome = chat.wait_turn(receipt.session_id).await.unwrap();
         let TurnOutcome::Parked { tool_call_ids } = outcome else { panic!("{outcome:?}") };
         assert_eq!(self.fake.requests().len(), 1);
         (receipt.session_id, tool_call_ids[0])
@@ -105,8 +105,8 @@ async fn queued(engine: &Engine, s: &Setup, sid: i64, call: i64, mode: ParkMode)
     let mut rx = engine.subscribe();
     let receipt = engine.send_message(SOURCE, STEER, s.opts(mode)).await.unwrap();
     assert_eq!(receipt.session_id, sid);
-    assert!(receipt.turn.is_none(), "a turn started on top of the parked call");
-    assert!(receipt.steered);
+    assert!(receipt.steered, "a turn started on top of the parked call");
+    assert_eq!(engine.wait_turn(sid).await, None, "a turn started on top of the parked call");
     assert_eq!(receipt.waiting_for, [call]);
     let echo = drain(&mut rx, sid);
     assert!(
@@ -214,7 +214,7 @@ async fn a_message_after_an_unsettled_decision_settles_the_call_first() {
     s.fake.push(Reply::text("Ran it, and here is the listing."));
     let receipt = cli.send_message(SOURCE, STEER, s.opts(ParkMode::Exit)).await.unwrap();
     assert_eq!((receipt.session_id, receipt.waiting_for.len()), (sid, 0), "nothing waits");
-    let outcome = receipt.turn.expect("the session is continued").await.unwrap();
+    let outcome = cli.wait_turn(receipt.session_id).await.expect("the session is continued");
     assert!(matches!(&outcome, TurnOutcome::Final { .. }), "{outcome:?}");
     assert_eq!(s.runs(), 1);
     let reqs = s.fake.requests();

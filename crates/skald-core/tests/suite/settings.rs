@@ -278,3 +278,31 @@ async fn a_rule_seeded_for_the_retired_restart_tool_is_removed_at_startup() {
     let rules = open(fresh.path()).await.approval_rules().await.unwrap();
     assert!(!rules.iter().any(|r| r.tool_pattern == "restart"), "never seeded: {rules:?}");
 }
+
+#[tokio::test]
+async fn a_renamed_client_keeps_its_api_key() {
+    use skald_core::config::SecretStore;
+    let dir = tempfile::tempdir().unwrap();
+    let secrets = Arc::new(MemorySecrets::default());
+    let engine = Engine::open(EngineOptions {
+        data_dir: Some(dir.path().to_path_buf()),
+        env: Some(EnvOverrides::default()),
+        secrets: Some(secrets.clone()),
+        ..Default::default()
+    })
+    .await
+    .unwrap();
+    page_save(&engine, vec![client("work", "http://127.0.0.1:9/v1")]).await;
+    engine.set_api_key("work", Some("sk-kept".into())).await.unwrap();
+
+    let shown = engine.settings().await.unwrap().clients;
+    let mut renamed = as_input(&shown[0]);
+    renamed.name = "office".into();
+    let text = page_save(&engine, vec![renamed]).await;
+    assert!(text.contains("name: office") && !text.contains("name: work"), "{text}");
+
+    let view = engine.settings().await.unwrap();
+    assert_eq!((view.clients[0].name.as_str(), view.clients[0].has_api_key), ("office", true));
+    assert_eq!(secrets.get("office").unwrap().as_deref(), Some("sk-kept"));
+    assert_eq!(secrets.get("work").unwrap(), None, "no key is left under the old name");
+}

@@ -364,6 +364,8 @@ async fn crashed_in_child_with(rig: &Rig, name: &str, args: Value) -> (i64, i64,
 async fn resume_after_a_crash_in_a_child_settles_it_then_continues_the_parent() {
     let rig = rig("").await;
     let (sid, parent_call, child) = crashed_in_child(&rig).await;
+    // A tool group the child activated: scoped to its frame, it ends with the frame.
+    rig.store().await.grant_stack_tool_group(child, "config").await.unwrap();
     rig.fake.push_for_prompt("TASK-R", Reply::text("notes say hello"));
     rig.fake.push(Reply::text("The notes say hello."));
     let outcome = rig.engine.resume(sid, ParkMode::Wait).await.unwrap();
@@ -379,6 +381,7 @@ async fn resume_after_a_crash_in_a_child_settles_it_then_continues_the_parent() 
     let store = rig.store().await;
     assert_eq!(store.tool_call(parent_call).await.unwrap().status().unwrap(), ToolStatus::Done);
     assert!(store.frame(child).await.unwrap().terminated_at.is_some());
+    assert!(store.stack_tool_groups(child).await.unwrap().is_empty(), "grants end with the frame");
 }
 
 #[tokio::test]
@@ -476,6 +479,12 @@ async fn a_question_from_a_child_survives_a_restart_and_is_answered_from_the_inb
 /// A crash while two children of one batch ran: both delegation calls `running`, each child
 /// frame open with its prompt.
 async fn crashed_batch(rig: &Rig) -> (i64, Vec<i64>) {
+    crashed_batch_started(rig, true).await
+}
+
+/// [`crashed_batch`], or (`started` false) a crash right after the reply was stored, before
+/// either delegation started.
+async fn crashed_batch_started(rig: &Rig, started: bool) -> (i64, Vec<i64>) {
     let sid = rig.engine.new_session(SOURCE).await.unwrap();
     let store = rig.store().await;
     let root = store.root_frame(sid).await.unwrap().id;
@@ -493,6 +502,9 @@ async fn crashed_batch(rig: &Rig) -> (i64, Vec<i64>) {
     let calls = [call("TASK-1: one"), call("TASK-2: two")];
     let (_, ids) = store.append_assistant_with_calls(&msg(root, None, ""), &calls).await.unwrap();
     for (id, prompt) in ids.iter().zip(["TASK-1: one", "TASK-2: two"]) {
+        if !started {
+            break;
+        }
         store.start_tool_call(*id).await.unwrap();
         let child =
             store.create_child_frame(sid, "scout", "You are the scout.", 1, *id).await.unwrap();
@@ -578,4 +590,21 @@ async fn a_command_a_crash_cut_off_in_a_child_is_flagged_not_rerun_and_the_tree_
     assert!(child_request.contains("the run stopped before"), "{child_request}");
     let store = rig.store().await;
     assert_eq!(store.tool_call(parent_call).await.unwrap().status().unwrap(), ToolStatus::Done);
+}
+
+#[tokio::test]
+async fn resume_gates_and_runs_a_batch_that_never_started() {
+    let rig = rig("").await;
+    let (sid, ids) = crashed_batch_started(&rig, false).await;
+    rig.fake.push_for_prompt("TASK-1", Reply::text("one done"));
+    rig.fake.push_for_prompt("TASK-2", Reply::text("two done"));
+    rig.fake.push(Reply::text("both done"));
+    let outcome = rig.engine.resume(sid, ParkMode::Wait).await.unwrap();
+    assert!(matches!(outcome, TurnOutcome::Final { .. }), "{outcome:?}");
+    check_tools(&rig.fake, &[("TASK-1", 1), ("TASK-2", 1)], 5);
+    assert_eq!(last_tool_results(&rig.fake), ["one done", "two done"]);
+    let store = rig.store().await;
+    let frames = store.frames(sid).await.unwrap();
+    let parents: Vec<Option<i64>> = frames[1..].iter().map(|f| f.parent_tool_call_id).collect();
+    assert_eq!(parents, ids.iter().map(|id| Some(*id)).collect::<Vec<_>>());
 }

@@ -77,7 +77,7 @@ impl Rig {
     pub async fn turn(&self, text: &str) -> (i64, TurnOutcome, Vec<Event>) {
         let mut rx = self.engine.subscribe();
         let receipt = self.engine.send_message(SOURCE, text, self.opts()).await.unwrap();
-        let (sid, outcome) = finish(receipt).await;
+        let (sid, outcome) = finish(&self.engine, receipt).await;
         (sid, outcome, drain(&mut rx, sid))
     }
 
@@ -107,12 +107,11 @@ pub async fn open_engine(data: &Path, env: EnvOverrides) -> Engine {
     .unwrap()
 }
 
-pub async fn finish(receipt: SendReceipt) -> (i64, TurnOutcome) {
+pub async fn finish(engine: &Engine, receipt: SendReceipt) -> (i64, TurnOutcome) {
     assert!(!receipt.steered, "expected a new turn, got a steer");
-    let handle = receipt.turn.unwrap();
-    let outcome =
-        tokio::time::timeout(Duration::from_secs(30), handle).await.expect("turn hung").unwrap();
-    (receipt.session_id, outcome)
+    let waited = engine.wait_turn(receipt.session_id);
+    let outcome = tokio::time::timeout(Duration::from_secs(30), waited).await.expect("turn hung");
+    (receipt.session_id, outcome.expect("no turn ran"))
 }
 
 pub fn drain(rx: &mut broadcast::Receiver<EventEnvelope>, sid: i64) -> Vec<Event> {
@@ -498,7 +497,7 @@ async fn a_write_that_cannot_apply_is_answered_at_once_instead_of_waiting_for_a_
     // Approvals on: a call that reached the gate would wait in the inbox and the turn would hang.
     let opts = ChatOptions { approve_all: false, ..rig.opts() };
     let receipt = rig.engine.send_message(SOURCE, "indent main.rs", opts).await.unwrap();
-    let (sid, outcome) = finish(receipt).await;
+    let (sid, outcome) = finish(&rig.engine, receipt).await;
     assert!(
         matches!(&outcome, TurnOutcome::Final { content, .. } if content == "I could not apply the edit."),
         "{outcome:?}"
@@ -655,7 +654,7 @@ async fn stop_during_a_stalled_model_call_aborts_the_request_and_the_session_goe
     // The model never answers, so only the stop can end the turn (`finish` guards the hang; how
     // fast a stop is, is measured by the `stop` benchmark).
     assert!(rig.engine.stop(sid).await.unwrap());
-    let (_, outcome) = finish(receipt).await;
+    let (_, outcome) = finish(&rig.engine, receipt).await;
     assert_eq!(outcome, TurnOutcome::Cancelled);
     // The fake sees the connection close.
     rig.fake.wait_in_flight(0).await;
@@ -698,7 +697,7 @@ async fn stop_during_execute_cmd_kills_the_child() {
     assert!(process_alive(&pid));
 
     rig.engine.stop(sid).await.unwrap();
-    let (_, outcome) = finish(receipt).await;
+    let (_, outcome) = finish(&rig.engine, receipt).await;
     assert_eq!(outcome, TurnOutcome::Cancelled);
     eventually("the child to die", || !process_alive(&pid)).await;
     let tools = tool_rows(&rig.engine.session_detail(sid).await.unwrap());
@@ -719,7 +718,7 @@ async fn messages_sent_mid_turn_are_echoed_at_once_and_folded_in_after_the_tool_
     let mut queued = Vec::new();
     for text in ["also this", "and that"] {
         let steer = rig.engine.send_message(SOURCE, text, rig.opts()).await.unwrap();
-        assert!(steer.steered && steer.turn.is_none());
+        assert!(steer.steered);
         assert!(steer.waiting_for.is_empty(), "nothing waits for a human");
         assert_eq!(steer.session_id, sid);
         // At once: the echo is out before send_message returns, while the tool still runs.
@@ -748,7 +747,7 @@ async fn messages_sent_mid_turn_are_echoed_at_once_and_folded_in_after_the_tool_
             .any(|m| matches!(m, DebugMessage::User { content, .. } if content == "also this"))
     );
     std::fs::write(rig.work.join("go"), "").unwrap();
-    let (_, outcome) = finish(receipt).await;
+    let (_, outcome) = finish(&rig.engine, receipt).await;
     // Each pending input is mapped to the history row it became, in order.
     let folded: Vec<(i64, i64)> = drain(&mut rx, sid)
         .into_iter()
@@ -810,7 +809,7 @@ async fn a_steer_sent_while_the_model_answers_closes_that_answer_and_gets_its_ow
     assert!(detail.messages.iter().any(|m| matches!(m,
         DebugMessage::Assistant { message_id: id, content, .. }
             if *id == message_id && content == "the long answer")));
-    let (_, outcome) = finish(receipt).await;
+    let (_, outcome) = finish(&rig.engine, receipt).await;
     assert!(
         matches!(&outcome, TurnOutcome::Final { content, .. } if content == "the short answer")
     );
@@ -852,7 +851,7 @@ async fn a_steer_does_not_reset_the_round_budget() {
     wait_event(&mut rx, |e| matches!(e, Event::ToolStart { .. })).await;
     assert!(rig.engine.send_message(SOURCE, "hurry", rig.opts()).await.unwrap().steered);
     std::fs::write(rig.work.join("go"), "").unwrap();
-    let (_, outcome) = finish(receipt).await;
+    let (_, outcome) = finish(&rig.engine, receipt).await;
     assert_eq!(outcome, TurnOutcome::Exhausted { rounds: 2 });
     assert_eq!(rig.fake.requests().len(), 2);
 }
@@ -866,7 +865,7 @@ async fn stop_discards_open_steers_and_a_crash_left_steer_seeds_the_next_turn() 
     rig.fake.wait_in_flight(1).await;
     assert!(rig.engine.send_message(SOURCE, "never mind", rig.opts()).await.unwrap().steered);
     rig.engine.stop(sid).await.unwrap();
-    assert_eq!(finish(receipt).await.1, TurnOutcome::Cancelled);
+    assert_eq!(finish(&rig.engine, receipt).await.1, TurnOutcome::Cancelled);
     let store = rig.store().await;
     let steers = store.all_steers(sid).await.unwrap();
     assert_eq!(steers.len(), 1);
@@ -900,10 +899,8 @@ async fn a_message_sent_as_a_turn_ends_is_answered_not_stranded() {
         wait_event(&mut rx, |e| matches!(e, Event::Done { .. })).await;
         let second = rig.engine.send_message(SOURCE, &follow_up, rig.opts()).await.unwrap();
         let sid = first.session_id;
-        let _ = tokio::time::timeout(Duration::from_secs(10), first.turn.unwrap()).await;
-        if let Some(turn) = second.turn {
-            let _ = tokio::time::timeout(Duration::from_secs(10), turn).await;
-        }
+        // Waits for the run of the first message and whatever ran the second one after it.
+        let _ = tokio::time::timeout(Duration::from_secs(10), rig.engine.wait_turn(sid)).await;
         let want = format!("follow-up answer {i}");
         let start = Instant::now();
         loop {

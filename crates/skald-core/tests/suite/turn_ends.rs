@@ -23,7 +23,7 @@ fn envelopes(rx: &mut broadcast::Receiver<EventEnvelope>, sid: i64) -> Vec<Event
 async fn ended(rig: &Rig, opts: ChatOptions, expected: TurnEnd) -> Vec<EventEnvelope> {
     let mut rx = rig.engine.subscribe();
     let receipt = rig.engine.send_message(SOURCE, "go", opts).await.unwrap();
-    let (sid, outcome) = finish(receipt).await;
+    let (sid, outcome) = finish(&rig.engine, receipt).await;
     assert_eq!(outcome.end(), expected, "{outcome:?}");
     check(rig, &mut rx, sid, &expected).await
 }
@@ -73,7 +73,7 @@ async fn a_final_answer_ends_final_with_its_message() {
     rig.fake.push(Reply::text("All done."));
     let mut rx = rig.engine.subscribe();
     let receipt = rig.engine.send_message(SOURCE, "go", rig.opts()).await.unwrap();
-    let (sid, outcome) = finish(receipt).await;
+    let (sid, outcome) = finish(&rig.engine, receipt).await;
     let skald_core::turn::TurnOutcome::Final { message_id, .. } = outcome else {
         panic!("{outcome:?}")
     };
@@ -97,7 +97,7 @@ async fn an_unreachable_model_ends_failed_with_the_reason() {
     rig.fake.push(Reply::Status { code: 503, times: 4, retry_after: Some(0), body: None });
     let mut rx = rig.engine.subscribe();
     let receipt = rig.engine.send_message(SOURCE, "hello?", rig.opts()).await.unwrap();
-    let (sid, outcome) = finish(receipt).await;
+    let (sid, outcome) = finish(&rig.engine, receipt).await;
     let end = outcome.end();
     let TurnEnd::Failed { reason } = &end else { panic!("{outcome:?}") };
     assert!(reason.contains("503"), "{reason}");
@@ -119,7 +119,7 @@ async fn calls_waiting_for_a_human_end_parked_and_say_what_they_ask() {
     let opts = ChatOptions { approve_all: false, park_mode: ParkMode::Exit, ..rig.opts() };
     let mut rx = rig.engine.subscribe();
     let receipt = rig.engine.send_message(SOURCE, "look and note", opts).await.unwrap();
-    let (sid, outcome) = finish(receipt).await;
+    let (sid, outcome) = finish(&rig.engine, receipt).await;
     let end = outcome.end();
     let TurnEnd::Parked { tool_call_ids } = &end else { panic!("{outcome:?}") };
     assert_eq!(tool_call_ids.len(), 2);

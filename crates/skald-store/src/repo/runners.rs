@@ -109,4 +109,37 @@ impl Store {
         .fetch_optional(self.pool())
         .await?)
     }
+
+    /// Deletes every row `runner` holds (an engine shutting down after its grace period).
+    pub async fn release_runners_of(&self, runner: &str) -> Result<u64, StoreError> {
+        let done = sqlx::query("DELETE FROM session_runners WHERE runner = ?")
+            .bind(runner)
+            .execute(self.pool())
+            .await?;
+        Ok(done.rows_affected())
+    }
+
+    /// Sessions whose runner row was left by a process that is gone (killed, crashed) or went
+    /// silent: their turn stopped mid-way. Rows of `me` are never counted.
+    pub async fn abandoned_runners(
+        &self,
+        me: &str,
+        is_alive: &(dyn Fn(i64) -> bool + Sync),
+    ) -> Result<Vec<i64>, StoreError> {
+        let stale = crate::clock::format_ts(
+            self.clock().now() - chrono::Duration::seconds(RUNNER_STALE_SECS),
+        );
+        let rows: Vec<(i64, i64, String)> = sqlx::query_as(
+            "SELECT session_id, pid, heartbeat_at FROM session_runners WHERE runner <> ? \
+             ORDER BY session_id",
+        )
+        .bind(me)
+        .fetch_all(self.pool())
+        .await?;
+        Ok(rows
+            .into_iter()
+            .filter(|(_, pid, beat)| *beat <= stale || !is_alive(*pid))
+            .map(|(session_id, _, _)| session_id)
+            .collect())
+    }
 }

@@ -15,6 +15,7 @@ import {
 } from "react";
 import { Virtualizer, type CustomContainerComponentProps, type CustomItemComponentProps, type VirtualizerHandle } from "virtua";
 import type { ItemRef } from "../../backend";
+import { refKey } from "../../backend/window";
 
 /** How close to an edge (px) counts as being at it. */
 const EDGE = 48;
@@ -57,6 +58,8 @@ export function VirtualLog<T>(props: VirtualLogProps<T>) {
   // Follow the end only while the reader is there (new rows, streamed text growing).
   const atEnd = useRef(true);
   const [atEndShown, setAtEndShown] = useState(true);
+  // The pending approval's row is on screen: its jump button would go nowhere, so it hides.
+  const [pendingOnScreen, setPendingOnScreen] = useState(false);
   const latest = useRef(props);
   latest.current = props;
 
@@ -111,10 +114,26 @@ export function VirtualLog<T>(props: VirtualLogProps<T>) {
     v.scrollToIndex(index, { align: "center" });
   }, [setAtEnd, toEnd]);
 
+  const seePending = useCallback(() => {
+    const v = list.current;
+    const p = latest.current;
+    let seen = false;
+    if (v && p.pendingApproval && v.viewportSize > 0) {
+      const key = refKey(p.pendingApproval);
+      const index = p.rows.findIndex((r) => p.rowKey(r) === key);
+      if (index >= 0) {
+        const top = v.getItemOffset(index);
+        seen = top + v.getItemSize(index) > v.scrollOffset && top < v.scrollOffset + v.viewportSize;
+      }
+    }
+    setPendingOnScreen(seen);
+  }, []);
+
   const check = useCallback(() => {
     const v = list.current;
     const el = scroller.current;
     if (!v || !el || !positioned.current) return;
+    seePending();
     const p = latest.current;
     if (v.scrollSize <= v.viewportSize + EDGE) {
       // Every loaded row is on screen: nothing to scroll, so ask for more at once.
@@ -128,7 +147,7 @@ export function VirtualLog<T>(props: VirtualLogProps<T>) {
     if (end !== atEnd.current) setAtEnd(end);
     if (offset < PREFETCH && p.hasMoreBefore) p.onReachTop();
     if (end && p.hasMoreAfter) p.onReachBottom();
-  }, [setAtEnd]);
+  }, [setAtEnd, seePending]);
 
   useLayoutEffect(() => {
     positioned.current = false;
@@ -145,6 +164,11 @@ export function VirtualLog<T>(props: VirtualLogProps<T>) {
   useLayoutEffect(() => {
     if (positioned.current && atEnd.current && !hasMoreAfter) toEnd();
   }, [rows.length, lastKey, hasMoreAfter, toEnd]);
+
+  const pendingKey = props.pendingApproval ? refKey(props.pendingApproval) : null;
+  useEffect(() => {
+    seePending();
+  }, [rows, pendingKey, seePending]);
 
   // A short page may not fill the screen: keep asking while the top is in view.
   useEffect(() => {
@@ -200,7 +224,7 @@ export function VirtualLog<T>(props: VirtualLogProps<T>) {
             Loading more…
           </span>
         ) : null}
-        {pendingApproval ? (
+        {pendingApproval && !pendingOnScreen ? (
           <button type="button" className="button button-small" onClick={() => void jump(pendingApproval)}>
             Jump to the pending approval
           </button>

@@ -46,7 +46,7 @@ async fn the_file_broken_while_the_app_runs() {
     // The engine goes on with what it had: a turn still reaches the configured model.
     fake.push(Reply::text("still here"));
     let receipt = engine.send_message("test", "are you there?", Default::default()).await.unwrap();
-    let (_, outcome) = finish(receipt).await;
+    let (_, outcome) = finish(&engine, receipt).await;
     let after = std::fs::read_to_string(&file).unwrap();
     let mut row = Row::new("config.broken-while-running");
     row.redact(data.display().to_string(), "<data>")

@@ -65,7 +65,7 @@ impl Session {
         };
         let receipt = self.rig.engine.send_message("test", "please do it", opts).await.unwrap();
         self.sid = receipt.session_id;
-        let outcome = receipt.turn.unwrap().await.unwrap();
+        let outcome = self.rig.engine.wait_turn(receipt.session_id).await.unwrap();
         self.collect();
         outcome
     }

@@ -1,0 +1,209 @@
+//! The engine's own tasks: every turn it starts, the background work of long-lived shells
+//! (`start_background`) and a graceful `shutdown(grace)`.
+
+use std::future::Future;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+use tokio::runtime::Handle;
+use tokio::task::AbortHandle;
+use tokio_util::sync::CancellationToken;
+use tokio_util::task::TaskTracker;
+
+use super::Engine;
+use crate::session::process::pid_alive;
+use crate::turn::TurnOutcome;
+
+/// How often the background looks for decisions and answers written by other processes.
+const DECISION_POLL: Duration = Duration::from_secs(1);
+
+/// How long aborted tasks get to unwind before `shutdown` tidies up after them.
+const ABORT_WAIT: Duration = Duration::from_secs(1);
+
+/// The engine's tasks and how they end.
+pub(super) struct Lifecycle {
+    runtime: Handle,
+    tasks: TaskTracker,
+    /// Cancelled when shutdown begins: every lease's token is a child of it.
+    stopping: CancellationToken,
+    /// Cancelled when the grace period is over: tracked tasks are dropped where they are.
+    abort: CancellationToken,
+    background: AtomicBool,
+}
+
+impl Lifecycle {
+    /// Must be created inside a Tokio runtime: the engine's tasks run on it.
+    pub(super) fn new() -> Self {
+        Self {
+            runtime: Handle::current(),
+            tasks: TaskTracker::new(),
+            stopping: CancellationToken::new(),
+            abort: CancellationToken::new(),
+            background: AtomicBool::new(false),
+        }
+    }
+
+    pub(super) fn runtime(&self) -> &Handle {
+        &self.runtime
+    }
+
+    pub(super) fn stopping(&self) -> bool {
+        self.stopping.is_cancelled()
+    }
+
+    pub(super) fn stop_token(&self) -> &CancellationToken {
+        &self.stopping
+    }
+
+    /// Whether this engine continues sessions by itself (`start_background` ran).
+    pub(super) fn background(&self) -> bool {
+        self.background.load(Ordering::SeqCst)
+    }
+
+    /// Runs `task` as one of the engine's tasks: `shutdown` waits for it, then drops it.
+    pub(super) fn spawn(&self, task: impl Future<Output = ()> + Send + 'static) -> AbortHandle {
+        let abort = self.abort.clone();
+        let tracked = async move {
+            tokio::select! {
+                biased;
+                () = abort.cancelled() => {}
+                () = task => {}
+            }
+        };
+        self.tasks.spawn_on(tracked, &self.runtime).abort_handle()
+    }
+}
+
+/// What `shutdown` had to do.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ShutdownReport {
+    /// Sessions whose turn did not end within the grace period: dropped, recorded `cancelled`.
+    pub aborted: Vec<i64>,
+}
+
+impl Engine {
+    /// For the app and `skald serve`: continues the sessions a dead process left mid-turn and
+    /// those whose parked call was decided while nobody ran them, then keeps continuing parked
+    /// turns when a decision lands (from this process at once, from others within a second).
+    /// Idempotent.
+    pub fn start_background(&self) {
+        let lifecycle = &self.inner.lifecycle;
+        if lifecycle.background.swap(true, Ordering::SeqCst) || lifecycle.stopping() {
+            return;
+        }
+        // Weak: the loop ends with the engine, it does not keep it alive.
+        let weak = std::sync::Arc::downgrade(&self.inner);
+        let stop = lifecycle.stopping.clone();
+        self.continue_abandoned_soon();
+        lifecycle.spawn(async move {
+            loop {
+                let Some(inner) = weak.upgrade() else { return };
+                Engine { inner }.continue_decided().await;
+                tokio::select! {
+                    () = stop.cancelled() => return,
+                    () = tokio::time::sleep(DECISION_POLL) => {}
+                }
+            }
+        });
+    }
+
+    fn continue_abandoned_soon(&self) {
+        let engine = self.clone();
+        self.inner.lifecycle.spawn(async move { engine.continue_abandoned().await });
+    }
+
+    /// Sessions whose runner died mid-turn (a kill, a crash, a power cut) continue here.
+    async fn continue_abandoned(&self) {
+        let found = self.store().abandoned_runners(&self.inner.runner_id, &pid_alive).await;
+        match found {
+            Ok(ids) => {
+                for id in ids {
+                    if !self.owes_work(id).await {
+                        // A compaction died, or the turn had ended: clear the dead row only.
+                        if let Ok(lease) = self.acquire(id).await {
+                            lease.release().await;
+                        }
+                    } else if self.continue_in_background(id).await {
+                        tracing::info!(session_id = id, "continuing a turn a dead process left");
+                    }
+                }
+            }
+            Err(e) => tracing::warn!("cannot look for turns a dead process left: {e}"),
+        }
+    }
+
+    /// Whether the session's turn is unfinished: calls or steers are open, or the model has not
+    /// had the last word (a prompt, or an answer whose calls still need a reply). Unknown counts
+    /// as unfinished: a resume decides for sure.
+    async fn owes_work(&self, session_id: i64) -> bool {
+        let store = self.store();
+        let finished = async {
+            if !store.open_tool_calls(session_id).await?.is_empty()
+                || !store.open_steers(session_id).await?.is_empty()
+            {
+                return Ok::<_, skald_store::StoreError>(false);
+            }
+            let root = store.root_frame(session_id).await?;
+            let Some(last) = store.last_live_message(root.id).await? else { return Ok(true) };
+            if last.role != "assistant" {
+                return Ok(false);
+            }
+            let calls = store.tool_calls_for_stack_after(root.id, last.id - 1).await?;
+            Ok(!calls.iter().any(|c| c.message_id == last.id))
+        };
+        !finished.await.unwrap_or(false)
+    }
+
+    /// Parked turns whose decision or answer is recorded (by any process) and that nobody runs.
+    async fn continue_decided(&self) {
+        let store = self.store();
+        let Ok(mut ids) = store.sessions_with_unsettled_decisions().await else { return };
+        if let Ok(more) = store.sessions_with_unsettled_answers().await {
+            ids.extend(more);
+        }
+        ids.sort_unstable();
+        ids.dedup();
+        for id in ids {
+            // A read first: a turn waiting for the rest of its decisions holds the session, and
+            // a claim is a write transaction every second.
+            if !self.runner_elsewhere(id).await.unwrap_or(true) {
+                self.continue_in_background(id).await;
+            }
+        }
+    }
+
+    /// Stops the engine: no new work starts, running turns and compactions are cancelled and get
+    /// `grace` to record how they ended (`cancelled`); whatever is still running then is dropped,
+    /// recorded `cancelled` here, and its session released for other processes.
+    pub async fn shutdown(&self, grace: Duration) -> ShutdownReport {
+        let lifecycle = &self.inner.lifecycle;
+        lifecycle.stopping.cancel();
+        lifecycle.tasks.close();
+        let mut report = ShutdownReport::default();
+        if tokio::time::timeout(grace, lifecycle.tasks.wait()).await.is_err() {
+            report.aborted = self.inner.sessions.running();
+            lifecycle.abort.cancel();
+            let _ = tokio::time::timeout(ABORT_WAIT, lifecycle.tasks.wait()).await;
+            for &session_id in &report.aborted {
+                self.record_aborted(session_id).await;
+            }
+        }
+        if let Err(e) = self.store().release_runners_of(&self.inner.runner_id).await {
+            tracing::warn!("cannot release this engine's sessions: {e}");
+        }
+        report
+    }
+
+    /// Records `cancelled` for a turn dropped at shutdown, as its own end would have.
+    async fn record_aborted(&self, session_id: i64) {
+        let recorded = async {
+            let session = self.store().session(session_id).await?;
+            let emitter = self.root_emitter(session_id, &session.source).await?;
+            self.finish(session_id, &emitter, &TurnOutcome::Cancelled).await;
+            Ok::<_, crate::error::EngineError>(())
+        };
+        if let Err(e) = recorded.await {
+            tracing::warn!(session_id, "cannot record the dropped turn as cancelled: {e}");
+        }
+    }
+}
