@@ -53,7 +53,7 @@ describe("a sync sub-agent in the chat, the inbox and the debug tree", () => {
         const head = li.querySelector('[data-testid="lane-head"]');
         if (head) return [li.dataset.kind, depth, head.dataset.laneLabel];
         const card = li.querySelector("article");
-        const text = card ? card.getAttribute("aria-label") : (li.querySelector(".bubble-text, .bubble") ?? li).innerText;
+        const text = card ? card.getAttribute("aria-label") : (li.querySelector(".bubble-text") ?? li.querySelector(".bubble") ?? li).innerText;
         return [li.dataset.kind, depth, text.trim()];
       }),
     );
@@ -127,7 +127,7 @@ describe("a sync sub-agent in the chat, the inbox and the debug tree", () => {
     const row = page.locator("ul.inbox-list li.inbox-row");
     await row.first().waitFor();
     assert.equal(await row.count(), 1);
-    assert.match(await row.first().locator(".inbox-origin").innerText(), new RegExp(`asked by ${label}`));
+    assert.equal(await row.first().locator(".inbox-asker").innerText(), `asked by ${label}`, "the row names the child, whole");
     const detail = page.locator("section.inbox-detail");
     await detail.waitFor();
     assert.match(await detail.innerText(), new RegExp(`Asked by sub-agent\\s+${label}`, "i"));
