@@ -70,7 +70,7 @@ describe("a sync sub-agent in the chat, the inbox and the debug tree", () => {
         call("write_file", { path: "report.md", content: REPORT }),
         { type: "text", content: CHILD_ANSWER },
         // The parent's last round is held a moment, so the lane is seen ended while the turn runs.
-        { type: "stall", ms: 2500 },
+        { type: "stall", ms: 4000 },
         { type: "text", content: PARENT_ANSWER },
       ],
     });
