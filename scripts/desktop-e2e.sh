@@ -8,6 +8,11 @@
 #   deep links: a second launch with skald://session/{id} opens that session in the running
 #         app; gio open and xdg-open reach it through the .desktop handler; a forged
 #         skald://approval/999999 changes nothing and shows why; an oversized link is refused.
+#   restart mid-turn: a reply hangs mid-stream, the app is killed with SIGKILL and started again
+#         on the same data dir; the engine continues the turn by itself (no user action) and the
+#         chat shows its final answer; every request the fake saw was accepted.
+#   sub-agent: a sync `execute_task` to the built-in `generalist` shows the child's lane, labelled
+#         and done, under its call (one screenshot).
 #
 # Screenshots of each step: artifacts/desktop/e2e/*.png (webview) and *-screen.png (X display).
 # Usage: scripts/desktop-e2e.sh   (system packages: scripts/install-system-deps.sh desktop)
@@ -46,14 +51,22 @@ work=$tmp/work
 mkdir -p "$home" "$work"
 
 # Turn 1: a streamed text answer. Turn 2: a write that needs approval, then the final answer.
+# Turn 3: a reply that hangs mid-stream (the app is killed there), then the answer the restarted
+# app asks for. Turn 4: a sync sub-agent (parent, child, parent).
 python3 - "$tmp/script.json" "$work/hello.txt" <<'PY'
 import json, sys
 out, target = sys.argv[1], sys.argv[2]
 args = json.dumps({"path": target, "content": "written by skald\n"})
+delegate = json.dumps({"mode": "sync", "agent_id": "generalist", "prompt": "Look at the harbour."})
 json.dump([
     {"type": "text", "content": "Hello from the fake model, streamed in pieces."},
     {"type": "tool_calls", "calls": [{"name": "write_file", "arguments": args}]},
     {"type": "text", "content": "I wrote hello.txt for you."},
+    {"type": "hang_mid_stream", "partial": "The tides rise twice a day, and"},
+    {"type": "text", "content": "Back after the restart: the tides rise twice a day."},
+    {"type": "tool_calls", "calls": [{"name": "execute_task", "arguments": delegate}]},
+    {"type": "text", "content": "Calm water, a few boats."},
+    {"type": "text", "content": "The sub-agent says the harbour is calm."},
 ], open(out, "w"))
 PY
 

@@ -22,6 +22,14 @@
 # tests/search.test.mjs: 24 turns against the fake provider, then the Sessions page's search finds
 # a word of one answer (only that session listed, the word marked in its snippet), the hit opens
 # the session at that message (#session/ID?message=M), and Find in session counts and steps.
+# tests/subagents.test.mjs: a sync sub-agent against the fake provider (one queue: parent delegates
+# with execute_task to the built-in generalist, the child's write waits, the child answers, the
+# parent answers): the chat shows the child's lane under its spawning call with its origin label
+# and the child's approval card in it, the Inbox row and detail name the child, an approval writes
+# the file, the child's answer ends the lane while the turn still runs, then the parent answers at
+# the root; a reload rebuilds the same lane from history; the debug tree nests the child's rows
+# (depth, indent, origin label) between its head and end right under the spawning call; every
+# request the fake saw was scripted and accepted, execute_task offered only at the root.
 # Screenshots land in artifacts/browser/*.png.
 # Exits non-zero on any failure.
 #

@@ -1,9 +1,11 @@
 // Desktop e2e: drives the real Skald app (tauri-driver + WebKitWebDriver) through a chat with a
-// pending write, a native notification, an approval in the inbox and deep links.
+// pending write, a native notification, an approval in the inbox and deep links, then kills the
+// app mid-turn and starts it again (the turn ends by itself), then a sub-agent's lane.
 // Usage: node e2e.mjs   (everything comes from the environment; see desktop-e2e.sh)
-//   E2E_DRIVER_URL, E2E_APP, E2E_ARTIFACTS, E2E_WORKDIR, E2E_NOTIFY_LOG, SKALD_DATA_DIR
+//   E2E_DRIVER_URL, E2E_DRIVER_PID, E2E_APP, E2E_ARTIFACTS, E2E_WORKDIR, E2E_NOTIFY_LOG,
+//   SKALD_DATA_DIR, SKALD_LLM_BASE_URL
 import { execFileSync, spawnSync } from "node:child_process";
-import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, readFileSync, readdirSync, readlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { driver, DriverFailure } from "../desktop-smoke/wd.mjs";
 
@@ -180,10 +182,105 @@ async function deepLinks() {
   step("an oversized link was refused");
 }
 
+/** The app processes the driver started (its descendants running `app`), by pid. */
+function appPids() {
+  const parent = new Map();
+  for (const entry of readdirSync("/proc")) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      // The command name may hold spaces and parentheses: the fields after the last ")" are fixed.
+      const stat = readFileSync(`/proc/${entry}/stat`, "utf8");
+      parent.set(Number(entry), Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]));
+    } catch {
+      // The process ended while we looked.
+    }
+  }
+  const root = Number(env("E2E_DRIVER_PID"));
+  const under = (pid) => {
+    for (let p = parent.get(pid), n = 0; p !== undefined && p > 1 && n < 64; p = parent.get(p), n += 1) if (p === root) return true;
+    return false;
+  };
+  return [...parent.keys()].filter((pid) => {
+    try {
+      return under(pid) && readlinkSync(`/proc/${pid}/exe`) === app;
+    } catch {
+      return false;
+    }
+  });
+}
+
+/** What the fake provider saw: every chat request, oldest first. */
+async function fakeRequests() {
+  const root = env("SKALD_LLM_BASE_URL").replace(/\/v1\/?$/, "");
+  return (await fetch(`${root}/__fake/requests`)).json();
+}
+
+/** A turn whose reply hangs mid-stream; the app is killed (SIGKILL) and started again on the same
+ * data dir: the engine continues the turn by itself, and the chat shows its final answer. */
+async function restartMidTurn() {
+  await go("#chat/web");
+  const [composer] = await d.waitFor("the composer", async () => {
+    const found = await d.find("form textarea");
+    return found.length ? found : null;
+  });
+  const asked = (await fakeRequests()).length;
+  await d.type(composer, "Tell me about the tides");
+  await clickButton("Send", "form");
+  await d.waitFor("the reply to start streaming", async () => (await bodyText()).includes("The tides rise twice"), 15_000);
+  await shot("09-mid-turn");
+  const pids = appPids();
+  if (pids.length !== 1) fail(`expected one app process under the driver, found ${JSON.stringify(pids)}`);
+  process.kill(pids[0], "SIGKILL");
+  await d.waitFor("the app to be gone", async () => appPids().length === 0, 10_000);
+  step(`killed the app (pid ${pids[0]}) mid-turn with SIGKILL`);
+  await d.stop();
+
+  const started = Date.now();
+  await d.start(app);
+  await d.waitFor("the app frame after the restart", async () => (await d.find('[data-testid="app-frame"]')).length > 0);
+  await go("#chat/web");
+  await d.waitFor("the turn's final answer after the restart", async () => (await bodyText()).includes("Back after the restart"), 30_000);
+  step(`the restarted app finished the turn by itself in ${Date.now() - started} ms`);
+  await d.waitFor("SEND again (the turn ended)", () =>
+    d.run("return [...document.querySelectorAll('form button')].some((b) => b.textContent.trim() === 'Send');"),
+  );
+  const text = await bodyText();
+  if (text.split("Tell me about the tides").length !== 2) fail("the user's message is not shown exactly once after the restart");
+  const requests = (await fakeRequests()).slice(asked);
+  if (requests.length !== 2) fail(`expected the hung request and one after the restart, saw ${requests.length}`);
+  for (const r of requests) {
+    if (r.status !== 200 || r.validation_error || r.unscripted) fail(`request ${r.seq} was not accepted: ${JSON.stringify(r)}`);
+  }
+  const resent = JSON.stringify(requests[1].body.messages);
+  if (!resent.includes("Tell me about the tides")) fail("the request after the restart lacks the user's message");
+  await shot("10-restart-finished");
+}
+
+/** A turn that delegates to the built-in `generalist` sub-agent: its lane under the call. */
+async function subAgentLane() {
+  const [composer] = await d.find("form textarea");
+  await d.type(composer, "Ask a sub-agent about the harbour");
+  await clickButton("Send", "form");
+  await d.waitFor("the parent's answer after the sub-agent's", async () => (await bodyText()).includes("The sub-agent says the harbour is calm."), 20_000);
+  const lane = await d.waitFor("the sub-agent's lane", () =>
+    d.run(
+      `const head = document.querySelector('[data-testid="lane-head"]');
+       const answer = [...document.querySelectorAll('.lane-row .bubble-assistant')].find((b) => b.innerText.includes('Calm water'));
+       return head && answer ? { label: head.dataset.laneLabel, status: head.dataset.status } : null;`,
+    ),
+  );
+  if (!/^generalist#[0-9a-f]{8}$/.test(lane.label)) fail(`the lane's label is ${lane.label}`);
+  if (lane.status !== "done") fail(`the lane ended as ${lane.status}`);
+  step(`the chat shows the sub-agent's lane ${lane.label}`);
+  await shot("11-sub-agent-lane");
+}
+
 try {
   await d.start(app);
   await chatAndApprove();
   await deepLinks();
+  await restartMidTurn();
+  await subAgentLane();
   step("PASS");
 } catch (error) {
   console.error(`e2e: FAIL: ${error instanceof DriverFailure ? error.message : error.stack}`);

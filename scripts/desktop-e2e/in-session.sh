@@ -39,7 +39,8 @@ tauri-driver --port "$port" --native-port "$native_port" --native-driver "$(comm
   >"$artifacts/app.log" 2>&1 &
 pids+=($!)
 
-export E2E_DRIVER_URL=http://127.0.0.1:$port E2E_APP=$app E2E_ARTIFACTS=$artifacts
+# The driver's pid: the e2e kills the app it launched (found under it) to test a restart.
+export E2E_DRIVER_URL=http://127.0.0.1:$port E2E_DRIVER_PID=${pids[-1]} E2E_APP=$app E2E_ARTIFACTS=$artifacts
 status=0
 node "$here/e2e.mjs" || status=$?
 if [ "$status" -ne 0 ]; then

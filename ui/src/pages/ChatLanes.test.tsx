@@ -142,6 +142,24 @@ describe("sub-agent lanes in the chat page", () => {
     expect(within(head).getByText("↑700 · ↓9 tok")).toBeTruthy();
     expect(screen.getByText(/Context 1,500 tok/)).toBeTruthy();
   });
+
+  it("shows a child's task as given by the calling agent, not as the reader's own message", async () => {
+    const at = { created_at: "2026-12-01T10:00:00Z", content_chars: 0, result_chars: 0, truncated: false };
+    const backend = setup([
+      { kind: "user", message_id: 1, content: "research", is_synthetic: false, failed: false, stack_id: 1, depth: 0, ...at },
+      { kind: "tool", tool_call_id: 10, message_id: 2, name: "execute_task", label: "execute_task researcher", arguments: {}, status: "done", result: "Found it.", diff: null, stack_id: 1, depth: 0, ...at },
+      { kind: "agent", stack_id: 42, agent_id: "researcher", depth: 1, prompt: "find the answer", parent_tool_call_id: 10 },
+      { kind: "user", message_id: 3, content: "find the answer", is_synthetic: false, failed: false, stack_id: 42, depth: 1, ...at },
+      { kind: "agent_end", stack_id: 42, agent_id: "researcher", depth: 1 },
+    ]);
+    await open(backend);
+    await waitFor(() => expect(rows()).toEqual(["user@0", "tool@0", "lane:researcher#0000002a@1", "user@1"]));
+    const [own, task] = log().getAllByRole("listitem").filter((li) => li.dataset.kind === "user");
+    expect(own?.querySelector(".bubble-user")?.textContent).toBe("research");
+    expect(task?.querySelector(".bubble-user")).toBeNull();
+    expect(within(task as HTMLElement).getByText("Task from the calling agent")).toBeTruthy();
+    expect(within(task as HTMLElement).getByText("find the answer")).toBeTruthy();
+  });
 });
 
 describe("the session's total", () => {

@@ -113,6 +113,17 @@ function ItemBody({
   const reconcile = useReconcileCall();
   switch (item.kind) {
     case "user":
+      // In a lane the "user" row is the task the calling agent gave, not something the reader
+      // typed: it says so and does not look like the reader's own bubble.
+      if (origin !== null) {
+        return (
+          <div className="bubble bubble-task">
+            <p className="bubble-caption">Task from the calling agent</p>
+            <p className="bubble-text">{item.content}</p>
+            {item.truncated ? <MoreText onLoad={() => onExpand({ type: "message", id: item.messageId })} /> : null}
+          </div>
+        );
+      }
       return (
         <div className="bubble bubble-user">
           <p className="bubble-text">{item.content}</p>

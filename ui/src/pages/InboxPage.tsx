@@ -39,6 +39,12 @@ function originLine(item: InboxItem | QuestionItem, subAgent: string | null): st
   );
 }
 
+/** The sub-agent that asks, on a line of its own in a row: the origin line is cut to fit, and
+ * which child asks is what tells two waiting writes of one session apart. */
+function Asker({ label }: { label: string | null }) {
+  return label ? <span className="inbox-asker">asked by {label}</span> : null;
+}
+
 /** The questions agents wait on an answer to, oldest first, each answerable here. */
 function Questions({ questions }: { questions: QuestionItem[] }) {
   const answer = useAnswer();
@@ -338,7 +344,8 @@ export function InboxPage() {
                       <span className="muted">{formatSpan(item.age_secs)} ago</span>
                     </span>
                     <span className="inbox-summary">{item.summary}</span>
-                    <span className="muted inbox-origin">{originLine(item, item.frame_label ?? originOf(item.tool_call_id))}</span>
+                    <span className="muted inbox-origin">{originLine(item, null)}</span>
+                    <Asker label={item.frame_label ?? originOf(item.tool_call_id)} />
                   </button>
                 </li>
               );

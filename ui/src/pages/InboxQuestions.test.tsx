@@ -58,7 +58,10 @@ describe("questions and sub-agents in the inbox", () => {
     backend.inboxQuestions = [questionItem(25, { frame_label: "scout#0000002a" })];
     renderApp(backend, "#inbox");
     const approvals = await screen.findByRole("list", { name: "Waiting approvals" });
-    expect(within(approvals).getByText(/asked by scout#0000002a>coder#0000002f/)).toBeTruthy();
+    // The asker has a line of its own in the row: the cut-to-fit origin line never hides it.
+    const asker = within(approvals).getByText("asked by scout#0000002a>coder#0000002f");
+    expect(asker.classList.contains("inbox-asker")).toBe(true);
+    expect(within(approvals).getByText(/session #\d+ · web · main$/)).toBeTruthy();
     const questions = await screen.findByRole("list", { name: "Waiting questions" });
     expect(within(questions).getByRole("region", { name: "Question from scout#0000002a: Which branch?" })).toBeTruthy();
   });
