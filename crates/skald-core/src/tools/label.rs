@@ -24,3 +24,17 @@ pub(crate) fn cut(text: &str, max: usize) -> String {
 pub(crate) fn path_arg(args: &serde_json::Value) -> &str {
     args.get("path").and_then(|v| v.as_str()).unwrap_or("")
 }
+
+/// `execute_task ⚡ → researcher: find the bug`: who is delegated what (live and in history).
+pub(crate) fn delegation_label(name: &str, args: &serde_json::Value) -> String {
+    let text =
+        |k: &str| args.get(k).and_then(serde_json::Value::as_str).map(str::trim).unwrap_or("");
+    let what = [text("description"), text("title"), text("prompt")]
+        .into_iter()
+        .find(|t| !t.is_empty())
+        .unwrap_or("");
+    let what = what.lines().next().unwrap_or("");
+    let short: String = what.chars().take(80).collect();
+    let ellipsis = if what.chars().count() > 80 { "…" } else { "" };
+    format!("{name} ⚡ → {}: {short}{ellipsis}", text("agent_id"))
+}

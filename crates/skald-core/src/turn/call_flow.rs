@@ -90,7 +90,7 @@ pub fn announce(
             t.target_path(a, &ctx.policy.workdir).map(|p| p.display().to_string()),
         ),
         (None, Ok(a)) if names::is_subagent_tool(name) => {
-            let label = delegation_label(name, a);
+            let label = crate::tools::delegation_label(name, a);
             (label.clone(), label, None)
         }
         _ => (name.to_string(), name.to_string(), None),
@@ -105,19 +105,6 @@ pub fn announce(
         path,
     });
     parsed
-}
-
-/// `execute_task ⚡ → researcher: find the bug`: who is delegated what.
-fn delegation_label(name: &str, args: &Value) -> String {
-    let text = |k: &str| args.get(k).and_then(Value::as_str).map(str::trim).unwrap_or("");
-    let what = [text("description"), text("title"), text("prompt")]
-        .into_iter()
-        .find(|t| !t.is_empty())
-        .unwrap_or("");
-    let what = what.lines().next().unwrap_or("");
-    let short: String = what.chars().take(80).collect();
-    let ellipsis = if what.chars().count() > 80 { "…" } else { "" };
-    format!("{name} ⚡ → {}: {short}{ellipsis}", text("agent_id"))
 }
 
 /// Settles a call left open by an earlier run (resume).

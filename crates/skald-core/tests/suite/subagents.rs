@@ -144,6 +144,32 @@ async fn a_sync_sub_agent_runs_in_a_child_frame_and_its_answer_is_the_call_resul
         events.iter().filter(|e| matches!(e.event, Event::TurnEnded { .. })).collect();
     assert_eq!(ended.len(), 1);
     assert_eq!(ended[0].frame.as_ref().unwrap().depth, 0);
+
+    // The spawning call reads the same in the tree, rebuilt from history, as it did live.
+    let live = events
+        .iter()
+        .find_map(|e| match &e.event {
+            Event::ToolStart { tool_call_id, label_full, .. } if *tool_call_id == call.id => {
+                Some(label_full.clone())
+            }
+            _ => None,
+        })
+        .expect("the call's start");
+    assert!(live.starts_with("execute_task ⚡ → scout: TASK-A"), "{live}");
+    let tree = rig.engine.session_detail(sid).await.unwrap();
+    let stored = tree
+        .messages
+        .iter()
+        .find_map(|m| match m {
+            skald_protocol::DebugMessage::Tool { tool_call_id, label, .. }
+                if *tool_call_id == call.id =>
+            {
+                Some(label.clone())
+            }
+            _ => None,
+        })
+        .expect("the call in the tree");
+    assert_eq!(stored, live);
 }
 
 #[tokio::test]
