@@ -59,7 +59,12 @@ trap 'kill "$(cat .cache/independent-llm/proxy.pid)" 2>/dev/null || true' EXIT
 step "rust: tests"
 matrix_rows=$(mktemp)
 SKALD_MATRIX_OUT="$matrix_rows" \
-  cargo nextest run --workspace --locked --no-fail-fast --run-ignored all -E 'not test(/local_llm/)'
+  cargo nextest run --workspace --locked --no-fail-fast --run-ignored all \
+  -E 'not test(/local_llm/) and not test(/kill_harness/)'
+
+# Its own step, so its report (each kill point and `kill points: N, recovered: N`) is shown.
+step "crash: kill harness (a turn SIGKILLed at every persisted step, then resumed)"
+cargo nextest run -p skald-cli --locked --run-ignored only kill_harness --no-capture
 
 step "reliability matrix: docs/reliability.md is current and every row holds"
 cargo run --locked -q -p skald-testkit --bin skald-matrix -- --input "$matrix_rows" --check docs/reliability.md

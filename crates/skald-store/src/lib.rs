@@ -5,6 +5,7 @@
 pub mod clock;
 pub mod enums;
 pub mod error;
+pub mod kill_point;
 pub mod pool;
 pub mod repo;
 

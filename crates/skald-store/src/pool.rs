@@ -42,12 +42,13 @@ impl Store {
             // Without a busy timeout a contended write fails at once with SQLITE_BUSY.
             .busy_timeout(Duration::from_secs(5))
             .foreign_keys(true);
-        let pool = SqlitePoolOptions::new()
-            .max_connections(8)
-            .min_connections(1)
-            .connect_with(opts)
-            .await
-            .map_err(open_err)?;
+        let mut pool_opts = SqlitePoolOptions::new().max_connections(8).min_connections(1);
+        // Crash tests only (`SKALD_COUNT_WRITES`, `SKALD_KILL_AFTER_WRITES`): otherwise no hook.
+        if crate::kill_point::active() {
+            pool_opts =
+                pool_opts.after_connect(|conn, _| Box::pin(crate::kill_point::install(conn)));
+        }
+        let pool = pool_opts.connect_with(opts).await.map_err(open_err)?;
         let store = Self { pool, clock, path: path.to_path_buf() };
         store.guard_schema_version().await?;
         MIGRATOR

@@ -13,6 +13,11 @@
 //! message lists each with its request body. So every test that scripts replies ends with its
 //! script consumed, and a test must wait for the work that consumes its last reply.
 //!
+//! Replies are taken in order (a global FIFO and per-model FIFOs) unless a keyed reply
+//! ([`FakeLlm::on`], [`When`]) matches the request's content first: keyed replies answer every
+//! matching request, however often it is repeated, which is what a test that kills and resumes
+//! the engine needs. A keyed reply no request matched counts as never requested.
+//!
 //! [`FakeLlm::assert_script_consumed`] runs the same check earlier. A test that breaks these
 //! rules on purpose says so: [`FakeLlm::allow_leftover_replies`] (it stops a turn
 //! mid-script), [`FakeLlm::allow_unscripted_requests`] and
@@ -35,8 +40,8 @@ mod wait;
 pub use error::TestkitError;
 pub use external::require_external;
 pub use fake_llm::{
-    FakeLlm, FakeLlmOptions, RecordedRequest, Reply, Script, ScriptedToolCall, Usage, WhenEmpty,
-    validate_chat_request,
+    FakeLlm, FakeLlmOptions, KeyedReply, RecordedRequest, Reply, Script, ScriptedToolCall, Usage,
+    When, WhenEmpty, validate_chat_request,
 };
 pub use generated::assert_generated_file_is_current;
 pub use tap::{HttpTap, TappedRequest};

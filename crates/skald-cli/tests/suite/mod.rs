@@ -3,6 +3,7 @@ mod approvals;
 mod chat;
 mod compact;
 mod help;
+mod kill_harness;
 mod matrix;
 mod processes;
 mod search;

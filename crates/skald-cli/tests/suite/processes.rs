@@ -11,7 +11,7 @@ use skald_testkit::{FakeLlm, HANG_GUARD, Reply, eventually};
 use super::chat::{cli, dirs, run};
 
 /// Live (not zombie) processes whose process group is `pgid`.
-fn group_members(pgid: i64) -> Vec<i64> {
+pub(super) fn group_members(pgid: i64) -> Vec<i64> {
     let stat = |pid: i64| std::fs::read_to_string(format!("/proc/{pid}/stat")).ok();
     std::fs::read_dir("/proc")
         .unwrap()

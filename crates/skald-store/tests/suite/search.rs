@@ -422,3 +422,54 @@ async fn identifiers_and_paths_in_message_text_are_found_by_their_parts() {
     assert_eq!(hits(&store, "SessionL").await, vec![(camel, None)]);
     assert_eq!(hits(&store, "List ").await, vec![]);
 }
+
+#[tokio::test]
+async fn a_listed_sessions_best_hit_is_chosen_among_its_recent_messages_and_its_newest_hit() {
+    let (_dir, store, _) = super::fresh().await;
+    let long = session(&store).await;
+    // The best-scoring match is old: 60 messages follow it before the newest match.
+    say(&store, long.root_stack_id, Role::User, "deploy deploy deploy").await;
+    for i in 0..60 {
+        say(&store, long.root_stack_id, Role::Assistant, &format!("step {i} of the work")).await;
+    }
+    let recent_call_msg = say(&store, long.root_stack_id, Role::Assistant, "running it").await;
+    let recent_call =
+        call(&store, recent_call_msg, "execute_cmd", r#"{"command":"make deploy"}"#).await;
+    let newest = say(
+        &store,
+        long.root_stack_id,
+        Role::User,
+        "one more deploy, with a longer note this time",
+    )
+    .await;
+    let q = SessionListQuery { search: Some("deploy".into()), ..Default::default() };
+    let page = store.list_sessions(&q).await.unwrap();
+    // The count is every match; the hit shown is the best among the recent ones (a call's
+    // command and a message's text compete), not the old one scored best overall.
+    assert_eq!(page.items[0].hit_count, 3);
+    let shown = page.items[0].best_hit.as_ref().unwrap();
+    assert!(
+        [
+            MatchRef { message_id: newest, tool_call_id: None, kind: HitKind::User },
+            MatchRef {
+                message_id: recent_call_msg,
+                tool_call_id: Some(recent_call),
+                kind: HitKind::Tool
+            }
+        ]
+        .contains(&shown.at),
+        "{:?}",
+        shown.at
+    );
+
+    // A session whose only match is older than its recent messages still shows it.
+    let old = session(&store).await;
+    let only = say(&store, old.root_stack_id, Role::User, "rollback plan").await;
+    for i in 0..60 {
+        say(&store, old.root_stack_id, Role::Assistant, &format!("later step {i}")).await;
+    }
+    let q = SessionListQuery { search: Some("rollback".into()), ..Default::default() };
+    let page = store.list_sessions(&q).await.unwrap();
+    assert_eq!(page.items.len(), 1);
+    assert_eq!(page.items[0].best_hit.as_ref().unwrap().at.message_id, only);
+}

@@ -13,7 +13,8 @@ struct Args {
     /// Port on 127.0.0.1 (0 picks a free port).
     #[arg(long, default_value_t = 0)]
     port: u16,
-    /// JSON file: an array of replies, or {"replies": [...], "by_model": {"model": [...]}}.
+    /// JSON file: an array of replies, or {"replies": [...], "by_model": {"model": [...]},
+    /// "keyed": [{"when": {"tool_result_of": "call_1"}, "reply": {...}}]}.
     #[arg(long)]
     script: Option<PathBuf>,
     /// Model ids listed by /v1/models, comma separated.

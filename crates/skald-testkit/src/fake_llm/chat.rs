@@ -70,7 +70,10 @@ pub(super) async fn chat_completions(
     let seq = shared.record(rec);
     let model = model.unwrap_or_default();
     let response = loop {
-        let reply = shared.lock().queue.take_for(&model, &first_text(&body));
+        let reply = {
+            let mut state = shared.lock();
+            state.keyed.take(&body).or_else(|| state.queue.take_for(&model, &first_text(&body)))
+        };
         match reply {
             Some(Reply::Stall { ms, then_hang }) => {
                 tokio::time::sleep(Duration::from_millis(ms)).await;

@@ -5,6 +5,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use serde_json::Value;
 
+use super::keyed::KeyedReplies;
 use super::queue::ReplyQueue;
 use super::record::RecordedRequest;
 
@@ -24,6 +25,7 @@ pub(super) struct Allowed {
 pub(super) fn script_problems(
     requests: &[RecordedRequest],
     queue: &ReplyQueue,
+    keyed: &KeyedReplies,
     allowed: &Allowed,
 ) -> Option<String> {
     let mut out = String::new();
@@ -41,6 +43,13 @@ pub(super) fn script_problems(
         let _ = writeln!(out, "{} never requested:", count(leftover.len(), "scripted reply"));
         for (model, reply) in leftover {
             let _ = writeln!(out, "  [for {}] {reply:?}", model.unwrap_or("any model"));
+        }
+    }
+    let unserved = keyed.unserved();
+    if !allowed.leftover.load(Ordering::SeqCst) && !unserved.is_empty() {
+        let _ = writeln!(out, "{} never matched:", count(unserved.len(), "keyed reply"));
+        for k in unserved {
+            let _ = writeln!(out, "  when {:?}: {:?}", k.when, k.reply);
         }
     }
     if out.is_empty() {

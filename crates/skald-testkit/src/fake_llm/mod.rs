@@ -2,6 +2,7 @@
 
 mod chat;
 mod check;
+mod keyed;
 mod queue;
 mod record;
 mod render;
@@ -10,6 +11,7 @@ mod script;
 mod server;
 mod validate;
 
+pub use keyed::{KeyedReply, When};
 pub use record::RecordedRequest;
 pub use reply::{Reply, ScriptedToolCall, Usage, WhenEmpty};
 pub use script::Script;

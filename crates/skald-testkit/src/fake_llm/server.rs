@@ -19,6 +19,7 @@ use tokio::task::{JoinHandle, JoinSet};
 
 use super::chat::error_response;
 use super::check::{Allowed, script_problems};
+use super::keyed::{KeyedReplies, KeyedReply, When};
 use super::queue::ReplyQueue;
 use super::record::RecordedRequest;
 use super::reply::{Reply, WhenEmpty};
@@ -101,9 +102,24 @@ impl FakeLlm {
         self.shared.lock().queue.push_for_prompt(key, reply);
     }
 
+    /// Answers every request that `when` matches with `reply`, as often as such a request
+    /// comes, ahead of the queues (the first matching keyed reply wins). For tests that repeat
+    /// requests, e.g. by killing and resuming the engine. Panics on a `Stall`, which only makes
+    /// sense in order.
+    pub fn on(&self, when: When, reply: Reply) {
+        if let Err(e) = self.shared.lock().keyed.push(KeyedReply { when, reply }) {
+            panic!("{e}");
+        }
+    }
+
     /// Queues every reply of a script.
     pub fn push_script(&self, script: Script) {
         let mut state = self.shared.lock();
+        for keyed in script.keyed {
+            if let Err(e) = state.keyed.push(keyed) {
+                panic!("{e}");
+            }
+        }
         for reply in script.replies {
             state.queue.push(None, reply);
         }
@@ -177,7 +193,7 @@ impl FakeLlm {
     /// followed.
     pub fn script_report(&self) -> Option<String> {
         let state = self.shared.lock();
-        script_problems(&state.requests, &state.queue, &self.shared.allowed)
+        script_problems(&state.requests, &state.queue, &state.keyed, &self.shared.allowed)
     }
 }
 
@@ -204,6 +220,7 @@ pub(super) struct Shared {
 #[derive(Default)]
 pub(super) struct MutableState {
     pub(super) queue: ReplyQueue,
+    pub(super) keyed: KeyedReplies,
     pub(super) requests: Vec<RecordedRequest>,
     last_seq: u64,
 }
@@ -211,6 +228,7 @@ pub(super) struct MutableState {
 impl MutableState {
     fn reset(&mut self) {
         self.queue.clear();
+        self.keyed.clear();
         self.requests.clear();
         self.last_seq = 0;
     }

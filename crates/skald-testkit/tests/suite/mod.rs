@@ -4,6 +4,7 @@ mod binary;
 mod control;
 mod faults;
 mod helpers;
+mod keyed;
 mod replies;
 mod routing;
 mod streaming;

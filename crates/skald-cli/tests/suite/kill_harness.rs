@@ -1,0 +1,536 @@
+//! The kill harness (issue 13; DESIGN.md "Crash tests"): a scripted turn runs in child `skald`
+//! processes against the strict fake provider over real HTTP, and is SIGKILLed at every step it
+//! persists, then recovered by fresh processes.
+//!
+//! The turn: the user's prompt → the model asks a clarification → the answer comes from another
+//! process (`skald answer`) → `skald resume` → the model runs a shell command that appends a line
+//! to a side-effect file, writes its pid and sleeps → the model writes a file → final answer.
+//! `chat --approve-all` grants the session's bypass, so nothing parks on an approval; the
+//! recovery still decides any approval it finds, as a user would.
+//!
+//! Kill points are found, not listed: a counting run sets `SKALD_COUNT_WRITES` and the store
+//! records every committed write transaction of each process (`skald_store::kill_point`). Then,
+//! for each of them, a fresh data dir runs the turn with `SKALD_KILL_AFTER_WRITES=k` (the
+//! process dies as its write k + 1 commits: after everything it did since write k, before
+//! anything more is stored; k = 0 is before its first), and the harness recovers as the user would: it sends the prompt again only if it was never stored,
+//! answers the question if one is open, runs `skald resume` until the turn has its final answer,
+//! and reconciles a call the kill cut off while it ran (decision 3): "it ran" when its side
+//! effect is there, "run it again" when it is not. Then it checks that no user message was
+//! lost, no completed call ran again (side effects counted in files, the written file's inode
+//! kept), no shell command outlived the kill, the strict fake provider accepted every request and
+//! was never asked something unscripted, and the turn reached its final answer exactly once.
+//!
+//! The fake's replies are keyed by the request's content (the last message and the tool whose
+//! result it is, `When`), not by arrival order: a resumed process repeats requests whose answer
+//! the kill lost. Sub-agent steps slot in the same way, keyed by their frame's system prompt
+//! (`When::in_frame`).
+//!
+//! `#[ignore]`d so a plain `cargo nextest run` stays quick; `scripts/test.sh` runs it as its own
+//! step: `cargo nextest run -p skald-cli --run-ignored only kill_harness --no-capture`.
+#![cfg(target_os = "linux")]
+
+use std::os::unix::fs::MetadataExt;
+use std::os::unix::process::ExitStatusExt;
+use std::path::{Path, PathBuf};
+use std::process::ExitStatus;
+use std::time::Duration;
+
+use serde_json::json;
+use skald_protocol::{DebugMessage, Inbox, InterruptedCall, SessionDetail, ToolStatus, TurnEnd};
+use skald_testkit::{FakeLlm, Reply, When};
+use tokio::process::Command;
+
+use super::processes::group_members;
+
+/// `skald_store::kill_point`'s switches (the CLI's tests see the store only through `skald`).
+const COUNT_WRITES_ENV: &str = "SKALD_COUNT_WRITES";
+const KILL_AFTER_WRITES_ENV: &str = "SKALD_KILL_AFTER_WRITES";
+
+const SOURCE: &str = "kill";
+const PROMPT: &str = "Record the release, then write the release notes";
+const ANSWER: &str = "The short format, please";
+const FINAL: &str = "The release is recorded and the notes are written.";
+const SIDE_EFFECTS: &str = "side-effects.log";
+const PID_FILE: &str = "cmd.pid";
+const NOTES: &str = "notes.md";
+const NOTES_TEXT: &str = "# Release\n\nShort format.\n";
+/// Appends its side effect first, then its pid, then runs long enough for a kill to land.
+const COMMAND: &str = "echo ran >> side-effects.log; echo $$ > cmd.pid; sleep 0.2";
+
+/// A process of the turn, in the order a user runs them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Phase {
+    /// `skald chat --approve-all`: ends parked on the question (exit 3).
+    Chat,
+    /// `skald answer`, from another process.
+    Answer,
+    /// `skald resume`: the command, the write, the final answer.
+    Resume,
+}
+
+const PHASES: [Phase; 3] = [Phase::Chat, Phase::Answer, Phase::Resume];
+
+/// What the model says at each point of the conversation.
+fn script(fake: &FakeLlm) {
+    let call = |name: &str, args: serde_json::Value| Reply::tool_call(name, &args.to_string());
+    fake.on(
+        When::user_says(PROMPT),
+        call(
+            "ask_user_clarification",
+            json!({ "title": "Notes format", "question": "Short or long release notes?",
+                    "suggested_answers": ["short", "long"] }),
+        ),
+    );
+    fake.on(
+        When::result_of_tool("ask_user_clarification"),
+        call("execute_cmd", json!({ "command": COMMAND })),
+    );
+    fake.on(
+        When::result_of_tool("execute_cmd"),
+        call("write_file", json!({ "path": NOTES, "content": NOTES_TEXT })),
+    );
+    fake.on(When::result_of_tool("write_file"), Reply::text(FINAL));
+}
+
+/// One run of the turn: its own data dir (a copy of the migrated template), working dir and
+/// fake provider.
+struct Run {
+    dir: tempfile::TempDir,
+    data: PathBuf,
+    work: PathBuf,
+    fake: FakeLlm,
+}
+
+impl Run {
+    async fn new(template: &Path) -> Run {
+        let dir = tempfile::tempdir().unwrap();
+        let data = dir.path().join("data");
+        std::fs::create_dir_all(&data).unwrap();
+        for entry in std::fs::read_dir(template).unwrap() {
+            let entry = entry.unwrap();
+            std::fs::copy(entry.path(), data.join(entry.file_name())).unwrap();
+        }
+        let work = dir.path().join("work");
+        std::fs::create_dir_all(&work).unwrap();
+        let work = std::fs::canonicalize(work).unwrap();
+        let fake = FakeLlm::start().await.unwrap();
+        script(&fake);
+        Run { dir, data, work, fake }
+    }
+
+    fn skald(&self, args: &[&str]) -> Command {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_skald"));
+        cmd.env_remove("SKALD_DATA_DIR")
+            .env_remove("SKALD_LLM_API_KEY")
+            .env_remove(COUNT_WRITES_ENV)
+            .env_remove(KILL_AFTER_WRITES_ENV)
+            .env("SKALD_LLM_BASE_URL", self.fake.base_url())
+            .env("SKALD_LLM_MODEL", "fake-model")
+            .current_dir(&self.work)
+            .arg("--json")
+            .arg("--data-dir")
+            .arg(&self.data)
+            .args(args)
+            .kill_on_drop(true);
+        cmd
+    }
+
+    /// Runs `skald args` to its end; stdout on success (exit 0 or 3), else an error naming it.
+    async fn ok(&self, args: &[&str]) -> Result<String, String> {
+        let (status, stdout, stderr) = output(self.skald(args)).await;
+        match status.code() {
+            Some(0 | 3) => Ok(stdout),
+            _ => {
+                Err(format!("`skald {}` ended {status}: {stderr}{}", args.join(" "), tail(&stdout)))
+            }
+        }
+    }
+
+    fn count_file(&self, phase: Phase) -> PathBuf {
+        self.dir.path().join(format!("writes-{phase:?}"))
+    }
+
+    /// Runs one phase, counting its writes and (with `kill_after`) killing it after that many.
+    async fn phase(&self, phase: Phase, kill_after: Option<u64>) -> Result<ExitStatus, String> {
+        let mut cmd = match phase {
+            Phase::Chat => {
+                let work = self.work.to_str().unwrap();
+                self.skald(&[
+                    "chat",
+                    "--source",
+                    SOURCE,
+                    "--approve-all",
+                    "--workdir",
+                    work,
+                    PROMPT,
+                ])
+            }
+            Phase::Answer => {
+                let question = self.open_question().await?.ok_or("no question to answer")?;
+                self.skald(&["answer", &question.to_string(), ANSWER])
+            }
+            Phase::Resume => {
+                let session = self.session_id().await?.ok_or("no session to resume")?;
+                self.skald(&["resume", "--session", &session.to_string()])
+            }
+        };
+        cmd.env(COUNT_WRITES_ENV, self.count_file(phase));
+        if let Some(k) = kill_after {
+            cmd.env(KILL_AFTER_WRITES_ENV, k.to_string());
+        }
+        let (status, stdout, stderr) = output(cmd).await;
+        match (status.code(), status.signal()) {
+            (Some(0 | 3), _) | (None, Some(9)) => Ok(status),
+            _ => Err(format!("{phase:?} ended {status}: {stderr}{}", tail(&stdout))),
+        }
+    }
+
+    /// The lines the store recorded for a phase: one per committed write.
+    fn writes(&self, phase: Phase) -> Vec<String> {
+        std::fs::read_to_string(self.count_file(phase))
+            .map(|t| t.lines().map(str::to_string).collect())
+            .unwrap_or_default()
+    }
+
+    /// The source's newest session, if one was created.
+    async fn session_id(&self) -> Result<Option<i64>, String> {
+        let list = self.ok(&["sessions", "list", "--source", SOURCE]).await?;
+        let list: serde_json::Value = serde_json::from_str(&list).map_err(|e| e.to_string())?;
+        Ok(list["items"].as_array().and_then(|items| items.first()).and_then(|s| s["id"].as_i64()))
+    }
+
+    async fn detail(&self, session: i64) -> Result<SessionDetail, String> {
+        let text = self.ok(&["sessions", "show", &session.to_string()]).await?;
+        serde_json::from_str(&text).map_err(|e| format!("sessions show: {e}: {text}"))
+    }
+
+    async fn inbox(&self) -> Result<Inbox, String> {
+        let text = self.ok(&["inbox"]).await?;
+        serde_json::from_str(&text).map_err(|e| format!("inbox: {e}: {text}"))
+    }
+
+    async fn open_question(&self) -> Result<Option<i64>, String> {
+        Ok(self.inbox().await?.questions.first().map(|q| q.tool_call_id))
+    }
+
+    fn side_effect_lines(&self) -> usize {
+        std::fs::read_to_string(self.work.join(SIDE_EFFECTS)).map_or(0, |t| t.lines().count())
+    }
+
+    /// The written file's inode: a write that runs again replaces it (written atomically).
+    fn notes_inode(&self) -> Option<u64> {
+        std::fs::metadata(self.work.join(NOTES)).ok().map(|m| m.ino())
+    }
+
+    fn notes_written(&self) -> bool {
+        std::fs::read_to_string(self.work.join(NOTES)).is_ok_and(|t| t == NOTES_TEXT)
+    }
+
+    fn command_pid(&self) -> Option<i64> {
+        std::fs::read_to_string(self.work.join(PID_FILE)).ok()?.trim().parse().ok()
+    }
+
+    /// Recovers as a user would, with fresh processes, until the turn has its final answer.
+    async fn recover(&self) -> Result<i64, String> {
+        for _ in 0..8 {
+            let Some(session) = self.session_id().await? else {
+                // Killed before the session existed: the message was never stored; send it again.
+                self.phase(Phase::Chat, None).await?;
+                continue;
+            };
+            let detail = self.detail(session).await?;
+            if user_prompts(&detail).is_empty() {
+                self.phase(Phase::Chat, None).await?;
+                continue;
+            }
+            let inbox = self.inbox().await?;
+            for q in inbox.questions.iter().filter(|q| q.session_id == session) {
+                self.ok(&["answer", &q.tool_call_id.to_string(), ANSWER]).await?;
+            }
+            for a in inbox.items.iter().filter(|a| a.session_id == session) {
+                self.ok(&["approve", &a.tool_call_id.to_string()]).await?;
+            }
+            if finished(&detail) {
+                return Ok(session);
+            }
+            self.ok(&["resume", "--session", &session.to_string()]).await?;
+        }
+        Err("the turn did not reach its final answer in 8 recovery steps".into())
+    }
+
+    /// Settles every call the kill cut off while it ran by what its side effect shows.
+    async fn reconcile(&self, session: i64) -> Result<Vec<String>, String> {
+        let params = json!({ "session_id": session }).to_string();
+        let text = self.ok(&["api", "interrupted_calls", &params]).await?;
+        let calls: Vec<InterruptedCall> =
+            serde_json::from_str(&text).map_err(|e| format!("interrupted_calls: {e}: {text}"))?;
+        let mut said = Vec::new();
+        for call in calls.into_iter().filter(|c| c.choice.is_none()) {
+            let ran = match call.tool_name.as_str() {
+                "execute_cmd" => self.side_effect_lines() > 0,
+                "write_file" => self.notes_written(),
+                other => return Err(format!("unexpected interrupted call of {other}")),
+            };
+            let choice = if ran { "ran" } else { "run_again" };
+            let params = json!({ "tool_call_id": call.tool_call_id, "choice": choice });
+            self.ok(&["api", "reconcile_call", &params.to_string()]).await?;
+            said.push(format!("{} {choice}", call.tool_name));
+        }
+        Ok(said)
+    }
+}
+
+async fn output(mut cmd: Command) -> (ExitStatus, String, String) {
+    let out = tokio::time::timeout(Duration::from_secs(60), cmd.output())
+        .await
+        .expect("skald hung")
+        .unwrap();
+    let text = |b: &[u8]| String::from_utf8_lossy(b).into_owned();
+    (out.status, text(&out.stdout), text(&out.stderr))
+}
+
+/// The last lines of `--json` output (the turn's end and errors are there).
+fn tail(stdout: &str) -> String {
+    let lines: Vec<&str> = stdout.lines().collect();
+    lines[lines.len().saturating_sub(4)..].join("\n")
+}
+
+fn user_prompts(detail: &SessionDetail) -> Vec<(&str, bool)> {
+    detail
+        .messages
+        .iter()
+        .filter_map(|m| match m {
+            DebugMessage::User { content, is_synthetic: false, failed, .. } => {
+                Some((content.as_str(), *failed))
+            }
+            _ => None,
+        })
+        .collect()
+}
+
+/// The turn's last recorded end is its final answer.
+fn finished(detail: &SessionDetail) -> bool {
+    detail.turn_ends.last().is_some_and(|t| matches!(t.outcome, TurnEnd::Final { .. }))
+}
+
+/// (name, status, result) of each call.
+fn calls(detail: &SessionDetail) -> Vec<(&str, ToolStatus, Option<&str>)> {
+    detail
+        .messages
+        .iter()
+        .filter_map(|m| match m {
+            DebugMessage::Tool { name, status, result, .. } => {
+                Some((name.as_str(), *status, result.as_deref()))
+            }
+            _ => None,
+        })
+        .collect()
+}
+
+fn status_of(detail: Option<&SessionDetail>, tool: &str) -> Option<ToolStatus> {
+    calls(detail?).into_iter().find(|(n, ..)| *n == tool).map(|(_, s, _)| s)
+}
+
+/// The state a kill left, read before anything recovers.
+struct AtKill {
+    cmd_done: bool,
+    write_done: bool,
+    notes_inode: Option<u64>,
+    side_effect_lines: usize,
+    command_pid: Option<i64>,
+}
+
+/// Every promise of the durability contract this turn can break, checked after recovery.
+fn check_recovered(
+    run: &Run,
+    at_kill: &AtKill,
+    detail: &SessionDetail,
+    sessions: usize,
+) -> Result<(), String> {
+    let prompts = user_prompts(detail);
+    if prompts != [(PROMPT, false)] || sessions > 2 {
+        return Err(format!("the user's message was lost or doubled: {prompts:?}"));
+    }
+    let calls = calls(detail);
+    let names: Vec<&str> = calls.iter().map(|(n, ..)| *n).collect();
+    if names != ["ask_user_clarification", "execute_cmd", "write_file"] {
+        return Err(format!("the calls are not the script's: {names:?}"));
+    }
+    if calls[0].1 != ToolStatus::Done || calls[0].2 != Some(ANSWER) {
+        return Err(format!("the question's call did not get the answer: {:?}", calls[0]));
+    }
+    let finals = detail
+        .messages
+        .iter()
+        .filter(|m| matches!(m, DebugMessage::Assistant { content, .. } if content == FINAL))
+        .count();
+    if finals != 1 || !finished(detail) {
+        return Err(format!(
+            "the final answer is there {finals} times; ends {:?}",
+            detail.turn_ends
+        ));
+    }
+    if run.side_effect_lines() != 1 {
+        return Err(format!(
+            "the command ran {} times (done at the kill: {}, lines then: {})",
+            run.side_effect_lines(),
+            at_kill.cmd_done,
+            at_kill.side_effect_lines
+        ));
+    }
+    if !run.notes_written() {
+        return Err("the notes were not written".into());
+    }
+    if at_kill.write_done && run.notes_inode() != at_kill.notes_inode {
+        return Err("write_file was done at the kill and ran again".into());
+    }
+    if !detail.pending_inputs.is_empty() {
+        return Err(format!("messages left unfolded: {:?}", detail.pending_inputs));
+    }
+    if let Some(report) = run.fake.script_report() {
+        return Err(report);
+    }
+    Ok(())
+}
+
+/// Kills the run's `phase` after its `k`-th write, as the next one commits (the phases before
+/// it run whole), recovers and checks. Returns what happened, or why this kill point failed.
+async fn kill_and_recover(template: &Path, phase: Phase, k: u64) -> Result<String, String> {
+    let run = Run::new(template).await;
+    // The checks read the script report themselves; the drop must not fail the test again.
+    let settle = |run: &Run| {
+        run.fake.allow_leftover_replies();
+        run.fake.allow_unscripted_requests();
+        run.fake.allow_rejected_requests();
+    };
+    let result = async {
+        for before in PHASES.iter().take_while(|p| **p != phase) {
+            run.phase(*before, None).await?;
+        }
+        let status = run.phase(phase, Some(k)).await?;
+        let written = run.writes(phase);
+        if status.signal() != Some(9) {
+            return Err(format!("not killed: only {} writes this time", written.len()));
+        }
+        let killed_after = written.last().cloned().unwrap_or_else(|| "nothing".into());
+        let at_kill_pid = run.command_pid();
+        // The shell dies with the engine's process (parent-death signal), before anyone opens.
+        if let Some(pid) = at_kill_pid {
+            let shell_gone = wait_until(|| !group_members(pid).contains(&pid)).await;
+            if !shell_gone {
+                return Err(format!("the shell {pid} outlived the kill"));
+            }
+        }
+        let session = run.session_id().await?;
+        let detail = match session {
+            Some(s) => Some(run.detail(s).await?),
+            None => None,
+        };
+        let at_kill = AtKill {
+            cmd_done: status_of(detail.as_ref(), "execute_cmd") == Some(ToolStatus::Done),
+            write_done: status_of(detail.as_ref(), "write_file") == Some(ToolStatus::Done),
+            notes_inode: run.notes_inode(),
+            side_effect_lines: run.side_effect_lines(),
+            command_pid: at_kill_pid,
+        };
+        // Opening the engine (`sessions list` above) kills what the dead one left running.
+        if let Some(pid) = at_kill.command_pid
+            && !wait_until(|| group_members(pid).is_empty()).await
+        {
+            return Err(format!("the command's group {pid} still runs after the next open"));
+        }
+        let session = run.recover().await?;
+        let reconciled = run.reconcile(session).await?;
+        let detail = run.detail(session).await?;
+        let sessions = {
+            let list = run.ok(&["sessions", "list", "--source", SOURCE]).await?;
+            let list: serde_json::Value = serde_json::from_str(&list).map_err(|e| e.to_string())?;
+            list["items"].as_array().map_or(0, Vec::len)
+        };
+        check_recovered(&run, &at_kill, &detail, sessions)?;
+        Ok(format!("after [{killed_after}]; reconciled: {reconciled:?}"))
+    }
+    .await;
+    settle(&run);
+    result
+}
+
+/// Polls `done` for up to 5 s.
+async fn wait_until(mut done: impl FnMut() -> bool) -> bool {
+    for _ in 0..100 {
+        if done() {
+            return true;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    done()
+}
+
+/// A data dir with the config written and the database migrated, copied for every run so the
+/// runs' kill points are the turn's writes, not the schema's.
+async fn template(root: &Path) -> PathBuf {
+    let data = root.join("template");
+    let fake = FakeLlm::start().await.unwrap();
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_skald"));
+    cmd.env_remove("SKALD_DATA_DIR")
+        .env("SKALD_LLM_BASE_URL", fake.base_url())
+        .env("SKALD_LLM_MODEL", "fake-model")
+        .arg("--data-dir")
+        .arg(&data)
+        .args(["sessions", "list"]);
+    let (status, _, stderr) = output(cmd).await;
+    assert!(status.success(), "{stderr}");
+    data
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "a few hundred processes: run by scripts/test.sh as its own step"]
+async fn kill_harness_every_persisted_step_of_a_turn_recovers() {
+    let root = tempfile::tempdir().unwrap();
+    let template = template(root.path()).await;
+
+    // The counting run: the whole turn once, every phase's writes recorded.
+    let run = Run::new(&template).await;
+    for phase in PHASES {
+        run.phase(phase, None).await.unwrap();
+    }
+    let session = run.session_id().await.unwrap().unwrap();
+    let detail = run.detail(session).await.unwrap();
+    let at_end = AtKill {
+        cmd_done: true,
+        write_done: true,
+        notes_inode: run.notes_inode(),
+        side_effect_lines: 1,
+        command_pid: None,
+    };
+    check_recovered(&run, &at_end, &detail, 1).unwrap();
+    // Kill point (phase, k): the phase's process dies after k writes, as write k + 1 commits.
+    let points: Vec<(Phase, u64, String)> = PHASES
+        .iter()
+        .flat_map(|p| run.writes(*p).into_iter().enumerate().map(|(k, w)| (*p, k as u64, w)))
+        .collect();
+    for (phase, k, next) in &points {
+        eprintln!("kill point {phase:?} after {k} writes, before [{next}]");
+    }
+    drop(run);
+    assert!(points.len() >= 10, "too few kill points found: {points:?}");
+
+    let mut recovered = 0;
+    let mut failures = Vec::new();
+    for (phase, k, _) in &points {
+        match kill_and_recover(&template, *phase, *k).await {
+            Ok(note) => {
+                recovered += 1;
+                eprintln!("  {phase:?} after {k}: recovered, killed {note}");
+            }
+            Err(e) => {
+                eprintln!("  {phase:?} after {k}: FAILED {e}");
+                failures.push(format!("{phase:?} after {k} writes: {e}"));
+            }
+        }
+    }
+    let line = format!("kill points: {}, recovered: {recovered}", points.len());
+    eprintln!("{line}");
+    println!("{line}");
+    assert!(failures.is_empty(), "{line}\n{}", failures.join("\n"));
+}
