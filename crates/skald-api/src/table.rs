@@ -318,14 +318,20 @@ operations! {
     }
 
     /// Replaces the config-file clients and the fallback order in config.yml (validated like a
-    /// hand edit first); the environment's client is not part of it. Where config.yml is
+    /// hand edit first); the environment's client is not part of it. With the `revision` of the
+    /// view the list came from, a file changed since (by hand, another window) is `conflict`. Where config.yml is
     /// watched (the app, `skald serve`), the rewrite is announced as `config_reloaded`.
     save_llm_clients {
-        params: SaveLlmClientsParams { clients: Vec<LlmClientInput>, fallback: Vec<String> },
+        params: SaveLlmClientsParams {
+            clients: Vec<LlmClientInput>,
+            fallback: Vec<String>,
+            #[serde(default)]
+            revision: Option<String>,
+        },
         result: SettingsView,
-        errors: [InvalidInput, Config, Storage, Internal],
+        errors: [InvalidInput, Conflict, Config, Storage, Internal],
         events: [ConfigReloaded],
-        run: |engine, _, p| engine.save_llm_clients(p.clients, p.fallback).await,
+        run: |engine, _, p| engine.save_llm_clients(p.clients, p.fallback, p.revision.as_deref()).await,
     }
 
     /// Stores a client's API key in the OS keychain, or removes it (`key: null`).

@@ -50,6 +50,9 @@ pub struct SettingsView {
     pub fallback: Vec<String>,
     pub data_dir: String,
     pub config_path: String,
+    /// Names the text of config.yml this view was read from. A save that passes it back is
+    /// refused (`conflict`) if the file changed since, so a client added by hand is not dropped.
+    pub revision: String,
 }
 
 /// The result of "test connection": the endpoint's model list or why it failed.

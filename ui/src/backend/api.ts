@@ -55,7 +55,7 @@ export type ReconcileCallParams = { tool_call_id: number, choice: ReconcileChoic
 
 export type SettingsParams = Record<string, never>;
 
-export type SaveLlmClientsParams = { clients: Array<LlmClientInput>, fallback: Array<string>, };
+export type SaveLlmClientsParams = { clients: Array<LlmClientInput>, fallback: Array<string>, revision: string | null, };
 
 export type SetApiKeyParams = { client: string, key: string | null, };
 
@@ -338,10 +338,11 @@ export interface Api {
   settings(params: SettingsParams): Promise<SettingsView>;
   /**
    * Replaces the config-file clients and the fallback order in config.yml (validated like a
-   * hand edit first); the environment's client is not part of it. Where config.yml is
+   * hand edit first); the environment's client is not part of it. With the `revision` of the
+   * view the list came from, a file changed since (by hand, another window) is `conflict`. Where config.yml is
    * watched (the app, `skald serve`), the rewrite is announced as `config_reloaded`.
    *
-   * Errors: invalid_input, config, storage, internal. Events: config_reloaded.
+   * Errors: invalid_input, conflict, config, storage, internal. Events: config_reloaded.
    */
   save_llm_clients(params: SaveLlmClientsParams): Promise<SettingsView>;
   /**

@@ -480,7 +480,12 @@ export type SettingsView = { clients: Array<LlmClientView>,
 /**
  * Client names in the order they are tried.
  */
-fallback: Array<string>, data_dir: string, config_path: string, };
+fallback: Array<string>, data_dir: string, config_path: string, 
+/**
+ * Names the text of config.yml this view was read from. A save that passes it back is
+ * refused (`conflict`) if the file changed since, so a client added by hand is not dropped.
+ */
+revision: string, };
 
 export type ConnectionTest = { ok: boolean, models: Array<string>, 
 /**

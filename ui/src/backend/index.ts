@@ -30,7 +30,7 @@ import type {
   SettingsView,
 } from "./bindings";
 import { createTauriBackend } from "./tauri";
-import type { Backend } from "./types";
+import { toApiError, type Backend } from "./types";
 import { createWebBackend } from "./web";
 
 export type * from "./bindings";
@@ -381,7 +381,8 @@ export function useLlmRequest(messageId: number, enabled: boolean): UseQueryResu
 }
 
 export interface SettingsActions {
-  saveClients(clients: LlmClientInput[], fallback: string[]): Promise<SettingsView>;
+  /** `revision`: the view's the list came from; a file changed since is refused (`conflict`). */
+  saveClients(clients: LlmClientInput[], fallback: string[], revision: string): Promise<SettingsView>;
   setApiKey(client: string, key: string | null): Promise<void>;
   testConnection(client: string): Promise<ConnectionTest>;
   saveRule(id: number | null, input: ApprovalRuleInput): Promise<ApprovalRuleView>;
@@ -394,10 +395,16 @@ export function useSettingsActions(): SettingsActions {
   const client = useQueryClient();
   return useMemo<SettingsActions>(
     () => ({
-    async saveClients(clients, fallback) {
-      const view = await backend.save_llm_clients({ clients, fallback });
-      client.setQueryData(settingsKeys.view, view);
-      return view;
+    async saveClients(clients, fallback, revision) {
+      try {
+        const view = await backend.save_llm_clients({ clients, fallback, revision });
+        client.setQueryData(settingsKeys.view, view);
+        return view;
+      } catch (e) {
+        // The file changed under the page: show what it holds now.
+        if (toApiError(e).code === "conflict") void client.invalidateQueries({ queryKey: settingsKeys.view });
+        throw e;
+      }
     },
     async setApiKey(name, key) {
       try {

@@ -116,6 +116,25 @@ describe("Settings page: clients", () => {
     await waitFor(() => expect(clientNames()).toEqual(["c", "a", "b"]));
   });
 
+  it("refuses to save over a config.yml changed since the page loaded, then shows the file as it is", async () => {
+    const user = userEvent.setup();
+    const backend = new MockBackend();
+    backend.clients = [llmClient("a"), llmClient("b")];
+    renderApp(backend, "#settings");
+    await screen.findByRole("list", { name: "LLM clients in fallback order" });
+    // A client is added to config.yml by hand while the page is open.
+    backend.clients = [...backend.clients, llmClient("by-hand")];
+    backend.configRevision += 1;
+    await user.click(screen.getByRole("button", { name: "Move b up" }));
+    expect(await screen.findByText(/changed since these settings were loaded/)).toBeTruthy();
+    expect(backend.saveClientsRevisions).toEqual(["r1"]);
+    // Nothing was written over it, and the page now lists the hand-added client.
+    await waitFor(() => expect(clientNames()).toEqual(["a", "b", "by-hand"]));
+    await user.click(screen.getByRole("button", { name: "Move b up" }));
+    await waitFor(() => expect(clientNames()).toEqual(["b", "a", "by-hand"]));
+    expect(backend.saveClientsRevisions).toEqual(["r1", "r2"]);
+  });
+
   it("edits a client in place and rejects an invalid base URL before saving", async () => {
     const user = userEvent.setup();
     const backend = new MockBackend();

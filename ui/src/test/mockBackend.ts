@@ -158,6 +158,9 @@ export class MockBackend implements Backend {
   settingsError: ApiError | null = null;
   saveClientsCalls: Array<{ clients: LlmClientInput[]; fallback: string[] }> = [];
   saveClientsError: ApiError | null = null;
+  /** config.yml's revision: bumped by every save, and by a test standing for a hand edit. */
+  configRevision = 1;
+  saveClientsRevisions: Array<string | null> = [];
   /** Keys "in the keychain", by client name. */
   keys = new Map<string, string>();
   keyCalls: Array<{ client: string; key: string | null }> = [];
@@ -528,12 +531,18 @@ export class MockBackend implements Backend {
       fallback: clients.map((c) => c.name),
       data_dir: "/home/me/.local/share/skald",
       config_path: "/home/me/.local/share/skald/config.yml",
+      revision: `r${this.configRevision}`,
     });
   }
 
-  save_llm_clients({ clients, fallback }: SaveLlmClientsParams): Promise<SettingsView> {
+  save_llm_clients({ clients, fallback, revision }: SaveLlmClientsParams): Promise<SettingsView> {
     this.saveClientsCalls.push({ clients, fallback });
+    this.saveClientsRevisions.push(revision);
     if (this.saveClientsError) return Promise.reject(this.saveClientsError);
+    if (revision !== null && revision !== `r${this.configRevision}`) {
+      return Promise.reject({ code: "conflict", message: "config.yml changed since these settings were loaded; nothing was saved." } satisfies ApiError);
+    }
+    this.configRevision += 1;
     const env = this.clients.filter((c) => c.from_env);
     const ordered = [...fallback.map((n) => clients.find((c) => c.name === n)), ...clients]
       .filter((c): c is LlmClientInput => c !== undefined)

@@ -33,11 +33,15 @@ impl Engine {
                 stream: c.streams(),
             })
             .collect::<Vec<_>>();
+        let path = self.data_dir().join(config::CONFIG_FILE_NAME);
+        // An unreadable file has a revision too: a save then reports the file's own error.
+        let text = config::read_text(&path).ok().flatten().unwrap_or_default();
         Ok(SettingsView {
             fallback: clients.iter().map(|c| c.name.clone()).collect(),
             clients,
             data_dir: self.data_dir().display().to_string(),
-            config_path: self.data_dir().join(config::CONFIG_FILE_NAME).display().to_string(),
+            config_path: path.display().to_string(),
+            revision: revision_of(&text),
         })
     }
 
@@ -55,9 +59,19 @@ impl Engine {
         &self,
         clients: Vec<LlmClientInput>,
         fallback: Vec<String>,
+        revision: Option<&str>,
     ) -> Result<SettingsView, EngineError> {
         let path = self.data_dir().join(config::CONFIG_FILE_NAME);
         let text = config::read_text(&path).map_err(EngineError::from)?.unwrap_or_default();
+        // The page sends its whole list: writing it over a file changed since the page read it
+        // would drop what changed (a client added by hand, another window's edit).
+        if revision.is_some_and(|r| r != revision_of(&text)) {
+            return Err(EngineError::Conflict(format!(
+                "{} changed since these settings were loaded; nothing was saved. Reload them \
+                 and make the change again.",
+                path.display()
+            )));
+        }
         // The file as it is must be valid: an edit never builds on a broken file.
         let current = config::parse_text(&path, &text)?;
         let edits: Vec<ClientEdit> =
@@ -171,6 +185,15 @@ impl Engine {
     pub async fn delete_approval_rule(&self, id: i64) -> Result<(), EngineError> {
         Ok(self.store().delete_rule(id).await?)
     }
+}
+
+/// A short fingerprint of config.yml's text (FNV-1a and the length): equal texts, equal
+/// revisions, in every process and build.
+fn revision_of(text: &str) -> String {
+    let hash = text.bytes().fold(0xcbf2_9ce4_8422_2325_u64, |h, b| {
+        (h ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01b3)
+    });
+    format!("{hash:016x}-{}", text.len())
 }
 
 fn rule_view(r: RuleRow) -> ApprovalRuleView {

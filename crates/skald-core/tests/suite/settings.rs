@@ -70,7 +70,9 @@ timezone: UTC
 
 async fn page_save(engine: &Engine, clients: Vec<LlmClientInput>) -> String {
     let order = clients.iter().map(|c| c.name.clone()).collect();
-    engine.save_llm_clients(clients, order).await.unwrap();
+    // As the page does: the revision of the view the list came from.
+    let revision = engine.settings().await.unwrap().revision;
+    engine.save_llm_clients(clients, order, Some(&revision)).await.unwrap();
     std::fs::read_to_string(engine.data_dir().join("config.yml")).unwrap()
 }
 
@@ -125,7 +127,7 @@ async fn a_broken_file_is_reported_and_never_overwritten() {
     let broken = "llm:\n  max_tool_rounds: lots   # oops\n";
     std::fs::write(dir.path().join("config.yml"), broken).unwrap();
     let err = engine
-        .save_llm_clients(vec![client("a", "http://127.0.0.1:9/v1")], vec![])
+        .save_llm_clients(vec![client("a", "http://127.0.0.1:9/v1")], vec![], None)
         .await
         .unwrap_err();
     assert_eq!(err.code(), ErrorCode::Config);
@@ -144,7 +146,7 @@ async fn a_file_the_page_cannot_edit_in_place_is_a_configuration_error_not_bad_i
     let inline = "llm: {max_tool_rounds: 30}\n";
     std::fs::write(dir.path().join("config.yml"), inline).unwrap();
     let err = engine
-        .save_llm_clients(vec![client("a", "http://127.0.0.1:9/v1")], vec![])
+        .save_llm_clients(vec![client("a", "http://127.0.0.1:9/v1")], vec![], None)
         .await
         .unwrap_err();
     assert_eq!(err.code(), ErrorCode::Config, "{err}");
@@ -161,6 +163,7 @@ async fn clients_are_saved_validated_and_tested() {
         .save_llm_clients(
             vec![client("local", &fake.base_url()), client("backup", "http://127.0.0.1:9/v1")],
             vec!["local".into(), "backup".into()],
+            None,
         )
         .await
         .unwrap();
@@ -172,7 +175,8 @@ async fn clients_are_saved_validated_and_tested() {
     let again = open(dir.path()).await;
     assert_eq!(again.settings().await.unwrap().clients.len(), 2);
 
-    let bad = engine.save_llm_clients(vec![client("x", "ftp://nope")], vec![]).await.unwrap_err();
+    let bad =
+        engine.save_llm_clients(vec![client("x", "ftp://nope")], vec![], None).await.unwrap_err();
     assert_eq!(bad.code(), ErrorCode::InvalidInput);
     assert!(bad.to_string().contains("not an http(s) URL"), "{bad}");
     assert_eq!(std::fs::read_to_string(dir.path().join("config.yml")).unwrap(), text, "unchanged");
@@ -305,4 +309,47 @@ async fn a_renamed_client_keeps_its_api_key() {
     assert_eq!((view.clients[0].name.as_str(), view.clients[0].has_api_key), ("office", true));
     assert_eq!(secrets.get("office").unwrap().as_deref(), Some("sk-kept"));
     assert_eq!(secrets.get("work").unwrap(), None, "no key is left under the old name");
+}
+
+#[tokio::test]
+async fn a_save_from_a_stale_page_is_refused_and_the_hand_added_client_stays() {
+    let dir = tempfile::tempdir().unwrap();
+    let engine = open(dir.path()).await;
+    page_save(&engine, vec![client("work", "http://127.0.0.1:9/v1")]).await;
+    let page = engine.settings().await.unwrap();
+
+    // Someone adds a client by hand while the page is open.
+    let path = dir.path().join("config.yml");
+    let by_hand = std::fs::read_to_string(&path).unwrap().replace(
+        "  clients:\n",
+        "  clients:\n    - name: laptop\n      base_url: http://127.0.0.1:8/v1\n      model: m\n",
+    );
+    assert!(by_hand.contains("laptop"), "{by_hand}");
+    std::fs::write(&path, &by_hand).unwrap();
+
+    // The page still shows only `work` and saves its list with the revision it read.
+    let mut edited = as_input(&page.clients[0]);
+    edited.model = "other".into();
+    let err = engine
+        .save_llm_clients(vec![edited.clone()], vec!["work".into()], Some(&page.revision))
+        .await
+        .unwrap_err();
+    assert_eq!(err.code(), ErrorCode::Conflict, "{err}");
+    assert!(err.to_string().contains("changed since"), "{err}");
+    assert_eq!(std::fs::read_to_string(&path).unwrap(), by_hand, "nothing was written");
+
+    // Reloaded (the app's watcher reloads the file; here a fresh engine reads it), the page
+    // sees both and its save goes through.
+    let engine = open(dir.path()).await;
+    let fresh = engine.settings().await.unwrap();
+    assert_ne!(fresh.revision, page.revision);
+    let saved = engine
+        .save_llm_clients(
+            vec![as_input(&fresh.clients[0]), as_input(&fresh.clients[1])],
+            fresh.fallback.clone(),
+            Some(&fresh.revision),
+        )
+        .await
+        .unwrap();
+    assert_eq!(saved.clients.len(), 2, "{saved:?}");
 }

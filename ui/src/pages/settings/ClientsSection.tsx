@@ -110,6 +110,7 @@ export function ClientsSection({
     await actions.saveClients(
       list,
       list.map((c) => c.name),
+      view.revision,
     );
   }
 
