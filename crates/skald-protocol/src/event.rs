@@ -118,6 +118,8 @@ pub enum Event {
         input_tokens: Option<i64>,
         #[ts(type = "number | null")]
         output_tokens: Option<i64>,
+        /// What the provider charged for this reply, in USD, when it says.
+        cost_usd: Option<f64>,
     },
     ToolStart {
         #[ts(type = "number")]
@@ -237,6 +239,8 @@ pub enum Event {
         input_tokens: Option<i64>,
         #[ts(type = "number | null")]
         output_tokens: Option<i64>,
+        /// What the provider charged for this reply, in USD, when it says.
+        cost_usd: Option<f64>,
     },
     /// The turn finished with a final answer.
     Done {
@@ -249,6 +253,8 @@ pub enum Event {
         input_tokens: Option<i64>,
         #[ts(type = "number | null")]
         output_tokens: Option<i64>,
+        /// What the provider charged for this reply, in USD, when it says.
+        cost_usd: Option<f64>,
     },
     /// The turn (or one resume of it) ended, as stored: final, cancelled, exhausted, parked or
     /// failed with its reason. Sent after `done` for a final answer.

@@ -147,6 +147,8 @@ pub enum DebugMessage {
         input_tokens: Option<i64>,
         #[ts(type = "number | null")]
         output_tokens: Option<i64>,
+        /// What the provider charged for this reply, in USD, when it says.
+        cost_usd: Option<f64>,
         #[ts(type = "number")]
         stack_id: i64,
         depth: u32,
@@ -168,6 +170,8 @@ pub enum DebugMessage {
         input_tokens: Option<i64>,
         #[ts(type = "number | null")]
         output_tokens: Option<i64>,
+        /// What the provider charged for this reply, in USD, when it says.
+        cost_usd: Option<f64>,
         #[ts(type = "number")]
         stack_id: i64,
         depth: u32,

@@ -99,7 +99,11 @@ content_chars: number,
 /**
  * The text or the reasoning was cut to a preview: `session_item` has the whole row.
  */
-truncated: boolean, } | { "kind": "thinking", message_id: number, content: string, reasoning: string | null, is_synthetic: boolean, input_tokens: number | null, output_tokens: number | null, stack_id: number, depth: number, created_at: string, 
+truncated: boolean, } | { "kind": "thinking", message_id: number, content: string, reasoning: string | null, is_synthetic: boolean, input_tokens: number | null, output_tokens: number | null, 
+/**
+ * What the provider charged for this reply, in USD, when it says.
+ */
+cost_usd: number | null, stack_id: number, depth: number, created_at: string, 
 /**
  * Characters of the whole text; more than `content` holds when the row was cut to a
  * preview (`truncated`).
@@ -108,7 +112,11 @@ content_chars: number,
 /**
  * The text or the reasoning was cut to a preview: `session_item` has the whole row.
  */
-truncated: boolean, } | { "kind": "assistant", message_id: number, content: string, reasoning: string | null, is_synthetic: boolean, input_tokens: number | null, output_tokens: number | null, stack_id: number, depth: number, created_at: string, 
+truncated: boolean, } | { "kind": "assistant", message_id: number, content: string, reasoning: string | null, is_synthetic: boolean, input_tokens: number | null, output_tokens: number | null, 
+/**
+ * What the provider charged for this reply, in USD, when it says.
+ */
+cost_usd: number | null, stack_id: number, depth: number, created_at: string, 
 /**
  * Characters of the whole text; more than `content` holds when the row was cut to a
  * preview (`truncated`).
@@ -553,7 +561,11 @@ export type Event = { "type": "sessions_changed", } | { "type": "resync", } | { 
 /**
  * Calls waiting for a human decision or answer that the message is queued behind.
  */
-waiting_for: number[], } | { "type": "steer_folded", pending_input_id: number, message_id: number, content: string, } | { "type": "steers_discarded", pending_input_ids: number[], } | { "type": "turn_running", running: boolean, } | { "type": "token_delta", kind: DeltaKind, delta: string, } | { "type": "thinking", message_id: number, content: string, reasoning: string | null, input_tokens: number | null, output_tokens: number | null, } | { "type": "tool_start", tool_call_id: number, message_id: number, name: string, 
+waiting_for: number[], } | { "type": "steer_folded", pending_input_id: number, message_id: number, content: string, } | { "type": "steers_discarded", pending_input_ids: number[], } | { "type": "turn_running", running: boolean, } | { "type": "token_delta", kind: DeltaKind, delta: string, } | { "type": "thinking", message_id: number, content: string, reasoning: string | null, input_tokens: number | null, output_tokens: number | null, 
+/**
+ * What the provider charged for this reply, in USD, when it says.
+ */
+cost_usd: number | null, } | { "type": "tool_start", tool_call_id: number, message_id: number, name: string, 
 /**
  * As the model sent them (before working-directory injection).
  */
@@ -569,7 +581,15 @@ question: string, suggested_answers: Array<string>, } | { "type": "clarification
 /**
  * Which retry this is (1 = the first).
  */
-attempt: number, reason: string, } | { "type": "llm_failed", tried: Array<string>, last_error: string, } | { "type": "truncated", output_tokens: number | null, } | { "type": "interim_answer", message_id: number, stack_id: number, content: string, reasoning: string | null, input_tokens: number | null, output_tokens: number | null, } | { "type": "done", message_id: number, stack_id: number, content: string, input_tokens: number | null, output_tokens: number | null, } | { "type": "turn_ended", outcome: TurnEnd, } | { "type": "compacting", } | { "type": "interrupted_call", call: InterruptedCall, } | { "type": "compaction_done", summary_id: number, covers_up_to_message_id: number, tokens_before: number, tokens_after: number, };
+attempt: number, reason: string, } | { "type": "llm_failed", tried: Array<string>, last_error: string, } | { "type": "truncated", output_tokens: number | null, } | { "type": "interim_answer", message_id: number, stack_id: number, content: string, reasoning: string | null, input_tokens: number | null, output_tokens: number | null, 
+/**
+ * What the provider charged for this reply, in USD, when it says.
+ */
+cost_usd: number | null, } | { "type": "done", message_id: number, stack_id: number, content: string, input_tokens: number | null, output_tokens: number | null, 
+/**
+ * What the provider charged for this reply, in USD, when it says.
+ */
+cost_usd: number | null, } | { "type": "turn_ended", outcome: TurnEnd, } | { "type": "compacting", } | { "type": "interrupted_call", call: InterruptedCall, } | { "type": "compaction_done", summary_id: number, covers_up_to_message_id: number, tokens_before: number, tokens_after: number, };
 
 export type EventKind = "sessions_changed" | "resync" | "config_reloaded" | "new_session" | "user_message" | "steer_queued" | "steer_folded" | "steers_discarded" | "turn_running" | "token_delta" | "thinking" | "tool_start" | "tool_done" | "tool_error" | "tool_cancelled" | "tool_rejected" | "approval_requested" | "approval_resolved" | "bypasses_changed" | "agent_question" | "clarification_resolved" | "file_changed" | "model_fallback" | "model_retry" | "llm_failed" | "truncated" | "interim_answer" | "done" | "turn_ended" | "compacting" | "interrupted_call" | "compaction_done";
 

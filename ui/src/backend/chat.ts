@@ -349,8 +349,8 @@ function fromRows(
     if (head) items.push(head);
     if (m.kind === "thinking" || m.kind === "assistant") {
       if (lane !== undefined) {
-        if (m.input_tokens !== null || m.output_tokens !== null) {
-          spend[m.message_id] = { lane, input: m.input_tokens ?? 0, output: m.output_tokens ?? 0 };
+        if (m.input_tokens !== null || m.output_tokens !== null || m.cost_usd !== null) {
+          spend[m.message_id] = { lane, input: m.input_tokens ?? 0, output: m.output_tokens ?? 0, cost: m.cost_usd };
         }
       } else {
         if (m.input_tokens !== null) inputTokens = m.input_tokens;
@@ -577,9 +577,9 @@ function settleAssistant(
 }
 
 /** Records the tokens a sub-agent reply reported (the root's are the context meter's). */
-function spent(state: ChatState, lane: number | null, messageId: number, input: number | null, output: number | null): ChatState {
-  if (lane === null || (input === null && output === null)) return state;
-  return { ...state, spend: { ...state.spend, [messageId]: { lane, input: input ?? 0, output: output ?? 0 } } };
+function spent(state: ChatState, lane: number | null, messageId: number, input: number | null, output: number | null, cost: number | null): ChatState {
+  if (lane === null || (input === null && output === null && cost === null)) return state;
+  return { ...state, spend: { ...state.spend, [messageId]: { lane, input: input ?? 0, output: output ?? 0, cost } } };
 }
 
 /** What a turn end of a sub-agent frame says of its lane. */
@@ -785,14 +785,15 @@ function applyInLane(state: ChatState, event: Event, frame: FrameOrigin): ChatSt
         event.message_id,
         event.input_tokens,
         event.output_tokens,
+        event.cost_usd,
       );
     case "interim_answer": {
       const next = settleAssistant(state, event.message_id, event.content, event.reasoning, lane);
-      return spent({ ...next, items: endStreaming(next.items, lane) }, lane, event.message_id, event.input_tokens, event.output_tokens);
+      return spent({ ...next, items: endStreaming(next.items, lane) }, lane, event.message_id, event.input_tokens, event.output_tokens, event.cost_usd);
     }
     case "done": {
       const next = finishReply(state, event, lane);
-      return spent({ ...next, items: endLane(next.items, lane, "done") }, lane, event.message_id, event.input_tokens, event.output_tokens);
+      return spent({ ...next, items: endLane(next.items, lane, "done") }, lane, event.message_id, event.input_tokens, event.output_tokens, event.cost_usd);
     }
     case "turn_ended": {
       const said = turnEndNotice(event.outcome);

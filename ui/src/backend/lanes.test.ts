@@ -28,13 +28,14 @@ const toolStart = (id: number, name: string, label = name): Event => ({
   path: null,
 });
 const delta = (text: string): Event => ({ type: "token_delta", kind: "content", delta: text });
-const thinking = (id: number, content: string, input: number, output: number): Event => ({
+const thinking = (id: number, content: string, input: number, output: number, cost: number | null = null): Event => ({
   type: "thinking",
   message_id: id,
   content,
   reasoning: null,
   input_tokens: input,
   output_tokens: output,
+  cost_usd: cost,
 });
 const done = (id: number, stack: number, content: string, input: number, output: number): Event => ({
   type: "done",
@@ -43,6 +44,7 @@ const done = (id: number, stack: number, content: string, input: number, output:
   content,
   input_tokens: input,
   output_tokens: output,
+  cost_usd: null,
 });
 
 /** The chat as `lane/kind:text`, top to bottom (`-` for the root). */
@@ -88,7 +90,7 @@ describe("sub-agent lanes in the chat", () => {
     expect([s.running, s.inputTokens, s.outputTokens]).toEqual([true, 1000, 20]);
     const tool = s.items.find((i) => i.kind === "tool" && i.toolCallId === 20);
     expect(tool).toMatchObject({ depth: 1, lane: 42, status: "done" });
-    expect(laneViews(s.items, s.spend).lanes.get(42)).toEqual({ status: "done", step: null, input: 700, output: 16 });
+    expect(laneViews(s.items, s.spend).lanes.get(42)).toEqual({ status: "done", step: null, input: 700, output: 16, cost: null });
   });
 
   it("keeps parallel siblings in call order, each streaming into its own draft", () => {
@@ -118,13 +120,13 @@ describe("sub-agent lanes in the chat", () => {
     expect(lanes.get(43)?.step).toBe("writing: C2");
   });
 
-  it("nests a grandchild in its parent's lane and rolls its tokens up to the lane and the call", () => {
+  it("nests a grandchild in its parent's lane and rolls its tokens and cost up to the lane and the call", () => {
     const grandchild = child(44, "researcher#0000002a>coder#0000002c", 30, 2);
     const s = run([
       [toolStart(10, "execute_task"), ROOT],
-      [thinking(2, "", 100, 10), RESEARCHER],
+      [thinking(2, "", 100, 10, 0.25), RESEARCHER],
       [toolStart(30, "execute_subtask"), RESEARCHER],
-      [thinking(4, "Coding.", 50, 5), grandchild],
+      [thinking(4, "Coding.", 50, 5, 0.125), grandchild],
       [{ type: "approval_requested", request_id: 1, tool_call_id: 31, tool_name: "write_file", arguments: { path: "x" }, request: { kind: "other", path: "x" } }, grandchild],
       [thinking(5, "Meanwhile.", 1, 1), RESEARCHER],
     ]);
@@ -138,10 +140,11 @@ describe("sub-agent lanes in the chat", () => {
       "42/assistant:Meanwhile.",
     ]);
     const { lanes, calls } = laneViews(s.items, s.spend);
-    expect(lanes.get(44)).toEqual({ status: "running", step: "waiting for approval: write_file", input: 50, output: 5 });
-    expect(lanes.get(42)).toMatchObject({ input: 151, output: 16 });
-    expect(calls.get(10)).toEqual({ input: 151, output: 16 });
-    expect(calls.get(30)).toEqual({ input: 50, output: 5 });
+    expect(lanes.get(44)).toEqual({ status: "running", step: "waiting for approval: write_file", input: 50, output: 5, cost: 0.125 });
+    // The researcher's unpriced reply adds tokens but no cost.
+    expect(lanes.get(42)).toMatchObject({ input: 151, output: 16, cost: 0.375 });
+    expect(calls.get(10)).toEqual({ input: 151, output: 16, cost: 0.375 });
+    expect(calls.get(30)).toEqual({ input: 50, output: 5, cost: 0.125 });
     // Folding the researcher hides its grandchild too, but never a call waiting for a decision.
     expect(visibleItems(s.items, new Set([42])).map((i) => i.key)).toEqual(["tool-10", "agent-42", "tool-31"]);
   });
@@ -164,11 +167,11 @@ describe("sub-agent lanes in the chat", () => {
 const at = { created_at: "2026-12-01T10:00:00Z", content_chars: 0, result_chars: 0, truncated: false };
 const rows: DebugMessage[] = [
   { kind: "user", message_id: 1, content: "research this", is_synthetic: false, failed: false, stack_id: 1, depth: 0, ...at },
-  { kind: "thinking", message_id: 2, content: "", reasoning: null, is_synthetic: false, input_tokens: 900, output_tokens: 30, stack_id: 1, depth: 0, ...at },
+  { kind: "thinking", message_id: 2, content: "", reasoning: null, is_synthetic: false, input_tokens: 900, output_tokens: 30, cost_usd: null, stack_id: 1, depth: 0, ...at },
   { kind: "tool", tool_call_id: 10, message_id: 2, name: "execute_task", label: "execute_task researcher", arguments: {}, status: "running", result: null, diff: null, stack_id: 1, depth: 0, ...at },
   { kind: "agent", stack_id: 42, agent_id: "researcher", depth: 1, prompt: "find it", parent_tool_call_id: 10 },
   { kind: "user", message_id: 3, content: "find it", is_synthetic: false, failed: false, stack_id: 42, depth: 1, ...at },
-  { kind: "thinking", message_id: 4, content: "Delegating deeper.", reasoning: null, is_synthetic: false, input_tokens: 200, output_tokens: 8, stack_id: 42, depth: 1, ...at },
+  { kind: "thinking", message_id: 4, content: "Delegating deeper.", reasoning: null, is_synthetic: false, input_tokens: 200, output_tokens: 8, cost_usd: 0.02, stack_id: 42, depth: 1, ...at },
   { kind: "tool", tool_call_id: 30, message_id: 4, name: "execute_subtask", label: "execute_subtask", arguments: {}, status: "running", result: null, diff: null, stack_id: 42, depth: 1, ...at },
   { kind: "agent", stack_id: 44, agent_id: "coder", depth: 2, prompt: null, parent_tool_call_id: 30 },
   { kind: "tool", tool_call_id: 31, message_id: 5, name: "write_file", label: "write_file x", arguments: { path: "x" }, status: "pending", result: null, diff: null, stack_id: 44, depth: 2, ...at },
@@ -205,7 +208,7 @@ describe("sub-agent lanes from history", () => {
     expect([s.inputTokens, s.outputTokens]).toEqual([900, 30]);
     const { lanes, calls } = laneViews(s.items, s.spend);
     expect(lanes.get(44)?.step).toBe("waiting for approval: write_file x");
-    expect(calls.get(10)).toEqual({ input: 200, output: 8 });
+    expect(calls.get(10)).toEqual({ input: 200, output: 8, cost: 0.02 });
     // The child's approval, arriving live again, lands on the loaded card, not in a new lane.
     const live = applyEvent(
       s,

@@ -29,7 +29,13 @@ export type LaneItem = {
 };
 
 /** Tokens one sub-agent reply reported. */
-export type Spend = { lane: number; input: number; output: number };
+/** One reply of a lane: its tokens and, when the provider said, its cost in USD. */
+export type Spend = { lane: number; input: number; output: number; cost: number | null };
+
+/** Tokens and cost summed over replies; `cost` stays null until a reply carries one. */
+export type SpendSum = { input: number; output: number; cost: number | null };
+
+const addCost = (a: number | null, b: number | null): number | null => (a === null ? b : b === null ? a : a + b);
 
 /** How far lane parents are followed: deeper than any nesting the engine allows. */
 const MAX_DEPTH = 64;
@@ -270,9 +276,10 @@ export type LaneView = {
   status: LaneStatus;
   /** What the sub-agent does right now (while running). */
   step: string | null;
-  /** Tokens of the lane's replies and of the lanes nested in it. */
+  /** Tokens and cost of the lane's replies and of the lanes nested in it. */
   input: number;
   output: number;
+  cost: number | null;
 };
 
 /** Characters of streamed text the head shows as progress. */
@@ -297,9 +304,9 @@ function stepOf(last: ChatItem | undefined): string {
 export function laneViews(
   items: ChatItem[],
   spend: Record<number, Spend>,
-): { lanes: Map<number, LaneView>; calls: Map<number, { input: number; output: number }> } {
+): { lanes: Map<number, LaneView>; calls: Map<number, SpendSum> } {
   const byLane = heads(items);
-  const calls = new Map<number, { input: number; output: number }>();
+  const calls = new Map<number, SpendSum>();
   const callStatus = new Map<number, CardStatus>();
   const lastOwn = new Map<number, ChatItem>();
   for (const i of items) {
@@ -310,7 +317,7 @@ export function laneViews(
   const lanes = new Map<number, LaneView>();
   for (const head of byLane.values()) {
     const status = head.outcome ?? outcomeOfCall(head.parentCallId === null ? undefined : callStatus.get(head.parentCallId)) ?? "running";
-    lanes.set(head.lane, { status, step: status === "running" ? stepOf(lastOwn.get(head.lane)) : null, input: 0, output: 0 });
+    lanes.set(head.lane, { status, step: status === "running" ? stepOf(lastOwn.get(head.lane)) : null, input: 0, output: 0, cost: null });
   }
   for (const s of Object.values(spend)) {
     for (let l: number | null = s.lane, n = 0; l !== null && n < MAX_DEPTH; l = byLane.get(l)?.parentLane ?? null, n += 1) {
@@ -318,6 +325,7 @@ export function laneViews(
       if (view) {
         view.input += s.input;
         view.output += s.output;
+        view.cost = addCost(view.cost, s.cost);
       }
     }
   }
@@ -325,8 +333,8 @@ export function laneViews(
     const view = lanes.get(head.lane);
     if (head.parentCallId === null || !view) continue;
     // Lanes nested in another lane are already counted in it: the call sums its own children.
-    const sum = calls.get(head.parentCallId) ?? { input: 0, output: 0 };
-    calls.set(head.parentCallId, { input: sum.input + view.input, output: sum.output + view.output });
+    const sum = calls.get(head.parentCallId) ?? { input: 0, output: 0, cost: null };
+    calls.set(head.parentCallId, { input: sum.input + view.input, output: sum.output + view.output, cost: addCost(sum.cost, view.cost) });
   }
   return { lanes, calls };
 }

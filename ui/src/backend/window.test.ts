@@ -6,7 +6,7 @@ import { appendPage, frameBatcher, itemRef, prependPage, refKey, replaceRow, win
 const at = "2026-11-30T10:00:00Z";
 const whole = { stack_id: 1, depth: 0, created_at: at, content_chars: 0, truncated: false };
 const user = (id: number, content = `question ${id}`): DebugMessage => ({ kind: "user", message_id: id, content, is_synthetic: false, failed: false, ...whole });
-const answer = (id: number): DebugMessage => ({ kind: "assistant", message_id: id, content: `answer ${id}`, reasoning: null, is_synthetic: false, input_tokens: id, output_tokens: 1, ...whole });
+const answer = (id: number): DebugMessage => ({ kind: "assistant", message_id: id, content: `answer ${id}`, reasoning: null, is_synthetic: false, input_tokens: id, output_tokens: 1, cost_usd: null, ...whole });
 const tool = (id: number, status: "done" | "pending" = "done"): DebugMessage => ({
   kind: "tool", tool_call_id: id, message_id: id - 1, name: "read_file", label: `read ${id}`, arguments: { path: "a" },
   status, result: status === "done" ? "ok" : null, diff: null, stack_id: 1, depth: 0, created_at: at, result_chars: 2, truncated: false,

@@ -69,7 +69,7 @@ describe("sub-agent lanes in the chat page", () => {
     expect(within(head).getByText("writing: Reading the docs")).toBeTruthy();
     expect(within(head).getByText("running")).toBeTruthy();
 
-    await emit(backend, { type: "thinking", message_id: 3, content: "Reading.", reasoning: null, input_tokens: 1200, output_tokens: 40 }, RESEARCHER);
+    await emit(backend, { type: "thinking", message_id: 3, content: "Reading.", reasoning: null, input_tokens: 1200, output_tokens: 40 , cost_usd: null}, RESEARCHER);
     await emit(backend, { type: "tool_start", tool_call_id: 20, message_id: 3, name: "read_file", arguments: { path: "a.md" }, label_short: "read", label_full: "read_file a.md", path: "a.md" }, RESEARCHER);
     expect(log().getByRole("article", { name: "Tool read_file a.md, running" })).toBeTruthy();
     expect(within(head).getByText("read_file a.md (running)")).toBeTruthy();
@@ -85,7 +85,7 @@ describe("sub-agent lanes in the chat page", () => {
     expect(rows()).toEqual(["tool@0", "lane:researcher#0000002a@1"]);
     expect(within(log().getByTestId("lane-head")).getByRole("button", { name: "researcher#0000002a" }).getAttribute("aria-expanded")).toBe("false");
 
-    await emit(backend, { type: "done", message_id: 4, stack_id: 42, content: "The docs say yes.", input_tokens: 1300, output_tokens: 12 }, RESEARCHER);
+    await emit(backend, { type: "done", message_id: 4, stack_id: 42, content: "The docs say yes.", input_tokens: 1300, output_tokens: 12 , cost_usd: null}, RESEARCHER);
     expect(within(log().getByTestId("lane-head")).getByText("done")).toBeTruthy();
     expect(within(log().getByTestId("lane-head")).getByText("↑2,500 · ↓52 tok")).toBeTruthy();
     // The child finishing is not the turn finishing.
@@ -131,9 +131,9 @@ describe("sub-agent lanes in the chat page", () => {
       { kind: "user", message_id: 1, content: "research", is_synthetic: false, failed: false, stack_id: 1, depth: 0, ...at },
       { kind: "tool", tool_call_id: 10, message_id: 2, name: "execute_task", label: "execute_task researcher", arguments: {}, status: "done", result: "yes", diff: null, stack_id: 1, depth: 0, ...at },
       { kind: "agent", stack_id: 42, agent_id: "researcher", depth: 1, prompt: "find it", parent_tool_call_id: 10 },
-      { kind: "assistant", message_id: 3, content: "Found it.", reasoning: null, is_synthetic: false, input_tokens: 700, output_tokens: 9, stack_id: 42, depth: 1, ...at },
+      { kind: "assistant", message_id: 3, content: "Found it.", reasoning: null, is_synthetic: false, input_tokens: 700, output_tokens: 9, cost_usd: null, stack_id: 42, depth: 1, ...at },
       { kind: "agent_end", stack_id: 42, agent_id: "researcher", depth: 1 },
-      { kind: "assistant", message_id: 4, content: "Yes.", reasoning: null, is_synthetic: false, input_tokens: 1500, output_tokens: 3, stack_id: 1, depth: 0, ...at },
+      { kind: "assistant", message_id: 4, content: "Yes.", reasoning: null, is_synthetic: false, input_tokens: 1500, output_tokens: 3, cost_usd: null, stack_id: 1, depth: 0, ...at },
     ]);
     await open(backend);
     await waitFor(() => expect(rows()).toEqual(["user@0", "tool@0", "lane:researcher#0000002a@1", "assistant@1", "assistant@0"]));
@@ -170,7 +170,7 @@ describe("the session's total", () => {
     expect(await screen.findByText("Session ↑1,000 · ↓20 tok · $0.0100")).toBeTruthy();
     await emit(backend, spawn(10), ROOT);
     backend.usage.set(SID, { input_tokens_total: 2200, output_tokens_total: 60, replies: 2, priced_replies: 2, cost_usd: 0.02 });
-    await emit(backend, { type: "thinking", message_id: 3, content: "Reading.", reasoning: null, input_tokens: 1200, output_tokens: 40 }, RESEARCHER);
+    await emit(backend, { type: "thinking", message_id: 3, content: "Reading.", reasoning: null, input_tokens: 1200, output_tokens: 40 , cost_usd: null}, RESEARCHER);
     expect(await screen.findByText("Session ↑2,200 · ↓60 tok · $0.0200")).toBeTruthy();
   });
 });

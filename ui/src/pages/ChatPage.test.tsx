@@ -73,9 +73,9 @@ describe("chat page", () => {
     const backend = setup([
       { kind: "user", message_id: 1, content: "hello there", is_synthetic: false, failed: false, ...base },
       { kind: "user", message_id: 2, content: "SYSTEM NUDGE", is_synthetic: true, failed: false, ...base },
-      { kind: "thinking", message_id: 3, content: "Let me look.", reasoning: null, is_synthetic: false, input_tokens: 1200, output_tokens: 30, ...base },
+      { kind: "thinking", message_id: 3, content: "Let me look.", reasoning: null, is_synthetic: false, input_tokens: 1200, output_tokens: 30, cost_usd: null, ...base },
       { kind: "tool", tool_call_id: 4, message_id: 3, name: "read_file", label: "read_file a.txt", arguments: { path: "a.txt" }, status: "done", result: "abc", diff: null, ...base },
-      { kind: "assistant", message_id: 5, content: "It says **abc**.", reasoning: null, is_synthetic: false, input_tokens: 1500, output_tokens: 12, ...base },
+      { kind: "assistant", message_id: 5, content: "It says **abc**.", reasoning: null, is_synthetic: false, input_tokens: 1500, output_tokens: 12, cost_usd: null, ...base },
     ]);
     await open(backend);
     expect(log().getByText("hello there")).toBeTruthy();
@@ -123,7 +123,7 @@ describe("chat page", () => {
     const bubble = log().getByText("One, two").closest(".bubble") as HTMLElement;
     expect(bubble.getAttribute("aria-busy")).toBe("true");
     expect(screen.getByRole("button", { name: "Stop" })).toBeTruthy();
-    await emit(backend, { type: "done", message_id: 2, stack_id: 1, content: "One, two, three.", input_tokens: 900, output_tokens: 5 });
+    await emit(backend, { type: "done", message_id: 2, stack_id: 1, content: "One, two, three.", input_tokens: 900, output_tokens: 5 , cost_usd: null});
     expect(log().queryByText("One, two")).toBeNull();
     const final = log().getByText("One, two, three.").closest(".bubble") as HTMLElement;
     expect(final.getAttribute("aria-busy")).toBe("false");
@@ -151,7 +151,7 @@ describe("chat page", () => {
   it("shows tool cards moving through their states", async () => {
     const backend = setup();
     await open(backend);
-    await emit(backend, { type: "thinking", message_id: 2, content: "Checking.", reasoning: null, input_tokens: null, output_tokens: null });
+    await emit(backend, { type: "thinking", message_id: 2, content: "Checking.", reasoning: null, input_tokens: null, output_tokens: null , cost_usd: null});
     await emit(backend, { type: "tool_start", tool_call_id: 7, message_id: 2, name: "list_dir", arguments: { path: "." }, label_short: "ls", label_full: "List .", path: "." });
     expect(log().getByRole("article", { name: "Tool List ., running" })).toBeTruthy();
     await emit(backend, { type: "tool_error", tool_call_id: 7, error: "permission denied" });
@@ -192,7 +192,7 @@ describe("chat page", () => {
     await emit(backend, { type: "steer_folded", pending_input_id: 1, message_id: 4, content: "also check tests" });
     expect(log().getAllByText("also check tests")).toHaveLength(1);
     expect(log().queryByText("queued for the running turn")).toBeNull();
-    await emit(backend, { type: "done", message_id: 5, stack_id: 1, content: "Checked.", input_tokens: null, output_tokens: null });
+    await emit(backend, { type: "done", message_id: 5, stack_id: 1, content: "Checked.", input_tokens: null, output_tokens: null , cost_usd: null});
     expect(kinds()).toEqual(["user:first", "tool", "user:also check tests", "assistant:Checked."]);
   });
 
@@ -239,14 +239,14 @@ describe("chat page", () => {
     await user.type(input(), "shorter please{Enter}");
     await emit(backend, { type: "steer_queued", pending_input_id: 1, content: "shorter please", waiting_for: [] });
     await emit(backend, { type: "token_delta", kind: "content", delta: "a time." });
-    await emit(backend, { type: "interim_answer", message_id: 2, stack_id: 1, content: "Once upon a time.", reasoning: null, input_tokens: 40, output_tokens: 5 });
+    await emit(backend, { type: "interim_answer", message_id: 2, stack_id: 1, content: "Once upon a time.", reasoning: null, input_tokens: 40, output_tokens: 5 , cost_usd: null});
     const first = log().getByText("Once upon a time.").closest(".bubble") as HTMLElement;
     expect(first.getAttribute("aria-busy")).toBe("false");
     // Still running: the steer is answered next.
     expect(screen.getByRole("button", { name: "Stop" })).toBeTruthy();
     await emit(backend, { type: "steer_folded", pending_input_id: 1, message_id: 3, content: "shorter please" });
     await emit(backend, { type: "token_delta", kind: "content", delta: "The end" });
-    await emit(backend, { type: "done", message_id: 4, stack_id: 1, content: "The end.", input_tokens: 60, output_tokens: 3 });
+    await emit(backend, { type: "done", message_id: 4, stack_id: 1, content: "The end.", input_tokens: 60, output_tokens: 3 , cost_usd: null});
     expect(kinds()).toEqual([
       "user:tell me a story",
       "assistant:Once upon a time.",
@@ -271,7 +271,7 @@ describe("chat page", () => {
       messages: [
         running[0]!,
         { ...(running[1] as Extract<DebugMessage, { kind: "tool" }>), status: "done", result: "(no output)" },
-        { kind: "assistant", message_id: 3, content: "Rested.", reasoning: null, is_synthetic: false, input_tokens: 10, output_tokens: 2, ...base },
+        { kind: "assistant", message_id: 3, content: "Rested.", reasoning: null, is_synthetic: false, input_tokens: 10, output_tokens: 2, cost_usd: null, ...base },
       ],
     });
     backend.running.delete(SID);
@@ -364,11 +364,11 @@ describe("chat page", () => {
   it("shows after a reload why each turn ended, where it ended", async () => {
     const backend = setup([
       { kind: "user", message_id: 1, content: "loop", is_synthetic: false, failed: false, ...base },
-      { kind: "thinking", message_id: 2, content: "", reasoning: null, is_synthetic: false, input_tokens: null, output_tokens: null, ...base },
+      { kind: "thinking", message_id: 2, content: "", reasoning: null, is_synthetic: false, input_tokens: null, output_tokens: null, cost_usd: null, ...base },
       { kind: "tool", tool_call_id: 3, message_id: 2, name: "read_file", label: "read_file a", arguments: { path: "a" }, status: "done", result: "x", diff: null, ...base },
       { kind: "user", message_id: 4, content: "try again", is_synthetic: false, failed: false, ...base },
       { kind: "user", message_id: 5, content: "and again", is_synthetic: false, failed: false, ...base },
-      { kind: "assistant", message_id: 6, content: "Done now.", reasoning: null, is_synthetic: false, input_tokens: null, output_tokens: null, ...base },
+      { kind: "assistant", message_id: 6, content: "Done now.", reasoning: null, is_synthetic: false, input_tokens: null, output_tokens: null, cost_usd: null, ...base },
     ]);
     const ended = { stack_id: 1, ended_at: "2026-11-30T10:00:00Z" };
     const detail = backend.details.get(SID) as SessionDetail;
@@ -533,7 +533,7 @@ describe("chat page", () => {
 
   it("/context and /cost report the session's usage; the meter shows the window", async () => {
     const backend = setup([
-      { kind: "assistant", message_id: 5, content: "hi", reasoning: null, is_synthetic: false, input_tokens: 50_000, output_tokens: 120, ...base },
+      { kind: "assistant", message_id: 5, content: "hi", reasoning: null, is_synthetic: false, input_tokens: 50_000, output_tokens: 120, cost_usd: null, ...base },
     ]);
     backend.usage.set(SID, {
       last_input_tokens: 50_000,
@@ -569,7 +569,7 @@ describe("chat page", () => {
 
   it("after a compaction the meter and /context show the compacted conversation, not the old usage", async () => {
     const backend = setup([
-      { kind: "assistant", message_id: 5, content: "hi", reasoning: null, is_synthetic: false, input_tokens: 90_000, output_tokens: 120, ...base },
+      { kind: "assistant", message_id: 5, content: "hi", reasoning: null, is_synthetic: false, input_tokens: 90_000, output_tokens: 120, cost_usd: null, ...base },
     ]);
     const before = { last_input_tokens: 90_000, last_output_tokens: 120, context_window: 200_000, context_tokens: 90_120, replies: 3 };
     backend.usage.set(SID, before);
@@ -649,7 +649,7 @@ describe("chat page", () => {
     await emit(backend, { type: "token_delta", kind: "content", delta: "Answer" });
     const bubble = log().getByText("Answer").closest(".bubble") as HTMLElement;
     expect(within(bubble).getByText("hmm, think")).toBeTruthy();
-    await emit(backend, { type: "done", message_id: 9, stack_id: 1, content: "Answer.", input_tokens: null, output_tokens: null });
+    await emit(backend, { type: "done", message_id: 9, stack_id: 1, content: "Answer.", input_tokens: null, output_tokens: null , cost_usd: null});
     const final = log().getByText("Answer.").closest(".bubble") as HTMLElement;
     expect(within(final).getByText("hmm, think")).toBeTruthy();
   });
@@ -662,12 +662,12 @@ describe("a long conversation", () => {
     for (let t = 1; t <= turns; t += 1) {
       const id = t * 10;
       rows.push({ kind: "user", message_id: id, content: `Question ${t}`, is_synthetic: false, failed: false, ...base });
-      rows.push({ kind: "thinking", message_id: id + 1, content: "", reasoning: null, is_synthetic: false, input_tokens: null, output_tokens: null, ...base });
+      rows.push({ kind: "thinking", message_id: id + 1, content: "", reasoning: null, is_synthetic: false, input_tokens: null, output_tokens: null, cost_usd: null, ...base });
       rows.push({ kind: "tool", tool_call_id: id + 2, message_id: id + 1, name: "read_file", label: `read_file ${t}.txt`, arguments: { path: `${t}.txt` }, status: "done", result: "ok", diff: null, ...base });
-      rows.push({ kind: "assistant", message_id: id + 3, content: `Answer ${t}`, reasoning: null, is_synthetic: false, input_tokens: 10, output_tokens: 1, ...base });
+      rows.push({ kind: "assistant", message_id: id + 3, content: `Answer ${t}`, reasoning: null, is_synthetic: false, input_tokens: 10, output_tokens: 1, cost_usd: null, ...base });
     }
     const pending = (turns + 1) * 10;
-    rows.push({ kind: "thinking", message_id: pending, content: "Writing it.", reasoning: null, is_synthetic: false, input_tokens: 5, output_tokens: 1, ...base });
+    rows.push({ kind: "thinking", message_id: pending, content: "Writing it.", reasoning: null, is_synthetic: false, input_tokens: 5, output_tokens: 1, cost_usd: null, ...base });
     rows.push({ kind: "tool", tool_call_id: pending + 1, message_id: pending, name: "write_file", label: "write_file out.md", arguments: { path: "out.md" }, status: "pending", result: null, diff: null, ...base });
     const backend = setup(rows);
     backend.inboxItems = [inboxItem(pending + 1, { session_id: SID, tool_name: "write_file", path: "out.md" })];
@@ -772,7 +772,7 @@ describe("chat page: interrupted calls", () => {
   it("shows a call a restart cut off with its three choices under its card, and a re-run's outcome", async () => {
     const backend = setup([
       { kind: "user", message_id: 1, content: "install it", is_synthetic: false, failed: false, ...base },
-      { kind: "thinking", message_id: 2, content: "Installing.", reasoning: null, is_synthetic: false, input_tokens: 10, output_tokens: 3, ...base },
+      { kind: "thinking", message_id: 2, content: "Installing.", reasoning: null, is_synthetic: false, input_tokens: 10, output_tokens: 3, cost_usd: null, ...base },
       { kind: "tool", tool_call_id: 3, message_id: 2, name: "execute_cmd", label: "execute_cmd make install", arguments: { command: "make install" }, status: "failed", result: "the run stopped", diff: null, ...base },
     ]);
     backend.interrupted.set(SID, [interruptedCall(3, { session_id: SID })]);

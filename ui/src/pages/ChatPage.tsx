@@ -27,10 +27,10 @@ import { ErrorView, Loading } from "../components/StatusViews";
 import { QuestionCard } from "../components/QuestionCard";
 import { InterruptedCallBar } from "../components/InterruptedCallBar";
 import { ToolCard } from "../components/ToolCard";
-import { laneViews, visibleItems, type LaneItem, type LaneView } from "../backend/lanes";
+import { laneViews, visibleItems, type LaneItem, type LaneView, type SpendSum } from "../backend/lanes";
 import { AgentPicker } from "./chat/AgentPicker";
 import { Composer } from "./chat/Composer";
-import { LaneHead, LaneRow, tokenPair } from "./chat/Lane";
+import { LaneHead, LaneRow, tokenPair, usd } from "./chat/Lane";
 import { parseSlash, SLASH_COMMANDS } from "./chat/slash";
 import { VirtualLog } from "./chat/VirtualLog";
 
@@ -75,7 +75,7 @@ type LaneProps = {
   open: boolean;
   onToggle: (lane: number) => void;
   /** For a call that spawned sub-agents: the tokens they spent, rolled up. */
-  spend: { input: number; output: number } | undefined;
+  spend: SpendSum | undefined;
 };
 
 /** One conversation row; only rows on screen are rendered, and only when they change. */
@@ -149,7 +149,7 @@ function ItemBody({
       return (
         <div className="chat-tool">
           <ToolCard tool={item} onLoadAll={() => onExpand({ type: "tool", id: item.toolCallId })}>
-            {spend ? <p className="tokens tool-spend">Sub-agent tokens: {tokenPair(spend.input, spend.output)}</p> : null}
+            {spend ? <p className="tokens tool-spend">Sub-agent tokens: {tokenPair(spend.input, spend.output)}{usd(spend.cost)}</p> : null}
             {item.approval ? (
               <ApprovalCard approval={withInbox(item.approval, approval)} origin={origin} onDecide={decide} />
             ) : null}

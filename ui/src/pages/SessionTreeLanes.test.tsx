@@ -12,10 +12,10 @@ const rows: DebugMessage[] = [
   { kind: "user", message_id: 1, content: "research", is_synthetic: false, failed: false, stack_id: 1, depth: 0, ...at },
   spawn,
   { kind: "agent", stack_id: 42, agent_id: "researcher", depth: 1, prompt: "find it", parent_tool_call_id: 10 },
-  { kind: "thinking", message_id: 3, content: "Delegating.", reasoning: null, is_synthetic: false, input_tokens: 10, output_tokens: 2, stack_id: 42, depth: 1, ...at },
+  { kind: "thinking", message_id: 3, content: "Delegating.", reasoning: null, is_synthetic: false, input_tokens: 10, output_tokens: 2, cost_usd: null, stack_id: 42, depth: 1, ...at },
   { kind: "tool", tool_call_id: 30, message_id: 3, name: "execute_subtask", label: "execute_subtask coder", arguments: {}, status: "done", result: "ok", diff: null, stack_id: 42, depth: 1, ...at },
   { kind: "agent", stack_id: 44, agent_id: "coder", depth: 2, prompt: null, parent_tool_call_id: 30 },
-  { kind: "assistant", message_id: 4, content: "Coded.", reasoning: null, is_synthetic: false, input_tokens: 5, output_tokens: 1, stack_id: 44, depth: 2, ...at },
+  { kind: "assistant", message_id: 4, content: "Coded.", reasoning: null, is_synthetic: false, input_tokens: 5, output_tokens: 1, cost_usd: null, stack_id: 44, depth: 2, ...at },
   { kind: "agent_end", stack_id: 44, agent_id: "coder", depth: 2 },
   { kind: "agent_end", stack_id: 42, agent_id: "researcher", depth: 1 },
 ];
@@ -59,14 +59,14 @@ describe("sub-agents in the debug tree", () => {
     const backend = setup(rows);
     renderApp(backend, "#session/7");
     await screen.findByRole("list", { name: "Session messages" });
-    const progress: DebugMessage = { kind: "assistant", message_id: 5, content: "Still reading.", reasoning: null, is_synthetic: false, input_tokens: 1, output_tokens: 1, stack_id: 42, depth: 1, ...at };
+    const progress: DebugMessage = { kind: "assistant", message_id: 5, content: "Still reading.", reasoning: null, is_synthetic: false, input_tokens: 1, output_tokens: 1, cost_usd: null, stack_id: 42, depth: 1, ...at };
     const next = [...rows.slice(0, 8), progress, rows[8] as DebugMessage];
     backend.details.set(7, { ...(backend.details.get(7) as SessionDetail), messages: next });
     backend.emit({
       session_id: 7,
       source: "web",
       frame: { stack_id: 42, depth: 1, label: "researcher#0000002a", parent_tool_call_id: 10 },
-      event: { type: "done", message_id: 5, stack_id: 42, content: "Still reading.", input_tokens: 1, output_tokens: 1 },
+      event: { type: "done", message_id: 5, stack_id: 42, content: "Still reading.", input_tokens: 1, output_tokens: 1 , cost_usd: null},
     });
     expect(await screen.findByText("Still reading.")).toBeTruthy();
     const kinds = [...list().children].map((li) => li.getAttribute("data-kind"));

@@ -175,7 +175,7 @@ describe("Sessions page", () => {
           session: { id: 3, title: "Planning", source: "web", agent_id: "main", is_interactive: true, is_ephemeral: false, created_at: "2026-11-30T10:00:00Z" },
           // The hit's message exists: the session page opens at it.
           messages: [
-            { kind: "assistant", message_id: 40, content: "we keep the <b>sessions</b> list short", reasoning: null, is_synthetic: false, input_tokens: 1, output_tokens: 1, stack_id: 1, depth: 0, created_at: "2026-11-30T10:05:00Z", content_chars: 38, truncated: false },
+            { kind: "assistant", message_id: 40, content: "we keep the <b>sessions</b> list short", reasoning: null, is_synthetic: false, input_tokens: 1, output_tokens: 1, cost_usd: null, stack_id: 1, depth: 0, created_at: "2026-11-30T10:05:00Z", content_chars: 38, truncated: false },
           ],
           pending_inputs: [],
           turn_ends: [],

@@ -193,6 +193,7 @@ async fn record_answer(
             reasoning: turn.reasoning.clone(),
             input_tokens: usage.map(|u| u.input_tokens),
             output_tokens: usage.map(|u| u.output_tokens),
+            cost_usd: turn.cost,
         });
         return Ok(None);
     }
@@ -203,6 +204,7 @@ async fn record_answer(
         content: turn.content.clone(),
         input_tokens: usage.map(|u| u.input_tokens),
         output_tokens: usage.map(|u| u.output_tokens),
+        cost_usd: turn.cost,
     });
     Ok(Some(TurnOutcome::Final { message_id, content: turn.content }))
 }
@@ -241,6 +243,7 @@ async fn record_calls(
         reasoning: turn.reasoning.clone(),
         input_tokens: reply.usage.map(|u| u.input_tokens),
         output_tokens: reply.usage.map(|u| u.output_tokens),
+        cost_usd: turn.cost,
     });
     let calls = turn
         .tool_calls

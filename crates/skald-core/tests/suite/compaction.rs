@@ -248,7 +248,7 @@ const CONFIG: &str = "llm:\n  compaction:\n    enabled: true\n    threshold_toke
      keep_recent_tokens: 300\n";
 
 fn with_usage(reply: Reply, prompt_tokens: u64) -> Reply {
-    let u = Some(Usage { prompt_tokens, completion_tokens: 5 });
+    let u = Some(Usage { prompt_tokens, completion_tokens: 5, cost: None });
     match reply {
         Reply::Text { content, reasoning, .. } => Reply::Text { content, reasoning, usage: u },
         Reply::ToolCalls { content, calls, .. } => Reply::ToolCalls { content, calls, usage: u },
@@ -415,7 +415,7 @@ async fn after_compact_usage_counts_the_compacted_request_until_a_reply_reports_
     let reply = |text: String, prompt| Reply::Text {
         content: text,
         reasoning: None,
-        usage: Some(Usage { prompt_tokens: prompt, completion_tokens: 7 }),
+        usage: Some(Usage { prompt_tokens: prompt, completion_tokens: 7, cost: None }),
     };
     fake.push(reply("a".repeat(400), 3_000));
     let (sid, _) = turn("first").await;

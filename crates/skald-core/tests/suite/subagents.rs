@@ -634,3 +634,46 @@ async fn resume_gates_and_runs_a_batch_that_never_started() {
     let parents: Vec<Option<i64>> = frames[1..].iter().map(|f| f.parent_tool_call_id).collect();
     assert_eq!(parents, ids.iter().map(|id| Some(*id)).collect::<Vec<_>>());
 }
+
+#[tokio::test]
+async fn a_sub_agents_reply_carries_what_the_provider_charged_live_and_in_the_tree() {
+    let rig = rig("").await;
+    let priced = |content: &str, cost: f64| Reply::Text {
+        content: content.into(),
+        reasoning: None,
+        usage: Some(skald_testkit::Usage {
+            prompt_tokens: 30,
+            completion_tokens: 5,
+            cost: Some(cost),
+        }),
+    };
+    rig.fake.push(Reply::tool_calls(vec![delegate("scout", "TASK-C: price it")]));
+    rig.fake.push_for_prompt("TASK-C", priced("It costs 3.", 0.0125));
+    rig.fake.push(priced("The scout says 3.", 0.5));
+    let mut rx = rig.engine.subscribe();
+    let (sid, outcome, _) = rig.turn("ask the scout").await;
+    assert!(matches!(outcome, TurnOutcome::Final { .. }), "{outcome:?}");
+    check_tools(&rig.fake, &[("TASK-C", 1)], 5);
+
+    let done: Vec<(u32, Option<f64>)> = drain(&mut rx, sid)
+        .into_iter()
+        .filter_map(|e| match e.event {
+            Event::Done { cost_usd, .. } => Some((e.frame.unwrap().depth, cost_usd)),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(done, [(1, Some(0.0125)), (0, Some(0.5))], "each frame's answer says its own cost");
+
+    let tree = rig.engine.session_detail(sid).await.unwrap();
+    let costs: Vec<(u32, Option<f64>)> = tree
+        .messages
+        .iter()
+        .filter_map(|m| match m {
+            skald_protocol::DebugMessage::Assistant { depth, cost_usd, .. } => {
+                Some((*depth, *cost_usd))
+            }
+            _ => None,
+        })
+        .collect();
+    assert_eq!(costs, [(1, Some(0.0125)), (0, Some(0.5))], "and so do the rows read back");
+}

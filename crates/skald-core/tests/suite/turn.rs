@@ -559,7 +559,11 @@ async fn session_usage_reports_the_last_request_the_window_and_the_spend() {
     let reply = |text: &str, prompt, completion| Reply::Text {
         content: text.into(),
         reasoning: None,
-        usage: Some(skald_testkit::Usage { prompt_tokens: prompt, completion_tokens: completion }),
+        usage: Some(skald_testkit::Usage {
+            prompt_tokens: prompt,
+            completion_tokens: completion,
+            cost: None,
+        }),
     };
     rig.fake.push(reply("one", 1234, 56));
     let (sid, _, _) = rig.turn("first").await;

@@ -12,7 +12,7 @@ async fn streamed_text_arrives_as_deltas_and_as_the_turn() {
     fake.push(Reply::Text {
         content: "Hello there, this is a longer streamed answer.".into(),
         reasoning: Some("thinking it over".into()),
-        usage: Some(skald_testkit::Usage { prompt_tokens: 12, completion_tokens: 7 }),
+        usage: Some(skald_testkit::Usage { prompt_tokens: 12, completion_tokens: 7, cost: None }),
     });
     let (client, _) = client();
     let r = run(&client, &[endpoint(&fake.base_url(), "m1")], &user("hi")).await;

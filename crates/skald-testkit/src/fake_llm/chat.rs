@@ -212,7 +212,7 @@ fn answer_of(
                 .iter()
                 .map(|c| c.name.chars().count() + c.arguments.chars().count())
                 .sum::<usize>();
-        Usage { prompt_tokens, completion_tokens: chars as u64 / 4 }
+        Usage { prompt_tokens, completion_tokens: chars as u64 / 4, cost: None }
     });
     Answer { content, reasoning, calls, usage }
 }

@@ -36,11 +36,15 @@ pub(crate) struct CompletionMeta {
 }
 
 fn usage_json(u: Usage) -> Value {
-    json!({
+    let mut usage = json!({
         "prompt_tokens": u.prompt_tokens,
         "completion_tokens": u.completion_tokens,
         "total_tokens": u.prompt_tokens + u.completion_tokens,
-    })
+    });
+    if let Some(cost) = u.cost {
+        usage["cost"] = json!(cost);
+    }
+    usage
 }
 
 /// The non-streaming `chat.completion` object.

@@ -110,10 +110,14 @@ impl ScriptedToolCall {
 }
 
 /// Token usage reported with a reply (`total_tokens` is derived).
-#[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Default)]
 pub struct Usage {
     pub prompt_tokens: u64,
     pub completion_tokens: u64,
+    /// What the provider charged in USD (`usage.cost`, as OpenRouter reports it); absent when
+    /// `None`, as most providers leave it out.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cost: Option<f64>,
 }
 
 /// What the server answers when no scripted reply is queued. Either way the request is recorded

@@ -98,7 +98,7 @@ async fn streamed_text_with_reasoning_and_scripted_usage() {
     fake.push(Reply::Text {
         content: "The answer is forty-two.".into(),
         reasoning: Some("Think about the question first.".into()),
-        usage: Some(Usage { prompt_tokens: 100, completion_tokens: 7 }),
+        usage: Some(Usage { prompt_tokens: 100, completion_tokens: 7, cost: None }),
     });
     let got = collect_sse(stream_chat(&fake, chat_body(vec![user("q")])).await).await;
     assert!(got.done());

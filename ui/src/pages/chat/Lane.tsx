@@ -15,6 +15,11 @@ export function tokenPair(input: number, output: number): string {
   return `↑${input.toLocaleString()} · ↓${output.toLocaleString()}`;
 }
 
+/** A cost in USD as the chat shows it; empty when no reply carried one. */
+export function usd(cost: number | null): string {
+  return cost === null ? "" : ` · $${cost.toFixed(4)}`;
+}
+
 /** Indents a row of a lane by its depth, with the lane's rule on its left. */
 export function LaneRow({ depth, children }: { depth: number; children: ReactNode }) {
   if (depth === 0) return <>{children}</>;
@@ -37,7 +42,7 @@ export function LaneHead({
   onToggle: (lane: number) => void;
 }) {
   const status = view?.status ?? "running";
-  const spent = view && (view.input > 0 || view.output > 0);
+  const spent = view && (view.input > 0 || view.output > 0 || view.cost !== null);
   return (
     <div
       className={`lane-head lane-${status}`}
@@ -55,8 +60,8 @@ export function LaneHead({
       <span className={`status status-${status === "stopped" ? "cancelled" : status}`}>{STATUS_TEXT[status]}</span>
       {view?.step ? <span className="lane-step">{view.step}</span> : null}
       {spent ? (
-        <span className="tokens lane-tokens" title="Tokens this sub-agent and its own sub-agents spent">
-          {tokenPair(view.input, view.output)} tok
+        <span className="tokens lane-tokens" title="Tokens (and cost, where the provider reports it) of this sub-agent and its own sub-agents">
+          {tokenPair(view.input, view.output)} tok{usd(view.cost)}
         </span>
       ) : null}
     </div>

@@ -63,6 +63,7 @@ async fn the_file_broken_while_the_app_runs() {
                 },
                 input_tokens: None,
                 output_tokens: None,
+                cost_usd: None,
             }])
         ))
         .model_sees(format!(
