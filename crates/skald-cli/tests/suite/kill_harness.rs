@@ -4,7 +4,9 @@
 //!
 //! The turn: the user's prompt → the model asks a clarification → the answer comes from another
 //! process (`skald answer`) → `skald resume` → the model runs a shell command that appends a line
-//! to a side-effect file, writes its pid and sleeps → the model writes a file → final answer.
+//! to a side-effect file, writes its pid and sleeps → a sync sub-agent → a parallel batch of
+//! three sub-agents (each child runs a command appending its task's line to `children.log`, then
+//! answers) → the model writes a file → final answer.
 //! `chat --approve-all` grants the session's bypass, so nothing parks on an approval; the
 //! recovery still decides any approval it finds, as a user would.
 //!
@@ -17,13 +19,14 @@
 //! and reconciles a call the kill cut off while it ran (decision 3): "it ran" when its side
 //! effect is there, "run it again" when it is not. Then it checks that no user message was
 //! lost, no completed call ran again (side effects counted in files, the written file's inode
-//! kept), no shell command outlived the kill, the strict fake provider accepted every request and
+//! kept), each delegation's result is its child's answer in call order, no shell command
+//! outlived the kill, the strict fake provider accepted every request and
 //! was never asked something unscripted, and the turn reached its final answer exactly once.
 //!
 //! The fake's replies are keyed by the request's content (the last message and the tool whose
 //! result it is, `When`), not by arrival order: a resumed process repeats requests whose answer
-//! the kill lost. Sub-agent steps slot in the same way, keyed by their frame's system prompt
-//! (`When::in_frame`).
+//! the kill lost. A child's replies are keyed by its frame's system prompt (`When::in_frame`):
+//! each task has its own task agent whose `AGENT.md` is a marker naming the task.
 //!
 //! `#[ignore]`d so a plain `cargo nextest run` stays quick; `scripts/test.sh` runs it as its own
 //! step: `cargo nextest run -p skald-cli --run-ignored only kill_harness --no-capture`.
@@ -37,7 +40,7 @@ use std::time::Duration;
 
 use serde_json::json;
 use skald_protocol::{DebugMessage, Inbox, InterruptedCall, SessionDetail, ToolStatus, TurnEnd};
-use skald_testkit::{FakeLlm, Reply, When};
+use skald_testkit::{FakeLlm, Reply, ScriptedToolCall, When};
 use tokio::process::Command;
 
 use super::processes::group_members;
@@ -56,6 +59,36 @@ const NOTES: &str = "notes.md";
 const NOTES_TEXT: &str = "# Release\n\nShort format.\n";
 /// Appends its side effect first, then its pid, then runs long enough for a kill to land.
 const COMMAND: &str = "echo ran >> side-effects.log; echo $$ > cmd.pid; sleep 0.2";
+/// Each delegated task goes to its own task agent, whose system prompt carries a marker that
+/// keys that child's replies (`When::in_frame`), whatever its last message says.
+fn helper_of(task: &str) -> String {
+    task.to_lowercase()
+}
+
+fn marker_of(task: &str) -> String {
+    format!("You do the part called {task}.")
+}
+
+/// The side effects of the children: each appends its task's name once.
+const CHILD_EFFECTS: &str = "children.log";
+/// The sync delegation's task, then the parallel batch's three, in call order.
+const SYNC_TASK: &str = "TASK-SYNC";
+const BATCH_TASKS: [&str; 3] = ["TASK-A", "TASK-B", "TASK-C"];
+
+/// Every delegated task, in call order.
+fn tasks() -> impl Iterator<Item = &'static str> {
+    std::iter::once(SYNC_TASK).chain(BATCH_TASKS)
+}
+
+/// The child's shell command for `task`: appends its line, then says it did.
+fn child_command(task: &str) -> String {
+    format!("echo {task} >> {CHILD_EFFECTS}; echo did-{task}")
+}
+
+/// The child's answer for `task`: its call's result in the parent.
+fn child_answer(task: &str) -> String {
+    format!("{task} is done.")
+}
 
 /// A process of the turn, in the order a user runs them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -70,9 +103,27 @@ enum Phase {
 
 const PHASES: [Phase; 3] = [Phase::Chat, Phase::Answer, Phase::Resume];
 
-/// What the model says at each point of the conversation.
+/// What the model says at each point of the conversation. The children's rules come first: the
+/// first rule whose key matches answers, and only a child's frame has its helper's marker.
 fn script(fake: &FakeLlm) {
     let call = |name: &str, args: serde_json::Value| Reply::tool_call(name, &args.to_string());
+    let delegate = |task: &str| {
+        let args = json!({ "mode": "sync", "agent_id": helper_of(task),
+                           "prompt": format!("{task}: do your part") });
+        ScriptedToolCall::new("execute_task", &args.to_string())
+    };
+    for task in tasks() {
+        let marker = marker_of(task);
+        fake.on(
+            When::user_says(task).in_frame(&marker),
+            call("execute_cmd", json!({ "command": child_command(task) })),
+        );
+        // Also after a kill cut the command off: the child answers whatever its result says.
+        fake.on(
+            When::result_of_tool("execute_cmd").in_frame(&marker),
+            Reply::text(&child_answer(task)),
+        );
+    }
     fake.on(
         When::user_says(PROMPT),
         call(
@@ -85,8 +136,17 @@ fn script(fake: &FakeLlm) {
         When::result_of_tool("ask_user_clarification"),
         call("execute_cmd", json!({ "command": COMMAND })),
     );
+    fake.on(When::result_of_tool("execute_cmd"), Reply::tool_calls(vec![delegate(SYNC_TASK)]));
+    let answered = |task: &str| When {
+        last_contains: Some(child_answer(task)),
+        ..When::result_of_tool("execute_task")
+    };
     fake.on(
-        When::result_of_tool("execute_cmd"),
+        answered(SYNC_TASK),
+        Reply::tool_calls(BATCH_TASKS.iter().map(|t| delegate(t)).collect()),
+    );
+    fake.on(
+        answered(BATCH_TASKS[2]),
         call("write_file", json!({ "path": NOTES, "content": NOTES_TEXT })),
     );
     fake.on(When::result_of_tool("write_file"), Reply::text(FINAL));
@@ -109,6 +169,14 @@ impl Run {
         for entry in std::fs::read_dir(template).unwrap() {
             let entry = entry.unwrap();
             std::fs::copy(entry.path(), data.join(entry.file_name())).unwrap();
+        }
+        for task in tasks() {
+            let helper = data.join("agents").join(helper_of(task));
+            std::fs::create_dir_all(&helper).unwrap();
+            let meta = json!({ "name": helper_of(task), "description": "does one part of a job",
+                               "type": "task" });
+            std::fs::write(helper.join("meta.json"), meta.to_string()).unwrap();
+            std::fs::write(helper.join("AGENT.md"), marker_of(task)).unwrap();
         }
         let work = dir.path().join("work");
         std::fs::create_dir_all(&work).unwrap();
@@ -217,6 +285,12 @@ impl Run {
         std::fs::read_to_string(self.work.join(SIDE_EFFECTS)).map_or(0, |t| t.lines().count())
     }
 
+    /// How many times each delegated task's child appended its line, in call order.
+    fn child_effects(&self) -> Vec<usize> {
+        let text = std::fs::read_to_string(self.work.join(CHILD_EFFECTS)).unwrap_or_default();
+        tasks().map(|t| text.lines().filter(|l| *l == t).count()).collect()
+    }
+
     /// The written file's inode: a write that runs again replaces it (written atomically).
     fn notes_inode(&self) -> Option<u64> {
         std::fs::metadata(self.work.join(NOTES)).ok().map(|m| m.ino())
@@ -266,10 +340,16 @@ impl Run {
             serde_json::from_str(&text).map_err(|e| format!("interrupted_calls: {e}: {text}"))?;
         let mut said = Vec::new();
         for call in calls.into_iter().filter(|c| c.choice.is_none()) {
-            let ran = match call.tool_name.as_str() {
-                "execute_cmd" => self.side_effect_lines() > 0,
-                "write_file" => self.notes_written(),
-                other => return Err(format!("unexpected interrupted call of {other}")),
+            let child_task = tasks().find(|t| call.label.contains(t));
+            let ran = match (call.tool_name.as_str(), child_task) {
+                ("execute_cmd", Some(task)) => {
+                    let text =
+                        std::fs::read_to_string(self.work.join(CHILD_EFFECTS)).unwrap_or_default();
+                    text.lines().any(|l| l == task)
+                }
+                ("execute_cmd", None) => self.side_effect_lines() > 0,
+                ("write_file", _) => self.notes_written(),
+                (other, _) => return Err(format!("unexpected interrupted call of {other}")),
             };
             let choice = if ran { "ran" } else { "run_again" };
             let params = json!({ "tool_call_id": call.tool_call_id, "choice": choice });
@@ -300,7 +380,7 @@ fn user_prompts(detail: &SessionDetail) -> Vec<(&str, bool)> {
         .messages
         .iter()
         .filter_map(|m| match m {
-            DebugMessage::User { content, is_synthetic: false, failed, .. } => {
+            DebugMessage::User { content, is_synthetic: false, failed, depth: 0, .. } => {
                 Some((content.as_str(), *failed))
             }
             _ => None,
@@ -313,13 +393,13 @@ fn finished(detail: &SessionDetail) -> bool {
     detail.turn_ends.last().is_some_and(|t| matches!(t.outcome, TurnEnd::Final { .. }))
 }
 
-/// (name, status, result) of each call.
-fn calls(detail: &SessionDetail) -> Vec<(&str, ToolStatus, Option<&str>)> {
+/// (name, status, result) of each call of the root frame (`depth` 0) or of the children (1).
+fn calls(detail: &SessionDetail, at: u32) -> Vec<(&str, ToolStatus, Option<&str>)> {
     detail
         .messages
         .iter()
         .filter_map(|m| match m {
-            DebugMessage::Tool { name, status, result, .. } => {
+            DebugMessage::Tool { name, status, result, depth, .. } if *depth == at => {
                 Some((name.as_str(), *status, result.as_deref()))
             }
             _ => None,
@@ -328,7 +408,7 @@ fn calls(detail: &SessionDetail) -> Vec<(&str, ToolStatus, Option<&str>)> {
 }
 
 fn status_of(detail: Option<&SessionDetail>, tool: &str) -> Option<ToolStatus> {
-    calls(detail?).into_iter().find(|(n, ..)| *n == tool).map(|(_, s, _)| s)
+    calls(detail?, 0).into_iter().find(|(n, ..)| *n == tool).map(|(_, s, _)| s)
 }
 
 /// The state a kill left, read before anything recovers.
@@ -337,6 +417,7 @@ struct AtKill {
     write_done: bool,
     notes_inode: Option<u64>,
     side_effect_lines: usize,
+    child_effects: Vec<usize>,
     command_pid: Option<i64>,
 }
 
@@ -351,13 +432,34 @@ fn check_recovered(
     if prompts != [(PROMPT, false)] || sessions > 2 {
         return Err(format!("the user's message was lost or doubled: {prompts:?}"));
     }
-    let calls = calls(detail);
-    let names: Vec<&str> = calls.iter().map(|(n, ..)| *n).collect();
-    if names != ["ask_user_clarification", "execute_cmd", "write_file"] {
+    let root = calls(detail, 0);
+    let names: Vec<&str> = root.iter().map(|(n, ..)| *n).collect();
+    let delegations = ["execute_task"; 4];
+    let want: Vec<&str> = ["ask_user_clarification", "execute_cmd"]
+        .into_iter()
+        .chain(delegations)
+        .chain(["write_file"])
+        .collect();
+    if names != want {
         return Err(format!("the calls are not the script's: {names:?}"));
     }
-    if calls[0].1 != ToolStatus::Done || calls[0].2 != Some(ANSWER) {
-        return Err(format!("the question's call did not get the answer: {:?}", calls[0]));
+    if root[0].1 != ToolStatus::Done || root[0].2 != Some(ANSWER) {
+        return Err(format!("the question's call did not get the answer: {:?}", root[0]));
+    }
+    // The children's answers are their calls' results, in call order.
+    let answers: Vec<_> = root[2..6].iter().map(|(_, s, r)| (*s, r.map(str::to_string))).collect();
+    let want: Vec<_> = tasks().map(|t| (ToolStatus::Done, Some(child_answer(t)))).collect();
+    if answers != want {
+        return Err(format!(
+            "the delegations' results are not the children's answers: {answers:?}"
+        ));
+    }
+    if run.child_effects() != [1; 4] {
+        return Err(format!(
+            "the children's commands ran {:?} times (at the kill: {:?})",
+            run.child_effects(),
+            at_kill.child_effects
+        ));
     }
     let finals = detail
         .messages
@@ -431,6 +533,7 @@ async fn kill_and_recover(template: &Path, phase: Phase, k: u64) -> Result<Strin
             write_done: status_of(detail.as_ref(), "write_file") == Some(ToolStatus::Done),
             notes_inode: run.notes_inode(),
             side_effect_lines: run.side_effect_lines(),
+            child_effects: run.child_effects(),
             command_pid: at_kill_pid,
         };
         // Opening the engine (`sessions list` above) kills what the dead one left running.
@@ -451,6 +554,10 @@ async fn kill_and_recover(template: &Path, phase: Phase, k: u64) -> Result<Strin
         Ok(format!("after [{killed_after}]; reconciled: {reconciled:?}"))
     }
     .await;
+    let result = result.map_err(|e| match run.fake.script_report() {
+        Some(report) => format!("{e}\n    the fake provider: {report}"),
+        None => e,
+    });
     settle(&run);
     result
 }
@@ -501,6 +608,7 @@ async fn kill_harness_every_persisted_step_of_a_turn_recovers() {
         write_done: true,
         notes_inode: run.notes_inode(),
         side_effect_lines: 1,
+        child_effects: run.child_effects(),
         command_pid: None,
     };
     check_recovered(&run, &at_end, &detail, 1).unwrap();
@@ -517,7 +625,12 @@ async fn kill_harness_every_persisted_step_of_a_turn_recovers() {
 
     let mut recovered = 0;
     let mut failures = Vec::new();
+    // `KILL_HARNESS_ONLY=Resume:10,Resume:23` runs only those points (while debugging one).
+    let only = std::env::var("KILL_HARNESS_ONLY").unwrap_or_default();
     for (phase, k, _) in &points {
+        if !only.is_empty() && !only.split(',').any(|p| p == format!("{phase:?}:{k}")) {
+            continue;
+        }
         match kill_and_recover(&template, *phase, *k).await {
             Ok(note) => {
                 recovered += 1;

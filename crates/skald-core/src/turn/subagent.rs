@@ -168,23 +168,53 @@ pub async fn dispatch(
     let store = &ctx.deps.store;
     if let Some(frame) = store.child_frame_of_call(call_id).await? {
         // Opened before a crash: continue it rather than start the task twice.
-        return run_child(ctx, call_id, frame.id, req.agent, true).await;
+        return reopen_child(ctx, call_id, frame.id, req.agent, &req.prompt).await;
     }
     let depth = i64::from(ctx.frame.depth + 1);
     let stack_id = store
         .create_child_frame(ctx.policy.session_id, &req.agent.id, &req.agent.prompt, depth, call_id)
         .await?;
-    let message_id = store
+    give_task(ctx, call_id, stack_id, &req.agent.id, &req.prompt).await?;
+    run_child(ctx, call_id, stack_id, req.agent, false).await
+}
+
+/// Stores the task as the child frame's first message and shows it.
+async fn give_task(
+    ctx: &TurnCtx,
+    call_id: i64,
+    stack_id: i64,
+    agent_id: &str,
+    prompt: &str,
+) -> Result<(), EngineError> {
+    let message_id = ctx
+        .deps
+        .store
         .append_message(&NewMessage {
             stack_id,
             role: Some(Role::Agent),
-            content: req.prompt.clone(),
+            content: prompt.to_string(),
             ..Default::default()
         })
         .await?;
-    let emitter = ctx.frame.emitter.child(stack_id, &req.agent.id, call_id);
-    emitter.emit(Event::UserMessage { message_id, content: req.prompt });
-    run_child(ctx, call_id, stack_id, req.agent, false).await
+    let emitter = ctx.frame.emitter.child(stack_id, agent_id, call_id);
+    emitter.emit(Event::UserMessage { message_id, content: prompt.to_string() });
+    Ok(())
+}
+
+/// Continues a child frame a crash left open. A crash between opening the frame and storing its
+/// task left it empty: it is given its task and starts, as it would have.
+async fn reopen_child(
+    ctx: &TurnCtx,
+    call_id: i64,
+    stack_id: i64,
+    agent: Agent,
+    prompt: &str,
+) -> Result<ChildEnd, EngineError> {
+    if ctx.deps.store.last_live_message(stack_id).await?.is_some() {
+        return run_child(ctx, call_id, stack_id, agent, true).await;
+    }
+    give_task(ctx, call_id, stack_id, &agent.id, prompt).await?;
+    run_child(ctx, call_id, stack_id, agent, false).await
 }
 
 /// Runs (or resumes) child frame `stack_id` inline and maps its end. A child that ended is
@@ -237,7 +267,12 @@ pub async fn settle(ctx: &TurnCtx, row: &ToolCallRow) -> Result<Option<ChildEnd>
         return Ok(Some(completed_child(ctx, frame.id).await?));
     }
     match agents::load(&ctx.deps.data_dir, &frame.agent_id) {
-        Ok(agent) => Ok(Some(run_child(ctx, row.id, frame.id, agent, true).await?)),
+        Ok(agent) => {
+            let args: Value = serde_json::from_str(row.arguments.as_deref().unwrap_or("{}"))
+                .unwrap_or(Value::Null);
+            let prompt = args.get("prompt").and_then(Value::as_str).unwrap_or_default();
+            Ok(Some(reopen_child(ctx, row.id, frame.id, agent, prompt).await?))
+        }
         Err(e) => {
             store.terminate_frame(frame.id).await?;
             Ok(Some(ChildEnd::Failed(format!("the sub-agent cannot continue: {e}"))))

@@ -410,6 +410,46 @@ async fn resume_after_a_crash_in_a_child_settles_it_then_continues_the_parent() 
     assert!(store.stack_tool_groups(child).await.unwrap().is_empty(), "grants end with the frame");
 }
 
+/// Found by the kill harness: a process killed after it opened a child frame and before it stored
+/// the child's task left an empty frame, and resume failed the child ("no messages to resume").
+#[tokio::test]
+async fn resume_gives_a_child_frame_opened_just_before_the_crash_its_task() {
+    let rig = rig("").await;
+    let sid = rig.engine.new_session(SOURCE).await.unwrap();
+    let store = rig.store().await;
+    let root = store.root_frame(sid).await.unwrap().id;
+    let user = NewMessage {
+        stack_id: root,
+        role: Some(Role::User),
+        content: "ask the scout".into(),
+        ..Default::default()
+    };
+    store.append_message(&user).await.unwrap();
+    let call = (
+        "execute_task".to_string(),
+        json!({ "mode": "sync", "agent_id": "scout", "prompt": "TASK-E: look around" }).to_string(),
+        None,
+    );
+    let empty = NewMessage { stack_id: root, ..Default::default() };
+    let (_, ids) = store.append_assistant_with_calls(&empty, &[call]).await.unwrap();
+    store.start_tool_call(ids[0]).await.unwrap();
+    let child =
+        store.create_child_frame(sid, "scout", "You are the scout.", 1, ids[0]).await.unwrap();
+    rig.fake.push_for_prompt("TASK-E", Reply::text("all quiet"));
+    rig.fake.push(Reply::text("The scout says all quiet."));
+    let outcome = rig.engine.resume(sid, ParkMode::Wait).await.unwrap();
+    assert!(
+        matches!(&outcome, TurnOutcome::Final { content, .. } if content == "The scout says all quiet."),
+        "{outcome:?}"
+    );
+    check_tools(&rig.fake, &[("TASK-E", 1)], 5);
+    assert_eq!(first_text(&rig.fake.requests()[0].body), "TASK-E: look around");
+    assert_eq!(last_tool_results(&rig.fake), ["all quiet"]);
+    assert_eq!(store.tool_call(ids[0]).await.unwrap().status().unwrap(), ToolStatus::Done);
+    assert_eq!(store.frames(sid).await.unwrap().len(), 2, "the frame is reused, not opened again");
+    assert!(store.frame(child).await.unwrap().terminated_at.is_some());
+}
+
 #[tokio::test]
 async fn resume_seeds_the_parent_from_a_child_that_finished_before_the_crash() {
     let rig = rig("").await;
