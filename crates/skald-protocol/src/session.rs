@@ -432,3 +432,23 @@ pub struct ToolGroupsReset {
     #[ts(type = "number")]
     pub revoked: u64,
 }
+
+/// An async task (`execute_task` mode `async`): the child session it runs in and where it is.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+pub struct TaskInfo {
+    #[ts(type = "number")]
+    pub task_id: i64,
+    /// The session that started it; its report goes there.
+    #[ts(type = "number")]
+    pub parent_session_id: i64,
+    #[ts(type = "number")]
+    pub child_session_id: i64,
+    /// `agent#child_session_id`, as the report block names it.
+    pub label: String,
+    pub agent_id: String,
+    pub state: crate::TaskState,
+    /// The final answer or the failure, once it ended.
+    pub report: Option<String>,
+    /// Whether the report reached the parent's history.
+    pub delivered: bool,
+}

@@ -264,6 +264,26 @@ export type StopResult = {
  */
 stopped: boolean, };
 
+export type TaskState = "queued" | "running" | "done" | "failed" | "cancelled" | "delivered" | "delivery_dropped";
+
+export type TaskInfo = { task_id: number, 
+/**
+ * The session that started it; its report goes there.
+ */
+parent_session_id: number, child_session_id: number, 
+/**
+ * `agent#child_session_id`, as the report block names it.
+ */
+label: string, agent_id: string, state: TaskState, 
+/**
+ * The final answer or the failure, once it ended.
+ */
+report: string | null, 
+/**
+ * Whether the report reached the parent's history.
+ */
+delivered: boolean, };
+
 export type TurnStatus = { running: boolean, };
 
 export type ToolGroupsReset = { 
@@ -564,9 +584,25 @@ question: string, suggested_answers: Array<string>, } | { "type": "clarification
 /**
  * Which retry this is (1 = the first).
  */
-attempt: number, reason: string, } | { "type": "llm_failed", tried: Array<string>, last_error: string, } | { "type": "truncated", output_tokens: number | null, } | { "type": "interim_answer", message_id: number, stack_id: number, content: string, reasoning: string | null, input_tokens: number | null, output_tokens: number | null, } | { "type": "done", message_id: number, stack_id: number, content: string, input_tokens: number | null, output_tokens: number | null, } | { "type": "turn_ended", outcome: TurnEnd, } | { "type": "compacting", } | { "type": "interrupted_call", call: InterruptedCall, } | { "type": "compaction_done", summary_id: number, covers_up_to_message_id: number, tokens_before: number, tokens_after: number, };
+attempt: number, reason: string, } | { "type": "llm_failed", tried: Array<string>, last_error: string, } | { "type": "truncated", output_tokens: number | null, } | { "type": "interim_answer", message_id: number, stack_id: number, content: string, reasoning: string | null, input_tokens: number | null, output_tokens: number | null, } | { "type": "done", message_id: number, stack_id: number, content: string, input_tokens: number | null, output_tokens: number | null, } | { "type": "turn_ended", outcome: TurnEnd, } | { "type": "compacting", } | { "type": "interrupted_call", call: InterruptedCall, } | { "type": "task_update", task_id: number, 
+/**
+ * The child session the task runs in.
+ */
+child_session_id: number, 
+/**
+ * `agent#id`, as the report block names it.
+ */
+label: string, state: TaskState, 
+/**
+ * The report (final answer or failure) once the task ended.
+ */
+report: string | null, 
+/**
+ * The parent's history row the report became (`delivered`).
+ */
+message_id: number | null, } | { "type": "compaction_done", summary_id: number, covers_up_to_message_id: number, tokens_before: number, tokens_after: number, };
 
-export type EventKind = "sessions_changed" | "resync" | "config_reloaded" | "new_session" | "user_message" | "steer_queued" | "steer_folded" | "steers_discarded" | "turn_running" | "token_delta" | "thinking" | "tool_start" | "tool_done" | "tool_error" | "tool_cancelled" | "tool_rejected" | "approval_requested" | "approval_resolved" | "bypasses_changed" | "agent_question" | "clarification_resolved" | "file_changed" | "model_fallback" | "model_retry" | "llm_failed" | "truncated" | "interim_answer" | "done" | "turn_ended" | "compacting" | "interrupted_call" | "compaction_done";
+export type EventKind = "sessions_changed" | "resync" | "config_reloaded" | "new_session" | "user_message" | "steer_queued" | "steer_folded" | "steers_discarded" | "turn_running" | "token_delta" | "thinking" | "tool_start" | "tool_done" | "tool_error" | "tool_cancelled" | "tool_rejected" | "approval_requested" | "approval_resolved" | "bypasses_changed" | "agent_question" | "clarification_resolved" | "file_changed" | "model_fallback" | "model_retry" | "llm_failed" | "truncated" | "interim_answer" | "done" | "turn_ended" | "compacting" | "interrupted_call" | "task_update" | "compaction_done";
 
 export type FrameOrigin = { 
 /**

@@ -948,6 +948,7 @@ function applyLive(state: ChatState, event: Event): ChatState {
     case "file_changed":
     // An interrupted call's flag is read by its own query (useInterruptedCalls).
     case "interrupted_call":
+    case "task_update":
       return state;
   }
 }
