@@ -319,3 +319,62 @@ async fn max_async_tasks_bounds_the_tasks_running_at_once() {
     check_tools(&rig.fake);
     rig.engine.shutdown(Duration::from_secs(5)).await;
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_task_whose_process_died_continues_at_the_next_open_and_reports_once() {
+    let rig = rig("").await;
+    rig.fake.allow_leftover_replies();
+    rig.fake.push(Reply::tool_calls(vec![start_async("TASK-K: index the repo")]));
+    rig.fake.push(Reply::text("Started."));
+    rig.fake.push_for_prompt("TASK-K", Reply::Stall { ms: 60_000, then_hang: true });
+    let (sid, _, _) = rig.turn("index in the background").await;
+    rig.fake.wait_in_flight(1).await;
+    let task = tasks(&rig, sid).await.remove(0);
+    // The process dies mid-task: the child's runner row names a pid that is gone.
+    let dead = super::lifecycle::dead_pid();
+    let sql = format!(
+        "UPDATE session_runners SET runner = 'dead-runner', pid = {dead} WHERE session_id = {}",
+        task.child_session_id
+    );
+    super::write_unchecked(&rig.data_dir(), &sql).await;
+
+    let app = open_engine(&rig.data_dir(), fake_env(&rig.fake)).await;
+    rig.fake.push_for_prompt("TASK-K", Reply::text("Indexed 7 files."));
+    rig.fake.push(Reply::text("The index is ready."));
+    app.start_background();
+    let task = all_delivered(&rig, sid, 1).await.remove(0);
+    assert_eq!(task.status, "done");
+    let woken = settled(&app, sid).await;
+    assert!(
+        matches!(&woken, TurnOutcome::Final { content, .. } if content == "The index is ready."),
+        "{woken:?}"
+    );
+    let block = format!("[task {} reported] Indexed 7 files.", task.label);
+    assert_eq!(occurrences(&rig.fake, &block).iter().sum::<usize>(), 1);
+    check_tools(&rig.fake);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_report_reaches_a_busy_parent_at_its_next_round() {
+    let rig = rig("").await;
+    rig.fake.push(Reply::tool_calls(vec![start_async("TASK-B: check the date")]));
+    // The parent is still working (a one-second command) when the task reports.
+    let slow = json!({ "command": "sleep 1" }).to_string();
+    rig.fake.push(Reply::tool_call("execute_cmd", &slow));
+    rig.fake.push_for_prompt("TASK-B", Reply::text("It is Friday."));
+    rig.fake.push(Reply::text("The task says it is Friday."));
+    let (sid, outcome, _) = rig.turn("check the date in the background").await;
+    assert!(
+        matches!(&outcome, TurnOutcome::Final { content, .. } if content == "The task says it is Friday."),
+        "{outcome:?}"
+    );
+    let task = all_delivered(&rig, sid, 1).await.remove(0);
+    let block = format!("[task {} reported] It is Friday.", task.label);
+    let seen = occurrences(&rig.fake, &block);
+    // Folded into the running turn's third round, not a turn of its own.
+    assert_eq!(seen.iter().sum::<usize>(), 1, "{seen:?}");
+    assert_eq!(*seen.last().unwrap(), 1, "{seen:?}");
+    let ends = rig.engine.session_detail(sid).await.unwrap().turn_ends;
+    assert_eq!(ends.len(), 1, "no extra turn was started for the report");
+    check_tools(&rig.fake);
+}

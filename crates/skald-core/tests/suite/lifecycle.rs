@@ -19,7 +19,7 @@ fn busy_elsewhere(e: &EngineError) -> bool {
 }
 
 /// A pid no process has any more (a child that ran and was reaped).
-fn dead_pid() -> u32 {
+pub fn dead_pid() -> u32 {
     let mut child = std::process::Command::new("true").spawn().unwrap();
     let pid = child.id();
     child.wait().unwrap();
