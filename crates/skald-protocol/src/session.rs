@@ -330,6 +330,8 @@ pub struct SessionDetail {
     /// How each turn of the session ended, oldest first (a turn that parked and was continued
     /// has one entry per run).
     pub turn_ends: Vec<crate::EndedTurn>,
+    /// The async tasks the session started, oldest first: each runs in its own child session.
+    pub tasks: Vec<TaskInfo>,
 }
 
 /// A message waiting to be folded into the history (`pending_inputs`).

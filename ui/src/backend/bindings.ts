@@ -166,7 +166,11 @@ pending_inputs: Array<PendingInput>,
  * How each turn of the session ended, oldest first (a turn that parked and was continued
  * has one entry per run).
  */
-turn_ends: Array<EndedTurn>, };
+turn_ends: Array<EndedTurn>, 
+/**
+ * The async tasks the session started, oldest first: each runs in its own child session.
+ */
+tasks: Array<TaskInfo>, };
 
 export type ItemRef = { "type": "message", id: number, } | { "type": "tool", id: number, } | { "type": "agent", stack_id: number, } | { "type": "agent_end", stack_id: number, };
 

@@ -26,6 +26,7 @@ const detail: SessionDetail = {
   messages,
   pending_inputs: [],
   turn_ends: [],
+  tasks: [],
 };
 
 function row(kind: string, index = 0): HTMLElement {

@@ -674,6 +674,7 @@ export function emptyDetail(id: number, source = "web"): SessionDetail {
     messages: [],
     pending_inputs: [],
     turn_ends: [],
+    tasks: [],
   };
 }
 

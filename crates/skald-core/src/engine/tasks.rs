@@ -12,29 +12,6 @@ use super::{Engine, Inner};
 use crate::error::EngineError;
 use crate::turn::{ParkMode, TaskStarter, TurnOutcome};
 
-fn state_of(row: &TaskRow) -> TaskState {
-    match row.status.as_str() {
-        "queued" => TaskState::Queued,
-        "running" => TaskState::Running,
-        "done" => TaskState::Done,
-        "failed" => TaskState::Failed,
-        _ => TaskState::Cancelled,
-    }
-}
-
-fn info(row: &TaskRow) -> TaskInfo {
-    TaskInfo {
-        task_id: row.id,
-        parent_session_id: row.parent_session_id,
-        child_session_id: row.child_session_id,
-        label: row.label.clone(),
-        agent_id: row.agent_id.clone(),
-        state: state_of(row),
-        report: row.report.clone(),
-        delivered: row.delivered_message_id.is_some(),
-    }
-}
-
 /// The report a child's end makes, with its status; `None` when the child did not end (it
 /// waits for a human).
 fn report_of(outcome: &TurnOutcome) -> Option<(&'static str, String)> {
@@ -127,7 +104,7 @@ impl Engine {
                 return;
             }
         };
-        self.emit_task(&recorded, state_of(&recorded), recorded.report.clone(), None).await;
+        self.emit_task(&recorded, recorded.state(), recorded.report.clone(), None).await;
         self.wake_parent(recorded.parent_session_id).await;
     }
 
@@ -185,7 +162,7 @@ impl Engine {
     /// The async tasks session `session_id` started, oldest first.
     pub async fn list_tasks(&self, session_id: i64) -> Result<Vec<TaskInfo>, EngineError> {
         self.store().session(session_id).await?;
-        Ok(self.store().tasks_of_parent(session_id).await?.iter().map(info).collect())
+        Ok(self.store().tasks_of_parent(session_id).await?.iter().map(TaskRow::info).collect())
     }
 
     /// Continues a failed or cancelled async task (by its child session) from its last step;
@@ -208,7 +185,7 @@ impl Engine {
         };
         self.emit_task(&requeued, TaskState::Queued, None, None).await;
         self.start_task(requeued.id);
-        Ok(info(&requeued))
+        Ok(requeued.info())
     }
 
     /// Test and diagnostics hook: delivers task `task_id`'s report into its parent's root frame

@@ -148,6 +148,10 @@ async fn an_async_task_reports_once_and_wakes_its_idle_parent() {
     assert!(ids.contains(&sid) && !ids.contains(&task.child_session_id), "{ids:?}");
     let infos = rig.engine.list_tasks(sid).await.unwrap();
     assert_eq!((infos.len(), infos[0].state, infos[0].delivered), (1, TaskState::Done, true));
+    // The debug tree names the task's child session under its parent.
+    let detail = rig.engine.session_detail(sid).await.unwrap();
+    assert_eq!(detail.tasks, infos);
+    assert!(rig.engine.session_detail(task.child_session_id).await.unwrap().tasks.is_empty());
 
     // The parent's card: queued, running, done, delivered, in that order.
     let mut states = Vec::new();

@@ -2,6 +2,7 @@
 //! report, delivered to the parent exactly once.
 
 use serde::Deserialize;
+use skald_protocol::{TaskInfo, TaskState};
 use sqlx::FromRow;
 
 use crate::error::StoreError;
@@ -26,6 +27,30 @@ pub struct TaskRow {
 }
 
 impl TaskRow {
+    /// The task as the API shows it.
+    pub fn info(&self) -> TaskInfo {
+        TaskInfo {
+            task_id: self.id,
+            parent_session_id: self.parent_session_id,
+            child_session_id: self.child_session_id,
+            label: self.label.clone(),
+            agent_id: self.agent_id.clone(),
+            state: self.state(),
+            report: self.report.clone(),
+            delivered: self.delivered_message_id.is_some(),
+        }
+    }
+
+    pub fn state(&self) -> TaskState {
+        match self.status.as_str() {
+            "queued" => TaskState::Queued,
+            "running" => TaskState::Running,
+            "done" => TaskState::Done,
+            "failed" => TaskState::Failed,
+            _ => TaskState::Cancelled,
+        }
+    }
+
     /// Whether the task has ended (its report is recorded).
     pub fn ended(&self) -> bool {
         matches!(self.status.as_str(), "done" | "failed" | "cancelled")
