@@ -553,10 +553,11 @@ impl Engine {
         if let Err(e) = stored {
             tracing::warn!(session_id, "cannot store how the turn ended: {e}");
         }
+        // An async task's child that ended reports to its parent — before `turn_ended`, so a
+        // client that sees the end finds the lease released as soon as it was.
+        self.task_ended(session_id, outcome).await;
         emitter.emit(Event::TurnEnded { outcome: end });
         emitter.emit(Event::TurnRunning { running: false });
-        // An async task's child that ended reports to its parent.
-        self.task_ended(session_id, outcome).await;
     }
 }
 

@@ -96,6 +96,10 @@ impl Engine {
         }
         let Some((status, report)) = report_of(outcome) else { return };
         let store = self.store();
+        // Most runs are no task's: a read answers that without a write transaction.
+        if !matches!(store.task_of_session(session_id).await, Ok(Some(_))) {
+            return;
+        }
         let recorded = match store.record_task_report(session_id, status, &report).await {
             Ok(Some(task)) => task,
             Ok(None) => return,

@@ -115,6 +115,8 @@ async fn start_background_continues_a_turn_a_dead_process_left() {
     // The continuation answered the prompt the dead process never got an answer to.
     let last = rig.fake.requests().last().unwrap().body.clone();
     assert!(last["messages"].to_string().contains("are you there?"), "{last}");
+    // `turn_ended` goes out just before the run releases its lease: wait for the run itself.
+    app.wait_turn(sid).await;
     assert!(!app.is_running(sid).await.unwrap(), "the continuation released the session");
 }
 
