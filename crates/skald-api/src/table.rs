@@ -10,7 +10,7 @@ use skald_protocol::{
     BypassView, CompactResult, ConnectionTest, DebugMessage, Decision, DecisionInput, Inbox,
     InterruptedCall, ItemRef, LlmClientInput, Page, ReconcileChoice, RunContext, SearchQuery,
     SearchResults, SendResult, SessionDetail, SessionListQuery, SessionMatches, SessionMeta,
-    SessionRef, SessionSummary, SessionUsage, SessionWindow, SettingsView, StopResult,
+    SessionRef, SessionSummary, SessionUsage, SessionWindow, SettingsView, StopResult, TaskInfo,
     ToolGroupsReset, TurnStatus, WindowQuery,
 };
 
@@ -127,7 +127,7 @@ operations! {
             SessionsChanged, UserMessage, SteerQueued, SteerFolded, TurnRunning, TokenDelta,
             Thinking, ToolStart, ToolDone, ToolError, ToolCancelled, ToolRejected,
             ApprovalRequested, AgentQuestion, FileChanged, ModelFallback, ModelRetry, LlmFailed,
-            Truncated, InterimAnswer, Done, TurnEnded, Compacting, CompactionDone,
+            Truncated, InterimAnswer, Done, TurnEnded, Compacting, CompactionDone, TaskUpdate,
         ],
         run: |engine, _, p| {
             let receipt = engine.send_message(&p.source, &p.text, ChatOptions::default()).await?;
@@ -144,6 +144,32 @@ operations! {
         errors: [NotFound, Storage],
         events: [SteersDiscarded, ToolCancelled, TurnEnded, TurnRunning],
         run: |engine, _, p| engine.stop(p.session_id).await.map(|stopped| StopResult { stopped }),
+    }
+
+    /// The async tasks (`execute_task` mode `async`) the session started, oldest first: each
+    /// one's child session, state and report.
+    list_tasks {
+        params: ListTasksParams { #[ts(type = "number")] session_id: i64 },
+        result: Vec<TaskInfo>,
+        errors: [NotFound, Storage],
+        events: [],
+        run: |engine, _, p| engine.list_tasks(p.session_id).await,
+    }
+
+    /// Continues a failed or cancelled async task (named by its child session) from its last
+    /// step in the background; its new report reaches the parent session like the first.
+    /// `conflict` when the task is not failed or cancelled.
+    continue_task {
+        params: ContinueTaskParams { #[ts(type = "number")] session_id: i64 },
+        result: TaskInfo,
+        errors: [NotFound, Conflict, Storage, Cancelled],
+        events: [
+            TaskUpdate, UserMessage, SteerFolded, TurnRunning, TokenDelta, Thinking, ToolStart,
+            ToolDone, ToolError, ToolCancelled, ToolRejected, ApprovalRequested, AgentQuestion,
+            FileChanged, ModelFallback, ModelRetry, LlmFailed, Truncated, InterimAnswer, Done,
+            TurnEnded,
+        ],
+        run: |engine, _, p| engine.continue_task(p.session_id).await,
     }
 
     /// Whether a turn runs for the session now (in any process).

@@ -103,6 +103,10 @@ pub enum Command {
     /// List and inspect sessions.
     #[command(subcommand)]
     Sessions(SessionsCommand),
+    /// Async tasks a session started (`execute_task` mode async): list them, continue a failed
+    /// or cancelled one.
+    #[command(subcommand)]
+    Tasks(TasksCommand),
     /// Agents (`agents/<id>/` in the data dir over the built-ins); `chat --agent ID` picks one
     /// for a new session.
     #[command(subcommand)]
@@ -120,6 +124,22 @@ pub enum Command {
         /// Port to listen on; 0 picks a free one (the printed URL names it).
         #[arg(long, default_value_t = 7777)]
         port: u16,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum TasksCommand {
+    /// The session's async tasks: label, child session, state, whether the report reached it.
+    List {
+        /// The parent session's id.
+        #[arg(long)]
+        session: i64,
+    },
+    /// Continue a failed or cancelled task from its last step, named by its child session id;
+    /// waits for its report and the parent's answer to it.
+    Continue {
+        /// The task's child session id (`skald tasks list` shows it).
+        id: i64,
     },
 }
 

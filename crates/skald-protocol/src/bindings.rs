@@ -38,6 +38,8 @@ pub fn typescript() -> String {
         CompactResult::decl(),
         SessionRef::decl(),
         StopResult::decl(),
+        TaskState::decl(),
+        TaskInfo::decl(),
         TurnStatus::decl(),
         ToolGroupsReset::decl(),
         RunContext::decl(),

@@ -50,6 +50,26 @@ pub enum DeltaKind {
     Reasoning,
 }
 
+/// Where an async task (`execute_task` mode `async`) is, as its parent session sees it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "snake_case")]
+pub enum TaskState {
+    /// Started by the parent's call; waits for a slot of the background runner.
+    Queued,
+    /// The runner drives the child session.
+    Running,
+    /// Ended with a final answer (the report).
+    Done,
+    /// Ended without an answer: the report is the failure.
+    Failed,
+    /// Stopped before its answer.
+    Cancelled,
+    /// The report reached the parent's history (`message_id`).
+    Delivered,
+    /// A second delivery of the same report was dropped.
+    DeliveryDropped,
+}
+
 /// Every observable change.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
 #[serde(tag = "type", rename_all = "snake_case")]
@@ -268,6 +288,22 @@ pub enum Event {
     InterruptedCall {
         call: crate::InterruptedCall,
     },
+    /// An async task of this session changed state (sent on the parent session's root frame).
+    TaskUpdate {
+        #[ts(type = "number")]
+        task_id: i64,
+        /// The child session the task runs in.
+        #[ts(type = "number")]
+        child_session_id: i64,
+        /// `agent#id`, as the report block names it.
+        label: String,
+        state: TaskState,
+        /// The report (final answer or failure) once the task ended.
+        report: Option<String>,
+        /// The parent's history row the report became (`delivered`).
+        #[ts(type = "number | null")]
+        message_id: Option<i64>,
+    },
     CompactionDone {
         #[ts(type = "number")]
         summary_id: i64,
@@ -316,6 +352,7 @@ pub enum EventKind {
     TurnEnded,
     Compacting,
     InterruptedCall,
+    TaskUpdate,
     CompactionDone,
 }
 
@@ -353,6 +390,7 @@ impl EventKind {
         EventKind::TurnEnded,
         EventKind::Compacting,
         EventKind::InterruptedCall,
+        EventKind::TaskUpdate,
         EventKind::CompactionDone,
     ];
 
@@ -390,6 +428,7 @@ impl EventKind {
             EventKind::TurnEnded => "turn_ended",
             EventKind::Compacting => "compacting",
             EventKind::InterruptedCall => "interrupted_call",
+            EventKind::TaskUpdate => "task_update",
             EventKind::CompactionDone => "compaction_done",
         }
     }
@@ -430,6 +469,7 @@ impl Event {
             Event::TurnEnded { .. } => EventKind::TurnEnded,
             Event::Compacting { .. } => EventKind::Compacting,
             Event::InterruptedCall { .. } => EventKind::InterruptedCall,
+            Event::TaskUpdate { .. } => EventKind::TaskUpdate,
             Event::CompactionDone { .. } => EventKind::CompactionDone,
         }
     }

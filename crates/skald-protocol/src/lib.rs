@@ -20,7 +20,7 @@ pub mod turn;
 pub use agent::*;
 pub use approval::*;
 pub use error::{ApiError, ErrorCode};
-pub use event::{DeltaKind, Event, EventEnvelope, EventKind, ResultType};
+pub use event::{DeltaKind, Event, EventEnvelope, EventKind, ResultType, TaskState};
 pub use interrupted::{InterruptedCall, ReconcileChoice};
 pub use origin::FrameOrigin;
 pub use run_context::RunContext;

@@ -334,6 +334,8 @@ pub struct SessionDetail {
     /// How each turn of the session ended, oldest first (a turn that parked and was continued
     /// has one entry per run).
     pub turn_ends: Vec<crate::EndedTurn>,
+    /// The async tasks the session started, oldest first: each runs in its own child session.
+    pub tasks: Vec<TaskInfo>,
 }
 
 /// A message waiting to be folded into the history (`pending_inputs`).
@@ -435,4 +437,24 @@ pub struct ToolGroupsReset {
     /// How many activated tool groups were revoked.
     #[ts(type = "number")]
     pub revoked: u64,
+}
+
+/// An async task (`execute_task` mode `async`): the child session it runs in and where it is.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+pub struct TaskInfo {
+    #[ts(type = "number")]
+    pub task_id: i64,
+    /// The session that started it; its report goes there.
+    #[ts(type = "number")]
+    pub parent_session_id: i64,
+    #[ts(type = "number")]
+    pub child_session_id: i64,
+    /// `agent#child_session_id`, as the report block names it.
+    pub label: String,
+    pub agent_id: String,
+    pub state: crate::TaskState,
+    /// The final answer or the failure, once it ended.
+    pub report: Option<String>,
+    /// Whether the report reached the parent's history.
+    pub delivered: bool,
 }

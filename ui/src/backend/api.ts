@@ -1,7 +1,7 @@
 // Generated from the operation table in crates/skald-api/src/table.rs. Do not edit by hand:
 // run `UPDATE_BINDINGS=1 cargo test -p skald-api --test all typescript` instead.
 
-import type { JsonValue, ErrorCode, Page, SearchQuery, SearchResults, SessionMatches, SessionListQuery, SessionSummary, SessionMeta, ReconcileChoice, InterruptedCall, DebugMessage, SessionDetail, ItemRef, WindowQuery, SessionWindow, SendResult, SessionUsage, CompactResult, SessionRef, StopResult, TurnStatus, ToolGroupsReset, RunContext, Answer, Inbox, DecisionInput, Decision, BypassView, LlmClientInput, SettingsView, ConnectionTest, ApprovalRuleView, ApprovalRuleInput, AgentSummary, AgentDefinition, AgentDetail, EventKind } from "./bindings";
+import type { JsonValue, ErrorCode, Page, SearchQuery, SearchResults, SessionMatches, SessionListQuery, SessionSummary, SessionMeta, ReconcileChoice, InterruptedCall, DebugMessage, SessionDetail, ItemRef, WindowQuery, SessionWindow, SendResult, SessionUsage, CompactResult, SessionRef, StopResult, TaskInfo, TurnStatus, ToolGroupsReset, RunContext, Answer, Inbox, DecisionInput, Decision, BypassView, LlmClientInput, SettingsView, ConnectionTest, ApprovalRuleView, ApprovalRuleInput, AgentSummary, AgentDefinition, AgentDetail, EventKind } from "./bindings";
 
 export type ListSessionsParams = { query: SessionListQuery, };
 
@@ -22,6 +22,10 @@ export type ActiveSessionParams = { source: string, };
 export type SendMessageParams = { source: string, text: string, };
 
 export type StopTurnParams = { session_id: number, };
+
+export type ListTasksParams = { session_id: number, };
+
+export type ContinueTaskParams = { session_id: number, };
 
 export type TurnRunningParams = { session_id: number, };
 
@@ -93,6 +97,8 @@ export type Operations = {
   active_session: { params: ActiveSessionParams; result: SessionRef };
   send_message: { params: SendMessageParams; result: SendResult };
   stop_turn: { params: StopTurnParams; result: StopResult };
+  list_tasks: { params: ListTasksParams; result: Array<TaskInfo> };
+  continue_task: { params: ContinueTaskParams; result: TaskInfo };
   turn_running: { params: TurnRunningParams; result: TurnStatus };
   new_session: { params: NewSessionParams; result: SessionRef };
   session_usage: { params: SessionUsageParams; result: SessionUsage };
@@ -136,6 +142,8 @@ export const OPERATION_NAMES: readonly OpName[] = [
   "active_session",
   "send_message",
   "stop_turn",
+  "list_tasks",
+  "continue_task",
   "turn_running",
   "new_session",
   "session_usage",
@@ -230,7 +238,7 @@ export interface Api {
    * running (folded in at its next round). The turn runs on by itself; its progress arrives
    * as events, and a call that needs a human waits in the inbox.
    *
-   * Errors: invalid_input, config, storage, cancelled. Events: sessions_changed, user_message, steer_queued, steer_folded, turn_running, token_delta, thinking, tool_start, tool_done, tool_error, tool_cancelled, tool_rejected, approval_requested, agent_question, file_changed, model_fallback, model_retry, llm_failed, truncated, interim_answer, done, turn_ended, compacting, compaction_done.
+   * Errors: invalid_input, config, storage, cancelled. Events: sessions_changed, user_message, steer_queued, steer_folded, turn_running, token_delta, thinking, tool_start, tool_done, tool_error, tool_cancelled, tool_rejected, approval_requested, agent_question, file_changed, model_fallback, model_retry, llm_failed, truncated, interim_answer, done, turn_ended, compacting, compaction_done, task_update.
    */
   send_message(params: SendMessageParams): Promise<SendResult>;
   /**
@@ -240,6 +248,21 @@ export interface Api {
    * Errors: not_found, storage. Events: steers_discarded, tool_cancelled, turn_ended, turn_running.
    */
   stop_turn(params: StopTurnParams): Promise<StopResult>;
+  /**
+   * The async tasks (`execute_task` mode `async`) the session started, oldest first: each
+   * one's child session, state and report.
+   *
+   * Errors: not_found, storage. Events: none.
+   */
+  list_tasks(params: ListTasksParams): Promise<Array<TaskInfo>>;
+  /**
+   * Continues a failed or cancelled async task (named by its child session) from its last
+   * step in the background; its new report reaches the parent session like the first.
+   * `conflict` when the task is not failed or cancelled.
+   *
+   * Errors: not_found, conflict, storage, cancelled. Events: task_update, user_message, steer_folded, turn_running, token_delta, thinking, tool_start, tool_done, tool_error, tool_cancelled, tool_rejected, approval_requested, agent_question, file_changed, model_fallback, model_retry, llm_failed, truncated, interim_answer, done, turn_ended.
+   */
+  continue_task(params: ContinueTaskParams): Promise<TaskInfo>;
   /**
    * Whether a turn runs for the session now (in any process).
    *
@@ -438,6 +461,8 @@ export function makeApi(call: Transport): Api {
     active_session: (params) => call("active_session", params) as Promise<SessionRef>,
     send_message: (params) => call("send_message", params) as Promise<SendResult>,
     stop_turn: (params) => call("stop_turn", params) as Promise<StopResult>,
+    list_tasks: (params) => call("list_tasks", params) as Promise<Array<TaskInfo>>,
+    continue_task: (params) => call("continue_task", params) as Promise<TaskInfo>,
     turn_running: (params) => call("turn_running", params) as Promise<TurnStatus>,
     new_session: (params) => call("new_session", params) as Promise<SessionRef>,
     session_usage: (params) => call("session_usage", params) as Promise<SessionUsage>,
@@ -514,5 +539,6 @@ export const EVENT_KINDS: readonly EventKind[] = [
   "turn_ended",
   "compacting",
   "interrupted_call",
+  "task_update",
   "compaction_done",
 ];

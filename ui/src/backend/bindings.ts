@@ -174,7 +174,11 @@ pending_inputs: Array<PendingInput>,
  * How each turn of the session ended, oldest first (a turn that parked and was continued
  * has one entry per run).
  */
-turn_ends: Array<EndedTurn>, };
+turn_ends: Array<EndedTurn>, 
+/**
+ * The async tasks the session started, oldest first: each runs in its own child session.
+ */
+tasks: Array<TaskInfo>, };
 
 export type ItemRef = { "type": "message", id: number, } | { "type": "tool", id: number, } | { "type": "agent", stack_id: number, } | { "type": "agent_end", stack_id: number, };
 
@@ -271,6 +275,26 @@ export type StopResult = {
  * False when no turn was running (here or in another process).
  */
 stopped: boolean, };
+
+export type TaskState = "queued" | "running" | "done" | "failed" | "cancelled" | "delivered" | "delivery_dropped";
+
+export type TaskInfo = { task_id: number, 
+/**
+ * The session that started it; its report goes there.
+ */
+parent_session_id: number, child_session_id: number, 
+/**
+ * `agent#child_session_id`, as the report block names it.
+ */
+label: string, agent_id: string, state: TaskState, 
+/**
+ * The final answer or the failure, once it ended.
+ */
+report: string | null, 
+/**
+ * Whether the report reached the parent's history.
+ */
+delivered: boolean, };
 
 export type TurnStatus = { running: boolean, };
 
@@ -589,9 +613,25 @@ cost_usd: number | null, } | { "type": "done", message_id: number, stack_id: num
 /**
  * What the provider charged for this reply, in USD, when it says.
  */
-cost_usd: number | null, } | { "type": "turn_ended", outcome: TurnEnd, } | { "type": "compacting", } | { "type": "interrupted_call", call: InterruptedCall, } | { "type": "compaction_done", summary_id: number, covers_up_to_message_id: number, tokens_before: number, tokens_after: number, };
+cost_usd: number | null, } | { "type": "turn_ended", outcome: TurnEnd, } | { "type": "compacting", } | { "type": "interrupted_call", call: InterruptedCall, } | { "type": "task_update", task_id: number, 
+/**
+ * The child session the task runs in.
+ */
+child_session_id: number, 
+/**
+ * `agent#id`, as the report block names it.
+ */
+label: string, state: TaskState, 
+/**
+ * The report (final answer or failure) once the task ended.
+ */
+report: string | null, 
+/**
+ * The parent's history row the report became (`delivered`).
+ */
+message_id: number | null, } | { "type": "compaction_done", summary_id: number, covers_up_to_message_id: number, tokens_before: number, tokens_after: number, };
 
-export type EventKind = "sessions_changed" | "resync" | "config_reloaded" | "new_session" | "user_message" | "steer_queued" | "steer_folded" | "steers_discarded" | "turn_running" | "token_delta" | "thinking" | "tool_start" | "tool_done" | "tool_error" | "tool_cancelled" | "tool_rejected" | "approval_requested" | "approval_resolved" | "bypasses_changed" | "agent_question" | "clarification_resolved" | "file_changed" | "model_fallback" | "model_retry" | "llm_failed" | "truncated" | "interim_answer" | "done" | "turn_ended" | "compacting" | "interrupted_call" | "compaction_done";
+export type EventKind = "sessions_changed" | "resync" | "config_reloaded" | "new_session" | "user_message" | "steer_queued" | "steer_folded" | "steers_discarded" | "turn_running" | "token_delta" | "thinking" | "tool_start" | "tool_done" | "tool_error" | "tool_cancelled" | "tool_rejected" | "approval_requested" | "approval_resolved" | "bypasses_changed" | "agent_question" | "clarification_resolved" | "file_changed" | "model_fallback" | "model_retry" | "llm_failed" | "truncated" | "interim_answer" | "done" | "turn_ended" | "compacting" | "interrupted_call" | "task_update" | "compaction_done";
 
 export type FrameOrigin = { 
 /**

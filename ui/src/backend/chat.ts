@@ -10,6 +10,7 @@ import type {
   ResultType,
   SessionDetail,
   SessionWindow,
+  TaskState,
   TurnEnd,
 } from "./bindings";
 import {
@@ -96,7 +97,25 @@ export type ToolItem = {
 };
 export type NoticeItem = { kind: "notice"; key: string; tone: "info" | "warn" | "error"; text: string; lane?: number };
 export type { LaneItem, LaneOutcome, Spend };
-export type ChatItem = UserItem | AssistantItem | ToolItem | NoticeItem | LaneItem;
+/** An async task the session started (`execute_task` mode async): its card follows its state. */
+export type TaskItem = {
+  kind: "task";
+  key: string;
+  taskId: number;
+  /** The session the task runs in. */
+  childSessionId: number;
+  /** `agent#session`, as its report block names it. */
+  label: string;
+  state: TaskState;
+  /** How it ended (`done`, `failed`, `cancelled`), kept once it is `delivered`. */
+  ended: TaskState | null;
+  /** The final answer or the failure, once it ended. */
+  report: string | null;
+  lane?: number;
+};
+
+const TASK_ENDS: TaskState[] = ["done", "failed", "cancelled"];
+export type ChatItem = UserItem | AssistantItem | ToolItem | NoticeItem | LaneItem | TaskItem;
 
 export type ChatState = {
   sessionId: number | null;
@@ -950,5 +969,33 @@ function applyLive(state: ChatState, event: Event): ChatState {
     // An interrupted call's flag is read by its own query (useInterruptedCalls).
     case "interrupted_call":
       return state;
+    case "task_update":
+      return taskUpdate(state, event);
   }
+}
+
+/** A task's card: created at its first update, then moved through its states in place. A
+ *  dropped second delivery changes nothing the user sees. */
+function taskUpdate(state: ChatState, event: Extract<Event, { type: "task_update" }>): ChatState {
+  if (event.state === "delivery_dropped") return state;
+  const index = state.items.findIndex((i) => i.kind === "task" && i.taskId === event.task_id);
+  if (index < 0) {
+    const item: TaskItem = {
+      kind: "task",
+      key: `task-${event.task_id}`,
+      taskId: event.task_id,
+      childSessionId: event.child_session_id,
+      label: event.label,
+      state: event.state,
+      ended: TASK_ENDS.includes(event.state) ? event.state : null,
+      report: event.report,
+    };
+    return { ...state, items: insertInLane(state.items, item) };
+  }
+  const old = state.items[index] as TaskItem;
+  const ended = TASK_ENDS.includes(event.state) ? event.state : event.state === "delivered" ? old.ended : null;
+  const updated: TaskItem = { ...old, state: event.state, ended, report: event.report ?? old.report };
+  const items = [...state.items];
+  items[index] = updated;
+  return { ...state, items };
 }

@@ -20,6 +20,7 @@ import type {
   EventEnvelope,
   Inbox,
   InterruptedCall,
+  TaskInfo,
   JsonValue,
   LlmClientInput,
   Page,
@@ -61,6 +62,10 @@ export const inboxKeys = {
 };
 
 /** A session's calls cut off by a crash while they ran, which the user reconciles. */
+export const taskKeys = {
+  session: (id: number) => ["tasks", id] as const,
+};
+
 export const interruptedKeys = {
   all: ["interrupted_calls"] as const,
   session: (id: number) => ["interrupted_calls", id] as const,
@@ -278,6 +283,30 @@ export function useInterruptedCalls(sessionId: number | null): Map<number, Inter
     enabled: sessionId !== null,
   });
   return useMemo(() => new Map((data ?? []).map((c) => [c.tool_call_id, c])), [data]);
+}
+
+/** The async tasks a session started, oldest first. */
+export function useTasks(sessionId: number): TaskInfo[] {
+  const backend = useBackend();
+  const { data } = useQuery<TaskInfo[], ApiError>({
+    queryKey: taskKeys.session(sessionId),
+    queryFn: () => backend.list_tasks({ session_id: sessionId }),
+  });
+  return data ?? [];
+}
+
+/** Continues a failed or stopped task (by its child session) and refreshes its parent's list. */
+export function useContinueTask(): (task: TaskInfo) => Promise<TaskInfo> {
+  const backend = useBackend();
+  const client = useQueryClient();
+  return useCallback(
+    async (task) => {
+      const info = await backend.continue_task({ session_id: task.child_session_id });
+      void client.invalidateQueries({ queryKey: taskKeys.session(task.parent_session_id) });
+      return info;
+    },
+    [backend, client],
+  );
 }
 
 /** Says what happened to an interrupted call and refreshes the session's list. */

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import type { DebugMessage, Event, FrameOrigin, SessionWindow } from "./bindings";
-import { applyEvent, chatFromWindow, emptyChat, prependChat, appendChat, type ChatItem, type ChatState } from "./chat";
+import type { DebugMessage, Event, FrameOrigin, SessionWindow, TaskState } from "./bindings";
+import { applyEvent, chatFromWindow, emptyChat, prependChat, appendChat, type ChatItem, type ChatState, type TaskItem } from "./chat";
 import { laneViews, visibleItems } from "./lanes";
 
 const ROOT: FrameOrigin = { stack_id: 1, depth: 0, label: null, parent_tool_call_id: null };
@@ -62,6 +62,8 @@ function shape(s: ChatState): string[] {
         return `${where}/user:${i.content}`;
       case "notice":
         return `${where}/notice:${i.text}`;
+      case "task":
+        return `${where}/task:${i.label}=${i.state}`;
     }
   });
 }
@@ -230,5 +232,48 @@ describe("sub-agent lanes from history", () => {
     const earlier = chatFromWindow(page(rows.slice(0, 6), { after: true }), true);
     const whole = appendChat(earlier, page(rows.slice(6)));
     expect(shape(whole)).toEqual(shape(chatFromWindow(page(rows), true)));
+  });
+});
+
+describe("async task cards", () => {
+  const card = (s: ChatState): TaskItem => {
+    const first = s.items[0];
+    if (first?.kind !== "task") throw new Error(`no task card: ${shape(s).join(", ")}`);
+    return first;
+  };
+  const update = (state: TaskState, report: string | null = null, messageId: number | null = null): Event => ({
+    type: "task_update",
+    task_id: 3,
+    child_session_id: 9,
+    label: "scout#9",
+    state,
+    report,
+    message_id: messageId,
+  });
+
+  it("shows one card per task that follows it from started to reported", () => {
+    const s = run([
+      [update("queued"), ROOT],
+      [update("running"), ROOT],
+      [update("done", "42 files"), ROOT],
+      [update("delivered", "42 files", 77), ROOT],
+    ]);
+    expect(shape(s)).toEqual(["-/task:scout#9=delivered"]);
+    const c = card(s);
+    expect([c.ended, c.report, c.childSessionId]).toEqual(["done", "42 files", 9]);
+  });
+
+  it("ignores a dropped second delivery and starts over when a failed task is continued", () => {
+    const failed = run([
+      [update("queued"), ROOT],
+      [update("failed", "model unreachable"), ROOT],
+      [update("delivered", "model unreachable", 78), ROOT],
+    ]);
+    const dropped = applyEvent(failed, update("delivery_dropped"), ROOT);
+    expect(dropped).toBe(failed);
+    const again = run([[update("queued"), ROOT]], failed);
+    const c = card(again);
+    expect([c.state, c.ended, c.report]).toEqual(["queued", null, "model unreachable"]);
+    expect(again.items).toHaveLength(1);
   });
 });

@@ -297,6 +297,8 @@ function stepOf(last: ChatItem | undefined): string {
       return last.status === "pending" ? `waiting for approval: ${last.label}` : `${last.label} (${last.status})`;
     case "notice":
       return last.text;
+    case "task":
+      return `task ${last.label} (${last.state})`;
   }
 }
 

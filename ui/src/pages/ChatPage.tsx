@@ -28,6 +28,7 @@ import { QuestionCard } from "../components/QuestionCard";
 import { InterruptedCallBar } from "../components/InterruptedCallBar";
 import { ToolCard } from "../components/ToolCard";
 import { laneViews, visibleItems, type LaneItem, type LaneView, type SpendSum } from "../backend/lanes";
+import type { TaskItem } from "../backend/chat";
 import { AgentPicker } from "./chat/AgentPicker";
 import { Composer } from "./chat/Composer";
 import { LaneHead, LaneRow, tokenPair, usd } from "./chat/Lane";
@@ -164,7 +165,32 @@ function ItemBody({
           {item.text}
         </div>
       );
+    case "task":
+      return <TaskCard task={item} />;
   }
+}
+
+/** What a task card says about each state. */
+const TASK_STATES: Record<TaskItem["state"], string> = {
+  queued: "waiting for a slot",
+  running: "running",
+  done: "finished",
+  failed: "failed",
+  cancelled: "stopped",
+  delivered: "reported",
+  delivery_dropped: "reported",
+};
+
+/** An async task's card: its label, where it is, and its report once it ended. */
+function TaskCard({ task }: { task: TaskItem }) {
+  const bad = task.ended === "failed" || task.ended === "cancelled";
+  const where = task.state === "delivered" && task.ended ? `${TASK_STATES[task.ended]}, reported` : TASK_STATES[task.state];
+  return (
+    <div className={`notice task-card${bad ? " notice-warn" : ""}`} role="status" data-task={task.taskId}>
+      <span className="badge">task {task.label}</span> {where}
+      {task.report ? <p className="task-report">{task.report}</p> : null}
+    </div>
+  );
 }
 
 /** A message waiting to be folded into the conversation, and why it waits. */

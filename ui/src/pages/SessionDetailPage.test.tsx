@@ -26,6 +26,7 @@ const detail: SessionDetail = {
   messages,
   pending_inputs: [],
   turn_ends: [],
+  tasks: [],
 };
 
 function row(kind: string, index = 0): HTMLElement {
@@ -302,5 +303,24 @@ describe("Session detail page: interrupted calls", () => {
     expect(backend.reconcileCalls).toEqual([{ tool_call_id: 11, choice: "did_not_run" }]);
     await waitFor(() => expect(row("tool", 1).textContent).toContain("You said it did not run"));
     expect(within(row("tool", 1)).queryByRole("button", { name: "It ran" })).toBeNull();
+  });
+});
+
+describe("background tasks", () => {
+  it("lists the session's tasks with links to their sessions and continues a failed one", async () => {
+    const backend = new MockBackend({ details: [detail] });
+    backend.tasks = [
+      { task_id: 1, parent_session_id: 42, child_session_id: 50, label: "scout#50", agent_id: "scout", state: "done", report: "42 files", delivered: true },
+      { task_id: 2, parent_session_id: 42, child_session_id: 51, label: "scout#51", agent_id: "scout", state: "failed", report: "model unreachable", delivered: true },
+    ];
+    renderApp(backend, "#session/42");
+    const section = await screen.findByRole("region", { name: "Background tasks" });
+    expect(within(section).getByRole("link", { name: "task scout#50" }).getAttribute("href")).toBe("#session/50");
+    expect(within(section).getByText(/42 files/)).toBeTruthy();
+    // Only the failed task offers Continue.
+    const buttons = within(section).getAllByRole("button", { name: "Continue" });
+    expect(buttons).toHaveLength(1);
+    await userEvent.click(buttons[0] as HTMLElement);
+    await waitFor(() => expect(backend.continued).toEqual([51]));
   });
 });

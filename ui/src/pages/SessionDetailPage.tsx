@@ -9,11 +9,14 @@ import {
   useLlmRequest,
   useReconcileCall,
   useRenameSession,
+  useContinueTask,
+  useTasks,
   type ApiError,
   type DebugMessage,
   type InterruptedCall,
   type ItemRef,
   type SessionMeta,
+  type TaskInfo,
   type ToolStatus,
 } from "../backend";
 import { frameStatuses, originLabels, type LaneStatus } from "../backend/lanes";
@@ -25,6 +28,39 @@ import { DiffViewer } from "../components/DiffViewer";
 import { formatTimestamp } from "../components/format";
 import { ErrorView, Loading } from "../components/StatusViews";
 import { VirtualLog } from "./chat/VirtualLog";
+
+/** The session's async tasks: each links to its child session; a failed or stopped one can be
+ *  continued from where it stopped. */
+function TaskList({ sessionId }: { sessionId: number }) {
+  const tasks = useTasks(sessionId);
+  const continueTask = useContinueTask();
+  const [error, setError] = useState<string | null>(null);
+  if (tasks.length === 0) return null;
+  const onContinue = (task: TaskInfo) => {
+    setError(null);
+    continueTask(task).catch((e: unknown) => setError(toApiError(e).message));
+  };
+  return (
+    <section className="turn-ends-section" aria-label="Background tasks">
+      <h2>Background tasks</h2>
+      <ol className="turn-ends">
+        {tasks.map((t) => (
+          <li key={t.task_id}>
+            <a href={`#session/${t.child_session_id}`}>task {t.label}</a> {t.state}
+            {t.delivered ? ", reported" : ""}
+            {t.report ? <span className="muted"> — {t.report.split("\n")[0]}</span> : null}
+            {t.state === "failed" || t.state === "cancelled" ? (
+              <button type="button" className="button button-ghost" onClick={() => onContinue(t)}>
+                Continue
+              </button>
+            ) : null}
+          </li>
+        ))}
+      </ol>
+      {error ? <p role="alert">{error}</p> : null}
+    </section>
+  );
+}
 
 const STATUS_LABEL: Record<ToolStatus, string> = {
   pending: "pending",
@@ -422,6 +458,7 @@ export function SessionDetailPage({ id, focus = null }: { id: number; focus?: It
             />
           </div>
         )}
+        <TaskList sessionId={id} />
         {tree.turnEnds.length > 0 ? (
           <section className="turn-ends-section" aria-label="How the turns ended">
             <h2>How the turns ended</h2>

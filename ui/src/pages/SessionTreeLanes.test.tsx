@@ -26,6 +26,7 @@ function setup(messages: DebugMessage[]) {
     messages,
     pending_inputs: [],
     turn_ends: [],
+    tasks: [],
   };
   return new MockBackend({ details: [detail] });
 }

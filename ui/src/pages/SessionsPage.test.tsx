@@ -84,6 +84,7 @@ describe("Sessions page", () => {
           messages: [],
           pending_inputs: [],
           turn_ends: [],
+          tasks: [],
         },
       ],
     });
@@ -179,6 +180,7 @@ describe("Sessions page", () => {
           ],
           pending_inputs: [],
           turn_ends: [],
+          tasks: [],
         },
       ],
     });

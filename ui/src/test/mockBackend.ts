@@ -35,6 +35,7 @@ import type {
   SessionWindow,
   SettingsView,
   StopResult,
+  TaskInfo,
   ToolGroupsReset,
   TurnStatus,
   DebugMessage,
@@ -72,6 +73,8 @@ import type {
   SetApiKeyParams,
   SetRunContextParams,
   StopTurnParams,
+  ListTasksParams,
+  ContinueTaskParams,
   TestConnectionParams,
   TurnRunningParams,
 } from "../backend/api";
@@ -114,6 +117,9 @@ export class MockBackend implements Backend {
   /** Calls a sent message is queued behind (what `sendMessage` answers in `waiting_for`). */
   waitingFor: number[] = [];
   sendError: ApiError | null = null;
+  /** Async tasks `list_tasks` answers; `continue_task` records the child sessions it got. */
+  tasks: TaskInfo[] = [];
+  continued: number[] = [];
   stopCalls: number[] = [];
   /** What `session_usage` answers, by session id (absent: nothing reported yet). */
   usage = new Map<number, Partial<SessionUsage>>();
@@ -343,6 +349,20 @@ export class MockBackend implements Backend {
   stop_turn({ session_id: sessionId }: StopTurnParams): Promise<StopResult> {
     this.stopCalls.push(sessionId);
     return Promise.resolve({ stopped: this.running.delete(sessionId) });
+  }
+
+  list_tasks({ session_id: sessionId }: ListTasksParams): Promise<TaskInfo[]> {
+    return Promise.resolve(this.tasks.filter((t) => t.parent_session_id === sessionId));
+  }
+
+  continue_task({ session_id: sessionId }: ContinueTaskParams): Promise<TaskInfo> {
+    this.continued.push(sessionId);
+    const task = this.tasks.find((t) => t.child_session_id === sessionId);
+    if (!task) {
+      return Promise.reject({ code: "not_found", message: `session ${sessionId} is not a task` } satisfies ApiError);
+    }
+    task.state = "queued";
+    return Promise.resolve({ ...task });
   }
 
   turn_running({ session_id: sessionId }: TurnRunningParams): Promise<TurnStatus> {
@@ -663,6 +683,7 @@ export function emptyDetail(id: number, source = "web"): SessionDetail {
     messages: [],
     pending_inputs: [],
     turn_ends: [],
+    tasks: [],
   };
 }
 

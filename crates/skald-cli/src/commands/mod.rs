@@ -7,6 +7,7 @@ mod bypasses;
 mod chat;
 mod serve;
 mod sessions;
+mod tasks;
 
 use std::path::PathBuf;
 
@@ -33,6 +34,7 @@ pub async fn run(
     match command {
         Command::Sessions(cmd) => sessions::run(&engine, cmd, out).await,
         Command::Agents(cmd) => agents::run(&engine, cmd, out).await,
+        Command::Tasks(cmd) => tasks::run(&engine, cmd, out).await,
         Command::Api { op, params } => {
             api::run(&engine, op.as_deref().unwrap_or_default(), params.as_deref(), out).await
         }

@@ -10,6 +10,7 @@ mod search;
 mod serve;
 mod serve_chat;
 mod sessions;
+mod tasks;
 
 use std::process::{Command, Output};
 

@@ -33,6 +33,9 @@ pub struct LlmConfig {
     pub max_history_messages: u32,
     pub max_tool_result_chars: Option<u32>,
     pub max_parallel_subagents: u32,
+    /// Async tasks (`execute_task` mode `async`) the background runner drives at once (default
+    /// 2); more wait their turn in the queue. Read when the engine opens.
+    pub max_async_tasks: u32,
     /// Deepest sub-agent level (default 5): the root agent is depth 0, its sub-agents depth 1,
     /// and so on. A sub-agent at this depth is not offered `execute_subtask`; 0 turns delegation
     /// off.
@@ -70,6 +73,7 @@ impl Default for LlmConfig {
             max_history_messages: 30,
             max_tool_result_chars: None,
             max_parallel_subagents: 4,
+            max_async_tasks: 2,
             max_subagent_depth: 5,
             request_timeout_secs: 300,
             idle_timeout_secs: 60,
@@ -257,6 +261,9 @@ pub(super) fn validate(path: &Path, text: Option<&str>, c: &Config) -> Result<()
             "max_parallel_subagents",
             "llm.max_parallel_subagents: must be at least 1".into(),
         ));
+    }
+    if c.llm.max_async_tasks == 0 {
+        return Err(fail("max_async_tasks", "llm.max_async_tasks: must be at least 1".into()));
     }
     if c.llm.max_subagent_depth > MAX_SUBAGENT_DEPTH {
         return Err(fail(

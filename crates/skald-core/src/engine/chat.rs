@@ -216,7 +216,7 @@ impl Engine {
         }
     }
 
-    /// Leases the session for open steers that no turn will fold: none runs here or
+    /// Leases the session for open steers (or async tasks' reports) that no turn will fold: none runs here or
     /// elsewhere, and no call waits for a human (the continuation after the decision folds
     /// them). With calls left open otherwise (decided, or cut off by a crash) the step settles
     /// them first. `None` when there is nothing to do or someone else holds the session.
@@ -225,15 +225,22 @@ impl Engine {
         session_id: i64,
     ) -> Option<(Lease, Vec<ModelEndpoint>, Step)> {
         let store = self.store();
-        if store.open_steers(session_id).await.ok()?.is_empty() {
+        // Async tasks' reports wait like steers: both are input the root must answer.
+        let waiting = async {
+            Some(
+                !store.open_steers(session_id).await.ok()?.is_empty()
+                    || store.has_undelivered_reports(session_id).await.ok()?,
+            )
+        };
+        if !waiting.await? {
             return None;
         }
         let lease = self.acquire(session_id).await.ok()?;
         // Under the lease: another caller may have folded them first, or a turn parked a call.
         let next = async {
-            if store.open_steers(session_id).await.ok()?.is_empty()
-                || !store.calls_awaiting_human(session_id).await.ok()?.is_empty()
-            {
+            let still = !store.open_steers(session_id).await.ok()?.is_empty()
+                || store.has_undelivered_reports(session_id).await.ok()?;
+            if !still || !store.calls_awaiting_human(session_id).await.ok()?.is_empty() {
                 return None;
             }
             let step = if store.open_tool_calls(session_id).await.ok()?.is_empty() {
@@ -494,6 +501,7 @@ impl Engine {
             decisions: self.inner.decisions.clone(),
             context_cache: self.inner.context_cache.clone(),
             data_dir: self.data_dir().to_path_buf(),
+            start_task: self.task_starter(),
         };
         let policy = TurnPolicy {
             session_id,
@@ -506,6 +514,7 @@ impl Engine {
             workdir,
             park_mode: mode,
             auto_deny: session.auto_deny_approvals,
+            background: session.is_ephemeral,
             build,
             max_rounds: cfg.llm.max_tool_rounds,
             max_subagent_depth: cfg.llm.max_subagent_depth,
@@ -544,6 +553,9 @@ impl Engine {
         if let Err(e) = stored {
             tracing::warn!(session_id, "cannot store how the turn ended: {e}");
         }
+        // An async task's child that ended reports to its parent — before `turn_ended`, so a
+        // client that sees the end finds the lease released as soon as it was.
+        self.task_ended(session_id, outcome).await;
         emitter.emit(Event::TurnEnded { outcome: end });
         emitter.emit(Event::TurnRunning { running: false });
     }

@@ -82,8 +82,8 @@ pub struct ShutdownReport {
 }
 
 impl Engine {
-    /// For the app and `skald serve`: continues the sessions a dead process left mid-turn and
-    /// those whose parked call was decided while nobody ran them, then keeps continuing parked
+    /// For the app and `skald serve`: continues the sessions a dead process left mid-turn, the
+    /// async tasks left unfinished, and sessions whose parked call was decided while nobody ran them, then keeps continuing parked
     /// turns when a decision lands (from this process at once, from others within a second).
     /// Idempotent.
     pub fn start_background(&self) {
@@ -109,7 +109,11 @@ impl Engine {
 
     fn continue_abandoned_soon(&self) {
         let engine = self.clone();
-        self.inner.lifecycle.spawn(async move { engine.continue_abandoned().await });
+        self.inner.lifecycle.spawn(async move {
+            engine.continue_abandoned().await;
+            // After the turns: a task whose child a dead process held is continued by either.
+            engine.continue_tasks().await;
+        });
     }
 
     /// Sessions whose runner died mid-turn (a kill, a crash, a power cut) continue here.

@@ -10,6 +10,7 @@ mod reconcile;
 mod runner;
 mod search;
 mod settings;
+mod tasks;
 mod usage;
 
 pub use chat::{ChatOptions, SendReceipt};
@@ -80,6 +81,8 @@ struct Inner {
     context_cache: crate::context::ContextCache,
     /// Every task the engine starts, and how they end (`start_background`, `shutdown`).
     lifecycle: lifecycle::Lifecycle,
+    /// Slots of the async task runner (`llm.max_async_tasks`).
+    task_slots: Arc<tokio::sync::Semaphore>,
     /// Identifies this process in `session_runners`.
     runner_id: String,
     _watcher: Option<ConfigWatcher>,
@@ -107,6 +110,8 @@ impl Engine {
             config.read().unwrap_or_else(|p| p.into_inner()).llm.request_log.retention_days;
         store.purge_llm_requests(retention).await?;
         crate::tools::process_registry::reap_orphans(&store).await?;
+        let max_async_tasks =
+            config.read().unwrap_or_else(|p| p.into_inner()).llm.max_async_tasks.max(1) as usize;
         let (events, _) = broadcast::channel(EVENT_BUS_CAPACITY);
         let watcher = if opts.watch_config {
             let bus = events.clone();
@@ -146,6 +151,7 @@ impl Engine {
                     opts.context_cache_bytes.unwrap_or(crate::context::DEFAULT_BUDGET_BYTES),
                 ),
                 lifecycle: lifecycle::Lifecycle::new(),
+                task_slots: Arc::new(tokio::sync::Semaphore::new(max_async_tasks)),
                 runner_id,
                 _watcher: watcher,
             }),

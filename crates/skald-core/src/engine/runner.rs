@@ -153,13 +153,41 @@ impl Engine {
         first: Step,
         mode: ParkMode,
     ) {
+        // Marked before the task starts, so a `wait_turn` right after this returns waits for it.
         let mark = RunMark::start(lease.handle.clone());
         let engine = self.clone();
         let source = source.to_string();
         self.inner.lifecycle.spawn(async move {
-            let outcome = engine.run_steps(lease, chain, &source, first, mode).await;
-            mark.end(outcome);
+            engine.run_with_mark(mark, lease, chain, &source, first, mode).await;
         });
+    }
+
+    /// `spawn_run` inside a task the caller already runs (the async task runner, which holds a
+    /// slot for the whole run); `wait_turn` follows it the same way.
+    pub(super) async fn run_marked(
+        &self,
+        lease: Lease,
+        chain: Vec<ModelEndpoint>,
+        source: &str,
+        first: Step,
+        mode: ParkMode,
+    ) -> TurnOutcome {
+        let mark = RunMark::start(lease.handle.clone());
+        self.run_with_mark(mark, lease, chain, source, first, mode).await
+    }
+
+    async fn run_with_mark(
+        &self,
+        mark: RunMark,
+        lease: Lease,
+        chain: Vec<ModelEndpoint>,
+        source: &str,
+        first: Step,
+        mode: ParkMode,
+    ) -> TurnOutcome {
+        let outcome = self.run_steps(lease, chain, source, first, mode).await;
+        mark.end(outcome.clone());
+        outcome
     }
 
     /// Waits for the session's turn in this process to end and tells how it ended (the last

@@ -30,7 +30,8 @@ pub async fn load(
         tree.emit_frame(root, &mut out, &mut seen)?;
     }
     let turn_ends = store.turn_ends(session_id).await?;
-    Ok(SessionDetail { session: session.meta(), messages: out, pending_inputs, turn_ends })
+    let tasks = store.tasks_of_parent(session_id).await?.iter().map(|t| t.info()).collect();
+    Ok(SessionDetail { session: session.meta(), messages: out, pending_inputs, turn_ends, tasks })
 }
 
 /// Messages of the session waiting to be folded into its history, oldest first.

@@ -26,7 +26,12 @@ pub struct TurnDeps {
     /// The engine's cache of built histories: each round extends the frame's with what changed.
     pub context_cache: ContextCache,
     pub data_dir: PathBuf,
+    /// Hands an async task (by id) to the engine's background runner.
+    pub start_task: TaskStarter,
 }
+
+/// How a turn hands an async task to the engine's runner, which outlives the turn.
+pub type TaskStarter = Arc<dyn Fn(i64) + Send + Sync>;
 
 /// The session's rules for this turn, resolved at its start and shared by every frame.
 pub struct TurnPolicy {
@@ -42,6 +47,9 @@ pub struct TurnPolicy {
     pub park_mode: ParkMode,
     /// Unattended sessions (TIC) reject what needs a human instead of waiting.
     pub auto_deny: bool,
+    /// The session is an async task's child (run by the background runner, not a chat): its
+    /// root delegates with `execute_subtask` only, so no task starts another lifecycle.
+    pub background: bool,
     pub build: BuildSettings,
     pub max_rounds: u32,
     /// Deepest sub-agent level (`llm.max_subagent_depth`); the root is depth 0.

@@ -14,7 +14,7 @@ mod scheduler;
 mod subagent;
 mod synthetic;
 
-pub use ctx::{FrameCtx, TurnCtx, TurnDeps, TurnPolicy};
+pub use ctx::{FrameCtx, TaskStarter, TurnCtx, TurnDeps, TurnPolicy};
 pub use emitter::TurnEmitter;
 
 use skald_protocol::{Event, TurnEnd};
@@ -121,14 +121,45 @@ enum Asked {
     Ended(TurnOutcome),
 }
 
-/// Only the root frame folds messages the user sent during the turn: a sub-agent's history is
-/// its parent's task, not the conversation.
+/// Only the root frame folds messages the user sent during the turn and its async tasks'
+/// reports: a sub-agent's history is its parent's task, not the conversation.
 async fn fold_root_steers(ctx: &TurnCtx) -> Result<(), EngineError> {
     if !ctx.is_root() {
         return Ok(());
     }
-    fold_steers(&ctx.deps.store, &ctx.frame.emitter, ctx.policy.session_id, ctx.frame.stack_id)
-        .await
+    let (store, emitter) = (&ctx.deps.store, &ctx.frame.emitter);
+    fold_steers(store, emitter, ctx.policy.session_id, ctx.frame.stack_id).await?;
+    fold_task_reports(store, emitter, ctx.policy.session_id, ctx.frame.stack_id).await
+}
+
+/// Delivers the reports of the session's ended async tasks into its root frame, each once.
+pub(crate) async fn fold_task_reports(
+    store: &Store,
+    emitter: &TurnEmitter,
+    session_id: i64,
+    stack_id: i64,
+) -> Result<(), EngineError> {
+    for d in store.deliver_task_reports(session_id, stack_id).await? {
+        emitter.emit(Event::TaskUpdate {
+            task_id: d.task.id,
+            child_session_id: d.task.child_session_id,
+            label: d.task.label.clone(),
+            state: skald_protocol::TaskState::Delivered,
+            report: d.task.report.clone(),
+            message_id: Some(d.message_id),
+        });
+    }
+    Ok(())
+}
+
+/// Whether the root frame has input to answer: steers or async task reports.
+async fn root_input_waits(ctx: &TurnCtx) -> Result<bool, EngineError> {
+    if !ctx.is_root() {
+        return Ok(false);
+    }
+    let store = &ctx.deps.store;
+    let sid = ctx.policy.session_id;
+    Ok(!store.open_steers(sid).await?.is_empty() || store.has_undelivered_reports(sid).await?)
 }
 
 /// Builds the frame's request and asks its models; once switched, the fallback model serves
@@ -182,10 +213,7 @@ async fn record_answer(
         emitter.emit(Event::Truncated { output_tokens: usage.map(|u| u.output_tokens) });
     }
     // This answer is closed for every client; the turn goes on for the steer.
-    if ctx.is_root()
-        && round < ctx.policy.max_rounds
-        && !store.open_steers(ctx.policy.session_id).await?.is_empty()
-    {
+    if round < ctx.policy.max_rounds && root_input_waits(ctx).await? {
         emitter.emit(Event::InterimAnswer {
             message_id,
             stack_id,
@@ -272,7 +300,7 @@ pub(crate) async fn resume_frame(ctx: &TurnCtx) -> Result<TurnOutcome, EngineErr
     // Only the newest live row decides; reading the whole frame made resume linear in its length.
     let last = store.last_live_message(stack_id).await?;
     // Steers waiting (queued behind a decision, or left by a crash) are answered by more rounds.
-    let steers_wait = ctx.is_root() && !store.open_steers(ctx.policy.session_id).await?.is_empty();
+    let steers_wait = root_input_waits(ctx).await?;
     match last.as_ref() {
         // The last word is an answer: the frame is complete.
         Some(last) if last.role == "assistant" && open.is_empty() && !steers_wait => {

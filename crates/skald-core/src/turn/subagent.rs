@@ -2,13 +2,15 @@
 //! (offered to sub-agents below `llm.max_subagent_depth`). A child frame linked to the spawning
 //! call runs inline — same task, processing lock and token — and its end becomes the call's
 //! result. Resume settles an interrupted child first, then feeds its result to the parent.
+//! `execute_task` mode `async` (an attended root only) starts a background task instead.
 
 use std::future::Future;
 use std::pin::Pin;
 
 use serde_json::{Value, json};
-use skald_protocol::Event;
+use skald_protocol::{Event, TaskState};
 use skald_store::repo::history::{NewMessage, Role};
+use skald_store::repo::tasks::NewTask;
 use skald_store::repo::tools::ToolCallRow;
 
 use super::{TurnCtx, TurnOutcome};
@@ -38,11 +40,13 @@ fn tool_of(ctx: &TurnCtx) -> Option<&'static str> {
     if ctx.policy.max_subagent_depth == 0 {
         return None;
     }
-    Some(if ctx.is_root() && !ctx.policy.auto_deny {
-        names::EXECUTE_TASK
-    } else {
-        names::EXECUTE_SUBTASK
-    })
+    Some(if offers_async(ctx) { names::EXECUTE_TASK } else { names::EXECUTE_SUBTASK })
+}
+
+/// Only an attended chat's root starts async tasks: unattended roots, task children and
+/// sub-agents delegate synchronously, so no background lifecycle starts another.
+fn offers_async(ctx: &TurnCtx) -> bool {
+    ctx.is_root() && !ctx.policy.auto_deny && !ctx.policy.background
 }
 
 /// Whether `name` is this frame's delegation tool. A sub-agent at the depth limit still knows
@@ -67,11 +71,18 @@ pub fn definitions(ctx: &TurnCtx) -> Vec<(String, Value)> {
     }
     let listed: Vec<String> =
         agents.iter().map(|a| format!("- `{}`: {}", a.id, a.meta.description.trim())).collect();
+    let modes = if name == names::EXECUTE_TASK {
+        " With mode `async` the task runs in the background instead: the call returns at once \
+         and the task's report reaches you later as a `[task <label> reported]` message, so \
+         keep going (or end your turn) rather than wait for it."
+    } else {
+        ""
+    };
     let description = format!(
         "Delegate a self-contained task to a sub-agent and wait for its final answer, which \
          becomes this call's result. The sub-agent sees only the prompt you give it (plus the \
          shared scratchpad), so include every fact it needs. Several calls in one reply run at \
-         the same time. Task agents:\n{}",
+         the same time.{modes} Task agents:\n{}",
         listed.join("\n")
     );
     let mut properties = json!({
@@ -84,8 +95,9 @@ pub fn definitions(ctx: &TurnCtx) -> Vec<(String, Value)> {
     if name == names::EXECUTE_TASK {
         properties["mode"] = json!({
             "type": "string",
-            "enum": ["sync"],
-            "description": "`sync`: run now and wait for the answer."
+            "enum": ["sync", "async"],
+            "description": "`sync`: run now and wait for the answer. `async`: start it in the \
+                            background; its report arrives later."
         });
         required.insert(0, "mode");
     }
@@ -109,15 +121,20 @@ pub fn definitions(ctx: &TurnCtx) -> Vec<(String, Value)> {
 struct Request {
     agent: Agent,
     prompt: String,
+    title: Option<String>,
+    /// `execute_task` mode `async`: a background task instead of a child frame.
+    background: bool,
 }
 
 /// The dispatch checks, in order; an `Err` is the tool error the caller's model gets.
 fn check(ctx: &TurnCtx, name: &str, args: &Value) -> Result<Request, String> {
     let text = |k: &str| args.get(k).and_then(Value::as_str).map(str::trim).unwrap_or("");
+    let mut background = false;
     if name == names::EXECUTE_TASK {
         match text("mode") {
             "sync" => {}
-            "" => return Err("`mode` is required: use `sync`".into()),
+            "async" if offers_async(ctx) => background = true,
+            "" => return Err("`mode` is required: use `sync` or `async`".into()),
             other => {
                 return Err(format!("mode `{other}` is not available here: use `sync`"));
             }
@@ -150,7 +167,8 @@ fn check(ctx: &TurnCtx, name: &str, args: &Value) -> Result<Request, String> {
             if ids.is_empty() { "none".to_string() } else { ids.join(", ") }
         ));
     };
-    Ok(Request { agent, prompt: prompt.to_string() })
+    let title = Some(text("title")).filter(|t| !t.is_empty()).map(str::to_string);
+    Ok(Request { agent, prompt: prompt.to_string(), title, background })
 }
 
 /// Runs a delegation the gate allowed: checks, opens the child frame (or reopens the one this
@@ -165,6 +183,9 @@ pub async fn dispatch(
         Ok(req) => req,
         Err(message) => return Ok(ChildEnd::Failed(message)),
     };
+    if req.background {
+        return start_task(ctx, call_id, req).await;
+    }
     let store = &ctx.deps.store;
     if let Some(frame) = store.child_frame_of_call(call_id).await? {
         // Opened before a crash: continue it rather than start the task twice.
@@ -215,6 +236,42 @@ async fn reopen_child(
     }
     give_task(ctx, call_id, stack_id, &agent.id, prompt).await?;
     run_child(ctx, call_id, stack_id, agent, false).await
+}
+
+/// Starts an async task: its child session and row (or the ones this call made before a crash),
+/// handed to the engine's runner; the call's result says it started.
+async fn start_task(ctx: &TurnCtx, call_id: i64, req: Request) -> Result<ChildEnd, EngineError> {
+    let store = &ctx.deps.store;
+    let task = match store.task_of_call(call_id).await? {
+        Some(task) => task,
+        None => {
+            let new = NewTask {
+                parent_session_id: ctx.policy.session_id,
+                parent_tool_call_id: call_id,
+                agent_id: &req.agent.id,
+                agent_prompt: &req.agent.prompt,
+                prompt: &req.prompt,
+                title: req.title.as_deref(),
+            };
+            let task = store.create_task(&new).await?;
+            ctx.frame.emitter.emit(Event::TaskUpdate {
+                task_id: task.id,
+                child_session_id: task.child_session_id,
+                label: task.label.clone(),
+                state: TaskState::Queued,
+                report: None,
+                message_id: None,
+            });
+            task
+        }
+    };
+    (ctx.deps.start_task)(task.id);
+    Ok(ChildEnd::Answer(format!(
+        "Task {label} started in the background (session {sid}). Its report will reach you as a \
+         `[task {label} reported]` message; do not wait for it.",
+        label = task.label,
+        sid = task.child_session_id
+    )))
 }
 
 /// Runs (or resumes) child frame `stack_id` inline and maps its end. A child that ended is

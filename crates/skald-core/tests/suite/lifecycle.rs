@@ -19,7 +19,7 @@ fn busy_elsewhere(e: &EngineError) -> bool {
 }
 
 /// A pid no process has any more (a child that ran and was reaped).
-fn dead_pid() -> u32 {
+pub fn dead_pid() -> u32 {
     let mut child = std::process::Command::new("true").spawn().unwrap();
     let pid = child.id();
     child.wait().unwrap();
@@ -115,6 +115,8 @@ async fn start_background_continues_a_turn_a_dead_process_left() {
     // The continuation answered the prompt the dead process never got an answer to.
     let last = rig.fake.requests().last().unwrap().body.clone();
     assert!(last["messages"].to_string().contains("are you there?"), "{last}");
+    // `turn_ended` goes out just before the run releases its lease: wait for the run itself.
+    app.wait_turn(sid).await;
     assert!(!app.is_running(sid).await.unwrap(), "the continuation released the session");
 }
 

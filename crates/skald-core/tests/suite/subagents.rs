@@ -17,7 +17,7 @@ use super::turn::{Rig, finish};
 const SOURCE: &str = "test";
 
 /// A task agent `id` in the rig's data dir.
-fn task_agent(rig: &Rig, id: &str) {
+pub fn task_agent(rig: &Rig, id: &str) {
     let dir = rig.data_dir().join("agents").join(id);
     std::fs::create_dir_all(&dir).unwrap();
     let meta = json!({ "name": id, "description": format!("the {id}"), "type": "task" });
@@ -42,7 +42,7 @@ fn subtask(agent: &str, prompt: &str) -> ScriptedToolCall {
     ScriptedToolCall::new("execute_subtask", &args.to_string())
 }
 
-fn first_text(body: &Value) -> String {
+pub fn first_text(body: &Value) -> String {
     body["messages"]
         .as_array()
         .unwrap()
@@ -52,7 +52,7 @@ fn first_text(body: &Value) -> String {
         .unwrap_or_default()
 }
 
-fn tool_names(body: &Value) -> Vec<String> {
+pub fn tool_names(body: &Value) -> Vec<String> {
     body["tools"]
         .as_array()
         .map(|tools| {

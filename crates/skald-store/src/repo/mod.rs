@@ -19,6 +19,7 @@ pub mod sources;
 pub mod stack;
 pub mod steers;
 pub mod summaries;
+pub mod tasks;
 pub mod tools;
 pub mod tree_page;
 pub mod turn_ends;

@@ -197,7 +197,8 @@ impl Store {
         }
         let offset = i64::from(page - 1) * i64::from(per_page);
         let total: i64 = sqlx::query_scalar(
-            "SELECT COUNT(*) FROM chat_sessions s WHERE (?1 IS NULL OR s.source = ?1)",
+            "SELECT COUNT(*) FROM chat_sessions s WHERE (?1 IS NULL OR s.source = ?1) \
+             AND s.id NOT IN (SELECT child_session_id FROM async_tasks)",
         )
         .bind(&query.source)
         .fetch_one(self.pool())
@@ -209,7 +210,8 @@ impl Store {
              LEFT JOIN (SELECT st.session_id AS sid, COUNT(h.id) AS cnt, MAX(h.created_at) AS last_at \
                         FROM chat_sessions_stack st JOIN chat_history h ON h.session_stack_id = st.id \
                         GROUP BY st.session_id) m ON m.sid = s.id \
-             WHERE (?1 IS NULL OR s.source = ?1) ORDER BY s.id DESC LIMIT ?2 OFFSET ?3",
+             WHERE (?1 IS NULL OR s.source = ?1) AND s.id NOT IN (SELECT child_session_id FROM async_tasks) \
+             ORDER BY s.id DESC LIMIT ?2 OFFSET ?3",
         )
         .bind(&query.source)
         .bind(i64::from(per_page))

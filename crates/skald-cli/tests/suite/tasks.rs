@@ -1,0 +1,56 @@
+//! `skald tasks list` and `skald tasks continue` as processes: a task a `skald chat` started is
+//! listed under its session, and only a failed or cancelled task can be continued.
+
+use serde_json::{Value, json};
+use skald_testkit::{FakeLlm, Reply, ScriptedToolCall};
+
+use super::chat::{cli, dirs, run};
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tasks_list_shows_a_started_task_and_continue_refuses_one_that_did_not_fail() {
+    let fake = FakeLlm::start().await.unwrap();
+    fake.allow_leftover_replies();
+    fake.allow_unscripted_requests();
+    let (_dir, data, work) = dirs();
+    let agent = data.join("agents").join("scout");
+    std::fs::create_dir_all(&agent).unwrap();
+    let meta = json!({ "name": "scout", "description": "the scout", "type": "task" });
+    std::fs::write(agent.join("meta.json"), meta.to_string()).unwrap();
+    std::fs::write(agent.join("AGENT.md"), "You are the scout.").unwrap();
+    let args = json!({ "mode": "async", "agent_id": "scout", "prompt": "TASK-C: look around" });
+    fake.push(Reply::tool_calls(vec![ScriptedToolCall::new("execute_task", &args.to_string())]));
+    fake.push(Reply::text("Started."));
+    fake.push_for_prompt("TASK-C", Reply::Stall { ms: 60_000, then_hang: true });
+
+    let mut chat = cli(&fake, &data);
+    chat.arg("chat").arg("--workdir").arg(&work).arg("look around in the background");
+    let (code, out, err) = run(chat).await;
+    assert_eq!(code, 0, "{out}\n{err}");
+
+    let mut list = cli(&fake, &data);
+    list.args(["--json", "tasks", "list", "--session", "1"]);
+    let (code, out, err) = run(list).await;
+    assert_eq!(code, 0, "{err}");
+    let tasks: Value = serde_json::from_str(&out).unwrap();
+    let task = &tasks.as_array().unwrap()[0];
+    assert_eq!(task["label"], "scout#2");
+    assert_eq!(task["child_session_id"], 2);
+    assert!(matches!(task["state"].as_str(), Some("queued" | "running")), "{task}");
+
+    let mut text = cli(&fake, &data);
+    text.args(["tasks", "list", "--session", "1"]);
+    let (_, out, _) = run(text).await;
+    assert!(out.lines().nth(1).is_some_and(|l| l.starts_with("scout#2")), "{out}");
+
+    let mut again = cli(&fake, &data);
+    again.args(["tasks", "continue", "2"]);
+    let (code, _, err) = run(again).await;
+    assert_eq!(code, 1);
+    assert!(err.contains("only a failed or cancelled task can be continued"), "{err}");
+
+    let mut not_task = cli(&fake, &data);
+    not_task.args(["tasks", "continue", "1"]);
+    let (code, _, err) = run(not_task).await;
+    assert_eq!(code, 1);
+    assert!(err.contains("not an async task"), "{err}");
+}

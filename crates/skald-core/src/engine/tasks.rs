@@ -1,0 +1,219 @@
+//! Async tasks' runner: drives each task's child session in a tracked engine task (at most
+//! `llm.max_async_tasks` at once), records its report when it ends, and wakes an idle parent to
+//! answer it; `continue_task` restarts a failed or cancelled one from its last step.
+
+use std::sync::{Arc, Weak};
+
+use skald_protocol::{Event, EventEnvelope, TaskInfo, TaskState};
+use skald_store::repo::tasks::TaskRow;
+
+use super::chat::Step;
+use super::{Engine, Inner};
+use crate::error::EngineError;
+use crate::turn::{ParkMode, TaskStarter, TurnOutcome};
+
+/// The report a child's end makes, with its status; `None` when the child did not end (it
+/// waits for a human).
+fn report_of(outcome: &TurnOutcome) -> Option<(&'static str, String)> {
+    Some(match outcome {
+        TurnOutcome::Final { content, .. } => ("done", content.clone()),
+        TurnOutcome::Cancelled => ("cancelled", "the task was stopped before it answered".into()),
+        TurnOutcome::Exhausted { rounds } => {
+            ("failed", format!("the task used its {rounds} rounds without a final answer"))
+        }
+        TurnOutcome::Failed { message } => ("failed", message.clone()),
+        TurnOutcome::Parked { .. } => return None,
+    })
+}
+
+impl Engine {
+    /// What a turn calls to hand a task to the runner. Weak: a turn never keeps the engine alive.
+    pub(super) fn task_starter(&self) -> TaskStarter {
+        let weak: Weak<Inner> = Arc::downgrade(&self.inner);
+        Arc::new(move |task_id| {
+            if let Some(inner) = weak.upgrade() {
+                Engine { inner }.start_task(task_id);
+            }
+        })
+    }
+
+    /// Runs task `task_id` in a tracked engine task once a slot is free.
+    pub(super) fn start_task(&self, task_id: i64) {
+        let engine = self.clone();
+        self.inner.lifecycle.spawn(async move { engine.run_task(task_id).await });
+    }
+
+    async fn run_task(&self, task_id: i64) {
+        let stop = self.inner.lifecycle.stop_token().clone();
+        let slots = self.inner.task_slots.clone();
+        // The slot is held for the whole run: that is the bound on concurrent tasks.
+        let _slot = tokio::select! {
+            () = stop.cancelled() => return,
+            permit = slots.acquire_owned() => match permit {
+                Ok(p) => p,
+                Err(_) => return,
+            },
+        };
+        let store = self.store();
+        let task = match store.task(task_id).await {
+            Ok(t) if !t.ended() => t,
+            Ok(_) => return,
+            Err(e) => {
+                tracing::warn!(task_id, "cannot read the async task: {e}");
+                return;
+            }
+        };
+        // Someone else runs the child (another process, or a resume here): it reports itself.
+        let Ok(lease) = self.acquire(task.child_session_id).await else { return };
+        let chain = match self.model_chain() {
+            Ok(chain) => chain,
+            Err(e) => {
+                lease.release().await;
+                let failed = TurnOutcome::Failed { message: e.to_string() };
+                self.task_ended(task.child_session_id, &failed).await;
+                return;
+            }
+        };
+        if let Err(e) = store.mark_task_running(task.id).await {
+            tracing::warn!(task_id, "cannot mark the async task running: {e}");
+        }
+        self.emit_task(&task, TaskState::Running, None, None).await;
+        let source = match store.session(task.child_session_id).await {
+            Ok(s) => s.source,
+            Err(_) => return,
+        };
+        // The child's first message is its task: a resume runs it, and continues it after a
+        // crash or a failure from its last step.
+        self.run_marked(lease, chain, &source, Step::Resume, ParkMode::Wait).await;
+    }
+
+    /// Called at the end of every run: when the session is an async task's child that ended,
+    /// records its report (once) and wakes the parent. A run cut off by shutdown is no end:
+    /// the task continues at the next `start_background`.
+    pub(super) async fn task_ended(&self, session_id: i64, outcome: &TurnOutcome) {
+        if self.inner.lifecycle.stopping() {
+            return;
+        }
+        let Some((status, report)) = report_of(outcome) else { return };
+        let store = self.store();
+        // Most runs are no task's: a read answers that without a write transaction.
+        if !matches!(store.task_of_session(session_id).await, Ok(Some(_))) {
+            return;
+        }
+        let recorded = match store.record_task_report(session_id, status, &report).await {
+            Ok(Some(task)) => task,
+            Ok(None) => return,
+            Err(e) => {
+                tracing::warn!(session_id, "cannot record the async task's report: {e}");
+                return;
+            }
+        };
+        self.emit_task(&recorded, recorded.state(), recorded.report.clone(), None).await;
+        self.wake_parent(recorded.parent_session_id).await;
+    }
+
+    /// Starts a parent turn to answer waiting reports when nobody runs the parent; a running
+    /// turn folds them at its next boundary (or its late-input check after it ends).
+    async fn wake_parent(&self, parent_id: i64) {
+        let Ok(parent) = self.store().session(parent_id).await else { return };
+        if let Some((lease, chain, step)) = self.claim_late_steers(parent_id).await {
+            tracing::info!(session_id = parent_id, "waking the session for an async task's report");
+            self.spawn_run(lease, chain, &parent.source, step, ParkMode::Wait);
+        }
+    }
+
+    /// Announces a task's state on its parent session (where its card lives).
+    async fn emit_task(
+        &self,
+        task: &TaskRow,
+        state: TaskState,
+        report: Option<String>,
+        message_id: Option<i64>,
+    ) {
+        let Ok(parent) = self.store().session(task.parent_session_id).await else { return };
+        self.emit(EventEnvelope::session(
+            task.parent_session_id,
+            &parent.source,
+            Event::TaskUpdate {
+                task_id: task.id,
+                child_session_id: task.child_session_id,
+                label: task.label.clone(),
+                state,
+                report,
+                message_id,
+            },
+        ));
+    }
+
+    /// Tasks a stopped or dead process left unfinished continue here (`start_background`).
+    pub(super) async fn continue_tasks(&self) {
+        match self.store().unfinished_tasks().await {
+            Ok(tasks) => {
+                for task in tasks {
+                    tracing::info!(task_id = task.id, "continuing an async task");
+                    self.start_task(task.id);
+                }
+            }
+            Err(e) => tracing::warn!("cannot look for unfinished async tasks: {e}"),
+        }
+        if let Ok(parents) = self.store().sessions_with_undelivered_reports().await {
+            for parent in parents {
+                self.wake_parent(parent).await;
+            }
+        }
+    }
+
+    /// The async tasks session `session_id` started, oldest first.
+    pub async fn list_tasks(&self, session_id: i64) -> Result<Vec<TaskInfo>, EngineError> {
+        self.store().session(session_id).await?;
+        Ok(self.store().tasks_of_parent(session_id).await?.iter().map(TaskRow::info).collect())
+    }
+
+    /// Continues a failed or cancelled async task (by its child session) from its last step;
+    /// its new report is delivered to the parent like the first.
+    pub async fn continue_task(&self, session_id: i64) -> Result<TaskInfo, EngineError> {
+        let store = self.store();
+        let Some(task) = store.task_of_session(session_id).await? else {
+            return Err(EngineError::NotFound(format!(
+                "session {session_id} is not an async task's session"
+            )));
+        };
+        if self.inner.lifecycle.stopping() {
+            return Err(EngineError::ShuttingDown);
+        }
+        let Some(requeued) = store.requeue_task(session_id).await? else {
+            return Err(EngineError::Conflict(format!(
+                "task {} is {}: only a failed or cancelled task can be continued",
+                task.label, task.status
+            )));
+        };
+        self.emit_task(&requeued, TaskState::Queued, None, None).await;
+        self.start_task(requeued.id);
+        Ok(requeued.info())
+    }
+
+    /// Test and diagnostics hook: delivers task `task_id`'s report into its parent's root frame
+    /// unless it was delivered already. Returns whether this call delivered it; a second
+    /// delivery is dropped, logged and announced (`delivery_dropped`).
+    pub async fn deliver_task_report(&self, task_id: i64) -> Result<bool, EngineError> {
+        let store = self.store();
+        let task = store.task(task_id).await?;
+        let root = store.root_frame(task.parent_session_id).await?;
+        match store.deliver_task_report(task_id, root.id).await? {
+            Some(d) => {
+                let report = d.task.report.clone();
+                self.emit_task(&d.task, TaskState::Delivered, report, Some(d.message_id)).await;
+                Ok(true)
+            }
+            None => {
+                tracing::warn!(
+                    task_id,
+                    label = %task.label,
+                    "dropped a second delivery of the async task's report"
+                );
+                self.emit_task(&task, TaskState::DeliveryDropped, None, None).await;
+                Ok(false)
+            }
+        }
+    }
+}

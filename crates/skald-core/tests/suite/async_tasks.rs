@@ -1,0 +1,384 @@
+//! Async tasks (`execute_task` mode `async`) end to end against the strict fake provider: the
+//! child session runs while the parent's turn ends, its report reaches the parent exactly once
+//! and wakes it, a duplicate delivery is dropped, a failed task continues to a success, a
+//! restart mid-task continues it, and `llm.max_async_tasks` bounds how many run at once.
+
+use std::collections::HashSet;
+use std::time::{Duration, Instant};
+
+use serde_json::json;
+use skald_core::turn::TurnOutcome;
+use skald_core::{Engine, EngineError};
+use skald_protocol::{Event, SessionListQuery, TaskState, ToolStatus};
+use skald_store::repo::tasks::TaskRow;
+use skald_testkit::{FakeLlm, Reply, ScriptedToolCall};
+
+use super::subagents::{first_text, task_agent, tool_names};
+use super::turn::{Rig, fake_env, open_engine};
+
+async fn rig(config: &str) -> Rig {
+    let rig = Rig::new(config).await;
+    task_agent(&rig, "scout");
+    rig
+}
+
+fn start_async(prompt: &str) -> ScriptedToolCall {
+    let args = json!({ "mode": "async", "agent_id": "scout", "prompt": prompt });
+    ScriptedToolCall::new("execute_task", &args.to_string())
+}
+
+/// Every request: no tool name twice; the parent (first message without `TASK-`) is offered
+/// `execute_task` with mode `async`; a task's child session never `execute_task` (no nested
+/// lifecycle) but `execute_subtask`.
+fn check_tools(fake: &FakeLlm) {
+    for r in fake.requests() {
+        let names = tool_names(&r.body);
+        let unique: HashSet<&String> = names.iter().collect();
+        assert_eq!(unique.len(), names.len(), "a tool name offered twice: {names:?}");
+        let has = |n: &str| names.iter().any(|x| x == n);
+        if first_text(&r.body).contains("TASK-") {
+            assert!(!has("execute_task") && has("execute_subtask"), "task tools: {names:?}");
+        } else {
+            assert!(has("execute_task") && !has("execute_subtask"), "parent tools: {names:?}");
+            let def = r.body["tools"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|t| t["function"]["name"] == "execute_task")
+                .unwrap();
+            let modes = &def["function"]["parameters"]["properties"]["mode"]["enum"];
+            assert_eq!(modes, &json!(["sync", "async"]));
+        }
+    }
+}
+
+/// How often `needle` occurs in the messages of each request.
+fn occurrences(fake: &FakeLlm, needle: &str) -> Vec<usize> {
+    fake.requests()
+        .iter()
+        .map(|r| {
+            r.body["messages"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .filter(|m| m["content"].as_str().is_some_and(|c| c.contains(needle)))
+                .count()
+        })
+        .collect()
+}
+
+async fn tasks(rig: &Rig, sid: i64) -> Vec<TaskRow> {
+    rig.store().await.tasks_of_parent(sid).await.unwrap()
+}
+
+/// Waits (bounded) until every task of `sid` has its report delivered.
+async fn all_delivered(rig: &Rig, sid: i64, n: usize) -> Vec<TaskRow> {
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        let rows = tasks(rig, sid).await;
+        if rows.len() == n && rows.iter().all(|t| t.delivered_message_id.is_some()) {
+            return rows;
+        }
+        assert!(Instant::now() < deadline, "reports never delivered: {rows:?}");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+/// Waits for the parent's runs in `engine` to end; returns the last one's outcome.
+async fn settled(engine: &Engine, sid: i64) -> TurnOutcome {
+    let waited = tokio::time::timeout(Duration::from_secs(20), engine.wait_turn(sid));
+    waited.await.expect("the parent's turn hung").expect("no parent turn ran")
+}
+
+/// A parent turn starts task `TASK-A` and ends; the child answers after a while, its report
+/// wakes the parent, which answers it. Returns the parent session and its task.
+async fn report_wakes_the_parent(rig: &Rig) -> (i64, TaskRow) {
+    rig.fake.push(Reply::tool_calls(vec![start_async("TASK-A: count the files")]));
+    rig.fake.push(Reply::text("Started the scout."));
+    // The child is still working when the parent's turn ends.
+    rig.fake.push_for_prompt("TASK-A", Reply::Stall { ms: 400, then_hang: false });
+    rig.fake.push_for_prompt("TASK-A", Reply::text("There are 42 files."));
+    rig.fake.push(Reply::text("The scout counted 42 files."));
+    let (sid, outcome, _) = rig.turn("count the files in the background").await;
+    assert!(
+        matches!(&outcome, TurnOutcome::Final { content, .. } if content == "Started the scout."),
+        "{outcome:?}"
+    );
+    let running = tasks(rig, sid).await;
+    assert_eq!(running.len(), 1);
+    assert!(!running[0].ended(), "the task still runs when the parent's turn ends");
+    let task = all_delivered(rig, sid, 1).await.remove(0);
+    let woken = settled(&rig.engine, sid).await;
+    assert!(
+        matches!(&woken, TurnOutcome::Final { content, .. } if content == "The scout counted 42 files."),
+        "{woken:?}"
+    );
+    (sid, task)
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn an_async_task_reports_once_and_wakes_its_idle_parent() {
+    let rig = rig("").await;
+    let mut rx = rig.engine.subscribe();
+    let (sid, task) = report_wakes_the_parent(&rig).await;
+    check_tools(&rig.fake);
+
+    // The call's result said the task started, with its label; the call is done.
+    let store = rig.store().await;
+    let call = store.tool_call(task.parent_tool_call_id).await.unwrap();
+    assert_eq!(call.status().unwrap(), ToolStatus::Done);
+    let result = call.result.clone().unwrap_or_default();
+    assert!(result.contains("started in the background") && result.contains(&task.label));
+    assert_eq!(task.label, format!("scout#{}", task.child_session_id));
+    assert_eq!(task.status, "done");
+
+    // The labelled block reached the model exactly once: in the woken turn's request only.
+    let block = format!("[task {} reported] There are 42 files.", task.label);
+    let seen = occurrences(&rig.fake, &block);
+    assert_eq!(seen.iter().filter(|n| **n > 0).count(), 1, "{seen:?}");
+    assert_eq!(seen.iter().sum::<usize>(), 1, "{seen:?}");
+    assert_eq!(*seen.last().unwrap(), 1, "the woken turn answered the report");
+
+    // The child is an ephemeral session sharing the parent's scratchpad, not a top-level chat.
+    let child = store.session(task.child_session_id).await.unwrap();
+    assert!(child.is_ephemeral);
+    assert_eq!(child.scratchpad_session_id, Some(sid));
+    let listed = rig.engine.list_sessions(SessionListQuery::default()).await.unwrap();
+    let ids: Vec<i64> = listed.items.iter().map(|s| s.id).collect();
+    assert!(ids.contains(&sid) && !ids.contains(&task.child_session_id), "{ids:?}");
+    let infos = rig.engine.list_tasks(sid).await.unwrap();
+    assert_eq!((infos.len(), infos[0].state, infos[0].delivered), (1, TaskState::Done, true));
+    // The debug tree names the task's child session under its parent.
+    let detail = rig.engine.session_detail(sid).await.unwrap();
+    assert_eq!(detail.tasks, infos);
+    assert!(rig.engine.session_detail(task.child_session_id).await.unwrap().tasks.is_empty());
+
+    // The parent's card: queued, running, done, delivered, in that order.
+    let mut states = Vec::new();
+    while let Ok(ev) = rx.try_recv() {
+        if ev.session_id == Some(sid)
+            && let Event::TaskUpdate { state, task_id, .. } = ev.event
+        {
+            assert_eq!(task_id, task.id);
+            states.push(state);
+        }
+    }
+    assert_eq!(
+        states,
+        [TaskState::Queued, TaskState::Running, TaskState::Done, TaskState::Delivered]
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_second_delivery_of_a_report_is_dropped_and_says_so() {
+    let rig = rig("").await;
+    let (sid, task) = report_wakes_the_parent(&rig).await;
+    let mut rx = rig.engine.subscribe();
+    assert!(!rig.engine.deliver_task_report(task.id).await.unwrap(), "delivered twice");
+    let dropped = loop {
+        let ev = rx.try_recv().expect("no event for the dropped delivery");
+        if let Event::TaskUpdate { state, .. } = ev.event {
+            break state;
+        }
+    };
+    assert_eq!(dropped, TaskState::DeliveryDropped);
+    // The parent's history holds the report once.
+    let store = rig.store().await;
+    let root = store.root_frame(sid).await.unwrap();
+    let rows = store.messages_for_stack(root.id).await.unwrap();
+    let reports = rows.iter().filter(|m| m.content.starts_with("[task ")).count();
+    assert_eq!(reports, 1);
+    assert_eq!(tasks(&rig, sid).await[0].delivered_message_id, task.delivered_message_id);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_failed_task_reports_its_failure_and_continue_task_resumes_it_to_a_success() {
+    let rig = rig("").await;
+    rig.fake.allow_rejected_requests();
+    rig.fake.push(Reply::tool_calls(vec![start_async("TASK-F: fetch the page")]));
+    rig.fake.push(Reply::text("Started."));
+    rig.fake.push_for_prompt("TASK-F", Reply::Stall { ms: 300, then_hang: false });
+    rig.fake.push_for_prompt("TASK-F", Reply::status(400, 2));
+    rig.fake.push(Reply::text("The fetch failed; I will ask to retry."));
+    let (sid, _, _) = rig.turn("fetch it in the background").await;
+    let failed = all_delivered(&rig, sid, 1).await.remove(0);
+    assert_eq!(failed.status, "failed", "{failed:?}");
+    let woken = settled(&rig.engine, sid).await;
+    assert!(matches!(woken, TurnOutcome::Final { .. }), "{woken:?}");
+    let failure = format!("[task {} failed]", failed.label);
+    assert_eq!(occurrences(&rig.fake, &failure).iter().sum::<usize>(), 1);
+
+    // A done task cannot be continued; the failed one continues from its last step.
+    rig.fake.push_for_prompt("TASK-F", Reply::text("Fetched: hello."));
+    rig.fake.push(Reply::text("The retry fetched hello."));
+    let info = rig.engine.continue_task(failed.child_session_id).await.unwrap();
+    assert_eq!(info.state, TaskState::Queued);
+    let done = all_delivered(&rig, sid, 1).await.remove(0);
+    assert_eq!((done.status.as_str(), done.report.as_deref()), ("done", Some("Fetched: hello.")));
+    let answered = settled(&rig.engine, sid).await;
+    assert!(
+        matches!(&answered, TurnOutcome::Final { content, .. } if content == "The retry fetched hello."),
+        "{answered:?}"
+    );
+    let success = format!("[task {} reported] Fetched: hello.", done.label);
+    assert_eq!(*occurrences(&rig.fake, &success).last().unwrap(), 1);
+    // The continued child asked again on its own history: its task once, nothing doubled.
+    let last_child = rig
+        .fake
+        .requests()
+        .into_iter()
+        .rev()
+        .find(|r| first_text(&r.body).contains("TASK-F"))
+        .unwrap();
+    let prompts = last_child.body["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["content"].as_str().is_some_and(|c| c.contains("TASK-F")))
+        .count();
+    assert_eq!(prompts, 1);
+    let again = rig.engine.continue_task(done.child_session_id).await.unwrap_err();
+    assert!(matches!(again, EngineError::Conflict(_)), "{again:?}");
+    let not_task = rig.engine.continue_task(sid).await.unwrap_err();
+    assert!(matches!(not_task, EngineError::NotFound(_)), "{not_task:?}");
+    check_tools(&rig.fake);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_task_cut_off_by_a_restart_continues_at_the_next_open_and_reports_once() {
+    let rig = rig("").await;
+    rig.fake.allow_leftover_replies();
+    rig.fake.push(Reply::tool_calls(vec![start_async("TASK-R: summarise the log")]));
+    rig.fake.push(Reply::text("Started."));
+    rig.fake.push_for_prompt("TASK-R", Reply::Stall { ms: 60_000, then_hang: true });
+    let (sid, _, _) = rig.turn("summarise in the background").await;
+    rig.fake.wait_in_flight(1).await;
+
+    // The app quits mid-task: the task is not ended, nothing is reported.
+    rig.engine.shutdown(Duration::from_secs(5)).await;
+    let cut = tasks(&rig, sid).await.remove(0);
+    assert_eq!((cut.status.as_str(), cut.delivered_message_id), ("running", None));
+
+    let app = open_engine(&rig.data_dir(), fake_env(&rig.fake)).await;
+    rig.fake.push_for_prompt("TASK-R", Reply::text("The log is quiet."));
+    rig.fake.push(Reply::text("The summary: quiet."));
+    app.start_background();
+    let task = all_delivered(&rig, sid, 1).await.remove(0);
+    let woken = settled(&app, sid).await;
+    assert!(
+        matches!(&woken, TurnOutcome::Final { content, .. } if content == "The summary: quiet."),
+        "{woken:?}"
+    );
+    let block = format!("[task {} reported] The log is quiet.", task.label);
+    assert_eq!(occurrences(&rig.fake, &block).iter().sum::<usize>(), 1);
+    // A second open finds nothing left to do.
+    app.shutdown(Duration::from_secs(5)).await;
+    let again = open_engine(&rig.data_dir(), fake_env(&rig.fake)).await;
+    again.start_background();
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert_eq!(occurrences(&rig.fake, &block).iter().sum::<usize>(), 1);
+    check_tools(&rig.fake);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn max_async_tasks_bounds_the_tasks_running_at_once() {
+    let rig = rig("llm:\n  max_async_tasks: 2\n").await;
+    rig.fake.allow_leftover_replies();
+    let calls = ["TASK-1 first", "TASK-2 second", "TASK-3 third"].map(start_async).to_vec();
+    rig.fake.push(Reply::tool_calls(calls));
+    rig.fake.push(Reply::text("Three tasks started."));
+    // Every task works until stopped or shut down.
+    for key in ["TASK-1", "TASK-2", "TASK-3"] {
+        rig.fake.push_for_prompt(key, Reply::Stall { ms: 60_000, then_hang: true });
+    }
+    let (sid, _, _) = rig.turn("start three tasks").await;
+    rig.fake.wait_in_flight(2).await;
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let count = |rows: &[TaskRow], status: &str| rows.iter().filter(|t| t.status == status).count();
+    let rows = tasks(&rig, sid).await;
+    assert_eq!((count(&rows, "running"), count(&rows, "queued")), (2, 1), "{rows:?}");
+    assert_eq!(rig.fake.in_flight(), 2, "at most two tasks ask the model at once");
+
+    // Stopping a running task frees its slot: the queued one starts; still two at once.
+    let stopped = rows.iter().find(|t| t.status == "running").unwrap().clone();
+    rig.fake.push(Reply::text("Noted: one task was stopped."));
+    assert!(rig.engine.stop(stopped.child_session_id).await.unwrap());
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        let rows = tasks(&rig, sid).await;
+        let me = rows.iter().find(|t| t.id == stopped.id).unwrap();
+        if me.delivered_message_id.is_some() && count(&rows, "running") == 2 {
+            assert_eq!(me.status, "cancelled");
+            assert_eq!(count(&rows, "queued"), 0);
+            break;
+        }
+        assert!(Instant::now() < deadline, "the queued task never started: {rows:?}");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let answered = settled(&rig.engine, sid).await;
+    assert!(matches!(answered, TurnOutcome::Final { .. }), "{answered:?}");
+    rig.fake.wait_in_flight(2).await;
+    let block = format!("[task {} was stopped]", stopped.label);
+    assert_eq!(occurrences(&rig.fake, &block).iter().sum::<usize>(), 1);
+    check_tools(&rig.fake);
+    rig.engine.shutdown(Duration::from_secs(5)).await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_task_whose_process_died_continues_at_the_next_open_and_reports_once() {
+    let rig = rig("").await;
+    rig.fake.allow_leftover_replies();
+    rig.fake.push(Reply::tool_calls(vec![start_async("TASK-K: index the repo")]));
+    rig.fake.push(Reply::text("Started."));
+    rig.fake.push_for_prompt("TASK-K", Reply::Stall { ms: 60_000, then_hang: true });
+    let (sid, _, _) = rig.turn("index in the background").await;
+    rig.fake.wait_in_flight(1).await;
+    let task = tasks(&rig, sid).await.remove(0);
+    // The process dies mid-task: the child's runner row names a pid that is gone.
+    let dead = super::lifecycle::dead_pid();
+    let sql = format!(
+        "UPDATE session_runners SET runner = 'dead-runner', pid = {dead} WHERE session_id = {}",
+        task.child_session_id
+    );
+    super::write_unchecked(&rig.data_dir(), &sql).await;
+
+    let app = open_engine(&rig.data_dir(), fake_env(&rig.fake)).await;
+    rig.fake.push_for_prompt("TASK-K", Reply::text("Indexed 7 files."));
+    rig.fake.push(Reply::text("The index is ready."));
+    app.start_background();
+    let task = all_delivered(&rig, sid, 1).await.remove(0);
+    assert_eq!(task.status, "done");
+    let woken = settled(&app, sid).await;
+    assert!(
+        matches!(&woken, TurnOutcome::Final { content, .. } if content == "The index is ready."),
+        "{woken:?}"
+    );
+    let block = format!("[task {} reported] Indexed 7 files.", task.label);
+    assert_eq!(occurrences(&rig.fake, &block).iter().sum::<usize>(), 1);
+    check_tools(&rig.fake);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_report_reaches_a_busy_parent_at_its_next_round() {
+    let rig = rig("").await;
+    rig.fake.push(Reply::tool_calls(vec![start_async("TASK-B: check the date")]));
+    // The parent is still working (a one-second command) when the task reports.
+    let slow = json!({ "command": "sleep 1" }).to_string();
+    rig.fake.push(Reply::tool_call("execute_cmd", &slow));
+    rig.fake.push_for_prompt("TASK-B", Reply::text("It is Friday."));
+    rig.fake.push(Reply::text("The task says it is Friday."));
+    let (sid, outcome, _) = rig.turn("check the date in the background").await;
+    assert!(
+        matches!(&outcome, TurnOutcome::Final { content, .. } if content == "The task says it is Friday."),
+        "{outcome:?}"
+    );
+    let task = all_delivered(&rig, sid, 1).await.remove(0);
+    let block = format!("[task {} reported] It is Friday.", task.label);
+    let seen = occurrences(&rig.fake, &block);
+    // Folded into the running turn's third round, not a turn of its own.
+    assert_eq!(seen.iter().sum::<usize>(), 1, "{seen:?}");
+    assert_eq!(*seen.last().unwrap(), 1, "{seen:?}");
+    let ends = rig.engine.session_detail(sid).await.unwrap().turn_ends;
+    assert_eq!(ends.len(), 1, "no extra turn was started for the report");
+    check_tools(&rig.fake);
+}
