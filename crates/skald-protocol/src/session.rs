@@ -321,6 +321,9 @@ pub struct SessionWindow {
     /// How the turns that ended within this window's rows ended, oldest first (each goes after
     /// the row `after_message_id` names); a window reaching the newest row has every later end.
     pub turn_ends: Vec<crate::EndedTurn>,
+    /// The async tasks the session started, oldest first, loaded or not (a reloaded chat puts
+    /// each task's card after its call when that call is in the window).
+    pub tasks: Vec<TaskInfo>,
 }
 
 /// `GET /api/sessions/:id` — the whole session tree in one read.
@@ -449,6 +452,9 @@ pub struct TaskInfo {
     pub parent_session_id: i64,
     #[ts(type = "number")]
     pub child_session_id: i64,
+    /// The `execute_task` call that started it (its card goes after that call in the chat).
+    #[ts(type = "number")]
+    pub tool_call_id: i64,
     /// `agent#child_session_id`, as the report block names it.
     pub label: String,
     pub agent_id: String,

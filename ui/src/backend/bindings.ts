@@ -216,7 +216,12 @@ awaiting_human: number[],
  * How the turns that ended within this window's rows ended, oldest first (each goes after
  * the row `after_message_id` names); a window reaching the newest row has every later end.
  */
-turn_ends: Array<EndedTurn>, };
+turn_ends: Array<EndedTurn>, 
+/**
+ * The async tasks the session started, oldest first, loaded or not (a reloaded chat puts
+ * each task's card after its call when that call is in the window).
+ */
+tasks: Array<TaskInfo>, };
 
 export type SendResult = { session_id: number, 
 /**
@@ -283,6 +288,10 @@ export type TaskInfo = { task_id: number,
  * The session that started it; its report goes there.
  */
 parent_session_id: number, child_session_id: number, 
+/**
+ * The `execute_task` call that started it (its card goes after that call in the chat).
+ */
+tool_call_id: number, 
 /**
  * `agent#child_session_id`, as the report block names it.
  */

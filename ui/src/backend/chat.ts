@@ -10,6 +10,7 @@ import type {
   ResultType,
   SessionDetail,
   SessionWindow,
+  TaskInfo,
   TaskState,
   TurnEnd,
 } from "./bindings";
@@ -407,7 +408,7 @@ export function chatFromWindow(page: SessionWindow, running: boolean): ChatState
   const { items, inputTokens, outputTokens, spend } = fromRows(page.items, page.turn_ends);
   return {
     ...state,
-    items,
+    items: withTasks(items, page.tasks),
     inputTokens,
     outputTokens,
     spend,
@@ -422,6 +423,32 @@ export function chatFromWindow(page: SessionWindow, running: boolean): ChatState
 }
 
 /** The cursor of row `index` of a page, if there is one. */
+/** A task's card as history tells it (a reload, another window): after the call that started
+ *  it, when that call is loaded and the card is not shown yet. */
+function withTasks(items: ChatItem[], tasks: TaskInfo[]): ChatItem[] {
+  let out = items;
+  for (const t of tasks) {
+    const key = `task-${t.task_id}`;
+    if (out.some((i) => i.key === key)) continue;
+    const at = out.findIndex((i) => i.key === `tool-${t.tool_call_id}`);
+    if (at < 0) continue;
+    const call = out[at] as ChatItem;
+    const card: TaskItem = {
+      kind: "task",
+      key,
+      taskId: t.task_id,
+      childSessionId: t.child_session_id,
+      label: t.label,
+      state: t.delivered ? "delivered" : t.state,
+      ended: TASK_ENDS.includes(t.state) ? t.state : null,
+      report: t.report,
+      ...(call.lane !== undefined ? { lane: call.lane } : {}),
+    };
+    out = [...out.slice(0, at + 1), card, ...out.slice(at + 1)];
+  }
+  return out;
+}
+
 function edge(rows: DebugMessage[], index: number): ItemRef | null {
   const row = rows[index];
   return row ? itemRef(row) : null;
@@ -438,7 +465,7 @@ export function prependChat(state: ChatState, page: SessionWindow): ChatState {
   const { items, spend } = fromRows(page.items, page.turn_ends);
   return {
     ...state,
-    items: mergePrepended(items, state.items),
+    items: withTasks(mergePrepended(items, state.items), page.tasks),
     spend: { ...spend, ...state.spend },
     hasMoreBefore: page.has_more_before,
     first: edge(page.items, 0) ?? state.first,
@@ -451,7 +478,7 @@ export function appendChat(state: ChatState, page: SessionWindow): ChatState {
   const { items, spend } = fromRows(page.items, page.turn_ends, state.items);
   return {
     ...state,
-    items: [...state.items, ...withoutKnown(state, items)],
+    items: withTasks([...state.items, ...withoutKnown(state, items)], page.tasks),
     spend: { ...state.spend, ...spend },
     hasMoreAfter: page.has_more_after,
     last: edge(page.items, page.items.length - 1) ?? state.last,

@@ -191,6 +191,7 @@ function page(items: DebugMessage[], more: { before?: boolean; after?: boolean }
     pending_inputs: [],
     awaiting_human: [],
     turn_ends: [],
+    tasks: [],
   };
 }
 
@@ -275,5 +276,24 @@ describe("async task cards", () => {
     const c = card(again);
     expect([c.state, c.ended, c.report]).toEqual(["queued", null, "model unreachable"]);
     expect(again.items).toHaveLength(1);
+  });
+
+  it("rebuilds a task's card after its call from a reloaded window, and live updates move that card", () => {
+    const rows: DebugMessage[] = [
+      { kind: "user", message_id: 1, content: "look around", is_synthetic: false, failed: false, stack_id: 1, depth: 0, ...at },
+      { kind: "thinking", message_id: 2, content: "", reasoning: null, is_synthetic: false, input_tokens: 1, output_tokens: 1, cost_usd: null, stack_id: 1, depth: 0, ...at },
+      { kind: "tool", tool_call_id: 10, message_id: 2, name: "execute_task", label: "execute_task", arguments: { mode: "async" }, status: "done", result: "Task scout#9 started", diff: null, stack_id: 1, depth: 0, ...at },
+      { kind: "assistant", message_id: 3, content: "Started it.", reasoning: null, is_synthetic: false, input_tokens: 1, output_tokens: 1, cost_usd: null, stack_id: 1, depth: 0, ...at },
+    ];
+    const window = page(rows);
+    window.tasks = [
+      { task_id: 3, parent_session_id: 5, child_session_id: 9, tool_call_id: 10, label: "scout#9", agent_id: "scout", state: "running", report: null, delivered: false },
+      // A task whose call is not in this window gets no card here.
+      { task_id: 4, parent_session_id: 5, child_session_id: 11, tool_call_id: 99, label: "scout#11", agent_id: "scout", state: "done", report: "old", delivered: true },
+    ];
+    const s = chatFromWindow(window, true);
+    expect(shape(s)).toEqual(["-/user:look around", "-/tool:10", "-/task:scout#9=running", "-/assistant:Started it."]);
+    const next = applyEvent(s, update("done", "42 files"), ROOT);
+    expect(shape(next)).toEqual(["-/user:look around", "-/tool:10", "-/task:scout#9=done", "-/assistant:Started it."]);
   });
 });

@@ -18,6 +18,7 @@ function page(items: DebugMessage[], over: Partial<SessionWindow> = {}): Session
     items,
     has_more_before: false,
     has_more_after: false,
+    tasks: [],
     anchor_index: null,
     pending_inputs: [],
     awaiting_human: [],

@@ -310,8 +310,8 @@ describe("background tasks", () => {
   it("lists the session's tasks with links to their sessions and continues a failed one", async () => {
     const backend = new MockBackend({ details: [detail] });
     backend.tasks = [
-      { task_id: 1, parent_session_id: 42, child_session_id: 50, label: "scout#50", agent_id: "scout", state: "done", report: "42 files", delivered: true },
-      { task_id: 2, parent_session_id: 42, child_session_id: 51, label: "scout#51", agent_id: "scout", state: "failed", report: "model unreachable", delivered: true },
+      { task_id: 1, parent_session_id: 42, child_session_id: 50, tool_call_id: 11, label: "scout#50", agent_id: "scout", state: "done", report: "42 files", delivered: true },
+      { task_id: 2, parent_session_id: 42, child_session_id: 51, tool_call_id: 12, label: "scout#51", agent_id: "scout", state: "failed", report: "model unreachable", delivered: true },
     ];
     renderApp(backend, "#session/42");
     const section = await screen.findByRole("region", { name: "Background tasks" });

@@ -288,6 +288,7 @@ export class MockBackend implements Backend {
       anchor_index: anchor,
       pending_inputs: d.pending_inputs,
       awaiting_human: rows.flatMap((m) => (m.kind === "tool" && m.status === "pending" ? [m.tool_call_id] : [])),
+      tasks: this.tasks.filter((t) => t.parent_session_id === d.session.id),
     });
     const { anchor } = query;
     if (anchor.type === "latest") {

@@ -423,6 +423,7 @@ pub async fn load(
     let awaiting_human = store.calls_awaiting_human(session_id).await?;
     let turn_ends =
         turn_ends_within(store, session_id, &items, has_more_before, has_more_after).await?;
+    let tasks = store.tasks_of_parent(session_id).await?.iter().map(|t| t.info()).collect();
     Ok(SessionWindow {
         session: session.meta(),
         items,
@@ -432,6 +433,7 @@ pub async fn load(
         pending_inputs,
         awaiting_human,
         turn_ends,
+        tasks,
     })
 }
 

@@ -152,6 +152,17 @@ async fn an_async_task_reports_once_and_wakes_its_idle_parent() {
     let detail = rig.engine.session_detail(sid).await.unwrap();
     assert_eq!(detail.tasks, infos);
     assert!(rig.engine.session_detail(task.child_session_id).await.unwrap().tasks.is_empty());
+    // A reloaded chat reads the same tasks with its window, each naming its spawning call.
+    let window = rig
+        .engine
+        .session_window(
+            sid,
+            skald_protocol::WindowQuery { anchor: skald_protocol::WindowAnchor::Latest, limit: 50 },
+        )
+        .await
+        .unwrap();
+    assert_eq!(window.tasks, infos);
+    assert_eq!(window.tasks[0].tool_call_id, task.parent_tool_call_id);
 
     // The parent's card: queued, running, done, delivered, in that order.
     let mut states = Vec::new();

@@ -33,6 +33,7 @@ impl TaskRow {
             task_id: self.id,
             parent_session_id: self.parent_session_id,
             child_session_id: self.child_session_id,
+            tool_call_id: self.parent_tool_call_id,
             label: self.label.clone(),
             agent_id: self.agent_id.clone(),
             state: self.state(),
