@@ -43,6 +43,11 @@ pub enum Command {
         /// tools until /new, at most 24 h (deny rules still apply; `skald bypass revoke` ends it).
         #[arg(long)]
         approve_all: bool,
+        /// Exit when the turn ends instead of waiting for the background tasks it started
+        /// (`execute_task` mode async) and the answer to their reports: they continue the next
+        /// time the app or `skald serve` runs (`skald tasks list` shows them).
+        #[arg(long)]
+        no_wait: bool,
         /// The message.
         message: String,
     },

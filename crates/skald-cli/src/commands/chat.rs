@@ -7,7 +7,7 @@ use skald_core::Engine;
 use skald_core::engine::ChatOptions;
 use skald_core::turn::{ParkMode, TurnOutcome};
 use skald_protocol::{
-    ApiError, ApprovalRequest, DeltaKind, ErrorCode, Event, EventEnvelope, TurnEnd,
+    ApiError, ApprovalRequest, DeltaKind, ErrorCode, Event, EventEnvelope, TaskState, TurnEnd,
 };
 use tokio::sync::broadcast::error::RecvError;
 
@@ -19,6 +19,7 @@ pub struct ChatArgs {
     pub agent: Option<String>,
     pub workdir: Option<PathBuf>,
     pub approve_all: bool,
+    pub no_wait: bool,
     pub message: String,
 }
 
@@ -49,7 +50,17 @@ pub async fn run(engine: &Engine, args: ChatArgs, out: &Output) -> Result<u8, Ap
         drain(&mut events, session_id, out);
         return queued(engine, session_id, &receipt.waiting_for, out).await;
     }
-    follow(engine, session_id, events, out).await
+    let waits = if args.no_wait { Tasks::Leave } else { Tasks::Wait };
+    follow(engine, session_id, events, waits, out).await
+}
+
+/// What `follow` does with the background tasks the turn started when the turn has answered.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Tasks {
+    /// Waits for them and for the answer to their reports (they run in this process).
+    Wait,
+    /// Exits; they continue the next time the app or `serve` runs.
+    Leave,
 }
 
 /// Reports a message stored as a steer. Queued behind calls that wait for a human, it exits 3
@@ -99,15 +110,18 @@ pub async fn resume(
     if !out.is_json() && mode == ParkMode::Wait {
         out.line(&format!("resuming session {session_id}; approve or deny from another terminal with `skald approve` / `skald deny`"));
     }
-    follow(engine, session_id, events, out).await
+    follow(engine, session_id, events, Tasks::Wait, out).await
 }
 
 /// Prints the session's events until the engine's turn ends (Ctrl-C stops it, then waits for
-/// it to record that it was stopped); the exit code says how it ended.
+/// it to record that it was stopped), then — once it answered — until the background tasks it
+/// started have reported and been answered (`tasks`); the exit code says how the last turn
+/// ended.
 async fn follow(
     engine: &Engine,
     session_id: i64,
     mut events: tokio::sync::broadcast::Receiver<EventEnvelope>,
+    tasks: Tasks,
     out: &Output,
 ) -> Result<u8, ApiError> {
     let mut printer = Printer::default();
@@ -132,9 +146,14 @@ async fn follow(
             printer.print(&ev, out)?;
         }
     }
-    let outcome = outcome.ok_or_else(|| {
+    let mut outcome = outcome.ok_or_else(|| {
         ApiError::new(ErrorCode::Internal, format!("no turn of session {session_id} ran here"))
     })?;
+    if matches!(outcome, TurnOutcome::Final { .. }) {
+        outcome = follow_tasks(engine, session_id, &mut events, &mut printer, tasks, out)
+            .await?
+            .unwrap_or(outcome);
+    }
     Ok(match outcome {
         TurnOutcome::Final { .. } => exit::OK,
         TurnOutcome::Parked { .. } => {
@@ -150,6 +169,66 @@ async fn follow(
             exit::ERROR
         }
     })
+}
+
+/// After an answer: waits (printing their progress) for the background tasks the session
+/// started to end and for the turns that answer their reports, and returns how the last of those
+/// ended (`None` when nothing was waited for). Ctrl-C leaves the tasks for later.
+async fn follow_tasks(
+    engine: &Engine,
+    session_id: i64,
+    events: &mut tokio::sync::broadcast::Receiver<EventEnvelope>,
+    printer: &mut Printer,
+    tasks: Tasks,
+    out: &Output,
+) -> Result<Option<TurnOutcome>, ApiError> {
+    let open: Vec<String> = engine
+        .list_tasks(session_id)
+        .await?
+        .into_iter()
+        .filter(|t| matches!(t.state, TaskState::Queued | TaskState::Running))
+        .map(|t| t.label)
+        .collect();
+    if open.is_empty() {
+        return Ok(None);
+    }
+    let (open, them) =
+        (open.join(", "), if open.len() == 1 { "it continues" } else { "they continue" });
+    let later = format!(
+        "{them} the next time the app or `skald serve` runs (skald tasks list --session {session_id})"
+    );
+    if tasks == Tasks::Leave {
+        if !out.is_json() {
+            out.line(&format!("background task {open} left running: {later}"));
+        }
+        return Ok(None);
+    }
+    if !out.is_json() {
+        out.line(&format!("waiting for background task {open} (Ctrl-C stops waiting; {later})"));
+    }
+    let done = engine.wait_tasks(session_id);
+    tokio::pin!(done);
+    loop {
+        tokio::select! {
+            () = &mut done => break,
+            ev = events.recv() => match ev {
+                Ok(ev) if ev.session_id == Some(session_id) => printer.print(&ev, out)?,
+                Ok(_) | Err(RecvError::Lagged(_) | RecvError::Closed) => {}
+            },
+            _ = tokio::signal::ctrl_c() => {
+                if !out.is_json() {
+                    out.line(&format!("stopped waiting for background task {open}: {later}"));
+                }
+                return Ok(None);
+            }
+        }
+    }
+    while let Ok(ev) = events.try_recv() {
+        if ev.session_id == Some(session_id) {
+            printer.print(&ev, out)?;
+        }
+    }
+    Ok(engine.wait_turn(session_id).await)
 }
 
 /// `/compact [focus]` in the source's active session.
@@ -267,6 +346,7 @@ impl Printer {
             // A queued message enters the conversation (the model reads it next).
             Event::SteerFolded { content, .. } => Some(format!("» {}", first_line(content))),
             Event::TurnEnded { outcome } => ended(outcome),
+            Event::TaskUpdate { label, state, report, .. } => task_line(label, *state, report),
             Event::Done { content, .. } if label.is_some() => {
                 Some(format!("⏎ {}", first_line(content)))
             }
@@ -280,6 +360,23 @@ impl Printer {
         }
         Ok(())
     }
+}
+
+/// A background task's progress: "task scout#2 running", "task scout#2 done: 42 files".
+fn task_line(label: &str, state: TaskState, report: &Option<String>) -> Option<String> {
+    let state = match state {
+        TaskState::Queued => "waiting for a slot",
+        TaskState::Running => "running",
+        TaskState::Done => "finished",
+        TaskState::Failed => "failed",
+        TaskState::Cancelled => "stopped",
+        // The parent reads the report: its answer follows.
+        TaskState::Delivered | TaskState::DeliveryDropped => return None,
+    };
+    Some(match report {
+        Some(r) => format!("⚑ task {label} {state}: {}", first_line(r)),
+        None => format!("⚑ task {label} {state}"),
+    })
 }
 
 /// What a parked call would do, by kind: "command `ls -la` in /dir", "write to src/main.rs".

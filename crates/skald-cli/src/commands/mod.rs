@@ -38,9 +38,9 @@ pub async fn run(
         Command::Api { op, params } => {
             api::run(&engine, op.as_deref().unwrap_or_default(), params.as_deref(), out).await
         }
-        Command::Chat { source, agent, workdir, approve_all, message } => {
-            chat::run(&engine, chat::ChatArgs { source, agent, workdir, approve_all, message }, out)
-                .await
+        Command::Chat { source, agent, workdir, approve_all, no_wait, message } => {
+            let args = chat::ChatArgs { source, agent, workdir, approve_all, no_wait, message };
+            chat::run(&engine, args, out).await
         }
         Command::Stop { session } => chat::stop(&engine, session, out).await,
         Command::Resume { session, wait } => {

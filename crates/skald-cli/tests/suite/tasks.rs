@@ -1,10 +1,20 @@
-//! `skald tasks list` and `skald tasks continue` as processes: a task a `skald chat` started is
-//! listed under its session, and only a failed or cancelled task can be continued.
+//! `skald tasks list` and `skald tasks continue` as processes: a task a `skald chat --no-wait`
+//! started is listed under its session, only a failed or cancelled task can be continued, and a
+//! plain `skald chat` waits for its task's report and the answer to it.
 
 use serde_json::{Value, json};
 use skald_testkit::{FakeLlm, Reply, ScriptedToolCall};
 
 use super::chat::{cli, dirs, run};
+
+/// Writes the task agent `scout` into the data dir.
+fn scout_agent(data: &std::path::Path) {
+    let agent = data.join("agents").join("scout");
+    std::fs::create_dir_all(&agent).unwrap();
+    let meta = json!({ "name": "scout", "description": "the scout", "type": "task" });
+    std::fs::write(agent.join("meta.json"), meta.to_string()).unwrap();
+    std::fs::write(agent.join("AGENT.md"), "You are the scout.").unwrap();
+}
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn tasks_list_shows_a_started_task_and_continue_refuses_one_that_did_not_fail() {
@@ -12,20 +22,17 @@ async fn tasks_list_shows_a_started_task_and_continue_refuses_one_that_did_not_f
     fake.allow_leftover_replies();
     fake.allow_unscripted_requests();
     let (_dir, data, work) = dirs();
-    let agent = data.join("agents").join("scout");
-    std::fs::create_dir_all(&agent).unwrap();
-    let meta = json!({ "name": "scout", "description": "the scout", "type": "task" });
-    std::fs::write(agent.join("meta.json"), meta.to_string()).unwrap();
-    std::fs::write(agent.join("AGENT.md"), "You are the scout.").unwrap();
+    scout_agent(&data);
     let args = json!({ "mode": "async", "agent_id": "scout", "prompt": "TASK-C: look around" });
     fake.push(Reply::tool_calls(vec![ScriptedToolCall::new("execute_task", &args.to_string())]));
     fake.push(Reply::text("Started."));
     fake.push_for_prompt("TASK-C", Reply::Stall { ms: 60_000, then_hang: true });
 
     let mut chat = cli(&fake, &data);
-    chat.arg("chat").arg("--workdir").arg(&work).arg("look around in the background");
+    chat.args(["chat", "--no-wait", "--workdir"]).arg(&work).arg("look around in the background");
     let (code, out, err) = run(chat).await;
     assert_eq!(code, 0, "{out}\n{err}");
+    assert!(out.contains("background task scout#2 left running"), "{out}");
 
     let mut list = cli(&fake, &data);
     list.args(["--json", "tasks", "list", "--session", "1"]);
@@ -53,4 +60,36 @@ async fn tasks_list_shows_a_started_task_and_continue_refuses_one_that_did_not_f
     let (code, _, err) = run(not_task).await;
     assert_eq!(code, 1);
     assert!(err.contains("not an async task"), "{err}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn chat_waits_for_its_background_task_and_prints_the_answer_to_its_report() {
+    let fake = FakeLlm::start().await.unwrap();
+    let (_dir, data, work) = dirs();
+    scout_agent(&data);
+    let args = json!({ "mode": "async", "agent_id": "scout", "prompt": "TASK-W: count files" });
+    fake.push(Reply::tool_calls(vec![ScriptedToolCall::new("execute_task", &args.to_string())]));
+    fake.push(Reply::text("Started the scout."));
+    // The task is still working when the parent's turn ends.
+    fake.push_for_prompt("TASK-W", Reply::Stall { ms: 500, then_hang: false });
+    fake.push_for_prompt("TASK-W", Reply::text("There are 42 files."));
+    fake.push(Reply::text("The scout counted 42 files."));
+
+    let mut chat = cli(&fake, &data);
+    chat.arg("chat").arg("--workdir").arg(&work).arg("count the files in the background");
+    let (code, out, err) = run(chat).await;
+    assert_eq!(code, 0, "{out}\n{err}");
+    let started = out.find("Started the scout.").expect(&out);
+    let waiting = out.find("waiting for background task scout#2").expect(&out);
+    let finished = out.find("⚑ task scout#2 finished: There are 42 files.").expect(&out);
+    let answer = out.find("The scout counted 42 files.").expect(&out);
+    assert!(started < waiting && waiting < finished && finished < answer, "{out}");
+
+    let mut list = cli(&fake, &data);
+    list.args(["--json", "tasks", "list", "--session", "1"]);
+    let (code, out, err) = run(list).await;
+    assert_eq!(code, 0, "{err}");
+    let tasks: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(tasks[0]["state"], "done", "{tasks}");
+    assert_eq!(tasks[0]["delivered"], true, "{tasks}");
 }

@@ -83,6 +83,8 @@ struct Inner {
     lifecycle: lifecycle::Lifecycle,
     /// Slots of the async task runner (`llm.max_async_tasks`).
     task_slots: Arc<tokio::sync::Semaphore>,
+    /// Async task runs started in this process that have not ended yet (`wait_tasks`).
+    task_runs: tokio::sync::watch::Sender<usize>,
     /// Identifies this process in `session_runners`.
     runner_id: String,
     _watcher: Option<ConfigWatcher>,
@@ -152,6 +154,7 @@ impl Engine {
                 ),
                 lifecycle: lifecycle::Lifecycle::new(),
                 task_slots: Arc::new(tokio::sync::Semaphore::new(max_async_tasks)),
+                task_runs: tokio::sync::watch::Sender::new(0),
                 runner_id,
                 _watcher: watcher,
             }),

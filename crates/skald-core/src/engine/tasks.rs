@@ -26,6 +26,23 @@ fn report_of(outcome: &TurnOutcome) -> Option<(&'static str, String)> {
     })
 }
 
+/// One async task run in the engine's count (`wait_tasks`); uncounted when dropped, however
+/// the run ends (also when shutdown aborts it).
+struct TaskRunCount(tokio::sync::watch::Sender<usize>);
+
+impl TaskRunCount {
+    fn start(runs: &tokio::sync::watch::Sender<usize>) -> Self {
+        runs.send_modify(|n| *n += 1);
+        Self(runs.clone())
+    }
+}
+
+impl Drop for TaskRunCount {
+    fn drop(&mut self) {
+        self.0.send_modify(|n| *n = n.saturating_sub(1));
+    }
+}
+
 impl Engine {
     /// What a turn calls to hand a task to the runner. Weak: a turn never keeps the engine alive.
     pub(super) fn task_starter(&self) -> TaskStarter {
@@ -40,7 +57,28 @@ impl Engine {
     /// Runs task `task_id` in a tracked engine task once a slot is free.
     pub(super) fn start_task(&self, task_id: i64) {
         let engine = self.clone();
-        self.inner.lifecycle.spawn(async move { engine.run_task(task_id).await });
+        // Counted before the task starts, so a `wait_tasks` right after this waits for it.
+        let counted = TaskRunCount::start(&self.inner.task_runs);
+        self.inner.lifecycle.spawn(async move {
+            engine.run_task(task_id).await;
+            drop(counted);
+        });
+    }
+
+    /// Waits until the async tasks this process runs have all ended and session `session_id`
+    /// has answered their reports (a woken turn may start more tasks: those are waited for
+    /// too). What a one-shot `skald chat` does before it exits.
+    pub async fn wait_tasks(&self, session_id: i64) {
+        let mut runs = self.inner.task_runs.subscribe();
+        loop {
+            // A task's run wakes its parent before it ends: its turn is marked by then.
+            let _ = runs.wait_for(|n| *n == 0).await;
+            self.wait_turn(session_id).await;
+            let idle = self.inner.sessions.existing(session_id).is_none_or(|h| !h.run_going());
+            if *runs.borrow_and_update() == 0 && idle {
+                return;
+            }
+        }
     }
 
     async fn run_task(&self, task_id: i64) {

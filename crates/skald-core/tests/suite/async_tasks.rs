@@ -393,3 +393,29 @@ async fn a_report_reaches_a_busy_parent_at_its_next_round() {
     assert_eq!(ends.len(), 1, "no extra turn was started for the report");
     check_tools(&rig.fake);
 }
+
+/// `wait_tasks` returns only once the task has reported and the turn it woke has answered.
+#[tokio::test(flavor = "multi_thread")]
+async fn wait_tasks_returns_after_the_report_was_answered() {
+    let rig = rig("").await;
+    rig.fake.push(Reply::tool_calls(vec![start_async("TASK-Q: count the files")]));
+    rig.fake.push(Reply::text("Started the scout."));
+    rig.fake.push_for_prompt("TASK-Q", Reply::Stall { ms: 300, then_hang: false });
+    rig.fake.push_for_prompt("TASK-Q", Reply::text("There are 7 files."));
+    rig.fake.push(Reply::text("The scout counted 7 files."));
+    let (sid, outcome, _) = rig.turn("count the files in the background").await;
+    assert!(matches!(outcome, TurnOutcome::Final { .. }), "{outcome:?}");
+    assert!(!tasks(&rig, sid).await[0].ended(), "the task still runs when the turn ends");
+
+    tokio::time::timeout(Duration::from_secs(20), rig.engine.wait_tasks(sid))
+        .await
+        .expect("wait_tasks hung");
+    let rows = tasks(&rig, sid).await;
+    assert!(rows[0].delivered_message_id.is_some(), "{rows:?}");
+    let last = rig.engine.wait_turn(sid).await;
+    assert!(
+        matches!(&last, Some(TurnOutcome::Final { content, .. }) if content == "The scout counted 7 files."),
+        "{last:?}"
+    );
+    assert_eq!(rig.fake.requests().len(), 4);
+}
