@@ -55,9 +55,11 @@ export async function startFakeLlm({ script = [], chunkDelayMs = 30, timeoutMs =
     baseUrl,
     root,
     stderr: () => stderr,
-    /** Queues one reply (or an array of them). */
-    async push(reply) {
-      const res = await fetch(`${root}/__fake/replies`, {
+    /** Queues one reply (or an array of them); with `prompt`, for the requests whose first
+     *  message contains it (a sub-agent's or a task's, whatever order requests arrive in). */
+    async push(reply, { prompt } = {}) {
+      const query = prompt ? `?prompt=${encodeURIComponent(prompt)}` : "";
+      const res = await fetch(`${root}/__fake/replies${query}`, {
         method: "POST",
         headers: { "Content-Type": "application/json" },
         body: JSON.stringify(reply),

@@ -1021,7 +1021,10 @@ function taskUpdate(state: ChatState, event: Extract<Event, { type: "task_update
   }
   const old = state.items[index] as TaskItem;
   const ended = TASK_ENDS.includes(event.state) ? event.state : event.state === "delivered" ? old.ended : null;
-  const updated: TaskItem = { ...old, state: event.state, ended, report: event.report ?? old.report };
+  // A continued task starts over: its old report no longer says where it is.
+  const restarted = event.state === "queued" || event.state === "running";
+  const report = restarted ? null : (event.report ?? old.report);
+  const updated: TaskItem = { ...old, state: event.state, ended, report };
   const items = [...state.items];
   items[index] = updated;
   return { ...state, items };

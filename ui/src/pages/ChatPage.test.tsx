@@ -1,7 +1,7 @@
 import { act, screen, waitFor, within } from "@testing-library/react";
 import userEvent from "@testing-library/user-event";
 import { describe, expect, it } from "vitest";
-import type { DebugMessage, Event, SessionDetail } from "../backend";
+import type { DebugMessage, Event, SessionDetail, TaskState } from "../backend";
 import { MockBackend, bypassView, emptyDetail, fileDiff, inboxItem, interruptedCall } from "../test/mockBackend";
 import { goTo, renderApp } from "../test/renderApp";
 import { nextFrame, setViewportHeight } from "../test/viewport";
@@ -786,5 +786,53 @@ describe("chat page: interrupted calls", () => {
     expect(backend.reconcileCalls).toEqual([{ tool_call_id: 3, choice: "run_again" }]);
     await waitFor(() => expect(card.textContent).toContain("You had it run again. It completed"));
     expect(within(card).queryByRole("button", { name: "It ran" })).toBeNull();
+  });
+
+  it("lets the user open, stop and continue an async task from its card", async () => {
+    const backend = setup();
+    const user = await open(backend);
+    const update = (state: TaskState, report: string | null = null): Event => ({
+      type: "task_update",
+      task_id: 3,
+      child_session_id: 9,
+      label: "scout#9",
+      state,
+      report,
+      message_id: null,
+    });
+    await emit(backend, update("running"));
+    const card = () => within(log().getByText("task scout#9").closest(".task-card") as HTMLElement);
+    expect(card().getByRole("link", { name: "task scout#9" }).getAttribute("href")).toBe("#session/9");
+    expect(card().queryByRole("button", { name: "Continue task scout#9" })).toBeNull();
+
+    backend.running.add(9);
+    await user.click(card().getByRole("button", { name: "Stop task scout#9" }));
+    expect(backend.stopCalls).toEqual([9]);
+
+    await emit(backend, update("cancelled", "the task was stopped before it answered"));
+    await emit(backend, update("delivered"));
+    expect(card().getByText("stopped, reported")).toBeTruthy();
+    expect(card().queryByRole("button", { name: "Stop task scout#9" })).toBeNull();
+    backend.tasks = [
+      { task_id: 3, parent_session_id: SID, child_session_id: 9, tool_call_id: 4, label: "scout#9", agent_id: "scout", state: "cancelled", report: "the task was stopped before it answered", delivered: true },
+    ];
+    await user.click(card().getByRole("button", { name: "Continue task scout#9" }));
+    expect(backend.continued).toEqual([9]);
+
+    // The continued task starts over: its old report goes, and it can be stopped again.
+    await emit(backend, update("queued"));
+    expect(card().queryByText("the task was stopped before it answered")).toBeNull();
+    expect(card().queryByRole("button", { name: "Continue task scout#9" })).toBeNull();
+    await emit(backend, update("running"));
+    expect(card().getByRole("button", { name: "Stop task scout#9" })).toBeTruthy();
+  });
+
+  it("says so when a task could not be stopped", async () => {
+    const backend = setup();
+    const user = await open(backend);
+    await emit(backend, { type: "task_update", task_id: 4, child_session_id: 11, label: "scout#11", state: "running", report: null, message_id: null });
+    const card = within(log().getByText("task scout#11").closest(".task-card") as HTMLElement);
+    await user.click(card.getByRole("button", { name: "Stop task scout#11" }));
+    expect(await card.findByRole("alert")).toHaveProperty("textContent", "The task was not running any more.");
   });
 });

@@ -181,14 +181,46 @@ const TASK_STATES: Record<TaskItem["state"], string> = {
   delivery_dropped: "reported",
 };
 
-/** An async task's card: its label, where it is, and its report once it ended. */
+/** An async task's card: its label (opening its session), where it is, its report once it
+ *  ended, and what the user can do: stop it while it runs, continue it once it failed or was
+ *  stopped (its updates arrive as task events and move the card). */
 function TaskCard({ task }: { task: TaskItem }) {
+  const backend = useBackend();
+  const [error, setError] = useState<string | null>(null);
+  const [busy, setBusy] = useState(false);
   const bad = task.ended === "failed" || task.ended === "cancelled";
   const where = task.state === "delivered" && task.ended ? `${TASK_STATES[task.ended]}, reported` : TASK_STATES[task.state];
+  const act = (what: "stop" | "continue") => {
+    setError(null);
+    setBusy(true);
+    const done =
+      what === "stop"
+        ? backend.stop_turn({ session_id: task.childSessionId }).then(({ stopped }) => {
+            if (!stopped) setError("The task was not running any more.");
+          })
+        : backend.continue_task({ session_id: task.childSessionId }).then(() => undefined);
+    done
+      .catch((e: unknown) => setError(`Could not ${what} task ${task.label}: ${toApiError(e).message}`))
+      .finally(() => setBusy(false));
+  };
   return (
     <div className={`notice task-card${bad ? " notice-warn" : ""}`} role="status" data-task={task.taskId}>
-      <span className="badge">task {task.label}</span> {where}
+      <a className="badge" href={`#session/${task.childSessionId}`} title="Open the task's session">
+        task {task.label}
+      </a>{" "}
+      {where}
+      {task.state === "running" ? (
+        <button type="button" className="button button-ghost task-action" disabled={busy} onClick={() => act("stop")}>
+          Stop task {task.label}
+        </button>
+      ) : null}
+      {bad ? (
+        <button type="button" className="button button-ghost task-action" disabled={busy} onClick={() => act("continue")}>
+          Continue task {task.label}
+        </button>
+      ) : null}
       {task.report ? <p className="task-report">{task.report}</p> : null}
+      {error ? <p role="alert">{error}</p> : null}
     </div>
   );
 }

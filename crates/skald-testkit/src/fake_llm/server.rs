@@ -369,7 +369,11 @@ async fn control_push(
     let queued = replies.len();
     let mut state = shared.lock();
     for reply in replies {
-        state.queue.push(model, reply);
+        // `?prompt=KEY`: for requests whose first message contains KEY (`push_for_prompt`).
+        match query.get("prompt") {
+            Some(key) => state.queue.push_for_prompt(key, reply),
+            None => state.queue.push(model, reply),
+        }
     }
     axum::Json(json!({ "queued": queued, "pending": state.queue.len() })).into_response()
 }

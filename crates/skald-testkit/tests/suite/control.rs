@@ -85,6 +85,26 @@ async fn replies_can_be_scripted_and_inspected_over_http() {
 }
 
 #[tokio::test]
+async fn a_reply_pushed_for_a_prompt_answers_only_requests_whose_first_message_has_it() {
+    let fake = FakeLlm::start().await.unwrap();
+    let client = reqwest::Client::new();
+    for (query, content) in [("?prompt=TASK-7", "for the task"), ("", "for anyone")] {
+        let resp = client
+            .post(format!("{}/__fake/replies{query}", root(&fake)))
+            .json(&json!({ "type": "text", "content": content }))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(resp.status().as_u16(), 200);
+    }
+    let (_, other) = post_chat(&fake, &chat_body(vec![user("hello")])).await;
+    assert_eq!(other["choices"][0]["message"]["content"], "for anyone");
+    let (_, task) = post_chat(&fake, &chat_body(vec![user("TASK-7: count")])).await;
+    assert_eq!(task["choices"][0]["message"]["content"], "for the task");
+    assert_eq!(fake.pending_replies(), 0);
+}
+
+#[tokio::test]
 async fn invalid_reply_json_is_rejected_by_the_control_endpoint() {
     let fake = FakeLlm::start().await.unwrap();
     let resp = reqwest::Client::new()
