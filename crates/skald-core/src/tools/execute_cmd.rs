@@ -2,7 +2,9 @@
 //! dies on timeout, on cancel, when the future is dropped, and when the command finishes
 //! (background jobs it left are stopped, so no tool call leaves work running). The shell dies
 //! with the engine's process (`spawner`), and its group is recorded while it runs so the next
-//! engine kills what a crashed one left behind (`process_registry`).
+//! engine kills what a crashed one left behind (`process_registry`). On Unix the command starts
+//! only once its group is recorded (`START_GATE`): an engine killed in between leaves nothing
+//! running that the next engine would not know of.
 
 use std::path::{Path, PathBuf};
 use std::pin::pin;
@@ -23,6 +25,13 @@ use super::{Tool, ToolCategory, ToolContext, ToolDef, ToolError, ToolOutput, lab
 /// After the shell exits, how long a background process may keep the pipes open before the
 /// output is taken as complete.
 const DRAIN_GRACE: Duration = Duration::from_millis(300);
+
+/// Put before the command on Unix: the shell waits for one line on its stdin, which the engine
+/// writes once the group is recorded, then gives the command no stdin (as the tool promises).
+/// An engine that dies first closes the pipe: `read` fails and the shell exits 125 before the
+/// command can do anything. On the command's own line, so its line numbers stay as written.
+#[cfg(unix)]
+const START_GATE: &str = "read -r _ || exit 125; exec </dev/null; ";
 
 pub(crate) struct ExecuteCmd {
     def: ToolDef,
@@ -107,20 +116,30 @@ fn shell(command: &str, workdir: &Path) -> Command {
     #[cfg(not(windows))]
     let mut cmd = {
         let mut c = Command::new("sh");
-        c.arg("-c").arg(command);
+        c.arg("-c").arg(format!("{START_GATE}{command}"));
         c
     };
     // Inside the AppImage, the command gets the user's environment, not the bundle's.
     crate::launch_env::restore_host_env(&mut cmd);
-    cmd.current_dir(workdir)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .kill_on_drop(true);
+    // Unix: the start gate's line comes on stdin (`open_gate`).
+    #[cfg(unix)]
+    cmd.stdin(Stdio::piped());
+    #[cfg(not(unix))]
+    cmd.stdin(Stdio::null());
+    cmd.current_dir(workdir).stdout(Stdio::piped()).stderr(Stdio::piped()).kill_on_drop(true);
     // Its own group, so one signal reaches every process the command starts.
     #[cfg(unix)]
     cmd.process_group(0);
     cmd
+}
+
+/// Lets a command through its start gate (Unix): one line, then EOF.
+async fn open_gate(child: &mut Child) {
+    use tokio::io::AsyncWriteExt;
+    if let Some(mut stdin) = child.stdin.take() {
+        // A shell that died already cannot read it: its exit status tells.
+        let _ = stdin.write_all(b"\n").await;
+    }
 }
 
 enum Outcome {
@@ -210,6 +229,8 @@ async fn execute(
         (Some(processes), Some(pid)) => Some(processes.record(ctx.tool_call_id, pid).await),
         _ => None,
     };
+    // Recorded: the command may start.
+    open_gate(&mut child).await;
     // Declared after `child`, so on drop it is dropped first: the group dies, then tokio's
     // kill_on_drop reaps the leader (and `recorded` removes the group's row).
     let group = ProcessGroup::new(child.id());
@@ -271,5 +292,48 @@ impl Tool for ExecuteCmd {
     fn describe(&self, args: &serde_json::Value, full: bool) -> String {
         let command = args.get("command").and_then(|v| v.as_str()).unwrap_or("");
         label::label(self.def.name, command, full)
+    }
+}
+
+#[cfg(all(test, unix))]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+
+    use std::time::Duration;
+
+    use super::{open_gate, shell};
+
+    /// The command does nothing until the gate opens; a gate closed without its line (the engine
+    /// died) ends the shell with 125 and the command never runs.
+    #[tokio::test]
+    async fn a_command_starts_only_when_its_gate_opens() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut child = shell("echo ran > marker", dir.path()).spawn().unwrap();
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        assert!(!dir.path().join("marker").exists(), "ran before the gate opened");
+        open_gate(&mut child).await;
+        assert_eq!(child.wait().await.unwrap().code(), Some(0));
+        assert_eq!(std::fs::read_to_string(dir.path().join("marker")).unwrap(), "ran\n");
+
+        let mut child = shell("echo ran > never", dir.path()).spawn().unwrap();
+        drop(child.stdin.take());
+        assert_eq!(child.wait().await.unwrap().code(), Some(125));
+        assert!(!dir.path().join("never").exists());
+    }
+
+    /// Behind the gate the command still has no stdin and its errors name its own line numbers.
+    #[tokio::test]
+    async fn behind_the_gate_the_command_reads_nothing_and_its_errors_name_its_own_line() {
+        use tokio::io::AsyncReadExt;
+        let dir = tempfile::tempdir().unwrap();
+        let mut child = shell("cat; echo after\nif then", dir.path()).spawn().unwrap();
+        let (mut stdout, mut stderr) = (child.stdout.take().unwrap(), child.stderr.take().unwrap());
+        open_gate(&mut child).await;
+        let (mut out, mut err) = (String::new(), String::new());
+        stdout.read_to_string(&mut out).await.unwrap();
+        stderr.read_to_string(&mut err).await.unwrap();
+        assert_eq!(child.wait().await.unwrap().code(), Some(2));
+        assert_eq!(out, "after\n", "cat read nothing");
+        assert!(err.contains("2:"), "the error names line 2: {err}");
     }
 }
