@@ -477,12 +477,13 @@ impl Engine {
         let cwd = crate::launch_env::launch_dir().unwrap_or_else(|| self.data_dir().to_path_buf());
         let workdir = run_context.effective_workdir(&cwd);
         let agent = agents::load(self.data_dir(), &session.agent_id)?;
-        // The agent's client, scope and strength pick the order; models that kept failing in
-        // earlier turns (health is engine-wide) go last.
+        // The session's pinned client (a task started with `client`) or the agent's, then its
+        // scope and strength pick the order; models that kept failing in earlier turns (health
+        // is engine-wide) go last.
         let models = chain;
         let chain = skald_llm::resolve_chain(
             &models,
-            agent.meta.client.as_deref(),
+            session.client.as_deref().or(agent.meta.client.as_deref()),
             agent.meta.scope.as_deref(),
             agent.meta.strength,
             self.inner.llm.health(),

@@ -96,15 +96,17 @@ impl TurnCtx {
 
     /// The context of sub-agent frame `stack_id` running `agent`, opened by call
     /// `parent_tool_call_id` of this frame: same dependencies, policy and token, one level deeper,
-    /// its own models, grants and origin label.
+    /// its own models (the `client` the delegation named first, never the parent's), grants and
+    /// origin label.
     pub fn child(
         &self,
         stack_id: i64,
         agent: Agent,
+        client: Option<&str>,
         grants: Vec<String>,
         parent_tool_call_id: i64,
     ) -> Self {
-        let chain = self.chain_for(&agent);
+        let chain = self.chain_for(&agent, client);
         let emitter = self.frame.emitter.child(stack_id, &agent.id, parent_tool_call_id);
         Self {
             frame: FrameCtx {
@@ -120,11 +122,12 @@ impl TurnCtx {
         }
     }
 
-    /// `agent`'s order of the engine's models (client, scope, strength, then health).
-    pub fn chain_for(&self, agent: &Agent) -> Vec<ModelEndpoint> {
+    /// `agent`'s order of the engine's models: `client` (a delegation's choice) or the agent's
+    /// own client first, then its scope and strength, then health.
+    pub fn chain_for(&self, agent: &Agent, client: Option<&str>) -> Vec<ModelEndpoint> {
         skald_llm::resolve_chain(
             &self.policy.models,
-            agent.meta.client.as_deref(),
+            client.or(agent.meta.client.as_deref()),
             agent.meta.scope.as_deref(),
             agent.meta.strength,
             self.deps.llm.health(),

@@ -91,6 +91,16 @@ pub fn definitions(ctx: &TurnCtx) -> Vec<(String, Value)> {
         "title": { "type": "string", "description": "A few words naming the task." },
         "description": { "type": "string", "description": "One line shown to the user." }
     });
+    // A choice of model only where there is one to make.
+    if ctx.policy.models.len() > 1 {
+        let names: Vec<&str> = ctx.policy.models.iter().map(|m| m.name.as_str()).collect();
+        properties["client"] = json!({
+            "type": "string",
+            "enum": names,
+            "description": "The LLM client to run the sub-agent on; leave it out to let the \
+                            agent's own settings choose."
+        });
+    }
     let mut required = vec!["agent_id", "prompt"];
     if name == names::EXECUTE_TASK {
         properties["mode"] = json!({
@@ -122,6 +132,8 @@ struct Request {
     agent: Agent,
     prompt: String,
     title: Option<String>,
+    /// The LLM client the call named (a configured one), ahead of the agent's own choice.
+    client: Option<String>,
     /// `execute_task` mode `async`: a background task instead of a child frame.
     background: bool,
 }
@@ -168,7 +180,18 @@ fn check(ctx: &TurnCtx, name: &str, args: &Value) -> Result<Request, String> {
         ));
     };
     let title = Some(text("title")).filter(|t| !t.is_empty()).map(str::to_string);
-    Ok(Request { agent, prompt: prompt.to_string(), title, background })
+    let client = match text("client") {
+        "" => None,
+        name if ctx.policy.models.iter().any(|m| m.name == name) => Some(name.to_string()),
+        name => {
+            let names: Vec<&str> = ctx.policy.models.iter().map(|m| m.name.as_str()).collect();
+            return Err(format!(
+                "no LLM client `{name}` is configured. Available: {}; or leave `client` out",
+                names.join(", ")
+            ));
+        }
+    };
+    Ok(Request { agent, prompt: prompt.to_string(), title, client, background })
 }
 
 /// Runs a delegation the gate allowed: checks, opens the child frame (or reopens the one this
@@ -189,14 +212,15 @@ pub async fn dispatch(
     let store = &ctx.deps.store;
     if let Some(frame) = store.child_frame_of_call(call_id).await? {
         // Opened before a crash: continue it rather than start the task twice.
-        return reopen_child(ctx, call_id, frame.id, req.agent, &req.prompt).await;
+        return reopen_child(ctx, call_id, frame.id, req.agent, req.client.as_deref(), &req.prompt)
+            .await;
     }
     let depth = i64::from(ctx.frame.depth + 1);
     let stack_id = store
         .create_child_frame(ctx.policy.session_id, &req.agent.id, &req.agent.prompt, depth, call_id)
         .await?;
     give_task(ctx, call_id, stack_id, &req.agent.id, &req.prompt).await?;
-    run_child(ctx, call_id, stack_id, req.agent, false).await
+    run_child(ctx, call_id, stack_id, req.agent, req.client.as_deref(), false).await
 }
 
 /// Stores the task as the child frame's first message and shows it.
@@ -229,13 +253,14 @@ async fn reopen_child(
     call_id: i64,
     stack_id: i64,
     agent: Agent,
+    client: Option<&str>,
     prompt: &str,
 ) -> Result<ChildEnd, EngineError> {
     if ctx.deps.store.last_live_message(stack_id).await?.is_some() {
-        return run_child(ctx, call_id, stack_id, agent, true).await;
+        return run_child(ctx, call_id, stack_id, agent, client, true).await;
     }
     give_task(ctx, call_id, stack_id, &agent.id, prompt).await?;
-    run_child(ctx, call_id, stack_id, agent, false).await
+    run_child(ctx, call_id, stack_id, agent, client, false).await
 }
 
 /// Starts an async task: its child session and row (or the ones this call made before a crash),
@@ -252,6 +277,7 @@ async fn start_task(ctx: &TurnCtx, call_id: i64, req: Request) -> Result<ChildEn
                 agent_prompt: &req.agent.prompt,
                 prompt: &req.prompt,
                 title: req.title.as_deref(),
+                client: req.client.as_deref(),
             };
             let task = store.create_task(&new).await?;
             ctx.frame.emitter.emit(Event::TaskUpdate {
@@ -281,11 +307,12 @@ async fn run_child(
     call_id: i64,
     stack_id: i64,
     agent: Agent,
+    client: Option<&str>,
     resume: bool,
 ) -> Result<ChildEnd, EngineError> {
     let store = &ctx.deps.store;
     let grants = store.stack_tool_groups(stack_id).await?;
-    let child = ctx.child(stack_id, agent, grants, call_id);
+    let child = ctx.child(stack_id, agent, client, grants, call_id);
     let outcome = if resume { resume_boxed(&child) } else { run_boxed(&child) }.await?;
     let end = match outcome {
         TurnOutcome::Final { content, .. } => ChildEnd::Answer(content),
@@ -328,7 +355,10 @@ pub async fn settle(ctx: &TurnCtx, row: &ToolCallRow) -> Result<Option<ChildEnd>
             let args: Value = serde_json::from_str(row.arguments.as_deref().unwrap_or("{}"))
                 .unwrap_or(Value::Null);
             let prompt = args.get("prompt").and_then(Value::as_str).unwrap_or_default();
-            Ok(Some(reopen_child(ctx, row.id, frame.id, agent, prompt).await?))
+            // The client the call named, as when it first ran (gone from the config since:
+            // the agent's own choice, with a warning).
+            let client = args.get("client").and_then(Value::as_str).filter(|c| !c.is_empty());
+            Ok(Some(reopen_child(ctx, row.id, frame.id, agent, client, prompt).await?))
         }
         Err(e) => {
             store.terminate_frame(frame.id).await?;

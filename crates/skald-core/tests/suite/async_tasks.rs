@@ -419,3 +419,33 @@ async fn wait_tasks_returns_after_the_report_was_answered() {
     );
     assert_eq!(rig.fake.requests().len(), 4);
 }
+
+/// An async task started with `client` runs its session on that client (pinned on the child
+/// session, so a continued or restarted run keeps it); the parent stays on its own.
+#[tokio::test(flavor = "multi_thread")]
+async fn an_async_task_runs_on_the_client_its_call_named() {
+    let rig = Rig::two_models().await;
+    super::subagents::task_agent(&rig, "scout");
+    let args = json!({ "mode": "async", "agent_id": "scout", "prompt": "TASK-K: count", "client": "backup" });
+    let call = ScriptedToolCall::new("execute_task", &args.to_string());
+    rig.fake.push_for_model("fake-model", Reply::tool_calls(vec![call]));
+    rig.fake.push_for_model("fake-model", Reply::text("Started."));
+    rig.fake.push_for_prompt("TASK-K", Reply::Stall { ms: 200, then_hang: false });
+    rig.fake.push_for_prompt("TASK-K", Reply::text("There are 3 files."));
+    rig.fake.push_for_model("fake-model", Reply::text("The scout counted 3 files."));
+    let (sid, _, _) = rig.turn("count in the background").await;
+    let task = all_delivered(&rig, sid, 1).await.remove(0);
+    settled(&rig.engine, sid).await;
+    let asked: Vec<(bool, String)> = rig
+        .fake
+        .requests()
+        .iter()
+        .map(|r| (first_text(&r.body).contains("TASK-K"), r.body["model"].as_str().unwrap().into()))
+        .collect();
+    for (is_task, model) in &asked {
+        assert_eq!(model, if *is_task { "fake-model-2" } else { "fake-model" }, "{asked:?}");
+    }
+    assert_eq!(asked.iter().filter(|(t, _)| *t).count(), 1, "{asked:?}");
+    let child = rig.store().await.session(task.child_session_id).await.unwrap();
+    assert_eq!(child.client.as_deref(), Some("backup"));
+}

@@ -355,6 +355,18 @@ async fn crashed_in_child(rig: &Rig) -> (i64, i64, i64) {
 
 /// [`crashed_in_child`] with the child's running call `name(args)`.
 async fn crashed_in_child_with(rig: &Rig, name: &str, args: Value) -> (i64, i64, i64) {
+    let delegation = json!({ "mode": "sync", "agent_id": "scout", "prompt": "TASK-R: read notes" });
+    crashed_delegation(rig, delegation, name, args).await
+}
+
+/// [`crashed_in_child_with`] where the root's running delegation call had `delegation` as its
+/// arguments.
+async fn crashed_delegation(
+    rig: &Rig,
+    delegation: Value,
+    name: &str,
+    args: Value,
+) -> (i64, i64, i64) {
     std::fs::write(rig.work.join("notes.txt"), "hello\n").unwrap();
     let sid = rig.engine.new_session(SOURCE).await.unwrap();
     let workdir = Some(rig.work.display().to_string());
@@ -369,11 +381,7 @@ async fn crashed_in_child_with(rig: &Rig, name: &str, args: Value) -> (i64, i64,
         ..Default::default()
     };
     store.append_message(&msg(root, Some(Role::User), "ask the scout")).await.unwrap();
-    let call = (
-        "execute_task".to_string(),
-        json!({ "mode": "sync", "agent_id": "scout", "prompt": "TASK-R: read notes" }).to_string(),
-        None,
-    );
+    let call = ("execute_task".to_string(), delegation.to_string(), None);
     let (_, ids) = store.append_assistant_with_calls(&msg(root, None, ""), &[call]).await.unwrap();
     store.start_tool_call(ids[0]).await.unwrap();
     let child =
@@ -716,4 +724,67 @@ async fn a_sub_agents_reply_carries_what_the_provider_charged_live_and_in_the_tr
         })
         .collect();
     assert_eq!(costs, [(1, Some(0.0125)), (0, Some(0.5))], "and so do the rows read back");
+}
+
+/// The model each request went to, in order.
+fn models_asked(fake: &FakeLlm) -> Vec<String> {
+    fake.requests()
+        .iter()
+        .map(|r| r.body["model"].as_str().unwrap_or_default().to_string())
+        .collect()
+}
+
+/// A delegation that names a client runs the child on it (the parent keeps its own), offered as
+/// a choice of the configured clients; an unknown one is a tool error that names them.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_delegation_runs_the_child_on_the_client_it_names() {
+    let rig = Rig::two_models().await;
+    task_agent(&rig, "scout");
+    let delegate = |client: &str| {
+        let args = json!({ "mode": "sync", "agent_id": "scout", "prompt": "TASK-M: look", "client": client });
+        Reply::tool_calls(vec![ScriptedToolCall::new("execute_task", &args.to_string())])
+    };
+    rig.fake.push_for_model("fake-model", delegate("backup"));
+    rig.fake.push_for_model("fake-model-2", Reply::text("seen from the backup"));
+    rig.fake.push_for_model("fake-model", delegate("nope"));
+    rig.fake.push_for_model("fake-model", Reply::text("The scout saw it from the backup."));
+    let (_, outcome, _) = rig.turn("look with the other model").await;
+    assert!(matches!(outcome, TurnOutcome::Final { .. }), "{outcome:?}");
+    assert_eq!(models_asked(&rig.fake), ["fake-model", "fake-model-2", "fake-model", "fake-model"]);
+    let results = last_tool_results(&rig.fake);
+    assert_eq!(
+        results,
+        [
+            "seen from the backup",
+            "Error: no LLM client `nope` is configured. Available: primary, backup; or leave \
+             `client` out"
+        ]
+    );
+    let parent = &rig.fake.requests()[0].body;
+    let def = parent["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["function"]["name"] == "execute_task")
+        .unwrap();
+    let client = &def["function"]["parameters"]["properties"]["client"];
+    assert_eq!(client["enum"], json!(["primary", "backup"]), "{def}");
+    check_tools(&rig.fake, &[("TASK-M", 1)], 5);
+}
+
+/// A child cut off by a crash continues on the client its delegation named.
+#[tokio::test]
+async fn a_child_resumed_after_a_crash_keeps_the_client_its_delegation_named() {
+    let rig = Rig::two_models().await;
+    task_agent(&rig, "scout");
+    let delegation = json!({
+        "mode": "sync", "agent_id": "scout", "prompt": "TASK-R: read notes", "client": "backup"
+    });
+    let (sid, _, _) =
+        crashed_delegation(&rig, delegation, "read_file", json!({ "path": "notes.txt" })).await;
+    rig.fake.push_for_model("fake-model-2", Reply::text("notes say hello"));
+    rig.fake.push_for_model("fake-model", Reply::text("The notes say hello."));
+    let outcome = rig.engine.resume(sid, ParkMode::Wait).await.unwrap();
+    assert!(matches!(outcome, TurnOutcome::Final { .. }), "{outcome:?}");
+    assert_eq!(models_asked(&rig.fake), ["fake-model-2", "fake-model"]);
 }

@@ -48,6 +48,8 @@ pub struct SessionRow {
     pub auto_deny_approvals: bool,
     pub context_label: Option<String>,
     pub scratchpad_session_id: Option<i64>,
+    /// The LLM client pinned for the root agent (an async task started with `client`).
+    pub client: Option<String>,
     pub created_at: String,
 }
 
@@ -110,7 +112,7 @@ impl SummaryRow {
 }
 
 const SESSION_COLUMNS: &str = "id, title, source, agent_id, is_interactive, is_ephemeral, \
-     run_context, auto_deny_approvals, context_label, scratchpad_session_id, created_at";
+     run_context, auto_deny_approvals, context_label, scratchpad_session_id, client, created_at";
 
 impl Store {
     /// Creates a session and its root stack frame in one transaction.

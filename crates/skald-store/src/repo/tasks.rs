@@ -81,6 +81,8 @@ pub struct NewTask<'a> {
     /// The task, the child's first message.
     pub prompt: &'a str,
     pub title: Option<&'a str>,
+    /// The LLM client the delegation named; pinned on the child session.
+    pub client: Option<&'a str>,
 }
 
 /// A report folded into the parent.
@@ -103,13 +105,14 @@ impl Store {
         let mut tx = self.begin_write().await?;
         let child_session_id: i64 = sqlx::query_scalar(
             "INSERT INTO chat_sessions (title, source, agent_id, is_interactive, is_ephemeral, \
-             run_context, auto_deny_approvals, scratchpad_session_id, created_at) \
+             run_context, auto_deny_approvals, scratchpad_session_id, client, created_at) \
              SELECT ?, p.source, ?, 0, 1, p.run_context, p.auto_deny_approvals, \
-             COALESCE(p.scratchpad_session_id, p.id), ? FROM chat_sessions p WHERE p.id = ? \
+             COALESCE(p.scratchpad_session_id, p.id), ?, ? FROM chat_sessions p WHERE p.id = ? \
              RETURNING id",
         )
         .bind(new.title)
         .bind(new.agent_id)
+        .bind(new.client)
         .bind(&now)
         .bind(new.parent_session_id)
         .fetch_optional(&mut *tx)
