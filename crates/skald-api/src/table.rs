@@ -317,6 +317,16 @@ operations! {
         run: |engine, _, p| engine.interrupted_calls(p.session_id).await,
     }
 
+    /// Interrupted calls of every session that still wait for the user's word (no choice made
+    /// yet), oldest first: the Agent Inbox lists them beside approvals and questions.
+    open_interrupted_calls {
+        params: OpenInterruptedCallsParams {},
+        result: Vec<InterruptedCall>,
+        errors: [Storage, Internal],
+        events: [],
+        run: |engine, _, _| engine.open_interrupted_calls().await,
+    }
+
     /// The user's word on an interrupted call, as the calling surface: `ran`, `did_not_run`, or
     /// `run_again` (runs it now; a rule that denies it refuses with nothing recorded). Set once:
     /// the same choice again is a no-op, another is refused. The model is told at its next round.

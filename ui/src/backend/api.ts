@@ -55,6 +55,8 @@ export type AnswerQuestionParams = { tool_call_id: number, answer: string, };
 
 export type InterruptedCallsParams = { session_id: number, };
 
+export type OpenInterruptedCallsParams = Record<string, never>;
+
 export type ReconcileCallParams = { tool_call_id: number, choice: ReconcileChoice, };
 
 export type SettingsParams = Record<string, never>;
@@ -111,6 +113,7 @@ export type Operations = {
   revoke_bypass: { params: RevokeBypassParams; result: BypassView };
   answer_question: { params: AnswerQuestionParams; result: Answer };
   interrupted_calls: { params: InterruptedCallsParams; result: Array<InterruptedCall> };
+  open_interrupted_calls: { params: OpenInterruptedCallsParams; result: Array<InterruptedCall> };
   reconcile_call: { params: ReconcileCallParams; result: InterruptedCall };
   settings: { params: SettingsParams; result: SettingsView };
   save_llm_clients: { params: SaveLlmClientsParams; result: SettingsView };
@@ -156,6 +159,7 @@ export const OPERATION_NAMES: readonly OpName[] = [
   "revoke_bypass",
   "answer_question",
   "interrupted_calls",
+  "open_interrupted_calls",
   "reconcile_call",
   "settings",
   "save_llm_clients",
@@ -346,6 +350,13 @@ export interface Api {
    */
   interrupted_calls(params: InterruptedCallsParams): Promise<Array<InterruptedCall>>;
   /**
+   * Interrupted calls of every session that still wait for the user's word (no choice made
+   * yet), oldest first: the Agent Inbox lists them beside approvals and questions.
+   *
+   * Errors: storage, internal. Events: none.
+   */
+  open_interrupted_calls(params: OpenInterruptedCallsParams): Promise<Array<InterruptedCall>>;
+  /**
    * The user's word on an interrupted call, as the calling surface: `ran`, `did_not_run`, or
    * `run_again` (runs it now; a rule that denies it refuses with nothing recorded). Set once:
    * the same choice again is a no-op, another is refused. The model is told at its next round.
@@ -475,6 +486,7 @@ export function makeApi(call: Transport): Api {
     revoke_bypass: (params) => call("revoke_bypass", params) as Promise<BypassView>,
     answer_question: (params) => call("answer_question", params) as Promise<Answer>,
     interrupted_calls: (params) => call("interrupted_calls", params) as Promise<Array<InterruptedCall>>,
+    open_interrupted_calls: (params) => call("open_interrupted_calls", params) as Promise<Array<InterruptedCall>>,
     reconcile_call: (params) => call("reconcile_call", params) as Promise<InterruptedCall>,
     settings: (params) => call("settings", params) as Promise<SettingsView>,
     save_llm_clients: (params) => call("save_llm_clients", params) as Promise<SettingsView>,

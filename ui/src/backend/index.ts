@@ -69,6 +69,8 @@ export const taskKeys = {
 export const interruptedKeys = {
   all: ["interrupted_calls"] as const,
   session: (id: number) => ["interrupted_calls", id] as const,
+  /** Every session's calls still waiting for the user's word (the inbox's list). */
+  open: ["interrupted_calls", "open"] as const,
 };
 
 export const bypassKeys = {
@@ -283,6 +285,16 @@ export function useInterruptedCalls(sessionId: number | null): Map<number, Inter
     enabled: sessionId !== null,
   });
   return useMemo(() => new Map((data ?? []).map((c) => [c.tool_call_id, c])), [data]);
+}
+
+/** Interrupted calls of every session still waiting for the user's word, oldest first. */
+export function useOpenInterruptedCalls(): InterruptedCall[] {
+  const backend = useBackend();
+  const { data } = useQuery<InterruptedCall[], ApiError>({
+    queryKey: interruptedKeys.open,
+    queryFn: () => backend.open_interrupted_calls({}),
+  });
+  return data ?? [];
 }
 
 /** The async tasks a session started, oldest first. */

@@ -1,7 +1,7 @@
 import { act, screen, waitFor, within } from "@testing-library/react";
 import userEvent from "@testing-library/user-event";
 import { describe, expect, it } from "vitest";
-import { MockBackend, bypassView, fileDiff, inboxItem } from "../test/mockBackend";
+import { MockBackend, bypassView, fileDiff, inboxItem, interruptedCall } from "../test/mockBackend";
 import { renderApp } from "../test/renderApp";
 
 const ROOT = { stack_id: 1, depth: 0, label: null, parent_tool_call_id: null };
@@ -212,5 +212,29 @@ describe("agent inbox", () => {
       backend.emit({ session_id: 7, source: "web", frame: ROOT, event: { type: "approval_resolved", request_id: 3, tool_call_id: 3, approved: true } }),
     );
     expect(await nav.findByRole("link", { name: "Inbox 1 waiting" })).toBeTruthy();
+  });
+
+  it("lists calls a restart cut off in any session until the user says what happened", async () => {
+    const backend = new MockBackend();
+    backend.interrupted.set(7, [interruptedCall(21, { session_id: 7, label: "execute_cmd make deploy" })]);
+    backend.interrupted.set(4, [
+      interruptedCall(9, { session_id: 4, label: "execute_cmd make install" }),
+      interruptedCall(5, { session_id: 4, choice: "ran", decided_by: "cli", decided_at: "2026-11-30T10:05:00Z" }),
+    ]);
+    const user = userEvent.setup();
+    renderApp(backend, "#inbox");
+    const list = await screen.findByRole("list", { name: "Interrupted calls" });
+    expect(screen.queryByText("Nothing is waiting for you")).toBeNull();
+    const items = within(list).getAllByRole("listitem");
+    // Oldest first, across sessions; a call the user already settled is not listed.
+    expect(items.map((li) => li.dataset.toolCallId)).toEqual(["9", "21"]);
+    expect(within(items[0] as HTMLElement).getByRole("link", { name: "session #4 · call #9" }).getAttribute("href")).toBe("#session/4");
+    expect(items[1]?.textContent).toContain("execute_cmd make deploy");
+
+    const first = within(screen.getByRole("group", { name: "Interrupted call execute_cmd make install" }));
+    await user.click(first.getByRole("button", { name: "It did not run" }));
+    expect(backend.reconcileCalls).toEqual([{ tool_call_id: 9, choice: "did_not_run" }]);
+    // The refetch after the word (the interrupted_call event) drops it from the list.
+    await waitFor(() => expect(within(screen.getByRole("list", { name: "Interrupted calls" })).getAllByRole("listitem")).toHaveLength(1));
   });
 });

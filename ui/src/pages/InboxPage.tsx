@@ -1,20 +1,25 @@
-// #inbox: every approval waiting for a human, oldest first; keyboard-first review with diffs.
+// #inbox: every approval and question waiting for a human, oldest first, keyboard-first review
+// with diffs, and the calls a restart cut off that wait for the user's word.
 import { useEffect, useId, useMemo, useRef, useState, type RefObject } from "react";
 import {
   useAnswer,
   useCallOrigin,
   useDecide,
   useInbox,
+  useOpenInterruptedCalls,
+  useReconcileCall,
   toApiError,
   type ApiError,
   type BypassRequest,
   type InboxItem,
+  type InterruptedCall,
   type QuestionItem,
 } from "../backend";
 import { useNavigate } from "../app/route";
 import { ApprovalSubject, BYPASS_DURATIONS, BypassChoice } from "../components/ApprovalCard";
 import { BypassList } from "../components/BypassList";
-import { formatSpan } from "../components/format";
+import { formatSpan, formatTimestamp } from "../components/format";
+import { InterruptedCallBar } from "../components/InterruptedCallBar";
 import { QuestionCard } from "../components/QuestionCard";
 import { Empty, ErrorView, Loading } from "../components/StatusViews";
 
@@ -64,6 +69,34 @@ function Questions({ questions }: { questions: QuestionItem[] }) {
               origin={q.frame_label ?? originOf(q.tool_call_id)}
               onAnswer={answer}
             />
+          </li>
+        ))}
+      </ul>
+    </section>
+  );
+}
+
+/** Calls a restart cut off while they ran, in any session: the user says what happened. A call
+ *  stays listed until the refetch after the user's word drops it. */
+function InterruptedCalls({ calls }: { calls: InterruptedCall[] }) {
+  const reconcile = useReconcileCall();
+  if (calls.length === 0) return null;
+  return (
+    <section className="inbox-questions" aria-labelledby="inbox-interrupted-title">
+      <h2 id="inbox-interrupted-title">Interrupted calls</h2>
+      <ul className="inbox-question-list" aria-label="Interrupted calls">
+        {calls.map((c) => (
+          <li key={c.tool_call_id} data-tool-call-id={c.tool_call_id}>
+            <p className="muted inbox-origin">
+              <a href={`#session/${c.session_id}`}>
+                session #{c.session_id} · call #{c.tool_call_id}
+              </a>{" "}
+              · cut off {formatTimestamp(c.flagged_at)}
+            </p>
+            <p>
+              <code>{c.label}</code>
+            </p>
+            <InterruptedCallBar call={c} onReconcile={reconcile} />
           </li>
         ))}
       </ul>
@@ -161,6 +194,7 @@ function Detail({
 
 export function InboxPage() {
   const inbox = useInbox();
+  const interrupted = useOpenInterruptedCalls();
   const decide = useDecide();
   const navigate = useNavigate();
   const items = useMemo(() => oldestFirst(inbox.data?.items ?? []), [inbox.data]);
@@ -299,14 +333,19 @@ export function InboxPage() {
     body = <Loading label="Loading the inbox…" />;
   } else if (inbox.isError) {
     body = <ErrorView title="Could not load the inbox" error={inbox.error} onRetry={() => void inbox.refetch()} />;
-  } else if (items.length === 0 && questions.length === 0) {
+  } else if (items.length === 0 && questions.length === 0 && interrupted.length === 0) {
     body = (
       <Empty title="Nothing is waiting for you">
         Approvals appear here when an agent wants to do something that needs your OK.
       </Empty>
     );
   } else if (items.length === 0) {
-    body = <Questions questions={questions} />;
+    body = (
+      <>
+        <Questions questions={questions} />
+        <InterruptedCalls calls={interrupted} />
+      </>
+    );
   } else {
     const checkedCount = items.filter((i) => checked.has(i.tool_call_id)).length;
     body = (
@@ -366,6 +405,7 @@ export function InboxPage() {
           ) : null}
         </div>
         <Questions questions={questions} />
+        <InterruptedCalls calls={interrupted} />
       </>
     );
   }

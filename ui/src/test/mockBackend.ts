@@ -50,6 +50,7 @@ import type {
   AnswerQuestionParams,
   CompactSessionParams,
   InterruptedCallsParams,
+  OpenInterruptedCallsParams,
   ReconcileCallParams,
   DecideParams,
   DeleteApprovalRuleParams,
@@ -508,6 +509,11 @@ export class MockBackend implements Backend {
 
   interrupted_calls({ session_id: sessionId }: InterruptedCallsParams): Promise<InterruptedCall[]> {
     return Promise.resolve([...(this.interrupted.get(sessionId) ?? [])]);
+  }
+
+  open_interrupted_calls(_params: OpenInterruptedCallsParams): Promise<InterruptedCall[]> {
+    const open = [...this.interrupted.values()].flat().filter((c) => c.choice === null);
+    return Promise.resolve(open.sort((a, b) => a.tool_call_id - b.tool_call_id));
   }
 
   /** Like the engine: set once; a re-run "completes" with `ok`; clients hear `interrupted_call`. */

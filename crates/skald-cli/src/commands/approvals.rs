@@ -1,17 +1,39 @@
-//! `skald inbox`, `skald approve` (with an optional bypass), `skald deny`, `skald answer`.
+//! `skald inbox` (approvals, questions and interrupted calls), `skald approve` (with an optional bypass), `skald deny`, `skald answer`.
 
-use skald_api::{AnswerQuestionParams, Caller, DecideParams, InboxParams, ops};
+use skald_api::{
+    AnswerQuestionParams, Caller, DecideParams, InboxParams, OpenInterruptedCallsParams, ops,
+};
 use skald_core::Engine;
-use skald_protocol::{ApiError, BypassDuration, BypassRequest, BypassScopeKind, DecisionInput};
+use skald_protocol::{
+    ApiError, BypassDuration, BypassRequest, BypassScopeKind, DecisionInput, ErrorCode,
+};
 
 use crate::exit;
 use crate::output::Output;
 
 pub async fn inbox(engine: &Engine, out: &Output) -> Result<u8, ApiError> {
     let inbox = ops::inbox(engine, &Caller::Cli, InboxParams {}).await?;
+    let interrupted =
+        ops::open_interrupted_calls(engine, &Caller::Cli, OpenInterruptedCallsParams {}).await?;
     if out.is_json() {
-        out.json(&inbox)?;
+        // The inbox as the API answers it, with the calls that wait for the user's word.
+        let mut json = serde_json::to_value(&inbox)
+            .map_err(|e| ApiError::new(ErrorCode::Internal, e.to_string()))?;
+        json["interrupted"] = serde_json::to_value(&interrupted)
+            .map_err(|e| ApiError::new(ErrorCode::Internal, e.to_string()))?;
+        out.json(&json)?;
         return Ok(exit::OK);
+    }
+    for call in &interrupted {
+        out.line(&format!(
+            "interrupted call {} · session {} · {} · cut off by a restart while it ran",
+            call.tool_call_id, call.session_id, call.label
+        ));
+        out.line(&format!(
+            "  check its effects, then: skald api reconcile_call '{{\"tool_call_id\": {}, \
+             \"choice\": \"ran\"}}' (or \"did_not_run\", \"run_again\")",
+            call.tool_call_id
+        ));
     }
     for q in &inbox.questions {
         out.line(&format!(
@@ -28,7 +50,9 @@ pub async fn inbox(engine: &Engine, out: &Output) -> Result<u8, ApiError> {
         }
     }
     if inbox.items.is_empty() && inbox.questions.is_empty() {
-        out.line("Nothing is waiting for a decision.");
+        if interrupted.is_empty() {
+            out.line("Nothing is waiting for a decision.");
+        }
         return Ok(exit::OK);
     }
     for item in &inbox.items {

@@ -1,6 +1,7 @@
 //! A shell command never outlives a killed `skald chat`: the engine's process is SIGKILLed while
 //! an approved `execute_cmd` runs; the shell dies with it (parent-death signal) and the next
-//! engine to open kills the background job it left, so the delayed side effects never happen.
+//! engine to open kills the background job it left, so the delayed side effects never happen;
+//! resumed, the command is flagged for the user (listed by `skald inbox`), never run again.
 #![cfg(target_os = "linux")]
 
 use std::process::Stdio;
@@ -60,4 +61,24 @@ async fn a_killed_chat_leaves_no_command_running_and_its_delayed_effects_never_h
         .await;
     // With the whole group gone nothing can write the markers any more.
     assert!(!work.join("marker").exists() && !work.join("job-marker").exists());
+
+    // Resumed, the command is not run again but flagged, and the inbox asks what happened.
+    fake.push(Reply::text("The script was cut off; tell me whether it ran."));
+    let mut resume = cli(&fake, &data);
+    resume.args(["resume", "--session", "1"]);
+    let (code, _, stderr) = run(resume).await;
+    assert_eq!(code, 0, "{stderr}");
+    let mut inbox = cli(&fake, &data);
+    inbox.arg("inbox");
+    let (code, out, stderr) = run(inbox).await;
+    assert_eq!(code, 0, "{stderr}");
+    assert!(out.starts_with("interrupted call 1 · session 1 · execute_cmd"), "{out}");
+    assert!(out.contains("skald api reconcile_call"), "{out}");
+    assert!(!out.contains("Nothing is waiting"), "{out}");
+    let mut json = cli(&fake, &data);
+    json.args(["--json", "inbox"]);
+    let (_, out, _) = run(json).await;
+    let listed: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(listed["interrupted"][0]["tool_call_id"], 1, "{listed}");
+    assert_eq!(listed["total"], 0, "{listed}");
 }

@@ -39,6 +39,13 @@ impl Engine {
         rows.into_iter().map(|r| to_wire(r, &self.inner.tools)).collect()
     }
 
+    /// Interrupted calls of every session still waiting for the user's word, oldest first (what
+    /// the Agent Inbox lists beside approvals and questions).
+    pub async fn open_interrupted_calls(&self) -> Result<Vec<InterruptedCall>, EngineError> {
+        let rows = self.store().unreconciled_interrupted_calls().await?;
+        rows.into_iter().map(|r| to_wire(r, &self.inner.tools)).collect()
+    }
+
     /// Records what the user says about an interrupted call, once (a repeat of the same choice
     /// is a no-op, another choice is refused). `run_again` runs the call now through the approval
     /// rules: a rule that denies it refuses the re-run and records nothing; otherwise the user's

@@ -162,3 +162,28 @@ async fn run_it_again_is_refused_when_a_rule_denies_the_call_and_the_flag_stays_
     let call = rig.engine.reconcile_call(ids[0], ReconcileChoice::DidNotRun, "web").await;
     assert_eq!(call.unwrap().choice, Some(ReconcileChoice::DidNotRun));
 }
+
+/// The inbox's list: flagged calls of every session until the user said what happened.
+#[tokio::test]
+async fn open_interrupted_calls_lists_every_sessions_flags_until_reconciled() {
+    let rig = Rig::new("").await;
+    assert!(rig.engine.open_interrupted_calls().await.unwrap().is_empty());
+    let (first, a) = crashed_with(&rig, &[("execute_cmd", json!({"command": "make a"}))]).await;
+    resume(&rig, first).await;
+    // A second session crashed the same way.
+    let (second, b) = crashed_with(&rig, &[("execute_cmd", json!({"command": "make b"}))]).await;
+    resume(&rig, second).await;
+    assert_ne!(first, second);
+
+    let open = rig.engine.open_interrupted_calls().await.unwrap();
+    let listed: Vec<(i64, i64, &str)> =
+        open.iter().map(|c| (c.tool_call_id, c.session_id, c.label.as_str())).collect();
+    assert_eq!(
+        listed,
+        [(a[0], first, "execute_cmd make a"), (b[0], second, "execute_cmd make b")],
+        "oldest first, across sessions"
+    );
+    rig.engine.reconcile_call(a[0], ReconcileChoice::DidNotRun, "web").await.unwrap();
+    let open = rig.engine.open_interrupted_calls().await.unwrap();
+    assert_eq!(open.iter().map(|c| c.tool_call_id).collect::<Vec<_>>(), [b[0]]);
+}

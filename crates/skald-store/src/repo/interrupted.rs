@@ -86,6 +86,14 @@ impl Store {
         Ok(sqlx::query_as(&sql).bind(session_id).fetch_all(self.pool()).await?)
     }
 
+    /// Flagged calls of every session the user has not reconciled yet, oldest first.
+    pub async fn unreconciled_interrupted_calls(
+        &self,
+    ) -> Result<Vec<InterruptedCallRow>, StoreError> {
+        let sql = format!("SELECT {COLUMNS} {FROM} WHERE i.choice IS NULL ORDER BY i.tool_call_id");
+        Ok(sqlx::query_as(&sql).fetch_all(self.pool()).await?)
+    }
+
     /// Records the user's choice once: `false` when a choice was recorded before (nothing changes).
     pub async fn reconcile_interrupted_call(
         &self,
