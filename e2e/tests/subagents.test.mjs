@@ -201,6 +201,10 @@ describe("a sync sub-agent in the chat, the inbox and the debug tree", () => {
     await page.goto(`${server.base}#session/${id}`);
     const tree = page.getByRole("list", { name: "Session messages" });
     await tree.locator('li[data-kind="agent"]').waitFor();
+    // The window paints its rows over a few frames: read them once the child's end and the
+    // parent's answer after it are in too.
+    await tree.locator('li[data-kind="agent_end"]').waitFor();
+    await tree.locator('li[data-kind="assistant"]', { hasText: PARENT_ANSWER }).waitFor();
     const rows = await tree.locator("li[data-kind]").evaluateAll((lis) =>
       lis.map((li) => {
         const row = li.querySelector(".tree-row");

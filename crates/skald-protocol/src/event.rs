@@ -84,6 +84,9 @@ pub enum Event {
         ok: bool,
         error: Option<String>,
     },
+    /// A file under the data dir's `agents/` changed (an edit by hand, another window): agent
+    /// lists and details shown are stale. Sent where the data dir is watched (the app, `serve`).
+    AgentsChanged {},
     /// A source got a new active session; clients clear their view.
     NewSession {
         #[ts(type = "number")]
@@ -324,6 +327,7 @@ pub enum EventKind {
     SessionsChanged,
     Resync,
     ConfigReloaded,
+    AgentsChanged,
     NewSession,
     UserMessage,
     SteerQueued,
@@ -362,6 +366,7 @@ impl EventKind {
         EventKind::SessionsChanged,
         EventKind::Resync,
         EventKind::ConfigReloaded,
+        EventKind::AgentsChanged,
         EventKind::NewSession,
         EventKind::UserMessage,
         EventKind::SteerQueued,
@@ -400,6 +405,7 @@ impl EventKind {
             EventKind::SessionsChanged => "sessions_changed",
             EventKind::Resync => "resync",
             EventKind::ConfigReloaded => "config_reloaded",
+            EventKind::AgentsChanged => "agents_changed",
             EventKind::NewSession => "new_session",
             EventKind::UserMessage => "user_message",
             EventKind::SteerQueued => "steer_queued",
@@ -441,6 +447,7 @@ impl Event {
             Event::SessionsChanged { .. } => EventKind::SessionsChanged,
             Event::Resync { .. } => EventKind::Resync,
             Event::ConfigReloaded { .. } => EventKind::ConfigReloaded,
+            Event::AgentsChanged {} => EventKind::AgentsChanged,
             Event::NewSession { .. } => EventKind::NewSession,
             Event::UserMessage { .. } => EventKind::UserMessage,
             Event::SteerQueued { .. } => EventKind::SteerQueued,

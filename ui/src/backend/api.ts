@@ -523,6 +523,7 @@ export const EVENT_KINDS: readonly EventKind[] = [
   "sessions_changed",
   "resync",
   "config_reloaded",
+  "agents_changed",
   "new_session",
   "user_message",
   "steer_queued",

@@ -590,7 +590,7 @@ export type DeltaKind = "content" | "reasoning";
 
 export type ResultType = "string" | "json";
 
-export type Event = { "type": "sessions_changed", } | { "type": "resync", } | { "type": "config_reloaded", ok: boolean, error: string | null, } | { "type": "new_session", session_id: number, } | { "type": "user_message", message_id: number, content: string, } | { "type": "steer_queued", pending_input_id: number, content: string, 
+export type Event = { "type": "sessions_changed", } | { "type": "resync", } | { "type": "config_reloaded", ok: boolean, error: string | null, } | { "type": "agents_changed", } | { "type": "new_session", session_id: number, } | { "type": "user_message", message_id: number, content: string, } | { "type": "steer_queued", pending_input_id: number, content: string, 
 /**
  * Calls waiting for a human decision or answer that the message is queued behind.
  */
@@ -640,7 +640,7 @@ report: string | null,
  */
 message_id: number | null, } | { "type": "compaction_done", summary_id: number, covers_up_to_message_id: number, tokens_before: number, tokens_after: number, };
 
-export type EventKind = "sessions_changed" | "resync" | "config_reloaded" | "new_session" | "user_message" | "steer_queued" | "steer_folded" | "steers_discarded" | "turn_running" | "token_delta" | "thinking" | "tool_start" | "tool_done" | "tool_error" | "tool_cancelled" | "tool_rejected" | "approval_requested" | "approval_resolved" | "bypasses_changed" | "agent_question" | "clarification_resolved" | "file_changed" | "model_fallback" | "model_retry" | "llm_failed" | "truncated" | "interim_answer" | "done" | "turn_ended" | "compacting" | "interrupted_call" | "task_update" | "compaction_done";
+export type EventKind = "sessions_changed" | "resync" | "config_reloaded" | "agents_changed" | "new_session" | "user_message" | "steer_queued" | "steer_folded" | "steers_discarded" | "turn_running" | "token_delta" | "thinking" | "tool_start" | "tool_done" | "tool_error" | "tool_cancelled" | "tool_rejected" | "approval_requested" | "approval_resolved" | "bypasses_changed" | "agent_question" | "clarification_resolved" | "file_changed" | "model_fallback" | "model_retry" | "llm_failed" | "truncated" | "interim_answer" | "done" | "turn_ended" | "compacting" | "interrupted_call" | "task_update" | "compaction_done";
 
 export type FrameOrigin = { 
 /**

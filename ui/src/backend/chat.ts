@@ -980,6 +980,7 @@ function applyLive(state: ChatState, event: Event): ChatState {
     // The chat answers a resync by reloading from the engine (useChat), not event by event.
     case "resync":
     case "config_reloaded":
+    case "agents_changed":
     // The chat's bypass strip reads its own query (see BypassList).
     case "bypasses_changed":
     // Calls and their questions are handled above (applyCall).

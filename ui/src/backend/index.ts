@@ -30,6 +30,7 @@ import type {
   SessionSummary,
   SettingsView,
 } from "./bindings";
+import { agentKeys } from "./agents";
 import { createTauriBackend } from "./tauri";
 import { toApiError, type Backend } from "./types";
 import { createWebBackend } from "./web";
@@ -171,6 +172,10 @@ function EventBridge({ backend, children }: { backend: Backend; children?: React
         // After a resync (missed events) anything listed may be stale.
         if (type === "sessions_changed" || type === "resync") {
           void client.invalidateQueries({ queryKey: sessionKeys.all });
+        }
+        if (type === "agents_changed" || type === "resync") {
+          // An agent file edited by hand or in another window: the picker and Settings refresh.
+          void client.invalidateQueries({ queryKey: agentKeys.all });
         }
         if (type === "config_reloaded") {
           // A hand edit of config.yml (or another window) changed the clients under us.

@@ -62,4 +62,17 @@ describe("Chat: agent picker", () => {
     await screen.findByRole("link", { name: `session #${other}` });
     await waitFor(() => expect(picker().value).toBe("buddy"));
   });
+
+  it("offers an agent added by hand once the engine says the agents changed", async () => {
+    const backend = setup();
+    renderApp(backend, "#chat/web");
+    await screen.findByRole("link", { name: `session #${SID}` });
+    await waitFor(() => expect(picker().value).toBe("main"));
+    backend.agents.set("scribe", agentEntry("scribe", { name: "Scribe", type: "task" }));
+    act(() => backend.emit({ session_id: null, source: null, frame: null, event: { type: "agents_changed" } }));
+    await waitFor(() => {
+      const options = within(picker()).getAllByRole("option").map((o) => (o as HTMLOptionElement).value);
+      expect(options).toContain("scribe");
+    });
+  });
 });

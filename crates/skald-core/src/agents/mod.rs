@@ -5,10 +5,12 @@ mod builtin;
 mod files;
 mod prompt;
 mod registry;
+mod watch;
 
 pub use files::{delete, save};
 pub use prompt::{DirectiveError, resolve_directives};
 pub use registry::{Entry, Registry};
+pub use watch::AgentsWatcher;
 
 use std::path::{Path, PathBuf};
 

@@ -27,6 +27,7 @@ use skald_protocol::{
 use skald_store::{Clock, Store, SystemClock};
 use tokio::sync::broadcast;
 
+use crate::agents::AgentsWatcher;
 use crate::config::{self, Config, ConfigWatcher, EnvOverrides, KeyringSecrets, SecretStore};
 use crate::error::EngineError;
 use crate::session::registry::SessionRegistry;
@@ -48,7 +49,8 @@ pub struct EngineOptions {
     pub env: Option<EnvOverrides>,
     /// `None` = the wall clock.
     pub clock: Option<Arc<dyn Clock>>,
-    /// Watch `config.yml` and reload on change (the app and `serve`; not one-shot CLI commands).
+    /// Watch `config.yml` (reloaded on change) and `agents/` (`agents_changed`): the app and
+    /// `serve`, not one-shot CLI commands.
     pub watch_config: bool,
     /// `None` = the OS keychain.
     pub secrets: Option<Arc<dyn SecretStore>>,
@@ -88,6 +90,7 @@ struct Inner {
     /// Identifies this process in `session_runners`.
     runner_id: String,
     _watcher: Option<ConfigWatcher>,
+    _agents_watcher: Option<AgentsWatcher>,
 }
 
 impl std::fmt::Debug for Inner {
@@ -132,6 +135,19 @@ impl Engine {
         } else {
             None
         };
+        let agents_watcher = if opts.watch_config {
+            let bus = events.clone();
+            let w = AgentsWatcher::start(&dir.join("agents"), move || {
+                let _ = bus.send(EventEnvelope::global(Event::AgentsChanged {}));
+            })
+            .map_err(|e| EngineError::DataDir {
+                path: dir.display().to_string(),
+                message: format!("cannot watch the agents folder: {e}"),
+            })?;
+            Some(w)
+        } else {
+            None
+        };
         let runner_id =
             format!("{}-{}", std::process::id(), store.clock().now().timestamp_millis());
         let tools = Arc::new(ToolRegistry::builtin_recording(ProcessRegistry::new(store.clone())));
@@ -157,6 +173,7 @@ impl Engine {
                 task_runs: tokio::sync::watch::Sender::new(0),
                 runner_id,
                 _watcher: watcher,
+                _agents_watcher: agents_watcher,
             }),
         })
     }

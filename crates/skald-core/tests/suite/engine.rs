@@ -77,6 +77,42 @@ async fn config_changes_on_disk_are_picked_up_and_bad_edits_keep_the_last_good_c
     assert_eq!(engine.config().llm.max_tool_rounds, 5, "last good config stays in force");
 }
 
+/// An agent folder added, edited or removed by hand is announced, so open lists refresh.
+#[tokio::test]
+async fn agent_files_changed_on_disk_are_announced() {
+    let dir = tempfile::tempdir().unwrap();
+    let engine = open(dir.path(), true).await.unwrap();
+    let mut events = engine.subscribe();
+    let agent = dir.path().join("agents").join("scout");
+    std::fs::create_dir_all(&agent).unwrap();
+    let meta = r#"{"name": "scout", "description": "the scout", "type": "task"}"#;
+    std::fs::write(agent.join("meta.json"), meta).unwrap();
+    std::fs::write(agent.join("AGENT.md"), "You are the scout.").unwrap();
+    wait_agents_changed(&mut events).await;
+    assert!(engine.list_agents().await.unwrap().iter().any(|a| a.id == "scout"));
+
+    std::fs::remove_dir_all(&agent).unwrap();
+    wait_agents_changed(&mut events).await;
+    assert!(!engine.list_agents().await.unwrap().iter().any(|a| a.id == "scout"));
+
+    // A one-shot engine (no watching) announces nothing.
+    let quiet = open(dir.path(), false).await.unwrap();
+    let mut quiet_events = quiet.subscribe();
+    std::fs::create_dir_all(&agent).unwrap();
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    assert!(quiet_events.try_recv().is_err());
+}
+
+async fn wait_agents_changed(
+    events: &mut tokio::sync::broadcast::Receiver<skald_protocol::EventEnvelope>,
+) {
+    let fut = async { while events.recv().await.unwrap().event != (Event::AgentsChanged {}) {} };
+    tokio::time::timeout(Duration::from_secs(10), fut).await.expect("agents_changed event");
+    // Let the burst settle, so the next wait sees the next change's event.
+    tokio::time::sleep(Duration::from_millis(400)).await;
+    while events.try_recv().is_ok() {}
+}
+
 async fn wait_reload(
     events: &mut tokio::sync::broadcast::Receiver<skald_protocol::EventEnvelope>,
 ) -> (bool, Option<String>) {
