@@ -18,10 +18,12 @@ export function skaldBinary() {
  * the exit code; the data dir is removed afterwards.
  *
  * `env` adds variables (e.g. SKALD_LLM_* for the fake provider), `cwd` is the tool working
- * directory, and `config` is written to the data dir's config.yml before the start.
+ * directory, `config` is written to the data dir's config.yml before the start, and `dataDir`
+ * starts on an existing data dir instead of a fresh one.
  */
-export async function startServer({ timeoutMs = 30_000, env: extraEnv = {}, cwd, config } = {}) {
-  const dataDir = mkdtempSync(join(tmpdir(), "skald-e2e-"));
+export async function startServer({ timeoutMs = 30_000, env: extraEnv = {}, cwd, config, dataDir: reuse } = {}) {
+  // `dataDir`: a restart on the data dir of a server that was killed (`kill()`).
+  const dataDir = reuse ?? mkdtempSync(join(tmpdir(), "skald-e2e-"));
   if (config !== undefined) writeFileSync(join(dataDir, "config.yml"), config);
   const env = { ...process.env };
   for (const key of ["SKALD_DATA_DIR", "SKALD_LLM_BASE_URL", "SKALD_LLM_MODEL", "SKALD_LLM_API_KEY"]) {
@@ -75,6 +77,11 @@ export async function startServer({ timeoutMs = 30_000, env: extraEnv = {}, cwd,
       });
       if (!res.ok) throw new Error(`POST /api/${op}: ${res.status} ${await res.text()}`);
       return res.json();
+    },
+    /** SIGKILL, as a crash: nothing is shut down and the data dir stays for a restart. */
+    async kill() {
+      if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
+      return exited;
     },
     async stop() {
       if (child.exitCode === null && child.signalCode === null) child.kill("SIGTERM");

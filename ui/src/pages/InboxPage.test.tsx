@@ -225,6 +225,7 @@ describe("agent inbox", () => {
     renderApp(backend, "#inbox");
     const list = await screen.findByRole("list", { name: "Interrupted calls" });
     expect(screen.queryByText("Nothing is waiting for you")).toBeNull();
+    expect(screen.getByText("2 interrupted calls to check")).toBeTruthy();
     const items = within(list).getAllByRole("listitem");
     // Oldest first, across sessions; a call the user already settled is not listed.
     expect(items.map((li) => li.dataset.toolCallId)).toEqual(["9", "21"]);

@@ -76,6 +76,14 @@ function Questions({ questions }: { questions: QuestionItem[] }) {
   );
 }
 
+/** What waits, in a few words: "3 waiting, oldest first · 1 interrupted call to check". */
+function subtitle(waiting: number, interrupted: number): string {
+  const parts = [];
+  if (waiting > 0) parts.push(`${waiting} waiting, oldest first`);
+  if (interrupted > 0) parts.push(`${interrupted} interrupted ${interrupted === 1 ? "call" : "calls"} to check`);
+  return parts.length > 0 ? parts.join(" · ") : "Approvals, questions and interrupted calls from every session";
+}
+
 /** Calls a restart cut off while they ran, in any session: the user says what happened. A call
  *  stays listed until the refetch after the user's word drops it. */
 function InterruptedCalls({ calls }: { calls: InterruptedCall[] }) {
@@ -414,7 +422,7 @@ export function InboxPage() {
     <section className="page" aria-labelledby="page-title">
       <header className="page-header">
         <h1 id="page-title">Agent Inbox</h1>
-        <p className="muted">{inbox.count ? `${inbox.count} waiting, oldest first` : "Approvals and questions from every session"}</p>
+        <p className="muted">{subtitle(inbox.count ?? 0, interrupted.length)}</p>
       </header>
       <div aria-live="polite" className="inbox-flash">
         {flash ? <p className="muted">{flash}</p> : null}
