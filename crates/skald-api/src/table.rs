@@ -409,22 +409,23 @@ operations! {
 
     /// Creates or replaces a user agent (`[a-z0-9-]` id; the same id as a built-in overrides
     /// it). The meta and every `INCLUDE` are checked before either file is written; sessions
-    /// pick the change up on their next turn.
+    /// pick the change up on their next turn. Where `agents/` is watched (the app, `skald
+    /// serve`), the change is announced as `agents_changed` to every window.
     save_agent {
         params: SaveAgentParams { id: String, meta: AgentDefinition, prompt: String },
         result: AgentSummary,
         errors: [InvalidInput, NotFound, Internal],
-        events: [],
+        events: [AgentsChanged],
         run: |engine, _, p| engine.save_agent(&p.id, p.meta, &p.prompt).await,
     }
 
     /// Deletes a user agent; deleting one that overrides a built-in restores the built-in. A
-    /// built-in itself cannot be deleted (`conflict`).
+    /// built-in itself cannot be deleted (`conflict`); announced like `save_agent`.
     delete_agent {
         params: DeleteAgentParams { id: String },
         result: (),
         errors: [InvalidInput, NotFound, Conflict, Internal],
-        events: [],
+        events: [AgentsChanged],
         run: |engine, _, p| engine.delete_agent(&p.id).await,
     }
 

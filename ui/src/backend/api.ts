@@ -407,16 +407,17 @@ export interface Api {
   /**
    * Creates or replaces a user agent (`[a-z0-9-]` id; the same id as a built-in overrides
    * it). The meta and every `INCLUDE` are checked before either file is written; sessions
-   * pick the change up on their next turn.
+   * pick the change up on their next turn. Where `agents/` is watched (the app, `skald
+   * serve`), the change is announced as `agents_changed` to every window.
    *
-   * Errors: invalid_input, not_found, internal. Events: none.
+   * Errors: invalid_input, not_found, internal. Events: agents_changed.
    */
   save_agent(params: SaveAgentParams): Promise<AgentSummary>;
   /**
    * Deletes a user agent; deleting one that overrides a built-in restores the built-in. A
-   * built-in itself cannot be deleted (`conflict`).
+   * built-in itself cannot be deleted (`conflict`); announced like `save_agent`.
    *
-   * Errors: invalid_input, not_found, conflict, internal. Events: none.
+   * Errors: invalid_input, not_found, conflict, internal. Events: agents_changed.
    */
   delete_agent(params: DeleteAgentParams): Promise<null>;
   /**
