@@ -1,4 +1,5 @@
-//! The tray icon: open approvals in its tooltip, title and badge, a menu to act on the newest.
+//! The tray icon: open approvals, questions and interrupted calls in its tooltip, title and
+//! badge, a menu to act on the newest approvals.
 
 use skald_api::{Caller, DecideParams};
 use skald_core::Engine;
@@ -75,16 +76,28 @@ pub struct TrayView {
 }
 
 impl TrayView {
-    pub fn of(inbox: &Inbox) -> Self {
+    /// The view of `inbox` plus `interrupted` calls a restart cut off that wait for the user's
+    /// word (answered in the window's inbox, like questions).
+    pub fn of(inbox: &Inbox, interrupted: usize) -> Self {
         // Questions wait for the user like approvals do; they are answered in the window.
-        let open = inbox.items.len() + inbox.questions.len();
-        let tooltip = match (open, inbox.questions.is_empty()) {
+        let waiting = inbox.items.len() + inbox.questions.len();
+        let mut tooltip = match (waiting, inbox.questions.is_empty()) {
             (0, _) => "Skald".to_owned(),
             (1, true) => "Skald: 1 approval waiting".to_owned(),
             (n, true) => format!("Skald: {n} approvals waiting"),
             (1, false) => "Skald: 1 question waiting".to_owned(),
             (n, false) => format!("Skald: {n} approvals and questions waiting"),
         };
+        if interrupted > 0 {
+            let calls = if interrupted == 1 { "call" } else { "calls" };
+            let check = format!("{interrupted} interrupted {calls} to check");
+            tooltip = if waiting == 0 {
+                format!("Skald: {check}")
+            } else {
+                format!("{tooltip} · {check}")
+            };
+        }
+        let open = waiting + interrupted;
         // The inbox is oldest first; the menu wants the newest.
         let recent = inbox
             .items
@@ -121,7 +134,7 @@ fn label(item: &InboxItem) -> String {
 
 /// Creates the tray icon with an empty inbox; `refresh` fills it in.
 pub fn create(app: &AppHandle) -> Result<TrayIcon, DesktopError> {
-    let view = TrayView::of(&Inbox { items: Vec::new(), questions: Vec::new(), total: 0 });
+    let view = TrayView::of(&Inbox { items: Vec::new(), questions: Vec::new(), total: 0 }, 0);
     let tray = TrayIconBuilder::with_id(TRAY_ID)
         .icon(Image::from_bytes(ICON)?)
         .tooltip(&view.tooltip)
@@ -132,7 +145,7 @@ pub fn create(app: &AppHandle) -> Result<TrayIcon, DesktopError> {
     Ok(tray)
 }
 
-/// Re-reads the inbox and redraws the tray.
+/// Re-reads the inbox and the interrupted calls and redraws the tray.
 pub async fn refresh(app: &AppHandle, engine: &Engine) {
     let Some(tray) = app.tray_by_id(TRAY_ID) else { return };
     let inbox = match engine.inbox().await {
@@ -142,7 +155,14 @@ pub async fn refresh(app: &AppHandle, engine: &Engine) {
             return;
         }
     };
-    if let Err(error) = show(app, &tray, &TrayView::of(&inbox)) {
+    let interrupted = match engine.open_interrupted_calls().await {
+        Ok(calls) => calls.len(),
+        Err(error) => {
+            tracing::warn!("cannot read the interrupted calls for the tray: {error}");
+            0
+        }
+    };
+    if let Err(error) = show(app, &tray, &TrayView::of(&inbox, interrupted)) {
         tracing::warn!(%error, "cannot update the tray");
     }
 }
@@ -244,7 +264,7 @@ mod tests {
 
     #[test]
     fn an_empty_inbox_shows_the_plain_icon() {
-        let view = TrayView::of(&Inbox { items: vec![], questions: vec![], total: 0 });
+        let view = TrayView::of(&Inbox { items: vec![], questions: vec![], total: 0 }, 0);
         assert_eq!(view.tooltip, "Skald");
         assert_eq!((view.title, view.attention), (None, false));
         assert_eq!(view.inbox_label, "Agent Inbox (0)");
@@ -254,7 +274,7 @@ mod tests {
     #[test]
     fn waiting_approvals_badge_the_icon_and_the_newest_five_are_listed() {
         let items: Vec<_> = (1..=7).map(|id| item(id, Some(&format!("f{id}.txt")))).collect();
-        let view = TrayView::of(&Inbox { items, questions: vec![], total: 7 });
+        let view = TrayView::of(&Inbox { items, questions: vec![], total: 7 }, 0);
         assert_eq!(view.tooltip, "Skald: 7 approvals waiting");
         assert_eq!(view.title.as_deref(), Some("7"));
         assert!(view.attention);
@@ -280,11 +300,27 @@ mod tests {
             age_secs: 0,
         };
         let inbox = Inbox { items: vec![item(1, Some("a"))], questions: vec![question], total: 2 };
-        let view = TrayView::of(&inbox);
+        let view = TrayView::of(&inbox, 0);
         assert_eq!(view.tooltip, "Skald: 2 approvals and questions waiting");
         assert_eq!(view.inbox_label, "Agent Inbox (2)");
         assert!(view.attention);
         assert_eq!(view.recent.len(), 1, "only approvals can be approved from the tray");
+    }
+
+    #[test]
+    fn interrupted_calls_count_and_badge_too() {
+        let empty = Inbox { items: vec![], questions: vec![], total: 0 };
+        let view = TrayView::of(&empty, 1);
+        assert_eq!(view.tooltip, "Skald: 1 interrupted call to check");
+        assert_eq!((view.title.as_deref(), view.attention), (Some("1"), true));
+        assert_eq!(view.inbox_label, "Agent Inbox (1)");
+        assert!(view.recent.is_empty(), "they are answered in the window");
+
+        let inbox = Inbox { items: vec![item(1, Some("a"))], questions: vec![], total: 1 };
+        let view = TrayView::of(&inbox, 2);
+        assert_eq!(view.tooltip, "Skald: 1 approval waiting · 2 interrupted calls to check");
+        assert_eq!(view.inbox_label, "Agent Inbox (3)");
+        assert_eq!(view.recent.len(), 1);
     }
 
     #[test]
@@ -294,15 +330,15 @@ mod tests {
         command.kind = ApprovalKind::Command;
         command.command = Some("curl -H 'Authorization: sk-secret'".into());
         command.workdir = Some("/home/me/project".into());
-        let view = TrayView::of(&Inbox { items: vec![command], questions: vec![], total: 1 });
+        let view = TrayView::of(&Inbox { items: vec![command], questions: vec![], total: 1 }, 0);
         assert_eq!(view.recent[0].1, "execute_cmd · in /home/me/project");
     }
 
     #[test]
     fn long_labels_are_cut() {
         let long = "x".repeat(200);
-        let view =
-            TrayView::of(&Inbox { items: vec![item(1, Some(&long))], questions: vec![], total: 1 });
+        let inbox = Inbox { items: vec![item(1, Some(&long))], questions: vec![], total: 1 };
+        let view = TrayView::of(&inbox, 0);
         assert_eq!(view.tooltip, "Skald: 1 approval waiting");
         assert_eq!(view.recent[0].1.chars().count(), MAX_LABEL_CHARS);
         assert!(view.recent[0].1.ends_with('…'));

@@ -56,7 +56,10 @@ async fn on_event(app: &AppHandle, engine: &Engine, batch: &mut Batch, envelope:
                 batch.approval(tool_call_id, Instant::now());
             }
         }
-        Event::ApprovalResolved { .. } | Event::ClarificationResolved { .. } => {
+        // An interrupted call flagged by a resume, or answered: the tray counts those too.
+        Event::ApprovalResolved { .. }
+        | Event::ClarificationResolved { .. }
+        | Event::InterruptedCall { .. } => {
             tray::refresh(app, engine).await;
         }
         Event::TurnEnded { outcome } if alerts::worth_an_alert(&outcome) => {
