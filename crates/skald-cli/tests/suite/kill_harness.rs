@@ -5,8 +5,8 @@
 //! The turn: the user's prompt → the model asks a clarification → the answer comes from another
 //! process (`skald answer`) → `skald resume` → the model runs a shell command that appends a line
 //! to a side-effect file, writes its pid and sleeps → a sync sub-agent → a parallel batch of
-//! three sub-agents (each child runs a command appending its task's line to `children.log`, then
-//! answers) → the model writes a file → final answer.
+//! three sub-agents (each child runs a command appending its task's line to `children.log`,
+//! writing its pid and running a moment, then answers) → the model writes a file → final answer.
 //! `chat --approve-all` grants the session's bypass, so nothing parks on an approval; the
 //! recovery still decides any approval it finds, as a user would.
 //!
@@ -19,8 +19,8 @@
 //! and reconciles a call the kill cut off while it ran (decision 3): "it ran" when its side
 //! effect is there, "run it again" when it is not. Then it checks that no user message was
 //! lost, no completed call ran again (side effects counted in files, the written file's inode
-//! kept), each delegation's result is its child's answer in call order, no shell command
-//! outlived the kill, the strict fake provider accepted every request and
+//! kept), each delegation's result is its child's answer in call order, no shell command (the
+//! root's or a child's) outlived the kill, the strict fake provider accepted every request and
 //! was never asked something unscripted, and the turn reached its final answer exactly once.
 //!
 //! The fake's replies are keyed by the request's content (the last message and the tool whose
@@ -80,9 +80,11 @@ fn tasks() -> impl Iterator<Item = &'static str> {
     std::iter::once(SYNC_TASK).chain(BATCH_TASKS)
 }
 
-/// The child's shell command for `task`: appends its line, then says it did.
+/// The child's shell command for `task`: appends its line, writes its pid (`{task}.pid`) and
+/// runs a moment (the batch's siblings keep writing meanwhile, so kills land while it runs),
+/// then says it did.
 fn child_command(task: &str) -> String {
-    format!("echo {task} >> {CHILD_EFFECTS}; echo did-{task}")
+    format!("echo {task} >> {CHILD_EFFECTS}; echo $$ > {task}.pid; sleep 0.1; echo did-{task}")
 }
 
 /// The child's answer for `task`: its call's result in the parent.
@@ -301,7 +303,16 @@ impl Run {
     }
 
     fn command_pid(&self) -> Option<i64> {
-        std::fs::read_to_string(self.work.join(PID_FILE)).ok()?.trim().parse().ok()
+        self.pid_in(PID_FILE)
+    }
+
+    /// The shells of the children's commands that started, in call order.
+    fn child_command_pids(&self) -> Vec<i64> {
+        tasks().filter_map(|t| self.pid_in(&format!("{t}.pid"))).collect()
+    }
+
+    fn pid_in(&self, file: &str) -> Option<i64> {
+        std::fs::read_to_string(self.work.join(file)).ok()?.trim().parse().ok()
     }
 
     /// Recovers as a user would, with fresh processes, until the turn has its final answer.
@@ -418,7 +429,6 @@ struct AtKill {
     notes_inode: Option<u64>,
     side_effect_lines: usize,
     child_effects: Vec<usize>,
-    command_pid: Option<i64>,
 }
 
 /// Every promise of the durability contract this turn can break, checked after recovery.
@@ -516,8 +526,10 @@ async fn kill_and_recover(template: &Path, phase: Phase, k: u64) -> Result<Strin
         }
         let killed_after = written.last().cloned().unwrap_or_else(|| "nothing".into());
         let at_kill_pid = run.command_pid();
-        // The shell dies with the engine's process (parent-death signal), before anyone opens.
-        if let Some(pid) = at_kill_pid {
+        // Every command's shell, the root's and the children's, dies with the engine's process
+        // (parent-death signal), before anyone opens.
+        let shells: Vec<i64> = at_kill_pid.into_iter().chain(run.child_command_pids()).collect();
+        for &pid in &shells {
             let shell_gone = wait_until(|| !group_members(pid).contains(&pid)).await;
             if !shell_gone {
                 return Err(format!("the shell {pid} outlived the kill"));
@@ -534,13 +546,12 @@ async fn kill_and_recover(template: &Path, phase: Phase, k: u64) -> Result<Strin
             notes_inode: run.notes_inode(),
             side_effect_lines: run.side_effect_lines(),
             child_effects: run.child_effects(),
-            command_pid: at_kill_pid,
         };
         // Opening the engine (`sessions list` above) kills what the dead one left running.
-        if let Some(pid) = at_kill.command_pid
-            && !wait_until(|| group_members(pid).is_empty()).await
-        {
-            return Err(format!("the command's group {pid} still runs after the next open"));
+        for &pid in &shells {
+            if !wait_until(|| group_members(pid).is_empty()).await {
+                return Err(format!("the command's group {pid} still runs after the next open"));
+            }
         }
         let session = run.recover().await?;
         let reconciled = run.reconcile(session).await?;
@@ -609,7 +620,6 @@ async fn kill_harness_every_persisted_step_of_a_turn_recovers() {
         notes_inode: run.notes_inode(),
         side_effect_lines: 1,
         child_effects: run.child_effects(),
-        command_pid: None,
     };
     check_recovered(&run, &at_end, &detail, 1).unwrap();
     // Kill point (phase, k): the phase's process dies after k writes, as write k + 1 commits.
