@@ -1,5 +1,5 @@
 // The always-visible navigation: one link per top-level page, the current one marked for AT.
-import { useInbox } from "../backend";
+import { useInbox, useOpenInterruptedCalls } from "../backend";
 import type { Route } from "./route";
 import { DEFAULT_CHAT_SOURCE } from "./route";
 
@@ -15,6 +15,8 @@ const ITEMS: Item[] = [
 
 export function Sidebar({ route }: { route: Route }) {
   const { count } = useInbox();
+  // Calls a restart cut off wait for the user's word like approvals do (the tray counts them too).
+  const interrupted = useOpenInterruptedCalls().length;
   return (
     <nav className="sidebar" aria-label="Main">
       <div className="brand" aria-hidden="true">
@@ -23,7 +25,7 @@ export function Sidebar({ route }: { route: Route }) {
       <ul>
         {ITEMS.map((item) => {
           const current = item.matches(route);
-          const waiting = item.href === "#inbox" && count ? count : 0;
+          const waiting = item.href === "#inbox" ? (count ?? 0) + interrupted : 0;
           return (
             <li key={item.label}>
               <a

@@ -226,6 +226,8 @@ describe("agent inbox", () => {
     const list = await screen.findByRole("list", { name: "Interrupted calls" });
     expect(screen.queryByText("Nothing is waiting for you")).toBeNull();
     expect(screen.getByText("2 interrupted calls to check")).toBeTruthy();
+    const nav = within(screen.getByRole("navigation", { name: "Main" }));
+    expect(await nav.findByRole("link", { name: "Inbox 2 waiting" })).toBeTruthy();
     const items = within(list).getAllByRole("listitem");
     // Oldest first, across sessions; a call the user already settled is not listed.
     expect(items.map((li) => li.dataset.toolCallId)).toEqual(["9", "21"]);
@@ -237,5 +239,6 @@ describe("agent inbox", () => {
     expect(backend.reconcileCalls).toEqual([{ tool_call_id: 9, choice: "did_not_run" }]);
     // The refetch after the word (the interrupted_call event) drops it from the list.
     await waitFor(() => expect(within(screen.getByRole("list", { name: "Interrupted calls" })).getAllByRole("listitem")).toHaveLength(1));
+    expect(await nav.findByRole("link", { name: "Inbox 1 waiting" })).toBeTruthy();
   });
 });
