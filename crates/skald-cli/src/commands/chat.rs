@@ -1,5 +1,6 @@
 //! `skald chat` and `skald resume` (they stream events), and `skald stop`.
 
+use std::collections::{HashMap, HashSet};
 use std::path::PathBuf;
 
 use skald_api::{Caller, StopTurnParams, ops};
@@ -7,7 +8,8 @@ use skald_core::Engine;
 use skald_core::engine::ChatOptions;
 use skald_core::turn::{ParkMode, TurnOutcome};
 use skald_protocol::{
-    ApiError, ApprovalRequest, DeltaKind, ErrorCode, Event, EventEnvelope, TaskState, TurnEnd,
+    ApiError, ApprovalKind, ApprovalRequest, DeltaKind, ErrorCode, Event, EventEnvelope, InboxItem,
+    TaskInfo, TaskState, TurnEnd,
 };
 use tokio::sync::broadcast::error::RecvError;
 
@@ -182,15 +184,33 @@ async fn follow_tasks(
     tasks: Tasks,
     out: &Output,
 ) -> Result<Option<TurnOutcome>, ApiError> {
-    let open: Vec<String> = engine
+    let running: Vec<TaskInfo> = engine
         .list_tasks(session_id)
         .await?
         .into_iter()
         .filter(|t| matches!(t.state, TaskState::Queued | TaskState::Running))
-        .map(|t| t.label)
         .collect();
-    if open.is_empty() {
+    if running.is_empty() {
         return Ok(None);
+    }
+    // The tasks' own sessions, whose waits for a human are shown here (nobody else would).
+    let mut children: HashMap<i64, String> =
+        running.iter().map(|t| (t.child_session_id, t.label.clone())).collect();
+    let open: Vec<String> = running.into_iter().map(|t| t.label).collect();
+    // What they wait for already (asked while the turn still ran), then what they ask next.
+    let mut asked = HashSet::new();
+    if !out.is_json() {
+        let inbox = engine.inbox().await?;
+        for item in inbox.items.iter().filter(|i| children.contains_key(&i.session_id)) {
+            let label = &children[&item.session_id];
+            asked.insert(item.tool_call_id);
+            out.line(&approval_line(label, item.tool_call_id, &inbox_what(item)));
+        }
+        for q in inbox.questions.iter().filter(|q| children.contains_key(&q.session_id)) {
+            let label = &children[&q.session_id];
+            asked.insert(q.tool_call_id);
+            out.line(&question_line(label, q.tool_call_id, &q.title, &q.question));
+        }
     }
     let (open, them) =
         (open.join(", "), if open.len() == 1 { "it continues" } else { "they continue" });
@@ -212,8 +232,19 @@ async fn follow_tasks(
         tokio::select! {
             () = &mut done => break,
             ev = events.recv() => match ev {
-                Ok(ev) if ev.session_id == Some(session_id) => printer.print(&ev, out)?,
-                Ok(_) | Err(RecvError::Lagged(_) | RecvError::Closed) => {}
+                Ok(ev) if ev.session_id == Some(session_id) => {
+                    // A woken turn may start more tasks.
+                    if let Event::TaskUpdate { child_session_id, label, .. } = &ev.event {
+                        children.insert(*child_session_id, label.clone());
+                    }
+                    printer.print(&ev, out)?;
+                }
+                Ok(ev) => {
+                    if let Some(label) = ev.session_id.and_then(|s| children.get(&s)) {
+                        print_task_wait(label, &ev, &mut asked, out)?;
+                    }
+                }
+                Err(RecvError::Lagged(_) | RecvError::Closed) => {}
             },
             _ = tokio::signal::ctrl_c() => {
                 if !out.is_json() {
@@ -229,6 +260,61 @@ async fn follow_tasks(
         }
     }
     Ok(engine.wait_turn(session_id).await)
+}
+
+/// What a background task waits for, which only a human can give: its approvals and questions
+/// (decided from another terminal, the app or the API), each once; the rest of its run stays in
+/// its own session.
+fn print_task_wait(
+    label: &str,
+    ev: &EventEnvelope,
+    asked: &mut HashSet<i64>,
+    out: &Output,
+) -> Result<(), ApiError> {
+    let (call, line) = match &ev.event {
+        Event::ApprovalRequested { tool_call_id, tool_name, request, .. } => {
+            (*tool_call_id, approval_line(label, *tool_call_id, &what(tool_name, request)))
+        }
+        Event::AgentQuestion { tool_call_id, title, question, .. } => {
+            (*tool_call_id, question_line(label, *tool_call_id, title, question))
+        }
+        _ => return Ok(()),
+    };
+    if out.is_json() {
+        return out.json(ev);
+    }
+    if asked.insert(call) {
+        out.line(&line);
+    }
+    Ok(())
+}
+
+fn approval_line(label: &str, call: i64, what: &str) -> String {
+    format!(
+        "[task {label}] ⏸ {what} needs approval (call {call}): skald approve {call} | skald deny \
+         {call} --note \"why\""
+    )
+}
+
+fn question_line(label: &str, call: i64, title: &str, question: &str) -> String {
+    format!(
+        "[task {label}] ? {title}: {} (call {call}): skald answer {call} TEXT",
+        first_line(question)
+    )
+}
+
+/// [`what`] for a call listed in the inbox.
+fn inbox_what(item: &InboxItem) -> String {
+    match (item.kind, &item.path, &item.command) {
+        (ApprovalKind::Write, Some(path), _) => format!("write to {path}"),
+        (ApprovalKind::Command, _, Some(command)) => format!(
+            "command `{}` in {}",
+            first_line(command),
+            item.workdir.as_deref().unwrap_or("?")
+        ),
+        (_, Some(path), _) => format!("{} {path}", item.tool_name),
+        _ => item.tool_name.clone(),
+    }
 }
 
 /// `/compact [focus]` in the source's active session.

@@ -1,9 +1,13 @@
 //! `skald tasks list` and `skald tasks continue` as processes: a task a `skald chat --no-wait`
 //! started is listed under its session, only a failed or cancelled task can be continued, and a
-//! plain `skald chat` waits for its task's report and the answer to it.
+//! plain `skald chat` waits for its task's report and the answer to it, showing what the task
+//! waits for from a human.
+
+use std::process::Stdio;
 
 use serde_json::{Value, json};
-use skald_testkit::{FakeLlm, Reply, ScriptedToolCall};
+use skald_testkit::{FakeLlm, HANG_GUARD, Reply, ScriptedToolCall};
+use tokio::io::{AsyncBufReadExt, BufReader};
 
 use super::chat::{cli, dirs, run};
 
@@ -92,4 +96,59 @@ async fn chat_waits_for_its_background_task_and_prints_the_answer_to_its_report(
     let tasks: Value = serde_json::from_str(&out).unwrap();
     assert_eq!(tasks[0]["state"], "done", "{tasks}");
     assert_eq!(tasks[0]["delivered"], true, "{tasks}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_waiting_chat_shows_its_tasks_approval_and_goes_on_once_another_terminal_approves() {
+    let fake = FakeLlm::start().await.unwrap();
+    let (_dir, data, work) = dirs();
+    scout_agent(&data);
+    let args = json!({ "mode": "async", "agent_id": "scout", "prompt": "TASK-P: write the notes" });
+    fake.push(Reply::tool_calls(vec![ScriptedToolCall::new("execute_task", &args.to_string())]));
+    fake.push(Reply::text("Started the scout."));
+    let write = json!({ "path": "notes.md", "content": "hi\n" });
+    fake.push_for_prompt("TASK-P", Reply::tool_call("write_file", &write.to_string()));
+    fake.push_for_prompt("TASK-P", Reply::text("Wrote notes.md."));
+    fake.push(Reply::text("The scout wrote the notes."));
+
+    let mut cmd = cli(&fake, &data);
+    cmd.arg("chat").arg("--workdir").arg(&work).arg("write the notes in the background");
+    cmd.stdout(Stdio::piped()).stderr(Stdio::piped());
+    let mut chat = cmd.spawn().unwrap();
+    let mut lines = BufReader::new(chat.stdout.take().unwrap()).lines();
+    let mut seen = Vec::new();
+    // The task's write waits for a human; the waiting chat says so and how to decide.
+    let asks = "notes.md needs approval (call ";
+    let call_id = tokio::time::timeout(HANG_GUARD, async {
+        loop {
+            let line = lines.next_line().await.unwrap().expect("chat ended before the approval");
+            seen.push(line.clone());
+            if line.starts_with("[task scout#2] ⏸ write to ")
+                && let Some((_, rest)) = line.split_once(asks)
+            {
+                return rest.split(')').next().unwrap().parse::<i64>().unwrap();
+            }
+        }
+    })
+    .await
+    .unwrap_or_else(|_| panic!("no approval line: {seen:?}"));
+    assert!(seen.last().unwrap().contains(&format!("skald approve {call_id}")), "{seen:?}");
+    assert!(!work.join("notes.md").exists(), "written before the approval");
+
+    let mut approve = cli(&fake, &data);
+    approve.args(["approve", &call_id.to_string()]);
+    let (code, _, err) = run(approve).await;
+    assert_eq!(code, 0, "{err}");
+    let rest = tokio::time::timeout(HANG_GUARD, async {
+        while let Some(line) = lines.next_line().await.unwrap() {
+            seen.push(line);
+        }
+    });
+    rest.await.expect("the chat did not end after the approval");
+    let status = tokio::time::timeout(HANG_GUARD, chat.wait()).await.unwrap().unwrap();
+    let all = seen.join("\n");
+    assert_eq!(status.code(), Some(0), "{all}");
+    assert!(all.contains("⚑ task scout#2 finished: Wrote notes.md."), "{all}");
+    assert!(all.ends_with("The scout wrote the notes."), "{all}");
+    assert_eq!(std::fs::read_to_string(work.join("notes.md")).unwrap(), "hi\n");
 }
