@@ -1,12 +1,13 @@
-//! Native notifications: which engine events alert the user, batching bursts, and their text.
+//! Native notifications: which engine events alert the user (approvals and questions waiting,
+//! failed turns, background tasks that ended), batching bursts, and their text.
 //!
 //! The text names only the tool and the path (never file contents, commands or error messages,
 //! which may carry secrets), and each notification carries the UI route a click opens.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;
 
-use skald_protocol::{ApprovalKind, InboxItem, QuestionItem, TurnEnd};
+use skald_protocol::{ApprovalKind, InboxItem, QuestionItem, TaskState, TurnEnd};
 use tokio::time::Instant;
 
 /// Approvals arriving within this window after the first become one notification.
@@ -19,7 +20,34 @@ const MAX_PATH_CHARS: usize = 80;
 pub struct Batch {
     approvals: BTreeSet<i64>,
     failed_sessions: BTreeSet<i64>,
+    /// Background tasks that ended, by task id (a later end of the same task replaces it).
+    ended_tasks: BTreeMap<i64, EndedTask>,
     started: Option<Instant>,
+}
+
+/// A background task (`execute_task` mode async) that ended while nobody watched.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EndedTask {
+    /// `agent#session`.
+    pub label: String,
+    /// How it ended: done, failed or cancelled.
+    pub state: TaskState,
+    /// The chat whose card shows it and whose agent answers its report (`#chat/{source}`).
+    pub source: Option<String>,
+    pub parent_session_id: i64,
+}
+
+/// What one batch window collected.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub struct Collected {
+    pub approvals: BTreeSet<i64>,
+    pub failed_sessions: BTreeSet<i64>,
+    pub ended_tasks: Vec<EndedTask>,
+}
+
+/// Whether a task update is a task's end worth telling (its report reaches the chat next).
+pub fn task_end(state: TaskState) -> bool {
+    matches!(state, TaskState::Done | TaskState::Failed | TaskState::Cancelled)
 }
 
 impl Batch {
@@ -35,15 +63,26 @@ impl Batch {
         self.started.get_or_insert(now);
     }
 
+    /// Background task `task_id` ended.
+    pub fn task_ended(&mut self, task_id: i64, task: EndedTask, now: Instant) {
+        self.ended_tasks.insert(task_id, task);
+        self.started.get_or_insert(now);
+    }
+
     /// When the batch is to be shown; `None` while it is empty.
     pub fn deadline(&self) -> Option<Instant> {
         self.started.map(|started| started + BATCH_WINDOW)
     }
 
-    /// Empties the batch: the waiting call ids and the sessions whose turn failed.
-    pub fn take(&mut self) -> (BTreeSet<i64>, BTreeSet<i64>) {
+    /// Empties the batch: the waiting call ids, the sessions whose turn failed and the tasks
+    /// that ended (in task order).
+    pub fn take(&mut self) -> Collected {
         self.started = None;
-        (std::mem::take(&mut self.approvals), std::mem::take(&mut self.failed_sessions))
+        Collected {
+            approvals: std::mem::take(&mut self.approvals),
+            failed_sessions: std::mem::take(&mut self.failed_sessions),
+            ended_tasks: std::mem::take(&mut self.ended_tasks).into_values().collect(),
+        }
     }
 }
 
@@ -104,6 +143,40 @@ pub fn failures_alert(sessions: &BTreeSet<i64>) -> Option<Alert> {
         (format!("{} turns failed in Skald", sessions.len()), "#sessions".to_owned())
     };
     Some(Alert { title, body: "Open Skald to see what happened.".to_owned(), route })
+}
+
+/// The notification for background tasks that ended unwatched: which, and how; never their
+/// report (the model's text stays in the window). A click opens the chat that answers them.
+pub fn tasks_alert(tasks: &[EndedTask]) -> Option<Alert> {
+    let first = tasks.first()?;
+    let how = |t: &EndedTask| match t.state {
+        TaskState::Failed => "failed",
+        TaskState::Cancelled => "was stopped",
+        _ => "finished",
+    };
+    let one_chat = tasks.iter().all(|t| t.source == first.source);
+    let route = match (&first.source, one_chat) {
+        (Some(source), true) => format!("#chat/{source}"),
+        (None, true) => format!("#session/{}", first.parent_session_id),
+        (_, false) => "#sessions".to_owned(),
+    };
+    Some(match tasks {
+        [task] => Alert {
+            title: format!("Background task {} {}", task.label, how(task)),
+            body: "Its report is in the chat, with the agent's answer to it.".to_owned(),
+            route,
+        },
+        _ => Alert {
+            title: format!("{} background tasks ended in Skald", tasks.len()),
+            body: tasks
+                .iter()
+                .take(3)
+                .map(|t| format!("{} {}", t.label, how(t)))
+                .collect::<Vec<_>>()
+                .join("\n"),
+            route,
+        },
+    })
 }
 
 /// What waits, by kind, with names and paths only: "write_file: src/main.rs", "a command in
@@ -283,10 +356,40 @@ mod tests {
         batch.approval(5, start + Duration::from_millis(10));
         batch.approval(6, start + Duration::from_millis(900));
         batch.failure(2, start + Duration::from_millis(950));
+        batch.task_ended(3, task("scout#9", TaskState::Failed), start);
+        batch.task_ended(3, task("scout#9", TaskState::Done), start);
         assert_eq!(batch.deadline(), Some(start + BATCH_WINDOW));
-        let (approvals, failed) = batch.take();
-        assert_eq!(approvals, BTreeSet::from([5, 6]));
-        assert_eq!(failed, BTreeSet::from([2]));
+        let taken = batch.take();
+        assert_eq!(taken.approvals, BTreeSet::from([5, 6]));
+        assert_eq!(taken.failed_sessions, BTreeSet::from([2]));
+        assert_eq!(taken.ended_tasks, [task("scout#9", TaskState::Done)], "the latest end");
         assert_eq!(batch.deadline(), None, "taking empties the batch");
+        assert_eq!(batch.take(), Collected::default());
+    }
+
+    fn task(label: &str, state: TaskState) -> EndedTask {
+        EndedTask { label: label.into(), state, source: Some("web".into()), parent_session_id: 4 }
+    }
+
+    #[test]
+    fn an_ended_task_says_how_it_ended_and_opens_its_chat_without_its_report() {
+        assert!(task_end(TaskState::Done) && task_end(TaskState::Failed));
+        assert!(task_end(TaskState::Cancelled));
+        assert!(!task_end(TaskState::Running) && !task_end(TaskState::Delivered));
+        let one = tasks_alert(&[task("scout#9", TaskState::Done)]).unwrap();
+        assert_eq!(one.title, "Background task scout#9 finished");
+        assert_eq!(one.route, "#chat/web");
+        let failed = tasks_alert(&[task("scout#9", TaskState::Failed)]).unwrap();
+        assert_eq!(failed.title, "Background task scout#9 failed");
+        let mut other = task("coder#11", TaskState::Cancelled);
+        other.source = Some("cli".into());
+        let two = tasks_alert(&[task("scout#9", TaskState::Done), other]).unwrap();
+        assert_eq!(two.title, "2 background tasks ended in Skald");
+        assert_eq!(two.body, "scout#9 finished\ncoder#11 was stopped");
+        assert_eq!(two.route, "#sessions", "two chats: the session list");
+        let mut unsourced = task("scout#9", TaskState::Done);
+        unsourced.source = None;
+        assert_eq!(tasks_alert(&[unsourced]).unwrap().route, "#session/4");
+        assert_eq!(tasks_alert(&[]), None);
     }
 }

@@ -8,7 +8,7 @@ use tauri_plugin_notification::NotificationExt as _;
 use tokio::sync::broadcast::error::RecvError;
 use tokio::time::Instant;
 
-use crate::alerts::{self, Alert, Batch};
+use crate::alerts::{self, Alert, Batch, Collected, EndedTask};
 use crate::desktop_settings::DesktopSettings;
 use crate::lifecycle::Quitting;
 use crate::startup::MAIN_WINDOW;
@@ -62,6 +62,15 @@ async fn on_event(app: &AppHandle, engine: &Engine, batch: &mut Batch, envelope:
         | Event::InterruptedCall { .. } => {
             tray::refresh(app, engine).await;
         }
+        Event::TaskUpdate { task_id, label, state, .. } if alerts::task_end(state) => {
+            if let Some(parent_session_id) = session
+                && !window_has_focus(app)
+            {
+                let source = envelope.source.clone();
+                let task = EndedTask { label, state, source, parent_session_id };
+                batch.task_ended(task_id, task, Instant::now());
+            }
+        }
         Event::TurnEnded { outcome } if alerts::worth_an_alert(&outcome) => {
             if let Some(session) = session
                 && window_hidden(app)
@@ -76,7 +85,7 @@ async fn on_event(app: &AppHandle, engine: &Engine, batch: &mut Batch, envelope:
 
 /// Shows what the batch collected, if notifications are on.
 async fn flush(app: &AppHandle, engine: &Engine, batch: &mut Batch) {
-    let (approvals, failures) = batch.take();
+    let Collected { approvals, failed_sessions: failures, ended_tasks } = batch.take();
     if !DesktopSettings::load(engine.data_dir()).notifications {
         return;
     }
@@ -100,6 +109,7 @@ async fn flush(app: &AppHandle, engine: &Engine, batch: &mut Batch) {
         }
     }
     shown.extend(alerts::failures_alert(&failures));
+    shown.extend(alerts::tasks_alert(&ended_tasks));
     for alert in shown {
         notify(app, &alert);
     }
