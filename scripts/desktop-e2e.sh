@@ -13,6 +13,8 @@
 #         chat shows its final answer; every request the fake saw was accepted.
 #   sub-agent: a sync `execute_task` to the built-in `generalist` shows the child's lane, labelled
 #         and done, under its call (one screenshot).
+#   background task: an async `execute_task` whose task ends while the window is not focused
+#         shows exactly one notification naming the task (not its report); the chat answers it.
 #
 # Screenshots of each step: artifacts/desktop/e2e/*.png (webview) and *-screen.png (X display).
 # Usage: scripts/desktop-e2e.sh   (system packages: scripts/install-system-deps.sh desktop)

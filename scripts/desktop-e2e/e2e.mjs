@@ -1,6 +1,7 @@
 // Desktop e2e: drives the real Skald app (tauri-driver + WebKitWebDriver) through a chat with a
 // pending write, a native notification, an approval in the inbox and deep links, then kills the
-// app mid-turn and starts it again (the turn ends by itself), then a sub-agent's lane.
+// app mid-turn and starts it again (the turn ends by itself), then a sub-agent's lane and a
+// background task whose end notifies.
 // Usage: node e2e.mjs   (everything comes from the environment; see desktop-e2e.sh)
 //   E2E_DRIVER_URL, E2E_DRIVER_PID, E2E_APP, E2E_ARTIFACTS, E2E_WORKDIR, E2E_NOTIFY_LOG,
 //   SKALD_DATA_DIR, SKALD_LLM_BASE_URL
@@ -209,10 +210,22 @@ function appPids() {
   });
 }
 
+const fakeRoot = () => env("SKALD_LLM_BASE_URL").replace(/\/v1\/?$/, "");
+
 /** What the fake provider saw: every chat request, oldest first. */
 async function fakeRequests() {
-  const root = env("SKALD_LLM_BASE_URL").replace(/\/v1\/?$/, "");
-  return (await fetch(`${root}/__fake/requests`)).json();
+  return (await fetch(`${fakeRoot()}/__fake/requests`)).json();
+}
+
+/** Queues replies on the fake; with `prompt`, for requests whose first message holds it. */
+async function fakePush(replies, prompt) {
+  const query = prompt ? `?prompt=${encodeURIComponent(prompt)}` : "";
+  const res = await fetch(`${fakeRoot()}/__fake/replies${query}`, {
+    method: "POST",
+    headers: { "Content-Type": "application/json" },
+    body: JSON.stringify(replies),
+  });
+  if (!res.ok) fail(`the fake refused the replies: ${res.status} ${await res.text()}`);
 }
 
 /** A turn whose reply hangs mid-stream; the app is killed (SIGKILL) and started again on the same
@@ -275,12 +288,41 @@ async function subAgentLane() {
   await shot("11-sub-agent-lane");
 }
 
+/** A background task that ends while the user looks elsewhere: one notification names it and
+ * how it ended (not its report), and the idle chat answers the report by itself. */
+async function backgroundTaskNotified() {
+  const start = { mode: "async", agent_id: "generalist", prompt: "TASK-D: count the boats" };
+  await fakePush([{ type: "stall", ms: 1500 }, { type: "text", content: "There are 12 boats." }], "TASK-D");
+  await fakePush([
+    { type: "tool_calls", calls: [{ name: "execute_task", arguments: JSON.stringify(start) }] },
+    { type: "text", content: "Started the count." },
+    { type: "text", content: "The generalist counted 12 boats." },
+  ]);
+  execFileSync("xdotool", ["mousemove", "0", "0"]);
+  await sleep(300);
+  const before = notifications().length;
+  const [composer] = await d.find("form textarea");
+  await d.type(composer, "Count the boats in the background");
+  await clickButton("Send", "form");
+  await d.waitFor("the chat's answer to the task's report", async () => (await bodyText()).includes("The generalist counted 12 boats."), 20_000);
+  await d.waitFor("a notification for the task", async () => notifications().length > before, 10_000);
+  await sleep(1500);
+  const shown = notifications().slice(before);
+  if (shown.length !== 1) fail(`expected one notification for the task, saw ${shown.length}:\n${shown.join("\n---\n")}`);
+  const [note] = shown;
+  if (!/string "Background task generalist#\d+ finished"/.test(note)) fail(`unexpected notification:\n${note}`);
+  if (note.includes("12 boats")) fail(`the notification leaks the report:\n${note}`);
+  step("a background task that ended unwatched notified once, without its report");
+  await shot("12-background-task");
+}
+
 try {
   await d.start(app);
   await chatAndApprove();
   await deepLinks();
   await restartMidTurn();
   await subAgentLane();
+  await backgroundTaskNotified();
   step("PASS");
 } catch (error) {
   console.error(`e2e: FAIL: ${error instanceof DriverFailure ? error.message : error.stack}`);
