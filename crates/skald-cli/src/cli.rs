@@ -62,7 +62,8 @@ pub enum Command {
         #[arg(long)]
         wait: bool,
     },
-    /// Open approvals across all sessions, oldest first.
+    /// Open approvals and questions across all sessions, oldest first, and the calls a restart
+    /// cut off that wait for your word.
     Inbox,
     /// Approve a call waiting in the inbox.
     Approve {

@@ -21,6 +21,9 @@ fn every_command_has_help_and_only_existing_commands_are_listed() {
         vec!["api", "--help"],
         vec!["agents", "--help"],
         vec!["agents", "list", "--help"],
+        vec!["tasks", "--help"],
+        vec!["tasks", "list", "--help"],
+        vec!["tasks", "continue", "--help"],
     ] {
         let out = skald(&args);
         assert_eq!(out.status.code(), Some(0), "{args:?}");
@@ -29,7 +32,7 @@ fn every_command_has_help_and_only_existing_commands_are_listed() {
     let top = stdout(&skald(&["--help"]));
     let commands = [
         "sessions", "chat", "stop", "resume", "inbox", "approve", "deny", "answer", "bypass",
-        "serve", "api", "agents",
+        "serve", "api", "agents", "tasks",
     ];
     for cmd in commands {
         assert!(
