@@ -7,11 +7,39 @@ use skald_protocol::ApiError;
 
 pub struct Output {
     json: bool,
+    sink: Sink,
+}
+
+/// Where stdout's text goes: the process's stdout, or memory for unit tests.
+enum Sink {
+    Stdout,
+    #[cfg(test)]
+    Memory(std::sync::Arc<std::sync::Mutex<String>>),
 }
 
 impl Output {
     pub fn new(json: bool) -> Self {
-        Self { json }
+        Self { json, sink: Sink::Stdout }
+    }
+
+    /// An output whose stdout text is collected in the returned buffer.
+    #[cfg(test)]
+    pub fn in_memory(json: bool) -> (Self, std::sync::Arc<std::sync::Mutex<String>>) {
+        let buffer = std::sync::Arc::new(std::sync::Mutex::new(String::new()));
+        (Self { json, sink: Sink::Memory(buffer.clone()) }, buffer)
+    }
+
+    /// Text without a line end, shown at once (a streamed answer's pieces).
+    pub fn raw(&self, text: &str) {
+        match &self.sink {
+            Sink::Stdout => {
+                let mut stdout = std::io::stdout().lock();
+                let _ = write!(stdout, "{text}");
+                let _ = stdout.flush();
+            }
+            #[cfg(test)]
+            Sink::Memory(buffer) => buffer.lock().unwrap_or_else(|p| p.into_inner()).push_str(text),
+        }
     }
 
     pub fn is_json(&self) -> bool {
@@ -28,9 +56,19 @@ impl Output {
     }
 
     pub fn line(&self, text: &str) {
-        let mut stdout = std::io::stdout().lock();
-        // A closed pipe (`skald ... | head`) is not an error worth a panic.
-        let _ = writeln!(stdout, "{text}");
+        match &self.sink {
+            Sink::Stdout => {
+                let mut stdout = std::io::stdout().lock();
+                // A closed pipe (`skald ... | head`) is not an error worth a panic.
+                let _ = writeln!(stdout, "{text}");
+            }
+            #[cfg(test)]
+            Sink::Memory(buffer) => {
+                let mut buffer = buffer.lock().unwrap_or_else(|p| p.into_inner());
+                buffer.push_str(text);
+                buffer.push('\n');
+            }
+        }
     }
 
     /// Errors go to stderr on one line: JSON `{code, message}` with `--json`, text otherwise.

@@ -156,6 +156,7 @@ async fn follow(
             .await?
             .unwrap_or(outcome);
     }
+    printer.finish(out);
     Ok(match outcome {
         TurnOutcome::Final { .. } => exit::OK,
         TurnOutcome::Parked { .. } => {
@@ -204,12 +205,12 @@ async fn follow_tasks(
         for item in inbox.items.iter().filter(|i| children.contains_key(&i.session_id)) {
             let label = &children[&item.session_id];
             asked.insert(item.tool_call_id);
-            out.line(&approval_line(label, item.tool_call_id, &inbox_what(item)));
+            printer.aside(approval_line(label, item.tool_call_id, &inbox_what(item)), out);
         }
         for q in inbox.questions.iter().filter(|q| children.contains_key(&q.session_id)) {
             let label = &children[&q.session_id];
             asked.insert(q.tool_call_id);
-            out.line(&question_line(label, q.tool_call_id, &q.title, &q.question));
+            printer.aside(question_line(label, q.tool_call_id, &q.title, &q.question), out);
         }
     }
     let (open, them) =
@@ -241,7 +242,7 @@ async fn follow_tasks(
                 }
                 Ok(ev) => {
                     if let Some(label) = ev.session_id.and_then(|s| children.get(&s)) {
-                        print_task_wait(label, &ev, &mut asked, out)?;
+                        print_task_wait(label, &ev, &mut asked, printer, out)?;
                     }
                 }
                 Err(RecvError::Lagged(_) | RecvError::Closed) => {}
@@ -269,6 +270,7 @@ fn print_task_wait(
     label: &str,
     ev: &EventEnvelope,
     asked: &mut HashSet<i64>,
+    printer: &mut Printer,
     out: &Output,
 ) -> Result<(), ApiError> {
     let (call, line) = match &ev.event {
@@ -284,7 +286,7 @@ fn print_task_wait(
         return out.json(ev);
     }
     if asked.insert(call) {
-        out.line(&line);
+        printer.aside(line, out);
     }
     Ok(())
 }
@@ -372,9 +374,36 @@ fn drain(
 #[derive(Default)]
 struct Printer {
     mid_line: bool,
+    /// Lines from outside the answer being streamed (background tasks' progress), held until
+    /// its line ends so they never cut a word in two.
+    deferred: Vec<String>,
 }
 
 impl Printer {
+    /// Prints a line that does not belong to the streamed answer: now, or once its line ends.
+    fn aside(&mut self, line: String, out: &Output) {
+        if self.mid_line {
+            self.deferred.push(line);
+        } else {
+            out.line(&line);
+        }
+    }
+
+    /// Ends the output: the streamed line closed and every held line printed.
+    fn finish(&mut self, out: &Output) {
+        if self.mid_line {
+            out.line("");
+            self.mid_line = false;
+        }
+        self.flush_deferred(out);
+    }
+
+    fn flush_deferred(&mut self, out: &Output) {
+        for line in self.deferred.drain(..) {
+            out.line(&line);
+        }
+    }
+
     fn print(&mut self, ev: &EventEnvelope, out: &Output) -> Result<(), ApiError> {
         if out.is_json() {
             return out.json(ev);
@@ -385,14 +414,29 @@ impl Printer {
         match &ev.event {
             Event::TokenDelta { .. } if label.is_some() => return Ok(()),
             Event::TokenDelta { kind: DeltaKind::Content, delta } => {
-                use std::io::Write;
-                let mut stdout = std::io::stdout().lock();
-                let _ = write!(stdout, "{delta}");
-                let _ = stdout.flush();
+                if delta.is_empty() {
+                    return Ok(());
+                }
+                // Held lines go in where the answer's line ends, even inside a piece.
+                match delta.rfind('\n') {
+                    Some(end) if !self.deferred.is_empty() => {
+                        out.raw(&delta[..=end]);
+                        self.flush_deferred(out);
+                        out.raw(&delta[end + 1..]);
+                    }
+                    _ => out.raw(delta),
+                }
                 self.mid_line = !delta.ends_with('\n');
                 return Ok(());
             }
             Event::TokenDelta { .. } | Event::TurnRunning { .. } | Event::UserMessage { .. } => {
+                return Ok(());
+            }
+            // A task runs beside the turn: its progress may come while the answer streams.
+            Event::TaskUpdate { label, state, report, .. } => {
+                if let Some(line) = task_line(label, *state, report) {
+                    self.aside(line, out);
+                }
                 return Ok(());
             }
             _ => {}
@@ -401,6 +445,7 @@ impl Printer {
             out.line("");
             self.mid_line = false;
         }
+        self.flush_deferred(out);
         let line = match &ev.event {
             Event::ToolStart { label_full, .. } => Some(format!("→ {label_full}")),
             Event::ToolDone { result, .. } => Some(format!("  ✓ {}", first_line(result))),
@@ -432,7 +477,6 @@ impl Printer {
             // A queued message enters the conversation (the model reads it next).
             Event::SteerFolded { content, .. } => Some(format!("» {}", first_line(content))),
             Event::TurnEnded { outcome } => ended(outcome),
-            Event::TaskUpdate { label, state, report, .. } => task_line(label, *state, report),
             Event::Done { content, .. } if label.is_some() => {
                 Some(format!("⏎ {}", first_line(content)))
             }
@@ -530,5 +574,64 @@ mod tests {
             diff_preview(unified, 2),
             ["    @@ -1,3 +1,3 @@", "    -a", "    … 2 more lines"]
         );
+    }
+}
+
+#[cfg(test)]
+mod printer_tests {
+    #![allow(clippy::unwrap_used)]
+
+    use skald_protocol::FrameOrigin;
+
+    use super::*;
+
+    fn root(event: Event) -> EventEnvelope {
+        let frame = FrameOrigin { stack_id: 1, depth: 0, label: None, parent_tool_call_id: None };
+        EventEnvelope { session_id: Some(1), source: Some("cli".into()), frame: Some(frame), event }
+    }
+
+    fn delta(text: &str) -> EventEnvelope {
+        root(Event::TokenDelta { kind: DeltaKind::Content, delta: text.into() })
+    }
+
+    fn update(state: TaskState, report: Option<&str>) -> EventEnvelope {
+        root(Event::TaskUpdate {
+            task_id: 3,
+            child_session_id: 2,
+            label: "scout#2".into(),
+            state,
+            report: report.map(str::to_string),
+            message_id: None,
+        })
+    }
+
+    /// Found in CI: a task's progress arriving while the answer streamed cut it mid-word.
+    #[test]
+    fn a_task_update_during_a_streamed_answer_waits_for_the_end_of_its_line() {
+        let (out, text) = Output::in_memory(false);
+        let mut printer = Printer::default();
+        for ev in [
+            delta("Star"),
+            update(TaskState::Running, None),
+            delta("ted the scout.\nIt "),
+            update(TaskState::Done, Some("42 files")),
+            delta("counts."),
+            root(Event::TurnEnded { outcome: TurnEnd::Final { message_id: 5 } }),
+        ] {
+            printer.print(&ev, &out).unwrap();
+        }
+        printer.finish(&out);
+        assert_eq!(
+            text.lock().unwrap().as_str(),
+            "Started the scout.\n⚑ task scout#2 running\nIt counts.\n⚑ task scout#2 finished: 42 files\n"
+        );
+    }
+
+    #[test]
+    fn a_task_update_between_lines_prints_at_once() {
+        let (out, text) = Output::in_memory(false);
+        let mut printer = Printer::default();
+        printer.print(&update(TaskState::Queued, None), &out).unwrap();
+        assert_eq!(text.lock().unwrap().as_str(), "⚑ task scout#2 waiting for a slot\n");
     }
 }
