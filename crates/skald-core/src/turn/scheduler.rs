@@ -41,23 +41,10 @@ pub async fn run_calls(
         return run_batch(ctx, message_id, calls).await;
     }
     let ids: Vec<i64> = calls.iter().map(|c| c.id).collect();
-    let mut parked = Vec::new();
-    for (i, call) in calls.iter().enumerate() {
-        let flow = if ctx.frame.cancel.is_cancelled() {
-            CallFlow::Cancelled
-        } else {
-            call_flow::handle(ctx, call.id, message_id, &call.name, &call.arguments).await?
-        };
-        match flow {
-            CallFlow::Continue => {}
-            CallFlow::Parked(ids) => parked.extend(ids),
-            CallFlow::Cancelled => {
-                call_flow::cancel_unstarted(ctx, &ids[i..]).await?;
-                return Ok(BatchFlow::Cancelled);
-            }
-        }
-    }
-    Ok(if parked.is_empty() { BatchFlow::Continue } else { BatchFlow::Parked(parked) })
+    one_by_one(ctx, &ids, calls, |call| {
+        Box::pin(call_flow::handle(ctx, call.id, message_id, &call.name, &call.arguments))
+    })
+    .await
 }
 
 /// Settles calls an earlier run left open (decisions, crash leftovers), in id order; the
@@ -67,13 +54,21 @@ pub async fn settle_open(ctx: &TurnCtx, open: &[ToolCallRow]) -> Result<BatchFlo
         return settle_batch(ctx, open).await;
     }
     let ids: Vec<i64> = open.iter().map(|r| r.id).collect();
+    one_by_one(ctx, &ids, open, |row| Box::pin(call_flow::settle(ctx, row))).await
+}
+
+/// Runs `step` on each of `items` (whose call ids are `ids`) in order, gathering the calls
+/// that park; a stop marks the ones not started `cancelled`.
+async fn one_by_one<'a, T>(
+    ctx: &TurnCtx,
+    ids: &[i64],
+    items: &'a [T],
+    step: impl Fn(&'a T) -> BoxFuture<'a, Result<CallFlow, EngineError>>,
+) -> Result<BatchFlow, EngineError> {
     let mut parked = Vec::new();
-    for (i, row) in open.iter().enumerate() {
-        let flow = if ctx.frame.cancel.is_cancelled() {
-            CallFlow::Cancelled
-        } else {
-            call_flow::settle(ctx, row).await?
-        };
+    for (i, item) in items.iter().enumerate() {
+        let flow =
+            if ctx.frame.cancel.is_cancelled() { CallFlow::Cancelled } else { step(item).await? };
         match flow {
             CallFlow::Continue => {}
             CallFlow::Parked(ids) => parked.extend(ids),
