@@ -50,6 +50,10 @@ SKALD_LITELLM_API_KEY=$(cat .cache/independent-llm/api_key)
 export SKALD_LITELLM_API_KEY
 trap 'kill "$(cat .cache/independent-llm/proxy.pid)" 2>/dev/null || true' EXIT
 
+step "real MCP servers (npm, pinned in scripts/mcp-peers)"
+SKALD_MCP_EVERYTHING=$(scripts/mcp-peers/install.sh)
+export SKALD_MCP_EVERYTHING
+
 # `--run-ignored all`: tests that need an external server are #[ignore]d so that a plain run
 # reports them as skipped; here their servers run, so they run too (and fail without them). The
 # local llama.cpp suite is the exception: building its server takes longer than CI allows, so it

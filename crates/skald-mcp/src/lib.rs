@@ -1,4 +1,38 @@
-//! MCP client manager (stdio and streamable HTTP servers, namespacing, grants).
+//! MCP client manager: the servers of `mcp.servers` (stdio and streamable HTTP), connected on
+//! first need, their tools listed once per connection and called with a timeout and a stop that
+//! reaches the server (`notifications/cancelled`).
 //!
-//! Not implemented yet: MCP support arrives with its own issue. The crate exists so the workspace
-//! layout and dependency direction are fixed from the start; nothing in the product calls it.
+//! The engine owns one [`McpManager`]; which servers a frame may use (grants) and how a call is
+//! gated and recorded are the engine's business, not this crate's.
+
+mod config;
+mod log;
+mod manager;
+mod result;
+mod server;
+
+pub use config::{ServerConfig, Transport, validate_name};
+pub use manager::{McpManager, ServerState, ServerStatus};
+pub use result::CallOutput;
+pub use server::{CALL_TIMEOUT, CONNECT_TIMEOUT, McpTool};
+
+/// What went wrong talking to a server, in words the model and the user can act on.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum McpError {
+    #[error("no MCP server named `{0}` is configured (mcp.servers in config.yml)")]
+    UnknownServer(String),
+    #[error("the MCP server `{0}` is disabled in config.yml")]
+    Disabled(String),
+    #[error("the MCP server `{server}` could not be started: {message}")]
+    Connect { server: String, message: String },
+    #[error("the MCP server `{server}` has no tool `{tool}`")]
+    UnknownTool { server: String, tool: String },
+    #[error(
+        "the MCP server `{server}` did not answer `{tool}` within {secs} s (the call was cancelled)"
+    )]
+    Timeout { server: String, tool: String, secs: u64 },
+    #[error("`{tool}` on the MCP server `{server}` failed: {message}")]
+    Call { server: String, tool: String, message: String },
+    #[error("stopped")]
+    Cancelled,
+}

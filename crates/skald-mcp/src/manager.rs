@@ -1,0 +1,261 @@
+//! Every configured server and its connection: started on first need (one start at a time per
+//! server), reconciled when the configuration changes, closed at shutdown.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex, RwLock};
+
+use serde_json::Value;
+use tokio_util::sync::CancellationToken;
+
+use crate::log::ServerLog;
+use crate::server::{CALL_TIMEOUT, Connection, McpTool};
+use crate::{CallOutput, McpError, ServerConfig, Transport};
+
+/// Where a server stands.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ServerState {
+    Disabled,
+    /// Not needed yet: servers start when an agent first activates them.
+    NotStarted,
+    Ready,
+    /// Its last start failed; the next activation tries again.
+    Failed(String),
+}
+
+/// A server as a listing shows it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ServerStatus {
+    pub name: String,
+    pub description: Option<String>,
+    /// `stdio: <command> <args>` or `http: <url>`.
+    pub endpoint: String,
+    pub state: ServerState,
+    /// Its tools once it has started.
+    pub tools: Vec<McpTool>,
+    pub log: Option<PathBuf>,
+}
+
+enum Conn {
+    Idle,
+    Ready(Arc<Connection>),
+    Failed(String),
+}
+
+struct Slot {
+    config: ServerConfig,
+    log: ServerLog,
+    conn: Mutex<Conn>,
+    /// Held while starting, so concurrent callers share one start.
+    starting: tokio::sync::Mutex<()>,
+}
+
+/// The engine's MCP servers.
+pub struct McpManager {
+    log_dir: Option<PathBuf>,
+    slots: RwLock<BTreeMap<String, Arc<Slot>>>,
+}
+
+impl std::fmt::Debug for McpManager {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("McpManager").field("servers", &self.names()).finish_non_exhaustive()
+    }
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+impl McpManager {
+    /// Servers of `configs`, none started; each logs under `log_dir` (`None`: nowhere).
+    pub fn new(configs: Vec<ServerConfig>, log_dir: Option<PathBuf>) -> Self {
+        let manager = Self { log_dir, slots: RwLock::new(BTreeMap::new()) };
+        drop(manager.configure(configs));
+        manager
+    }
+
+    fn slots(&self) -> BTreeMap<String, Arc<Slot>> {
+        self.slots.read().unwrap_or_else(std::sync::PoisonError::into_inner).clone()
+    }
+
+    fn slot(&self, name: &str) -> Option<Arc<Slot>> {
+        self.slots.read().unwrap_or_else(std::sync::PoisonError::into_inner).get(name).cloned()
+    }
+
+    /// Applies a new server list: a server whose configuration changed or that is gone is
+    /// closed (the returned future closes them; dropping it closes them on drop); the others
+    /// keep their connection.
+    pub fn configure(&self, configs: Vec<ServerConfig>) -> impl Future<Output = ()> + use<> {
+        let mut slots = self.slots.write().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let mut closed = Vec::new();
+        let mut next = BTreeMap::new();
+        for config in configs {
+            match slots.remove(&config.name) {
+                Some(slot) if slot.config == config => {
+                    next.insert(config.name.clone(), slot);
+                }
+                old => {
+                    closed.extend(old);
+                    let log = ServerLog::new(self.log_dir.as_deref(), &config.name);
+                    let slot = Slot {
+                        config,
+                        log,
+                        conn: Mutex::new(Conn::Idle),
+                        starting: tokio::sync::Mutex::new(()),
+                    };
+                    next.insert(slot.config.name.clone(), Arc::new(slot));
+                }
+            }
+        }
+        closed.extend(std::mem::replace(&mut *slots, next).into_values());
+        async move {
+            for slot in closed {
+                close(&slot).await;
+            }
+        }
+    }
+
+    /// Every configured server's name, in order.
+    pub fn names(&self) -> Vec<String> {
+        self.slots().into_keys().collect()
+    }
+
+    /// The enabled servers with their descriptions (what an agent may activate).
+    pub fn enabled(&self) -> Vec<(String, Option<String>)> {
+        self.slots()
+            .into_values()
+            .filter(|s| s.config.enabled)
+            .map(|s| (s.config.name.clone(), s.config.description.clone()))
+            .collect()
+    }
+
+    pub fn is_enabled(&self, name: &str) -> bool {
+        self.slot(name).is_some_and(|s| s.config.enabled)
+    }
+
+    /// The tools of a started server (`None` when it has not started or failed).
+    pub fn tools(&self, server: &str) -> Option<Vec<McpTool>> {
+        let slot = self.slot(server)?;
+        match &*lock(&slot.conn) {
+            Conn::Ready(c) => Some(c.tools.clone()),
+            _ => None,
+        }
+    }
+
+    /// One tool of a started server.
+    pub fn tool(&self, server: &str, tool: &str) -> Option<McpTool> {
+        self.tools(server)?.into_iter().find(|t| t.name == tool)
+    }
+
+    /// Starts `server` unless it runs (or, with `retry` false, unless its last start failed);
+    /// returns its tools.
+    pub async fn connect(&self, server: &str, retry: bool) -> Result<Vec<McpTool>, McpError> {
+        Ok(self.connection(server, retry).await?.tools.clone())
+    }
+
+    async fn connection(&self, server: &str, retry: bool) -> Result<Arc<Connection>, McpError> {
+        let slot = self.slot(server).ok_or_else(|| McpError::UnknownServer(server.into()))?;
+        if !slot.config.enabled {
+            return Err(McpError::Disabled(server.into()));
+        }
+        let failed = |message: String| McpError::Connect { server: server.into(), message };
+        let _starting = slot.starting.lock().await;
+        match &*lock(&slot.conn) {
+            Conn::Ready(c) => return Ok(c.clone()),
+            Conn::Failed(e) if !retry => return Err(failed(e.clone())),
+            _ => {}
+        }
+        slot.log.line("lifecycle", &format!("starting ({})", endpoint(&slot.config)));
+        match Connection::open(&slot.config, &slot.log).await {
+            Ok(c) => {
+                slot.log.line("lifecycle", &format!("connected ({} tools)", c.tools.len()));
+                tracing::info!(server, tools = c.tools.len(), "MCP server connected");
+                let c = Arc::new(c);
+                *lock(&slot.conn) = Conn::Ready(c.clone());
+                Ok(c)
+            }
+            Err(e) => {
+                slot.log.line("lifecycle", &format!("start failed: {e}"));
+                tracing::warn!(server, "MCP server failed to start: {e}");
+                *lock(&slot.conn) = Conn::Failed(e.clone());
+                Err(failed(e))
+            }
+        }
+    }
+
+    /// Calls `tool` of `server` with `args` (starting the server if needed); a stop or
+    /// [`CALL_TIMEOUT`] cancels it at the server.
+    pub async fn call(
+        &self,
+        server: &str,
+        tool: &str,
+        args: &Value,
+        cancel: &CancellationToken,
+    ) -> Result<CallOutput, McpError> {
+        let conn = self.connection(server, false).await?;
+        if !conn.tools.iter().any(|t| t.name == tool) {
+            return Err(McpError::UnknownTool { server: server.into(), tool: tool.into() });
+        }
+        let out = conn.call(server, tool, args, cancel, CALL_TIMEOUT).await;
+        if conn.is_closed()
+            && let Some(slot) = self.slot(server)
+        {
+            // The server went away: the next call starts it again.
+            slot.log.line("lifecycle", "disconnected");
+            let mut current = lock(&slot.conn);
+            if matches!(&*current, Conn::Ready(c) if Arc::ptr_eq(c, &conn)) {
+                *current = Conn::Idle;
+            }
+        }
+        out
+    }
+
+    /// Every server and where it stands.
+    pub fn statuses(&self) -> Vec<ServerStatus> {
+        self.slots()
+            .into_values()
+            .map(|slot| {
+                let (state, tools) = match (&*lock(&slot.conn), slot.config.enabled) {
+                    (_, false) => (ServerState::Disabled, Vec::new()),
+                    (Conn::Idle, true) => (ServerState::NotStarted, Vec::new()),
+                    (Conn::Ready(c), true) => (ServerState::Ready, c.tools.clone()),
+                    (Conn::Failed(e), true) => (ServerState::Failed(e.clone()), Vec::new()),
+                };
+                ServerStatus {
+                    name: slot.config.name.clone(),
+                    description: slot.config.description.clone(),
+                    endpoint: endpoint(&slot.config),
+                    state,
+                    tools,
+                    log: slot.log.path().map(std::path::Path::to_path_buf),
+                }
+            })
+            .collect()
+    }
+
+    /// Closes every connection (the engine's shutdown).
+    pub async fn shutdown(&self) {
+        for slot in self.slots().into_values() {
+            close(&slot).await;
+        }
+    }
+}
+
+async fn close(slot: &Slot) {
+    let conn = std::mem::replace(&mut *lock(&slot.conn), Conn::Idle);
+    if let Conn::Ready(c) = conn {
+        slot.log.line("lifecycle", "closing");
+        // Calls in flight hold their own reference; the last one out closes it.
+        if let Some(c) = Arc::into_inner(c) {
+            c.close().await;
+        }
+    }
+}
+
+fn endpoint(config: &ServerConfig) -> String {
+    match &config.transport {
+        Transport::Stdio { command, args, .. } if args.is_empty() => format!("stdio: {command}"),
+        Transport::Stdio { command, args, .. } => format!("stdio: {command} {}", args.join(" ")),
+        Transport::Http { url, .. } => format!("http: {url}"),
+    }
+}

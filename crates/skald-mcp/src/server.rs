@@ -1,0 +1,168 @@
+//! One live connection to a server: started (child process or HTTP session), initialized, its
+//! tools listed; calls race the server against a stop and a timeout.
+
+use std::time::Duration;
+
+use rmcp::model::CallToolResponse;
+use rmcp::model::{CallToolRequestParams, ClientCapabilities, ClientConfig, Implementation};
+use rmcp::service::RunningService;
+use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
+use rmcp::{RoleClient, ServiceExt as _};
+use serde_json::Value;
+use tokio::io::AsyncBufReadExt as _;
+use tokio_util::sync::CancellationToken;
+
+use crate::log::ServerLog;
+use crate::{CallOutput, McpError, ServerConfig, Transport};
+
+/// How long a server may take to start and list its tools.
+pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(120);
+/// How long one `tools/call` may take before it is cancelled.
+pub const CALL_TIMEOUT: Duration = Duration::from_secs(120);
+
+/// A tool a server offers, as the engine needs it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct McpTool {
+    /// The server's own name for it (without the `mcp__<server>__` prefix).
+    pub name: String,
+    pub description: String,
+    /// JSON Schema of its arguments.
+    pub input_schema: Value,
+    /// The server says it changes nothing (`annotations.readOnlyHint`): no approval by default,
+    /// and safe to run again after a crash.
+    pub read_only: bool,
+}
+
+type Service = RunningService<RoleClient, ClientConfig>;
+
+/// A started, initialized server.
+pub struct Connection {
+    service: Service,
+    pub tools: Vec<McpTool>,
+}
+
+impl Connection {
+    /// Starts `config`'s server and lists its tools, within [`CONNECT_TIMEOUT`].
+    pub async fn open(config: &ServerConfig, log: &ServerLog) -> Result<Self, String> {
+        match tokio::time::timeout(CONNECT_TIMEOUT, Self::open_inner(config, log)).await {
+            Ok(r) => r,
+            Err(_) => Err(format!("no answer within {} s", CONNECT_TIMEOUT.as_secs())),
+        }
+    }
+
+    async fn open_inner(config: &ServerConfig, log: &ServerLog) -> Result<Self, String> {
+        let info = ClientConfig::new(
+            ClientCapabilities::default(),
+            Implementation::new("skald", env!("CARGO_PKG_VERSION")),
+        );
+        let service = match &config.transport {
+            Transport::Stdio { command, args, env, cwd } => {
+                let mut cmd = tokio::process::Command::new(command);
+                cmd.args(args).envs(env);
+                if let Some(dir) = cwd {
+                    cmd.current_dir(dir);
+                }
+                let mut wrapped = process_wrap::tokio::CommandWrap::from(cmd);
+                // Its own process group: a Ctrl+C in the terminal does not reach it, and a kill
+                // on drop takes the whole group (an `npx` wrapper and the server it started).
+                #[cfg(unix)]
+                wrapped.wrap(process_wrap::tokio::ProcessGroup::leader());
+                let (transport, stderr) = TokioChildProcess::builder(wrapped)
+                    .stderr(std::process::Stdio::piped())
+                    .spawn()
+                    .map_err(|e| format!("cannot run `{command}`: {e}"))?;
+                if let Some(stderr) = stderr {
+                    let log = log.clone();
+                    tokio::spawn(async move {
+                        let mut lines = tokio::io::BufReader::new(stderr).lines();
+                        while let Ok(Some(line)) = lines.next_line().await {
+                            log.line("stderr", &line);
+                        }
+                    });
+                }
+                info.serve(transport).await.map_err(|e| e.to_string())?
+            }
+            Transport::Http { url, api_key } => {
+                let mut http = StreamableHttpClientTransportConfig::with_uri(url.as_str());
+                if let Some(key) = api_key {
+                    http = http.auth_header(key.clone());
+                }
+                let transport = StreamableHttpClientTransport::from_config(http);
+                info.serve(transport).await.map_err(|e| format!("{url}: {e}"))?
+            }
+        };
+        let listed =
+            service.peer().list_all_tools().await.map_err(|e| format!("tools/list: {e}"))?;
+        let tools = listed
+            .into_iter()
+            .map(|t| McpTool {
+                name: t.name.to_string(),
+                description: t.description.map(|d| d.to_string()).unwrap_or_default(),
+                input_schema: Value::Object((*t.input_schema).clone()),
+                read_only: t.annotations.and_then(|a| a.read_only_hint).unwrap_or(false),
+            })
+            .collect();
+        Ok(Self { service, tools })
+    }
+
+    /// Calls `tool`; a stop or the timeout drops the request, which tells the server
+    /// (`notifications/cancelled`).
+    pub async fn call(
+        &self,
+        server: &str,
+        tool: &str,
+        args: &Value,
+        cancel: &CancellationToken,
+        timeout: Duration,
+    ) -> Result<CallOutput, McpError> {
+        let mut params = CallToolRequestParams::new(tool.to_string());
+        params.arguments = match args {
+            Value::Object(map) => Some(map.clone()),
+            Value::Null => None,
+            other => {
+                return Err(McpError::Call {
+                    server: server.into(),
+                    tool: tool.into(),
+                    message: format!("arguments must be a JSON object, not {other}"),
+                });
+            }
+        };
+        let peer = self.service.peer().clone();
+        let call = peer.call_tool_once(params);
+        let response = tokio::select! {
+            r = call => r,
+            () = cancel.cancelled() => return Err(McpError::Cancelled),
+            () = tokio::time::sleep(timeout) => {
+                return Err(McpError::Timeout {
+                    server: server.into(),
+                    tool: tool.into(),
+                    secs: timeout.as_secs(),
+                });
+            }
+        };
+        let failed =
+            |message: String| McpError::Call { server: server.into(), tool: tool.into(), message };
+        match response.map_err(|e| failed(e.to_string()))? {
+            CallToolResponse::Complete(result) => {
+                let wire = serde_json::to_value(&result).map_err(|e| failed(e.to_string()))?;
+                Ok(CallOutput::from_wire(&wire))
+            }
+            _ => Err(failed(
+                "the server answered with a task or an input request, which Skald does not \
+                 support yet"
+                    .into(),
+            )),
+        }
+    }
+
+    /// The transport is gone (the server exited or the HTTP session ended).
+    pub fn is_closed(&self) -> bool {
+        self.service.is_closed() || self.service.peer().is_transport_closed()
+    }
+
+    /// Ends the session (closes stdin or the HTTP session; the child is killed if it lingers).
+    pub async fn close(self) {
+        let _ = self.service.cancel().await;
+    }
+}

@@ -1,0 +1,160 @@
+//! The manager against a real third-party server, `@modelcontextprotocol/server-everything` from
+//! npm, over stdio and streamable HTTP. #[ignore]d: `scripts/test.sh` installs the server
+//! (`scripts/mcp-peers/install.sh`) and runs them with SKALD_MCP_EVERYTHING set.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::collections::BTreeMap;
+use std::time::{Duration, Instant};
+
+use serde_json::json;
+use skald_mcp::{McpError, McpManager, ServerConfig, ServerState, Transport};
+use tokio_util::sync::CancellationToken;
+
+fn everything_bin() -> String {
+    std::env::var("SKALD_MCP_EVERYTHING").expect(
+        "SKALD_MCP_EVERYTHING: the path of mcp-server-everything (export \
+         SKALD_MCP_EVERYTHING=$(scripts/mcp-peers/install.sh))",
+    )
+}
+
+fn stdio(name: &str) -> ServerConfig {
+    ServerConfig {
+        name: name.into(),
+        transport: Transport::Stdio {
+            command: everything_bin(),
+            args: vec![],
+            env: BTreeMap::new(),
+            cwd: None,
+        },
+        description: Some("test server".into()),
+        enabled: true,
+    }
+}
+
+#[tokio::test]
+#[ignore = "needs mcp-server-everything (scripts/mcp-peers/install.sh)"]
+async fn a_stdio_server_starts_on_first_need_lists_and_calls_its_tools() {
+    let logs = tempfile::tempdir().unwrap();
+    let manager = McpManager::new(vec![stdio("everything")], Some(logs.path().into()));
+    assert_eq!(manager.statuses()[0].state, ServerState::NotStarted);
+    assert_eq!(manager.tools("everything"), None);
+
+    let tools = manager.connect("everything", false).await.unwrap();
+    let echo = tools.iter().find(|t| t.name == "echo").expect("echo");
+    assert!(echo.read_only);
+    assert_eq!(echo.input_schema["properties"]["message"]["type"], "string");
+    let toggle = tools.iter().find(|t| t.name == "toggle-simulated-logging").unwrap();
+    assert!(!toggle.read_only);
+    assert_eq!(manager.statuses()[0].state, ServerState::Ready);
+
+    let cancel = CancellationToken::new();
+    let out = manager.call("everything", "echo", &json!({"message": "hi"}), &cancel).await.unwrap();
+    assert_eq!(out.text, "Echo: hi");
+    assert!(!out.json && !out.is_error);
+
+    let out = manager
+        .call("everything", "get-structured-content", &json!({"location": "New York"}), &cancel)
+        .await
+        .unwrap();
+    assert!(out.json, "{out:?}");
+    let v: serde_json::Value = serde_json::from_str(&out.text).unwrap();
+    assert!(v.get("temperature").is_some(), "{v}");
+
+    let err = manager.call("everything", "nope", &json!({}), &cancel).await.unwrap_err();
+    assert_eq!(err, McpError::UnknownTool { server: "everything".into(), tool: "nope".into() });
+
+    let log = std::fs::read_to_string(logs.path().join("everything.log")).unwrap();
+    assert!(log.contains("[lifecycle] connected ("), "{log}");
+    manager.shutdown().await;
+    assert_eq!(manager.statuses()[0].state, ServerState::NotStarted);
+}
+
+#[tokio::test]
+#[ignore = "needs mcp-server-everything (scripts/mcp-peers/install.sh)"]
+async fn a_stop_cancels_a_long_call_and_the_server_keeps_serving() {
+    let manager = McpManager::new(vec![stdio("everything")], None);
+    let cancel = CancellationToken::new();
+    let stopper = cancel.clone();
+    tokio::spawn(async move {
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        stopper.cancel();
+    });
+    let started = Instant::now();
+    let args = json!({"duration": 30, "steps": 3});
+    let err = manager
+        .call("everything", "trigger-long-running-operation", &args, &cancel)
+        .await
+        .unwrap_err();
+    assert_eq!(err, McpError::Cancelled);
+    assert!(started.elapsed() < Duration::from_secs(20), "{:?}", started.elapsed());
+    let fresh = CancellationToken::new();
+    let out = manager.call("everything", "echo", &json!({"message": "after"}), &fresh).await;
+    assert_eq!(out.unwrap().text, "Echo: after");
+    manager.shutdown().await;
+}
+
+#[tokio::test]
+#[ignore = "needs mcp-server-everything (scripts/mcp-peers/install.sh)"]
+async fn a_streamable_http_server_is_reached_by_url() {
+    let port = {
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        l.local_addr().unwrap().port()
+    };
+    let mut child = tokio::process::Command::new(everything_bin())
+        .arg("streamableHttp")
+        .env("PORT", port.to_string())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let url = format!("http://127.0.0.1:{port}/mcp");
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+        assert!(Instant::now() < deadline, "the HTTP server did not listen");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let config = ServerConfig {
+        name: "remote".into(),
+        transport: Transport::Http { url, api_key: Some("k".into()) },
+        description: None,
+        enabled: true,
+    };
+    let manager = McpManager::new(vec![config], None);
+    let cancel = CancellationToken::new();
+    let out = manager.call("remote", "echo", &json!({"message": "over http"}), &cancel).await;
+    assert_eq!(out.unwrap().text, "Echo: over http");
+    manager.shutdown().await;
+    child.kill().await.unwrap();
+}
+
+#[tokio::test]
+async fn servers_that_cannot_run_say_why_and_are_not_retried_unless_asked() {
+    let logs = tempfile::tempdir().unwrap();
+    let broken = ServerConfig {
+        name: "broken".into(),
+        transport: Transport::Stdio {
+            command: "/nonexistent/skald-mcp-server".into(),
+            args: vec![],
+            env: BTreeMap::new(),
+            cwd: None,
+        },
+        description: None,
+        enabled: true,
+    };
+    let off = ServerConfig { name: "off".into(), enabled: false, ..broken.clone() };
+    let manager = McpManager::new(vec![broken, off], Some(logs.path().into()));
+    let err = manager.connect("broken", false).await.unwrap_err();
+    let McpError::Connect { message, .. } = &err else { panic!("{err:?}") };
+    assert!(message.contains("cannot run `/nonexistent/skald-mcp-server`"), "{message}");
+    assert!(matches!(manager.statuses()[0].state, ServerState::Failed(_)));
+    assert_eq!(manager.connect("broken", false).await.unwrap_err(), err);
+    assert_eq!(manager.connect("off", false).await.unwrap_err(), McpError::Disabled("off".into()));
+    assert_eq!(
+        manager.connect("ghost", false).await.unwrap_err(),
+        McpError::UnknownServer("ghost".into())
+    );
+    assert_eq!(manager.enabled(), vec![("broken".to_string(), None)]);
+    let log = std::fs::read_to_string(logs.path().join("broken.log")).unwrap();
+    assert!(log.contains("[lifecycle] start failed: cannot run"), "{log}");
+}
