@@ -68,6 +68,8 @@ impl Connection {
                 // on drop takes the whole group (an `npx` wrapper and the server it started).
                 #[cfg(unix)]
                 wrapped.wrap(process_wrap::tokio::ProcessGroup::leader());
+                // Killed even when its connection is dropped where no task can run anymore.
+                wrapped.wrap(process_wrap::tokio::KillOnDrop);
                 let (transport, stderr) = TokioChildProcess::builder(wrapped)
                     .stderr(std::process::Stdio::piped())
                     .spawn()

@@ -56,8 +56,8 @@ pub const SEEDS: &[RuleSeed] = &[
         note: "file writes",
     },
     RuleSeed {
-        key: "mcp-require",
-        tool_pattern: "mcp__*",
+        key: "mcp-write-require",
+        tool_pattern: "@mcp_write",
         path_pattern: None,
         action: RuleAction::Require,
         priority: 900,
@@ -67,7 +67,8 @@ pub const SEEDS: &[RuleSeed] = &[
 
 /// Seeds of earlier builds whose rules are deleted at startup. `restart-require` gated a
 /// `restart` tool that no shell ever offered (configuration and agents reload without one).
-pub const RETIRED_SEEDS: &[&str] = &["restart-require"];
+/// `mcp-require` (`mcp__*`) asked for approval of read-only MCP tools too; `@mcp_write` replaced it.
+pub const RETIRED_SEEDS: &[&str] = &["restart-require", "mcp-require"];
 
 /// Loads the session group's rules followed by `default`'s.
 pub async fn load_rules(store: &Store, group: Option<&str>) -> LoadedRules {
@@ -177,6 +178,7 @@ pub fn policy(rules: &LoadedRules, g: &GateInput<'_>) -> Verdict {
         path: canonical.as_deref(),
         data_dir: &data_dir,
         workdir: &workdir,
+        read_only: g.read_only,
     };
     let base = match rules.evaluate(&facts).map(|r| r.action) {
         Some(Action::Deny) => {

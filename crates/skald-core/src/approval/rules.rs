@@ -1,4 +1,5 @@
-//! Rule model and matching: tool patterns (`name`, `prefix*`, `*`, `@fs_read`/`@fs_write`/`@fs_any`),
+//! Rule model and matching: tool patterns (`name`, `prefix*`, `*`, `@fs_read`/`@fs_write`/`@fs_any`,
+//! `@mcp_write` = MCP tools their server does not annotate read-only),
 //! path patterns on canonical paths, agent/source filters; ascending priority, first match wins.
 //!
 //! A relative path pattern names a place under a root. `allow` rules resolve it against the data
@@ -41,6 +42,8 @@ pub struct CallFacts<'a> {
     pub data_dir: &'a Path,
     /// Canonical working directory: relative `deny`/`require` patterns match under it too.
     pub workdir: &'a Path,
+    /// The tool says it changes nothing (an MCP tool's `readOnlyHint`, a read tool).
+    pub read_only: bool,
 }
 
 /// Rules sorted for evaluation.
@@ -65,8 +68,9 @@ impl RuleSet {
     }
 
     /// A tool whose first rule matching by name alone is `deny` is not offered to the model.
-    pub fn hides_tool(&self, tool: &str) -> bool {
-        self.rules.iter().find(|r| tool_matches(&r.tool_pattern, tool)).is_some_and(|r| {
+    pub fn hides_tool(&self, tool: &str, read_only: bool) -> bool {
+        let first = self.rules.iter().find(|r| tool_matches(&r.tool_pattern, tool, read_only));
+        first.is_some_and(|r| {
             r.action == Action::Deny
                 && r.path_pattern.is_none()
                 && r.agent_id.is_none()
@@ -76,7 +80,7 @@ impl RuleSet {
 }
 
 fn rule_matches(r: &Rule, c: &CallFacts<'_>) -> bool {
-    if !tool_matches(&r.tool_pattern, c.tool) {
+    if !tool_matches(&r.tool_pattern, c.tool, c.read_only) {
         return false;
     }
     if r.agent_id.as_deref().is_some_and(|a| a != c.agent_id) {
@@ -96,8 +100,10 @@ fn rule_matches(r: &Rule, c: &CallFacts<'_>) -> bool {
     }
 }
 
-pub fn tool_matches(pattern: &str, tool: &str) -> bool {
+/// Whether `pattern` names `tool`; `read_only` is what the tool says of itself.
+pub fn tool_matches(pattern: &str, tool: &str, read_only: bool) -> bool {
     match pattern {
+        "@mcp_write" => names::mcp_server(tool).is_some() && !read_only,
         "*" => true,
         "@fs_read" => names::is_read_tool(tool),
         "@fs_write" => names::is_write_tool(tool),

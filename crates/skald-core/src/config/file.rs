@@ -15,6 +15,7 @@ pub use skald_llm::Strength;
 #[serde(default, deny_unknown_fields)]
 pub struct Config {
     pub llm: LlmConfig,
+    pub mcp: super::mcp::McpConfig,
     /// IANA zone for the date shown to the model and for cron; `None` = the OS zone.
     pub timezone: Option<String>,
 }
@@ -252,6 +253,9 @@ pub(super) fn validate(path: &Path, text: Option<&str>, c: &Config) -> Result<()
                 format!("llm.fallback: `{name}` is not the name of a client in llm.clients"),
             ));
         }
+    }
+    if let Some((needle, message)) = c.mcp.problem() {
+        return Err(fail(&needle, message));
     }
     if c.llm.max_tool_rounds == 0 {
         return Err(fail("max_tool_rounds", "llm.max_tool_rounds: must be at least 1".into()));

@@ -4,6 +4,7 @@ mod compaction_check;
 mod edit;
 mod env;
 mod file;
+mod mcp;
 mod secrets;
 mod watch;
 
@@ -13,6 +14,7 @@ pub use file::{
     ClientConfig, CompactionConfig, Config, DatetimeConfig, LlmConfig, RequestLogConfig, Strength,
     default_config_text,
 };
+pub use mcp::{McpConfig, McpServerEntry};
 pub use secrets::{KeyringSecrets, MemorySecrets, SecretError, SecretStore};
 pub use watch::ConfigWatcher;
 

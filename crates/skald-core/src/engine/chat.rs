@@ -503,6 +503,7 @@ impl Engine {
             context_cache: self.inner.context_cache.clone(),
             data_dir: self.data_dir().to_path_buf(),
             start_task: self.task_starter(),
+            mcp: self.mcp(),
         };
         let policy = TurnPolicy {
             session_id,
@@ -522,7 +523,7 @@ impl Engine {
             max_parallel_subagents: cfg.llm.max_parallel_subagents.max(1) as usize,
             request_log: cfg.llm.request_log.enabled,
         };
-        let grants = store.session_tool_groups(session_id).await?;
+        let grants = crate::turn::Grants::new(store.session_tool_groups(session_id).await?);
         let frame = FrameCtx {
             stack_id: root.id,
             depth: 0,

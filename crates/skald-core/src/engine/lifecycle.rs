@@ -192,6 +192,7 @@ impl Engine {
                 self.record_aborted(session_id).await;
             }
         }
+        self.inner.mcp.shutdown().await;
         if let Err(e) = self.store().release_runners_of(&self.inner.runner_id).await {
             tracing::warn!("cannot release this engine's sessions: {e}");
         }

@@ -87,6 +87,8 @@ struct Inner {
     task_slots: Arc<tokio::sync::Semaphore>,
     /// Async task runs started in this process that have not ended yet (`wait_tasks`).
     task_runs: tokio::sync::watch::Sender<usize>,
+    /// The MCP servers of `mcp.servers`, started on first need.
+    mcp: Arc<skald_mcp::McpManager>,
     /// Identifies this process in `session_runners`.
     runner_id: String,
     _watcher: Option<ConfigWatcher>,
@@ -151,6 +153,12 @@ impl Engine {
         let runner_id =
             format!("{}-{}", std::process::id(), store.clock().now().timestamp_millis());
         let tools = Arc::new(ToolRegistry::builtin_recording(ProcessRegistry::new(store.clone())));
+        let mcp_servers = config
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .mcp
+            .server_configs(&|k| std::env::var(k).ok());
+        let mcp = Arc::new(skald_mcp::McpManager::new(mcp_servers, Some(dir.join("logs/mcp"))));
         let llm = skald_llm::LlmClient::new(skald_llm::LlmSettings::default())
             .map_err(|e| EngineError::Internal(format!("cannot create the HTTP client: {e}")))?;
         Ok(Self {
@@ -171,6 +179,7 @@ impl Engine {
                 lifecycle: lifecycle::Lifecycle::new(),
                 task_slots: Arc::new(tokio::sync::Semaphore::new(max_async_tasks)),
                 task_runs: tokio::sync::watch::Sender::new(0),
+                mcp,
                 runner_id,
                 _watcher: watcher,
                 _agents_watcher: agents_watcher,
@@ -197,6 +206,15 @@ impl Engine {
         let cfg = config::load(&self.inner.data_dir, &self.inner.env)?;
         *self.inner.config.write().unwrap_or_else(|p| p.into_inner()) = Arc::new(cfg);
         Ok(())
+    }
+
+    /// The MCP manager, brought in line with the configuration in force first: a server whose
+    /// entry changed or was removed is closed, a new one is known (and starts on first need).
+    pub(crate) fn mcp(&self) -> Arc<skald_mcp::McpManager> {
+        let wanted = self.config().mcp.server_configs(&|k| std::env::var(k).ok());
+        // Closing a changed server's connection happens as the returned future is dropped.
+        drop(self.inner.mcp.configure(wanted));
+        self.inner.mcp.clone()
     }
 
     /// Every event, from now on.

@@ -16,6 +16,8 @@ pub const ASK_USER_CLARIFICATION: &str = "ask_user_clarification";
 pub const EXECUTE_TASK: &str = "execute_task";
 /// Synthetic: a sub-agent below the depth limit delegates further.
 pub const EXECUTE_SUBTASK: &str = "execute_subtask";
+/// Interface tool: grants MCP servers to the calling frame.
+pub const ACTIVATE_TOOLS: &str = "activate_tools";
 
 /// The tools that start a sync sub-agent in a child frame.
 pub fn is_subagent_tool(name: &str) -> bool {
@@ -35,6 +37,11 @@ pub fn is_read_tool(name: &str) -> bool {
 /// The server of an MCP tool (`mcp__<server>__<tool>`); `None` for every other tool.
 pub fn mcp_server(name: &str) -> Option<&str> {
     mcp_tool(name).map(|(server, _)| server)
+}
+
+/// The name an MCP tool is offered under.
+pub fn mcp_tool_name(server: &str, tool: &str) -> String {
+    format!("mcp__{server}__{tool}")
 }
 
 /// The server and the tool's own name of an MCP tool (`mcp__<server>__<tool>`).

@@ -12,7 +12,7 @@ use skald_store::repo::tools::ToolCallRow;
 use tokio_util::sync::CancellationToken;
 
 use super::subagent::{self, ChildEnd};
-use super::{ParkMode, TurnCtx, synthetic};
+use super::{ParkMode, TurnCtx, mcp, synthetic};
 use crate::approval::gate::{GateInput, verdict};
 use crate::approval::{Verdict, diff, rejection_message};
 use crate::context::call_results::{
@@ -45,7 +45,10 @@ pub enum Gate {
 /// Tool definitions offered this turn, sorted by name (byte-identical across processes), minus
 /// tools whose first name-matching rule denies them.
 pub fn offered_tools(ctx: &TurnCtx) -> Vec<Value> {
-    let hidden = |name: &str| ctx.policy.rules.as_ref().is_ok_and(|r| r.hides_tool(name));
+    let hidden = |name: &str| {
+        let read_only = mcp::is_read_only(name, ctx);
+        ctx.policy.rules.as_ref().is_ok_and(|r| r.hides_tool(name, read_only))
+    };
     let mut defs: Vec<(String, Value)> = ctx
         .deps
         .tools
@@ -54,6 +57,7 @@ pub fn offered_tools(ctx: &TurnCtx) -> Vec<Value> {
         .map(|d| (d.name.to_string(), d.to_openai()))
         .chain(synthetic::definitions(ctx))
         .chain(subagent::definitions(ctx))
+        .chain(mcp::definitions(ctx))
         .filter(|(name, _)| !hidden(name))
         .collect();
     defs.sort_by(|a, b| a.0.cmp(&b.0));
@@ -121,9 +125,15 @@ pub async fn settle(ctx: &TurnCtx, row: &ToolCallRow) -> Result<CallFlow, Engine
     match row.status()? {
         ToolStatus::Running => {
             // It may have had effects: re-run only what is safe to repeat.
-            // A delegation that opened no frame yet has done nothing.
+            // A delegation that opened no frame yet has done nothing; activating a server again
+            // changes nothing; an MCP tool is as read-only as its (started) server says.
+            if names::mcp_tool(name).is_some() {
+                mcp::prepare_round(ctx).await;
+            }
             let read_only = ctx.deps.tools.get(name).is_some_and(|t| t.def().read_only)
-                || names::is_subagent_tool(name);
+                || names::is_subagent_tool(name)
+                || name == names::ACTIVATE_TOOLS
+                || mcp::is_read_only(name, ctx);
             if read_only {
                 let args = parse_args(&raw).unwrap_or(Value::Null);
                 return execute(ctx, row.id, name, &args, cancel).await;
@@ -176,8 +186,10 @@ pub async fn gate(
     let cancel = &ctx.frame.cancel;
     let recorded = |flow| Ok(Gate::Recorded(flow));
     let tool = ctx.deps.tools.get(name);
-    let hidden = ctx.policy.rules.as_ref().is_ok_and(|r| r.hides_tool(name));
-    let known = tool.is_some() || synthetic::is_synthetic(name, ctx);
+    let read_only =
+        tool.as_ref().map_or_else(|| mcp::is_read_only(name, ctx), |t| t.def().read_only);
+    let hidden = ctx.policy.rules.as_ref().is_ok_and(|r| r.hides_tool(name, read_only));
+    let known = tool.is_some() || synthetic::is_synthetic(name, ctx) || mcp::is_known(name, ctx);
     if !known || hidden {
         let available: Vec<String> = offered_tools(ctx)
             .iter()
@@ -208,7 +220,7 @@ pub async fn gate(
         session_id: ctx.policy.session_id,
         tool: name,
         category: ctx.deps.tools.category_of(name),
-        read_only: tool.as_ref().is_some_and(|t| t.def().read_only),
+        read_only,
         target: target.as_deref(),
         agent_id: &ctx.frame.agent.id,
         source: &ctx.policy.source,
@@ -482,6 +494,7 @@ async fn execute_approved(
                 .for_call(id);
             t.run(args, &tctx).await
         }
+        None if mcp::is_known(name, ctx) => mcp::run(ctx, name, args).await,
         None => synthetic::run(ctx, name, args).await,
     };
     match outcome {

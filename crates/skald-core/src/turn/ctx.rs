@@ -28,6 +28,8 @@ pub struct TurnDeps {
     pub data_dir: PathBuf,
     /// Hands an async task (by id) to the engine's background runner.
     pub start_task: TaskStarter,
+    /// The engine's MCP servers.
+    pub mcp: Arc<skald_mcp::McpManager>,
 }
 
 /// How a turn hands an async task to the engine's runner, which outlives the turn.
@@ -70,7 +72,7 @@ pub struct FrameCtx {
     /// This agent's model order (its client, scope and strength applied).
     pub chain: Vec<ModelEndpoint>,
     /// Tool groups activated for this frame: the session's at the root, the frame's own below.
-    pub grants: Vec<String>,
+    pub grants: super::mcp::Grants,
     pub emitter: TurnEmitter,
     /// A clone of the turn's token: one stop reaches every frame.
     pub cancel: CancellationToken,
@@ -103,7 +105,7 @@ impl TurnCtx {
         stack_id: i64,
         agent: Agent,
         client: Option<&str>,
-        grants: Vec<String>,
+        grants: super::mcp::Grants,
         parent_tool_call_id: i64,
     ) -> Self {
         let chain = self.chain_for(&agent, client);

@@ -10,12 +10,14 @@ mod call_flow;
 mod ctx;
 mod emitter;
 mod llm_round;
+mod mcp;
 mod scheduler;
 mod subagent;
 mod synthetic;
 
 pub use ctx::{FrameCtx, TaskStarter, TurnCtx, TurnDeps, TurnPolicy};
 pub use emitter::TurnEmitter;
+pub use mcp::Grants;
 
 use skald_protocol::{Event, TurnEnd};
 use skald_store::Store;
@@ -165,6 +167,7 @@ async fn root_input_waits(ctx: &TurnCtx) -> Result<bool, EngineError> {
 /// Builds the frame's request and asks its models; once switched, the fallback model serves
 /// the rest of the frame's rounds.
 async fn ask_model(ctx: &TurnCtx, chain_start: &mut usize) -> Result<Asked, EngineError> {
+    mcp::prepare_round(ctx).await;
     let tool_defs = call_flow::offered_tools(ctx);
     let built = ctx.builder().build_request(&ctx.context_inputs()).await?;
     let all = &ctx.frame.chain;

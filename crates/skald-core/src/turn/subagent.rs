@@ -311,7 +311,7 @@ async fn run_child(
     resume: bool,
 ) -> Result<ChildEnd, EngineError> {
     let store = &ctx.deps.store;
-    let grants = store.stack_tool_groups(stack_id).await?;
+    let grants = super::mcp::Grants::new(store.stack_tool_groups(stack_id).await?);
     let child = ctx.child(stack_id, agent, client, grants, call_id);
     let outcome = if resume { resume_boxed(&child) } else { run_boxed(&child) }.await?;
     let end = match outcome {

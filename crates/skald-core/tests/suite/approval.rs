@@ -30,7 +30,7 @@ fn seeded() -> RuleSet {
         rule(2, "@fs_write", Some("memory/*"), Action::Allow, 6),
         rule(3, "execute_cmd", None, Action::Require, 10),
         rule(4, "@fs_write", None, Action::Require, 10),
-        rule(5, "mcp__*", None, Action::Require, 900),
+        rule(5, "@mcp_write", None, Action::Require, 900),
     ])
 }
 
@@ -59,7 +59,8 @@ fn check(
     path: Option<&Path>,
     rc: &RunContext,
 ) -> Verdict {
-    let read_only = matches!(tool, "read_file" | "list_dir");
+    // In these cases an MCP tool whose name ends in `_ro` is one its server calls read-only.
+    let read_only = matches!(tool, "read_file" | "list_dir") || tool.ends_with("_ro");
     let category = if tool.starts_with("mcp__") {
         None
     } else if tool == "execute_cmd" {
@@ -102,8 +103,13 @@ fn tool_patterns_match_as_documented() {
         ("@fs_any", "execute_cmd", false),
     ];
     for (pattern, tool, expected) in cases {
-        assert_eq!(tool_matches(pattern, tool), expected, "{pattern} vs {tool}");
+        assert_eq!(tool_matches(pattern, tool, false), expected, "{pattern} vs {tool}");
     }
+    // `@mcp_write`: MCP tools their server does not call read-only, and nothing else.
+    assert!(tool_matches("@mcp_write", "mcp__git__commit", false));
+    assert!(!tool_matches("@mcp_write", "mcp__git__log", true));
+    assert!(!tool_matches("@mcp_write", "write_file", false));
+    assert!(tool_matches("mcp__*", "mcp__git__log", true), "name patterns ignore the hint");
 }
 
 #[test]
@@ -118,6 +124,7 @@ fn first_match_by_priority_wins_and_filters_apply() {
         path: None,
         data_dir: Path::new("/data"),
         workdir: Path::new("/work"),
+        read_only: false,
     };
     assert_eq!(set.evaluate(&facts("builder")).unwrap().action, Action::Allow);
     assert_eq!(set.evaluate(&facts("main")).unwrap().action, Action::Deny);
@@ -138,6 +145,7 @@ fn the_seeded_policy_table() {
         ("edit_file", Some(e.work.join("a.txt")), Verdict::Require),
         ("execute_cmd", None, Verdict::Require),
         ("mcp__srv__tool", None, Verdict::Require),
+        ("mcp__srv__lookup_ro", None, Verdict::Allow),
         ("update_scratchpad", None, Verdict::Allow),
         ("write_file", Some(e.data.join("memory/notes.md")), Verdict::Allow),
     ];
@@ -319,7 +327,10 @@ async fn a_rule_with_an_unknown_stored_action_denies_what_it_matches_and_nothing
     let bypass = [BypassScope::All];
     let denied = check(&rules, &bypass, &e, "execute_cmd", None, &rc);
     assert!(matches!(denied, Verdict::Deny(_)), "{denied:?}");
-    assert!(rules.as_ref().unwrap().hides_tool("execute_cmd"), "not offered, like any denied tool");
+    assert!(
+        rules.as_ref().unwrap().hides_tool("execute_cmd", false),
+        "not offered, like any denied tool"
+    );
     // The calls the rule does not match keep the rest of the policy.
     let file = e.work.join("a.txt");
     assert_eq!(check(&rules, &[], &e, "write_file", Some(&file), &rc), Verdict::Require);
@@ -329,9 +340,9 @@ async fn a_rule_with_an_unknown_stored_action_denies_what_it_matches_and_nothing
 #[test]
 fn a_tool_denied_by_name_is_not_offered() {
     let set = RuleSet::new(vec![rule(1, "execute_cmd", None, Action::Deny, 1)]);
-    assert!(set.hides_tool("execute_cmd"));
-    assert!(!set.hides_tool("read_file"));
-    assert!(!seeded().hides_tool("execute_cmd"));
+    assert!(set.hides_tool("execute_cmd", false));
+    assert!(!set.hides_tool("read_file", true));
+    assert!(!seeded().hides_tool("execute_cmd", false));
 }
 
 fn snap(name: &str, old: Option<&str>, new: Option<&str>) {

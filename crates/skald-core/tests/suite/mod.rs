@@ -15,6 +15,7 @@ mod interrupted;
 mod lifecycle;
 mod local_llm;
 mod matrix;
+mod mcp;
 mod model_powers;
 mod parked_input;
 mod processes;

@@ -1,0 +1,152 @@
+//! `mcp.servers:` — the MCP servers agents may activate, as written in config.yml, and how each
+//! becomes a [`skald_mcp::ServerConfig`].
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+/// `mcp:` in config.yml.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct McpConfig {
+    pub servers: Vec<McpServerEntry>,
+}
+
+/// One server: `command` (+ `args`, `env`, `cwd`) for a local process speaking stdio, or `url`
+/// (+ `api_key_env`) for streamable HTTP.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct McpServerEntry {
+    pub name: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub command: Option<String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub args: Vec<String>,
+    /// Extra environment; `${VAR}` in a value is replaced by Skald's own `VAR`.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub env: BTreeMap<String, String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cwd: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub url: Option<String>,
+    /// Environment variable holding the bearer key of an HTTP server (keys stay out of the file).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub api_key_env: Option<String>,
+    #[serde(default = "enabled_by_default")]
+    pub enabled: bool,
+}
+
+fn enabled_by_default() -> bool {
+    true
+}
+
+impl McpConfig {
+    /// What is wrong with the server list, as `(text to find in the file, message)`.
+    pub(super) fn problem(&self) -> Option<(String, String)> {
+        let mut seen = std::collections::HashSet::new();
+        for s in &self.servers {
+            if let Some(why) = skald_mcp::validate_name(&s.name) {
+                return Some((s.name.clone(), format!("mcp.servers: {why}")));
+            }
+            if !seen.insert(s.name.as_str()) {
+                let msg = format!("mcp.servers: the server name `{}` is used twice", s.name);
+                return Some((s.name.clone(), msg));
+            }
+            let at = |field: &str| format!("mcp.servers[{}].{field}", s.name);
+            match (&s.command, &s.url) {
+                (Some(_), Some(_)) | (None, None) => {
+                    let msg = format!(
+                        "{}: give either `command` (a local server) or `url` (an HTTP server)",
+                        format_args!("mcp.servers[{}]", s.name)
+                    );
+                    return Some((s.name.clone(), msg));
+                }
+                (Some(c), None) if c.trim().is_empty() => {
+                    return Some((
+                        "command:".into(),
+                        format!("{}: must not be empty", at("command")),
+                    ));
+                }
+                (None, Some(u)) if !(u.starts_with("http://") || u.starts_with("https://")) => {
+                    return Some((
+                        u.clone(),
+                        format!("{}: `{u}` is not an http(s) URL", at("url")),
+                    ));
+                }
+                _ => {}
+            }
+            if s.command.is_some() && s.api_key_env.is_some() {
+                let msg = format!(
+                    "{}: only HTTP servers take a key; pass it in `env`",
+                    at("api_key_env")
+                );
+                return Some(("api_key_env".into(), msg));
+            }
+        }
+        None
+    }
+
+    /// The servers as the manager takes them; `lookup` reads Skald's environment.
+    pub fn server_configs(
+        &self,
+        lookup: &dyn Fn(&str) -> Option<String>,
+    ) -> Vec<skald_mcp::ServerConfig> {
+        self.servers
+            .iter()
+            .map(|s| {
+                let transport = match (&s.command, &s.url) {
+                    (Some(command), _) => skald_mcp::Transport::Stdio {
+                        command: command.clone(),
+                        args: s.args.clone(),
+                        env: s
+                            .env
+                            .iter()
+                            .map(|(k, v)| (k.clone(), interpolate(v, lookup)))
+                            .collect(),
+                        cwd: s.cwd.as_ref().map(std::path::PathBuf::from),
+                    },
+                    (None, url) => skald_mcp::Transport::Http {
+                        url: url.clone().unwrap_or_default(),
+                        api_key: s.api_key_env.as_deref().and_then(lookup),
+                    },
+                };
+                skald_mcp::ServerConfig {
+                    name: s.name.clone(),
+                    transport,
+                    description: s.description.clone(),
+                    enabled: s.enabled,
+                }
+            })
+            .collect()
+    }
+}
+
+/// `${VAR}` → the value of `VAR` (empty when unset); anything else is kept as written.
+fn interpolate(value: &str, lookup: &dyn Fn(&str) -> Option<String>) -> String {
+    let mut out = String::new();
+    let mut rest = value;
+    while let Some(start) = rest.find("${") {
+        let Some(len) = rest[start + 2..].find('}') else { break };
+        out.push_str(&rest[..start]);
+        let var = &rest[start + 2..start + 2 + len];
+        out.push_str(&lookup(var).unwrap_or_default());
+        rest = &rest[start + 3 + len..];
+    }
+    out.push_str(rest);
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::interpolate;
+
+    #[test]
+    fn env_values_take_variables_from_skalds_environment() {
+        let lookup = |k: &str| (k == "TOKEN").then(|| "s3cret".to_string());
+        assert_eq!(interpolate("Bearer ${TOKEN}", &lookup), "Bearer s3cret");
+        assert_eq!(interpolate("${MISSING}x", &lookup), "x");
+        assert_eq!(interpolate("plain ${unclosed", &lookup), "plain ${unclosed");
+    }
+}

@@ -1,0 +1,200 @@
+//! MCP tools in a turn: `activate_tools` grants a server to the frame (the session's root, or
+//! one sub-agent frame), and from the next round on the frame is offered that server's tools as
+//! `mcp__<server>__<tool>`; calls go through the same gate and records as every tool.
+
+use std::collections::BTreeSet;
+use std::sync::{Arc, Mutex};
+
+use serde_json::{Value, json};
+use skald_mcp::McpError;
+
+use super::TurnCtx;
+use crate::tools::{ToolError, ToolOutput, names};
+
+/// The tool groups a frame may use. Clones share the set, so a grant made while one round's
+/// calls run is offered by the next round.
+#[derive(Debug, Clone, Default)]
+pub struct Grants(Arc<Mutex<BTreeSet<String>>>);
+
+impl Grants {
+    pub fn new(groups: impl IntoIterator<Item = String>) -> Self {
+        Self(Arc::new(Mutex::new(groups.into_iter().collect())))
+    }
+
+    fn set(&self) -> std::sync::MutexGuard<'_, BTreeSet<String>> {
+        self.0.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// The groups, sorted.
+    pub fn list(&self) -> Vec<String> {
+        self.set().iter().cloned().collect()
+    }
+
+    pub fn contains(&self, group: &str) -> bool {
+        self.set().contains(group)
+    }
+
+    fn insert(&self, group: &str) -> bool {
+        self.set().insert(group.to_string())
+    }
+}
+
+/// Starts the frame's granted servers that are not running yet (a restart, a resumed frame), so
+/// this round offers their tools. A server that fails is left out; `activate_tools` says why.
+pub async fn prepare_round(ctx: &TurnCtx) {
+    for server in ctx.frame.grants.list() {
+        if ctx.deps.mcp.is_enabled(&server) && ctx.deps.mcp.tools(&server).is_none() {
+            let _ = ctx.deps.mcp.connect(&server, false).await;
+        }
+    }
+}
+
+fn offers_activation(ctx: &TurnCtx) -> bool {
+    !ctx.deps.mcp.enabled().is_empty()
+}
+
+/// `activate_tools` (when any server is enabled) and the tools of the frame's granted servers.
+pub fn definitions(ctx: &TurnCtx) -> Vec<(String, Value)> {
+    let mut defs = Vec::new();
+    let enabled = ctx.deps.mcp.enabled();
+    if enabled.is_empty() {
+        return defs;
+    }
+    let listing: Vec<String> = enabled
+        .iter()
+        .map(|(name, description)| match description {
+            Some(d) => format!("- `{name}`: {d}"),
+            None => format!("- `{name}`"),
+        })
+        .collect();
+    let scope = if ctx.is_root() { "this session" } else { "you, until your task ends" };
+    defs.push((
+        names::ACTIVATE_TOOLS.to_string(),
+        json!({
+            "type": "function",
+            "function": {
+                "name": names::ACTIVATE_TOOLS,
+                "description": format!(
+                    "Make the tools of MCP servers available to {scope}. Their tools appear from \
+                     your next step on, named mcp__<server>__<tool>. Servers:\n{}",
+                    listing.join("\n")
+                ),
+                "parameters": {
+                    "type": "object",
+                    "properties": {
+                        "groups": {
+                            "type": "array",
+                            "items": {
+                                "type": "string",
+                                "enum": enabled.iter().map(|(n, _)| n.clone()).collect::<Vec<_>>(),
+                            },
+                            "description": "Names of the servers to activate."
+                        }
+                    },
+                    "required": ["groups"],
+                    "additionalProperties": false
+                }
+            }
+        }),
+    ));
+    for server in ctx.frame.grants.list() {
+        for tool in ctx.deps.mcp.tools(&server).unwrap_or_default() {
+            let name = names::mcp_tool_name(&server, &tool.name);
+            let def = json!({
+                "type": "function",
+                "function": {
+                    "name": name,
+                    "description": tool.description,
+                    "parameters": tool.input_schema,
+                }
+            });
+            defs.push((name, def));
+        }
+    }
+    defs
+}
+
+/// Whether the frame may call `name` now: `activate_tools`, or a tool of a granted server.
+pub fn is_known(name: &str, ctx: &TurnCtx) -> bool {
+    if name == names::ACTIVATE_TOOLS {
+        return offers_activation(ctx);
+    }
+    names::mcp_tool(name).is_some_and(|(server, tool)| {
+        ctx.frame.grants.contains(server) && ctx.deps.mcp.tool(server, tool).is_some()
+    })
+}
+
+/// What the server says of the tool: read-only tools need no approval by default and are run
+/// again after a crash.
+pub fn is_read_only(name: &str, ctx: &TurnCtx) -> bool {
+    names::mcp_tool(name)
+        .and_then(|(server, tool)| ctx.deps.mcp.tool(server, tool))
+        .is_some_and(|t| t.read_only)
+}
+
+/// Runs `activate_tools` or an MCP tool.
+pub async fn run(ctx: &TurnCtx, name: &str, args: &Value) -> Result<ToolOutput, ToolError> {
+    if name == names::ACTIVATE_TOOLS {
+        return activate(ctx, args).await;
+    }
+    let Some((server, tool)) = names::mcp_tool(name) else {
+        return Err(ToolError::Failed(format!("`{name}` is not an MCP tool")));
+    };
+    match ctx.deps.mcp.call(server, tool, args, &ctx.frame.cancel).await {
+        Ok(out) if out.is_error => Err(ToolError::Failed(out.text)),
+        Ok(out) => Ok(ToolOutput::text(out.text)),
+        Err(McpError::Cancelled) => Err(ToolError::Cancelled),
+        Err(e) => Err(ToolError::Failed(e.to_string())),
+    }
+}
+
+async fn activate(ctx: &TurnCtx, args: &Value) -> Result<ToolOutput, ToolError> {
+    let groups: Vec<String> = match args.get("groups") {
+        Some(Value::Array(items)) => {
+            items.iter().filter_map(Value::as_str).map(|s| s.trim().to_string()).collect()
+        }
+        _ => {
+            return Err(ToolError::InvalidArguments(
+                "`groups` must be a list of server names".into(),
+            ));
+        }
+    };
+    let storage = |e: skald_store::StoreError| ToolError::Failed(format!("storage error: {e}"));
+    let mut activated = Vec::new();
+    let mut already = Vec::new();
+    let mut refused = Vec::new();
+    let mut tools = serde_json::Map::new();
+    for group in groups {
+        if ctx.frame.grants.contains(&group) {
+            already.push(group);
+            continue;
+        }
+        // Started now (again, after a failure), so a server that cannot run is said at once.
+        match ctx.deps.mcp.connect(&group, true).await {
+            Ok(listed) => {
+                if ctx.is_root() {
+                    ctx.deps.store.grant_session_tool_group(ctx.policy.session_id, &group).await
+                } else {
+                    ctx.deps.store.grant_stack_tool_group(ctx.frame.stack_id, &group).await
+                }
+                .map_err(storage)?;
+                ctx.frame.grants.insert(&group);
+                let offered: Vec<String> =
+                    listed.iter().map(|t| names::mcp_tool_name(&group, &t.name)).collect();
+                tools.insert(group.clone(), json!(offered));
+                activated.push(group);
+            }
+            Err(e) => refused.push(json!({ "group": group, "reason": e.to_string() })),
+        }
+    }
+    let scope =
+        if ctx.is_root() { "session".to_string() } else { format!("stack {}", ctx.frame.stack_id) };
+    let answer = json!({
+        "activated": activated,
+        "already_active": already,
+        "not_activated": refused,
+        "scope": scope,
+        "tools": tools,
+    });
+    Ok(ToolOutput::text(answer.to_string()))
+}

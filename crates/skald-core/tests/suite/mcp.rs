@@ -1,0 +1,262 @@
+//! MCP servers in turns, against the real `@modelcontextprotocol/server-everything` from npm
+//! (#[ignore]d: `scripts/test.sh` installs it and sets SKALD_MCP_EVERYTHING): `activate_tools`
+//! grants a server to the session's root or to one sub-agent frame, the next round offers its
+//! tools, calls are gated by the server's read-only hint, and a frame's grants end with it —
+//! and survive a restart while it lives.
+
+use serde_json::{Value, json};
+use skald_core::engine::ChatOptions;
+use skald_core::turn::{ParkMode, TurnOutcome};
+use skald_protocol::{ApprovalRequest, DecisionInput, Event};
+use skald_testkit::{FakeLlm, Reply, ScriptedToolCall};
+
+use super::subagents::{first_text, task_agent, tool_names};
+use super::turn::{Rig, fake_env, finish, open_engine};
+
+const SOURCE: &str = "test";
+
+fn everything() -> String {
+    std::env::var("SKALD_MCP_EVERYTHING").expect(
+        "SKALD_MCP_EVERYTHING: the path of mcp-server-everything (export \
+         SKALD_MCP_EVERYTHING=$(scripts/mcp-peers/install.sh))",
+    )
+}
+
+fn config_with(command: &str) -> String {
+    format!(
+        "mcp:\n  servers:\n    - name: everything\n      command: {command}\n      \
+         description: the MCP test server\n"
+    )
+}
+
+async fn rig() -> Rig {
+    let rig = Rig::new(&config_with(&everything())).await;
+    task_agent(&rig, "scout");
+    rig
+}
+
+fn activate(groups: &[&str]) -> Reply {
+    Reply::tool_call("activate_tools", &json!({ "groups": groups }).to_string())
+}
+
+fn echo(message: &str) -> Reply {
+    Reply::tool_call("mcp__everything__echo", &json!({ "message": message }).to_string())
+}
+
+fn delegate(prompt: &str) -> ScriptedToolCall {
+    let args = json!({ "mode": "sync", "agent_id": "scout", "prompt": prompt });
+    ScriptedToolCall::new("execute_task", &args.to_string())
+}
+
+/// Tool results the request carried, in order.
+fn tool_results(body: &Value) -> Vec<String> {
+    body["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["role"] == "tool")
+        .map(|m| m["content"].as_str().unwrap_or_default().to_string())
+        .collect()
+}
+
+fn offers_mcp(body: &Value) -> bool {
+    tool_names(body).iter().any(|n| n.starts_with("mcp__everything__"))
+}
+
+/// Each request's (is it the child's, does it offer the server's tools).
+fn offers_by_request(fake: &FakeLlm, child_key: &str) -> Vec<(bool, bool)> {
+    fake.requests()
+        .iter()
+        .map(|r| (first_text(&r.body).contains(child_key), offers_mcp(&r.body)))
+        .collect()
+}
+
+#[tokio::test]
+#[ignore = "needs mcp-server-everything (scripts/mcp-peers/install.sh)"]
+async fn the_root_activates_a_server_for_the_session_and_calls_its_read_only_tool() {
+    let rig = rig().await;
+    rig.fake.push(activate(&["everything"]));
+    rig.fake.push(echo("hello"));
+    rig.fake.push(Reply::text("It echoed."));
+    let (sid, outcome, _) = rig.turn("use the test server").await;
+    assert!(matches!(outcome, TurnOutcome::Final { .. }), "{outcome:?}");
+    let requests = rig.fake.requests();
+    assert_eq!(requests.len(), 3);
+    let first = tool_names(&requests[0].body);
+    assert!(first.contains(&"activate_tools".to_string()) && !offers_mcp(&requests[0].body));
+    let second = tool_names(&requests[1].body);
+    assert!(second.contains(&"mcp__everything__echo".to_string()), "{second:?}");
+    let activated: Value = serde_json::from_str(&tool_results(&requests[1].body)[0]).unwrap();
+    assert_eq!(activated["activated"], json!(["everything"]));
+    assert_eq!(activated["scope"], "session");
+    assert!(
+        activated["tools"]["everything"]
+            .as_array()
+            .unwrap()
+            .contains(&json!("mcp__everything__echo"))
+    );
+    assert_eq!(tool_results(&requests[2].body)[1], "Echo: hello");
+    let store = rig.store().await;
+    assert_eq!(store.session_tool_groups(sid).await.unwrap(), ["everything"]);
+
+    // The grant is the session's: after a restart its first request offers the tools already.
+    rig.engine.shutdown(std::time::Duration::from_secs(5)).await;
+    let engine = open_engine(&rig.data_dir(), fake_env(&rig.fake)).await;
+    rig.fake.push(echo("again"));
+    rig.fake.push(Reply::text("Echoed again."));
+    let receipt = engine.send_message(SOURCE, "once more", rig.opts()).await.unwrap();
+    let (same, outcome) = finish(&engine, receipt).await;
+    assert_eq!(same, sid);
+    assert!(matches!(outcome, TurnOutcome::Final { .. }), "{outcome:?}");
+    let requests = rig.fake.requests();
+    assert!(offers_mcp(&requests[3].body));
+    assert_eq!(tool_results(&requests[4].body).last().unwrap(), "Echo: again");
+    engine.shutdown(std::time::Duration::from_secs(5)).await;
+}
+
+#[tokio::test]
+#[ignore = "needs mcp-server-everything (scripts/mcp-peers/install.sh)"]
+async fn a_tool_its_server_does_not_call_read_only_waits_for_approval() {
+    let rig = rig().await;
+    rig.fake.push(activate(&["everything"]));
+    rig.fake.push(Reply::tool_call("mcp__everything__toggle-simulated-logging", "{}"));
+    rig.fake.push(Reply::text("Logging toggled."));
+    let opts = ChatOptions {
+        workdir: Some(rig.work.clone()),
+        park_mode: ParkMode::Exit,
+        ..Default::default()
+    };
+    let mut rx = rig.engine.subscribe();
+    let receipt = rig.engine.send_message(SOURCE, "toggle logging", opts).await.unwrap();
+    let (sid, outcome) = finish(&rig.engine, receipt).await;
+    let TurnOutcome::Parked { tool_call_ids } = outcome else { panic!("{outcome:?}") };
+    let asked = super::turn::drain(&mut rx, sid).into_iter().find_map(|e| match e {
+        Event::ApprovalRequested { request, .. } => Some(request),
+        _ => None,
+    });
+    assert_eq!(
+        asked,
+        Some(ApprovalRequest::McpCall {
+            server: "everything".into(),
+            tool: "toggle-simulated-logging".into()
+        })
+    );
+    let decision = DecisionInput { approved: true, note: None, bypass: None };
+    rig.engine.decide(tool_call_ids[0], decision, "web").await.unwrap();
+    let outcome = rig.engine.resume(sid, ParkMode::Exit).await.unwrap();
+    assert!(matches!(outcome, TurnOutcome::Final { .. }), "{outcome:?}");
+    let last = rig.fake.requests().last().unwrap().body.clone();
+    let result = tool_results(&last).pop().unwrap();
+    assert!(result.contains("logging"), "{result}");
+    rig.engine.shutdown(std::time::Duration::from_secs(5)).await;
+}
+
+#[tokio::test]
+#[ignore = "needs mcp-server-everything (scripts/mcp-peers/install.sh)"]
+async fn a_sub_agents_grant_is_its_own_and_ends_with_its_frame() {
+    let rig = rig().await;
+    rig.fake.push(Reply::tool_calls(vec![delegate("TASK-M: echo through the server")]));
+    rig.fake.push_for_prompt("TASK-M", activate(&["everything"]));
+    rig.fake.push_for_prompt("TASK-M", echo("from the child"));
+    rig.fake.push_for_prompt("TASK-M", Reply::text("The server echoed."));
+    rig.fake.push(Reply::text("The scout used the server."));
+    let (sid, outcome, _) = rig.turn("delegate it").await;
+    assert!(matches!(outcome, TurnOutcome::Final { .. }), "{outcome:?}");
+    // root, child ×3, root: only the child's rounds after its activation offer the tools.
+    assert_eq!(
+        offers_by_request(&rig.fake, "TASK-M"),
+        [(false, false), (true, false), (true, true), (true, true), (false, false)]
+    );
+    let requests = rig.fake.requests();
+    for r in &requests {
+        let names = tool_names(&r.body);
+        let unique: std::collections::HashSet<_> = names.iter().collect();
+        assert_eq!(unique.len(), names.len(), "a tool offered twice: {names:?}");
+        assert!(names.contains(&"activate_tools".to_string()), "{names:?}");
+    }
+    let store = rig.store().await;
+    let child = store.frames(sid).await.unwrap()[1].clone();
+    let activated: Value = serde_json::from_str(&tool_results(&requests[2].body)[0]).unwrap();
+    assert_eq!(activated["scope"], format!("stack {}", child.id));
+    assert_eq!(tool_results(&requests[3].body)[1], "Echo: from the child");
+    assert!(store.session_tool_groups(sid).await.unwrap().is_empty(), "no leak into the session");
+    assert!(store.stack_tool_groups(child.id).await.unwrap().is_empty(), "dropped with the frame");
+    rig.engine.shutdown(std::time::Duration::from_secs(5)).await;
+}
+
+#[tokio::test]
+#[ignore = "needs mcp-server-everything (scripts/mcp-peers/install.sh)"]
+async fn a_parked_sub_agent_keeps_its_grant_across_a_restart() {
+    let rig = rig().await;
+    rig.fake.push(Reply::tool_calls(vec![delegate("TASK-R: toggle logging")]));
+    rig.fake.push_for_prompt("TASK-R", activate(&["everything"]));
+    rig.fake.push_for_prompt(
+        "TASK-R",
+        Reply::tool_call("mcp__everything__toggle-simulated-logging", "{}"),
+    );
+    rig.fake.push_for_prompt("TASK-R", Reply::text("Toggled."));
+    rig.fake.push(Reply::text("The scout toggled it."));
+    let opts = ChatOptions {
+        workdir: Some(rig.work.clone()),
+        park_mode: ParkMode::Exit,
+        ..Default::default()
+    };
+    let receipt = rig.engine.send_message(SOURCE, "delegate", opts).await.unwrap();
+    let (sid, outcome) = finish(&rig.engine, receipt).await;
+    let TurnOutcome::Parked { tool_call_ids } = outcome else { panic!("{outcome:?}") };
+    let store = rig.store().await;
+    let child = store.frames(sid).await.unwrap()[1].clone();
+    assert_eq!(store.stack_tool_groups(child.id).await.unwrap(), ["everything"]);
+
+    // A new process: the child's frame reloads its grant (the server starts again) and runs
+    // the approved call; its last round still offers the tools; the grant ends with the frame.
+    rig.engine.shutdown(std::time::Duration::from_secs(5)).await;
+    let engine = open_engine(&rig.data_dir(), fake_env(&rig.fake)).await;
+    let decision = DecisionInput { approved: true, note: None, bypass: None };
+    engine.decide(tool_call_ids[0], decision, "web").await.unwrap();
+    let outcome = engine.resume(sid, ParkMode::Exit).await.unwrap();
+    assert!(matches!(outcome, TurnOutcome::Final { .. }), "{outcome:?}");
+    let offers = offers_by_request(&rig.fake, "TASK-R");
+    assert_eq!(offers, [(false, false), (true, false), (true, true), (true, true), (false, false)]);
+    let requests = rig.fake.requests();
+    let result = tool_results(&requests[3].body).pop().unwrap();
+    assert!(result.contains("logging"), "{result}");
+    assert!(store.stack_tool_groups(child.id).await.unwrap().is_empty());
+    assert!(store.session_tool_groups(sid).await.unwrap().is_empty());
+    engine.shutdown(std::time::Duration::from_secs(5)).await;
+}
+
+#[tokio::test]
+async fn a_server_that_cannot_start_is_reported_to_the_model_not_granted() {
+    let rig = Rig::new(&config_with("/nonexistent/mcp-server")).await;
+    rig.fake.push(activate(&["everything", "elsewhere"]));
+    rig.fake.push(Reply::text("No server."));
+    let (sid, outcome, _) = rig.turn("use the server").await;
+    assert!(matches!(outcome, TurnOutcome::Final { .. }), "{outcome:?}");
+    let requests = rig.fake.requests();
+    assert!(!offers_mcp(&requests[1].body));
+    let answer: Value = serde_json::from_str(&tool_results(&requests[1].body)[0]).unwrap();
+    assert_eq!(answer["activated"], json!([]));
+    let refused = answer["not_activated"].as_array().unwrap();
+    assert_eq!(refused[0]["group"], "everything");
+    let reason = refused[0]["reason"].as_str().unwrap();
+    assert!(
+        reason.contains("could not be started: cannot run `/nonexistent/mcp-server`"),
+        "{reason}"
+    );
+    assert_eq!(refused[1]["group"], "elsewhere");
+    assert!(refused[1]["reason"].as_str().unwrap().contains("no MCP server named `elsewhere`"));
+    let store = rig.store().await;
+    assert!(store.session_tool_groups(sid).await.unwrap().is_empty());
+    let log = std::fs::read_to_string(rig.data_dir().join("logs/mcp/everything.log")).unwrap();
+    assert!(log.contains("start failed"), "{log}");
+}
+
+#[tokio::test]
+async fn without_servers_activate_tools_is_not_offered() {
+    let rig = Rig::new("").await;
+    rig.fake.push(Reply::text("Hi."));
+    rig.turn("hello").await;
+    let names = tool_names(&rig.fake.requests()[0].body);
+    assert!(!names.iter().any(|n| n == "activate_tools" || n.starts_with("mcp__")), "{names:?}");
+}
