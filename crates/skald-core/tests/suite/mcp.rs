@@ -10,7 +10,7 @@ use skald_core::turn::{ParkMode, TurnOutcome};
 use skald_protocol::{ApprovalRequest, DecisionInput, Event};
 use skald_testkit::{FakeLlm, Reply, ScriptedToolCall};
 
-use super::subagents::{first_text, task_agent, tool_names};
+use super::subagents::{first_text, task_agent, tool_names, tool_results};
 use super::turn::{Rig, fake_env, finish, open_engine};
 
 const SOURCE: &str = "test";
@@ -46,17 +46,6 @@ fn echo(message: &str) -> Reply {
 fn delegate(prompt: &str) -> ScriptedToolCall {
     let args = json!({ "mode": "sync", "agent_id": "scout", "prompt": prompt });
     ScriptedToolCall::new("execute_task", &args.to_string())
-}
-
-/// Tool results the request carried, in order.
-fn tool_results(body: &Value) -> Vec<String> {
-    body["messages"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|m| m["role"] == "tool")
-        .map(|m| m["content"].as_str().unwrap_or_default().to_string())
-        .collect()
 }
 
 fn offers_mcp(body: &Value) -> bool {

@@ -96,7 +96,11 @@ fn drain(rx: &mut broadcast::Receiver<EventEnvelope>, sid: i64) -> Vec<EventEnve
 
 /// The tool results of the last request, in the order the model reads them.
 fn last_tool_results(fake: &FakeLlm) -> Vec<String> {
-    let body = fake.requests().last().unwrap().body.clone();
+    tool_results(&fake.requests().last().unwrap().body)
+}
+
+/// The tool results a request carried, in the order the model reads them.
+pub fn tool_results(body: &Value) -> Vec<String> {
     body["messages"]
         .as_array()
         .unwrap()
