@@ -8,10 +8,10 @@ use skald_core::engine::ChatOptions;
 use skald_protocol::{
     AgentDefinition, AgentDetail, AgentSummary, Answer, ApprovalRuleInput, ApprovalRuleView,
     BypassView, CompactResult, ConnectionTest, DebugMessage, Decision, DecisionInput, Inbox,
-    InterruptedCall, ItemRef, LlmClientInput, Page, ReconcileChoice, RunContext, SearchQuery,
-    SearchResults, SendResult, SessionDetail, SessionListQuery, SessionMatches, SessionMeta,
-    SessionRef, SessionSummary, SessionUsage, SessionWindow, SettingsView, StopResult, TaskInfo,
-    ToolGroupsReset, TurnStatus, WindowQuery,
+    InterruptedCall, ItemRef, LlmClientInput, McpServerInfo, Page, ReconcileChoice, RunContext,
+    SearchQuery, SearchResults, SendResult, SessionDetail, SessionListQuery, SessionMatches,
+    SessionMeta, SessionRef, SessionSummary, SessionUsage, SessionWindow, SettingsView, StopResult,
+    TaskInfo, ToolGroupsReset, TurnStatus, WindowQuery,
 };
 
 use crate::declare::operations;
@@ -342,6 +342,20 @@ operations! {
         run: |engine, caller, p| {
             engine.reconcile_call(p.tool_call_id, p.choice, caller.surface()).await
         },
+    }
+
+    /// The MCP servers of `mcp.servers` (or only `server`) and where each stands; with
+    /// `start`, the enabled ones are started first so their tools are listed (a failure is the
+    /// server's `error`).
+    list_mcp_servers {
+        params: ListMcpServersParams {
+            #[serde(default)] start: bool,
+            #[serde(default)] server: Option<String>,
+        },
+        result: Vec<McpServerInfo>,
+        errors: [NotFound],
+        events: [],
+        run: |engine, _, p| engine.list_mcp_servers(p.start, p.server.as_deref()).await,
     }
 
     /// The LLM clients in fallback order (never a key), the data dir and the config path.

@@ -117,6 +117,9 @@ pub enum Command {
     /// for a new session.
     #[command(subcommand)]
     Agents(AgentsCommand),
+    /// MCP servers (`mcp.servers` in config.yml): where each stands, and a server's tools.
+    #[command(subcommand)]
+    Mcp(McpCommand),
     /// Run any operation of the API by name with its params as JSON, and print its result as
     /// JSON (the same operations the app and `skald serve` answer). Without OP, list them.
     Api {
@@ -154,6 +157,22 @@ pub enum AgentsCommand {
     /// List every agent with its type, origin (built-in, user, override), model and description;
     /// a broken one shows its error naming the file.
     List,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum McpCommand {
+    /// Every configured server: state, tool count, how it is reached, and why it failed.
+    /// Servers start when an agent activates them; --start starts the enabled ones now.
+    List {
+        #[arg(long)]
+        start: bool,
+    },
+    /// Start SERVER (if it is not running) and list its tools as agents call them, with
+    /// whether each needs approval (tools the server does not call read-only do).
+    Tools {
+        /// The server's name in mcp.servers.
+        server: String,
+    },
 }
 
 #[derive(Debug, Subcommand)]

@@ -34,6 +34,42 @@ pub struct McpTool {
     pub read_only: bool,
 }
 
+/// Variables a stdio server inherits from Skald: where programs and home are, the user, the
+/// locale and terminal, temp dirs, and what Windows needs to run anything at all.
+const INHERITED: &[&str] = &[
+    "PATH",
+    "HOME",
+    "USER",
+    "LOGNAME",
+    "SHELL",
+    "TERM",
+    "LANG",
+    "LANGUAGE",
+    "TZ",
+    "TMPDIR",
+    "TEMP",
+    "TMP",
+    "XDG_RUNTIME_DIR",
+    "XDG_CONFIG_HOME",
+    "XDG_DATA_HOME",
+    "XDG_CACHE_HOME",
+    "SYSTEMROOT",
+    "SYSTEMDRIVE",
+    "WINDIR",
+    "COMSPEC",
+    "PATHEXT",
+    "USERPROFILE",
+    "APPDATA",
+    "LOCALAPPDATA",
+    "PROGRAMFILES",
+    "HOMEDRIVE",
+    "HOMEPATH",
+];
+
+fn inherited_env() -> impl Iterator<Item = (String, String)> {
+    std::env::vars().filter(|(k, _)| INHERITED.contains(&k.as_str()) || k.starts_with("LC_"))
+}
+
 type Service = RunningService<RoleClient, ClientConfig>;
 
 /// A started, initialized server.
@@ -59,7 +95,10 @@ impl Connection {
         let service = match &config.transport {
             Transport::Stdio { command, args, env, cwd } => {
                 let mut cmd = tokio::process::Command::new(command);
-                cmd.args(args).envs(env);
+                // Only a neutral part of Skald's environment, plus the server's own `env`: its
+                // tools must not see Skald's keys (server-everything's `get-env` would hand
+                // them to the model without an approval).
+                cmd.env_clear().envs(inherited_env()).envs(env).args(args);
                 if let Some(dir) = cwd {
                     cmd.current_dir(dir);
                 }

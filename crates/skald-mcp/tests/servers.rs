@@ -71,6 +71,24 @@ async fn a_stdio_server_starts_on_first_need_lists_and_calls_its_tools() {
 
 #[tokio::test]
 #[ignore = "needs mcp-server-everything (scripts/mcp-peers/install.sh)"]
+async fn a_stdio_server_sees_its_own_env_and_none_of_skalds_variables() {
+    let mut config = stdio("everything");
+    if let Transport::Stdio { env, .. } = &mut config.transport {
+        env.insert("GIVEN_TO_SERVER".into(), "yes".into());
+    }
+    let manager = McpManager::new(vec![config], None);
+    let cancel = CancellationToken::new();
+    let out = manager.call("everything", "get-env", &json!({}), &cancel).await.unwrap();
+    assert!(out.text.contains("GIVEN_TO_SERVER"), "{}", out.text);
+    assert!(out.text.contains("\"PATH\""), "{}", out.text);
+    // Set for this test process (and so for Skald's), never passed on.
+    assert!(std::env::var("SKALD_MCP_EVERYTHING").is_ok());
+    assert!(!out.text.contains("SKALD_MCP_EVERYTHING"), "{}", out.text);
+    manager.shutdown().await;
+}
+
+#[tokio::test]
+#[ignore = "needs mcp-server-everything (scripts/mcp-peers/install.sh)"]
 async fn a_stop_cancels_a_long_call_and_the_server_keeps_serving() {
     let manager = McpManager::new(vec![stdio("everything")], None);
     let cancel = CancellationToken::new();

@@ -1,7 +1,7 @@
 // Generated from the operation table in crates/skald-api/src/table.rs. Do not edit by hand:
 // run `UPDATE_BINDINGS=1 cargo test -p skald-api --test all typescript` instead.
 
-import type { JsonValue, ErrorCode, Page, SearchQuery, SearchResults, SessionMatches, SessionListQuery, SessionSummary, SessionMeta, ReconcileChoice, InterruptedCall, DebugMessage, SessionDetail, ItemRef, WindowQuery, SessionWindow, SendResult, SessionUsage, CompactResult, SessionRef, StopResult, TaskInfo, TurnStatus, ToolGroupsReset, RunContext, Answer, Inbox, DecisionInput, Decision, BypassView, LlmClientInput, SettingsView, ConnectionTest, ApprovalRuleView, ApprovalRuleInput, AgentSummary, AgentDefinition, AgentDetail, EventKind } from "./bindings";
+import type { JsonValue, ErrorCode, Page, SearchQuery, SearchResults, SessionMatches, SessionListQuery, SessionSummary, SessionMeta, ReconcileChoice, InterruptedCall, DebugMessage, SessionDetail, ItemRef, WindowQuery, SessionWindow, SendResult, SessionUsage, CompactResult, SessionRef, StopResult, TaskInfo, TurnStatus, ToolGroupsReset, RunContext, Answer, Inbox, DecisionInput, Decision, BypassView, LlmClientInput, SettingsView, ConnectionTest, ApprovalRuleView, ApprovalRuleInput, AgentSummary, McpServerInfo, AgentDefinition, AgentDetail, EventKind } from "./bindings";
 
 export type ListSessionsParams = { query: SessionListQuery, };
 
@@ -59,6 +59,8 @@ export type OpenInterruptedCallsParams = Record<string, never>;
 
 export type ReconcileCallParams = { tool_call_id: number, choice: ReconcileChoice, };
 
+export type ListMcpServersParams = { start: boolean, server: string | null, };
+
 export type SettingsParams = Record<string, never>;
 
 export type SaveLlmClientsParams = { clients: Array<LlmClientInput>, fallback: Array<string>, revision: string | null, };
@@ -115,6 +117,7 @@ export type Operations = {
   interrupted_calls: { params: InterruptedCallsParams; result: Array<InterruptedCall> };
   open_interrupted_calls: { params: OpenInterruptedCallsParams; result: Array<InterruptedCall> };
   reconcile_call: { params: ReconcileCallParams; result: InterruptedCall };
+  list_mcp_servers: { params: ListMcpServersParams; result: Array<McpServerInfo> };
   settings: { params: SettingsParams; result: SettingsView };
   save_llm_clients: { params: SaveLlmClientsParams; result: SettingsView };
   set_api_key: { params: SetApiKeyParams; result: null };
@@ -161,6 +164,7 @@ export const OPERATION_NAMES: readonly OpName[] = [
   "interrupted_calls",
   "open_interrupted_calls",
   "reconcile_call",
+  "list_mcp_servers",
   "settings",
   "save_llm_clients",
   "set_api_key",
@@ -365,6 +369,14 @@ export interface Api {
    */
   reconcile_call(params: ReconcileCallParams): Promise<InterruptedCall>;
   /**
+   * The MCP servers of `mcp.servers` (or only `server`) and where each stands; with
+   * `start`, the enabled ones are started first so their tools are listed (a failure is the
+   * server's `error`).
+   *
+   * Errors: not_found. Events: none.
+   */
+  list_mcp_servers(params: ListMcpServersParams): Promise<Array<McpServerInfo>>;
+  /**
    * The LLM clients in fallback order (never a key), the data dir and the config path.
    *
    * Errors: none. Events: none.
@@ -489,6 +501,7 @@ export function makeApi(call: Transport): Api {
     interrupted_calls: (params) => call("interrupted_calls", params) as Promise<Array<InterruptedCall>>,
     open_interrupted_calls: (params) => call("open_interrupted_calls", params) as Promise<Array<InterruptedCall>>,
     reconcile_call: (params) => call("reconcile_call", params) as Promise<InterruptedCall>,
+    list_mcp_servers: (params) => call("list_mcp_servers", params) as Promise<Array<McpServerInfo>>,
     settings: (params) => call("settings", params) as Promise<SettingsView>,
     save_llm_clients: (params) => call("save_llm_clients", params) as Promise<SettingsView>,
     set_api_key: (params) => call("set_api_key", params) as Promise<null>,

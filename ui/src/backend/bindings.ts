@@ -566,6 +566,32 @@ overrides_built_in: boolean,
  */
 error: string | null, };
 
+export type McpServerState = "disabled" | "not_started" | "ready" | "failed";
+
+export type McpToolInfo = { 
+/**
+ * The name agents call it by: `mcp__<server>__<tool>`.
+ */
+name: string, description: string, 
+/**
+ * The server says it changes nothing: no approval by default.
+ */
+read_only: boolean, };
+
+export type McpServerInfo = { name: string, description: string | null, 
+/**
+ * `stdio: <command> <args>` or `http: <url>`.
+ */
+endpoint: string, state: McpServerState, error: string | null, 
+/**
+ * Empty until the server has started.
+ */
+tools: Array<McpToolInfo>, 
+/**
+ * Its log file (stderr and connection events).
+ */
+log_path: string | null, };
+
 export type AgentDefinition = { name: string, 
 /**
  * What it is for and what it returns: other agents read it to decide to delegate.

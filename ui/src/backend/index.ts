@@ -31,6 +31,7 @@ import type {
   SettingsView,
 } from "./bindings";
 import { agentKeys } from "./agents";
+import { mcpKeys } from "./mcp";
 import { createTauriBackend } from "./tauri";
 import { toApiError, type Backend } from "./types";
 import { createWebBackend } from "./web";
@@ -44,6 +45,7 @@ export type { ChatItem, ChatState, ToolItem, ApprovalInfo, CardStatus, NoticeIte
 export { describeTurnEnd, queuedReason } from "./chat";
 export { isApiError, toApiError } from "./types";
 export { agentKeys, useAgents, useAgentDetail, useAgentActions, type AgentActions } from "./agents";
+export { mcpKeys, useMcpServers, useStartMcpServers } from "./mcp";
 
 /** Tauri injects `__TAURI_INTERNALS__` before any page script runs; a plain browser has none. */
 export function detectBackend(win: Window = window): Backend {
@@ -180,6 +182,7 @@ function EventBridge({ backend, children }: { backend: Backend; children?: React
         if (type === "config_reloaded") {
           // A hand edit of config.yml (or another window) changed the clients under us.
           void client.invalidateQueries({ queryKey: settingsKeys.view });
+          void client.invalidateQueries({ queryKey: mcpKeys.all });
         }
         if (type === "interrupted_call" || type === "resync") {
           // Flagged by a resume, or reconciled here, in another window or process.

@@ -1,10 +1,12 @@
-// #settings: LLM clients and fallback order, approval rules, agents, where Skald keeps its files.
+// #settings: LLM clients and fallback order, approval rules, agents, MCP servers, where Skald keeps
+// its files.
 import { useState } from "react";
 import { useBackend, useSettings } from "../backend";
 import { ErrorView, Loading } from "../components/StatusViews";
 import { AgentsSection } from "./settings/AgentsSection";
 import { ClientsSection, type Editing } from "./settings/ClientsSection";
 import { FirstRunGuide } from "./settings/FirstRunGuide";
+import { McpSection } from "./settings/McpSection";
 import { RulesSection } from "./settings/RulesSection";
 
 export function SettingsPage() {
@@ -31,6 +33,7 @@ export function SettingsPage() {
       {clients}
       <RulesSection />
       <AgentsSection />
+      <McpSection />
       <section className="settings-section" aria-labelledby="files-title">
         <h2 id="files-title">Files</h2>
         <dl className="facts">

@@ -4,6 +4,7 @@ import type {
   AgentDefinition,
   AgentDetail,
   AgentSummary,
+  McpServerInfo,
   ApiError,
   ApprovalRuleInput,
   ApprovalRuleView,
@@ -46,6 +47,7 @@ import type {
   ActiveSessionParams,
   DeleteAgentParams,
   GetAgentParams,
+  ListMcpServersParams,
   SaveAgentParams,
   AnswerQuestionParams,
   CompactSessionParams,
@@ -409,6 +411,18 @@ export class MockBackend implements Backend {
     const detail = emptyDetail(id, source);
     this.details.set(id, { ...detail, session: { ...detail.session, agent_id: agent_id ?? "main" } });
     return Promise.resolve({ session_id: id });
+  }
+
+  /** What list_mcp_servers answers, and what it was asked. */
+  mcpServers: McpServerInfo[] = [];
+  mcpListCalls: ListMcpServersParams[] = [];
+  /** What the servers answer once started (`start: true`). */
+  mcpStarted: McpServerInfo[] | null = null;
+
+  list_mcp_servers(params: ListMcpServersParams): Promise<McpServerInfo[]> {
+    this.mcpListCalls.push(params);
+    if (params.start && this.mcpStarted) this.mcpServers = this.mcpStarted;
+    return Promise.resolve(this.mcpServers);
   }
 
   list_agents(): Promise<AgentSummary[]> {

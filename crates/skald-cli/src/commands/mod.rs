@@ -5,6 +5,7 @@ mod api;
 mod approvals;
 mod bypasses;
 mod chat;
+mod mcp;
 mod serve;
 mod sessions;
 mod tasks;
@@ -34,6 +35,7 @@ pub async fn run(
     match command {
         Command::Sessions(cmd) => sessions::run(&engine, cmd, out).await,
         Command::Agents(cmd) => agents::run(&engine, cmd, out).await,
+        Command::Mcp(cmd) => mcp::run(&engine, cmd, out).await,
         Command::Tasks(cmd) => tasks::run(&engine, cmd, out).await,
         Command::Api { op, params } => {
             api::run(&engine, op.as_deref().unwrap_or_default(), params.as_deref(), out).await

@@ -5,6 +5,7 @@ mod compact;
 mod help;
 mod kill_harness;
 mod matrix;
+mod mcp;
 mod processes;
 mod search;
 mod serve;

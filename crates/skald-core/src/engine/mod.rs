@@ -6,6 +6,7 @@ mod bypasses;
 mod chat;
 mod compact;
 mod lifecycle;
+mod mcp;
 mod reconcile;
 mod runner;
 mod search;

@@ -1,0 +1,41 @@
+//! MCP servers on the wire: what Settings and `skald mcp list` show of each configured server.
+
+use serde::{Deserialize, Serialize};
+use ts_rs::TS;
+
+/// Where a server stands. Servers start when an agent first activates them (or when a listing
+/// asks to start them).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "snake_case")]
+pub enum McpServerState {
+    Disabled,
+    NotStarted,
+    Ready,
+    /// Its last start failed (`error` says why); the next activation tries again.
+    Failed,
+}
+
+/// One tool of a started server.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+pub struct McpToolInfo {
+    /// The name agents call it by: `mcp__<server>__<tool>`.
+    pub name: String,
+    pub description: String,
+    /// The server says it changes nothing: no approval by default.
+    pub read_only: bool,
+}
+
+/// One configured server (`mcp.servers` in config.yml).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+pub struct McpServerInfo {
+    pub name: String,
+    pub description: Option<String>,
+    /// `stdio: <command> <args>` or `http: <url>`.
+    pub endpoint: String,
+    pub state: McpServerState,
+    pub error: Option<String>,
+    /// Empty until the server has started.
+    pub tools: Vec<McpToolInfo>,
+    /// Its log file (stderr and connection events).
+    pub log_path: Option<String>,
+}

@@ -1,0 +1,73 @@
+import { screen, waitFor, within } from "@testing-library/react";
+import userEvent from "@testing-library/user-event";
+import { describe, expect, it } from "vitest";
+import type { McpServerInfo } from "../backend";
+import { MockBackend } from "../test/mockBackend";
+import { renderApp } from "../test/renderApp";
+
+const notStarted: McpServerInfo = {
+  name: "everything",
+  description: "the reference server",
+  endpoint: "stdio: mcp-server-everything",
+  state: "not_started",
+  error: null,
+  tools: [],
+  log_path: "/data/logs/mcp/everything.log",
+};
+
+const broken: McpServerInfo = {
+  name: "broken",
+  description: null,
+  endpoint: "stdio: /nope",
+  state: "failed",
+  error: "cannot run `/nope`: No such file or directory (os error 2)",
+  tools: [],
+  log_path: "/data/logs/mcp/broken.log",
+};
+
+function serverItem(name: string): HTMLElement {
+  const item = document.querySelector<HTMLElement>(`[data-mcp-server="${name}"]`);
+  if (!item) throw new Error(`no server ${name}`);
+  return item;
+}
+
+describe("Settings: MCP servers", () => {
+  it("shows how to declare servers when there are none", async () => {
+    renderApp(new MockBackend(), "#settings");
+    expect(await screen.findByText(/No MCP servers yet/)).toBeTruthy();
+    expect(screen.getByText(/mcp:\s+servers:/)).toBeTruthy();
+  });
+
+  it("lists each server's state and error, and starting them lists their tools and approvals", async () => {
+    const backend = new MockBackend();
+    backend.mcpServers = [broken, notStarted];
+    backend.mcpStarted = [
+      broken,
+      {
+        ...notStarted,
+        state: "ready",
+        tools: [
+          { name: "mcp__everything__echo", description: "Echoes back the input string", read_only: true },
+          { name: "mcp__everything__toggle-simulated-logging", description: "Toggles logging\nmore", read_only: false },
+        ],
+      },
+    ];
+    renderApp(backend, "#settings");
+    await screen.findByRole("heading", { name: "MCP servers" });
+    await waitFor(() => serverItem("everything"));
+    expect(within(serverItem("everything")).getByText("Starts when an agent activates it")).toBeTruthy();
+    expect(within(serverItem("broken")).getByRole("alert").textContent).toContain("cannot run `/nope`");
+    expect(within(serverItem("broken")).getByText("/data/logs/mcp/broken.log")).toBeTruthy();
+    expect(backend.mcpListCalls.every((c) => !c.start)).toBe(true);
+
+    await userEvent.click(screen.getByRole("button", { name: "Start servers and list their tools" }));
+    const tools = await screen.findByRole("table", { name: "Tools of everything" });
+    expect(backend.mcpListCalls.some((c) => c.start)).toBe(true);
+    const rows = within(tools).getAllByRole("row");
+    expect(rows[1].textContent).toContain("mcp__everything__echo");
+    expect(rows[1].textContent).toContain("Read-only, runs freely");
+    expect(rows[2].textContent).toContain("Asks first");
+    expect(rows[2].textContent).not.toContain("more");
+    expect(within(serverItem("everything")).getByText("Running")).toBeTruthy();
+  });
+});
