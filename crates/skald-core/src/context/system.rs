@@ -6,7 +6,7 @@ use serde_json::{Value, json};
 
 use super::builder::MemoryFile;
 
-/// Agent prompt + memory files + extra static text, with `__KEY__` substitutions applied.
+/// Agent prompt (its `__KEY__` substitutions applied) + memory files + extra static text.
 /// Byte-identical for identical inputs: no clock, no map iteration order, no environment.
 pub fn render_static_system(
     agent_prompt: &str,
@@ -14,7 +14,13 @@ pub fn render_static_system(
     extra_static: Option<&str>,
     substitutions: &BTreeMap<String, String>,
 ) -> String {
-    let mut text = agent_prompt.trim_end().to_string();
+    // Only the agent's own prompt holds directives; a block that is empty (no MCP servers)
+    // leaves no blank lines behind, and a memory file's text is never rewritten.
+    let mut prompt = agent_prompt.to_string();
+    for (key, value) in substitutions {
+        prompt = prompt.replace(&format!("__{key}__"), value);
+    }
+    let mut text = prompt.trim_end().to_string();
     for m in memory {
         text.push_str(&format!(
             "\n\n<memory_file path=\"{}\">\n{}\n</memory_file>",
@@ -25,9 +31,6 @@ pub fn render_static_system(
     if let Some(extra) = extra_static.map(str::trim).filter(|s| !s.is_empty()) {
         text.push_str("\n\n");
         text.push_str(extra);
-    }
-    for (key, value) in substitutions {
-        text = text.replace(&format!("__{key}__"), value);
     }
     text
 }

@@ -153,7 +153,11 @@ impl TurnCtx {
     pub(super) fn context_inputs(&self) -> ContextInputs {
         let mut substitutions = BTreeMap::new();
         for key in &self.frame.agent.substitution_keys {
-            substitutions.insert(key.clone(), String::new());
+            let value = match key.as_str() {
+                super::mcp::MCP_LIST_KEY => super::mcp::prompt_block(self),
+                _ => String::new(),
+            };
+            substitutions.insert(key.clone(), value);
         }
         ContextInputs {
             stack_id: self.frame.stack_id,

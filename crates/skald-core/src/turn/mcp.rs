@@ -39,6 +39,38 @@ impl Grants {
     }
 }
 
+/// `<!-- MCP_LIST -->` in an agent's prompt: the servers it can activate and those it has.
+pub const MCP_LIST_KEY: &str = "MCP_LIST";
+
+/// The `## MCP servers` block for the frame: empty without servers.
+pub fn prompt_block(ctx: &TurnCtx) -> String {
+    let enabled = ctx.deps.mcp.enabled();
+    if enabled.is_empty() {
+        return String::new();
+    }
+    let (active, available): (Vec<_>, Vec<_>) =
+        enabled.into_iter().partition(|(name, _)| ctx.frame.grants.contains(name));
+    let mut out = String::from("## MCP servers\n");
+    if !available.is_empty() {
+        out.push_str(&format!(
+            "\nAvailable: call `{}` with the names you need; their tools appear at your next \
+             step.\n\n| server | what it does |\n| --- | --- |\n",
+            names::ACTIVATE_TOOLS
+        ));
+        for (name, description) in &available {
+            let d = description.as_deref().unwrap_or("").replace('|', "\\|").replace('\n', " ");
+            out.push_str(&format!("| {name} | {d} |\n"));
+        }
+    }
+    if !active.is_empty() {
+        out.push_str("\nActive (call their tools as `mcp__<server>__<tool>`):\n");
+        for (name, _) in &active {
+            out.push_str(&format!("- {name}\n"));
+        }
+    }
+    out
+}
+
 /// Starts the frame's granted servers that are not running yet (a restart, a resumed frame), so
 /// this round offers their tools. A server that fails is left out; `activate_tools` says why.
 pub async fn prepare_round(ctx: &TurnCtx) {

@@ -441,7 +441,8 @@ async fn include_keys_become_sentinels_that_substitutions_fill() {
     let system = text_of(&msgs[0]);
     assert_eq!(
         system,
-        "You work on skald.\nRules for skald: be brief.\n<!-- a plain comment -->\nUnknown: "
+        // An empty value at the end leaves no trailing blank behind.
+        "You work on skald.\nRules for skald: be brief.\n<!-- a plain comment -->\nUnknown:"
     );
     insta::assert_json_snapshot!("context_substitutions", redacted(&msgs[..1]));
 }

@@ -87,6 +87,15 @@ async fn the_root_activates_a_server_for_the_session_and_calls_its_read_only_too
     assert_eq!(tool_results(&requests[2].body)[1], "Echo: hello");
     let store = rig.store().await;
     assert_eq!(store.session_tool_groups(sid).await.unwrap(), ["everything"]);
+    // The built-in agent's prompt lists the server as available, then as active.
+    let system =
+        |i: usize| requests[i].body["messages"][0]["content"].as_str().unwrap().to_string();
+    assert!(system(0).contains("| everything | the MCP test server |"), "{}", system(0));
+    assert!(!system(0).contains("Active"));
+    assert!(
+        system(1).contains("Active (call their tools as `mcp__<server>__<tool>`):\n- everything")
+    );
+    assert!(!system(1).contains("| everything |"), "{}", system(1));
 
     // The grant is the session's: after a restart its first request offers the tools already.
     rig.engine.shutdown(std::time::Duration::from_secs(5)).await;
@@ -237,6 +246,8 @@ async fn a_server_that_cannot_start_is_reported_to_the_model_not_granted() {
     assert!(refused[1]["reason"].as_str().unwrap().contains("no MCP server named `elsewhere`"));
     let store = rig.store().await;
     assert!(store.session_tool_groups(sid).await.unwrap().is_empty());
+    let system = requests[0].body["messages"][0]["content"].as_str().unwrap();
+    assert!(system.contains("## MCP servers\n\nAvailable: call `activate_tools`"), "{system}");
     let log = std::fs::read_to_string(rig.data_dir().join("logs/mcp/everything.log")).unwrap();
     assert!(log.contains("start failed"), "{log}");
 }
@@ -246,6 +257,10 @@ async fn without_servers_activate_tools_is_not_offered() {
     let rig = Rig::new("").await;
     rig.fake.push(Reply::text("Hi."));
     rig.turn("hello").await;
-    let names = tool_names(&rig.fake.requests()[0].body);
+    let body = &rig.fake.requests()[0].body;
+    let names = tool_names(body);
     assert!(!names.iter().any(|n| n == "activate_tools" || n.starts_with("mcp__")), "{names:?}");
+    let system = body["messages"][0]["content"].as_str().unwrap();
+    assert!(!system.contains("MCP"), "{system}");
+    assert!(!system.ends_with('\n'), "the empty block leaves no trailing lines: {system:?}");
 }
