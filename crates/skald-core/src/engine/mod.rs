@@ -260,10 +260,10 @@ impl Engine {
 
     /// What a stored call does, as it was labelled live (`write_file src/main.rs`), for the tree.
     fn describe_call(&self, name: &str, args: &serde_json::Value) -> Option<String> {
-        if crate::tools::names::is_subagent_tool(name) {
-            return Some(crate::tools::delegation_label(name, args));
+        match self.inner.tools.get(name) {
+            Some(tool) => Some(tool.describe(args, true)),
+            None => crate::tools::interface_label(name, args, true),
         }
-        self.inner.tools.get(name).map(|tool| tool.describe(args, true))
     }
 
     /// The session debug tree: every frame, message and tool call, children under their call.

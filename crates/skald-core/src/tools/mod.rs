@@ -29,7 +29,7 @@ use serde::{Deserialize, Serialize};
 use tokio_util::sync::CancellationToken;
 
 pub(crate) use atomic::write_atomic;
-pub(crate) use label::delegation_label;
+pub(crate) use label::interface_label;
 pub use process_registry::ProcessRegistry;
 pub use registry::ToolRegistry;
 pub use schema_check::{ArgsError, parse_args};

@@ -93,10 +93,13 @@ pub fn announce(
             t.describe(a, true),
             t.target_path(a, &ctx.policy.workdir).map(|p| p.display().to_string()),
         ),
-        (None, Ok(a)) if names::is_subagent_tool(name) => {
-            let label = crate::tools::delegation_label(name, a);
-            (label.clone(), label, None)
-        }
+        (None, Ok(a)) => match (
+            crate::tools::interface_label(name, a, false),
+            crate::tools::interface_label(name, a, true),
+        ) {
+            (Some(short), Some(full)) => (short, full, None),
+            _ => (name.to_string(), name.to_string(), None),
+        },
         _ => (name.to_string(), name.to_string(), None),
     };
     ctx.frame.emitter.emit(Event::ToolStart {
