@@ -30,6 +30,10 @@
 # the root; a reload rebuilds the same lane from history; the debug tree nests the child's rows
 # (depth, indent, origin label) between its head and end right under the spawning call; every
 # request the fake saw was scripted and accepted, execute_task offered only at the root.
+# tests/mcp.test.mjs: the real MCP server-everything (npm, scripts/mcp-peers) declared in config.yml;
+# a sub-agent activates it for itself, its call of a tool the server does not call read-only waits
+# in its lane as an MCP approval naming server and tool, the approval runs it, the parent is never
+# offered the server's tools; Settings lists the server and, once started, its tools.
 # Screenshots land in artifacts/browser/*.png.
 # Exits non-zero on any failure.
 #
@@ -51,6 +55,12 @@ command -v python3 >/dev/null || { echo "e2e-browser: python3 is needed to seed 
 
 echo "e2e-browser: installing e2e dependencies (playwright-core, axe-core)"
 npm --prefix e2e ci --no-audit --no-fund
+
+if [[ -z ${SKALD_MCP_EVERYTHING:-} ]]; then
+  echo "e2e-browser: installing the MCP test server (scripts/mcp-peers)"
+  SKALD_MCP_EVERYTHING=$(scripts/mcp-peers/install.sh)
+  export SKALD_MCP_EVERYTHING
+fi
 
 if [[ -z ${SKALD_BIN:-} ]]; then
   echo "e2e-browser: building skald"

@@ -64,10 +64,10 @@ describe("Settings: MCP servers", () => {
     const tools = await screen.findByRole("table", { name: "Tools of everything" });
     expect(backend.mcpListCalls.some((c) => c.start)).toBe(true);
     const rows = within(tools).getAllByRole("row");
-    expect(rows[1].textContent).toContain("mcp__everything__echo");
-    expect(rows[1].textContent).toContain("Read-only, runs freely");
-    expect(rows[2].textContent).toContain("Asks first");
-    expect(rows[2].textContent).not.toContain("more");
+    expect(rows[1]?.textContent).toContain("mcp__everything__echo");
+    expect(rows[1]?.textContent).toContain("Read-only, runs freely");
+    expect(rows[2]?.textContent).toContain("Asks first");
+    expect(rows[2]?.textContent).not.toContain("more");
     expect(within(serverItem("everything")).getByText("Running")).toBeTruthy();
   });
 });

@@ -90,7 +90,7 @@ export function McpSection() {
             <Server key={s.name} server={s} />
           ))}
         </ul>
-        <button type="button" onClick={() => start.mutate()} disabled={start.isPending}>
+        <button type="button" className="button" onClick={() => start.mutate()} disabled={start.isPending}>
           {start.isPending ? "Starting…" : "Start servers and list their tools"}
         </button>
         {start.isError ? <ErrorView title="Could not start the servers" error={start.error} /> : null}

@@ -1,0 +1,132 @@
+// An MCP server in the browser against a real `skald serve`, the strict fake provider and the
+// real `@modelcontextprotocol/server-everything` (npm, scripts/mcp-peers) declared in config.yml:
+// the model delegates to the built-in generalist, which activates the server for itself; its
+// call of a tool the server does not call read-only waits in its lane as an MCP approval naming
+// the server and the tool; the approval runs it on the server and the child reads its answer;
+// the parent is never offered the server's tools. Settings lists the server, starts it on demand
+// and shows its tools with which ones ask first.
+import assert from "node:assert/strict";
+import { existsSync, mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { after, before, describe, test } from "node:test";
+import { launchBrowser, newPage, screenshotPath } from "../lib/browser.mjs";
+import { startFakeLlm } from "../lib/fake_llm.mjs";
+import { startServer } from "../lib/server.mjs";
+import { stopAll } from "../lib/teardown.mjs";
+
+const SERVER_BIN = process.env.SKALD_MCP_EVERYTHING;
+const CHILD_TASK = "MCP-TASK: turn on the test server's simulated logging";
+const CHILD_ANSWER = "Simulated logging is on.";
+const PARENT_ANSWER = "Your generalist turned the server's logging on.";
+const TOGGLE = "mcp__everything__toggle-simulated-logging";
+
+const call = (name, args) => ({ type: "tool_calls", calls: [{ name, arguments: JSON.stringify(args) }] });
+const toolNames = (body) => (body.tools ?? []).map((t) => t.function.name);
+const firstText = (body) => String((body.messages ?? []).find((m) => m.role !== "system")?.content ?? "");
+const toolResults = (body) => (body.messages ?? []).filter((m) => m.role === "tool").map((m) => String(m.content));
+
+describe("an MCP server activated by a sub-agent, approved in its lane", () => {
+  let fake;
+  let server;
+  let browser;
+  let page;
+  let workdir;
+  const pageErrors = [];
+
+  const shoot = (name) => page.screenshot({ path: screenshotPath(name), fullPage: true });
+  const composer = () => page.getByRole("combobox", { name: "Message" });
+
+  before(async () => {
+    assert.ok(SERVER_BIN && existsSync(SERVER_BIN), "SKALD_MCP_EVERYTHING: run scripts/mcp-peers/install.sh (scripts/e2e-browser.sh does)");
+    workdir = mkdtempSync(join(tmpdir(), "skald-e2e-mcp-"));
+    fake = await startFakeLlm({
+      chunkDelayMs: 5,
+      script: [
+        call("execute_task", { mode: "sync", agent_id: "generalist", prompt: CHILD_TASK }),
+        call("activate_tools", { groups: ["everything"] }),
+        call(TOGGLE, {}),
+        { type: "text", content: CHILD_ANSWER },
+        { type: "text", content: PARENT_ANSWER },
+      ],
+    });
+    const config = `mcp:\n  servers:\n    - name: everything\n      command: ${SERVER_BIN}\n      description: the MCP reference test server\n`;
+    server = await startServer({
+      cwd: workdir,
+      config,
+      env: { SKALD_LLM_BASE_URL: fake.baseUrl, SKALD_LLM_MODEL: "fake-model" },
+    });
+    browser = await launchBrowser();
+    page = await newPage(browser, pageErrors);
+    await page.goto(`${server.base}?token=${server.token}#chat/web`);
+    await composer().waitFor();
+  });
+
+  after(() => stopAll({ browser, server, fake, workdir }));
+
+  test("the child's MCP call waits in its lane naming server and tool; approving runs it on the server", async () => {
+    await composer().fill("Have a sub-agent turn on the test server's logging");
+    await page.getByRole("button", { name: "Send", exact: true }).click();
+
+    const head = page.locator('[data-testid="lane-head"]');
+    await head.waitFor();
+    const label = await head.getAttribute("data-lane-label");
+    assert.match(label, /^generalist#[0-9a-f]{8}$/);
+    const card = page.locator(`section.approval-card[data-origin="${label}"]`);
+    await card.waitFor();
+    const text = await card.innerText();
+    assert.match(text, /Calls toggle-simulated-logging on MCP server everything/);
+    assert.equal(await card.locator("xpath=ancestor::div[contains(@class,'lane-row')]").count(), 1, "the card sits in the lane");
+    // The activation reads as what it did, in the child's lane.
+    const laneText = await page.locator(".lane-row").allInnerTexts();
+    assert.ok(laneText.some((t) => t.includes("activate_tools everything")), JSON.stringify(laneText));
+    await shoot("60-mcp-approval-in-lane");
+
+    await card.getByRole("button", { name: /^Approve/ }).first().click();
+    await page.locator(".lane-row .bubble-assistant", { hasText: CHILD_ANSWER }).waitFor();
+    await page.locator(".bubble-assistant:not(.is-streaming)", { hasText: PARENT_ANSWER }).waitFor();
+    await page.getByRole("button", { name: "Send", exact: true }).waitFor();
+    await shoot("61-mcp-turn-done");
+
+    // parent, child ×3, parent; the child's rounds after its activation offer the server's
+    // tools, the parent's never do; the server's own answer reached the child.
+    const requests = await fake.requests();
+    assert.equal(requests.length, 5);
+    const offers = requests.map((r) => [firstText(r.body).includes("MCP-TASK"), toolNames(r.body).includes(TOGGLE)]);
+    assert.deepEqual(offers, [
+      [false, false],
+      [true, false],
+      [true, true],
+      [true, true],
+      [false, false],
+    ]);
+    for (const r of requests) {
+      assert.equal(r.validation_error ?? null, null, `request ${r.seq} was valid`);
+      assert.equal(r.unscripted, false, `request ${r.seq} was scripted`);
+      const names = toolNames(r.body);
+      assert.equal(new Set(names).size, names.length, `no tool offered twice: ${names}`);
+    }
+    const serverSaid = toolResults(requests[3].body).at(-1);
+    assert.match(serverSaid, /logging/i, serverSaid);
+  });
+
+  test("Settings lists the server and, once started, its tools and which ask first", async () => {
+    await page.locator('nav a[href="#settings"]').click();
+    const item = page.locator('[data-mcp-server="everything"]');
+    await item.waitFor();
+    assert.match(await item.innerText(), /the MCP reference test server/);
+    await page.getByRole("button", { name: "Start servers and list their tools" }).click();
+    const tools = page.getByRole("table", { name: "Tools of everything" });
+    await tools.waitFor();
+    const echo = tools.locator("tr", { hasText: "mcp__everything__echo" });
+    assert.match(await echo.innerText(), /Read-only, runs freely/);
+    const toggle = tools.locator("tr", { hasText: TOGGLE });
+    assert.match(await toggle.innerText(), /Asks first/);
+    await item.scrollIntoViewIfNeeded();
+    await shoot("62-mcp-settings");
+  });
+
+  test("no uncaught errors in the page", () => {
+    assert.deepEqual(pageErrors, []);
+  });
+});
