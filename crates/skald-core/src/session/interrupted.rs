@@ -39,9 +39,11 @@ pub fn to_wire(
         .as_deref()
         .and_then(|a| serde_json::from_str::<serde_json::Value>(a).ok())
         .unwrap_or(serde_json::Value::Null);
-    let label = tools
-        .get(&row.tool_name)
-        .map_or_else(|| row.tool_name.clone(), |t| t.describe(&args, true));
+    let label = match tools.get(&row.tool_name) {
+        Some(t) => t.describe(&args, true),
+        None => crate::tools::interface_label(&row.tool_name, &args, true)
+            .unwrap_or_else(|| row.tool_name.clone()),
+    };
     let corrupt = |what: &str, v: &str| {
         EngineError::Internal(format!(
             "interrupted call {}: unknown {what} `{v}`",

@@ -14,7 +14,7 @@ use super::context::text_of;
 use super::turn::Rig;
 
 /// A session whose last reply asked for `calls`, each left `running` by a process that died.
-async fn crashed_with(rig: &Rig, calls: &[(&str, Value)]) -> (i64, Vec<i64>) {
+pub async fn crashed_with(rig: &Rig, calls: &[(&str, Value)]) -> (i64, Vec<i64>) {
     let sid = rig.engine.new_session("test").await.unwrap();
     let workdir = Some(rig.work.display().to_string());
     let rc = RunContext { working_directory: workdir, ..Default::default() };

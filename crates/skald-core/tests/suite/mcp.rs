@@ -225,6 +225,27 @@ async fn a_parked_sub_agent_keeps_its_grant_across_a_restart() {
 }
 
 #[tokio::test]
+#[ignore = "needs mcp-server-everything (scripts/mcp-peers/install.sh)"]
+async fn after_a_crash_a_read_only_mcp_call_runs_again_and_any_other_is_flagged() {
+    let rig = rig().await;
+    let toggle = ("mcp__everything__toggle-simulated-logging", json!({}));
+    let echo = ("mcp__everything__echo", json!({ "message": "after the crash" }));
+    let (sid, ids) = super::interrupted::crashed_with(&rig, &[toggle, echo]).await;
+    let store = rig.store().await;
+    store.grant_session_tool_group(sid, "everything").await.unwrap();
+    rig.fake.push(Reply::text("Checked."));
+    let outcome = rig.engine.resume(sid, ParkMode::Wait).await.unwrap();
+    assert!(matches!(outcome, TurnOutcome::Final { .. }), "{outcome:?}");
+    let flagged = rig.engine.interrupted_calls(sid).await.unwrap();
+    assert_eq!(flagged.len(), 1, "{flagged:?}");
+    assert_eq!(flagged[0].tool_call_id, ids[0]);
+    assert_eq!(flagged[0].label, "everything › toggle-simulated-logging");
+    let echoed = store.tool_call(ids[1]).await.unwrap();
+    assert_eq!(echoed.result.as_deref(), Some("Echo: after the crash"), "re-run by itself");
+    rig.engine.shutdown(std::time::Duration::from_secs(5)).await;
+}
+
+#[tokio::test]
 async fn a_server_that_cannot_start_is_reported_to_the_model_not_granted() {
     let rig = Rig::new(&config_with("/nonexistent/mcp-server")).await;
     rig.fake.push(activate(&["everything", "elsewhere"]));
