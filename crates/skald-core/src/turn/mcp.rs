@@ -6,7 +6,7 @@ use std::collections::BTreeSet;
 use std::sync::{Arc, Mutex};
 
 use serde_json::{Value, json};
-use skald_mcp::McpError;
+use skald_mcp::{McpError, McpTool};
 
 use super::TurnCtx;
 use crate::tools::{ToolError, ToolOutput, names};
@@ -130,7 +130,8 @@ pub fn definitions(ctx: &TurnCtx) -> Vec<(String, Value)> {
         }),
     ));
     for server in ctx.frame.grants.list() {
-        for tool in ctx.deps.mcp.tools(&server).unwrap_or_default() {
+        let (tools, _) = offerable(&server, ctx.deps.mcp.tools(&server).unwrap_or_default());
+        for tool in tools {
             let name = names::mcp_tool_name(&server, &tool.name);
             let def = json!({
                 "type": "function",
@@ -146,13 +147,40 @@ pub fn definitions(ctx: &TurnCtx) -> Vec<(String, Value)> {
     defs
 }
 
+/// Longest tool name OpenAI-compatible providers accept (`^[a-zA-Z0-9_-]{1,64}$`).
+const MAX_TOOL_NAME: usize = 64;
+
+/// The tools of `server` that can be offered, and the names of those that cannot: a name a
+/// provider would reject (too long, a character outside `[A-Za-z0-9_-]`) or a second tool of the
+/// same name would make every request of the frame fail, so such a tool is left out instead.
+fn offerable(server: &str, tools: Vec<McpTool>) -> (Vec<McpTool>, Vec<String>) {
+    let mut seen = BTreeSet::new();
+    let mut skipped = Vec::new();
+    let mut kept = Vec::new();
+    for tool in tools {
+        let name = names::mcp_tool_name(server, &tool.name);
+        let valid = name.len() <= MAX_TOOL_NAME
+            && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-');
+        if valid && seen.insert(name) {
+            kept.push(tool);
+        } else {
+            skipped.push(tool.name);
+        }
+    }
+    (kept, skipped)
+}
+
 /// Whether the frame may call `name` now: `activate_tools`, or a tool of a granted server.
 pub fn is_known(name: &str, ctx: &TurnCtx) -> bool {
     if name == names::ACTIVATE_TOOLS {
         return offers_activation(ctx);
     }
     names::mcp_tool(name).is_some_and(|(server, tool)| {
-        ctx.frame.grants.contains(server) && ctx.deps.mcp.tool(server, tool).is_some()
+        ctx.frame.grants.contains(server)
+            && offerable(server, ctx.deps.mcp.tools(server).unwrap_or_default())
+                .0
+                .iter()
+                .any(|t| t.name == tool)
     })
 }
 
@@ -196,6 +224,7 @@ async fn activate(ctx: &TurnCtx, args: &Value) -> Result<ToolOutput, ToolError> 
     let mut already = Vec::new();
     let mut refused = Vec::new();
     let mut tools = serde_json::Map::new();
+    let mut unusable = serde_json::Map::new();
     for group in groups {
         if ctx.frame.grants.contains(&group) {
             already.push(group);
@@ -211,9 +240,13 @@ async fn activate(ctx: &TurnCtx, args: &Value) -> Result<ToolOutput, ToolError> 
                 }
                 .map_err(storage)?;
                 ctx.frame.grants.insert(&group);
+                let (kept, left_out) = offerable(&group, listed);
                 let offered: Vec<String> =
-                    listed.iter().map(|t| names::mcp_tool_name(&group, &t.name)).collect();
+                    kept.iter().map(|t| names::mcp_tool_name(&group, &t.name)).collect();
                 tools.insert(group.clone(), json!(offered));
+                if !left_out.is_empty() {
+                    unusable.insert(group.clone(), json!(left_out));
+                }
                 activated.push(group);
             }
             Err(e) => refused.push(json!({ "group": group, "reason": e.to_string() })),
@@ -228,5 +261,42 @@ async fn activate(ctx: &TurnCtx, args: &Value) -> Result<ToolOutput, ToolError> 
         "scope": scope,
         "tools": tools,
     });
+    let mut answer = answer;
+    if !unusable.is_empty() {
+        // Said, so the model does not look for them.
+        answer["not_offered"] = json!({
+            "reason": "names a model provider would reject (over 64 characters, or characters \
+                       other than letters, digits, _ and -), or a name the server uses twice",
+            "tools": unusable,
+        });
+    }
     Ok(ToolOutput::text(answer.to_string()))
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+    use skald_mcp::McpTool;
+
+    use super::offerable;
+
+    fn tool(name: &str) -> McpTool {
+        McpTool {
+            name: name.into(),
+            description: String::new(),
+            input_schema: json!({"type": "object"}),
+            read_only: true,
+        }
+    }
+
+    #[test]
+    fn tools_a_provider_would_reject_are_left_out_and_named() {
+        let long = "x".repeat(60);
+        let tools =
+            vec![tool("read"), tool("files.read"), tool(&long), tool("read"), tool("a-b_c")];
+        let (kept, skipped) = offerable("srv", tools);
+        let kept: Vec<&str> = kept.iter().map(|t| t.name.as_str()).collect();
+        assert_eq!(kept, ["read", "a-b_c"]);
+        assert_eq!(skipped, ["files.read".to_string(), long, "read".to_string()]);
+    }
 }
