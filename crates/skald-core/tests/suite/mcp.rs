@@ -246,6 +246,42 @@ async fn after_a_crash_a_read_only_mcp_call_runs_again_and_any_other_is_flagged(
 }
 
 #[tokio::test]
+#[ignore = "needs mcp-server-everything (scripts/mcp-peers/install.sh)"]
+async fn a_stop_cancels_a_running_mcp_call_and_the_server_serves_the_next_turn() {
+    let rig = rig().await;
+    rig.fake.push(activate(&["everything"]));
+    let long = json!({ "duration": 60, "steps": 6 }).to_string();
+    rig.fake.push(Reply::tool_call("mcp__everything__trigger-long-running-operation", &long));
+    let mut rx = rig.engine.subscribe();
+    let started = std::time::Instant::now();
+    let receipt = rig.engine.send_message(SOURCE, "run the long one", rig.opts()).await.unwrap();
+    let sid = receipt.session_id;
+    super::turn::wait_event(
+        &mut rx,
+        |e| matches!(e, Event::ToolStart { name, .. } if name.contains("long-running")),
+    )
+    .await;
+    tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+    assert!(rig.engine.stop(sid).await.unwrap());
+    let (_, outcome) = finish(&rig.engine, receipt).await;
+    assert_eq!(outcome, TurnOutcome::Cancelled);
+    assert!(started.elapsed() < std::time::Duration::from_secs(20), "{:?}", started.elapsed());
+    let store = rig.store().await;
+    let calls = store.tool_calls_for_session(sid).await.unwrap();
+    let long_call = calls.iter().find(|c| c.name.contains("long-running")).unwrap();
+    assert_eq!(long_call.status().unwrap(), skald_protocol::ToolStatus::Cancelled);
+
+    rig.fake.push(echo("still there"));
+    rig.fake.push(Reply::text("It is."));
+    let (same, outcome, _) = rig.turn("is the server still there?").await;
+    assert_eq!(same, sid);
+    assert!(matches!(outcome, TurnOutcome::Final { .. }), "{outcome:?}");
+    let last = rig.fake.requests().last().unwrap().body.clone();
+    assert_eq!(tool_results(&last).last().unwrap(), "Echo: still there");
+    rig.engine.shutdown(std::time::Duration::from_secs(5)).await;
+}
+
+#[tokio::test]
 async fn a_server_that_cannot_start_is_reported_to_the_model_not_granted() {
     let rig = Rig::new(&config_with("/nonexistent/mcp-server")).await;
     rig.fake.push(activate(&["everything", "elsewhere"]));
