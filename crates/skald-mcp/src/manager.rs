@@ -161,6 +161,9 @@ impl McpManager {
         let failed = |message: String| McpError::Connect { server: server.into(), message };
         let _starting = slot.starting.lock().await;
         match &*lock(&slot.conn) {
+            // A server that exited since its last call is started again before anything is
+            // sent to it (a call it never received cannot have had an effect).
+            Conn::Ready(c) if c.is_closed() => slot.log.line("lifecycle", "disconnected"),
             Conn::Ready(c) => return Ok(c.clone()),
             Conn::Failed(e) if !retry => return Err(failed(e.clone())),
             _ => {}
@@ -196,18 +199,9 @@ impl McpManager {
         if !conn.tools.iter().any(|t| t.name == tool) {
             return Err(McpError::UnknownTool { server: server.into(), tool: tool.into() });
         }
-        let out = conn.call(server, tool, args, cancel, CALL_TIMEOUT).await;
-        if conn.is_closed()
-            && let Some(slot) = self.slot(server)
-        {
-            // The server went away: the next call starts it again.
-            slot.log.line("lifecycle", "disconnected");
-            let mut current = lock(&slot.conn);
-            if matches!(&*current, Conn::Ready(c) if Arc::ptr_eq(c, &conn)) {
-                *current = Conn::Idle;
-            }
-        }
-        out
+        // A call the server may have received is never sent again here (it may have had its
+        // effect): a server that died under it fails the call, and the next one restarts it.
+        conn.call(server, tool, args, cancel, CALL_TIMEOUT).await
     }
 
     /// Every server and where it stands.
@@ -217,6 +211,9 @@ impl McpManager {
             .map(|slot| {
                 let (state, tools) = match (&*lock(&slot.conn), slot.config.enabled) {
                     (_, false) => (ServerState::Disabled, Vec::new()),
+                    (Conn::Ready(c), true) if c.is_closed() => {
+                        (ServerState::NotStarted, Vec::new())
+                    }
                     (Conn::Idle, true) => (ServerState::NotStarted, Vec::new()),
                     (Conn::Ready(c), true) => (ServerState::Ready, c.tools.clone()),
                     (Conn::Failed(e), true) => (ServerState::Failed(e.clone()), Vec::new()),

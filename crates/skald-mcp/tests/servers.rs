@@ -146,6 +146,57 @@ async fn a_streamable_http_server_is_reached_by_url() {
     child.kill().await.unwrap();
 }
 
+/// Pids of the processes whose environment holds `marker`.
+#[cfg(target_os = "linux")]
+fn pids_with_env(marker: &str) -> Vec<i32> {
+    let mut pids = Vec::new();
+    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(pid) = entry.file_name().to_string_lossy().parse::<i32>() else { continue };
+        if let Ok(env) = std::fs::read(entry.path().join("environ"))
+            && String::from_utf8_lossy(&env).contains(marker)
+        {
+            pids.push(pid);
+        }
+    }
+    pids
+}
+
+#[cfg(target_os = "linux")]
+#[tokio::test]
+#[ignore = "needs mcp-server-everything (scripts/mcp-peers/install.sh)"]
+async fn a_server_that_died_is_started_again_by_the_next_call() {
+    let marker = format!("skald-test-{}", std::process::id());
+    let mut config = stdio("everything");
+    if let Transport::Stdio { env, .. } = &mut config.transport {
+        env.insert("SKALD_TEST_MARK".into(), marker.clone());
+    }
+    let manager = McpManager::new(vec![config], None);
+    let cancel = CancellationToken::new();
+    let out = manager.call("everything", "echo", &json!({"message": "one"}), &cancel).await;
+    assert_eq!(out.unwrap().text, "Echo: one");
+    let pids = pids_with_env(&marker);
+    assert!(!pids.is_empty(), "the server runs");
+    for pid in &pids {
+        let _ = std::process::Command::new("kill").args(["-9", &pid.to_string()]).status();
+    }
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while manager.statuses()[0].state == ServerState::Ready {
+        assert!(Instant::now() < deadline, "the dead server still counts as running");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert_eq!(manager.statuses()[0].state, ServerState::NotStarted);
+    let out = manager.call("everything", "echo", &json!({"message": "two"}), &cancel).await;
+    assert_eq!(out.unwrap().text, "Echo: two", "started again");
+    let again = pids_with_env(&marker);
+    assert!(!again.is_empty() && again.iter().all(|p| !pids.contains(p)), "a new process");
+    manager.shutdown().await;
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while !pids_with_env(&marker).is_empty() {
+        assert!(Instant::now() < deadline, "the server outlived the shutdown");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
 #[tokio::test]
 async fn servers_that_cannot_run_say_why_and_are_not_retried_unless_asked() {
     let logs = tempfile::tempdir().unwrap();
