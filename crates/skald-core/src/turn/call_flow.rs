@@ -198,7 +198,9 @@ pub async fn gate(
             .iter()
             .filter_map(|d| d["function"]["name"].as_str().map(str::to_string))
             .collect();
-        let msg = format!("unknown tool `{name}`. Available tools: {}", available.join(", "));
+        let msg = mcp::unknown_call(name, ctx).unwrap_or_else(|| {
+            format!("unknown tool `{name}`. Available tools: {}", available.join(", "))
+        });
         return recorded(fail(ctx, id, &msg).await?);
     }
     let args = match parsed {

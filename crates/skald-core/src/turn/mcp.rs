@@ -184,6 +184,29 @@ pub fn is_known(name: &str, ctx: &TurnCtx) -> bool {
     })
 }
 
+/// What the model is told when it calls an MCP tool it may not call now: activate its server
+/// first, or the server has no such tool (with the ones it has). `None` for other names.
+pub fn unknown_call(name: &str, ctx: &TurnCtx) -> Option<String> {
+    let (server, tool) = names::mcp_tool(name)?;
+    if !ctx.deps.mcp.is_enabled(server) {
+        return None;
+    }
+    if !ctx.frame.grants.contains(server) {
+        return Some(format!(
+            "unknown tool `{name}`: the MCP server `{server}` is not activated. Call `{}` with \
+             [\"{server}\"] first; its tools are offered from your next step on.",
+            names::ACTIVATE_TOOLS
+        ));
+    }
+    let (tools, _) = offerable(server, ctx.deps.mcp.tools(server).unwrap_or_default());
+    let offered: Vec<String> =
+        tools.iter().map(|t| names::mcp_tool_name(server, &t.name)).collect();
+    Some(format!(
+        "unknown tool `{name}`: the MCP server `{server}` has no tool `{tool}`. Its tools: {}",
+        if offered.is_empty() { "none offered".to_string() } else { offered.join(", ") }
+    ))
+}
+
 /// What the server says of the tool: read-only tools need no approval by default and are run
 /// again after a crash.
 pub fn is_read_only(name: &str, ctx: &TurnCtx) -> bool {

@@ -4,6 +4,7 @@
 
 mod config;
 mod files;
+mod mcp;
 mod provider;
 
 use serde_json::Value;
