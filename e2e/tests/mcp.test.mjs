@@ -6,7 +6,7 @@
 // the parent is never offered the server's tools. Settings lists the server, starts it on demand
 // and shows its tools with which ones ask first.
 import assert from "node:assert/strict";
-import { existsSync, mkdtempSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
@@ -124,6 +124,22 @@ describe("an MCP server activated by a sub-agent, approved in its lane", () => {
     assert.match(await toggle.innerText(), /Asks first/);
     await item.scrollIntoViewIfNeeded();
     await shoot("62-mcp-settings");
+
+    // Adding a server from the form writes it into config.yml, after the one declared by hand.
+    await page.getByRole("button", { name: "Add a server" }).click();
+    const form = page.getByRole("form", { name: "Add an MCP server" });
+    await form.getByLabel("Name").fill("tracker");
+    await form.getByLabel("Runs").selectOption("remote");
+    await form.getByLabel("URL").fill("https://mcp.example.com/mcp");
+    await form.getByLabel(/Key variable/).fill("TRACKER_KEY");
+    await form.getByRole("button", { name: "Add server" }).click();
+    await page.locator('[data-mcp-server="tracker"]').waitFor();
+    const config = readFileSync(join(server.dataDir, "config.yml"), "utf8");
+    assert.match(config, /- name: everything[\s\S]*- name: tracker\n\s+url: https:\/\/mcp\.example\.com\/mcp\n\s+api_key_env: TRACKER_KEY\n/, config);
+    await page.getByRole("button", { name: "Disable MCP server tracker" }).click();
+    await page.locator('[data-mcp-server="tracker"] .mcp-state-disabled').waitFor();
+    assert.match(readFileSync(join(server.dataDir, "config.yml"), "utf8"), /enabled: false/);
+    await shoot("63-mcp-settings-added");
   });
 
   test("no uncaught errors in the page", () => {

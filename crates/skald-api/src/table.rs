@@ -8,10 +8,10 @@ use skald_core::engine::ChatOptions;
 use skald_protocol::{
     AgentDefinition, AgentDetail, AgentSummary, Answer, ApprovalRuleInput, ApprovalRuleView,
     BypassView, CompactResult, ConnectionTest, DebugMessage, Decision, DecisionInput, Inbox,
-    InterruptedCall, ItemRef, LlmClientInput, McpServerInfo, Page, ReconcileChoice, RunContext,
-    SearchQuery, SearchResults, SendResult, SessionDetail, SessionListQuery, SessionMatches,
-    SessionMeta, SessionRef, SessionSummary, SessionUsage, SessionWindow, SettingsView, StopResult,
-    TaskInfo, ToolGroupsReset, TurnStatus, WindowQuery,
+    InterruptedCall, ItemRef, LlmClientInput, McpServerInfo, McpServerInput, Page, ReconcileChoice,
+    RunContext, SearchQuery, SearchResults, SendResult, SessionDetail, SessionListQuery,
+    SessionMatches, SessionMeta, SessionRef, SessionSummary, SessionUsage, SessionWindow,
+    SettingsView, StopResult, TaskInfo, ToolGroupsReset, TurnStatus, WindowQuery,
 };
 
 use crate::declare::operations;
@@ -356,6 +356,36 @@ operations! {
         errors: [NotFound],
         events: [],
         run: |engine, _, p| engine.list_mcp_servers(p.start, p.server.as_deref()).await,
+    }
+
+    /// Adds a server to `mcp.servers` in config.yml (in place, validated like a hand edit: a
+    /// taken or malformed name, both or neither of `command` and `url` are `invalid_input`);
+    /// returns the servers. It starts when an agent first activates it.
+    add_mcp_server {
+        params: AddMcpServerParams { server: McpServerInput },
+        result: Vec<McpServerInfo>,
+        errors: [InvalidInput, Config, Storage, Internal],
+        events: [ConfigReloaded],
+        run: |engine, _, p| engine.add_mcp_server(p.server).await,
+    }
+
+    /// Removes a server from `mcp.servers`; returns the servers.
+    remove_mcp_server {
+        params: RemoveMcpServerParams { name: String },
+        result: Vec<McpServerInfo>,
+        errors: [InvalidInput, Config, Storage, Internal],
+        events: [ConfigReloaded],
+        run: |engine, _, p| engine.remove_mcp_server(&p.name).await,
+    }
+
+    /// Enables or disables a server (a disabled one is never started nor offered to agents);
+    /// returns the servers.
+    set_mcp_server_enabled {
+        params: SetMcpServerEnabledParams { name: String, enabled: bool },
+        result: Vec<McpServerInfo>,
+        errors: [InvalidInput, Config, Storage, Internal],
+        events: [ConfigReloaded],
+        run: |engine, _, p| engine.set_mcp_server_enabled(&p.name, p.enabled).await,
     }
 
     /// The LLM clients in fallback order (never a key), the data dir and the config path.

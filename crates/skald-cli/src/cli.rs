@@ -173,6 +173,38 @@ pub enum McpCommand {
         /// The server's name in mcp.servers.
         server: String,
     },
+    /// Add a server to mcp.servers in config.yml (comments and other settings stay):
+    /// `skald mcp add notes -- npx -y @modelcontextprotocol/server-filesystem ~/notes`, or
+    /// `skald mcp add tracker --url https://host/mcp --api-key-env TRACKER_KEY`.
+    Add {
+        /// Its name: letters, digits, `_` and `-` (its tools become mcp__NAME__<tool>).
+        name: String,
+        /// What it is for: agents read it to decide when to activate it.
+        #[arg(long)]
+        description: Option<String>,
+        /// A remote server's streamable HTTP endpoint (instead of a command).
+        #[arg(long, conflicts_with = "command")]
+        url: Option<String>,
+        /// The environment variable holding a remote server's bearer key.
+        #[arg(long, requires = "url")]
+        api_key_env: Option<String>,
+        /// An environment variable for a local server, KEY=VALUE (repeatable; ${VAR} is read
+        /// from Skald's environment when the server starts).
+        #[arg(long = "env", value_name = "KEY=VALUE")]
+        env: Vec<String>,
+        /// The local server's working directory.
+        #[arg(long)]
+        cwd: Option<String>,
+        /// The local server's command and its arguments, after `--`.
+        #[arg(last = true, value_name = "COMMAND")]
+        command: Vec<String>,
+    },
+    /// Remove a server from mcp.servers.
+    Remove { name: String },
+    /// Let agents use a disabled server again.
+    Enable { name: String },
+    /// Keep a server listed but never start it nor offer it to agents.
+    Disable { name: String },
 }
 
 #[derive(Debug, Subcommand)]

@@ -74,6 +74,7 @@ pub fn typescript() -> String {
         McpServerState::decl(),
         McpToolInfo::decl(),
         McpServerInfo::decl(),
+        McpServerInput::decl(),
         AgentDefinition::decl(),
         AgentDetail::decl(),
         DeltaKind::decl(),

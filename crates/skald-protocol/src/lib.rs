@@ -23,7 +23,7 @@ pub use approval::*;
 pub use error::{ApiError, ErrorCode};
 pub use event::{DeltaKind, Event, EventEnvelope, EventKind, ResultType, TaskState};
 pub use interrupted::{InterruptedCall, ReconcileChoice};
-pub use mcp::{McpServerInfo, McpServerState, McpToolInfo};
+pub use mcp::{McpServerInfo, McpServerInput, McpServerState, McpToolInfo};
 pub use origin::FrameOrigin;
 pub use run_context::RunContext;
 pub use search::*;

@@ -1,5 +1,7 @@
 //! MCP servers on the wire: what Settings and `skald mcp list` show of each configured server.
 
+use std::collections::BTreeMap;
+
 use serde::{Deserialize, Serialize};
 use ts_rs::TS;
 
@@ -38,4 +40,21 @@ pub struct McpServerInfo {
     pub tools: Vec<McpToolInfo>,
     /// Its log file (stderr and connection events).
     pub log_path: Option<String>,
+}
+
+/// A server to add to `mcp.servers`: `command` (with `args`, `env`, `cwd`) for a local server, or
+/// `url` (with `api_key_env`, the variable holding its key) for a remote one.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+pub struct McpServerInput {
+    pub name: String,
+    pub description: Option<String>,
+    pub command: Option<String>,
+    #[serde(default)]
+    pub args: Vec<String>,
+    /// Extra environment; `${VAR}` in a value is read from Skald's environment.
+    #[serde(default)]
+    pub env: BTreeMap<String, String>,
+    pub cwd: Option<String>,
+    pub url: Option<String>,
+    pub api_key_env: Option<String>,
 }

@@ -1,7 +1,7 @@
 // Generated from the operation table in crates/skald-api/src/table.rs. Do not edit by hand:
 // run `UPDATE_BINDINGS=1 cargo test -p skald-api --test all typescript` instead.
 
-import type { JsonValue, ErrorCode, Page, SearchQuery, SearchResults, SessionMatches, SessionListQuery, SessionSummary, SessionMeta, ReconcileChoice, InterruptedCall, DebugMessage, SessionDetail, ItemRef, WindowQuery, SessionWindow, SendResult, SessionUsage, CompactResult, SessionRef, StopResult, TaskInfo, TurnStatus, ToolGroupsReset, RunContext, Answer, Inbox, DecisionInput, Decision, BypassView, LlmClientInput, SettingsView, ConnectionTest, ApprovalRuleView, ApprovalRuleInput, AgentSummary, McpServerInfo, AgentDefinition, AgentDetail, EventKind } from "./bindings";
+import type { JsonValue, ErrorCode, Page, SearchQuery, SearchResults, SessionMatches, SessionListQuery, SessionSummary, SessionMeta, ReconcileChoice, InterruptedCall, DebugMessage, SessionDetail, ItemRef, WindowQuery, SessionWindow, SendResult, SessionUsage, CompactResult, SessionRef, StopResult, TaskInfo, TurnStatus, ToolGroupsReset, RunContext, Answer, Inbox, DecisionInput, Decision, BypassView, LlmClientInput, SettingsView, ConnectionTest, ApprovalRuleView, ApprovalRuleInput, AgentSummary, McpServerInfo, McpServerInput, AgentDefinition, AgentDetail, EventKind } from "./bindings";
 
 export type ListSessionsParams = { query: SessionListQuery, };
 
@@ -61,6 +61,12 @@ export type ReconcileCallParams = { tool_call_id: number, choice: ReconcileChoic
 
 export type ListMcpServersParams = { start: boolean, server: string | null, };
 
+export type AddMcpServerParams = { server: McpServerInput, };
+
+export type RemoveMcpServerParams = { name: string, };
+
+export type SetMcpServerEnabledParams = { name: string, enabled: boolean, };
+
 export type SettingsParams = Record<string, never>;
 
 export type SaveLlmClientsParams = { clients: Array<LlmClientInput>, fallback: Array<string>, revision: string | null, };
@@ -118,6 +124,9 @@ export type Operations = {
   open_interrupted_calls: { params: OpenInterruptedCallsParams; result: Array<InterruptedCall> };
   reconcile_call: { params: ReconcileCallParams; result: InterruptedCall };
   list_mcp_servers: { params: ListMcpServersParams; result: Array<McpServerInfo> };
+  add_mcp_server: { params: AddMcpServerParams; result: Array<McpServerInfo> };
+  remove_mcp_server: { params: RemoveMcpServerParams; result: Array<McpServerInfo> };
+  set_mcp_server_enabled: { params: SetMcpServerEnabledParams; result: Array<McpServerInfo> };
   settings: { params: SettingsParams; result: SettingsView };
   save_llm_clients: { params: SaveLlmClientsParams; result: SettingsView };
   set_api_key: { params: SetApiKeyParams; result: null };
@@ -165,6 +174,9 @@ export const OPERATION_NAMES: readonly OpName[] = [
   "open_interrupted_calls",
   "reconcile_call",
   "list_mcp_servers",
+  "add_mcp_server",
+  "remove_mcp_server",
+  "set_mcp_server_enabled",
   "settings",
   "save_llm_clients",
   "set_api_key",
@@ -377,6 +389,27 @@ export interface Api {
    */
   list_mcp_servers(params: ListMcpServersParams): Promise<Array<McpServerInfo>>;
   /**
+   * Adds a server to `mcp.servers` in config.yml (in place, validated like a hand edit: a
+   * taken or malformed name, both or neither of `command` and `url` are `invalid_input`);
+   * returns the servers. It starts when an agent first activates it.
+   *
+   * Errors: invalid_input, config, storage, internal. Events: config_reloaded.
+   */
+  add_mcp_server(params: AddMcpServerParams): Promise<Array<McpServerInfo>>;
+  /**
+   * Removes a server from `mcp.servers`; returns the servers.
+   *
+   * Errors: invalid_input, config, storage, internal. Events: config_reloaded.
+   */
+  remove_mcp_server(params: RemoveMcpServerParams): Promise<Array<McpServerInfo>>;
+  /**
+   * Enables or disables a server (a disabled one is never started nor offered to agents);
+   * returns the servers.
+   *
+   * Errors: invalid_input, config, storage, internal. Events: config_reloaded.
+   */
+  set_mcp_server_enabled(params: SetMcpServerEnabledParams): Promise<Array<McpServerInfo>>;
+  /**
    * The LLM clients in fallback order (never a key), the data dir and the config path.
    *
    * Errors: none. Events: none.
@@ -502,6 +535,9 @@ export function makeApi(call: Transport): Api {
     open_interrupted_calls: (params) => call("open_interrupted_calls", params) as Promise<Array<InterruptedCall>>,
     reconcile_call: (params) => call("reconcile_call", params) as Promise<InterruptedCall>,
     list_mcp_servers: (params) => call("list_mcp_servers", params) as Promise<Array<McpServerInfo>>,
+    add_mcp_server: (params) => call("add_mcp_server", params) as Promise<Array<McpServerInfo>>,
+    remove_mcp_server: (params) => call("remove_mcp_server", params) as Promise<Array<McpServerInfo>>,
+    set_mcp_server_enabled: (params) => call("set_mcp_server_enabled", params) as Promise<Array<McpServerInfo>>,
     settings: (params) => call("settings", params) as Promise<SettingsView>,
     save_llm_clients: (params) => call("save_llm_clients", params) as Promise<SettingsView>,
     set_api_key: (params) => call("set_api_key", params) as Promise<null>,

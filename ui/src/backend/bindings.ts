@@ -592,6 +592,12 @@ tools: Array<McpToolInfo>,
  */
 log_path: string | null, };
 
+export type McpServerInput = { name: string, description: string | null, command: string | null, args: Array<string>, 
+/**
+ * Extra environment; `${VAR}` in a value is read from Skald's environment.
+ */
+env: { [key in string]?: string }, cwd: string | null, url: string | null, api_key_env: string | null, };
+
 export type AgentDefinition = { name: string, 
 /**
  * What it is for and what it returns: other agents read it to decide to delegate.

@@ -45,7 +45,7 @@ export type { ChatItem, ChatState, ToolItem, ApprovalInfo, CardStatus, NoticeIte
 export { describeTurnEnd, queuedReason } from "./chat";
 export { isApiError, toApiError } from "./types";
 export { agentKeys, useAgents, useAgentDetail, useAgentActions, type AgentActions } from "./agents";
-export { mcpKeys, useMcpServers, useStartMcpServers } from "./mcp";
+export { mcpKeys, useMcpActions, useMcpServers, useStartMcpServers, type McpActions } from "./mcp";
 
 /** Tauri injects `__TAURI_INTERNALS__` before any page script runs; a plain browser has none. */
 export function detectBackend(win: Window = window): Backend {

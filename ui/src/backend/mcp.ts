@@ -1,7 +1,8 @@
 // MCP servers of config.yml as Settings shows them: state, error, tools once started.
 import { useMutation, useQuery, useQueryClient, type UseQueryResult } from "@tanstack/react-query";
+import { useMemo } from "react";
 import { useBackend } from "./index";
-import type { ApiError, McpServerInfo } from "./bindings";
+import type { ApiError, McpServerInfo, McpServerInput } from "./bindings";
 
 export const mcpKeys = {
   all: ["mcp_servers"] as const,
@@ -24,4 +25,27 @@ export function useStartMcpServers() {
     mutationFn: () => backend.list_mcp_servers({ start: true, server: null }),
     onSuccess: (servers) => client.setQueryData(mcpKeys.all, servers),
   });
+}
+
+export interface McpActions {
+  add(server: McpServerInput): Promise<McpServerInfo[]>;
+  remove(name: string): Promise<McpServerInfo[]>;
+  setEnabled(name: string, enabled: boolean): Promise<McpServerInfo[]>;
+}
+
+/** Edits of `mcp.servers` in config.yml; each answers the servers as they stand after it. */
+export function useMcpActions(): McpActions {
+  const backend = useBackend();
+  const client = useQueryClient();
+  return useMemo<McpActions>(() => {
+    const show = (servers: McpServerInfo[]) => {
+      client.setQueryData(mcpKeys.all, servers);
+      return servers;
+    };
+    return {
+      add: (server) => backend.add_mcp_server({ server }).then(show),
+      remove: (name) => backend.remove_mcp_server({ name }).then(show),
+      setEnabled: (name, enabled) => backend.set_mcp_server_enabled({ name, enabled }).then(show),
+    };
+  }, [backend, client]);
 }

@@ -70,4 +70,66 @@ describe("Settings: MCP servers", () => {
     expect(rows[2]?.textContent).not.toContain("more");
     expect(within(serverItem("everything")).getByText("Running")).toBeTruthy();
   });
+
+  it("adds a local and a remote server from the form, and disables, enables and removes one", async () => {
+    const backend = new MockBackend();
+    renderApp(backend, "#settings");
+    await userEvent.click(await screen.findByRole("button", { name: "Add a server" }));
+    const form = screen.getByRole("form", { name: "Add an MCP server" });
+    await userEvent.type(within(form).getByLabelText("Name"), "notes");
+    await userEvent.type(within(form).getByLabelText(/What it is for/), "my notes");
+    await userEvent.type(within(form).getByLabelText("Command"), 'npx -y server-fs "/home/me/my notes"');
+    await userEvent.type(within(form).getByLabelText(/Environment/), "TOKEN=abc");
+    await userEvent.click(within(form).getByRole("button", { name: "Add server" }));
+    await waitFor(() => serverItem("notes"));
+    expect(backend.addedMcpServers[0]).toEqual({
+      name: "notes",
+      description: "my notes",
+      command: "npx",
+      args: ["-y", "server-fs", "/home/me/my notes"],
+      env: { TOKEN: "abc" },
+      cwd: null,
+      url: null,
+      api_key_env: null,
+    });
+
+    await userEvent.click(screen.getByRole("button", { name: "Add a server" }));
+    const remote = screen.getByRole("form", { name: "Add an MCP server" });
+    await userEvent.type(within(remote).getByLabelText("Name"), "tracker");
+    await userEvent.selectOptions(within(remote).getByLabelText("Runs"), "remote");
+    await userEvent.type(within(remote).getByLabelText("URL"), "ftp://nope");
+    await userEvent.click(within(remote).getByRole("button", { name: "Add server" }));
+    expect(within(remote).getByRole("alert").textContent).toContain("http:// or https://");
+    await userEvent.clear(within(remote).getByLabelText("URL"));
+    await userEvent.type(within(remote).getByLabelText("URL"), "https://mcp.example.com/mcp");
+    await userEvent.type(within(remote).getByLabelText(/Key variable/), "TK");
+    await userEvent.click(within(remote).getByRole("button", { name: "Add server" }));
+    await waitFor(() => serverItem("tracker"));
+    expect(backend.addedMcpServers[1]).toMatchObject({ url: "https://mcp.example.com/mcp", api_key_env: "TK", command: null });
+
+    await userEvent.click(screen.getByRole("button", { name: "Disable MCP server tracker" }));
+    await waitFor(() => expect(within(serverItem("tracker")).getByText("Disabled")).toBeTruthy());
+    await userEvent.click(screen.getByRole("button", { name: "Enable MCP server tracker" }));
+    await waitFor(() => expect(within(serverItem("tracker")).getByText("Starts when an agent activates it")).toBeTruthy());
+    await userEvent.click(screen.getByRole("button", { name: "Remove MCP server notes" }));
+    await userEvent.click(within(serverItem("notes")).getByRole("button", { name: "Confirm remove" }));
+    await waitFor(() => expect(document.querySelector('[data-mcp-server="notes"]')).toBeNull());
+  });
+
+  it("says why a server could not be added and keeps the form", async () => {
+    const backend = new MockBackend();
+    backend.mcpServers = [notStarted];
+    renderApp(backend, "#settings");
+    await userEvent.click(await screen.findByRole("button", { name: "Add a server" }));
+    const form = screen.getByRole("form", { name: "Add an MCP server" });
+    await userEvent.type(within(form).getByLabelText("Name"), "two words");
+    await userEvent.click(within(form).getByRole("button", { name: "Add server" }));
+    expect(within(form).getByRole("alert").textContent).toContain("letters, digits");
+    await userEvent.clear(within(form).getByLabelText("Name"));
+    await userEvent.type(within(form).getByLabelText("Name"), "everything");
+    await userEvent.type(within(form).getByLabelText("Command"), "x");
+    await userEvent.click(within(form).getByRole("button", { name: "Add server" }));
+    await waitFor(() => expect(within(form).getByRole("alert").textContent).toContain("exists already"));
+    expect(backend.addedMcpServers).toEqual([]);
+  });
 });

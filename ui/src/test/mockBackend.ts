@@ -5,6 +5,7 @@ import type {
   AgentDetail,
   AgentSummary,
   McpServerInfo,
+  McpServerInput,
   ApiError,
   ApprovalRuleInput,
   ApprovalRuleView,
@@ -48,6 +49,9 @@ import type {
   DeleteAgentParams,
   GetAgentParams,
   ListMcpServersParams,
+  AddMcpServerParams,
+  RemoveMcpServerParams,
+  SetMcpServerEnabledParams,
   SaveAgentParams,
   AnswerQuestionParams,
   CompactSessionParams,
@@ -418,6 +422,33 @@ export class MockBackend implements Backend {
   mcpListCalls: ListMcpServersParams[] = [];
   /** What the servers answer once started (`start: true`). */
   mcpStarted: McpServerInfo[] | null = null;
+
+  /** Servers added from Settings, in order. */
+  addedMcpServers: McpServerInput[] = [];
+
+  add_mcp_server({ server }: AddMcpServerParams): Promise<McpServerInfo[]> {
+    if (this.mcpServers.some((s) => s.name === server.name))
+      return Promise.reject({ code: "invalid_input", message: `config.yml: an MCP server named \`${server.name}\` exists already` } satisfies ApiError);
+    this.addedMcpServers.push(server);
+    const endpoint = server.command ? `stdio: ${[server.command, ...server.args].join(" ")}` : `http: ${server.url ?? ""}`;
+    this.mcpServers = [
+      ...this.mcpServers,
+      { name: server.name, description: server.description, endpoint, state: "not_started", error: null, tools: [], log_path: null },
+    ];
+    return Promise.resolve(this.mcpServers);
+  }
+
+  remove_mcp_server({ name }: RemoveMcpServerParams): Promise<McpServerInfo[]> {
+    this.mcpServers = this.mcpServers.filter((s) => s.name !== name);
+    return Promise.resolve(this.mcpServers);
+  }
+
+  set_mcp_server_enabled({ name, enabled }: SetMcpServerEnabledParams): Promise<McpServerInfo[]> {
+    this.mcpServers = this.mcpServers.map((s) =>
+      s.name === name ? { ...s, state: enabled ? "not_started" : "disabled", tools: enabled ? s.tools : [] } : s,
+    );
+    return Promise.resolve(this.mcpServers);
+  }
 
   list_mcp_servers(params: ListMcpServersParams): Promise<McpServerInfo[]> {
     this.mcpListCalls.push(params);

@@ -1,8 +1,12 @@
-//! `skald mcp list` and `skald mcp tools SERVER`.
+//! `skald mcp list`, `skald mcp tools SERVER`, and adding, removing, enabling and disabling
+//! servers in config.yml.
 
-use skald_api::{Caller, ListMcpServersParams, ops};
+use skald_api::{
+    AddMcpServerParams, Caller, ListMcpServersParams, RemoveMcpServerParams,
+    SetMcpServerEnabledParams, ops,
+};
 use skald_core::Engine;
-use skald_protocol::{ApiError, McpServerInfo, McpServerState};
+use skald_protocol::{ApiError, ErrorCode, McpServerInfo, McpServerInput, McpServerState};
 
 use crate::cli::McpCommand;
 use crate::exit;
@@ -60,6 +64,9 @@ pub async fn run(engine: &Engine, cmd: McpCommand, out: &Output) -> Result<u8, A
                 }
                 _ => {}
             }
+            if s.tools.is_empty() {
+                out.line(&format!("{} lists no tools.", s.name));
+            }
             for t in &s.tools {
                 let gate = if t.read_only { "read-only" } else { "approval" };
                 let first = t.description.lines().next().unwrap_or_default();
@@ -67,7 +74,74 @@ pub async fn run(engine: &Engine, cmd: McpCommand, out: &Output) -> Result<u8, A
             }
             Ok(exit::OK)
         }
+        McpCommand::Add { name, description, url, api_key_env, env, cwd, command } => {
+            let mut words = command.into_iter();
+            let server = McpServerInput {
+                name: name.clone(),
+                description,
+                command: words.next(),
+                args: words.collect(),
+                env: env_pairs(env)?,
+                cwd,
+                url,
+                api_key_env,
+            };
+            let params = AddMcpServerParams { server };
+            let servers = ops::add_mcp_server(engine, &Caller::Cli, params).await?;
+            print_change(out, &servers, &name, &format!("Added the MCP server {name}"))
+        }
+        McpCommand::Remove { name } => {
+            let params = RemoveMcpServerParams { name: name.clone() };
+            let servers = ops::remove_mcp_server(engine, &Caller::Cli, params).await?;
+            print_change(out, &servers, &name, &format!("Removed the MCP server {name}"))
+        }
+        McpCommand::Enable { name } => set_enabled(engine, out, name, true).await,
+        McpCommand::Disable { name } => set_enabled(engine, out, name, false).await,
     }
+}
+
+async fn set_enabled(
+    engine: &Engine,
+    out: &Output,
+    name: String,
+    enabled: bool,
+) -> Result<u8, ApiError> {
+    let params = SetMcpServerEnabledParams { name: name.clone(), enabled };
+    let servers = ops::set_mcp_server_enabled(engine, &Caller::Cli, params).await?;
+    let what = if enabled { "Enabled" } else { "Disabled" };
+    print_change(out, &servers, &name, &format!("{what} the MCP server {name}"))
+}
+
+/// What an edit of the server list prints: the server as it stands now, or that it is gone.
+fn print_change(
+    out: &Output,
+    servers: &[McpServerInfo],
+    name: &str,
+    what: &str,
+) -> Result<u8, ApiError> {
+    if out.is_json() {
+        out.json(&servers)?;
+        return Ok(exit::OK);
+    }
+    out.line(&format!("{what} (config.yml; agents see it from their next turn)"));
+    if let Some(s) = servers.iter().find(|s| s.name == name) {
+        out.line(&format!("{:<20} {:<12} {}", s.name, state(s), s.endpoint));
+    }
+    Ok(exit::OK)
+}
+
+/// `KEY=VALUE` pairs of `--env`.
+fn env_pairs(pairs: Vec<String>) -> Result<std::collections::BTreeMap<String, String>, ApiError> {
+    pairs
+        .into_iter()
+        .map(|p| match p.split_once('=') {
+            Some((k, v)) if !k.trim().is_empty() => Ok((k.trim().to_string(), v.to_string())),
+            _ => Err(ApiError {
+                code: ErrorCode::InvalidInput,
+                message: format!("--env {p}: write it as KEY=VALUE"),
+            }),
+        })
+        .collect()
 }
 
 fn state(s: &McpServerInfo) -> &'static str {

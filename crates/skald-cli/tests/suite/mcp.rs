@@ -82,3 +82,73 @@ fn mcp_tools_starts_the_server_and_says_which_tools_need_approval() {
     assert!(row("mcp__everything__echo").contains("read-only  Echoes back"), "{text}");
     assert!(row("mcp__everything__toggle-simulated-logging").contains("approval"), "{text}");
 }
+
+#[test]
+fn servers_are_added_disabled_enabled_and_removed_in_config_yml_keeping_the_rest() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path().to_str().unwrap();
+    let file = dir.path().join("config.yml");
+    std::fs::write(&file, "# my settings\nllm:\n  max_tool_rounds: 9 # nine\n").unwrap();
+    let run = |args: &[&str]| {
+        let mut all = vec!["--data-dir", d, "mcp"];
+        all.extend_from_slice(args);
+        skald(&all)
+    };
+    let out = run(&[
+        "add",
+        "notes",
+        "--description",
+        "my notes",
+        "--env",
+        "T=${TOKEN}",
+        "--",
+        "npx",
+        "-y",
+        "srv",
+        "/n",
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(stdout(&out).contains("Added the MCP server notes"), "{}", stdout(&out));
+    let out = run(&["add", "tracker", "--url", "https://h.example/mcp", "--api-key-env", "TK"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(run(&["disable", "tracker"]).status.code(), Some(0));
+    let text = std::fs::read_to_string(&file).unwrap();
+    assert_eq!(
+        text,
+        "# my settings\nllm:\n  max_tool_rounds: 9 # nine\nmcp:\n  servers:\n    - name: notes\n      \
+         description: my notes\n      command: npx\n      args:\n      - -y\n      - srv\n      - /n\n      \
+         env:\n        T: ${TOKEN}\n    - name: tracker\n      url: https://h.example/mcp\n      \
+         api_key_env: TK\n      enabled: false\n"
+    );
+    let listed = stdout(&run(&["list"]));
+    assert!(listed.contains("tracker              disabled"), "{listed}");
+
+    let taken = run(&["add", "notes", "--", "x"]);
+    assert_eq!(taken.status.code(), Some(1));
+    assert!(
+        stderr(&taken).contains("an MCP server named `notes` exists already"),
+        "{}",
+        stderr(&taken)
+    );
+    let bad = run(&["add", "two words", "--", "x"]);
+    assert!(stderr(&bad).contains("`two words` contains ` `"), "{}", stderr(&bad));
+    assert!(
+        stderr(&bad).contains("config.yml: mcp.servers:"),
+        "no line of a file never written: {}",
+        stderr(&bad)
+    );
+    let neither = run(&["add", "empty"]);
+    assert!(stderr(&neither).contains("give either `command`"), "{}", stderr(&neither));
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), text, "a refused edit writes nothing");
+
+    assert_eq!(run(&["enable", "tracker"]).status.code(), Some(0));
+    assert_eq!(run(&["remove", "notes"]).status.code(), Some(0));
+    assert_eq!(
+        std::fs::read_to_string(&file).unwrap(),
+        "# my settings\nllm:\n  max_tool_rounds: 9 # nine\nmcp:\n  servers:\n    - name: tracker\n      \
+         url: https://h.example/mcp\n      api_key_env: TK\n      enabled: true\n"
+    );
+    let gone = run(&["remove", "ghost"]);
+    assert_eq!(gone.status.code(), Some(1));
+    assert!(stderr(&gone).contains("no MCP server named `ghost`"), "{}", stderr(&gone));
+}

@@ -34,12 +34,16 @@ pub struct McpServerEntry {
     /// Environment variable holding the bearer key of an HTTP server (keys stay out of the file).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub api_key_env: Option<String>,
-    #[serde(default = "enabled_by_default")]
+    #[serde(default = "enabled_by_default", skip_serializing_if = "is_true")]
     pub enabled: bool,
 }
 
 fn enabled_by_default() -> bool {
     true
+}
+
+fn is_true(b: &bool) -> bool {
+    *b
 }
 
 impl McpConfig {

@@ -8,7 +8,7 @@ mod mcp;
 mod secrets;
 mod watch;
 
-pub use edit::{ClientEdit, MergeError, merge_clients};
+pub use edit::{ClientEdit, McpEdit, MergeError, edit_mcp_servers, merge_clients};
 pub use env::{ENV_API_KEY, EnvOverrides};
 pub use file::{
     ClientConfig, CompactionConfig, Config, DatetimeConfig, LlmConfig, RequestLogConfig, Strength,

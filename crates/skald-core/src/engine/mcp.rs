@@ -1,9 +1,11 @@
-//! The configured MCP servers as Settings and `skald mcp list` show them.
+//! The configured MCP servers as Settings and `skald mcp` show and change them.
 
 use skald_mcp::ServerState;
-use skald_protocol::{McpServerInfo, McpServerState, McpToolInfo};
+use skald_protocol::{McpServerInfo, McpServerInput, McpServerState, McpToolInfo};
 
 use super::Engine;
+use super::settings::{io_err, write_atomically};
+use crate::config::{self, McpEdit, McpServerEntry, MergeError};
 use crate::error::EngineError;
 use crate::tools::names;
 
@@ -71,5 +73,58 @@ impl Engine {
                 }
             })
             .collect())
+    }
+
+    /// Adds a server to `mcp.servers` in config.yml (in place: comments and other settings stay),
+    /// validated like a hand edit; it starts when an agent first activates it.
+    pub async fn add_mcp_server(
+        &self,
+        server: McpServerInput,
+    ) -> Result<Vec<McpServerInfo>, EngineError> {
+        let entry = McpServerEntry {
+            name: server.name.trim().to_string(),
+            description: server.description.filter(|d| !d.trim().is_empty()),
+            command: server.command.filter(|c| !c.trim().is_empty()),
+            args: server.args,
+            env: server.env,
+            cwd: server.cwd.filter(|c| !c.trim().is_empty()),
+            url: server.url.filter(|u| !u.trim().is_empty()),
+            api_key_env: server.api_key_env.filter(|k| !k.trim().is_empty()),
+            enabled: true,
+        };
+        self.edit_mcp(McpEdit::Add(entry)).await
+    }
+
+    /// Removes a server from `mcp.servers` (its connection closes at the next turn or listing).
+    pub async fn remove_mcp_server(&self, name: &str) -> Result<Vec<McpServerInfo>, EngineError> {
+        self.edit_mcp(McpEdit::Remove(name.to_string())).await
+    }
+
+    /// Enables or disables a server: a disabled one is listed but never started, and agents are
+    /// not offered it.
+    pub async fn set_mcp_server_enabled(
+        &self,
+        name: &str,
+        enabled: bool,
+    ) -> Result<Vec<McpServerInfo>, EngineError> {
+        self.edit_mcp(McpEdit::SetEnabled { name: name.to_string(), enabled }).await
+    }
+
+    async fn edit_mcp(&self, edit: McpEdit) -> Result<Vec<McpServerInfo>, EngineError> {
+        let path = self.data_dir().join(config::CONFIG_FILE_NAME);
+        let text = config::read_text(&path).map_err(EngineError::from)?.unwrap_or_default();
+        // The file as it is must be valid: an edit never builds on a broken file.
+        let current = config::parse_text(&path, &text)?;
+        let edited =
+            config::edit_mcp_servers(&path, &text, &current, &edit).map_err(|e| match e {
+                MergeError::Input(e) => EngineError::InvalidInput(e.to_string()),
+                MergeError::Layout(e) => EngineError::Config(e),
+                editor @ MergeError::Editor { .. } => EngineError::Internal(editor.to_string()),
+            })?;
+        if edited != text {
+            write_atomically(&path, &edited).map_err(io_err)?;
+        }
+        self.reload_config()?;
+        self.list_mcp_servers(false, None).await
     }
 }

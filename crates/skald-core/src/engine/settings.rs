@@ -211,7 +211,7 @@ fn rule_view(r: RuleRow) -> ApprovalRuleView {
     }
 }
 
-fn io_err(source: std::io::Error) -> EngineError {
+pub(super) fn io_err(source: std::io::Error) -> EngineError {
     EngineError::Write { file: "config.yml", source }
 }
 
@@ -231,7 +231,7 @@ fn client_edit(c: LlmClientInput) -> ClientEdit {
 }
 
 /// Replaces the file in one step (a reader never sees half a file), keeping its permissions.
-fn write_atomically(path: &std::path::Path, text: &str) -> std::io::Result<()> {
+pub(super) fn write_atomically(path: &std::path::Path, text: &str) -> std::io::Result<()> {
     let tmp = path.with_file_name(".config.yml.tmp");
     std::fs::write(&tmp, text)?;
     if let Ok(meta) = std::fs::metadata(path) {

@@ -321,3 +321,48 @@ async fn without_servers_activate_tools_is_not_offered() {
     assert!(!system.contains("MCP"), "{system}");
     assert!(!system.ends_with('\n'), "the empty block leaves no trailing lines: {system:?}");
 }
+
+#[tokio::test]
+async fn a_server_added_or_disabled_in_settings_is_offered_or_not_from_the_next_turn() {
+    let rig = Rig::new("").await;
+    let server = skald_protocol::McpServerInput {
+        name: "notes".into(),
+        description: Some("my notes".into()),
+        command: Some("/nonexistent/notes-server".into()),
+        args: vec![],
+        env: Default::default(),
+        cwd: None,
+        url: None,
+        api_key_env: None,
+    };
+    let listed = rig.engine.add_mcp_server(server).await.unwrap();
+    assert_eq!(listed.len(), 1);
+    assert_eq!(listed[0].state, skald_protocol::McpServerState::NotStarted);
+    rig.fake.push(Reply::text("One."));
+    rig.turn("first").await;
+    let offered = |i: usize| tool_names(&rig.fake.requests()[i].body);
+    assert!(offered(0).contains(&"activate_tools".to_string()));
+    let enum_of = |i: usize| {
+        let tools = rig.fake.requests()[i].body["tools"].clone();
+        let activate = tools
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|t| t["function"]["name"] == "activate_tools")
+            .cloned();
+        activate
+            .map(|t| t["function"]["parameters"]["properties"]["groups"]["items"]["enum"].clone())
+    };
+    assert_eq!(enum_of(0), Some(json!(["notes"])));
+
+    let listed = rig.engine.set_mcp_server_enabled("notes", false).await.unwrap();
+    assert_eq!(listed[0].state, skald_protocol::McpServerState::Disabled);
+    rig.fake.push(Reply::text("Two."));
+    rig.turn("second").await;
+    assert!(!offered(1).contains(&"activate_tools".to_string()), "{:?}", offered(1));
+
+    rig.engine.set_mcp_server_enabled("notes", true).await.unwrap();
+    assert!(rig.engine.remove_mcp_server("notes").await.unwrap().is_empty());
+    let text = std::fs::read_to_string(rig.data_dir().join("config.yml")).unwrap();
+    assert_eq!(text, "mcp:\n  servers:\n", "only the server's own lines went");
+}

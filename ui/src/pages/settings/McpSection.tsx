@@ -1,5 +1,16 @@
-// MCP servers: what config.yml's mcp.servers declares, where each stands, and its tools.
-import { useMcpServers, useStartMcpServers, type McpServerInfo, type McpServerState } from "../../backend";
+// MCP servers: what config.yml's mcp.servers declares, where each stands and its tools; adding,
+// disabling and removing servers (written into config.yml in place).
+import { useId, useState, type FormEvent } from "react";
+import {
+  toApiError,
+  useMcpActions,
+  useMcpServers,
+  useStartMcpServers,
+  type McpActions,
+  type McpServerInfo,
+  type McpServerInput,
+  type McpServerState,
+} from "../../backend";
 import { ErrorView, Loading } from "../../components/StatusViews";
 
 const STATE_LABEL: Record<McpServerState, string> = {
@@ -19,12 +30,160 @@ const EXAMPLE = `mcp:
       url: https://example.com/mcp
       api_key_env: REMOTE_MCP_KEY`;
 
-function Server({ server }: { server: McpServerInfo }) {
+const NAME_PATTERN = /^[A-Za-z0-9_-]+$/;
+
+/** Splits a command line on spaces, keeping "quoted words" together. */
+export function splitCommand(line: string): string[] {
+  const words: string[] = [];
+  for (const m of line.matchAll(/"([^"]*)"|'([^']*)'|(\S+)/g)) words.push(m[1] ?? m[2] ?? m[3] ?? "");
+  return words;
+}
+
+/** `KEY=VALUE` lines into an environment; the first bad line is the error. */
+function parseEnv(text: string): Record<string, string> | string {
+  const env: Record<string, string> = {};
+  for (const raw of text.split("\n")) {
+    const line = raw.trim();
+    if (line === "") continue;
+    const at = line.indexOf("=");
+    if (at <= 0) return `"${line}" is not KEY=VALUE.`;
+    env[line.slice(0, at).trim()] = line.slice(at + 1);
+  }
+  return env;
+}
+
+function AddServerForm({ actions, onDone }: { actions: McpActions; onDone(): void }) {
+  const fid = useId();
+  const [kind, setKind] = useState<"local" | "remote">("local");
+  const [name, setName] = useState("");
+  const [description, setDescription] = useState("");
+  const [command, setCommand] = useState("");
+  const [env, setEnv] = useState("");
+  const [url, setUrl] = useState("");
+  const [keyEnv, setKeyEnv] = useState("");
+  const [error, setError] = useState<string | null>(null);
+  const [busy, setBusy] = useState(false);
+
+  async function submit(event: FormEvent) {
+    event.preventDefault();
+    const id = name.trim();
+    if (!NAME_PATTERN.test(id)) return setError("The name may only hold letters, digits, '_' and '-'.");
+    const orNull = (v: string) => (v.trim() === "" ? null : v.trim());
+    let server: McpServerInput;
+    if (kind === "local") {
+      const words = splitCommand(command.trim());
+      if (words.length === 0) return setError("The command is required: the program that runs the server, and its arguments.");
+      const parsed = parseEnv(env);
+      if (typeof parsed === "string") return setError(parsed);
+      server = { name: id, description: orNull(description), command: words[0] ?? null, args: words.slice(1), env: parsed, cwd: null, url: null, api_key_env: null };
+    } else {
+      if (!/^https?:\/\//.test(url.trim())) return setError("The URL must start with http:// or https://.");
+      server = { name: id, description: orNull(description), command: null, args: [], env: {}, cwd: null, url: url.trim(), api_key_env: orNull(keyEnv) };
+    }
+    setBusy(true);
+    setError(null);
+    try {
+      await actions.add(server);
+      onDone();
+    } catch (e) {
+      setError(toApiError(e).message);
+    } finally {
+      setBusy(false);
+    }
+  }
+
+  return (
+    <form className="settings-form" aria-label="Add an MCP server" onSubmit={(e) => void submit(e)} noValidate>
+      <div className="form-grid">
+        <div className="field">
+          <label htmlFor={`${fid}-name`}>Name</label>
+          <input id={`${fid}-name`} value={name} onChange={(e) => setName(e.target.value)} placeholder="notes" />
+        </div>
+        <div className="field">
+          <label htmlFor={`${fid}-kind`}>Runs</label>
+          <select id={`${fid}-kind`} value={kind} onChange={(e) => setKind(e.target.value as "local" | "remote")}>
+            <option value="local">On this computer (a command)</option>
+            <option value="remote">Remote (streamable HTTP)</option>
+          </select>
+        </div>
+        <div className="field field-wide">
+          <label htmlFor={`${fid}-description`}>What it is for (agents read it)</label>
+          <input id={`${fid}-description`} value={description} onChange={(e) => setDescription(e.target.value)} />
+        </div>
+        {kind === "local" ? (
+          <>
+            <div className="field field-wide">
+              <label htmlFor={`${fid}-command`}>Command</label>
+              <input
+                id={`${fid}-command`}
+                value={command}
+                onChange={(e) => setCommand(e.target.value)}
+                placeholder="npx -y @modelcontextprotocol/server-filesystem /home/me/notes"
+              />
+            </div>
+            <div className="field field-wide">
+              <label htmlFor={`${fid}-env`}>Environment (KEY=VALUE per line; ${"${VAR}"} reads Skald's own)</label>
+              <textarea id={`${fid}-env`} rows={2} value={env} onChange={(e) => setEnv(e.target.value)} />
+            </div>
+          </>
+        ) : (
+          <>
+            <div className="field field-wide">
+              <label htmlFor={`${fid}-url`}>URL</label>
+              <input id={`${fid}-url`} value={url} onChange={(e) => setUrl(e.target.value)} placeholder="https://mcp.example.com/mcp" />
+            </div>
+            <div className="field">
+              <label htmlFor={`${fid}-key`}>Key variable (optional)</label>
+              <input id={`${fid}-key`} value={keyEnv} onChange={(e) => setKeyEnv(e.target.value)} placeholder="TRACKER_KEY" />
+            </div>
+          </>
+        )}
+      </div>
+      {error ? (
+        <p className="form-error" role="alert">
+          {error}
+        </p>
+      ) : null}
+      <div className="form-actions">
+        <button type="submit" className="button button-primary" disabled={busy}>
+          Add server
+        </button>
+        <button type="button" className="button" onClick={onDone} disabled={busy}>
+          Cancel
+        </button>
+      </div>
+    </form>
+  );
+}
+
+function Server({ server, actions, onError }: { server: McpServerInfo; actions: McpActions; onError(message: string): void }) {
+  const [confirmRemove, setConfirmRemove] = useState(false);
+  const run = (p: Promise<unknown>) => void p.catch((e: unknown) => onError(toApiError(e).message));
+  const disabled = server.state === "disabled";
   return (
     <li className="mcp-server" data-mcp-server={server.name}>
       <div className="mcp-server-head">
         <strong>{server.name}</strong>
         <span className={`mcp-state mcp-state-${server.state}`}>{STATE_LABEL[server.state]}</span>
+        <span className="mcp-server-actions">
+          <button
+            type="button"
+            className="button button-small"
+            aria-label={`${disabled ? "Enable" : "Disable"} MCP server ${server.name}`}
+            onClick={() => run(actions.setEnabled(server.name, disabled))}
+          >
+            {disabled ? "Enable" : "Disable"}
+          </button>
+          {confirmRemove ? (
+            <button type="button" className="button button-small button-danger" onClick={() => run(actions.remove(server.name))}>
+              Confirm remove
+            </button>
+          ) : (
+            <button type="button" className="button button-small" aria-label={`Remove MCP server ${server.name}`} onClick={() => setConfirmRemove(true)}>
+              Remove
+            </button>
+          )}
+        </span>
       </div>
       {server.description ? <p className="mcp-description">{server.description}</p> : null}
       <code className="mcp-endpoint">{server.endpoint}</code>
@@ -68,14 +227,25 @@ function Server({ server }: { server: McpServerInfo }) {
 export function McpSection() {
   const { data, error, isPending, isError, refetch } = useMcpServers();
   const start = useStartMcpServers();
+  const actions = useMcpActions();
+  const [adding, setAdding] = useState(false);
+  const [editError, setEditError] = useState<string | null>(null);
+  const addPart = adding ? (
+    <AddServerForm actions={actions} onDone={() => setAdding(false)} />
+  ) : (
+    <button type="button" className="button" onClick={() => setAdding(true)}>
+      Add a server
+    </button>
+  );
   let body;
   if (isPending) body = <Loading label="Loading MCP servers…" />;
   else if (isError) body = <ErrorView title="Could not list the MCP servers" error={error} onRetry={() => void refetch()} />;
   else if (data.length === 0)
     body = (
       <>
-        <p>No MCP servers yet. Declare them in config.yml; agents activate a server when they need its tools.</p>
+        <p>No MCP servers yet. Add one here or declare them in config.yml; agents activate a server when they need its tools.</p>
         <pre className="mcp-example">{EXAMPLE}</pre>
+        {addPart}
       </>
     );
   else
@@ -87,13 +257,19 @@ export function McpSection() {
         </p>
         <ul className="mcp-servers">
           {data.map((s) => (
-            <Server key={s.name} server={s} />
+            <Server key={s.name} server={s} actions={actions} onError={setEditError} />
           ))}
         </ul>
+        {editError ? (
+          <p className="form-error" role="alert">
+            {editError}
+          </p>
+        ) : null}
         <button type="button" className="button" onClick={() => start.mutate()} disabled={start.isPending}>
           {start.isPending ? "Starting…" : "Start servers and list their tools"}
         </button>
         {start.isError ? <ErrorView title="Could not start the servers" error={start.error} /> : null}
+        <div className="mcp-add">{addPart}</div>
       </>
     );
   return (

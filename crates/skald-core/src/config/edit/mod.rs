@@ -5,6 +5,7 @@
 //! it). Whatever it writes is parsed again and must give exactly the intended configuration;
 //! anything else (a layout it does not understand) is an error and the file is left alone.
 
+mod mcp;
 mod outline;
 mod render;
 #[cfg(test)]
@@ -17,6 +18,7 @@ use std::path::Path;
 use yaml_serde::Value;
 
 use super::{ClientConfig, Config, ConfigError};
+pub use mcp::{McpEdit, edit_mcp_servers};
 use outline::{Item, KeyAt, Line};
 
 /// What the settings page says about one client. Fields it cannot show (`strength`, `scope`,
@@ -238,7 +240,7 @@ fn apply(text: &str, current: &Config, plan: &Plan) -> Result<String, EditError>
         })
     };
     let items_text = |clients: &[ClientConfig], indent: usize| -> Result<String, EditError> {
-        clients.iter().map(|c| render::client_item(c, indent, eol)).collect()
+        clients.iter().map(|c| render::block_item(c, indent, eol)).collect()
     };
 
     let Some(llm) = outline::find_key(&lines, 0..lines.len(), 0, "llm") else {
@@ -365,7 +367,7 @@ fn edit_item(
             }
         }
         None => {
-            let mut with = render::client_item(new, dash, eol)?;
+            let mut with = render::block_item(new, dash, eol)?;
             if lines[item.last].next == lines[item.last].end {
                 // The item ended the file without a line break; keep it that way.
                 with.truncate(with.len() - eol.len());

@@ -1,11 +1,10 @@
-//! YAML text for what an edit writes: one-line values, whole client items and the fallback list,
+//! YAML text for what an edit writes: one-line values, whole list items and the fallback list,
 //! quoted by the YAML emitter so a value can never turn into other YAML.
 
 use serde::Serialize;
 use yaml_serde::Value;
 
 use super::EditError;
-use crate::config::ClientConfig;
 
 /// A scalar on one line (`None` for a mapping or sequence, which cannot be written inline).
 pub(super) fn inline_scalar(value: &Value) -> Result<Option<String>, EditError> {
@@ -34,9 +33,14 @@ pub(super) fn flow_list(names: &[String]) -> Result<String, EditError> {
     Ok(format!("[{}]", items.join(", ")))
 }
 
-/// A client as a block item of `llm.clients`, each line indented by `indent` and ended by `eol`.
-pub(super) fn client_item(c: &ClientConfig, indent: usize, eol: &str) -> Result<String, EditError> {
-    let text = emit(&[c])?;
+/// A value (a client of `llm.clients`, a server of `mcp.servers`) as a block item of a list, each
+/// line indented by `indent` and ended by `eol`.
+pub(super) fn block_item<T: Serialize>(
+    item: &T,
+    indent: usize,
+    eol: &str,
+) -> Result<String, EditError> {
+    let text = emit(&[item])?;
     let pad = " ".repeat(indent);
     Ok(text.lines().map(|l| format!("{pad}{l}{eol}")).collect())
 }
