@@ -504,6 +504,7 @@ impl Engine {
             data_dir: self.data_dir().to_path_buf(),
             start_task: self.task_starter(),
             mcp: self.mcp(),
+            edit_mcp: self.mcp_editor(),
         };
         let policy = TurnPolicy {
             session_id,

@@ -8,6 +8,7 @@ use super::settings::{io_err, write_atomically};
 use crate::config::{self, McpEdit, McpServerEntry, MergeError};
 use crate::error::EngineError;
 use crate::tools::names;
+use crate::turn::McpEditor;
 
 impl Engine {
     /// Every server of `mcp.servers` (or only `only`) and where it stands; with `start`, the
@@ -111,6 +112,22 @@ impl Engine {
     }
 
     async fn edit_mcp(&self, edit: McpEdit) -> Result<Vec<McpServerInfo>, EngineError> {
+        self.apply_mcp_edit(edit)?;
+        self.list_mcp_servers(false, None).await
+    }
+
+    /// How a turn's `config` tools change `mcp.servers`: through the engine, which owns the
+    /// configuration (the file, the reloaded copy and the manager stay in step).
+    pub(super) fn mcp_editor(&self) -> McpEditor {
+        let weak = std::sync::Arc::downgrade(&self.inner);
+        std::sync::Arc::new(move |edit| match weak.upgrade() {
+            Some(inner) => Engine { inner }.apply_mcp_edit(edit),
+            None => Err(EngineError::ShuttingDown),
+        })
+    }
+
+    /// Writes `edit` into config.yml, reloads the configuration and brings the manager in line.
+    fn apply_mcp_edit(&self, edit: McpEdit) -> Result<(), EngineError> {
         let path = self.data_dir().join(config::CONFIG_FILE_NAME);
         let text = config::read_text(&path).map_err(EngineError::from)?.unwrap_or_default();
         // The file as it is must be valid: an edit never builds on a broken file.
@@ -125,6 +142,7 @@ impl Engine {
             write_atomically(&path, &edited).map_err(io_err)?;
         }
         self.reload_config()?;
-        self.list_mcp_servers(false, None).await
+        drop(self.mcp());
+        Ok(())
     }
 }

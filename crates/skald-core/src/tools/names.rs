@@ -16,8 +16,12 @@ pub const ASK_USER_CLARIFICATION: &str = "ask_user_clarification";
 pub const EXECUTE_TASK: &str = "execute_task";
 /// Synthetic: a sub-agent below the depth limit delegates further.
 pub const EXECUTE_SUBTASK: &str = "execute_subtask";
-/// Interface tool: grants MCP servers to the calling frame.
+/// Interface tool: grants MCP servers (or the `config` group) to the calling frame.
 pub const ACTIVATE_TOOLS: &str = "activate_tools";
+/// The `config` group, offered once activated: they change `mcp.servers` in config.yml.
+pub const REGISTER_MCP: &str = "register_mcp";
+pub const DELETE_MCP: &str = "delete_mcp";
+pub const TOGGLE_ITEM: &str = "toggle_item";
 
 /// The tools that start a sync sub-agent in a child frame.
 pub fn is_subagent_tool(name: &str) -> bool {

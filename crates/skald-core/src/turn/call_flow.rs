@@ -12,7 +12,7 @@ use skald_store::repo::tools::ToolCallRow;
 use tokio_util::sync::CancellationToken;
 
 use super::subagent::{self, ChildEnd};
-use super::{ParkMode, TurnCtx, mcp, synthetic};
+use super::{ParkMode, TurnCtx, config_tools, mcp, synthetic};
 use crate::approval::gate::{GateInput, verdict};
 use crate::approval::{Verdict, diff, rejection_message};
 use crate::context::call_results::{
@@ -58,6 +58,7 @@ pub fn offered_tools(ctx: &TurnCtx) -> Vec<Value> {
         .chain(synthetic::definitions(ctx))
         .chain(subagent::definitions(ctx))
         .chain(mcp::definitions(ctx))
+        .chain(config_tools::definitions(ctx))
         .filter(|(name, _)| !hidden(name))
         .collect();
     defs.sort_by(|a, b| a.0.cmp(&b.0));
@@ -192,7 +193,10 @@ pub async fn gate(
     let read_only =
         tool.as_ref().map_or_else(|| mcp::is_read_only(name, ctx), |t| t.def().read_only);
     let hidden = ctx.policy.rules.as_ref().is_ok_and(|r| r.hides_tool(name, read_only));
-    let known = tool.is_some() || synthetic::is_synthetic(name, ctx) || mcp::is_known(name, ctx);
+    let known = tool.is_some()
+        || synthetic::is_synthetic(name, ctx)
+        || mcp::is_known(name, ctx)
+        || config_tools::is_known(name, ctx);
     if !known || hidden {
         let available: Vec<String> = offered_tools(ctx)
             .iter()
@@ -500,6 +504,7 @@ async fn execute_approved(
             t.run(args, &tctx).await
         }
         None if mcp::is_known(name, ctx) => mcp::run(ctx, name, args).await,
+        None if config_tools::is_known(name, ctx) => config_tools::run(ctx, name, args).await,
         None => synthetic::run(ctx, name, args).await,
     };
     match outcome {

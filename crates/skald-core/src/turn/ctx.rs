@@ -30,7 +30,13 @@ pub struct TurnDeps {
     pub start_task: TaskStarter,
     /// The engine's MCP servers.
     pub mcp: Arc<skald_mcp::McpManager>,
+    /// Changes `mcp.servers` (the `config` tools), through the engine that owns the configuration.
+    pub edit_mcp: McpEditor,
 }
+
+/// How a turn changes `mcp.servers`: the engine writes config.yml and reloads it.
+pub type McpEditor =
+    Arc<dyn Fn(crate::config::McpEdit) -> Result<(), crate::error::EngineError> + Send + Sync>;
 
 /// How a turn hands an async task to the engine's runner, which outlives the turn.
 pub type TaskStarter = Arc<dyn Fn(i64) + Send + Sync>;

@@ -8,7 +8,7 @@ use std::sync::{Arc, Mutex};
 use serde_json::{Value, json};
 use skald_mcp::{McpError, McpTool};
 
-use super::TurnCtx;
+use super::{TurnCtx, config_tools};
 use crate::tools::{ToolError, ToolOutput, names};
 
 /// The tool groups a frame may use. Clones share the set, so a grant made while one round's
@@ -81,24 +81,20 @@ pub async fn prepare_round(ctx: &TurnCtx) {
     }
 }
 
-fn offers_activation(ctx: &TurnCtx) -> bool {
-    !ctx.deps.mcp.enabled().is_empty()
-}
-
-/// `activate_tools` (when any server is enabled) and the tools of the frame's granted servers.
+/// `activate_tools` and the tools of the frame's granted servers.
 pub fn definitions(ctx: &TurnCtx) -> Vec<(String, Value)> {
     let mut defs = Vec::new();
     let enabled = ctx.deps.mcp.enabled();
-    if enabled.is_empty() {
-        return defs;
-    }
-    let listing: Vec<String> = enabled
+    let mut listing: Vec<String> = enabled
         .iter()
         .map(|(name, description)| match description {
             Some(d) => format!("- `{name}`: {d}"),
             None => format!("- `{name}`"),
         })
         .collect();
+    listing.push(format!("- `{}`: {}", config_tools::GROUP, config_tools::SUMMARY));
+    let mut groups: Vec<String> = enabled.iter().map(|(n, _)| n.clone()).collect();
+    groups.push(config_tools::GROUP.to_string());
     let scope = if ctx.is_root() { "this session" } else { "you, until your task ends" };
     defs.push((
         names::ACTIVATE_TOOLS.to_string(),
@@ -107,8 +103,9 @@ pub fn definitions(ctx: &TurnCtx) -> Vec<(String, Value)> {
             "function": {
                 "name": names::ACTIVATE_TOOLS,
                 "description": format!(
-                    "Make the tools of MCP servers available to {scope}. Their tools appear from \
-                     your next step on, named mcp__<server>__<tool>. Servers:\n{}",
+                    "Make the tools of MCP servers (or a group of Skald's own tools) available to \
+                     {scope}. Their tools appear from your next step on, a server's named \
+                     mcp__<server>__<tool>. Groups:\n{}",
                     listing.join("\n")
                 ),
                 "parameters": {
@@ -118,9 +115,9 @@ pub fn definitions(ctx: &TurnCtx) -> Vec<(String, Value)> {
                             "type": "array",
                             "items": {
                                 "type": "string",
-                                "enum": enabled.iter().map(|(n, _)| n.clone()).collect::<Vec<_>>(),
+                                "enum": groups,
                             },
-                            "description": "Names of the servers to activate."
+                            "description": "Names of the servers (or groups) to activate."
                         }
                     },
                     "required": ["groups"],
@@ -173,7 +170,7 @@ fn offerable(server: &str, tools: Vec<McpTool>) -> (Vec<McpTool>, Vec<String>) {
 /// Whether the frame may call `name` now: `activate_tools`, or a tool of a granted server.
 pub fn is_known(name: &str, ctx: &TurnCtx) -> bool {
     if name == names::ACTIVATE_TOOLS {
-        return offers_activation(ctx);
+        return true;
     }
     names::mcp_tool(name).is_some_and(|(server, tool)| {
         ctx.frame.grants.contains(server)
@@ -231,6 +228,18 @@ pub async fn run(ctx: &TurnCtx, name: &str, args: &Value) -> Result<ToolOutput, 
     }
 }
 
+/// Stores the grant in the frame's scope (the session's at the root, the frame's own below) and
+/// adds it to the frame's set, so the next round offers the group's tools.
+async fn grant(ctx: &TurnCtx, group: &str) -> Result<(), skald_store::StoreError> {
+    if ctx.is_root() {
+        ctx.deps.store.grant_session_tool_group(ctx.policy.session_id, group).await?;
+    } else {
+        ctx.deps.store.grant_stack_tool_group(ctx.frame.stack_id, group).await?;
+    }
+    ctx.frame.grants.insert(group);
+    Ok(())
+}
+
 async fn activate(ctx: &TurnCtx, args: &Value) -> Result<ToolOutput, ToolError> {
     let groups: Vec<String> = match args.get("groups") {
         Some(Value::Array(items)) => {
@@ -253,16 +262,17 @@ async fn activate(ctx: &TurnCtx, args: &Value) -> Result<ToolOutput, ToolError> 
             already.push(group);
             continue;
         }
+        if group == config_tools::GROUP {
+            grant(ctx, &group).await.map_err(storage)?;
+            let offered = [names::REGISTER_MCP, names::DELETE_MCP, names::TOGGLE_ITEM];
+            tools.insert(group.clone(), json!(offered));
+            activated.push(group);
+            continue;
+        }
         // Started now (again, after a failure), so a server that cannot run is said at once.
         match ctx.deps.mcp.connect(&group, true).await {
             Ok(listed) => {
-                if ctx.is_root() {
-                    ctx.deps.store.grant_session_tool_group(ctx.policy.session_id, &group).await
-                } else {
-                    ctx.deps.store.grant_stack_tool_group(ctx.frame.stack_id, &group).await
-                }
-                .map_err(storage)?;
-                ctx.frame.grants.insert(&group);
+                grant(ctx, &group).await.map_err(storage)?;
                 let (kept, left_out) = offerable(&group, listed);
                 let offered: Vec<String> =
                     kept.iter().map(|t| names::mcp_tool_name(&group, &t.name)).collect();

@@ -7,6 +7,7 @@
 //! loop runs itself). Every step commits its rows before it emits.
 
 mod call_flow;
+mod config_tools;
 mod ctx;
 mod emitter;
 mod llm_round;
@@ -15,7 +16,7 @@ mod scheduler;
 mod subagent;
 mod synthetic;
 
-pub use ctx::{FrameCtx, TaskStarter, TurnCtx, TurnDeps, TurnPolicy};
+pub use ctx::{FrameCtx, McpEditor, TaskStarter, TurnCtx, TurnDeps, TurnPolicy};
 pub use emitter::TurnEmitter;
 pub use mcp::Grants;
 

@@ -310,16 +310,84 @@ async fn a_server_that_cannot_start_is_reported_to_the_model_not_granted() {
 }
 
 #[tokio::test]
-async fn without_servers_activate_tools_is_not_offered() {
+async fn without_servers_activate_tools_offers_only_the_config_group() {
     let rig = Rig::new("").await;
     rig.fake.push(Reply::text("Hi."));
     rig.turn("hello").await;
     let body = &rig.fake.requests()[0].body;
     let names = tool_names(body);
-    assert!(!names.iter().any(|n| n == "activate_tools" || n.starts_with("mcp__")), "{names:?}");
+    assert!(names.iter().any(|n| n == "activate_tools"), "{names:?}");
+    assert!(!names.iter().any(|n| n.starts_with("mcp__") || n == "register_mcp"), "{names:?}");
+    assert_eq!(activate_enum(body), json!(["config"]));
     let system = body["messages"][0]["content"].as_str().unwrap();
     assert!(!system.contains("MCP"), "{system}");
     assert!(!system.ends_with('\n'), "the empty block leaves no trailing lines: {system:?}");
+}
+
+/// The groups `activate_tools` offers in a request.
+fn activate_enum(body: &Value) -> Value {
+    let tools = body["tools"].as_array().unwrap();
+    let activate = tools.iter().find(|t| t["function"]["name"] == "activate_tools").unwrap();
+    activate["function"]["parameters"]["properties"]["groups"]["items"]["enum"].clone()
+}
+
+#[tokio::test]
+async fn the_config_group_registers_a_server_once_the_user_approves_and_it_can_be_activated_next() {
+    let rig = Rig::new("# mine\nllm:\n  max_tool_rounds: 9\n").await;
+    rig.fake.push(activate(&["config"]));
+    let register = json!({
+        "name": "notes",
+        "description": "my notes",
+        "command": "/nonexistent/notes-server",
+        "args": ["--root", "/n"]
+    });
+    rig.fake.push(Reply::tool_call("register_mcp", &register.to_string()));
+    rig.fake.push(activate(&["notes"]));
+    rig.fake.push(Reply::text("Registered; it does not start here."));
+    let opts = ChatOptions {
+        workdir: Some(rig.work.clone()),
+        park_mode: ParkMode::Exit,
+        ..Default::default()
+    };
+    let mut rx = rig.engine.subscribe();
+    let receipt = rig.engine.send_message(SOURCE, "add my notes server", opts).await.unwrap();
+    let (sid, outcome) = finish(&rig.engine, receipt).await;
+    let TurnOutcome::Parked { tool_call_ids } = outcome else { panic!("{outcome:?}") };
+    let asked = super::turn::drain(&mut rx, sid).into_iter().any(
+        |e| matches!(e, Event::ApprovalRequested { tool_name, .. } if tool_name == "register_mcp"),
+    );
+    assert!(asked, "registering a server asks the user first");
+    let file = rig.data_dir().join("config.yml");
+    assert!(
+        !std::fs::read_to_string(&file).unwrap().contains("notes"),
+        "nothing before the approval"
+    );
+    let requests = rig.fake.requests();
+    assert!(tool_names(&requests[1].body).contains(&"register_mcp".to_string()));
+    assert!(!tool_names(&requests[0].body).contains(&"register_mcp".to_string()));
+
+    let decision = DecisionInput { approved: true, note: None, bypass: None };
+    rig.engine.decide(tool_call_ids[0], decision, "web").await.unwrap();
+    let outcome = rig.engine.resume(sid, ParkMode::Exit).await.unwrap();
+    assert!(matches!(outcome, TurnOutcome::Final { .. }), "{outcome:?}");
+    assert_eq!(
+        std::fs::read_to_string(&file).unwrap(),
+        "# mine\nllm:\n  max_tool_rounds: 9\nmcp:\n  servers:\n    - name: notes\n      \
+         description: my notes\n      command: /nonexistent/notes-server\n      args:\n      - \
+         --root\n      - /n\n"
+    );
+    let requests = rig.fake.requests();
+    let after = &requests[2].body;
+    assert_eq!(
+        tool_results(after).last().unwrap(),
+        "Registered the MCP server `notes`. Activate it with activate_tools([\"notes\"]) to use its tools."
+    );
+    assert_eq!(activate_enum(after), json!(["notes", "config"]), "offered the round after");
+    let refused: Value =
+        serde_json::from_str(tool_results(&requests[3].body).last().unwrap()).unwrap();
+    assert_eq!(refused["not_activated"][0]["group"], "notes");
+    let store = rig.store().await;
+    assert_eq!(store.session_tool_groups(sid).await.unwrap(), ["config"]);
 }
 
 #[tokio::test]
@@ -353,13 +421,13 @@ async fn a_server_added_or_disabled_in_settings_is_offered_or_not_from_the_next_
         activate
             .map(|t| t["function"]["parameters"]["properties"]["groups"]["items"]["enum"].clone())
     };
-    assert_eq!(enum_of(0), Some(json!(["notes"])));
+    assert_eq!(enum_of(0), Some(json!(["notes", "config"])));
 
     let listed = rig.engine.set_mcp_server_enabled("notes", false).await.unwrap();
     assert_eq!(listed[0].state, skald_protocol::McpServerState::Disabled);
     rig.fake.push(Reply::text("Two."));
     rig.turn("second").await;
-    assert!(!offered(1).contains(&"activate_tools".to_string()), "{:?}", offered(1));
+    assert_eq!(enum_of(1), Some(json!(["config"])), "a disabled server is not offered");
 
     rig.engine.set_mcp_server_enabled("notes", true).await.unwrap();
     assert!(rig.engine.remove_mcp_server("notes").await.unwrap().is_empty());
