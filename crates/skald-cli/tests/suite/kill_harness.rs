@@ -4,7 +4,9 @@
 //!
 //! The turn: the user's prompt → the model asks a clarification → the answer comes from another
 //! process (`skald answer`) → `skald resume` → the model runs a shell command that appends a line
-//! to a side-effect file, writes its pid and sleeps → a sync sub-agent → a parallel batch of
+//! to a side-effect file, writes its pid and sleeps → a sync sub-agent (which activates the real
+//! MCP server-everything for itself, calls its read-only `echo`, then runs its command) → a
+//! parallel batch of
 //! three sub-agents (each child runs a command appending its task's line to `children.log`,
 //! writing its pid and running a moment, then answers) → the model writes a file → final answer.
 //! `chat --approve-all` grants the session's bypass, so nothing parks on an approval; the
@@ -105,10 +107,29 @@ enum Phase {
 
 const PHASES: [Phase; 3] = [Phase::Chat, Phase::Answer, Phase::Resume];
 
+/// The MCP server the sync child activates (server-everything, from SKALD_MCP_EVERYTHING).
+const MCP_SERVER: &str = "srv";
+const MCP_ECHO: &str = "mcp__srv__echo";
+
 /// What the model says at each point of the conversation. The children's rules come first: the
 /// first rule whose key matches answers, and only a child's frame has its helper's marker.
 fn script(fake: &FakeLlm) {
     let call = |name: &str, args: serde_json::Value| Reply::tool_call(name, &args.to_string());
+    // The sync child first activates the MCP server for its own frame and calls a read-only tool
+    // of it (re-run by a resume if a kill cut it off), then runs its command like the others.
+    let sync_marker = marker_of(SYNC_TASK);
+    fake.on(
+        When::user_says(SYNC_TASK).in_frame(&sync_marker),
+        call("activate_tools", json!({ "groups": [MCP_SERVER] })),
+    );
+    fake.on(
+        When::result_of_tool("activate_tools").in_frame(&sync_marker),
+        call(MCP_ECHO, json!({ "message": SYNC_TASK })),
+    );
+    fake.on(
+        When::result_of_tool(MCP_ECHO).in_frame(&sync_marker),
+        call("execute_cmd", json!({ "command": child_command(SYNC_TASK) })),
+    );
     let delegate = |task: &str| {
         let args = json!({ "mode": "sync", "agent_id": helper_of(task),
                            "prompt": format!("{task}: do your part") });
@@ -116,10 +137,12 @@ fn script(fake: &FakeLlm) {
     };
     for task in tasks() {
         let marker = marker_of(task);
-        fake.on(
-            When::user_says(task).in_frame(&marker),
-            call("execute_cmd", json!({ "command": child_command(task) })),
-        );
+        if task != SYNC_TASK {
+            fake.on(
+                When::user_says(task).in_frame(&marker),
+                call("execute_cmd", json!({ "command": child_command(task) })),
+            );
+        }
         // Also after a kill cut the command off: the child answers whatever its result says.
         fake.on(
             When::result_of_tool("execute_cmd").in_frame(&marker),
@@ -180,6 +203,13 @@ impl Run {
             std::fs::write(helper.join("meta.json"), meta.to_string()).unwrap();
             std::fs::write(helper.join("AGENT.md"), marker_of(task)).unwrap();
         }
+        let server = std::env::var("SKALD_MCP_EVERYTHING").expect(
+            "SKALD_MCP_EVERYTHING: the path of mcp-server-everything (export \
+             SKALD_MCP_EVERYTHING=$(scripts/mcp-peers/install.sh))",
+        );
+        let config =
+            format!("mcp:\n  servers:\n    - name: {MCP_SERVER}\n      command: {server}\n");
+        std::fs::write(data.join("config.yml"), config).unwrap();
         let work = dir.path().join("work");
         std::fs::create_dir_all(&work).unwrap();
         let work = std::fs::canonicalize(work).unwrap();
@@ -463,6 +493,20 @@ fn check_recovered(
         return Err(format!(
             "the delegations' results are not the children's answers: {answers:?}"
         ));
+    }
+    // The sync child's MCP calls: each recorded once, done, the server's own answer kept.
+    let mcp: Vec<_> = calls(detail, 1)
+        .into_iter()
+        .filter(|(n, ..)| *n == "activate_tools" || *n == MCP_ECHO)
+        .collect();
+    let echoed = format!("Echo: {SYNC_TASK}");
+    let activated =
+        mcp.first().is_some_and(|(n, s, _)| *n == "activate_tools" && *s == ToolStatus::Done);
+    let called = mcp.get(1).is_some_and(|(n, s, r)| {
+        *n == MCP_ECHO && *s == ToolStatus::Done && *r == Some(echoed.as_str())
+    });
+    if mcp.len() != 2 || !activated || !called {
+        return Err(format!("the sync child's MCP calls are not the script's: {mcp:?}"));
     }
     if run.child_effects() != [1; 4] {
         return Err(format!(

@@ -126,14 +126,17 @@ pub async fn settle(ctx: &TurnCtx, row: &ToolCallRow) -> Result<CallFlow, Engine
     {
         return record_child_end(ctx, row.id, end).await;
     }
+    // A fresh process has not started the frame's servers yet: an MCP call, open or cut off,
+    // is gated and judged by what its server lists (found by the kill harness: a call stored
+    // just before a kill was refused as unknown on resume).
+    if names::mcp_tool(name).is_some() {
+        mcp::prepare_round(ctx).await;
+    }
     match row.status()? {
         ToolStatus::Running => {
             // It may have had effects: re-run only what is safe to repeat.
             // A delegation that opened no frame yet has done nothing; activating a server again
             // changes nothing; an MCP tool is as read-only as its (started) server says.
-            if names::mcp_tool(name).is_some() {
-                mcp::prepare_round(ctx).await;
-            }
             let read_only = ctx.deps.tools.get(name).is_some_and(|t| t.def().read_only)
                 || names::is_subagent_tool(name)
                 || name == names::ACTIVATE_TOOLS

@@ -15,6 +15,11 @@ use super::turn::Rig;
 
 /// A session whose last reply asked for `calls`, each left `running` by a process that died.
 pub async fn crashed_with(rig: &Rig, calls: &[(&str, Value)]) -> (i64, Vec<i64>) {
+    crashed(rig, calls, true).await
+}
+
+/// As `crashed_with`; with `started` false the calls were stored but never reached the gate.
+pub async fn crashed(rig: &Rig, calls: &[(&str, Value)], started: bool) -> (i64, Vec<i64>) {
     let sid = rig.engine.new_session("test").await.unwrap();
     let workdir = Some(rig.work.display().to_string());
     let rc = RunContext { working_directory: workdir, ..Default::default() };
@@ -31,7 +36,7 @@ pub async fn crashed_with(rig: &Rig, calls: &[(&str, Value)]) -> (i64, Vec<i64>)
     let reply = NewMessage { stack_id: stack, content: "On it.".into(), ..Default::default() };
     let specs: Vec<_> = calls.iter().map(|(n, a)| (n.to_string(), a.to_string(), None)).collect();
     let (_, ids) = store.append_assistant_with_calls(&reply, &specs).await.unwrap();
-    for id in &ids {
+    for id in ids.iter().filter(|_| started) {
         store.start_tool_call(*id).await.unwrap();
     }
     (sid, ids)

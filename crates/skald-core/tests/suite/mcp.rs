@@ -282,6 +282,23 @@ async fn a_stop_cancels_a_running_mcp_call_and_the_server_serves_the_next_turn()
 }
 
 #[tokio::test]
+#[ignore = "needs mcp-server-everything (scripts/mcp-peers/install.sh)"]
+async fn an_mcp_call_stored_just_before_a_crash_is_gated_and_run_by_the_next_process() {
+    let rig = rig().await;
+    let echo = ("mcp__everything__echo", json!({ "message": "after a restart" }));
+    let (sid, ids) = super::interrupted::crashed(&rig, &[echo], false).await;
+    rig.store().await.grant_session_tool_group(sid, "everything").await.unwrap();
+    rig.fake.push(Reply::text("Echoed."));
+    // This engine never started the server: the resume must, before it judges the call.
+    let outcome = rig.engine.resume(sid, ParkMode::Wait).await.unwrap();
+    assert!(matches!(outcome, TurnOutcome::Final { .. }), "{outcome:?}");
+    let call = rig.store().await.tool_call(ids[0]).await.unwrap();
+    assert_eq!(call.status().unwrap(), skald_protocol::ToolStatus::Done, "{call:?}");
+    assert_eq!(call.result.as_deref(), Some("Echo: after a restart"));
+    rig.engine.shutdown(std::time::Duration::from_secs(5)).await;
+}
+
+#[tokio::test]
 async fn a_server_that_cannot_start_is_reported_to_the_model_not_granted() {
     let rig = Rig::new(&config_with("/nonexistent/mcp-server")).await;
     rig.fake.push(activate(&["everything", "elsewhere"]));
