@@ -12,6 +12,8 @@ pub struct ServerConfig {
     pub description: Option<String>,
     /// A disabled server is listed but never started.
     pub enabled: bool,
+    /// How long one call may take before it is cancelled (`None`: [`crate::CALL_TIMEOUT`]).
+    pub call_timeout: Option<std::time::Duration>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -186,8 +186,8 @@ impl McpManager {
         }
     }
 
-    /// Calls `tool` of `server` with `args` (starting the server if needed); a stop or
-    /// [`CALL_TIMEOUT`] cancels it at the server.
+    /// Calls `tool` of `server` with `args` (starting the server if needed); a stop or the
+    /// server's call timeout ([`CALL_TIMEOUT`] unless configured) cancels it at the server.
     pub async fn call(
         &self,
         server: &str,
@@ -201,7 +201,8 @@ impl McpManager {
         }
         // A call the server may have received is never sent again here (it may have had its
         // effect): a server that died under it fails the call, and the next one restarts it.
-        conn.call(server, tool, args, cancel, CALL_TIMEOUT).await
+        let timeout = self.slot(server).and_then(|s| s.config.call_timeout).unwrap_or(CALL_TIMEOUT);
+        conn.call(server, tool, args, cancel, timeout).await
     }
 
     /// Every server and where it stands.

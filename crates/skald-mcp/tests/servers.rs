@@ -28,6 +28,7 @@ fn stdio(name: &str) -> ServerConfig {
         },
         description: Some("test server".into()),
         enabled: true,
+        call_timeout: None,
     }
 }
 
@@ -113,6 +114,28 @@ async fn a_stop_cancels_a_long_call_and_the_server_keeps_serving() {
 
 #[tokio::test]
 #[ignore = "needs mcp-server-everything (scripts/mcp-peers/install.sh)"]
+async fn a_call_past_the_servers_timeout_is_cancelled_and_says_so() {
+    let config = ServerConfig { call_timeout: Some(Duration::from_secs(1)), ..stdio("slow") };
+    let manager = McpManager::new(vec![config], None);
+    let cancel = CancellationToken::new();
+    let started = Instant::now();
+    let args = json!({"duration": 30, "steps": 3});
+    let err =
+        manager.call("slow", "trigger-long-running-operation", &args, &cancel).await.unwrap_err();
+    let want = McpError::Timeout {
+        server: "slow".into(),
+        tool: "trigger-long-running-operation".into(),
+        secs: 1,
+    };
+    assert_eq!(err, want);
+    assert!(started.elapsed() < Duration::from_secs(10), "{:?}", started.elapsed());
+    let quick = manager.call("slow", "echo", &json!({"message": "quick"}), &cancel).await;
+    assert_eq!(quick.unwrap().text, "Echo: quick", "the server still serves");
+    manager.shutdown().await;
+}
+
+#[tokio::test]
+#[ignore = "needs mcp-server-everything (scripts/mcp-peers/install.sh)"]
 async fn a_streamable_http_server_is_reached_by_url() {
     let port = {
         let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
@@ -137,6 +160,7 @@ async fn a_streamable_http_server_is_reached_by_url() {
         transport: Transport::Http { url, api_key: Some("k".into()) },
         description: None,
         enabled: true,
+        call_timeout: None,
     };
     let manager = McpManager::new(vec![config], None);
     let cancel = CancellationToken::new();
@@ -210,6 +234,7 @@ async fn servers_that_cannot_run_say_why_and_are_not_retried_unless_asked() {
         },
         description: None,
         enabled: true,
+        call_timeout: None,
     };
     let off = ServerConfig { name: "off".into(), enabled: false, ..broken.clone() };
     let manager = McpManager::new(vec![broken, off], Some(logs.path().into()));

@@ -57,6 +57,13 @@ fn a_bad_server_entry_is_a_config_error_naming_it() {
     assert_eq!(out.status.code(), Some(1));
     let err = stderr(&out);
     assert!(err.contains("config.yml:3:1: mcp.servers: `a__b` contains `__`"), "{err}");
+    let dir = data_dir("    - name: slow\n      command: x\n      timeout_secs: 0\n");
+    let out = skald(&["--data-dir", dir.path().to_str().unwrap(), "mcp", "list"]);
+    let err = stderr(&out);
+    assert!(
+        err.contains("config.yml:5:1: mcp.servers[slow].timeout_secs: from 1 to 3600 seconds"),
+        "{err}"
+    );
     let dir = data_dir("    - name: both\n      command: x\n      url: http://h/mcp\n");
     let out = skald(&["--data-dir", dir.path().to_str().unwrap(), "mcp", "list"]);
     assert!(

@@ -36,7 +36,13 @@ pub struct McpServerEntry {
     pub api_key_env: Option<String>,
     #[serde(default = "enabled_by_default", skip_serializing_if = "is_true")]
     pub enabled: bool,
+    /// Seconds one call may take before it is cancelled (default 120).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timeout_secs: Option<u64>,
 }
+
+/// The longest call timeout accepted: an hour (a call the user waits for, not a daemon).
+const MAX_TIMEOUT_SECS: u64 = 3600;
 
 fn enabled_by_default() -> bool {
     true
@@ -81,6 +87,10 @@ impl McpConfig {
                 }
                 _ => {}
             }
+            if s.timeout_secs.is_some_and(|t| t == 0 || t > MAX_TIMEOUT_SECS) {
+                let msg = format!("{}: from 1 to {MAX_TIMEOUT_SECS} seconds", at("timeout_secs"));
+                return Some(("timeout_secs".into(), msg));
+            }
             if s.command.is_some() && s.api_key_env.is_some() {
                 let msg = format!(
                     "{}: only HTTP servers take a key; pass it in `env`",
@@ -121,6 +131,7 @@ impl McpConfig {
                     transport,
                     description: s.description.clone(),
                     enabled: s.enabled,
+                    call_timeout: s.timeout_secs.map(std::time::Duration::from_secs),
                 }
             })
             .collect()

@@ -92,6 +92,7 @@ impl Engine {
             url: server.url.filter(|u| !u.trim().is_empty()),
             api_key_env: server.api_key_env.filter(|k| !k.trim().is_empty()),
             enabled: true,
+            timeout_secs: None,
         };
         self.edit_mcp(McpEdit::Add(entry)).await
     }

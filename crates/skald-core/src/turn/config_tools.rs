@@ -131,6 +131,7 @@ pub async fn run(ctx: &TurnCtx, name: &str, args: &Value) -> Result<ToolOutput, 
                 url: text(args, "url"),
                 api_key_env: text(args, "api_key_env"),
                 enabled: true,
+                timeout_secs: None,
             };
             let done = format!(
                 "Registered the MCP server `{server}`. Activate it with {}([\"{server}\"]) to \

@@ -190,6 +190,7 @@ mod tests {
             url: None,
             api_key_env: None,
             enabled: true,
+            timeout_secs: None,
         }
     }
 
