@@ -144,7 +144,12 @@ impl McpManager {
 
     /// One tool of a started server.
     pub fn tool(&self, server: &str, tool: &str) -> Option<McpTool> {
-        self.tools(server)?.into_iter().find(|t| t.name == tool)
+        // Asked for each offered tool every round: only the one tool is copied.
+        let slot = self.slot(server)?;
+        match &*lock(&slot.conn) {
+            Conn::Ready(c) => c.tools.iter().find(|t| t.name == tool).cloned(),
+            _ => None,
+        }
     }
 
     /// Starts `server` unless it runs (or, with `retry` false, unless its last start failed);

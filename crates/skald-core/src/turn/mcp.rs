@@ -287,14 +287,13 @@ async fn activate(ctx: &TurnCtx, args: &Value) -> Result<ToolOutput, ToolError> 
     }
     let scope =
         if ctx.is_root() { "session".to_string() } else { format!("stack {}", ctx.frame.stack_id) };
-    let answer = json!({
+    let mut answer = json!({
         "activated": activated,
         "already_active": already,
         "not_activated": refused,
         "scope": scope,
         "tools": tools,
     });
-    let mut answer = answer;
     if !unusable.is_empty() {
         // Said, so the model does not look for them.
         answer["not_offered"] = json!({
