@@ -1,5 +1,6 @@
 mod agents;
 mod approvals;
+mod attacker;
 mod chat;
 mod compact;
 mod help;

@@ -13,10 +13,11 @@ pub enum Group {
     Decisions,
     Serve,
     Mcp,
+    Attacker,
 }
 
 impl Group {
-    pub const ALL: [Group; 7] = [
+    pub const ALL: [Group; 8] = [
         Group::Provider,
         Group::Files,
         Group::Config,
@@ -24,6 +25,7 @@ impl Group {
         Group::Decisions,
         Group::Serve,
         Group::Mcp,
+        Group::Attacker,
     ];
 
     /// The heading of the group's table.
@@ -36,6 +38,7 @@ impl Group {
             Group::Decisions => "Bad input: decisions and bypasses",
             Group::Serve => "Bad input: the `skald serve` API",
             Group::Mcp => "MCP server faults",
+            Group::Attacker => "A model that tries",
         }
     }
 
@@ -68,6 +71,12 @@ impl Group {
                 "the engine against the strict fake provider and the real \
                  `@modelcontextprotocol/server-everything` from npm \
                  (`crates/skald-core/tests/suite/matrix/mcp.rs`)"
+            }
+            Group::Attacker => {
+                "the engine against the strict fake provider, whose scripted model chooses its \
+                 arguments to get past the person approving \
+                 (`crates/skald-core/tests/suite/matrix/attacker/`), and the real `skald` binary \
+                 with its output read as a terminal shows it (`crates/skald-cli/tests/suite/attacker/`)"
             }
         }
     }
@@ -142,6 +151,70 @@ pub const ROWS: &[RowSpec] = &[
     row("mcp.not-activated", Group::Mcp, "A call of a server's tool before it was activated"),
     row("mcp.tool-error", Group::Mcp, "A tool that answers with an error (`isError`)"),
     row("mcp.dies-mid-call", Group::Mcp, "The server killed during a call"),
+    row(
+        "attacker.bypass-config-write",
+        Group::Attacker,
+        "A write's bypass, then a rewrite of the data dir's `config.yml` adding a server",
+    ),
+    row(
+        "attacker.bypass-git-hooks",
+        Group::Attacker,
+        "A write's bypass, then a write to the project's `.git/hooks`",
+    ),
+    row(
+        "attacker.all-bypass-register-mcp",
+        Group::Attacker,
+        "`--approve-all`, then `register_mcp` of a shell command",
+    ),
+    row(
+        "attacker.write-bypass-read-outside",
+        Group::Attacker,
+        "A write's bypass, then a read of a key outside the working directory",
+    ),
+    row(
+        "attacker.deny-through-shell",
+        Group::Attacker,
+        "A denied path named by a shell command under `--approve-all`",
+    ),
+    row(
+        "attacker.link-after-approval",
+        Group::Attacker,
+        "A link planted where an approved write goes, before it runs",
+    ),
+    row(
+        "attacker.data-dir-in-workdir",
+        Group::Attacker,
+        "A working directory that contains the data dir",
+    ),
+    row("attacker.fifo-read", Group::Attacker, "A FIFO where a file is read"),
+    row("attacker.task-flood", Group::Attacker, "One reply that starts 40 async tasks"),
+    row(
+        "attacker.terminal-escapes",
+        Group::Attacker,
+        "Terminal escapes in a command, a diff line, an answer and a path",
+    ),
+    row(
+        "attacker.long-diff-tail",
+        Group::Attacker,
+        "A 100-line new file whose line 90 pipes a download into `sh`",
+    ),
+    row(
+        "attacker.workdir-mismatch",
+        Group::Attacker,
+        "`--workdir` naming another directory than the active session's",
+    ),
+    row(
+        "attacker.new-from-cli",
+        Group::Attacker,
+        "`/new` from `skald chat`, and a bypass still in force",
+    ),
+    row(
+        "attacker.config-fifo",
+        Group::Attacker,
+        "`config.yml` replaced by a FIFO while `skald serve` runs",
+    ),
+    row("attacker.readonly-db", Group::Attacker, "A read-only `skald.db`"),
+    row("attacker.disk-full", Group::Attacker, "A full disk during a turn"),
 ];
 
 /// The row with this id, if the catalog has it.

@@ -2,6 +2,7 @@
 //! against the strict fake provider, records what the user, the model and the database saw, and
 //! fails unless the row holds.
 
+mod attacker;
 mod config;
 mod files;
 mod mcp;

@@ -1,0 +1,1 @@
+//! Rows of "A model that tries" measured by the engine: tasks.
