@@ -3,6 +3,10 @@
 
 use std::path::{Path, PathBuf};
 
+use serde_json::Value;
+
+use super::named_paths;
+use super::protected::{ProtectedPaths, Protection};
 use super::rules::{CallFacts, Rule, RuleSet};
 use super::{Action, BypassScope, Verdict};
 use crate::tools::{ToolCategory, names, paths};
@@ -137,20 +141,26 @@ pub struct GateInput<'a> {
     pub read_only: bool,
     /// The path the call acts on, as the tool resolved it.
     pub target: Option<&'a Path>,
+    /// The call's arguments: a shell command's words and an MCP tool's strings name paths too.
+    pub args: &'a Value,
     pub agent_id: &'a str,
     pub source: &'a str,
     pub workdir: &'a Path,
     pub data_dir: &'a Path,
+    /// The user's home: its dot-entries are protected (see `protected`).
+    pub home: Option<&'a Path>,
     pub run_context: &'a RunContext,
 }
 
 /// The verdict for one call: the policy, then the session's bypasses, which relax only Require
-/// (never Deny). They are read at every call with the store's clock, so a bypass another process
-/// granted counts at once and an expired or revoked one stops counting at once. When they cannot
-/// be read the call waits for a human (fail closed).
+/// (never Deny), and only for a call that stays inside the working directory and touches no
+/// protected path. They are read at every call with the store's clock, so a bypass another
+/// process granted counts at once and an expired or revoked one stops counting at once. When
+/// they cannot be read the call waits for a human (fail closed).
 pub async fn verdict(store: &Store, rules: &LoadedRules, g: &GateInput<'_>) -> Verdict {
-    let base = policy(rules, g);
-    if base != Verdict::Require {
+    let reach = Reach::of(g);
+    let base = judge(rules, g, &reach);
+    if base != Verdict::Require || !reach.bypassable() {
         return base;
     }
     match store.session_bypasses(g.session_id).await {
@@ -170,7 +180,14 @@ pub async fn verdict(store: &Store, rules: &LoadedRules, g: &GateInput<'_>) -> V
 
 /// `verdict` under the given active bypasses, without the store.
 pub fn verdict_under(rules: &LoadedRules, active: &[BypassScope], g: &GateInput<'_>) -> Verdict {
-    relax(policy(rules, g), active, g)
+    let reach = Reach::of(g);
+    let base = judge(rules, g, &reach);
+    if reach.bypassable() { relax(base, active, g) } else { base }
+}
+
+/// The protected path a call touches, if any: why it asks even under a bypass.
+pub fn protection(g: &GateInput<'_>) -> Option<(PathBuf, Protection)> {
+    Reach::of(g).protection
 }
 
 fn relax(base: Verdict, active: &[BypassScope], g: &GateInput<'_>) -> Verdict {
@@ -181,10 +198,67 @@ fn relax(base: Verdict, active: &[BypassScope], g: &GateInput<'_>) -> Verdict {
     }
 }
 
-/// The policy alone: first matching rule, read roots, then the RunContext fast path.
+/// What a call touches: its target, the other paths it names, the first protected one, and
+/// whether it reaches outside the working directory.
+struct Reach {
+    target: Option<PathBuf>,
+    /// Paths named by a shell command's words or an MCP tool's arguments (deny rules reach them).
+    named: Vec<PathBuf>,
+    protection: Option<(PathBuf, Protection)>,
+    /// A path beyond what a bypass may cover (outside the working directory).
+    outside: bool,
+}
+
+impl Reach {
+    fn of(g: &GateInput<'_>) -> Reach {
+        let target =
+            g.target.and_then(|t| paths::resolve_path(g.workdir, &t.to_string_lossy()).ok());
+        let protected = ProtectedPaths::new(g.data_dir, g.home, g.workdir);
+        let within_workdir = |p: &Path| paths::is_within(p, &canon(g.workdir));
+        let mut named = Vec::new();
+        let mut scope: Vec<PathBuf> = target.iter().cloned().collect();
+        let mut writes = !g.read_only;
+        if g.tool == names::EXECUTE_CMD {
+            // A command may read or write whatever its words name; it runs in its `workdir`.
+            let cwd = g
+                .args
+                .get("workdir")
+                .and_then(Value::as_str)
+                .and_then(|w| paths::resolve_path(g.workdir, w).ok())
+                .unwrap_or_else(|| canon(g.workdir));
+            let command = g.args.get("command").and_then(Value::as_str).unwrap_or_default();
+            named = named_paths::shell_paths(command, &cwd, g.home);
+            scope.push(cwd);
+            writes = true;
+        } else if names::mcp_tool(g.tool).is_some() {
+            named = named_paths::argument_paths(g.args, &canon(g.workdir), g.home);
+        }
+        let protection = if names::changes_mcp_servers(g.tool) {
+            Some((g.data_dir.join("config.yml"), Protection::McpServers))
+        } else {
+            scope.iter().chain(&named).find_map(|p| {
+                let found = if writes { protected.for_write(p) } else { protected.for_read(p) };
+                found.map(|why| (p.clone(), why))
+            })
+        };
+        let outside = scope.iter().any(|p| !within_workdir(p));
+        Reach { target, named, protection, outside }
+    }
+
+    /// Whether a bypass may relax the call's Require.
+    fn bypassable(&self) -> bool {
+        self.protection.is_none() && !self.outside
+    }
+}
+
+/// The policy alone: deny rules for every path the call names, the first matching rule, read
+/// roots, protected paths, then the RunContext fast path.
 pub fn policy(rules: &LoadedRules, g: &GateInput<'_>) -> Verdict {
-    let canonical =
-        g.target.and_then(|t| paths::resolve_path(g.workdir, &t.to_string_lossy()).ok());
+    judge(rules, g, &Reach::of(g))
+}
+
+fn judge(rules: &LoadedRules, g: &GateInput<'_>, reach: &Reach) -> Verdict {
+    let canonical = reach.target.as_deref();
     let rules = match rules {
         Ok(r) => r,
         Err(e) if !g.read_only => {
@@ -192,31 +266,51 @@ pub fn policy(rules: &LoadedRules, g: &GateInput<'_>) -> Verdict {
                 "Denied: the approval rules could not be loaded ({e}), so only read-only tools run."
             ));
         }
-        Err(_) => return read_root_check(g, canonical.as_deref()),
+        Err(_) => return read_root_check(g, canonical),
     };
     let (data_dir, workdir) = (canon(g.data_dir), canon(g.workdir));
-    let facts = CallFacts {
-        tool: g.tool,
+    let facts = |tool, path, read_only| CallFacts {
+        tool,
         agent_id: g.agent_id,
         source: g.source,
-        path: canonical.as_deref(),
+        path,
         data_dir: &data_dir,
         workdir: &workdir,
-        read_only: g.read_only,
+        read_only,
     };
-    let base = match rules.evaluate(&facts).map(|r| r.action) {
+    // A path named in a command or an argument is denied where a file tool's read or write of
+    // it would be: the deny rules reach every tool that names a path.
+    for p in &reach.named {
+        for (access, read_only) in [(names::READ_FILE, true), (names::WRITE_FILE, false)] {
+            if rules.evaluate(&facts(access, Some(p), read_only)).map(|r| r.action)
+                == Some(Action::Deny)
+            {
+                return Verdict::Deny(format!(
+                    "Denied by policy: `{}` names {}, which no tool may read or write here.",
+                    g.tool,
+                    p.display()
+                ));
+            }
+        }
+    }
+    let base = match rules.evaluate(&facts(g.tool, canonical, g.read_only)).map(|r| r.action) {
         Some(Action::Deny) => {
             return Verdict::Deny(format!(
                 "Denied by policy: `{}` is not allowed here{}.",
                 g.tool,
-                canonical.as_ref().map(|p| format!(" ({})", p.display())).unwrap_or_default()
+                canonical.map(|p| format!(" ({})", p.display())).unwrap_or_default()
             ));
         }
-        Some(Action::Allow) => Verdict::Allow,
+        // A rule a person wrote: it may allow even a protected path.
+        Some(Action::Allow) => return Verdict::Allow,
         Some(Action::Require) => Verdict::Require,
-        None => read_root_check(g, canonical.as_deref()),
+        None => read_root_check(g, canonical),
     };
-    if base == Verdict::Require && fast_path(g, canonical.as_deref()) {
+    // A protected path always asks: no read root, pre-authorisation or bypass covers it.
+    if reach.protection.is_some() {
+        return Verdict::Require;
+    }
+    if base == Verdict::Require && fast_path(g, canonical) {
         return Verdict::Allow;
     }
     base

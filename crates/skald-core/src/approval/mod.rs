@@ -3,6 +3,8 @@
 pub mod bypass;
 pub mod diff;
 pub mod gate;
+pub mod named_paths;
+pub mod protected;
 pub mod rules;
 mod word_diff;
 

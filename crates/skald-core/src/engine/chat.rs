@@ -1,7 +1,7 @@
 //! Chat commands: send a message (start a turn or steer a running one), stop, resolve the model
 //! chain. The turn itself lives in `crate::turn`.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use skald_llm::{LlmSettings, ModelEndpoint};
@@ -502,6 +502,7 @@ impl Engine {
             decisions: self.inner.decisions.clone(),
             context_cache: self.inner.context_cache.clone(),
             data_dir: self.data_dir().to_path_buf(),
+            home_dir: self.home_dir().map(Path::to_path_buf),
             start_task: self.task_starter(),
             mcp: self.mcp(),
             edit_mcp: self.mcp_editor(),

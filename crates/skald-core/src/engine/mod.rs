@@ -58,6 +58,8 @@ pub struct EngineOptions {
     /// Memory for built histories kept between rounds; `None` = `context::DEFAULT_BUDGET_BYTES`,
     /// `Some(0)` = every round reads every row.
     pub context_cache_bytes: Option<usize>,
+    /// The user's home, whose dot-entries are protected paths; `None` = the OS's.
+    pub home_dir: Option<PathBuf>,
 }
 
 /// The engine. Cheap to clone; every clone is the same engine.
@@ -68,6 +70,8 @@ pub struct Engine {
 
 struct Inner {
     data_dir: PathBuf,
+    /// The user's home (protected dot-entries), if the OS names one.
+    home_dir: Option<PathBuf>,
     store: Store,
     config: Arc<RwLock<Arc<Config>>>,
     env: EnvOverrides,
@@ -165,6 +169,7 @@ impl Engine {
         Ok(Self {
             inner: Arc::new(Inner {
                 data_dir: dir,
+                home_dir: opts.home_dir.or_else(dirs::home_dir),
                 store,
                 config,
                 env: env_for_reload,
@@ -190,6 +195,11 @@ impl Engine {
 
     pub fn data_dir(&self) -> &Path {
         &self.inner.data_dir
+    }
+
+    /// The user's home as the approval gate sees it.
+    pub fn home_dir(&self) -> Option<&Path> {
+        self.inner.home_dir.as_deref()
     }
 
     /// How context builds used the cache of built histories (diagnostics).

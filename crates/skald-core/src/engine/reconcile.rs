@@ -2,6 +2,7 @@
 //! run" or "run it again". The call keeps its one interrupted result (the provider history stays
 //! valid); what the user confirmed reaches the model as a note row at its next round.
 
+use std::path::PathBuf;
 use std::sync::Arc;
 
 use serde_json::Value;
@@ -143,10 +144,12 @@ impl Engine {
             category: self.inner.tools.category_of(name),
             read_only: tool.def().read_only,
             target: target.as_deref(),
+            args: &args,
             agent_id: &session.agent_id,
             source: &session.source,
             workdir: &workdir,
             data_dir: self.data_dir(),
+            home: self.home_dir(),
             run_context: &run_context,
         };
         if let Verdict::Deny(reason) = verdict(self.store(), &rules, &input).await {
@@ -156,14 +159,14 @@ impl Engine {
         }
         // A write goes ahead only while it still makes the change a human approved, so a write
         // that did land before the crash is not applied twice.
-        let approved_diff = self
-            .store()
-            .approval_request(row.tool_call_id)
-            .await?
-            .and_then(|r| r.diff)
-            .and_then(|d| serde_json::from_str::<FileDiff>(&d).ok());
+        // And only at the path it was approved for: a link planted since would move it.
+        let request = self.store().approval_request(row.tool_call_id).await?;
+        let approved_target = request.as_ref().and_then(|r| r.path.as_deref()).map(PathBuf::from);
+        let approved_diff =
+            request.and_then(|r| r.diff).and_then(|d| serde_json::from_str::<FileDiff>(&d).ok());
         let ctx = ToolContext::new(workdir, CancellationToken::new())
             .with_approved_diff(approved_diff)
+            .with_expected_target(approved_target)
             .for_call(row.tool_call_id);
         Ok(Rerun { tool, args, ctx })
     }

@@ -25,7 +25,18 @@ pub(crate) fn write_atomic(path: &Path, content: &[u8]) -> Result<bool, ToolErro
         Err(e) if e.kind() == io::ErrorKind::NotFound => None,
         Err(e) => return Err(io_error("write", path, e)),
     };
+    let before = fs::canonicalize(dir).map_err(|e| io_error("write", path, e))?;
     let (tmp_path, mut file) = create_temp(dir, &name.to_string_lossy())?;
+    // The folder must still be the one it was: a link swapped in for it (or for a parent) now
+    // would put the file somewhere nobody approved. The rename itself replaces a link at the
+    // file's own name instead of following it.
+    if fs::canonicalize(dir).ok().as_ref() != Some(&before) {
+        let _ = fs::remove_file(&tmp_path);
+        return Err(ToolError::Failed(format!(
+            "{shown}: its folder changed while it was being written (a link was swapped in), so \
+             nothing was written"
+        )));
+    }
     let written = (|| {
         file.write_all(content)?;
         file.sync_all()?;

@@ -117,6 +117,9 @@ pub struct ToolContext {
     /// For a write a human approved: the diff they were shown. The write goes ahead only if the
     /// change it is about to make is still exactly that diff.
     pub approved_diff: Option<skald_protocol::FileDiff>,
+    /// The resolved path the gate or the human cleared: a write lands there or nowhere (a link
+    /// planted since would move it).
+    pub expected_target: Option<PathBuf>,
     /// The recorded call this invocation runs, if any (kept with the processes it starts).
     pub tool_call_id: Option<i64>,
 }
@@ -129,6 +132,7 @@ impl ToolContext {
             cancel,
             limits: ToolLimits::default(),
             approved_diff: None,
+            expected_target: None,
             tool_call_id: None,
         }
     }
@@ -136,6 +140,12 @@ impl ToolContext {
     /// The same context for a write the human approved as `diff`.
     pub fn with_approved_diff(mut self, diff: Option<skald_protocol::FileDiff>) -> Self {
         self.approved_diff = diff;
+        self
+    }
+
+    /// The same context for a call cleared to act on `target` (resolved).
+    pub fn with_expected_target(mut self, target: Option<PathBuf>) -> Self {
+        self.expected_target = target;
         self
     }
 

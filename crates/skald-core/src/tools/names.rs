@@ -33,6 +33,11 @@ pub fn is_write_tool(name: &str) -> bool {
     matches!(name, WRITE_FILE | EDIT_FILE | INSERT_AT_LINE | REPLACE_LINES)
 }
 
+/// Tools that change which programs Skald starts (the `config` group): no bypass covers them.
+pub fn changes_mcp_servers(name: &str) -> bool {
+    matches!(name, REGISTER_MCP | DELETE_MCP | TOGGLE_ITEM)
+}
+
 /// Tools that only read files (approval class "read").
 pub fn is_read_tool(name: &str) -> bool {
     matches!(name, READ_FILE | LIST_DIR)

@@ -74,6 +74,21 @@ fn resolve_absolute(path: &Path, hops: &mut usize) -> Result<PathBuf, ToolError>
     Ok(out)
 }
 
+/// The error for a call whose path no longer resolves where it did when it was judged: a link
+/// was planted (or moved) in between, and following it would act on a place nobody cleared.
+pub fn moved_since_cleared(cleared: Option<&Path>, now: Option<&Path>) -> Option<ToolError> {
+    let cleared = cleared?;
+    if now == Some(cleared) {
+        return None;
+    }
+    let now = now.map_or_else(|| "nowhere".to_string(), |p| p.display().to_string());
+    Some(ToolError::Failed(format!(
+        "{} now resolves to {now} (a link changed after this call was cleared), so nothing was \
+         done. Check the path and call again.",
+        cleared.display()
+    )))
+}
+
 /// Component-wise prefix test on canonical paths (`/a/b` is inside `/a`, `/a-b` is not).
 pub fn is_within(path: &Path, root: &Path) -> bool {
     // `Path::starts_with` compares whole components, never string prefixes.

@@ -42,8 +42,13 @@ pub(crate) async fn run(
     let args = args.clone();
     let workdir = ctx.workdir.clone();
     let approved = ctx.approved_diff.clone();
+    let expected = ctx.expected_target.clone();
     let job = tokio::task::spawn_blocking(move || {
         let plan = plan(&args, &workdir)?;
+        // Checked again here, next to the write: the path may have moved since the loop did.
+        if let Some(e) = super::paths::moved_since_cleared(expected.as_deref(), Some(&plan.path)) {
+            return Err(e);
+        }
         if let Some(approved) = &approved {
             still_as_approved(&plan, approved)?;
         }

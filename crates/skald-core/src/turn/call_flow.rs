@@ -13,14 +13,15 @@ use tokio_util::sync::CancellationToken;
 
 use super::subagent::{self, ChildEnd};
 use super::{ParkMode, TurnCtx, config_tools, mcp, synthetic};
-use crate::approval::gate::{GateInput, verdict};
+use crate::approval::gate::{self, GateInput, verdict};
+use crate::approval::protected::Protection;
 use crate::approval::{Verdict, diff, rejection_message};
 use crate::context::call_results::{
     CANCELLED_AWAITING_ANSWER, CANCELLED_AWAITING_APPROVAL, CANCELLED_RUNNING, CANCELLED_SUBAGENT,
     CANCELLED_UNSTARTED,
 };
 use crate::error::EngineError;
-use crate::tools::{self, ArgsError, ToolContext, ToolError, names, parse_args};
+use crate::tools::{self, ArgsError, ToolContext, ToolError, names, parse_args, paths};
 
 /// A decision written by another process is noticed within this interval.
 const DECISION_POLL: Duration = Duration::from_millis(300);
@@ -35,11 +36,21 @@ pub enum CallFlow {
     Cancelled,
 }
 
-/// A call after its gate: recorded already, allowed to run, or parked for a human.
+/// A call after its gate: recorded already, allowed to run (with the path the gate judged), or
+/// parked for a human.
 pub enum Gate {
     Recorded(CallFlow),
-    Allowed(Value),
+    Allowed(Value, Option<PathBuf>),
     Parked(Value),
+}
+
+/// What the gate or a person let through. The call runs only while it still does exactly that:
+/// its path resolves where it did when judged (no link planted since), and a write still makes
+/// the diff the person saw.
+#[derive(Debug, Default)]
+struct Cleared {
+    target: Option<PathBuf>,
+    diff: Option<FileDiff>,
 }
 
 /// Tool definitions offered this turn, sorted by name (byte-identical across processes), minus
@@ -177,7 +188,10 @@ async fn gate_and_run(
 ) -> Result<CallFlow, EngineError> {
     match gate(ctx, id, name, parsed).await? {
         Gate::Recorded(flow) => Ok(flow),
-        Gate::Allowed(args) => execute(ctx, id, name, &args, cancel).await,
+        Gate::Allowed(args, target) => {
+            let cleared = Cleared { target, diff: None };
+            execute_cleared(ctx, id, name, &args, cancel, cleared).await
+        }
         Gate::Parked(args) => await_decision_and_run(ctx, id, name, &args, cancel).await,
     }
 }
@@ -234,14 +248,16 @@ pub async fn gate(
         category: ctx.deps.tools.category_of(name),
         read_only,
         target: target.as_deref(),
+        args: &args,
         agent_id: &ctx.frame.agent.id,
         source: &ctx.policy.source,
         workdir: &ctx.policy.workdir,
         data_dir: &ctx.deps.data_dir,
+        home: ctx.deps.home_dir.as_deref(),
         run_context: &ctx.policy.run_context,
     };
     match verdict(&ctx.deps.store, &ctx.policy.rules, &input).await {
-        Verdict::Allow => Ok(Gate::Allowed(args)),
+        Verdict::Allow => Ok(Gate::Allowed(args, target)),
         Verdict::Deny(reason) => recorded(reject(ctx, id, &reason).await?),
         Verdict::Require if ctx.policy.auto_deny => {
             let reason = "Rejected automatically: this unattended session cannot ask for approval.";
@@ -262,7 +278,8 @@ pub async fn gate(
                     Some(Ok(write)) => Some(write),
                     None => None,
                 };
-            park(ctx, id, name, &args, predicted, target).await?;
+            let protected = gate::protection(&input);
+            park(ctx, id, name, &args, predicted, target, protected).await?;
             Ok(Gate::Parked(args))
         }
     }
@@ -277,6 +294,7 @@ async fn park(
     args: &Value,
     predicted: Option<(Option<String>, String)>,
     target: Option<PathBuf>,
+    protected: Option<(PathBuf, Protection)>,
 ) -> Result<(), EngineError> {
     let mut kind = ApprovalKind::Tool;
     let mut review = None;
@@ -309,6 +327,13 @@ async fn park(
         (None, Some(c), _) => format!("run `{c}`"),
         (None, None, Some(path)) => format!("{name} {path} {}", compact_json(args)),
         _ => format!("{name} {}", compact_json(args)),
+    };
+    // Why it asks although a bypass may be in force: the person should know what it touches.
+    let summary = match &protected {
+        Some((path, why)) => {
+            format!("{summary} · protected: {} is {}", path.display(), why.describe())
+        }
+        None => summary,
     };
     let diff_json = review
         .as_ref()
@@ -365,15 +390,14 @@ pub async fn await_decision_and_run(
     if !d.approved {
         return reject(ctx, id, &rejection_message(d.note.as_deref())).await;
     }
-    // What the human saw: a write runs only while it still makes exactly that change.
-    let approved_diff = ctx
-        .deps
-        .store
-        .approval_request(id)
-        .await?
-        .and_then(|r| r.diff)
-        .and_then(|d| serde_json::from_str::<FileDiff>(&d).ok());
-    execute_approved(ctx, id, name, args, cancel, approved_diff).await
+    // What the human saw: the call runs only while it still acts on that path and a write
+    // still makes exactly that change.
+    let request = ctx.deps.store.approval_request(id).await?;
+    let cleared = Cleared {
+        target: request.as_ref().and_then(|r| r.path.as_deref()).map(PathBuf::from),
+        diff: request.and_then(|r| r.diff).and_then(|d| serde_json::from_str::<FileDiff>(&d).ok()),
+    };
+    execute_cleared(ctx, id, name, args, cancel, cleared).await
 }
 
 /// What waiting for a human's row (a decision or an answer) came to.
@@ -475,6 +499,7 @@ async fn await_answer(
     Ok(CallFlow::Continue)
 }
 
+/// Runs a call judged earlier (a read-only one re-run after a crash).
 async fn execute(
     ctx: &TurnCtx,
     id: i64,
@@ -482,17 +507,17 @@ async fn execute(
     args: &Value,
     cancel: &CancellationToken,
 ) -> Result<CallFlow, EngineError> {
-    execute_approved(ctx, id, name, args, cancel, None).await
+    execute_cleared(ctx, id, name, args, cancel, Cleared::default()).await
 }
 
-/// Runs the call; `approved_diff` is the diff a human approved for a write.
-async fn execute_approved(
+/// Runs the call as `cleared` let it through.
+async fn execute_cleared(
     ctx: &TurnCtx,
     id: i64,
     name: &str,
     args: &Value,
     cancel: &CancellationToken,
-    approved_diff: Option<FileDiff>,
+    cleared: Cleared,
 ) -> Result<CallFlow, EngineError> {
     ctx.deps.store.start_tool_call(id).await?;
     if names::is_subagent_tool(name) {
@@ -501,10 +526,17 @@ async fn execute_approved(
     }
     let outcome = match ctx.deps.tools.get(name) {
         Some(t) => {
-            let tctx = ToolContext::new(ctx.policy.workdir.clone(), cancel.clone())
-                .with_approved_diff(approved_diff)
-                .for_call(id);
-            t.run(args, &tctx).await
+            let now = t.target_path(args, &ctx.policy.workdir);
+            match paths::moved_since_cleared(cleared.target.as_deref(), now.as_deref()) {
+                Some(e) => Err(e),
+                None => {
+                    let tctx = ToolContext::new(ctx.policy.workdir.clone(), cancel.clone())
+                        .with_approved_diff(cleared.diff)
+                        .with_expected_target(cleared.target)
+                        .for_call(id);
+                    t.run(args, &tctx).await
+                }
+            }
         }
         None if mcp::is_known(name, ctx) => mcp::run(ctx, name, args).await,
         None if config_tools::is_known(name, ctx) => config_tools::run(ctx, name, args).await,

@@ -26,6 +26,8 @@ pub struct TurnDeps {
     /// The engine's cache of built histories: each round extends the frame's with what changed.
     pub context_cache: ContextCache,
     pub data_dir: PathBuf,
+    /// The user's home: the gate protects its dot-entries.
+    pub home_dir: Option<PathBuf>,
     /// Hands an async task (by id) to the engine's background runner.
     pub start_task: TaskStarter,
     /// The engine's MCP servers.

@@ -139,7 +139,7 @@ async fn run_gated(ctx: &TurnCtx, call: &PlannedCall, gate: Gate) -> Result<Defe
     match gate {
         Gate::Recorded(flow) => Ok(Deferred::Recorded(flow)),
         _ if cancel.is_cancelled() => Ok(Deferred::Unstarted),
-        Gate::Allowed(args) => {
+        Gate::Allowed(args, _) => {
             ctx.deps.store.start_tool_call(call.id).await?;
             Ok(Deferred::Child(subagent::dispatch(ctx, call.id, &call.name, &args).await?))
         }

@@ -77,10 +77,12 @@ fn check(
             category,
             read_only,
             target: path,
+            args: &serde_json::Value::Null,
             agent_id: "main",
             source: "web",
             workdir: &e.work,
             data_dir: &e.data,
+            home: None,
             run_context: rc,
         },
     )
@@ -275,6 +277,79 @@ fn bypass_relaxes_require_by_scope_but_never_a_deny() {
     assert!(matches!(check(&rules, &all, &e, "write_file", Some(&secret), &rc), Verdict::Deny(_)));
     assert!(matches!(check(&rules, &all, &e, "read_file", Some(&secret), &rc), Verdict::Deny(_)));
     assert_eq!(check(&rules, &[], &e, "execute_cmd", None, &rc), Verdict::Require);
+}
+
+/// The boundary `docs/reliability.md` states, one verdict per line of its table.
+#[test]
+fn a_bypass_stays_inside_the_workdir_and_off_protected_paths() {
+    let e = env();
+    let rules: LoadedRules = Ok(seeded());
+    let rc = RunContext::default();
+    let home = e.data.parent().unwrap().to_path_buf();
+    let judge = |bypass: &[BypassScope], tool: &str, path: Option<&Path>, args| {
+        let category = match tool {
+            "execute_cmd" => Some(ToolCategory::Shell),
+            t if t.starts_with("mcp__") => None,
+            "register_mcp" => Some(ToolCategory::Session),
+            _ => Some(ToolCategory::Filesystem),
+        };
+        verdict_under(
+            &rules,
+            bypass,
+            &GateInput {
+                session_id: 1,
+                tool,
+                category,
+                read_only: tool == "read_file",
+                target: path,
+                args: &args,
+                agent_id: "main",
+                source: "web",
+                workdir: &e.work,
+                data_dir: &e.data,
+                home: Some(&home),
+                run_context: &rc,
+            },
+        )
+    };
+    let none = serde_json::Value::Null;
+    let files = [BypassScope::Category(ToolCategory::Filesystem)];
+    let all = [BypassScope::All];
+    // A write's bypass: writes in the project, not reads or writes elsewhere, not protected ones.
+    assert_eq!(
+        judge(&files, "write_file", Some(&e.work.join("src/a.rs")), none.clone()),
+        Verdict::Allow
+    );
+    let outside = home.join("elsewhere/id_key");
+    assert_eq!(judge(&files, "read_file", Some(&outside), none.clone()), Verdict::Require);
+    assert_eq!(judge(&all, "write_file", Some(&outside), none.clone()), Verdict::Require);
+    for protected in [
+        e.data.join("config.yml"),
+        e.work.join(".git/hooks/pre-commit"),
+        e.work.join(".github/workflows/ci.yml"),
+        e.work.join(".envrc"),
+    ] {
+        assert_eq!(judge(&all, "write_file", Some(&protected), none.clone()), Verdict::Require);
+    }
+    // Reading Skald's own files asks (the rows try it from a workdir that holds them).
+    let token = e.data.join("serve.token");
+    assert_eq!(judge(&all, "read_file", Some(&token), none.clone()), Verdict::Require);
+    // Deny rules reach a shell command's words and an MCP tool's path arguments.
+    let cmd = |c: &str| serde_json::json!({ "command": c });
+    assert!(matches!(judge(&all, "execute_cmd", None, cmd("cat se'cr'ets/*")), Verdict::Deny(_)));
+    assert_eq!(judge(&all, "execute_cmd", None, cmd("cargo test")), Verdict::Allow);
+    assert_eq!(
+        judge(&all, "execute_cmd", None, cmd("cat ~/.ssh/id_ed25519")),
+        Verdict::Require,
+        "a home dot-entry named by a command asks"
+    );
+    let outside_cmd = serde_json::json!({ "command": "ls", "workdir": "/" });
+    assert_eq!(judge(&all, "execute_cmd", None, outside_cmd), Verdict::Require);
+    let mcp = [BypassScope::McpServer("fs".into())];
+    let mcp_args = serde_json::json!({ "path": "secrets/api-key.txt" });
+    assert!(matches!(judge(&mcp, "mcp__fs__read", None, mcp_args), Verdict::Deny(_)));
+    // The `config` group chooses which programs run: it always asks.
+    assert_eq!(judge(&all, "register_mcp", None, none), Verdict::Require);
 }
 
 #[test]

@@ -16,36 +16,36 @@ use tokio::sync::broadcast::Receiver;
 use super::{answers, messages, stored_view, text_of, tool_results, user_view};
 use crate::suite::turn::{Rig, drain};
 
-const ANSWER: &str = "Done as far as I was allowed.";
+pub(super) const ANSWER: &str = "Done as far as I was allowed.";
 
 /// A rig whose turns ask for approval and end parked, with the events of every step kept.
-struct Session {
-    rig: Rig,
+pub(super) struct Session {
+    pub(super) rig: Rig,
     rx: Receiver<EventEnvelope>,
-    events: Vec<Event>,
-    sid: i64,
+    pub(super) events: Vec<Event>,
+    pub(super) sid: i64,
     /// The temp root that holds the data dir, the working directory and "elsewhere".
-    root: PathBuf,
+    pub(super) root: PathBuf,
 }
 
 impl Session {
-    async fn new() -> Session {
+    pub(super) async fn new() -> Session {
         let rig = Rig::new("").await;
         let rx = rig.engine.subscribe();
         let root = std::fs::canonicalize(rig.dir.path()).unwrap();
         Session { rig, rx, events: Vec::new(), sid: 0, root }
     }
 
-    fn work(&self) -> &Path {
+    pub(super) fn work(&self) -> &Path {
         &self.rig.work
     }
 
-    fn data(&self) -> PathBuf {
+    pub(super) fn data(&self) -> PathBuf {
         self.root.join("data")
     }
 
     /// A row with this session's temp paths redacted.
-    fn row(&self, id: &str) -> Row {
+    pub(super) fn row(&self, id: &str) -> Row {
         let mut row = Row::new(id);
         row.redact(self.work().display().to_string(), "<workdir>")
             .redact(self.data().display().to_string(), "<data>")
@@ -55,14 +55,26 @@ impl Session {
 
     /// Scripts one reply with `calls`, then the final answer, and runs the turn until it ends
     /// (parked when a call waits for a human).
-    async fn turn(&mut self, calls: Vec<ScriptedToolCall>) -> TurnOutcome {
-        self.rig.fake.push(Reply::tool_calls(calls));
-        self.rig.fake.push(Reply::text(ANSWER));
-        let opts = ChatOptions {
+    pub(super) async fn turn(&mut self, calls: Vec<ScriptedToolCall>) -> TurnOutcome {
+        let opts = self.opts();
+        self.turn_as(vec![Reply::tool_calls(calls)], opts).await
+    }
+
+    /// The options of these turns: the rig's working directory, approvals on, parking on.
+    pub(super) fn opts(&self) -> ChatOptions {
+        ChatOptions {
             workdir: Some(self.rig.work.clone()),
             park_mode: ParkMode::Exit,
             ..Default::default()
-        };
+        }
+    }
+
+    /// Scripts `replies`, then the final answer, and runs one turn with `opts` until it ends.
+    pub(super) async fn turn_as(&mut self, replies: Vec<Reply>, opts: ChatOptions) -> TurnOutcome {
+        for reply in replies {
+            self.rig.fake.push(reply);
+        }
+        self.rig.fake.push(Reply::text(ANSWER));
         let receipt = self.rig.engine.send_message("test", "please do it", opts).await.unwrap();
         self.sid = receipt.session_id;
         let outcome = self.rig.engine.wait_turn(receipt.session_id).await.unwrap();
@@ -70,17 +82,17 @@ impl Session {
         outcome
     }
 
-    fn collect(&mut self) {
+    pub(super) fn collect(&mut self) {
         let sid = self.sid;
         self.events.extend(drain(&mut self.rx, sid));
     }
 
-    async fn inbox(&self) -> Vec<InboxItem> {
+    pub(super) async fn inbox(&self) -> Vec<InboxItem> {
         self.rig.engine.inbox().await.unwrap().items
     }
 
     /// Decides every open approval (`approve(item)` says how), then resumes the turn.
-    async fn decide_all(&mut self, approve: impl Fn(&InboxItem) -> bool) -> TurnOutcome {
+    pub(super) async fn decide_all(&mut self, approve: impl Fn(&InboxItem) -> bool) -> TurnOutcome {
         for item in self.inbox().await {
             let input = DecisionInput { approved: approve(&item), note: None, bypass: None };
             self.rig.engine.decide(item.tool_call_id, input, "matrix").await.unwrap();
@@ -90,21 +102,21 @@ impl Session {
         outcome
     }
 
-    async fn stored(&self) -> String {
+    pub(super) async fn stored(&self) -> String {
         stored_view(&self.rig.engine.session_detail(self.sid).await.unwrap())
     }
 
-    async fn finished(&self) -> bool {
+    pub(super) async fn finished(&self) -> bool {
         answers(&self.rig.engine.session_detail(self.sid).await.unwrap()) == [ANSWER]
     }
 
     /// The results the model got for this turn's calls (the request after the calls).
-    fn told(&self) -> Vec<String> {
+    pub(super) fn told(&self) -> Vec<String> {
         self.rig.fake.requests().get(1).map(tool_results).unwrap_or_default()
     }
 
     /// Whether `secret` reached the model in any request.
-    fn leaked(&self, secret: &str) -> bool {
+    pub(super) fn leaked(&self, secret: &str) -> bool {
         self.rig
             .fake
             .requests()
@@ -113,12 +125,12 @@ impl Session {
     }
 }
 
-fn call(name: &str, args: serde_json::Value) -> ScriptedToolCall {
+pub(super) fn call(name: &str, args: serde_json::Value) -> ScriptedToolCall {
     ScriptedToolCall::new(name, &args.to_string())
 }
 
 /// How the inbox presented each waiting call: its summary and the path it names.
-fn asked(items: &[InboxItem]) -> String {
+pub(super) fn asked(items: &[InboxItem]) -> String {
     let parts: Vec<String> = items
         .iter()
         .map(|i| match &i.path {
@@ -130,7 +142,7 @@ fn asked(items: &[InboxItem]) -> String {
 }
 
 /// Whether the inbox shows `target` (the resolved path) for every waiting call.
-fn names_target(items: &[InboxItem], targets: &[&Path]) -> bool {
+pub(super) fn names_target(items: &[InboxItem], targets: &[&Path]) -> bool {
     items.len() == targets.len()
         && targets.iter().all(|t| {
             let t = t.display().to_string();
@@ -138,7 +150,7 @@ fn names_target(items: &[InboxItem], targets: &[&Path]) -> bool {
         })
 }
 
-fn models_view(told: &[String]) -> String {
+pub(super) fn models_view(told: &[String]) -> String {
     let quoted: Vec<String> = told.iter().map(|t| excerpt(t, 90)).collect();
     format!("the calls are answered with {}", quoted.join(" and "))
 }
