@@ -8,13 +8,13 @@ use skald_core::Engine;
 use skald_core::engine::ChatOptions;
 use skald_core::turn::{ParkMode, TurnOutcome};
 use skald_protocol::{
-    ApiError, ApprovalKind, ApprovalRequest, DeltaKind, ErrorCode, Event, EventEnvelope, InboxItem,
-    TaskInfo, TaskState, TurnEnd,
+    ApiError, DeltaKind, ErrorCode, Event, EventEnvelope, TaskInfo, TaskState, TurnEnd,
 };
 use tokio::sync::broadcast::error::RecvError;
 
+use super::show::{self, Review};
 use crate::exit;
-use crate::output::Output;
+use crate::output::{Output, one_line};
 
 pub struct ChatArgs {
     pub source: String,
@@ -205,12 +205,13 @@ async fn follow_tasks(
         for item in inbox.items.iter().filter(|i| children.contains_key(&i.session_id)) {
             let label = &children[&item.session_id];
             asked.insert(item.tool_call_id);
-            printer.aside(approval_line(label, item.tool_call_id, &inbox_what(item)), out);
+            printer.aside(approval_line(label, item.tool_call_id, &show::inbox_item(item)), out);
         }
         for q in inbox.questions.iter().filter(|q| children.contains_key(&q.session_id)) {
             let label = &children[&q.session_id];
             asked.insert(q.tool_call_id);
-            printer.aside(question_line(label, q.tool_call_id, &q.title, &q.question), out);
+            let (title, details) = show::question(&q.title, &q.question, &q.suggested_answers);
+            printer.aside(question_line(label, q.tool_call_id, &title, &details), out);
         }
     }
     let (open, them) =
@@ -274,11 +275,13 @@ fn print_task_wait(
     out: &Output,
 ) -> Result<(), ApiError> {
     let (call, line) = match &ev.event {
-        Event::ApprovalRequested { tool_call_id, tool_name, request, .. } => {
-            (*tool_call_id, approval_line(label, *tool_call_id, &what(tool_name, request)))
+        Event::ApprovalRequested { tool_call_id, tool_name, arguments, request, .. } => {
+            let review = show::request(tool_name, arguments, request);
+            (*tool_call_id, approval_line(label, *tool_call_id, &review))
         }
-        Event::AgentQuestion { tool_call_id, title, question, .. } => {
-            (*tool_call_id, question_line(label, *tool_call_id, title, question))
+        Event::AgentQuestion { tool_call_id, title, question, suggested_answers, .. } => {
+            let (title, details) = show::question(title, question, suggested_answers);
+            (*tool_call_id, question_line(label, *tool_call_id, &title, &details))
         }
         _ => return Ok(()),
     };
@@ -291,32 +294,30 @@ fn print_task_wait(
     Ok(())
 }
 
-fn approval_line(label: &str, call: i64, what: &str) -> String {
-    format!(
-        "[task {label}] ⏸ {what} needs approval (call {call}): skald approve {call} | skald deny \
-         {call} --note \"why\""
-    )
-}
-
-fn question_line(label: &str, call: i64, title: &str, question: &str) -> String {
-    format!(
-        "[task {label}] ? {title}: {} (call {call}): skald answer {call} TEXT",
-        first_line(question)
-    )
-}
-
-/// [`what`] for a call listed in the inbox.
-fn inbox_what(item: &InboxItem) -> String {
-    match (item.kind, &item.path, &item.command) {
-        (ApprovalKind::Write, Some(path), _) => format!("write to {path}"),
-        (ApprovalKind::Command, _, Some(command)) => format!(
-            "command `{}` in {}",
-            first_line(command),
-            item.workdir.as_deref().unwrap_or("?")
+/// A background task's call waiting for approval, with all there is to review under it.
+fn approval_line(label: &str, call: i64, review: &Review) -> String {
+    with_details(
+        format!(
+            "[task {label}] ⏸ {} needs approval (call {call}): skald approve {call} | skald deny \
+             {call} --note \"why\"",
+            review.what
         ),
-        (_, Some(path), _) => format!("{} {path}", item.tool_name),
-        _ => item.tool_name.clone(),
-    }
+        &review.details,
+    )
+}
+
+fn question_line(label: &str, call: i64, title: &str, details: &[String]) -> String {
+    with_details(
+        format!("[task {label}] ? {title} (call {call}): skald answer {call} TEXT"),
+        details,
+    )
+}
+
+/// `head`, then each of `details` on its own line, indented under it.
+fn with_details(head: String, details: &[String]) -> String {
+    let mut lines = vec![head];
+    lines.extend(details.iter().map(|d| format!("    {d}")));
+    lines.join("\n")
 }
 
 /// `/compact [focus]` in the source's active session.
@@ -447,20 +448,33 @@ impl Printer {
         }
         self.flush_deferred(out);
         let line = match &ev.event {
-            Event::ToolStart { label_full, .. } => Some(format!("→ {label_full}")),
+            Event::ToolStart { label_full, .. } => Some(format!("→ {}", one_line(label_full))),
             Event::ToolDone { result, .. } => Some(format!("  ✓ {}", first_line(result))),
             Event::ToolError { error, .. } => Some(format!("  ✗ {}", first_line(error))),
             Event::ToolRejected { reason, .. } => Some(format!("  ⊘ {}", first_line(reason))),
             Event::ToolCancelled { .. } => Some("  ⊘ cancelled".to_string()),
-            Event::ApprovalRequested { tool_call_id, tool_name, request, .. } => Some(format!(
-                "  ⏸ {} needs approval (call {tool_call_id})",
-                what(tool_name, request)
-            )),
+            // Everything the person decides on, whole: the turn ends parked right after.
+            Event::ApprovalRequested { tool_call_id, tool_name, arguments, request, .. } => {
+                let review = show::request(tool_name, arguments, request);
+                Some(with_details(
+                    format!("  ⏸ {} needs approval (call {tool_call_id})", review.what),
+                    &review.details,
+                ))
+            }
+            Event::AgentQuestion { tool_call_id, title, question, suggested_answers, .. } => {
+                let (title, details) = show::question(title, question, suggested_answers);
+                Some(with_details(
+                    format!(
+                        "  ? {title} (question {tool_call_id}): skald answer {tool_call_id} TEXT"
+                    ),
+                    &details,
+                ))
+            }
             Event::FileChanged { diff, .. } => {
                 // The diff names the file relative to the working directory when inside it.
-                let shown = &diff.path;
+                let shown = one_line(&diff.path);
                 let mut lines = vec![format!("  ✎ {shown} (+{} −{})", diff.added, diff.removed)];
-                lines.extend(diff_preview(&diff.unified, DIFF_PREVIEW_LINES));
+                lines.extend(diff_preview(diff, DIFF_PREVIEW_LINES));
                 Some(lines.join("\n"))
             }
             Event::ModelRetry { model, reason, .. } => {
@@ -509,19 +523,6 @@ fn task_line(label: &str, state: TaskState, report: &Option<String>) -> Option<S
     })
 }
 
-/// What a parked call would do, by kind: "command `ls -la` in /dir", "write to src/main.rs".
-fn what(tool_name: &str, request: &ApprovalRequest) -> String {
-    match request {
-        ApprovalRequest::Write { path, .. } => format!("write to {path}"),
-        ApprovalRequest::Command { command, workdir } => {
-            format!("command `{}` in {workdir}", first_line(command))
-        }
-        ApprovalRequest::McpCall { server, tool } => format!("MCP tool {tool} of {server}"),
-        ApprovalRequest::Other { path: Some(path) } => format!("{tool_name} {path}"),
-        ApprovalRequest::Other { path: None } => tool_name.to_string(),
-    }
-}
-
 /// The line for a turn that ended without an answer (a final one was printed as it streamed; a
 /// parked one is explained once the turn is over).
 fn ended(outcome: &TurnEnd) -> Option<String> {
@@ -544,14 +545,14 @@ fn first_line(s: &str) -> String {
     cut
 }
 
-/// How many lines of a write's diff `skald chat` prints under it (the rest is counted).
+/// How many lines of an applied write's diff `skald chat` prints under it (the rest is
+/// counted). A write waiting for approval is shown whole.
 const DIFF_PREVIEW_LINES: usize = 40;
 
-/// The hunks of a unified diff (without the `---`/`+++` file header), indented, at most `max`
-/// lines and then how many were left out.
-fn diff_preview(unified: &str, max: usize) -> Vec<String> {
-    let body: Vec<&str> =
-        unified.lines().filter(|l| !l.starts_with("--- ") && !l.starts_with("+++ ")).collect();
+/// The hunks of an applied change (its summary is the `✎` line), indented, at most `max` lines
+/// and then how many were left out.
+fn diff_preview(diff: &skald_protocol::FileDiff, max: usize) -> Vec<String> {
+    let body = show::diff_lines(diff).split_off(1);
     let mut out: Vec<String> = body.iter().take(max).map(|l| format!("    {l}")).collect();
     if body.len() > max {
         out.push(format!("    … {} more lines", body.len() - max));
@@ -561,19 +562,43 @@ fn diff_preview(unified: &str, max: usize) -> Vec<String> {
 
 #[cfg(test)]
 mod tests {
+    use skald_protocol::{DiffHunk, DiffKind, DiffLine, DiffLineTag, FileDiff};
+
     use super::diff_preview;
 
     #[test]
-    fn a_long_diff_is_cut_and_says_how_much_is_left() {
-        let unified = "--- a/x\n+++ b/x\n@@ -1,3 +1,3 @@\n-a\n+b\n c\n";
-        assert_eq!(
-            diff_preview(unified, 10),
-            ["    @@ -1,3 +1,3 @@", "    -a", "    +b", "     c"]
-        );
-        assert_eq!(
-            diff_preview(unified, 2),
-            ["    @@ -1,3 +1,3 @@", "    -a", "    … 2 more lines"]
-        );
+    fn a_long_applied_diff_is_cut_and_says_how_much_is_left() {
+        let line = |tag, text: &str| DiffLine {
+            tag,
+            old_line: None,
+            new_line: None,
+            text: text.into(),
+            spans: Vec::new(),
+        };
+        let diff = FileDiff {
+            path: "x".into(),
+            kind: DiffKind::Modify,
+            hunks: vec![DiffHunk {
+                old_start: 1,
+                old_lines: 2,
+                new_start: 1,
+                new_lines: 2,
+                lines: vec![
+                    line(DiffLineTag::Delete, "a"),
+                    line(DiffLineTag::Insert, "b"),
+                    line(DiffLineTag::Context, "c"),
+                ],
+            }],
+            added: 1,
+            removed: 1,
+            unified: String::new(),
+            summary: "+1 −1".into(),
+            crlf: false,
+            old_missing_newline: false,
+            new_missing_newline: false,
+        };
+        assert_eq!(diff_preview(&diff, 10), ["    @@ -1,2 +1,2 @@", "    -a", "    +b", "     c"]);
+        assert_eq!(diff_preview(&diff, 2), ["    @@ -1,2 +1,2 @@", "    -a", "    … 2 more lines"]);
     }
 }
 

@@ -8,6 +8,7 @@ mod chat;
 mod mcp;
 mod serve;
 mod sessions;
+mod show;
 mod tasks;
 
 use std::path::PathBuf;

@@ -222,3 +222,35 @@ async fn skald_stop_from_another_process_stops_a_running_chat() {
     assert_eq!(code, 0, "{stderr}");
     assert!(stdout.contains("fresh start"));
 }
+
+/// A turn that parks on a question prints the question whole (title, every line of its text,
+/// the suggested answers) and how to answer, before the line saying it waits.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_question_that_parks_the_chat_is_shown_whole() {
+    let fake = FakeLlm::start().await.unwrap();
+    let (_dir, data, work) = dirs();
+    let args = json!({
+        "title": "Which branch?",
+        "question": "I found two branches.\nThe second one deletes the `data/` folder.",
+        "suggested_answers": ["main", "cleanup"],
+    });
+    fake.push(Reply::tool_call("ask_user_clarification", &args.to_string()));
+    let mut cmd = cli(&fake, &data);
+    cmd.args(["chat", "--workdir"]).arg(&work).arg("merge it");
+    let (code, stdout, stderr) = run(cmd).await;
+    assert_eq!(code, 3, "stdout: {stdout}\nstderr: {stderr}");
+    let lines: Vec<&str> = stdout.lines().map(str::trim).collect();
+    let head = lines.iter().position(|l| l.starts_with("? Which branch? (question "));
+    let head = head.unwrap_or_else(|| panic!("no question line: {stdout}"));
+    assert!(lines[head].ends_with("skald answer 1 TEXT"), "{stdout}");
+    assert_eq!(
+        lines[head + 1..head + 4],
+        [
+            "I found two branches.",
+            "The second one deletes the `data/` folder.",
+            "suggested: main | cleanup"
+        ],
+        "{stdout}"
+    );
+    assert!(stdout.contains("waiting for your decision in session 1"), "{stdout}");
+}
