@@ -59,6 +59,16 @@ impl Output {
         self.write(&visible(text), true);
     }
 
+    /// A line about the command's circumstances (a bypass in force, where the session works):
+    /// on stdout with the text, on stderr with `--json` (stdout holds only JSON there).
+    pub fn note(&self, text: &str) {
+        if self.json {
+            let _ = writeln!(std::io::stderr().lock(), "{}", visible(text));
+        } else {
+            self.line(text);
+        }
+    }
+
     fn write(&self, text: &str, newline: bool) {
         match &self.sink {
             Sink::Stdout => {

@@ -1,18 +1,23 @@
 //! `skald chat` and `skald resume` (they stream events), and `skald stop`.
 
 use std::collections::{HashMap, HashSet};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
-use skald_api::{Caller, StopTurnParams, ops};
+use skald_api::{
+    ActiveBypassesParams, Caller, NewSessionParams, ResetToolGroupsParams, SessionBypassesParams,
+    SessionUsageParams, StopTurnParams, ops,
+};
 use skald_core::Engine;
 use skald_core::engine::ChatOptions;
 use skald_core::turn::{ParkMode, TurnOutcome};
 use skald_protocol::{
-    ApiError, DeltaKind, ErrorCode, Event, EventEnvelope, TaskInfo, TaskState, TurnEnd,
+    ApiError, BypassView, DeltaKind, ErrorCode, Event, EventEnvelope, SessionUsage, TaskInfo,
+    TaskState, TurnEnd,
 };
 use tokio::sync::broadcast::error::RecvError;
 
 use super::show::{self, Review};
+use super::slash::{self, Input, Slash};
 use crate::exit;
 use crate::output::{Output, one_line};
 
@@ -20,40 +25,224 @@ pub struct ChatArgs {
     pub source: String,
     pub agent: Option<String>,
     pub workdir: Option<PathBuf>,
+    pub new: bool,
     pub approve_all: bool,
     pub no_wait: bool,
     pub message: String,
 }
 
+/// The session `skald new` / `/new` / `chat --new` starts.
+pub struct NewArgs {
+    pub source: String,
+    pub agent: Option<String>,
+    pub workdir: Option<PathBuf>,
+}
+
 pub async fn run(engine: &Engine, args: ChatArgs, out: &Output) -> Result<u8, ApiError> {
-    let workdir = match args.workdir {
-        Some(w) => Some(std::fs::canonicalize(&w).map_err(|e| {
-            ApiError::new(ErrorCode::InvalidInput, format!("--workdir {}: {e}", w.display()))
-        })?),
-        None => std::env::current_dir().ok(),
-    };
-    if let Some(rest) = args.message.trim().strip_prefix("/compact")
-        && (rest.is_empty() || rest.starts_with(' '))
-    {
-        return compact(engine, &args.source, rest.trim(), out).await;
-    }
-    let mut events = engine.subscribe();
+    let explicit = args.workdir.as_deref().map(canonical_workdir).transpose()?;
+    let cwd = std::env::current_dir().ok();
     let opts = ChatOptions {
-        agent_id: args.agent,
-        workdir,
+        agent_id: args.agent.clone(),
+        workdir: explicit.clone().or_else(|| cwd.clone()),
+        workdir_explicit: explicit.is_some(),
         approve_all: args.approve_all,
         // A one-shot command cannot wait for a human: it ends parked (exit 3) and `skald
         // resume` settles the decision later.
         park_mode: ParkMode::Exit,
     };
-    let receipt = engine.send_message(&args.source, &args.message, opts).await?;
+    let new = NewArgs { source: args.source.clone(), agent: args.agent.clone(), workdir: explicit };
+    let message = match slash::parse(&args.message)? {
+        Input::Command(command, rest) => {
+            if args.approve_all || args.new {
+                return Err(ApiError::new(
+                    ErrorCode::InvalidInput,
+                    "--approve-all and --new go with a message, not with a / command",
+                ));
+            }
+            return session_command(engine, command, rest, new, &opts, out).await;
+        }
+        Input::Message(text) => text,
+    };
+    if args.new {
+        new_session(engine, new, out).await?;
+    }
+    let mut events = engine.subscribe();
+    let receipt = engine.send_message(&args.source, message, opts.clone()).await?;
     let session_id = receipt.session_id;
+    circumstances(engine, session_id, &opts, cwd.as_deref(), out).await?;
     if receipt.steered {
         drain(&mut events, session_id, out);
         return queued(engine, session_id, &receipt.waiting_for, out).await;
     }
     let waits = if args.no_wait { Tasks::Leave } else { Tasks::Wait };
     follow(engine, session_id, events, waits, out).await
+}
+
+fn canonical_workdir(dir: &Path) -> Result<PathBuf, ApiError> {
+    std::fs::canonicalize(dir).map_err(|e| {
+        ApiError::new(ErrorCode::InvalidInput, format!("--workdir {}: {e}", dir.display()))
+    })
+}
+
+/// What the person should know before the turn's output: every bypass in force in the session
+/// (calls it covers run without asking), and — when they did not name a directory — that the
+/// session works somewhere else than where they are.
+async fn circumstances(
+    engine: &Engine,
+    session_id: i64,
+    opts: &ChatOptions,
+    cwd: Option<&Path>,
+    out: &Output,
+) -> Result<(), ApiError> {
+    let params = SessionBypassesParams { session_id };
+    for b in ops::session_bypasses(engine, &Caller::Cli, params).await? {
+        out.note(&super::bypasses::in_force(&b));
+    }
+    if opts.workdir_explicit {
+        return Ok(());
+    }
+    let works_in = engine.working_directory(session_id).await?;
+    let same = |a: &Path, b: &Path| {
+        std::fs::canonicalize(a).ok().zip(std::fs::canonicalize(b).ok()).map(|(a, b)| a == b)
+    };
+    if let Some(cwd) = cwd
+        && same(&works_in, cwd) == Some(false)
+    {
+        out.note(&format!(
+            "session {session_id} works in {}, not here: `skald new` starts a session here (or \
+             `skald chat --new …`)",
+            one_line(&works_in.display().to_string())
+        ));
+    }
+    Ok(())
+}
+
+/// `/new`, `/stop`, `/compact [focus]`, `/resettools`, `/context`, `/cost`: the operations the
+/// app's composer runs for them, on the source's active session.
+async fn session_command(
+    engine: &Engine,
+    command: Slash,
+    rest: &str,
+    new: NewArgs,
+    opts: &ChatOptions,
+    out: &Output,
+) -> Result<u8, ApiError> {
+    if command == Slash::New {
+        new_session(engine, new, out).await?;
+        return Ok(exit::OK);
+    }
+    let session_id = engine.active_session(&new.source, opts).await?;
+    match command {
+        Slash::New => {}
+        Slash::Stop => return stop(engine, session_id, out).await,
+        Slash::Compact => return compact(engine, session_id, rest, out).await,
+        Slash::ResetTools => {
+            let params = ResetToolGroupsParams { session_id };
+            let reset = ops::reset_tool_groups(engine, &Caller::Cli, params).await?;
+            if out.is_json() {
+                out.json(&reset)?;
+            } else {
+                out.line(&format!(
+                    "session {session_id}: {} activated tool group{} revoked; the agents \
+                     activate them again when they need them",
+                    reset.revoked,
+                    if reset.revoked == 1 { "" } else { "s" }
+                ));
+            }
+        }
+        Slash::Context | Slash::Cost => {
+            let usage =
+                ops::session_usage(engine, &Caller::Cli, SessionUsageParams { session_id }).await?;
+            if out.is_json() {
+                out.json(&usage)?;
+            } else if command == Slash::Context {
+                out.line(&context_line(&usage));
+            } else {
+                out.line(&cost_line(&usage));
+            }
+        }
+    }
+    Ok(exit::OK)
+}
+
+/// `skald new`, `/new`, `chat --new`: a fresh session for the source, working in the named
+/// directory or the current one; the bypasses of the session it replaces end.
+pub async fn new_session(engine: &Engine, args: NewArgs, out: &Output) -> Result<i64, ApiError> {
+    let workdir = match args.workdir {
+        Some(dir) => Some(canonical_workdir(&dir)?),
+        None => std::env::current_dir().ok(),
+    };
+    let of_source = |list: Vec<BypassView>| -> Vec<BypassView> {
+        list.into_iter().filter(|b| b.source == args.source).collect()
+    };
+    let before =
+        of_source(ops::active_bypasses(engine, &Caller::Cli, ActiveBypassesParams {}).await?);
+    let params = NewSessionParams {
+        source: args.source.clone(),
+        agent_id: args.agent.clone(),
+        workdir: workdir.as_ref().map(|w| w.display().to_string()),
+    };
+    let created = ops::new_session(engine, &Caller::Cli, params).await?;
+    let after =
+        of_source(ops::active_bypasses(engine, &Caller::Cli, ActiveBypassesParams {}).await?);
+    let ended: Vec<BypassView> =
+        before.into_iter().filter(|b| !after.iter().any(|a| a.id == b.id)).collect();
+    let session_id = created.session_id;
+    if out.is_json() {
+        out.json(&serde_json::json!({
+            "session_id": session_id,
+            "ended_bypasses": ended.iter().map(|b| b.id).collect::<Vec<_>>(),
+        }))?;
+        return Ok(session_id);
+    }
+    let works_in = engine.working_directory(session_id).await?;
+    let agent = args.agent.as_deref().unwrap_or("main");
+    out.line(&format!(
+        "session {session_id} is now the active session of source {} (agent {agent}, working in \
+         {})",
+        args.source,
+        one_line(&works_in.display().to_string())
+    ));
+    for b in &ended {
+        out.line(&format!(
+            "  bypass {} ended with session {}: {} ask again",
+            b.id, b.session_id, b.label
+        ));
+    }
+    Ok(session_id)
+}
+
+fn context_line(u: &SessionUsage) -> String {
+    let model = u.model.as_deref().map(|m| format!(" · model {m}")).unwrap_or_default();
+    let estimated = if u.context_estimated { " (estimated)" } else { "" };
+    match (u.context_tokens, u.context_window) {
+        (None, _) => format!("session {}: no model reply yet{model}", u.session_id),
+        (Some(tokens), Some(window)) if window > 0 => format!(
+            "session {}: the next request carries {tokens} tokens{estimated} of a {window}-token \
+             window ({}%){model}",
+            u.session_id,
+            (tokens.max(0) as u64 * 100) / window
+        ),
+        (Some(tokens), _) => format!(
+            "session {}: the next request carries {tokens} tokens{estimated} (window \
+             unknown){model}",
+            u.session_id
+        ),
+    }
+}
+
+fn cost_line(u: &SessionUsage) -> String {
+    let tokens = format!("{} tokens in, {} out", u.input_tokens_total, u.output_tokens_total);
+    match u.cost_usd {
+        Some(cost) => format!(
+            "session {}: ${cost:.4} over {} of {} model replies that reported a cost · {tokens}",
+            u.session_id, u.priced_replies, u.replies
+        ),
+        None => format!(
+            "session {}: no cost reported ({} model replies) · {tokens}",
+            u.session_id, u.replies
+        ),
+    }
 }
 
 /// What `follow` does with the background tasks the turn started when the turn has answered.
@@ -321,8 +510,12 @@ fn with_details(head: String, details: &[String]) -> String {
 }
 
 /// `/compact [focus]` in the source's active session.
-async fn compact(engine: &Engine, source: &str, focus: &str, out: &Output) -> Result<u8, ApiError> {
-    let session_id = engine.active_session(source, &ChatOptions::default()).await?;
+async fn compact(
+    engine: &Engine,
+    session_id: i64,
+    focus: &str,
+    out: &Output,
+) -> Result<u8, ApiError> {
     let report = engine.compact(session_id, Some(focus.to_string())).await?;
     if out.is_json() {
         out.json(&serde_json::json!({

@@ -254,3 +254,50 @@ async fn a_question_that_parks_the_chat_is_shown_whole() {
     );
     assert!(stdout.contains("waiting for your decision in session 1"), "{stdout}");
 }
+
+/// The app's other slash commands run from `skald chat` on the active session; `//text` sends
+/// `/text` to the model; `skald new --json` names the new session.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn slash_commands_run_on_the_active_session_and_a_double_slash_sends_one() {
+    let fake = FakeLlm::start().await.unwrap();
+    let (_dir, data, work) = dirs();
+    let chat = |msg: &str| {
+        let mut cmd = cli(&fake, &data);
+        cmd.current_dir(&work).args(["chat", msg]);
+        run(cmd)
+    };
+    fake.push(Reply::text("literal"));
+    let (code, out, err) = chat("//etc/hosts is what I mean").await;
+    assert_eq!((code, out.trim()), (0, "literal"), "{err}");
+    let sent = fake.requests()[0].body["messages"].to_string();
+    assert!(sent.contains("\"/etc/hosts is what I mean\""), "{sent}");
+
+    let (code, out, err) = chat("/context").await;
+    assert_eq!(code, 0, "{err}");
+    assert!(out.starts_with("session 1: the next request carries "), "{out}");
+    let (code, out, err) = chat("/cost").await;
+    assert_eq!(code, 0, "{err}");
+    assert!(out.starts_with("session 1: ") && out.contains("1 model replies"), "{out}");
+    let (code, out, err) = chat("/resettools").await;
+    assert_eq!(
+        (code, out.trim()),
+        (
+            0,
+            "session 1: 0 activated tool groups revoked; the agents activate them again when they need them"
+        ),
+        "{err}"
+    );
+    let (code, out, err) = chat("/stop").await;
+    assert_eq!((code, out.trim()), (0, "session 1 has no running turn"), "{err}");
+    let (code, _, err) = chat("/stop now").await;
+    assert_eq!(code, 1);
+    assert!(err.contains("/stop takes no argument"), "{err}");
+
+    let mut new = cli(&fake, &data);
+    new.current_dir(&work).args(["--json", "new"]);
+    let (code, out, err) = run(new).await;
+    assert_eq!(code, 0, "{err}");
+    let created: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(created, json!({"session_id": 2, "ended_bypasses": []}));
+    assert_eq!(fake.requests().len(), 1, "no command reached the model");
+}
