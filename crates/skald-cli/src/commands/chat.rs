@@ -94,10 +94,7 @@ async fn circumstances(
     cwd: Option<&Path>,
     out: &Output,
 ) -> Result<(), ApiError> {
-    let params = SessionBypassesParams { session_id };
-    for b in ops::session_bypasses(engine, &Caller::Cli, params).await? {
-        out.note(&super::bypasses::in_force(&b));
-    }
+    bypasses_in_force(engine, session_id, out).await?;
     if opts.workdir_explicit {
         return Ok(());
     }
@@ -113,6 +110,15 @@ async fn circumstances(
              `skald chat --new …`)",
             one_line(&works_in.display().to_string())
         ));
+    }
+    Ok(())
+}
+
+/// One line per bypass in force in the session: the calls it covers run without asking.
+async fn bypasses_in_force(engine: &Engine, session_id: i64, out: &Output) -> Result<(), ApiError> {
+    let params = SessionBypassesParams { session_id };
+    for b in ops::session_bypasses(engine, &Caller::Cli, params).await? {
+        out.note(&super::bypasses::in_force(&b));
     }
     Ok(())
 }
@@ -298,6 +304,7 @@ pub async fn resume(
 ) -> Result<u8, ApiError> {
     let events = engine.subscribe();
     engine.start_resume(session_id, mode).await?;
+    bypasses_in_force(engine, session_id, out).await?;
     if !out.is_json() && mode == ParkMode::Wait {
         out.line(&format!("resuming session {session_id}; approve or deny from another terminal with `skald approve` / `skald deny`"));
     }
