@@ -186,20 +186,26 @@ operations! {
     /// Starts a fresh session for the source and makes it the active one; every client showing
     /// the source follows it.
     /// With `agent_id`, the new session runs that agent (a chat or task agent; `main` when
-    /// absent); the agent of an existing session never changes.
+    /// absent); the agent of an existing session never changes. With `workdir` (an absolute
+    /// path to a directory), its tools work there; without, where Skald runs. The old session's
+    /// bypasses end.
     new_session {
         params: NewSessionParams {
             source: String,
             #[serde(default)]
             #[ts(optional)]
             agent_id: Option<String>,
+            #[serde(default)]
+            #[ts(optional)]
+            workdir: Option<String>,
         },
         result: SessionRef,
         errors: [InvalidInput, NotFound, Config, Storage],
         events: [NewSession, SessionsChanged, BypassesChanged],
         run: |engine, _, p| {
+            let workdir = p.workdir.as_deref().map(std::path::Path::new);
             engine
-                .new_session_with_agent(&p.source, p.agent_id.as_deref())
+                .new_session_in(&p.source, p.agent_id.as_deref(), workdir)
                 .await
                 .map(|session_id| SessionRef { session_id })
         },

@@ -26,19 +26,26 @@ pub struct Cli {
 pub enum Command {
     /// Run one user turn in the source's active session (a message sent while a turn runs is
     /// folded into it; one sent while a call waits for a decision is queued behind it).
-    /// Exit 0 final answer · 1 error or round limit · 3 waiting for a human.
+    /// A MESSAGE of /new, /stop, /compact [focus], /resettools, /context or /cost runs that
+    /// command instead (`//text` sends `/text`). Exit 0 final answer · 1 error or round limit ·
+    /// 3 waiting for a human.
     Chat {
         /// Source (conversation channel) whose active session gets the message.
         #[arg(long, default_value = "cli")]
         source: String,
         /// Agent of a session created by this message (`skald agents list`; a chat or task
-        /// agent). An active session keeps its agent: use another --source, or start one with
-        /// `skald api new_session '{"source": "cli", "agent_id": "ID"}'`.
+        /// agent). An active session keeps its agent: naming another one is an error (start one
+        /// with `--new` or `skald new --agent ID`).
         #[arg(long, value_name = "ID")]
         agent: Option<String>,
         /// Working directory of a session created by this message (default: the current dir).
+        /// An active session keeps its directory: naming another one is an error (start one
+        /// with `--new` or `skald new --workdir DIR`).
         #[arg(long, value_name = "DIR")]
         workdir: Option<PathBuf>,
+        /// Start a new session for the source first (as /new: the old session's bypasses end).
+        #[arg(long)]
+        new: bool,
         /// Approve every call that would need approval in this session: a stored bypass of all
         /// tools until /new, at most 24 h (deny rules still apply; `skald bypass revoke` ends it).
         #[arg(long)]
@@ -50,6 +57,19 @@ pub enum Command {
         no_wait: bool,
         /// The message.
         message: String,
+    },
+    /// Start a new session for the source and print its id; the old session's bypasses end
+    /// (the app's /new).
+    New {
+        /// Source (conversation channel) whose active session it becomes.
+        #[arg(long, default_value = "cli")]
+        source: String,
+        /// Its agent (`skald agents list`; default `main`).
+        #[arg(long, value_name = "ID")]
+        agent: Option<String>,
+        /// Where its tools work (default: the current dir).
+        #[arg(long, value_name = "DIR")]
+        workdir: Option<PathBuf>,
     },
     /// Settle recorded decisions and continue the session's turn. Exit 0 final answer · 1 error
     /// or round limit · 3 waiting for a human (as `chat`).

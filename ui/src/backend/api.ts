@@ -29,7 +29,7 @@ export type ContinueTaskParams = { session_id: number, };
 
 export type TurnRunningParams = { session_id: number, };
 
-export type NewSessionParams = { source: string, agent_id?: string, };
+export type NewSessionParams = { source: string, agent_id?: string, workdir?: string, };
 
 export type SessionUsageParams = { session_id: number, };
 
@@ -293,7 +293,9 @@ export interface Api {
    * Starts a fresh session for the source and makes it the active one; every client showing
    * the source follows it.
    * With `agent_id`, the new session runs that agent (a chat or task agent; `main` when
-   * absent); the agent of an existing session never changes.
+   * absent); the agent of an existing session never changes. With `workdir` (an absolute
+   * path to a directory), its tools work there; without, where Skald runs. The old session's
+   * bypasses end.
    *
    * Errors: invalid_input, not_found, config, storage. Events: new_session, sessions_changed, bypasses_changed.
    */

@@ -8,8 +8,9 @@ use skald_protocol::{
     ApiError, BypassDuration, BypassRequest, BypassScopeKind, DecisionInput, ErrorCode,
 };
 
+use super::show;
 use crate::exit;
-use crate::output::Output;
+use crate::output::{Output, one_line};
 
 pub async fn inbox(engine: &Engine, out: &Output) -> Result<u8, ApiError> {
     let inbox = ops::inbox(engine, &Caller::Cli, InboxParams {}).await?;
@@ -27,7 +28,9 @@ pub async fn inbox(engine: &Engine, out: &Output) -> Result<u8, ApiError> {
     for call in &interrupted {
         out.line(&format!(
             "interrupted call {} · session {} · {} · cut off by a restart while it ran",
-            call.tool_call_id, call.session_id, call.label
+            call.tool_call_id,
+            call.session_id,
+            one_line(&call.label)
         ));
         out.line(&format!(
             "  check its effects, then: skald api reconcile_call '{{\"tool_call_id\": {}, \
@@ -44,9 +47,10 @@ pub async fn inbox(engine: &Engine, out: &Output) -> Result<u8, ApiError> {
             q.agent_id,
             age(q.age_secs)
         ));
-        out.line(&format!("  {}: {}", q.title, q.question.replace('\n', " ")));
-        if !q.suggested_answers.is_empty() {
-            out.line(&format!("  suggested: {}", q.suggested_answers.join(" | ")));
+        let (title, details) = show::question(&q.title, &q.question, &q.suggested_answers);
+        out.line(&format!("  {title}"));
+        for line in details {
+            out.line(&format!("    {line}"));
         }
     }
     if inbox.items.is_empty() && inbox.questions.is_empty() {
@@ -64,13 +68,11 @@ pub async fn inbox(engine: &Engine, out: &Output) -> Result<u8, ApiError> {
             item.agent_id,
             age(item.age_secs)
         ));
-        out.line(&format!("  {}", item.summary));
-        if let Some(d) = &item.diff {
-            for line in d.unified.lines().take(60) {
-                out.line(&format!("    {line}"));
-            }
-        } else if let Some(c) = &item.command {
-            out.line(&format!("    $ {c}   (in {})", item.workdir.as_deref().unwrap_or("?")));
+        // All of it: what the person approves is what runs.
+        let review = show::inbox_item(item);
+        out.line(&format!("  {}", review.what));
+        for line in &review.details {
+            out.line(&format!("    {line}"));
         }
     }
     out.line(&format!(

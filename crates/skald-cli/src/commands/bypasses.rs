@@ -2,7 +2,7 @@
 
 use skald_api::{ActiveBypassesParams, Caller, RevokeBypassParams, SessionBypassesParams, ops};
 use skald_core::Engine;
-use skald_protocol::{ApiError, BypassView};
+use skald_protocol::{ApiError, BypassDuration, BypassView};
 
 use crate::cli::BypassCommand;
 use crate::exit;
@@ -54,6 +54,22 @@ pub fn describe(b: &BypassView) -> String {
         b.label,
         b.granted_by,
         time_left(b.remaining_secs)
+    )
+}
+
+/// The line a `skald chat` covered by `b` starts with: what runs unasked, until when, who
+/// granted it, how to end it.
+pub fn in_force(b: &BypassView) -> String {
+    let until = match b.duration {
+        BypassDuration::Session => {
+            format!("until /new or `skald new` (at most {} more)", time_left(b.remaining_secs))
+        }
+        _ => format!("for {} more", time_left(b.remaining_secs)),
+    };
+    format!(
+        "! bypass {} in force: {} run without asking in session {} {until} · granted by {} · \
+         end it: skald bypass revoke {}",
+        b.id, b.label, b.session_id, b.granted_by, b.id
     )
 }
 

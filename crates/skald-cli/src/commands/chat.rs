@@ -1,59 +1,254 @@
 //! `skald chat` and `skald resume` (they stream events), and `skald stop`.
 
 use std::collections::{HashMap, HashSet};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
-use skald_api::{Caller, StopTurnParams, ops};
+use skald_api::{
+    ActiveBypassesParams, Caller, NewSessionParams, ResetToolGroupsParams, SessionBypassesParams,
+    SessionUsageParams, StopTurnParams, ops,
+};
 use skald_core::Engine;
 use skald_core::engine::ChatOptions;
 use skald_core::turn::{ParkMode, TurnOutcome};
 use skald_protocol::{
-    ApiError, ApprovalKind, ApprovalRequest, DeltaKind, ErrorCode, Event, EventEnvelope, InboxItem,
-    TaskInfo, TaskState, TurnEnd,
+    ApiError, BypassView, DeltaKind, ErrorCode, Event, EventEnvelope, SessionUsage, TaskInfo,
+    TaskState, TurnEnd,
 };
 use tokio::sync::broadcast::error::RecvError;
 
+use super::show::{self, Review};
+use super::slash::{self, Input, Slash};
 use crate::exit;
-use crate::output::Output;
+use crate::output::{Output, one_line};
 
 pub struct ChatArgs {
     pub source: String,
     pub agent: Option<String>,
     pub workdir: Option<PathBuf>,
+    pub new: bool,
     pub approve_all: bool,
     pub no_wait: bool,
     pub message: String,
 }
 
+/// The session `skald new` / `/new` / `chat --new` starts.
+pub struct NewArgs {
+    pub source: String,
+    pub agent: Option<String>,
+    pub workdir: Option<PathBuf>,
+}
+
 pub async fn run(engine: &Engine, args: ChatArgs, out: &Output) -> Result<u8, ApiError> {
-    let workdir = match args.workdir {
-        Some(w) => Some(std::fs::canonicalize(&w).map_err(|e| {
-            ApiError::new(ErrorCode::InvalidInput, format!("--workdir {}: {e}", w.display()))
-        })?),
-        None => std::env::current_dir().ok(),
-    };
-    if let Some(rest) = args.message.trim().strip_prefix("/compact")
-        && (rest.is_empty() || rest.starts_with(' '))
-    {
-        return compact(engine, &args.source, rest.trim(), out).await;
-    }
-    let mut events = engine.subscribe();
+    let explicit = args.workdir.as_deref().map(canonical_workdir).transpose()?;
+    let cwd = std::env::current_dir().ok();
     let opts = ChatOptions {
-        agent_id: args.agent,
-        workdir,
+        agent_id: args.agent.clone(),
+        workdir: explicit.clone().or_else(|| cwd.clone()),
+        workdir_explicit: explicit.is_some(),
         approve_all: args.approve_all,
         // A one-shot command cannot wait for a human: it ends parked (exit 3) and `skald
         // resume` settles the decision later.
         park_mode: ParkMode::Exit,
     };
-    let receipt = engine.send_message(&args.source, &args.message, opts).await?;
+    let new = NewArgs { source: args.source.clone(), agent: args.agent.clone(), workdir: explicit };
+    let message = match slash::parse(&args.message)? {
+        Input::Command(command, rest) => {
+            if args.approve_all || args.new {
+                return Err(ApiError::new(
+                    ErrorCode::InvalidInput,
+                    "--approve-all and --new go with a message, not with a / command",
+                ));
+            }
+            return session_command(engine, command, rest, new, &opts, out).await;
+        }
+        Input::Message(text) => text,
+    };
+    if args.new {
+        new_session(engine, new, out).await?;
+    }
+    let mut events = engine.subscribe();
+    let receipt = engine.send_message(&args.source, message, opts.clone()).await?;
     let session_id = receipt.session_id;
+    circumstances(engine, session_id, &opts, cwd.as_deref(), out).await?;
     if receipt.steered {
         drain(&mut events, session_id, out);
         return queued(engine, session_id, &receipt.waiting_for, out).await;
     }
     let waits = if args.no_wait { Tasks::Leave } else { Tasks::Wait };
     follow(engine, session_id, events, waits, out).await
+}
+
+fn canonical_workdir(dir: &Path) -> Result<PathBuf, ApiError> {
+    std::fs::canonicalize(dir).map_err(|e| {
+        ApiError::new(ErrorCode::InvalidInput, format!("--workdir {}: {e}", dir.display()))
+    })
+}
+
+/// What the person should know before the turn's output: every bypass in force in the session
+/// (calls it covers run without asking), and — when they did not name a directory — that the
+/// session works somewhere else than where they are.
+async fn circumstances(
+    engine: &Engine,
+    session_id: i64,
+    opts: &ChatOptions,
+    cwd: Option<&Path>,
+    out: &Output,
+) -> Result<(), ApiError> {
+    bypasses_in_force(engine, session_id, out).await?;
+    if opts.workdir_explicit {
+        return Ok(());
+    }
+    let works_in = engine.working_directory(session_id).await?;
+    let same = |a: &Path, b: &Path| {
+        std::fs::canonicalize(a).ok().zip(std::fs::canonicalize(b).ok()).map(|(a, b)| a == b)
+    };
+    if let Some(cwd) = cwd
+        && same(&works_in, cwd) == Some(false)
+    {
+        out.note(&format!(
+            "session {session_id} works in {}, not here: `skald new` starts a session here (or \
+             `skald chat --new …`)",
+            one_line(&works_in.display().to_string())
+        ));
+    }
+    Ok(())
+}
+
+/// One line per bypass in force in the session: the calls it covers run without asking.
+async fn bypasses_in_force(engine: &Engine, session_id: i64, out: &Output) -> Result<(), ApiError> {
+    let params = SessionBypassesParams { session_id };
+    for b in ops::session_bypasses(engine, &Caller::Cli, params).await? {
+        out.note(&super::bypasses::in_force(&b));
+    }
+    Ok(())
+}
+
+/// `/new`, `/stop`, `/compact [focus]`, `/resettools`, `/context`, `/cost`: the operations the
+/// app's composer runs for them, on the source's active session.
+async fn session_command(
+    engine: &Engine,
+    command: Slash,
+    rest: &str,
+    new: NewArgs,
+    opts: &ChatOptions,
+    out: &Output,
+) -> Result<u8, ApiError> {
+    if command == Slash::New {
+        new_session(engine, new, out).await?;
+        return Ok(exit::OK);
+    }
+    let session_id = engine.active_session(&new.source, opts).await?;
+    match command {
+        Slash::New => {}
+        Slash::Stop => return stop(engine, session_id, out).await,
+        Slash::Compact => return compact(engine, session_id, rest, out).await,
+        Slash::ResetTools => {
+            let params = ResetToolGroupsParams { session_id };
+            let reset = ops::reset_tool_groups(engine, &Caller::Cli, params).await?;
+            if out.is_json() {
+                out.json(&reset)?;
+            } else {
+                out.line(&format!(
+                    "session {session_id}: {} activated tool group{} revoked; the agents \
+                     activate them again when they need them",
+                    reset.revoked,
+                    if reset.revoked == 1 { "" } else { "s" }
+                ));
+            }
+        }
+        Slash::Context | Slash::Cost => {
+            let usage =
+                ops::session_usage(engine, &Caller::Cli, SessionUsageParams { session_id }).await?;
+            if out.is_json() {
+                out.json(&usage)?;
+            } else if command == Slash::Context {
+                out.line(&context_line(&usage));
+            } else {
+                out.line(&cost_line(&usage));
+            }
+        }
+    }
+    Ok(exit::OK)
+}
+
+/// `skald new`, `/new`, `chat --new`: a fresh session for the source, working in the named
+/// directory or the current one; the bypasses of the session it replaces end.
+pub async fn new_session(engine: &Engine, args: NewArgs, out: &Output) -> Result<i64, ApiError> {
+    let workdir = match args.workdir {
+        Some(dir) => Some(canonical_workdir(&dir)?),
+        None => std::env::current_dir().ok(),
+    };
+    let of_source = |list: Vec<BypassView>| -> Vec<BypassView> {
+        list.into_iter().filter(|b| b.source == args.source).collect()
+    };
+    let before =
+        of_source(ops::active_bypasses(engine, &Caller::Cli, ActiveBypassesParams {}).await?);
+    let params = NewSessionParams {
+        source: args.source.clone(),
+        agent_id: args.agent.clone(),
+        workdir: workdir.as_ref().map(|w| w.display().to_string()),
+    };
+    let created = ops::new_session(engine, &Caller::Cli, params).await?;
+    let after =
+        of_source(ops::active_bypasses(engine, &Caller::Cli, ActiveBypassesParams {}).await?);
+    let ended: Vec<BypassView> =
+        before.into_iter().filter(|b| !after.iter().any(|a| a.id == b.id)).collect();
+    let session_id = created.session_id;
+    if out.is_json() {
+        out.json(&serde_json::json!({
+            "session_id": session_id,
+            "ended_bypasses": ended.iter().map(|b| b.id).collect::<Vec<_>>(),
+        }))?;
+        return Ok(session_id);
+    }
+    let works_in = engine.working_directory(session_id).await?;
+    let agent = args.agent.as_deref().unwrap_or("main");
+    out.line(&format!(
+        "session {session_id} is now the active session of source {} (agent {agent}, working in \
+         {})",
+        args.source,
+        one_line(&works_in.display().to_string())
+    ));
+    for b in &ended {
+        out.line(&format!(
+            "  bypass {} ended with session {}: {} ask again",
+            b.id, b.session_id, b.label
+        ));
+    }
+    Ok(session_id)
+}
+
+fn context_line(u: &SessionUsage) -> String {
+    let model = u.model.as_deref().map(|m| format!(" · model {m}")).unwrap_or_default();
+    let estimated = if u.context_estimated { " (estimated)" } else { "" };
+    match (u.context_tokens, u.context_window) {
+        (None, _) => format!("session {}: no model reply yet{model}", u.session_id),
+        (Some(tokens), Some(window)) if window > 0 => format!(
+            "session {}: the next request carries {tokens} tokens{estimated} of a {window}-token \
+             window ({}%){model}",
+            u.session_id,
+            (tokens.max(0) as u64 * 100) / window
+        ),
+        (Some(tokens), _) => format!(
+            "session {}: the next request carries {tokens} tokens{estimated} (window \
+             unknown){model}",
+            u.session_id
+        ),
+    }
+}
+
+fn cost_line(u: &SessionUsage) -> String {
+    let tokens = format!("{} tokens in, {} out", u.input_tokens_total, u.output_tokens_total);
+    match u.cost_usd {
+        Some(cost) => format!(
+            "session {}: ${cost:.4} over {} of {} model replies that reported a cost · {tokens}",
+            u.session_id, u.priced_replies, u.replies
+        ),
+        None => format!(
+            "session {}: no cost reported ({} model replies) · {tokens}",
+            u.session_id, u.replies
+        ),
+    }
 }
 
 /// What `follow` does with the background tasks the turn started when the turn has answered.
@@ -109,6 +304,7 @@ pub async fn resume(
 ) -> Result<u8, ApiError> {
     let events = engine.subscribe();
     engine.start_resume(session_id, mode).await?;
+    bypasses_in_force(engine, session_id, out).await?;
     if !out.is_json() && mode == ParkMode::Wait {
         out.line(&format!("resuming session {session_id}; approve or deny from another terminal with `skald approve` / `skald deny`"));
     }
@@ -205,12 +401,13 @@ async fn follow_tasks(
         for item in inbox.items.iter().filter(|i| children.contains_key(&i.session_id)) {
             let label = &children[&item.session_id];
             asked.insert(item.tool_call_id);
-            printer.aside(approval_line(label, item.tool_call_id, &inbox_what(item)), out);
+            printer.aside(approval_line(label, item.tool_call_id, &show::inbox_item(item)), out);
         }
         for q in inbox.questions.iter().filter(|q| children.contains_key(&q.session_id)) {
             let label = &children[&q.session_id];
             asked.insert(q.tool_call_id);
-            printer.aside(question_line(label, q.tool_call_id, &q.title, &q.question), out);
+            let (title, details) = show::question(&q.title, &q.question, &q.suggested_answers);
+            printer.aside(question_line(label, q.tool_call_id, &title, &details), out);
         }
     }
     let (open, them) =
@@ -274,11 +471,13 @@ fn print_task_wait(
     out: &Output,
 ) -> Result<(), ApiError> {
     let (call, line) = match &ev.event {
-        Event::ApprovalRequested { tool_call_id, tool_name, request, .. } => {
-            (*tool_call_id, approval_line(label, *tool_call_id, &what(tool_name, request)))
+        Event::ApprovalRequested { tool_call_id, tool_name, arguments, request, .. } => {
+            let review = show::request(tool_name, arguments, request);
+            (*tool_call_id, approval_line(label, *tool_call_id, &review))
         }
-        Event::AgentQuestion { tool_call_id, title, question, .. } => {
-            (*tool_call_id, question_line(label, *tool_call_id, title, question))
+        Event::AgentQuestion { tool_call_id, title, question, suggested_answers, .. } => {
+            let (title, details) = show::question(title, question, suggested_answers);
+            (*tool_call_id, question_line(label, *tool_call_id, &title, &details))
         }
         _ => return Ok(()),
     };
@@ -291,37 +490,39 @@ fn print_task_wait(
     Ok(())
 }
 
-fn approval_line(label: &str, call: i64, what: &str) -> String {
-    format!(
-        "[task {label}] ⏸ {what} needs approval (call {call}): skald approve {call} | skald deny \
-         {call} --note \"why\""
-    )
-}
-
-fn question_line(label: &str, call: i64, title: &str, question: &str) -> String {
-    format!(
-        "[task {label}] ? {title}: {} (call {call}): skald answer {call} TEXT",
-        first_line(question)
-    )
-}
-
-/// [`what`] for a call listed in the inbox.
-fn inbox_what(item: &InboxItem) -> String {
-    match (item.kind, &item.path, &item.command) {
-        (ApprovalKind::Write, Some(path), _) => format!("write to {path}"),
-        (ApprovalKind::Command, _, Some(command)) => format!(
-            "command `{}` in {}",
-            first_line(command),
-            item.workdir.as_deref().unwrap_or("?")
+/// A background task's call waiting for approval, with all there is to review under it.
+fn approval_line(label: &str, call: i64, review: &Review) -> String {
+    with_details(
+        format!(
+            "[task {label}] ⏸ {} needs approval (call {call}): skald approve {call} | skald deny \
+             {call} --note \"why\"",
+            review.what
         ),
-        (_, Some(path), _) => format!("{} {path}", item.tool_name),
-        _ => item.tool_name.clone(),
-    }
+        &review.details,
+    )
+}
+
+fn question_line(label: &str, call: i64, title: &str, details: &[String]) -> String {
+    with_details(
+        format!("[task {label}] ? {title} (call {call}): skald answer {call} TEXT"),
+        details,
+    )
+}
+
+/// `head`, then each of `details` on its own line, indented under it.
+fn with_details(head: String, details: &[String]) -> String {
+    let mut lines = vec![head];
+    lines.extend(details.iter().map(|d| format!("    {d}")));
+    lines.join("\n")
 }
 
 /// `/compact [focus]` in the source's active session.
-async fn compact(engine: &Engine, source: &str, focus: &str, out: &Output) -> Result<u8, ApiError> {
-    let session_id = engine.active_session(source, &ChatOptions::default()).await?;
+async fn compact(
+    engine: &Engine,
+    session_id: i64,
+    focus: &str,
+    out: &Output,
+) -> Result<u8, ApiError> {
     let report = engine.compact(session_id, Some(focus.to_string())).await?;
     if out.is_json() {
         out.json(&serde_json::json!({
@@ -447,20 +648,33 @@ impl Printer {
         }
         self.flush_deferred(out);
         let line = match &ev.event {
-            Event::ToolStart { label_full, .. } => Some(format!("→ {label_full}")),
+            Event::ToolStart { label_full, .. } => Some(format!("→ {}", one_line(label_full))),
             Event::ToolDone { result, .. } => Some(format!("  ✓ {}", first_line(result))),
             Event::ToolError { error, .. } => Some(format!("  ✗ {}", first_line(error))),
             Event::ToolRejected { reason, .. } => Some(format!("  ⊘ {}", first_line(reason))),
             Event::ToolCancelled { .. } => Some("  ⊘ cancelled".to_string()),
-            Event::ApprovalRequested { tool_call_id, tool_name, request, .. } => Some(format!(
-                "  ⏸ {} needs approval (call {tool_call_id})",
-                what(tool_name, request)
-            )),
+            // Everything the person decides on, whole: the turn ends parked right after.
+            Event::ApprovalRequested { tool_call_id, tool_name, arguments, request, .. } => {
+                let review = show::request(tool_name, arguments, request);
+                Some(with_details(
+                    format!("  ⏸ {} needs approval (call {tool_call_id})", review.what),
+                    &review.details,
+                ))
+            }
+            Event::AgentQuestion { tool_call_id, title, question, suggested_answers, .. } => {
+                let (title, details) = show::question(title, question, suggested_answers);
+                Some(with_details(
+                    format!(
+                        "  ? {title} (question {tool_call_id}): skald answer {tool_call_id} TEXT"
+                    ),
+                    &details,
+                ))
+            }
             Event::FileChanged { diff, .. } => {
                 // The diff names the file relative to the working directory when inside it.
-                let shown = &diff.path;
+                let shown = one_line(&diff.path);
                 let mut lines = vec![format!("  ✎ {shown} (+{} −{})", diff.added, diff.removed)];
-                lines.extend(diff_preview(&diff.unified, DIFF_PREVIEW_LINES));
+                lines.extend(diff_preview(diff, DIFF_PREVIEW_LINES));
                 Some(lines.join("\n"))
             }
             Event::ModelRetry { model, reason, .. } => {
@@ -509,19 +723,6 @@ fn task_line(label: &str, state: TaskState, report: &Option<String>) -> Option<S
     })
 }
 
-/// What a parked call would do, by kind: "command `ls -la` in /dir", "write to src/main.rs".
-fn what(tool_name: &str, request: &ApprovalRequest) -> String {
-    match request {
-        ApprovalRequest::Write { path, .. } => format!("write to {path}"),
-        ApprovalRequest::Command { command, workdir } => {
-            format!("command `{}` in {workdir}", first_line(command))
-        }
-        ApprovalRequest::McpCall { server, tool } => format!("MCP tool {tool} of {server}"),
-        ApprovalRequest::Other { path: Some(path) } => format!("{tool_name} {path}"),
-        ApprovalRequest::Other { path: None } => tool_name.to_string(),
-    }
-}
-
 /// The line for a turn that ended without an answer (a final one was printed as it streamed; a
 /// parked one is explained once the turn is over).
 fn ended(outcome: &TurnEnd) -> Option<String> {
@@ -544,14 +745,14 @@ fn first_line(s: &str) -> String {
     cut
 }
 
-/// How many lines of a write's diff `skald chat` prints under it (the rest is counted).
+/// How many lines of an applied write's diff `skald chat` prints under it (the rest is
+/// counted). A write waiting for approval is shown whole.
 const DIFF_PREVIEW_LINES: usize = 40;
 
-/// The hunks of a unified diff (without the `---`/`+++` file header), indented, at most `max`
-/// lines and then how many were left out.
-fn diff_preview(unified: &str, max: usize) -> Vec<String> {
-    let body: Vec<&str> =
-        unified.lines().filter(|l| !l.starts_with("--- ") && !l.starts_with("+++ ")).collect();
+/// The hunks of an applied change (its summary is the `✎` line), indented, at most `max` lines
+/// and then how many were left out.
+fn diff_preview(diff: &skald_protocol::FileDiff, max: usize) -> Vec<String> {
+    let body = show::diff_lines(diff).split_off(1);
     let mut out: Vec<String> = body.iter().take(max).map(|l| format!("    {l}")).collect();
     if body.len() > max {
         out.push(format!("    … {} more lines", body.len() - max));
@@ -561,19 +762,43 @@ fn diff_preview(unified: &str, max: usize) -> Vec<String> {
 
 #[cfg(test)]
 mod tests {
+    use skald_protocol::{DiffHunk, DiffKind, DiffLine, DiffLineTag, FileDiff};
+
     use super::diff_preview;
 
     #[test]
-    fn a_long_diff_is_cut_and_says_how_much_is_left() {
-        let unified = "--- a/x\n+++ b/x\n@@ -1,3 +1,3 @@\n-a\n+b\n c\n";
-        assert_eq!(
-            diff_preview(unified, 10),
-            ["    @@ -1,3 +1,3 @@", "    -a", "    +b", "     c"]
-        );
-        assert_eq!(
-            diff_preview(unified, 2),
-            ["    @@ -1,3 +1,3 @@", "    -a", "    … 2 more lines"]
-        );
+    fn a_long_applied_diff_is_cut_and_says_how_much_is_left() {
+        let line = |tag, text: &str| DiffLine {
+            tag,
+            old_line: None,
+            new_line: None,
+            text: text.into(),
+            spans: Vec::new(),
+        };
+        let diff = FileDiff {
+            path: "x".into(),
+            kind: DiffKind::Modify,
+            hunks: vec![DiffHunk {
+                old_start: 1,
+                old_lines: 2,
+                new_start: 1,
+                new_lines: 2,
+                lines: vec![
+                    line(DiffLineTag::Delete, "a"),
+                    line(DiffLineTag::Insert, "b"),
+                    line(DiffLineTag::Context, "c"),
+                ],
+            }],
+            added: 1,
+            removed: 1,
+            unified: String::new(),
+            summary: "+1 −1".into(),
+            crlf: false,
+            old_missing_newline: false,
+            new_missing_newline: false,
+        };
+        assert_eq!(diff_preview(&diff, 10), ["    @@ -1,2 +1,2 @@", "    -a", "    +b", "     c"]);
+        assert_eq!(diff_preview(&diff, 2), ["    @@ -1,2 +1,2 @@", "    -a", "    … 2 more lines"]);
     }
 }
 

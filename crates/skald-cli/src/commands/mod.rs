@@ -8,6 +8,8 @@ mod chat;
 mod mcp;
 mod serve;
 mod sessions;
+mod show;
+mod slash;
 mod tasks;
 
 use std::path::PathBuf;
@@ -40,9 +42,14 @@ pub async fn run(
         Command::Api { op, params } => {
             api::run(&engine, op.as_deref().unwrap_or_default(), params.as_deref(), out).await
         }
-        Command::Chat { source, agent, workdir, approve_all, no_wait, message } => {
-            let args = chat::ChatArgs { source, agent, workdir, approve_all, no_wait, message };
+        Command::Chat { source, agent, workdir, new, approve_all, no_wait, message } => {
+            let args =
+                chat::ChatArgs { source, agent, workdir, new, approve_all, no_wait, message };
             chat::run(&engine, args, out).await
+        }
+        Command::New { source, agent, workdir } => {
+            let args = chat::NewArgs { source, agent, workdir };
+            chat::new_session(&engine, args, out).await.map(|_| crate::exit::OK)
         }
         Command::Stop { session } => chat::stop(&engine, session, out).await,
         Command::Resume { session, wait } => {

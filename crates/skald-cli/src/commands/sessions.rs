@@ -6,7 +6,7 @@ use skald_protocol::{ApiError, DebugMessage, HitKind, SearchHit, SessionListQuer
 
 use crate::cli::SessionsCommand;
 use crate::exit;
-use crate::output::Output;
+use crate::output::{Output, one_line};
 
 pub async fn run(engine: &Engine, cmd: SessionsCommand, out: &Output) -> Result<u8, ApiError> {
     match cmd {
@@ -31,7 +31,7 @@ pub async fn run(engine: &Engine, cmd: SessionsCommand, out: &Output) -> Result<
                         s.agent_id,
                         s.message_count,
                         s.last_message_at.as_deref().unwrap_or(&s.created_at),
-                        s.title.as_deref().unwrap_or("")
+                        one_line(s.title.as_deref().unwrap_or(""))
                     ));
                     if let Some(hit) = &s.best_hit {
                         out.line(&format!("{:>8}{}", "", render_hit(hit, s.hit_count)));
@@ -76,7 +76,10 @@ fn render_hit(hit: &SearchHit, count: i64) -> String {
     let snippet: String = hit
         .snippet
         .iter()
-        .map(|p| if p.hit { format!("«{}»", p.text) } else { p.text.clone() })
+        .map(|p| {
+            let text = one_line(&p.text);
+            if p.hit { format!("«{text}»") } else { text.into_owned() }
+        })
         .collect();
     format!("↳ {at}{matches}): {snippet}")
 }
@@ -110,8 +113,9 @@ fn render(m: &DebugMessage) -> String {
             format!("{}assistant: {content}", indent(*depth))
         }
         DebugMessage::Tool { tool_call_id, label, status, result, depth, .. } => format!(
-            "{}tool #{tool_call_id} {label} [{}] {}",
+            "{}tool #{tool_call_id} {} [{}] {}",
             indent(*depth),
+            one_line(label),
             status.as_str(),
             result.as_deref().unwrap_or("")
         ),

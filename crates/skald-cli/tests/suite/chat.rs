@@ -222,3 +222,82 @@ async fn skald_stop_from_another_process_stops_a_running_chat() {
     assert_eq!(code, 0, "{stderr}");
     assert!(stdout.contains("fresh start"));
 }
+
+/// A turn that parks on a question prints the question whole (title, every line of its text,
+/// the suggested answers) and how to answer, before the line saying it waits.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_question_that_parks_the_chat_is_shown_whole() {
+    let fake = FakeLlm::start().await.unwrap();
+    let (_dir, data, work) = dirs();
+    let args = json!({
+        "title": "Which branch?",
+        "question": "I found two branches.\nThe second one deletes the `data/` folder.",
+        "suggested_answers": ["main", "cleanup"],
+    });
+    fake.push(Reply::tool_call("ask_user_clarification", &args.to_string()));
+    let mut cmd = cli(&fake, &data);
+    cmd.args(["chat", "--workdir"]).arg(&work).arg("merge it");
+    let (code, stdout, stderr) = run(cmd).await;
+    assert_eq!(code, 3, "stdout: {stdout}\nstderr: {stderr}");
+    let lines: Vec<&str> = stdout.lines().map(str::trim).collect();
+    let head = lines.iter().position(|l| l.starts_with("? Which branch? (question "));
+    let head = head.unwrap_or_else(|| panic!("no question line: {stdout}"));
+    assert!(lines[head].ends_with("skald answer 1 TEXT"), "{stdout}");
+    assert_eq!(
+        lines[head + 1..head + 4],
+        [
+            "I found two branches.",
+            "The second one deletes the `data/` folder.",
+            "suggested: main | cleanup"
+        ],
+        "{stdout}"
+    );
+    assert!(stdout.contains("waiting for your decision in session 1"), "{stdout}");
+}
+
+/// The app's other slash commands run from `skald chat` on the active session; `//text` sends
+/// `/text` to the model; `skald new --json` names the new session.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn slash_commands_run_on_the_active_session_and_a_double_slash_sends_one() {
+    let fake = FakeLlm::start().await.unwrap();
+    let (_dir, data, work) = dirs();
+    let chat = |msg: &str| {
+        let mut cmd = cli(&fake, &data);
+        cmd.current_dir(&work).args(["chat", msg]);
+        run(cmd)
+    };
+    fake.push(Reply::text("literal"));
+    let (code, out, err) = chat("//etc/hosts is what I mean").await;
+    assert_eq!((code, out.trim()), (0, "literal"), "{err}");
+    let sent = fake.requests()[0].body["messages"].to_string();
+    assert!(sent.contains("\"/etc/hosts is what I mean\""), "{sent}");
+
+    let (code, out, err) = chat("/context").await;
+    assert_eq!(code, 0, "{err}");
+    assert!(out.starts_with("session 1: the next request carries "), "{out}");
+    let (code, out, err) = chat("/cost").await;
+    assert_eq!(code, 0, "{err}");
+    assert!(out.starts_with("session 1: ") && out.contains("1 model replies"), "{out}");
+    let (code, out, err) = chat("/resettools").await;
+    assert_eq!(
+        (code, out.trim()),
+        (
+            0,
+            "session 1: 0 activated tool groups revoked; the agents activate them again when they need them"
+        ),
+        "{err}"
+    );
+    let (code, out, err) = chat("/stop").await;
+    assert_eq!((code, out.trim()), (0, "session 1 has no running turn"), "{err}");
+    let (code, _, err) = chat("/stop now").await;
+    assert_eq!(code, 1);
+    assert!(err.contains("/stop takes no argument"), "{err}");
+
+    let mut new = cli(&fake, &data);
+    new.current_dir(&work).args(["--json", "new"]);
+    let (code, out, err) = run(new).await;
+    assert_eq!(code, 0, "{err}");
+    let created: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(created, json!({"session_id": 2, "ended_bypasses": []}));
+    assert_eq!(fake.requests().len(), 1, "no command reached the model");
+}

@@ -88,3 +88,31 @@ fn any_operation_runs_by_name_and_prints_its_result() {
     let listed = stdout(&skald(&["api"]));
     assert!(listed.lines().any(|l| l.starts_with("stop_turn ")), "{listed}");
 }
+
+/// `sessions show` and `sessions list --search` print stored model text through the same
+/// layer as `chat`: an escape sequence in an answer shows as text, a title's line feed as `\n`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn stored_model_text_is_shown_as_text_by_sessions_show_and_list() {
+    use super::chat::{cli, dirs, run};
+    let fake = skald_testkit::FakeLlm::start().await.unwrap();
+    let (_dir, data, work) = dirs();
+    fake.push(skald_testkit::Reply::text("fine\u{1b}]52;c;ZXZpbA==\u{7}\r\u{1b}[2Kall good"));
+    let mut chat = cli(&fake, &data);
+    chat.current_dir(&work).args(["chat", "hello"]);
+    assert_eq!(run(chat).await.0, 0);
+    let mut rename = cli(&fake, &data);
+    rename.args(["api", "rename_session", r#"{"session_id": 1, "title": "a\nb \u202e"}"#]);
+    let (code, _, err) = run(rename).await;
+    assert_eq!(code, 0, "{err}");
+    let mut show = cli(&fake, &data);
+    show.args(["sessions", "show", "1"]);
+    let (code, out, err) = run(show).await;
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains(r"assistant: fine\e]52;c;ZXZpbA==\x07\r\e[2Kall good"), "{out}");
+    let mut list = cli(&fake, &data);
+    list.args(["sessions", "list", "--search", "good"]);
+    let (code, out, err) = run(list).await;
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains(r"a\nb \u{202e}"), "{out}");
+    assert!(!out.chars().any(|c| c == '\u{1b}' || c == '\r' || c == '\u{202e}'), "{out:?}");
+}

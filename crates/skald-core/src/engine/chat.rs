@@ -38,10 +38,16 @@ pub(super) enum Step {
 /// Options of `send_message`.
 #[derive(Debug, Clone, Default)]
 pub struct ChatOptions {
-    /// Agent of a session created by this message (default `main`).
+    /// Agent of a session created by this message (default `main`). The caller named it: an
+    /// active session running another agent is an error naming both, never a message sent to
+    /// an agent the caller did not ask for.
     pub agent_id: Option<String>,
     /// Working directory stored on a session created by this message.
     pub workdir: Option<PathBuf>,
+    /// `workdir` was named by the caller (`skald chat --workdir`), not a default for a new
+    /// session (the directory `skald` runs in): an active session that works in another
+    /// directory is then an error naming both, never a turn run in the other one.
+    pub workdir_explicit: bool,
     /// `skald chat --approve-all`: the human pre-approves every call that would need approval in
     /// this session, stored as a "this session" bypass of all tools granted by `cli` (deny rules
     /// still apply; `/new` or a revoke ends it). The model never can set this.
@@ -75,7 +81,9 @@ impl SendReceipt {
 }
 
 impl Engine {
-    /// The source's active session, created on first use.
+    /// The source's active session, created on first use. An agent or an explicit working
+    /// directory that the active session does not have is refused (`invalid_input`, naming
+    /// both and how to start a session that has them).
     pub async fn active_session(
         &self,
         source: &str,
@@ -84,21 +92,74 @@ impl Engine {
         validate_source(source)?;
         let store = self.store();
         if let Some(id) = store.active_session(source).await? {
+            self.check_session_fits(id, source, opts).await?;
             return Ok(id);
         }
-        let run_context = opts.workdir.as_ref().map(|w| RunContext {
-            working_directory: Some(w.display().to_string()),
-            ..Default::default()
-        });
         let mut new = NewSession::interactive(source);
         if let Some(agent) = &opts.agent_id {
             new.agent_id = self.session_agent(agent)?;
         }
-        new.run_context = run_context.as_ref().map(encode_run_context).transpose()?;
+        new.run_context = workdir_run_context(opts.workdir.as_deref())?;
         let created = store.create_session(&new).await?;
         store.set_active_session(source, created.session_id).await?;
         self.emit(EventEnvelope::session(created.session_id, source, Event::SessionsChanged {}));
         Ok(created.session_id)
+    }
+
+    /// Whether the active session `session_id` runs the agent and works in the directory that
+    /// `opts` names explicitly.
+    async fn check_session_fits(
+        &self,
+        session_id: i64,
+        source: &str,
+        opts: &ChatOptions,
+    ) -> Result<(), EngineError> {
+        let wanted_dir = opts.workdir.as_deref().filter(|_| opts.workdir_explicit);
+        if opts.agent_id.is_none() && wanted_dir.is_none() {
+            return Ok(());
+        }
+        let session = self.store().session(session_id).await?;
+        if let Some(agent) = opts.agent_id.as_deref().filter(|a| *a != session.agent_id) {
+            return Err(EngineError::InvalidInput(format!(
+                "session {session_id} of source `{source}` runs agent `{}`, not `{agent}`, and a \
+                 session keeps its agent: start a new session with `skald new --agent {agent}` \
+                 (or `skald chat --new --agent {agent} …`), or leave out --agent to go on with \
+                 `{}`",
+                session.agent_id, session.agent_id
+            )));
+        }
+        if let Some(wanted) = wanted_dir {
+            let works_in = self.session_workdir(session_id, session.run_context.as_deref())?;
+            if !same_dir(&works_in, wanted) {
+                let (works_in, wanted) = (works_in.display(), wanted.display());
+                return Err(EngineError::InvalidInput(format!(
+                    "session {session_id} of source `{source}` works in {works_in}, not in \
+                     {wanted}, and a session keeps its working directory: start a new session \
+                     there with `skald new --workdir {wanted}` (or `skald chat --new --workdir \
+                     {wanted} …`), or leave out --workdir to go on in {works_in}"
+                )));
+            }
+        }
+        Ok(())
+    }
+
+    /// Where the session's tools work: its stored working directory, else where Skald was
+    /// launched.
+    fn session_workdir(
+        &self,
+        session_id: i64,
+        run_context: Option<&str>,
+    ) -> Result<PathBuf, EngineError> {
+        let run_context = stored_run_context(session_id, run_context)?;
+        let cwd = crate::launch_env::launch_dir().unwrap_or_else(|| self.data_dir().to_path_buf());
+        Ok(run_context.effective_workdir(&cwd))
+    }
+
+    /// The directory the session's tools work in (what `skald chat` compares with where it
+    /// runs).
+    pub async fn working_directory(&self, session_id: i64) -> Result<PathBuf, EngineError> {
+        let session = self.store().session(session_id).await?;
+        self.session_workdir(session_id, session.run_context.as_deref())
     }
 
     /// Sends a user message to the source's session: starts a turn, or — while one runs here or
@@ -572,6 +633,23 @@ pub(super) fn validate_source(source: &str) -> Result<(), EngineError> {
         )));
     }
     Ok(())
+}
+
+/// The stored run context of a new session working in `workdir` (none: where Skald runs).
+pub(super) fn workdir_run_context(workdir: Option<&Path>) -> Result<Option<String>, EngineError> {
+    let run_context = workdir.map(|w| RunContext {
+        working_directory: Some(w.display().to_string()),
+        ..Default::default()
+    });
+    run_context.as_ref().map(encode_run_context).transpose()
+}
+
+/// Whether two paths name the same directory (through links when both exist).
+fn same_dir(a: &Path, b: &Path) -> bool {
+    match (std::fs::canonicalize(a), std::fs::canonicalize(b)) {
+        (Ok(a), Ok(b)) => a == b,
+        _ => a == b,
+    }
 }
 
 fn encode_run_context(rc: &RunContext) -> Result<String, EngineError> {

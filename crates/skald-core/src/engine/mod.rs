@@ -313,12 +313,25 @@ impl Engine {
         source: &str,
         agent_id: Option<&str>,
     ) -> Result<i64, EngineError> {
+        self.new_session_in(source, agent_id, None).await
+    }
+
+    /// `new_session_with_agent` whose tools work in `workdir` (an absolute path to a
+    /// directory; `None`: where Skald runs).
+    pub async fn new_session_in(
+        &self,
+        source: &str,
+        agent_id: Option<&str>,
+        workdir: Option<&std::path::Path>,
+    ) -> Result<i64, EngineError> {
         let source = source.trim();
         chat::validate_source(source)?;
         let mut new = skald_store::repo::sessions::NewSession::interactive(source);
         if let Some(agent_id) = agent_id {
             new.agent_id = self.session_agent(agent_id)?;
         }
+        let workdir = workdir.map(new_session_workdir).transpose()?;
+        new.run_context = chat::workdir_run_context(workdir.as_deref())?;
         let store = self.store();
         // A new conversation ends the bypasses a human granted in the old one.
         if let Some(old) = store.active_session(source).await? {
@@ -365,4 +378,20 @@ fn prepare_dir(dir: &Path) -> Result<(), EngineError> {
         std::fs::write(&cfg, config::default_config_text()).map_err(err)?;
     }
     Ok(())
+}
+
+/// A new session's working directory as stored: absolute, an existing directory, links
+/// resolved.
+fn new_session_workdir(dir: &std::path::Path) -> Result<std::path::PathBuf, EngineError> {
+    let invalid = |why: &str| {
+        EngineError::InvalidInput(format!("working directory {}: {why}", dir.display()))
+    };
+    if !dir.is_absolute() {
+        return Err(invalid("not an absolute path"));
+    }
+    let dir = std::fs::canonicalize(dir).map_err(|e| invalid(&e.to_string()))?;
+    if !dir.is_dir() {
+        return Err(invalid("not a directory"));
+    }
+    Ok(dir)
 }
