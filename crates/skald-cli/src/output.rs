@@ -108,9 +108,18 @@ fn escaped(c: char) -> Option<String> {
         '\u{1b}' => Some("\\e".to_string()),
         '\r' => Some("\\r".to_string()),
         '\0'..='\u{1f}' | '\u{7f}' => Some(format!("\\x{:02x}", u32::from(c))),
-        c if is_c1(c) || is_bidi(c) => Some(format!("\\u{{{:x}}}", u32::from(c))),
+        c if is_c1(c) || is_bidi(c) || is_invisible(c) => {
+            Some(format!("\\u{{{:x}}}", u32::from(c)))
+        }
         _ => None,
     }
+}
+
+/// Characters that take no room (zero-width spaces and joiners, the word joiner, a byte-order
+/// mark) or break a line where none shows (U+2028, U+2029): they can hide one character of a
+/// command between two others.
+fn is_invisible(c: char) -> bool {
+    matches!(c, '\u{200b}'..='\u{200d}' | '\u{2060}' | '\u{feff}' | '\u{2028}' | '\u{2029}')
 }
 
 fn is_c1(c: char) -> bool {
@@ -199,6 +208,12 @@ mod tests {
         assert_eq!(visible("\u{80}\u{85}"), "\\u{80}\\u{85}");
         // The first character past C1 is ordinary text.
         assert_eq!(visible("\u{a0}é"), "\u{a0}é");
+    }
+
+    #[test]
+    fn invisible_characters_are_shown_so_nothing_hides_between_two_letters() {
+        assert_eq!(visible("r\u{200b}m -rf"), "r\\u{200b}m -rf");
+        assert_eq!(visible("a\u{feff}b\u{2028}c"), "a\\u{feff}b\\u{2028}c");
     }
 
     #[test]
