@@ -55,6 +55,32 @@ describe("approval card", () => {
     expect(screen.getByText("/repo")).toBeTruthy();
   });
 
+  it("shows a bidi override and terminal escapes in a command as marked tokens", () => {
+    // Displayed raw, the override reverses the rest of the line and the escapes would erase
+    // what came before them in a terminal: what the person reads is not what runs.
+    const command = "echo hello \u202E; rm -rf ~ #\r\x1b[2Kcargo test";
+    render(
+      <ApprovalCard
+        approval={view({ kind: "command", toolName: "execute_cmd", diff: null, command, workdir: "/repo\u200B" })}
+        onDecide={async () => ({})}
+      />,
+    );
+    const line = screen.getByLabelText("Command line");
+    const marks = [...line.querySelectorAll(".hidden-char")];
+    expect(marks.map((m) => m.textContent)).toEqual(["⟨U+202E⟩", "\\r", "\\e"]);
+    expect(marks[0]?.getAttribute("title")).toContain("RIGHT-TO-LEFT OVERRIDE");
+    expect(marks[1]?.getAttribute("title")).toContain("carriage return");
+    expect(line.textContent).toBe("$ echo hello ⟨U+202E⟩; rm -rf ~ #\\r\\e[2Kcargo test");
+    expect(screen.getByText("⟨U+200B⟩").closest("code")?.textContent).toBe("/repo⟨U+200B⟩");
+  });
+
+  it("shows a path with a newline as one path, in the title and the body", () => {
+    const path = "notes.md\n/home/me/.ssh/authorized_keys";
+    render(<ApprovalCard approval={view({ kind: "write", diff: null, path, arguments: { path } })} onDecide={async () => ({})} />);
+    expect(screen.getByRole("heading").textContent).toBe("Approve writing notes.md\\n/home/me/.ssh/authorized_keys?");
+    expect(screen.getByText(/^Writes/).textContent).toContain("notes.md\\n/home/me/.ssh/authorized_keys (diff not available)");
+  });
+
   it("shows tool name and pretty arguments for other tools", () => {
     render(
       <ApprovalCard approval={view({ kind: "tool", toolName: "mcp__gh__create_issue", diff: null, arguments: { title: "Bug" } })} onDecide={async () => ({})} />,

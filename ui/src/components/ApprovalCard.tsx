@@ -12,6 +12,7 @@ import {
 } from "../backend";
 import { DiffViewer } from "./DiffViewer";
 import { prettyJson } from "./json";
+import { Visible, visibleString } from "./visible";
 
 export type ApprovalView = {
   toolCallId: number;
@@ -96,6 +97,22 @@ export function BypassChoice({
   );
 }
 
+function Path({ path }: { path: string }) {
+  return (
+    <code>
+      <Visible text={path} mode="line" />
+    </code>
+  );
+}
+
+function Arguments({ value }: { value: unknown }) {
+  return (
+    <pre className="code-pre" aria-label="Arguments">
+      <Visible text={prettyJson(value)} />
+    </pre>
+  );
+}
+
 /** The body of an approval: the reviewed diff for writes, the command line, or the raw arguments. */
 export function ApprovalSubject({ approval }: { approval: ApprovalView }): ReactNode {
   if (approval.kind === "command") {
@@ -103,10 +120,10 @@ export function ApprovalSubject({ approval }: { approval: ApprovalView }): React
       <div className="approval-command">
         <pre className="code-pre command-line" aria-label="Command line">
           <span aria-hidden="true">$ </span>
-          {approval.command ?? prettyJson(approval.arguments)}
+          <Visible text={approval.command ?? prettyJson(approval.arguments)} />
         </pre>
         <p className="muted">
-          in <code>{approval.workdir ?? "the working directory"}</code>
+          in <code>{approval.workdir ? <Visible text={approval.workdir} mode="line" /> : "the working directory"}</code>
         </p>
       </div>
     );
@@ -116,11 +133,16 @@ export function ApprovalSubject({ approval }: { approval: ApprovalView }): React
     return (
       <>
         <p>
-          Calls <code>{approval.mcp.tool}</code> on MCP server <code>{approval.mcp.server}</code>
+          Calls{" "}
+          <code>
+            <Visible text={approval.mcp.tool} mode="line" />
+          </code>{" "}
+          on MCP server{" "}
+          <code>
+            <Visible text={approval.mcp.server} mode="line" />
+          </code>
         </p>
-        <pre className="code-pre" aria-label="Arguments">
-          {prettyJson(approval.arguments)}
-        </pre>
+        <Arguments value={approval.arguments} />
       </>
     );
   }
@@ -128,17 +150,15 @@ export function ApprovalSubject({ approval }: { approval: ApprovalView }): React
     <>
       {approval.kind === "write" && approval.path ? (
         <p>
-          Writes <code>{approval.path}</code> <span className="muted">(diff not available)</span>
+          Writes <Path path={approval.path} /> <span className="muted">(diff not available)</span>
         </p>
       ) : null}
       {approval.kind === "tool" && approval.path ? (
         <p>
-          On <code>{approval.path}</code>
+          On <Path path={approval.path} />
         </p>
       ) : null}
-      <pre className="code-pre" aria-label="Arguments">
-        {prettyJson(approval.arguments)}
-      </pre>
+      <Arguments value={approval.arguments} />
     </>
   );
 }
@@ -148,7 +168,10 @@ export function AskedBy({ origin }: { origin: string | null }) {
   if (!origin) return null;
   return (
     <p className="asked-by">
-      Asked by sub-agent <code>{origin}</code>
+      Asked by sub-agent{" "}
+      <code>
+        <Visible text={origin} mode="line" />
+      </code>
     </p>
   );
 }
@@ -187,19 +210,24 @@ export function ApprovalCard({
     }
   };
 
+  const shown = (text: string) => <Visible text={text} mode="line" />;
   const title =
-    approval.kind === "write"
-      ? `Approve writing ${approval.path ?? "a file"}?`
-      : approval.kind === "command"
-        ? "Approve running this command?"
-        : approval.kind === "mcp" && approval.mcp
-          ? `Approve ${approval.mcp.tool} on MCP server ${approval.mcp.server}?`
-          : `Approve ${approval.toolName}?`;
+    approval.kind === "write" ? (
+      <>Approve writing {approval.path ? shown(approval.path) : "a file"}?</>
+    ) : approval.kind === "command" ? (
+      "Approve running this command?"
+    ) : approval.kind === "mcp" && approval.mcp ? (
+      <>
+        Approve {shown(approval.mcp.tool)} on MCP server {shown(approval.mcp.server)}?
+      </>
+    ) : (
+      <>Approve {shown(approval.toolName)}?</>
+    );
 
   return (
     <section
       className="approval-card"
-      aria-label={`Approval for ${approval.toolName}${origin ? `, asked by ${origin}` : ""}`}
+      aria-label={`Approval for ${visibleString(approval.toolName)}${origin ? `, asked by ${visibleString(origin)}` : ""}`}
       data-tool-call-id={approval.toolCallId}
       data-origin={origin ?? undefined}
     >

@@ -22,6 +22,27 @@ describe("diff viewer", () => {
     expect(screen.getByText("@@ -1,2 +1,3 @@")).toBeTruthy();
   });
 
+  it("shows a bidi override, a zero-width space and an escape in a diff line and its path", async () => {
+    // "Trojan source": the override makes code read as part of a comment.
+    const diff = newFileDiff("src/auth\u202Eyp.py", 2);
+    diff.hunks[0]!.lines[0]!.text = 'access = "user"  # \u202E } \u2066if is_admin:\u2069 \u2066 admins only';
+    diff.hunks[0]!.lines[1]!.text = 'key = "a\u200Bb"  # \x1b[8mhidden';
+    const { container } = render(<DiffViewer diff={diff} />);
+    const marked = (row: HTMLElement | undefined) => [...(row?.querySelectorAll(".hidden-char") ?? [])].map((m) => m.textContent);
+    const lines = () => rowsOf(container, "tr.diff-line");
+    expect(marked(lines()[0])).toEqual(["⟨U+202E⟩", "⟨U+2066⟩", "⟨U+2069⟩", "⟨U+2066⟩"]);
+    expect(marked(lines()[1])).toEqual(["⟨U+200B⟩", "\\e"]);
+    expect(container.querySelector(".diff-path")?.textContent).toBe("src/auth⟨U+202E⟩yp.py");
+    expect(screen.getByRole("figure").getAttribute("aria-label")).toBe("Changes to src/auth⟨U+202E⟩yp.py");
+    // Also once the syntax colour has split the lines into tokens, and side by side.
+    await waitFor(() => expect(container.querySelector(".hljs-string")).toBeTruthy());
+    expect(marked(lines()[1])).toEqual(["⟨U+200B⟩", "\\e"]);
+    expect(lines()[1]?.querySelector(".hljs-string .hidden-char")?.textContent).toBe("⟨U+200B⟩");
+    await userEvent.setup().click(screen.getByRole("button", { name: "Side by side" }));
+    expect(marked(rowsOf(container, "tr.diff-pair")[0])).toEqual(["⟨U+202E⟩", "⟨U+2066⟩", "⟨U+2069⟩", "⟨U+2066⟩"]);
+    expect(container.textContent).not.toMatch(/[\u202E\u2066\u2069\u200B\x1b]/);
+  });
+
   it("switches to side by side, pairing the deletion with its replacement", async () => {
     const user = userEvent.setup();
     const { container } = render(<DiffViewer diff={fileDiff()} />);
@@ -38,7 +59,8 @@ describe("diff viewer", () => {
     // The extra insertion has nothing opposite it.
     expect(side(added, "old")).toBe("");
     expect(side(added, "new")).toBe("    exit();");
-    expect(within(changed).getByText("hello").tagName).toBe("MARK");
+    // Inside the mark whether or not the syntax colour (loading meanwhile) wraps it in a token.
+    expect(within(changed).getByText("hello").closest("mark")).toBeTruthy();
   });
 
   it("marks a new file and colours its syntax by extension", async () => {

@@ -2,6 +2,7 @@
 import { useMemo, useState, type ReactNode } from "react";
 import type { DiffLine, DiffSpan, FileDiff } from "../backend";
 import { HighlightedLine, highlightNow, languageFor, plainLines, useLanguageReady, type Segment } from "./highlight";
+import { Visible, visibleString } from "./visible";
 
 export type DiffMode = "unified" | "split";
 
@@ -148,9 +149,11 @@ export function DiffViewer({
   const hasLines = diff.hunks.length > 0;
 
   return (
-    <figure className="diff" aria-label={`Changes to ${diff.path}`}>
+    <figure className="diff" aria-label={`Changes to ${visibleString(diff.path)}`}>
       <figcaption className="diff-head">
-        <code className="diff-path">{diff.path}</code>
+        <code className="diff-path">
+          <Visible text={diff.path} mode="line" />
+        </code>
         <span className="diff-stat">
           <span className="diff-added">+{diff.added}</span> <span className="diff-removed">−{diff.removed}</span>
         </span>
@@ -167,7 +170,9 @@ export function DiffViewer({
         ) : null}
       </figcaption>
       {!hasLines ? (
-        <p className="diff-summary muted">{diff.summary}</p>
+        <p className="diff-summary muted">
+          <Visible text={diff.summary} mode="line" />
+        </p>
       ) : (
         <div className="diff-body">
           <table className={`diff-table diff-${mode}`} data-mode={mode}>

@@ -2,6 +2,7 @@
 // (`    12\tfn main() {` per line, the numbers a muted gutter that copying leaves out), or JSON.
 import { Fragment } from "react";
 import { HighlightedLine, useHighlightedLines } from "./highlight";
+import { Visible } from "./visible";
 
 const NUMBERED = /^( *\d+\t)(.*)$/;
 
@@ -17,7 +18,7 @@ export function FileView({ text, lang }: { text: string; lang: string | null }) 
       {rows.map((r, i) => (
         <Fragment key={i}>
           {numbered && !r.numbered ? (
-            r.line
+            <Visible text={r.line} />
           ) : (
             <>
               {r.numbered ? <span className="file-num">{r.numbered[1]}</span> : null}

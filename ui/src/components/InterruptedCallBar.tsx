@@ -2,6 +2,7 @@
 // says what really happened — it ran, it did not run, or run it again — once.
 import { useState } from "react";
 import { toApiError, type ApiError, type InterruptedCall, type ReconcileChoice } from "../backend";
+import { Visible, visibleString } from "./visible";
 
 const CHOSEN: Record<ReconcileChoice, string> = {
   ran: "You said it ran; the model was told not to run it again.",
@@ -44,7 +45,7 @@ export function InterruptedCallBar({
   };
   const choice = call.choice;
   return (
-    <section className="tool-section interrupted-call" role="group" aria-label={`Interrupted call ${call.label}`}>
+    <section className="tool-section interrupted-call" role="group" aria-label={`Interrupted call ${visibleString(call.label)}`}>
       {choice === null ? (
         <>
           <p>
@@ -78,7 +79,9 @@ export function InterruptedCallBar({
       {choice === "run_again" && call.rerun_result ? (
         <details>
           <summary>Result of the re-run</summary>
-          <pre className="code-pre">{call.rerun_result}</pre>
+          <pre className="code-pre">
+            <Visible text={call.rerun_result} />
+          </pre>
         </details>
       ) : null}
       {error ? (

@@ -130,6 +130,27 @@ describe("markdown", () => {
     expect(container.innerHTML.toLowerCase()).not.toContain("javascript:");
   });
 
+  it("disarms script links however they are spelled, and titles a live link with its real address", () => {
+    const { container } = render(
+      <Markdown
+        text={
+          "[a](&#106;avascript:alert(1)) [b](vbscript:msgbox) [c](data:text/html;base64,PHNjcmlwdD4=) " +
+          "<javascript:alert(2)> [d](<java\tscript:alert(3)>) [https://bank.example](https://evil.example/login \"https://bank.example\")"
+        }
+      />,
+    );
+    const links = [...container.querySelectorAll("a")];
+    expect(links.map((a) => a.getAttribute("href"))).toEqual(["https://evil.example/login"]);
+    // The tooltip says where the link goes, not what its text or its title claim.
+    expect(links[0]?.getAttribute("title")).toBe("https://evil.example/login");
+    for (const text of ["a", "b", "c", "d"]) expect(screen.getByText(text).closest("a")).toBeNull();
+    const targets = [...container.querySelectorAll("[href], [src]")].map((e) => e.getAttribute("href") ?? e.getAttribute("src"));
+    expect(targets).toEqual(["https://evil.example/login"]);
+    // The autolink stays readable as the text it is.
+    expect(container.querySelector(".md-link-blocked")?.textContent).toBe("a");
+    expect(container.textContent).toContain("javascript:alert(2)");
+  });
+
   it("never loads remote images: the alt text links to them", () => {
     const { container } = render(<Markdown text="![chart](https://example.com/c.png) ![x](javascript:alert(1))" />);
     expect(container.querySelector("img")).toBeNull();

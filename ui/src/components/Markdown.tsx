@@ -100,8 +100,10 @@ function Link({ href, children, node: _node, ...rest }: ComponentProps<"a"> & { 
     );
   }
   const external = !safe.startsWith("#");
+  // The tooltip is the address the link opens, never a title the text chose: link text can
+  // name one site and point at another.
   return (
-    <a {...rest} href={safe} {...(external ? { target: "_blank", rel: "noopener noreferrer" } : {})}>
+    <a {...rest} href={safe} {...(external ? { target: "_blank", rel: "noopener noreferrer", title: safe } : {})}>
       {children}
     </a>
   );

@@ -4,6 +4,7 @@ import { useId, useState } from "react";
 import { toApiError, type ApiError } from "../backend";
 import { AskedBy } from "./ApprovalCard";
 import { Markdown } from "./Markdown";
+import { Visible, visibleString } from "./visible";
 
 export type QuestionView = {
   toolCallId: number;
@@ -48,18 +49,20 @@ export function QuestionCard({
   return (
     <section
       className="question-card"
-      aria-label={`Question${origin ? ` from ${origin}` : ""}: ${question.title}`}
+      aria-label={`Question${origin ? ` from ${visibleString(origin)}` : ""}: ${visibleString(question.title)}`}
       data-tool-call-id={question.toolCallId}
       data-origin={origin ?? undefined}
     >
-      <h3 className="approval-title">{question.title}</h3>
+      <h3 className="approval-title">
+        <Visible text={question.title} mode="line" />
+      </h3>
       <AskedBy origin={origin} />
       <Markdown text={question.question} />
       {question.suggestedAnswers.length > 0 ? (
         <div className="question-chips" role="group" aria-label="Suggested answers">
           {question.suggestedAnswers.map((s) => (
             <button key={s} type="button" className="button button-small" disabled={sent} onClick={() => setText(s)}>
-              {s}
+              <Visible text={s} mode="line" />
             </button>
           ))}
         </div>

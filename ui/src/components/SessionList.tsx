@@ -5,13 +5,14 @@ import { formatCount, formatTimestamp } from "./format";
 import { Pagination } from "./Pagination";
 import { SearchHitLine, hitHref } from "./SearchHit";
 import { Empty, ErrorView, Loading } from "./StatusViews";
+import { Visible } from "./visible";
 
 export type SessionListVariant = "all" | "tic";
 
 function SessionTitle({ s }: { s: SessionSummary }) {
   return (
     <span className="session-title">
-      <span className={s.title ? "" : "muted"}>{s.title ?? "Untitled session"}</span>
+      <span className={s.title ? "" : "muted"}>{s.title ? <Visible text={s.title} mode="line" /> : "Untitled session"}</span>
       <span className="badges">
         <span className="badge badge-source">{s.source}</span>
         {s.is_ephemeral ? <span className="badge">ephemeral</span> : null}

@@ -28,6 +28,31 @@ function tool(over: Partial<ToolItem> = {}): ToolItem {
 }
 
 describe("tool card", () => {
+  it("shows hidden characters in the label, arguments, error and result as tokens", async () => {
+    const user = userEvent.setup();
+    render(
+      <ToolCard
+        tool={tool({
+          name: "execute_cmd",
+          label: "execute_cmd: echo ok\u202E",
+          arguments: { command: "echo ok\u202E" },
+          status: "error",
+          error: "exit 1\r\x1b[2Kall fine",
+          result: "\x1b[31mred\x1b[0m\nline\u200B",
+          resultChars: 20,
+        })}
+      />,
+    );
+    const marks = (el: Element | null | undefined) => [...(el?.querySelectorAll(".hidden-char") ?? [])].map((m) => m.textContent);
+    expect(marks(document.querySelector(".tool-label"))).toEqual(["⟨U+202E⟩"]);
+    expect(screen.getByRole("article").getAttribute("aria-label")).toBe("Tool execute_cmd: echo ok⟨U+202E⟩, error");
+    // JSON escapes controls itself, not a bidi override.
+    expect(marks(screen.getByText("Arguments").parentElement)).toEqual(["⟨U+202E⟩"]);
+    expect(marks(document.querySelector("p.tool-error"))).toEqual(["\\r", "\\e"]);
+    await user.click(screen.getByRole("button", { name: /Show result/ }));
+    expect(marks(document.querySelector(".tool-result"))).toEqual(["\\e", "\\e", "⟨U+200B⟩"]);
+  });
+
   it("shows the change a finished write made as a diff, and none for other calls", () => {
     const { unmount } = render(
       <ToolCard tool={tool({ name: "edit_file", label: "edit_file src/main.rs", diff: fileDiff() })} />,

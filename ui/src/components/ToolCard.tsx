@@ -6,6 +6,7 @@ import { DiffViewer } from "./DiffViewer";
 import { FileView } from "./FileView";
 import { languageFor } from "./highlight";
 import { prettyJson } from "./json";
+import { Visible, visibleString } from "./visible";
 
 /** Results longer than this show a head and a "Show all" button. */
 export const RESULT_PREVIEW_CHARS = 2_000;
@@ -46,7 +47,13 @@ function ResultBody({
   const shown = long && !all ? `${text.slice(0, RESULT_PREVIEW_CHARS)}…` : text;
   return (
     <>
-      {lang ? <FileView text={shown} lang={lang} /> : <pre className="code-pre tool-result">{shown}</pre>}
+      {lang ? (
+        <FileView text={shown} lang={lang} />
+      ) : (
+        <pre className="code-pre tool-result">
+          <Visible text={shown} />
+        </pre>
+      )}
       {long && !all ? (
         <button
           type="button"
@@ -78,10 +85,12 @@ export function ToolCard({
     <article
       className={`tool-card tool-${tool.status}`}
       data-status={tool.status}
-      aria-label={`Tool ${tool.label}, ${STATUS_TEXT[tool.status]}`}
+      aria-label={`Tool ${visibleString(tool.label)}, ${STATUS_TEXT[tool.status]}`}
     >
       <header className="tool-card-head">
-        <span className="tool-label">{tool.label}</span>
+        <span className="tool-label">
+          <Visible text={tool.label} mode="line" />
+        </span>
         <span className={`status status-${tool.status}`}>{STATUS_TEXT[tool.status]}</span>
       </header>
       {tool.diff ? (
@@ -91,14 +100,20 @@ export function ToolCard({
       ) : null}
       <details className="tool-section">
         <summary>Arguments</summary>
-        <pre className="code-pre">{prettyJson(tool.arguments)}</pre>
+        <pre className="code-pre">
+          <Visible text={prettyJson(tool.arguments)} />
+        </pre>
         {tool.truncated && onLoadAll ? (
           <button type="button" className="button button-small" onClick={() => void onLoadAll()}>
             Load the whole call
           </button>
         ) : null}
       </details>
-      {tool.error ? <p className="tool-error">{tool.error}</p> : null}
+      {tool.error ? (
+        <p className="tool-error">
+          <Visible text={tool.error} />
+        </p>
+      ) : null}
       {result !== null ? (
         <div className="tool-section">
           <button

@@ -3,6 +3,7 @@
 import { Fragment, useEffect, useMemo, useState, type ReactNode } from "react";
 import type { Element, ElementContent, Root } from "hast";
 import { ALIASES, EMBEDS, LOADERS } from "virtual:hljs-languages";
+import { Visible } from "./visible";
 
 type Lowlight = ReturnType<typeof import("lowlight").createLowlight>;
 
@@ -139,14 +140,17 @@ export function useHighlightedLines(code: string, lang: string | null): Lines {
   return useMemo(() => (ready ? highlightNow(code, lang) : null) ?? plainLines(code), [code, lang, ready]);
 }
 
+/** One line's runs; characters that hide (bidi controls, ESC, …) show as marked tokens. */
 export function HighlightedLine({ segments }: { segments: Segment[] }): ReactNode {
   return segments.map((s, i) =>
     s.className ? (
       <span key={i} className={s.className}>
-        {s.text}
+        <Visible text={s.text} />
       </span>
     ) : (
-      <Fragment key={i}>{s.text}</Fragment>
+      <Fragment key={i}>
+        <Visible text={s.text} />
+      </Fragment>
     ),
   );
 }

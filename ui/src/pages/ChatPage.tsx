@@ -27,6 +27,7 @@ import { ErrorView, Loading } from "../components/StatusViews";
 import { QuestionCard } from "../components/QuestionCard";
 import { InterruptedCallBar } from "../components/InterruptedCallBar";
 import { ToolCard } from "../components/ToolCard";
+import { Visible } from "../components/visible";
 import { laneViews, visibleItems, type LaneItem, type LaneView, type SpendSum } from "../backend/lanes";
 import type { TaskItem } from "../backend/chat";
 import { AgentPicker } from "./chat/AgentPicker";
@@ -206,7 +207,7 @@ function TaskCard({ task }: { task: TaskItem }) {
   return (
     <div className={`notice task-card${bad ? " notice-warn" : ""}`} role="status" data-task={task.taskId}>
       <a className="badge" href={`#session/${task.childSessionId}`} title="Open the task's session">
-        task {task.label}
+        task <Visible text={task.label} mode="line" />
       </a>{" "}
       {where}
       {task.state === "running" ? (

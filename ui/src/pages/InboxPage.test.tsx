@@ -78,6 +78,33 @@ describe("agent inbox", () => {
     });
   });
 
+  it("shows a newline and a bidi override in a waiting call's summary, path and command as tokens", async () => {
+    const backend = new MockBackend();
+    const path = "notes.md\n/home/me/.bashrc";
+    backend.inboxItems = [
+      inboxItem(4, { summary: `write ${path}`, path, arguments: { path } }),
+      inboxItem(5, {
+        created_at: "2026-11-30T10:05:00Z",
+        summary: "run ls \u202Ettx.exe",
+        tool_name: "execute_cmd",
+        kind: "command",
+        command: "ls \u202Ettx.exe\r\x1b[1Acargo test",
+        workdir: "/repo",
+        tool_category: "shell",
+      }),
+    ];
+    const user = await open(backend);
+    // One row per call, its summary on one line: the path does not pass for two paths.
+    expect(rows()[0]?.querySelector(".inbox-summary")?.textContent).toBe("write notes.md\\n/home/me/.bashrc");
+    expect(within(screen.getByRole("region", { name: /Details of write_file/ })).getByText(/^Writes/).textContent).toContain(
+      "notes.md\\n/home/me/.bashrc",
+    );
+    await user.keyboard("j");
+    expect(rows()[1]?.querySelector(".inbox-summary")?.textContent).toBe("run ls ⟨U+202E⟩ttx.exe");
+    const line = screen.getByLabelText("Command line");
+    expect([...line.querySelectorAll(".hidden-char")].map((m) => m.textContent)).toEqual(["⟨U+202E⟩", "\\r", "\\e"]);
+  });
+
   it("opens the selected item's session with Enter", async () => {
     const user = await open(setup());
     await user.keyboard("j");

@@ -22,6 +22,7 @@ import { formatSpan, formatTimestamp } from "../components/format";
 import { InterruptedCallBar } from "../components/InterruptedCallBar";
 import { QuestionCard } from "../components/QuestionCard";
 import { Empty, ErrorView, Loading } from "../components/StatusViews";
+import { Visible, visibleString } from "../components/visible";
 
 function oldestFirst(items: InboxItem[]): InboxItem[] {
   return [...items].sort((a, b) => a.created_at.localeCompare(b.created_at) || b.age_secs - a.age_secs);
@@ -37,17 +38,21 @@ function typingTarget(target: EventTarget | null): boolean {
 
 /** Where an item comes from: its session, source and agent, and the sub-agent when known. */
 function originLine(item: InboxItem | QuestionItem, subAgent: string | null): string {
-  return (
+  return visibleString(
     `session #${item.session_id} · ${item.source} · ${item.agent_id}` +
-    (item.context_label ? ` · ${item.context_label}` : "") +
-    (subAgent ? ` · asked by ${subAgent}` : "")
+      (item.context_label ? ` · ${item.context_label}` : "") +
+      (subAgent ? ` · asked by ${subAgent}` : ""),
   );
 }
 
 /** The sub-agent that asks, on a line of its own in a row: the origin line is cut to fit, and
  * which child asks is what tells two waiting writes of one session apart. */
 function Asker({ label }: { label: string | null }) {
-  return label ? <span className="inbox-asker">asked by {label}</span> : null;
+  return label ? (
+    <span className="inbox-asker">
+      asked by <Visible text={label} mode="line" />
+    </span>
+  ) : null;
 }
 
 /** The questions agents wait on an answer to, oldest first, each answerable here. */
@@ -102,7 +107,9 @@ function InterruptedCalls({ calls }: { calls: InterruptedCall[] }) {
               · cut off {formatTimestamp(c.flagged_at)}
             </p>
             <p>
-              <code>{c.label}</code>
+              <code>
+                <Visible text={c.label} mode="line" />
+              </code>
             </p>
             <InterruptedCallBar call={c} onReconcile={reconcile} />
           </li>
@@ -137,11 +144,16 @@ function Detail({
   const subAgent = item.frame_label ?? liveOrigin(item.tool_call_id);
 
   return (
-    <section className="inbox-detail" aria-label={`Details of ${item.tool_name} call #${item.tool_call_id}`}>
+    <section className="inbox-detail" aria-label={`Details of ${visibleString(item.tool_name)} call #${item.tool_call_id}`}>
       <h2 className="inbox-detail-title">
-        <code>{item.tool_name}</code> <span className="muted">call #{item.tool_call_id}</span>
+        <code>
+          <Visible text={item.tool_name} mode="line" />
+        </code>{" "}
+        <span className="muted">call #{item.tool_call_id}</span>
       </h2>
-      <p>{item.summary}</p>
+      <p>
+        <Visible text={item.summary} mode="line" />
+      </p>
       <dl className="meta">
         <div>
           <dt>Session</dt>
@@ -160,14 +172,18 @@ function Detail({
         {item.context_label ? (
           <div>
             <dt>Origin</dt>
-            <dd>{item.context_label}</dd>
+            <dd>
+              <Visible text={item.context_label} mode="line" />
+            </dd>
           </div>
         ) : null}
         {subAgent ? (
           <div>
             <dt>Asked by sub-agent</dt>
             <dd>
-              <code>{subAgent}</code>
+              <code>
+                <Visible text={subAgent} mode="line" />
+              </code>
             </dd>
           </div>
         ) : null}
@@ -256,11 +272,11 @@ export function InboxPage() {
   };
 
   const approve = (item: InboxItem) =>
-    run(`Approved ${item.tool_name} #${item.tool_call_id}`, [
+    run(`Approved ${visibleString(item.tool_name)} #${item.tool_call_id}`, [
       () => decide(item.tool_call_id, { approved: true, note: null, bypass: null }),
     ]);
   const reject = (item: InboxItem) =>
-    run(`Rejected ${item.tool_name} #${item.tool_call_id}`, [
+    run(`Rejected ${visibleString(item.tool_name)} #${item.tool_call_id}`, [
       () =>
         decide(item.tool_call_id, {
           approved: false,
@@ -270,7 +286,7 @@ export function InboxPage() {
     ]);
   const bypass = (item: InboxItem, request: BypassRequest) => {
     const span = BYPASS_DURATIONS.find((d) => d.value === request.duration)?.label.toLowerCase() ?? request.duration;
-    return run(`Approved ${item.tool_name} #${item.tool_call_id}; similar calls run without asking for ${span}`, [
+    return run(`Approved ${visibleString(item.tool_name)} #${item.tool_call_id}; similar calls run without asking for ${span}`, [
       () => decide(item.tool_call_id, { approved: true, note: null, bypass: request }),
     ]);
   };
@@ -381,16 +397,20 @@ export function InboxPage() {
                 >
                   <input
                     type="checkbox"
-                    aria-label={`Select ${item.tool_name} call #${item.tool_call_id}`}
+                    aria-label={`Select ${visibleString(item.tool_name)} call #${item.tool_call_id}`}
                     checked={checked.has(item.tool_call_id)}
                     onChange={() => toggle(item.tool_call_id)}
                   />
                   <button type="button" className="inbox-row-main" onClick={() => setSelectedId(item.tool_call_id)}>
                     <span className="inbox-row-top">
-                      <code>{item.tool_name}</code>
+                      <code>
+                        <Visible text={item.tool_name} mode="line" />
+                      </code>
                       <span className="muted">{formatSpan(item.age_secs)} ago</span>
                     </span>
-                    <span className="inbox-summary">{item.summary}</span>
+                    <span className="inbox-summary">
+                      <Visible text={item.summary} mode="line" />
+                    </span>
                     <span className="muted inbox-origin">{originLine(item, null)}</span>
                     <Asker label={item.frame_label ?? originOf(item.tool_call_id)} />
                   </button>

@@ -27,6 +27,7 @@ import { InterruptedCallBar } from "../components/InterruptedCallBar";
 import { DiffViewer } from "../components/DiffViewer";
 import { formatTimestamp } from "../components/format";
 import { ErrorView, Loading } from "../components/StatusViews";
+import { Visible, visibleString } from "../components/visible";
 import { VirtualLog } from "./chat/VirtualLog";
 
 /** The session's async tasks: each links to its child session; a failed or stopped one can be
@@ -161,7 +162,7 @@ function RowHead({
       <span className={`kind kind-${kind}`}>{label}</span>
       {origin ? (
         <code className="origin" title="The sub-agent this row belongs to">
-          {origin}
+          <Visible text={origin} mode="line" />
         </code>
       ) : null}
       {children}
@@ -242,7 +243,9 @@ const Message = memo(function Message({
       return (
         <div className="tree-row row-tool" style={depthStyle(m.depth)}>
           <RowHead label="Tool" kind="tool" origin={origin}>
-            <code className="tool-name" title={m.name}>{m.label}</code>
+            <code className="tool-name" title={visibleString(m.name)}>
+              <Visible text={m.label} mode="line" />
+            </code>
             <span className={`status status-${m.status}`}>{STATUS_LABEL[m.status]}</span>
             <span className="muted">call #{m.tool_call_id}</span>
             <time className="muted when">{formatTimestamp(m.created_at)}</time>
@@ -250,12 +253,16 @@ const Message = memo(function Message({
           {m.diff ? <DiffViewer diff={m.diff} /> : null}
           <details className="tool-section" open>
             <summary>Arguments</summary>
-            <pre className="code-pre">{prettyArguments(m.arguments)}</pre>
+            <pre className="code-pre">
+              <Visible text={prettyArguments(m.arguments)} />
+            </pre>
           </details>
           {m.result !== null ? (
             <details className="tool-section">
               <summary>Result ({Math.max(m.result_chars, m.result.length).toLocaleString()} chars)</summary>
-              <pre className="code-pre">{m.result}</pre>
+              <pre className="code-pre">
+                <Visible text={m.result} />
+              </pre>
             </details>
           ) : (
             <p className="muted">No result yet</p>
@@ -338,7 +345,7 @@ function SessionTitle({
   const inputId = useId();
   const heading = (
     <h1 id="page-title">
-      {title ?? `Session #${id}`}
+      {title ? <Visible text={title} mode="line" /> : `Session #${id}`}
       {title ? <span className="muted title-id"> #{id}</span> : null}
     </h1>
   );

@@ -23,6 +23,10 @@ pub struct Config {
 /// The deepest `llm.max_subagent_depth` accepted: each level is a live frame of one turn.
 const MAX_SUBAGENT_DEPTH: u32 = 16;
 
+/// The most async tasks one reply or one turn may be allowed to start: each is a session of its
+/// own with up to `max_tool_rounds` model requests, and its report wakes the chat again.
+const MAX_ASYNC_TASK_STARTS: u32 = 64;
+
 /// `llm:` — clients, fallback order and loop limits.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
@@ -37,6 +41,12 @@ pub struct LlmConfig {
     /// Async tasks (`execute_task` mode `async`) the background runner drives at once (default
     /// 2); more wait their turn in the queue. Read when the engine opens.
     pub max_async_tasks: u32,
+    /// Async tasks one model reply may start (default 4); its further `execute_task` async
+    /// calls are refused with a tool error, never queued.
+    pub max_async_tasks_per_reply: u32,
+    /// Async tasks one turn may start (default 8), counted from the user's latest message, so
+    /// reports that wake the chat do not renew the allowance.
+    pub max_async_tasks_per_turn: u32,
     /// Deepest sub-agent level (default 5): the root agent is depth 0, its sub-agents depth 1,
     /// and so on. A sub-agent at this depth is not offered `execute_subtask`; 0 turns delegation
     /// off.
@@ -75,6 +85,8 @@ impl Default for LlmConfig {
             max_tool_result_chars: None,
             max_parallel_subagents: 4,
             max_async_tasks: 2,
+            max_async_tasks_per_reply: 4,
+            max_async_tasks_per_turn: 8,
             max_subagent_depth: 5,
             request_timeout_secs: 300,
             idle_timeout_secs: 60,
@@ -267,7 +279,27 @@ pub(super) fn validate(path: &Path, text: Option<&str>, c: &Config) -> Result<()
         ));
     }
     if c.llm.max_async_tasks == 0 {
-        return Err(fail("max_async_tasks", "llm.max_async_tasks: must be at least 1".into()));
+        return Err(fail("max_async_tasks:", "llm.max_async_tasks: must be at least 1".into()));
+    }
+    for (key, value) in [
+        ("max_async_tasks_per_reply", c.llm.max_async_tasks_per_reply),
+        ("max_async_tasks_per_turn", c.llm.max_async_tasks_per_turn),
+    ] {
+        if !(1..=MAX_ASYNC_TASK_STARTS).contains(&value) {
+            return Err(fail(
+                key,
+                format!("llm.{key}: must be between 1 and {MAX_ASYNC_TASK_STARTS}, not {value}"),
+            ));
+        }
+    }
+    if c.llm.max_async_tasks_per_reply > c.llm.max_async_tasks_per_turn {
+        return Err(fail(
+            "max_async_tasks_per_reply",
+            format!(
+                "llm.max_async_tasks_per_reply: at most llm.max_async_tasks_per_turn ({}), not {}",
+                c.llm.max_async_tasks_per_turn, c.llm.max_async_tasks_per_reply
+            ),
+        ));
     }
     if c.llm.max_subagent_depth > MAX_SUBAGENT_DEPTH {
         return Err(fail(

@@ -584,6 +584,8 @@ impl Engine {
             max_rounds: cfg.llm.max_tool_rounds,
             max_subagent_depth: cfg.llm.max_subagent_depth,
             max_parallel_subagents: cfg.llm.max_parallel_subagents.max(1) as usize,
+            max_async_tasks_per_reply: cfg.llm.max_async_tasks_per_reply.max(1) as usize,
+            max_async_tasks_per_turn: cfg.llm.max_async_tasks_per_turn.max(1) as usize,
             request_log: cfg.llm.request_log.enabled,
         };
         let grants = crate::turn::Grants::new(store.session_tool_groups(session_id).await?);

@@ -66,6 +66,11 @@ pub struct TurnPolicy {
     pub max_subagent_depth: u32,
     /// Sub-agents of one batch running at once (`llm.max_parallel_subagents`, 1 = sequential).
     pub max_parallel_subagents: usize,
+    /// Async tasks one reply may start (`llm.max_async_tasks_per_reply`).
+    pub max_async_tasks_per_reply: usize,
+    /// Async tasks one turn may start, until the user's next message
+    /// (`llm.max_async_tasks_per_turn`).
+    pub max_async_tasks_per_turn: usize,
     /// Keep each round's request in `llm_requests` for the debug view.
     pub request_log: bool,
 }

@@ -4,13 +4,14 @@
 //! result. Resume settles an interrupted child first, then feeds its result to the parent.
 //! `execute_task` mode `async` (an attended root only) starts a background task instead.
 
+use std::collections::{HashMap, HashSet};
 use std::future::Future;
 use std::pin::Pin;
 
 use serde_json::{Value, json};
-use skald_protocol::{Event, TaskState};
+use skald_protocol::{Event, TaskState, ToolStatus};
 use skald_store::repo::history::{NewMessage, Role};
-use skald_store::repo::tasks::NewTask;
+use skald_store::repo::tasks::{NewTask, TaskRow};
 use skald_store::repo::tools::ToolCallRow;
 
 use super::{TurnCtx, TurnOutcome};
@@ -72,11 +73,15 @@ pub fn definitions(ctx: &TurnCtx) -> Vec<(String, Value)> {
     let listed: Vec<String> =
         agents.iter().map(|a| format!("- `{}`: {}", a.id, a.meta.description.trim())).collect();
     let modes = if name == names::EXECUTE_TASK {
-        " With mode `async` the task runs in the background instead: the call returns at once \
-         and the task's report reaches you later as a `[task <label> reported]` message, so \
-         keep going (or end your turn) rather than wait for it."
+        format!(
+            " With mode `async` the task runs in the background instead: the call returns at \
+             once and the task's report reaches you later as a `[task <label> reported]` \
+             message, so keep going (or end your turn) rather than wait for it. One reply may \
+             start at most {} async tasks and one turn at most {}: give each task a whole job.",
+            ctx.policy.max_async_tasks_per_reply, ctx.policy.max_async_tasks_per_turn
+        )
     } else {
-        ""
+        String::new()
     };
     let description = format!(
         "Delegate a self-contained task to a sub-agent and wait for its final answer, which \
@@ -264,12 +269,16 @@ async fn reopen_child(
 }
 
 /// Starts an async task: its child session and row (or the ones this call made before a crash),
-/// handed to the engine's runner; the call's result says it started.
+/// handed to the engine's runner; the call's result says it started. A call past the reply's or
+/// the turn's allowance starts nothing and is answered with the limit.
 async fn start_task(ctx: &TurnCtx, call_id: i64, req: Request) -> Result<ChildEnd, EngineError> {
     let store = &ctx.deps.store;
     let task = match store.task_of_call(call_id).await? {
         Some(task) => task,
         None => {
+            if let Some(refusal) = over_limit(ctx, call_id).await? {
+                return Ok(ChildEnd::Failed(refusal));
+            }
             let new = NewTask {
                 parent_session_id: ctx.policy.session_id,
                 parent_tool_call_id: call_id,
@@ -298,6 +307,120 @@ async fn start_task(ctx: &TurnCtx, call_id: i64, req: Request) -> Result<ChildEn
         label = task.label,
         sid = task.child_session_id
     )))
+}
+
+/// The async tasks started before call `call_id` by its reply and by its turn, read from
+/// stored rows, so a resumed turn counts what it started before a crash. Only the root frame of
+/// an attended chat starts tasks (sub-agents and tasks' own sessions delegate synchronously),
+/// so the root's count is the whole tree's.
+#[derive(Debug, Default)]
+struct Started {
+    reply: usize,
+    turn: usize,
+}
+
+async fn started(ctx: &TurnCtx, call_id: i64) -> Result<Started, EngineError> {
+    let store = &ctx.deps.store;
+    let (per_reply, per_turn) =
+        (ctx.policy.max_async_tasks_per_reply, ctx.policy.max_async_tasks_per_turn);
+    let stack_id = ctx.frame.stack_id;
+    let reply = store.tool_call(call_id).await?.message_id;
+    let tasks = store.tasks_of_parent(ctx.policy.session_id).await?;
+    let calls = store.tool_calls_for_stack_after(stack_id, reply - 1).await?;
+    let of_reply: Vec<&ToolCallRow> = calls.iter().filter(|c| c.message_id == reply).collect();
+    let first_of_reply = of_reply.first().map_or(call_id, |c| c.id);
+    let earlier = earlier_replies_of_turn(ctx, reply, first_of_reply, &tasks).await?;
+    let mut count = Started { reply: 0, turn: earlier };
+    // This reply's calls before this one, in call order: a batch's calls run at once, so the
+    // ones still open count when they are starts this check lets through; the first ones the
+    // model listed start, whichever runs first.
+    let with_task: HashSet<i64> = tasks.iter().map(|t| t.parent_tool_call_id).collect();
+    for call in of_reply.iter().filter(|c| c.id < call_id && c.name == names::EXECUTE_TASK) {
+        if count.reply >= per_reply || count.turn >= per_turn {
+            break;
+        }
+        let open = matches!(call.status(), Ok(ToolStatus::Pending | ToolStatus::Running));
+        if with_task.contains(&call.id) || (open && starts_a_task(ctx, call)) {
+            count.reply += 1;
+            count.turn += 1;
+        }
+    }
+    Ok(count)
+}
+
+/// Whether `call` (an `execute_task` call of this frame) asks for a task this frame may start.
+fn starts_a_task(ctx: &TurnCtx, call: &ToolCallRow) -> bool {
+    let args: Value =
+        serde_json::from_str(call.arguments.as_deref().unwrap_or("{}")).unwrap_or(Value::Null);
+    check(ctx, &call.name, &args).is_ok_and(|req| req.background)
+}
+
+/// The tasks started by the replies of this turn before reply `reply` (whose first call is
+/// `first_of_reply`). A turn runs from the person's latest message: the reports that wake the
+/// chat, and the replies that answer them, belong to it and do not renew the allowance.
+async fn earlier_replies_of_turn(
+    ctx: &TurnCtx,
+    reply: i64,
+    first_of_reply: i64,
+    tasks: &[TaskRow],
+) -> Result<usize, EngineError> {
+    let store = &ctx.deps.store;
+    let stack_id = ctx.frame.stack_id;
+    let before: Vec<&TaskRow> =
+        tasks.iter().filter(|t| t.parent_tool_call_id < first_of_reply).collect();
+    // The limit is reached before an older task would count: only the newest are read.
+    let recent = &before[before.len().saturating_sub(ctx.policy.max_async_tasks_per_turn)..];
+    let Some(oldest) = recent.first() else { return Ok(0) };
+    let after = store.tool_call(oldest.parent_tool_call_id).await?.message_id - 1;
+    let reply_of: HashMap<i64, i64> = store
+        .tool_calls_for_stack_after(stack_id, after)
+        .await?
+        .into_iter()
+        .map(|c| (c.id, c.message_id))
+        .collect();
+    let turn_start = store
+        .messages_for_stack_after(stack_id, after)
+        .await?
+        .iter()
+        .filter(|m| m.id < reply && m.role == Role::User.as_str() && !m.is_synthetic)
+        .map(|m| m.id)
+        .max()
+        .unwrap_or(after);
+    Ok(recent
+        .iter()
+        .filter_map(|t| reply_of.get(&t.parent_tool_call_id))
+        .filter(|message| **message > turn_start)
+        .count())
+}
+
+/// The tool error for a start past `llm.max_async_tasks_per_reply` or
+/// `llm.max_async_tasks_per_turn`; `None` when the task may start.
+async fn over_limit(ctx: &TurnCtx, call_id: i64) -> Result<Option<String>, EngineError> {
+    let n = started(ctx, call_id).await?;
+    let (per_reply, per_turn) =
+        (ctx.policy.max_async_tasks_per_reply, ctx.policy.max_async_tasks_per_turn);
+    let what_now = "This task was not started and is not queued. Wait for the reports of the \
+                    tasks already started (each arrives as a `[task … reported]` message), or do \
+                    this work in fewer tasks (one task can take several related jobs) or yourself.";
+    Ok(if n.turn >= per_turn {
+        Some(format!(
+            "Refused: a turn may start at most {per_turn} async tasks \
+             (llm.max_async_tasks_per_turn), and this turn has already started {turn} ({reply} of \
+             them in this reply); no more can start before the user's next message. {what_now}",
+            turn = n.turn,
+            reply = n.reply,
+        ))
+    } else if n.reply >= per_reply {
+        Some(format!(
+            "Refused: a reply may start at most {per_reply} async tasks \
+             (llm.max_async_tasks_per_reply), and this reply has already started {reply} (this \
+             turn: {turn} of at most {per_turn}). {what_now}",
+            reply = n.reply,
+            turn = n.turn,
+        ))
+    } else {
+        None
+    })
 }
 
 /// Runs (or resumes) child frame `stack_id` inline and maps its end. A child that ended is

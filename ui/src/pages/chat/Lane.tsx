@@ -2,6 +2,7 @@
 // stands, what it does right now, and the tokens it and its own sub-agents spent.
 import type { ReactNode } from "react";
 import type { LaneItem, LaneView } from "../../backend/lanes";
+import { Visible } from "../../components/visible";
 
 const STATUS_TEXT: Record<LaneView["status"], string> = {
   running: "running",
@@ -55,10 +56,16 @@ export function LaneHead({
         <span className="lane-chevron" aria-hidden="true">
           {open ? "▾" : "▸"}
         </span>
-        <code className="lane-label">{head.label}</code>
+        <code className="lane-label">
+          <Visible text={head.label} mode="line" />
+        </code>
       </button>
       <span className={`status status-${status === "stopped" ? "cancelled" : status}`}>{STATUS_TEXT[status]}</span>
-      {view?.step ? <span className="lane-step">{view.step}</span> : null}
+      {view?.step ? (
+        <span className="lane-step">
+          <Visible text={view.step} mode="line" />
+        </span>
+      ) : null}
       {spent ? (
         <span className="tokens lane-tokens" title="Tokens (and cost, where the provider reports it) of this sub-agent and its own sub-agents">
           {tokenPair(view.input, view.output)} tok{usd(view.cost)}
