@@ -286,21 +286,13 @@ impl Engine {
         session_id: i64,
     ) -> Option<(Lease, Vec<ModelEndpoint>, Step)> {
         let store = self.store();
-        // Async tasks' reports wait like steers: both are input the root must answer.
-        let waiting = async {
-            Some(
-                !store.open_steers(session_id).await.ok()?.is_empty()
-                    || store.has_undelivered_reports(session_id).await.ok()?,
-            )
-        };
-        if !waiting.await? {
+        if !store.root_input_waits(session_id).await.ok()? {
             return None;
         }
         let lease = self.acquire(session_id).await.ok()?;
         // Under the lease: another caller may have folded them first, or a turn parked a call.
         let next = async {
-            let still = !store.open_steers(session_id).await.ok()?.is_empty()
-                || store.has_undelivered_reports(session_id).await.ok()?;
+            let still = store.root_input_waits(session_id).await.ok()?;
             if !still || !store.calls_awaiting_human(session_id).await.ok()?.is_empty() {
                 return None;
             }
@@ -489,7 +481,7 @@ impl Engine {
         }
         // Steers left unconsumed by a crash seed this turn, before the new message.
         // Without a new message the turn runs on those steers (already echoed when sent).
-        crate::turn::fold_steers(store, emitter, session_id, root.id).await?;
+        crate::turn::fold_root_inputs(store, emitter, session_id, root.id).await?;
         if let Some(text) = text {
             let message_id = store
                 .append_message(&NewMessage {

@@ -136,14 +136,14 @@ impl Engine {
         }
     }
 
-    /// Whether the session's turn is unfinished: calls or steers are open, or the model has not
+    /// Whether the session's turn is unfinished: calls or root inputs are open, or the model has not
     /// had the last word (a prompt, or an answer whose calls still need a reply). Unknown counts
     /// as unfinished: a resume decides for sure.
     async fn owes_work(&self, session_id: i64) -> bool {
         let store = self.store();
         let finished = async {
             if !store.open_tool_calls(session_id).await?.is_empty()
-                || !store.open_steers(session_id).await?.is_empty()
+                || store.root_input_waits(session_id).await?
             {
                 return Ok::<_, skald_store::StoreError>(false);
             }

@@ -194,7 +194,7 @@ impl Engine {
             }
             Err(e) => tracing::warn!("cannot look for unfinished async tasks: {e}"),
         }
-        if let Ok(parents) = self.store().sessions_with_undelivered_reports().await {
+        if let Ok(parents) = self.store().sessions_owing_input().await {
             for parent in parents {
                 self.wake_parent(parent).await;
             }
@@ -230,17 +230,19 @@ impl Engine {
         Ok(requeued.info())
     }
 
-    /// Test and diagnostics hook: delivers task `task_id`'s report into its parent's root frame
-    /// unless it was delivered already. Returns whether this call delivered it; a second
-    /// delivery is dropped, logged and announced (`delivery_dropped`).
+    /// Test and diagnostics hook: reads task `task_id`'s report from its parent's root inbox
+    /// into the parent's root frame unless it was read already. Returns whether this call
+    /// delivered it; a second delivery is dropped, logged and announced (`delivery_dropped`).
     pub async fn deliver_task_report(&self, task_id: i64) -> Result<bool, EngineError> {
         let store = self.store();
         let task = store.task(task_id).await?;
         let root = store.root_frame(task.parent_session_id).await?;
-        match store.deliver_task_report(task_id, root.id).await? {
-            Some(d) => {
-                let report = d.task.report.clone();
-                self.emit_task(&d.task, TaskState::Delivered, report, Some(d.message_id)).await;
+        match store.fold_task_report(task_id, root.id).await? {
+            Some(folded) => {
+                let delivered = folded.task.clone().unwrap_or(task);
+                let report = delivered.report.clone();
+                let message_id = Some(folded.message_id);
+                self.emit_task(&delivered, TaskState::Delivered, report, message_id).await;
                 Ok(true)
             }
             None => {

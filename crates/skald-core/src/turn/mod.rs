@@ -23,6 +23,7 @@ pub use mcp::Grants;
 use skald_protocol::{Event, TurnEnd};
 use skald_store::Store;
 use skald_store::repo::history::NewMessage;
+use skald_store::repo::root_inbox::FoldedInput;
 use tokio_util::sync::CancellationToken;
 
 use crate::context::{CompactionError, ContextCompactor};
@@ -124,45 +125,22 @@ enum Asked {
     Ended(TurnOutcome),
 }
 
-/// Only the root frame folds messages the user sent during the turn and its async tasks'
-/// reports: a sub-agent's history is its parent's task, not the conversation.
+/// Only the root frame reads its inbox (the user's steers, async tasks' reports): a sub-agent's
+/// history is its parent's task, not the conversation.
 async fn fold_root_steers(ctx: &TurnCtx) -> Result<(), EngineError> {
     if !ctx.is_root() {
         return Ok(());
     }
     let (store, emitter) = (&ctx.deps.store, &ctx.frame.emitter);
-    fold_steers(store, emitter, ctx.policy.session_id, ctx.frame.stack_id).await?;
-    fold_task_reports(store, emitter, ctx.policy.session_id, ctx.frame.stack_id).await
+    fold_root_inputs(store, emitter, ctx.policy.session_id, ctx.frame.stack_id).await
 }
 
-/// Delivers the reports of the session's ended async tasks into its root frame, each once.
-pub(crate) async fn fold_task_reports(
-    store: &Store,
-    emitter: &TurnEmitter,
-    session_id: i64,
-    stack_id: i64,
-) -> Result<(), EngineError> {
-    for d in store.deliver_task_reports(session_id, stack_id).await? {
-        emitter.emit(Event::TaskUpdate {
-            task_id: d.task.id,
-            child_session_id: d.task.child_session_id,
-            label: d.task.label.clone(),
-            state: skald_protocol::TaskState::Delivered,
-            report: d.task.report.clone(),
-            message_id: Some(d.message_id),
-        });
-    }
-    Ok(())
-}
-
-/// Whether the root frame has input to answer: steers or async task reports.
+/// Whether the root frame has input to answer (any kind of its inbox).
 async fn root_input_waits(ctx: &TurnCtx) -> Result<bool, EngineError> {
     if !ctx.is_root() {
         return Ok(false);
     }
-    let store = &ctx.deps.store;
-    let sid = ctx.policy.session_id;
-    Ok(!store.open_steers(sid).await?.is_empty() || store.has_undelivered_reports(sid).await?)
+    Ok(ctx.deps.store.root_input_waits(ctx.policy.session_id).await?)
 }
 
 /// Builds the frame's request and asks its models; once switched, the fallback model serves
@@ -423,20 +401,35 @@ async fn log_request(
     }
 }
 
-/// Folds messages sent during the turn into the history at this round boundary, telling every
-/// client which history row each pending input became.
-pub(crate) async fn fold_steers(
+/// Reads the root inbox into the history at this round boundary, telling every client what
+/// each input became: a steer's history row, a task's report delivered.
+pub(crate) async fn fold_root_inputs(
     store: &Store,
     emitter: &TurnEmitter,
     session_id: i64,
     stack_id: i64,
 ) -> Result<(), EngineError> {
-    for folded in store.fold_steers(session_id, stack_id).await? {
-        emitter.emit(Event::SteerFolded {
-            pending_input_id: folded.steer_id,
-            message_id: folded.message_id,
-            content: folded.content,
-        });
+    for folded in store.fold_root_inputs(session_id, stack_id).await? {
+        emitter.emit(folded_event(folded));
     }
     Ok(())
+}
+
+/// The event that tells clients an input was read.
+pub(crate) fn folded_event(folded: FoldedInput) -> Event {
+    match folded.task {
+        Some(task) => Event::TaskUpdate {
+            task_id: task.id,
+            child_session_id: task.child_session_id,
+            label: task.label.clone(),
+            state: skald_protocol::TaskState::Delivered,
+            report: task.report.clone(),
+            message_id: Some(folded.message_id),
+        },
+        None => Event::SteerFolded {
+            pending_input_id: folded.input_id,
+            message_id: folded.message_id,
+            content: folded.content,
+        },
+    }
 }

@@ -281,7 +281,7 @@ async fn apply(log: &mut Log, step: &Step) {
             store.add_steer(log.db.session_id, text, None).await.unwrap();
             match then {
                 SteerFate::Fold => {
-                    store.fold_steers(log.db.session_id, log.db.stack_id).await.unwrap();
+                    store.fold_root_inputs(log.db.session_id, log.db.stack_id).await.unwrap();
                 }
                 SteerFate::Discard => {
                     store.discard_steers(log.db.session_id).await.unwrap();

@@ -1,5 +1,5 @@
 //! Async tasks: the child session an `execute_task` (mode async) call starts, its status, and its
-//! report, delivered to the parent exactly once.
+//! report, put in the parent's root inbox (`root_inbox`) when recorded and read there exactly once.
 
 use serde::Deserialize;
 use skald_protocol::{TaskInfo, TaskState};
@@ -85,15 +85,7 @@ pub struct NewTask<'a> {
     pub client: Option<&'a str>,
 }
 
-/// A report folded into the parent.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct DeliveredReport {
-    pub task: TaskRow,
-    pub message_id: i64,
-    pub content: String,
-}
-
-const TASK_COLUMNS: &str = "id, parent_session_id, parent_tool_call_id, child_session_id, \
+pub(crate) const TASK_COLUMNS: &str = "id, parent_session_id, parent_tool_call_id, child_session_id, \
      agent_id, label, status, report, reported_at, delivered_message_id, delivered_at, created_at";
 
 impl Store {
@@ -202,129 +194,71 @@ impl Store {
         Ok(())
     }
 
-    /// Records how the task of child session `session_id` ended. Only an unfinished task takes
-    /// a report: returns the row when this call recorded it, `None` otherwise.
+    /// Records how the task of child session `session_id` ended and, in the same transaction,
+    /// puts its report in the parent's root inbox. Only an unfinished task takes a report:
+    /// returns the row when this call recorded it, `None` otherwise.
     pub async fn record_task_report(
         &self,
         session_id: i64,
         status: &str,
         report: &str,
     ) -> Result<Option<TaskRow>, StoreError> {
+        let now = self.now();
+        let mut tx = self.begin_write().await?;
         let sql = format!(
             "UPDATE async_tasks SET status = ?, report = ?, reported_at = ? \
              WHERE child_session_id = ? AND status IN ('queued', 'running') \
              RETURNING {TASK_COLUMNS}"
         );
-        Ok(sqlx::query_as(&sql)
+        let Some(task) = sqlx::query_as::<_, TaskRow>(&sql)
             .bind(status)
             .bind(report)
-            .bind(self.now())
+            .bind(&now)
             .bind(session_id)
-            .fetch_optional(self.pool())
-            .await?)
+            .fetch_optional(&mut *tx)
+            .await?
+        else {
+            return Ok(None);
+        };
+        // Synthetic: a report is no user prompt, so a turn that starts on top of it keeps it.
+        sqlx::query(
+            "INSERT INTO pending_inputs (session_id, content, is_synthetic, created_at, kind, \
+             task_id) VALUES (?, ?, 1, ?, 'task_report', ?)",
+        )
+        .bind(task.parent_session_id)
+        .bind(task.report_block())
+        .bind(&now)
+        .bind(task.id)
+        .execute(&mut *tx)
+        .await?;
+        tx.commit().await?;
+        Ok(Some(task))
     }
 
-    /// Puts a failed or cancelled task back in the queue: its next report is delivered again.
-    /// Returns the row, or `None` when the task is not failed or cancelled.
+    /// Puts a failed or cancelled task back in the queue: its next report is delivered again,
+    /// and a report of its last end not read yet is dropped with it. Returns the row, or `None`
+    /// when the task is not failed or cancelled.
     pub async fn requeue_task(&self, session_id: i64) -> Result<Option<TaskRow>, StoreError> {
+        let mut tx = self.begin_write().await?;
         let sql = format!(
             "UPDATE async_tasks SET status = 'queued', report = NULL, reported_at = NULL, \
              delivered_message_id = NULL, delivered_at = NULL \
              WHERE child_session_id = ? AND status IN ('failed', 'cancelled') \
              RETURNING {TASK_COLUMNS}"
         );
-        Ok(sqlx::query_as(&sql).bind(session_id).fetch_optional(self.pool()).await?)
-    }
-
-    /// Sessions with a task report waiting to be delivered (a crash between a task's end and its
-    /// parent's wake leaves one).
-    pub async fn sessions_with_undelivered_reports(&self) -> Result<Vec<i64>, StoreError> {
-        Ok(sqlx::query_scalar(
-            "SELECT DISTINCT parent_session_id FROM async_tasks \
-             WHERE status IN ('done', 'failed', 'cancelled') AND delivered_message_id IS NULL",
-        )
-        .fetch_all(self.pool())
-        .await?)
-    }
-
-    /// Whether a report of the session's tasks waits to be delivered.
-    pub async fn has_undelivered_reports(&self, session_id: i64) -> Result<bool, StoreError> {
-        let any: Option<i64> = sqlx::query_scalar(
-            "SELECT id FROM async_tasks WHERE parent_session_id = ? \
-             AND status IN ('done', 'failed', 'cancelled') AND delivered_message_id IS NULL LIMIT 1",
-        )
-        .bind(session_id)
-        .fetch_optional(self.pool())
-        .await?;
-        Ok(any.is_some())
-    }
-
-    /// Folds task `task_id`'s report into frame `stack_id` of its parent as a labelled user row
-    /// and marks it delivered, in one write. `None` when there is nothing to deliver (already
-    /// delivered, or not ended): a second delivery is dropped.
-    pub async fn deliver_task_report(
-        &self,
-        task_id: i64,
-        stack_id: i64,
-    ) -> Result<Option<DeliveredReport>, StoreError> {
-        let now = self.now();
-        let mut tx = self.begin_write().await?;
-        let sql = format!(
-            "SELECT {TASK_COLUMNS} FROM async_tasks WHERE id = ? \
-             AND status IN ('done', 'failed', 'cancelled') AND delivered_message_id IS NULL"
-        );
-        let Some(task) =
-            sqlx::query_as::<_, TaskRow>(&sql).bind(task_id).fetch_optional(&mut *tx).await?
-        else {
-            return Ok(None);
-        };
-        let content = task.report_block();
-        // Synthetic: a report is no user prompt, so a turn that starts on top of it keeps it.
-        let message_id: i64 = sqlx::query_scalar(
-            "INSERT INTO chat_history (session_stack_id, role, content, is_synthetic, created_at) \
-             VALUES (?, 'user', ?, 1, ?) RETURNING id",
-        )
-        .bind(stack_id)
-        .bind(&content)
-        .bind(&now)
-        .fetch_one(&mut *tx)
-        .await?;
-        sqlx::query(
-            "UPDATE async_tasks SET delivered_message_id = ?, delivered_at = ? WHERE id = ?",
-        )
-        .bind(message_id)
-        .bind(&now)
-        .bind(task_id)
-        .execute(&mut *tx)
-        .await?;
+        let task: Option<TaskRow> =
+            sqlx::query_as(&sql).bind(session_id).fetch_optional(&mut *tx).await?;
+        if let Some(task) = &task {
+            sqlx::query(
+                "UPDATE pending_inputs SET discarded_at = ? WHERE task_id = ? \
+                 AND consumed_message_id IS NULL AND discarded_at IS NULL",
+            )
+            .bind(self.now())
+            .bind(task.id)
+            .execute(&mut *tx)
+            .await?;
+        }
         tx.commit().await?;
-        Ok(Some(DeliveredReport { task, message_id, content }))
-    }
-
-    /// Delivers every waiting report of the session's tasks into frame `stack_id`, oldest first.
-    pub async fn deliver_task_reports(
-        &self,
-        session_id: i64,
-        stack_id: i64,
-    ) -> Result<Vec<DeliveredReport>, StoreError> {
-        // Almost every boundary finds nothing: one read, no write lock.
-        if !self.has_undelivered_reports(session_id).await? {
-            return Ok(Vec::new());
-        }
-        let ids: Vec<i64> = sqlx::query_scalar(
-            "SELECT id FROM async_tasks WHERE parent_session_id = ? \
-             AND status IN ('done', 'failed', 'cancelled') AND delivered_message_id IS NULL \
-             ORDER BY reported_at, id",
-        )
-        .bind(session_id)
-        .fetch_all(self.pool())
-        .await?;
-        let mut out = Vec::with_capacity(ids.len());
-        for id in ids {
-            if let Some(d) = self.deliver_task_report(id, stack_id).await? {
-                out.push(d);
-            }
-        }
-        Ok(out)
+        Ok(task)
     }
 }

@@ -2,9 +2,9 @@ mod bypasses;
 mod enums;
 mod open;
 mod replay;
+mod root_inbox;
 mod search;
 mod sessions;
-mod steers;
 mod tools;
 mod turn_ends;
 
