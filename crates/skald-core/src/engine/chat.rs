@@ -16,7 +16,6 @@ use crate::approval::gate::load_rules;
 use crate::context::BuildSettings;
 use crate::error::EngineError;
 use crate::session::origin;
-use crate::session::process::pid_alive;
 use crate::turn::{
     FrameCtx, ParkMode, TurnCtx, TurnDeps, TurnEmitter, TurnOutcome, TurnPolicy, run_rounds,
 };
@@ -317,7 +316,8 @@ impl Engine {
     pub async fn stop(&self, session_id: i64) -> Result<bool, EngineError> {
         let session = self.store().session(session_id).await?;
         let local = self.inner.sessions.existing(session_id).is_some_and(|h| h.cancel());
-        let remote = self.store().request_runner_cancel(session_id).await?;
+        let alive = self.liveness();
+        let remote = self.store().request_runner_cancel(session_id, &alive).await?;
         let dropped = self.store().discard_steers(session_id).await?;
         if !dropped.is_empty() {
             let emitter = self.root_emitter(session_id, &session.source).await?;
@@ -457,7 +457,8 @@ impl Engine {
         &self,
         session_id: i64,
     ) -> Result<bool, skald_store::StoreError> {
-        Ok(self.store().fresh_runner_pid(session_id).await?.is_some_and(pid_alive))
+        let alive = self.liveness();
+        self.store().session_held(session_id, &alive).await
     }
 
     async fn prepare_and_run(

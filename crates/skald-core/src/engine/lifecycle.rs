@@ -11,7 +11,6 @@ use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
 use super::Engine;
-use crate::session::process::pid_alive;
 use crate::turn::TurnOutcome;
 
 /// How often the background looks for decisions and answers written by other processes.
@@ -118,7 +117,8 @@ impl Engine {
 
     /// Sessions whose runner died mid-turn (a kill, a crash, a power cut) continue here.
     async fn continue_abandoned(&self) {
-        let found = self.store().abandoned_runners(&self.inner.runner_id, &pid_alive).await;
+        let alive = self.liveness();
+        let found = self.store().abandoned_runners(self.instance_id(), &alive).await;
         match found {
             Ok(ids) => {
                 for id in ids {
@@ -193,8 +193,11 @@ impl Engine {
             }
         }
         self.inner.mcp.shutdown().await;
-        if let Err(e) = self.store().release_runners_of(&self.inner.runner_id).await {
+        if let Err(e) = self.store().release_runners_of(self.instance_id()).await {
             tracing::warn!("cannot release this engine's sessions: {e}");
+        }
+        if let Err(e) = self.store().stop_instance(self.instance_id()).await {
+            tracing::warn!("cannot record this engine as stopped: {e}");
         }
         report
     }

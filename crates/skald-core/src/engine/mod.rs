@@ -5,6 +5,7 @@ mod approvals;
 mod bypasses;
 mod chat;
 mod compact;
+mod instance;
 mod lifecycle;
 mod mcp;
 mod reconcile;
@@ -25,12 +26,14 @@ use skald_protocol::{
     DebugMessage, Event, EventEnvelope, ItemRef, Page, SessionDetail, SessionListQuery,
     SessionMeta, SessionSummary, SessionWindow, WindowQuery,
 };
+use skald_store::repo::instances::Instance;
 use skald_store::{Clock, Store, SystemClock};
 use tokio::sync::broadcast;
 
 use crate::agents::AgentsWatcher;
 use crate::config::{self, Config, ConfigWatcher, EnvOverrides, KeyringSecrets, SecretStore};
 use crate::error::EngineError;
+use crate::session::process::host_name;
 use crate::session::registry::SessionRegistry;
 use crate::tools::{ProcessRegistry, ToolRegistry};
 use crate::{data_dir, session};
@@ -95,7 +98,8 @@ struct Inner {
     /// The MCP servers of `mcp.servers`, started on first need.
     mcp: Arc<skald_mcp::McpManager>,
     /// Identifies this process in `session_runners`.
-    runner_id: String,
+    /// This engine as other processes see it (`engine_instances`).
+    instance: instance::InstanceState,
     _watcher: Option<ConfigWatcher>,
     _agents_watcher: Option<AgentsWatcher>,
 }
@@ -155,8 +159,8 @@ impl Engine {
         } else {
             None
         };
-        let runner_id =
-            format!("{}-{}", std::process::id(), store.clock().now().timestamp_millis());
+        let me = Instance::new(&host_name(), std::process::id(), store.clock().now());
+        store.register_instance(&me).await?;
         let tools = Arc::new(ToolRegistry::builtin_recording(ProcessRegistry::new(store.clone())));
         let mcp_servers = config
             .read()
@@ -166,7 +170,7 @@ impl Engine {
         let mcp = Arc::new(skald_mcp::McpManager::new(mcp_servers, Some(dir.join("logs/mcp"))));
         let llm = skald_llm::LlmClient::new(skald_llm::LlmSettings::default())
             .map_err(|e| EngineError::Internal(format!("cannot create the HTTP client: {e}")))?;
-        Ok(Self {
+        let engine = Self {
             inner: Arc::new(Inner {
                 data_dir: dir,
                 home_dir: opts.home_dir.or_else(dirs::home_dir),
@@ -186,11 +190,13 @@ impl Engine {
                 task_slots: Arc::new(tokio::sync::Semaphore::new(max_async_tasks)),
                 task_runs: tokio::sync::watch::Sender::new(0),
                 mcp,
-                runner_id,
+                instance: instance::InstanceState::new(me),
                 _watcher: watcher,
                 _agents_watcher: agents_watcher,
             }),
-        })
+        };
+        engine.start_instance_watch();
+        Ok(engine)
     }
 
     pub fn data_dir(&self) -> &Path {

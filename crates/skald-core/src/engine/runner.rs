@@ -2,27 +2,21 @@
 //! compaction) in this process and across processes, and turns run as tasks the engine tracks.
 
 use std::sync::Arc;
-use std::time::Duration;
 
 use skald_llm::ModelEndpoint;
 use skald_store::StoreError;
-use tokio::task::AbortHandle;
 use tokio_util::sync::CancellationToken;
 
 use super::Engine;
 use super::chat::Step;
 use crate::error::{EngineError, Holder};
-use crate::session::process::pid_alive;
 use crate::session::registry::SessionHandle;
 use crate::turn::{ParkMode, TurnOutcome};
 
-/// How often a lease refreshes its `session_runners` heartbeat and looks for a stop requested
-/// by another process.
-const STOP_POLL: Duration = Duration::from_millis(250);
-
 /// A session held for one unit of work: the in-process processing lock, the cross-process
-/// `session_runners` row (kept fresh by a heartbeat that also carries stops from other
-/// processes) and the work's cancel token (a child of the engine's shutdown).
+/// `session_runners` row naming this engine's instance (alive while the instance's heartbeat
+/// is; stops other processes request reach it through the instance's watch) and the work's
+/// cancel token (a child of the engine's shutdown).
 ///
 /// `release` gives it back; a lease dropped without it (a task aborted at shutdown) frees the
 /// lock and cancels at once and deletes the row in the background.
@@ -32,7 +26,6 @@ pub struct Lease {
     handle: Arc<SessionHandle>,
     guard: Option<tokio::sync::OwnedMutexGuard<()>>,
     cancel: CancellationToken,
-    heartbeat: AbortHandle,
     released: bool,
 }
 
@@ -52,14 +45,14 @@ impl Lease {
         self.cancel.clone()
     }
 
-    /// Gives the session back: stops the heartbeat, deletes the runner row, frees the lock.
+    /// Gives the session back: deletes the runner row, frees the lock.
     pub async fn release(mut self) {
         self.released = true;
-        self.heartbeat.abort();
         let store = self.engine.store();
-        if let Err(e) = store.release_runner(self.session_id, &self.engine.inner.runner_id).await {
+        if let Err(e) = store.release_runner(self.session_id, self.engine.instance_id()).await {
             tracing::warn!(session_id = self.session_id, "cannot release the runner row: {e}");
         }
+        self.engine.inner.instance.lease_given_back();
         self.handle.end();
         self.guard.take();
     }
@@ -70,11 +63,11 @@ impl Drop for Lease {
         if self.released {
             return;
         }
-        self.heartbeat.abort();
+        self.engine.inner.instance.lease_given_back();
         self.handle.end();
         self.guard.take();
         let store = self.engine.store().clone();
-        let runner = self.engine.inner.runner_id.clone();
+        let runner = self.engine.instance_id().to_string();
         let session_id = self.session_id;
         let processing = self.handle.processing.clone();
         // Under the lock, so a lease taken meanwhile keeps its row (it holds the lock). Best
@@ -100,10 +93,8 @@ impl Engine {
         let Ok(guard) = handle.processing.clone().try_lock_owned() else {
             return Err(EngineError::SessionBusy { session_id, holder: Holder::Here });
         };
-        let claimed = self
-            .store()
-            .claim_runner(session_id, &self.inner.runner_id, std::process::id(), &pid_alive)
-            .await;
+        let alive = self.liveness();
+        let claimed = self.store().claim_runner(session_id, &self.inner.instance.me, &alive).await;
         match claimed {
             Ok(()) => {}
             Err(StoreError::Conflict(_)) => {
@@ -111,35 +102,15 @@ impl Engine {
             }
             Err(e) => return Err(e.into()),
         }
+        self.inner.instance.lease_taken();
         let cancel = handle.begin(lifecycle.stop_token());
-        let heartbeat = self.heartbeat(session_id, cancel.clone());
         Ok(Lease {
             engine: self.clone(),
             session_id,
             handle,
             guard: Some(guard),
             cancel,
-            heartbeat,
             released: false,
-        })
-    }
-
-    /// Keeps the lease's runner row fresh and turns a stop requested by another process (`skald
-    /// stop`) into a cancel of the lease.
-    fn heartbeat(&self, session_id: i64, cancel: CancellationToken) -> AbortHandle {
-        let store = self.store().clone();
-        let runner = self.inner.runner_id.clone();
-        self.inner.lifecycle.spawn(async move {
-            loop {
-                tokio::select! {
-                    () = cancel.cancelled() => return,
-                    () = tokio::time::sleep(STOP_POLL) => {}
-                }
-                if let Ok(true) = store.runner_heartbeat(session_id, &runner).await {
-                    cancel.cancel();
-                    return;
-                }
-            }
         })
     }
 

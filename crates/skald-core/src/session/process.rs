@@ -1,4 +1,5 @@
-//! Whether the process behind a runner row still exists (so a killed runner is replaced at once).
+//! Processes and hosts: whether the process behind a runner still exists (so a killed runner is
+//! replaced at once), and the name of this machine.
 
 /// True when a process with this pid exists on this machine (or when that cannot be told).
 pub fn pid_alive(pid: i64) -> bool {
@@ -32,4 +33,18 @@ fn is_zombie(pid: i32) -> bool {
         .ok()
         .and_then(|s| s.rsplit_once(')').map(|(_, rest)| rest.trim_start().starts_with('Z')))
         .unwrap_or(false)
+}
+
+/// This machine's name, as instances record it (a same-host holder is judged by its pid).
+pub fn host_name() -> String {
+    #[cfg(unix)]
+    if let Ok(name) = nix::unistd::gethostname()
+        && let Some(name) = name.to_str().filter(|n| !n.is_empty())
+    {
+        return name.to_string();
+    }
+    ["HOSTNAME", "COMPUTERNAME"]
+        .iter()
+        .find_map(|k| std::env::var(k).ok().filter(|v| !v.is_empty()))
+        .unwrap_or_else(|| "localhost".to_string())
 }

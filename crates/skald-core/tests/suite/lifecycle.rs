@@ -171,7 +171,7 @@ async fn a_finished_turn_a_dead_process_held_is_not_run_again() {
     // The dead row goes; nothing asks the model again and no second end is recorded.
     let store = rig.store().await;
     let deadline = Instant::now() + HANG_GUARD;
-    let no_one_alive = |_: i64| false;
+    let no_one_alive = |_: &skald_store::repo::instances::InstanceBeat| false;
     while !store.abandoned_runners("", &no_one_alive).await.unwrap().is_empty()
         || app.is_running(sid).await.unwrap()
     {

@@ -5,6 +5,7 @@ mod bulk;
 pub mod bypasses;
 pub mod grants;
 pub mod history;
+pub mod instances;
 pub mod interrupted;
 pub mod processes;
 pub mod questions;

@@ -1,39 +1,75 @@
-//! `session_runners`: which process runs a session's turn, and cross-process stop requests.
+//! `session_runners`: which engine instance runs a session's turn, and cross-process stop
+//! requests. A row names its instance (`engine_instances`); whether the holder is alive is the
+//! instance's heartbeat (any host) or its pid (same host), judged by the caller's `is_alive`.
+
+use sqlx::FromRow;
 
 use crate::error::StoreError;
 use crate::pool::Store;
+use crate::repo::instances::{Instance, InstanceBeat};
 
-/// A runner whose heartbeat is older than this is presumed dead and may be replaced.
-pub const RUNNER_STALE_SECS: i64 = 15;
+/// How a caller judges a holder: alive or not, from its instance's last beat.
+pub type Liveness<'a> = &'a (dyn Fn(&InstanceBeat) -> bool + Sync);
+
+/// A runner row with its instance's last beat (`None` columns: a row whose instance never
+/// registered, which an older build wrote; it counts as dead).
+#[derive(FromRow)]
+struct Held {
+    session_id: i64,
+    runner: String,
+    host: Option<String>,
+    pid: Option<i64>,
+    heartbeat_at: Option<String>,
+    stopped_at: Option<String>,
+}
+
+impl Held {
+    fn alive(self, is_alive: Liveness<'_>) -> bool {
+        match (self.host, self.pid, self.heartbeat_at) {
+            (Some(host), Some(pid), Some(heartbeat_at)) => is_alive(&InstanceBeat {
+                id: self.runner,
+                host,
+                pid,
+                heartbeat_at,
+                stopped_at: self.stopped_at,
+            }),
+            _ => false,
+        }
+    }
+}
+
+const HELD: &str = "SELECT r.session_id, r.runner, i.host, i.pid, i.heartbeat_at, i.stopped_at \
+                    FROM session_runners r LEFT JOIN engine_instances i ON i.id = r.runner";
 
 impl Store {
-    /// Claims the session for this process. Fails with `Conflict` while a live runner holds it;
-    /// `is_alive(pid)` lets a runner whose process died (a kill, a crash) be replaced at once.
+    /// Claims the session for instance `me` (refreshing its heartbeat in the same transaction).
+    /// Fails with `Conflict` while another live instance holds it.
     pub async fn claim_runner(
         &self,
         session_id: i64,
-        runner: &str,
-        pid: u32,
-        is_alive: &(dyn Fn(i64) -> bool + Sync),
+        me: &Instance,
+        is_alive: Liveness<'_>,
     ) -> Result<(), StoreError> {
-        let now = self.clock().now();
-        let now_s = crate::clock::format_ts(now);
-        let stale = crate::clock::format_ts(now - chrono::Duration::seconds(RUNNER_STALE_SECS));
+        let now = self.now();
         let mut tx = self.begin_write().await?;
-        let held: Option<(String, i64, String)> = sqlx::query_as(
-            "SELECT runner, pid, heartbeat_at FROM session_runners WHERE session_id = ?",
-        )
-        .bind(session_id)
-        .fetch_optional(&mut *tx)
-        .await?;
-        if let Some((holder, holder_pid, beat)) = held
-            && holder != runner
-            && beat > stale
-            && is_alive(holder_pid)
+        sqlx::query("UPDATE engine_instances SET heartbeat_at = ?, stopped_at = NULL WHERE id = ?")
+            .bind(&now)
+            .bind(&me.id)
+            .execute(&mut *tx)
+            .await?;
+        let held: Option<Held> = sqlx::query_as(&format!("{HELD} WHERE r.session_id = ?"))
+            .bind(session_id)
+            .fetch_optional(&mut *tx)
+            .await?;
+        if let Some(held) = held
+            && held.runner != me.id
         {
-            return Err(StoreError::Conflict(format!(
-                "session {session_id} already has a running turn ({holder})"
-            )));
+            let holder = held.runner.clone();
+            if held.alive(is_alive) {
+                return Err(StoreError::Conflict(format!(
+                    "session {session_id} already has a running turn ({holder})"
+                )));
+            }
         }
         sqlx::query(
             "INSERT INTO session_runners (session_id, runner, pid, started_at, heartbeat_at) \
@@ -42,32 +78,25 @@ impl Store {
              heartbeat_at = excluded.heartbeat_at, cancel_requested_at = NULL",
         )
         .bind(session_id)
-        .bind(runner)
-        .bind(i64::from(pid))
-        .bind(&now_s)
-        .bind(&now_s)
+        .bind(&me.id)
+        .bind(me.pid)
+        .bind(&now)
+        .bind(&now)
         .execute(&mut *tx)
         .await?;
         tx.commit().await?;
         Ok(())
     }
 
-    /// Refreshes the heartbeat; returns whether a stop was requested by anyone.
-    pub async fn runner_heartbeat(
-        &self,
-        session_id: i64,
-        runner: &str,
-    ) -> Result<bool, StoreError> {
-        let requested: Option<Option<String>> = sqlx::query_scalar(
-            "UPDATE session_runners SET heartbeat_at = ? WHERE session_id = ? AND runner = ? \
-             RETURNING cancel_requested_at",
+    /// The sessions instance `me` holds whose stop someone requested (one read).
+    pub async fn cancel_requests(&self, me: &str) -> Result<Vec<i64>, StoreError> {
+        Ok(sqlx::query_scalar(
+            "SELECT session_id FROM session_runners WHERE runner = ? \
+             AND cancel_requested_at IS NOT NULL",
         )
-        .bind(self.now())
-        .bind(session_id)
-        .bind(runner)
-        .fetch_optional(self.pool())
-        .await?;
-        Ok(matches!(requested, Some(Some(_))))
+        .bind(me)
+        .fetch_all(self.pool())
+        .await?)
     }
 
     pub async fn release_runner(&self, session_id: i64, runner: &str) -> Result<(), StoreError> {
@@ -79,35 +108,35 @@ impl Store {
         Ok(())
     }
 
-    /// Asks whoever runs the session's turn to stop. Returns false when no live runner exists.
-    pub async fn request_runner_cancel(&self, session_id: i64) -> Result<bool, StoreError> {
-        let stale = crate::clock::format_ts(
-            self.clock().now() - chrono::Duration::seconds(RUNNER_STALE_SECS),
-        );
-        let done = sqlx::query(
-            "UPDATE session_runners SET cancel_requested_at = ? WHERE session_id = ? \
-             AND heartbeat_at > ?",
-        )
-        .bind(self.now())
-        .bind(session_id)
-        .bind(stale)
-        .execute(self.pool())
-        .await?;
+    /// Asks whoever runs the session's turn to stop. Returns false when no live holder exists.
+    pub async fn request_runner_cancel(
+        &self,
+        session_id: i64,
+        is_alive: Liveness<'_>,
+    ) -> Result<bool, StoreError> {
+        if !self.session_held(session_id, is_alive).await? {
+            return Ok(false);
+        }
+        let done =
+            sqlx::query("UPDATE session_runners SET cancel_requested_at = ? WHERE session_id = ?")
+                .bind(self.now())
+                .bind(session_id)
+                .execute(self.pool())
+                .await?;
         Ok(done.rows_affected() > 0)
     }
 
-    /// The pid of a runner with a fresh heartbeat, if any (the caller checks it is alive).
-    pub async fn fresh_runner_pid(&self, session_id: i64) -> Result<Option<i64>, StoreError> {
-        let stale = crate::clock::format_ts(
-            self.clock().now() - chrono::Duration::seconds(RUNNER_STALE_SECS),
-        );
-        Ok(sqlx::query_scalar(
-            "SELECT pid FROM session_runners WHERE session_id = ? AND heartbeat_at > ?",
-        )
-        .bind(session_id)
-        .bind(stale)
-        .fetch_optional(self.pool())
-        .await?)
+    /// Whether a live instance (maybe the caller's) holds the session.
+    pub async fn session_held(
+        &self,
+        session_id: i64,
+        is_alive: Liveness<'_>,
+    ) -> Result<bool, StoreError> {
+        let held: Option<Held> = sqlx::query_as(&format!("{HELD} WHERE r.session_id = ?"))
+            .bind(session_id)
+            .fetch_optional(self.pool())
+            .await?;
+        Ok(held.is_some_and(|h| h.alive(is_alive)))
     }
 
     /// Deletes every row `runner` holds (an engine shutting down after its grace period).
@@ -119,27 +148,24 @@ impl Store {
         Ok(done.rows_affected())
     }
 
-    /// Sessions whose runner row was left by a process that is gone (killed, crashed) or went
-    /// silent: their turn stopped mid-way. Rows of `me` are never counted.
+    /// Sessions whose holder is gone (killed, crashed, silent, or an older build's row): their
+    /// turn stopped mid-way. Rows of `me` are never counted.
     pub async fn abandoned_runners(
         &self,
         me: &str,
-        is_alive: &(dyn Fn(i64) -> bool + Sync),
+        is_alive: Liveness<'_>,
     ) -> Result<Vec<i64>, StoreError> {
-        let stale = crate::clock::format_ts(
-            self.clock().now() - chrono::Duration::seconds(RUNNER_STALE_SECS),
-        );
-        let rows: Vec<(i64, i64, String)> = sqlx::query_as(
-            "SELECT session_id, pid, heartbeat_at FROM session_runners WHERE runner <> ? \
-             ORDER BY session_id",
-        )
-        .bind(me)
-        .fetch_all(self.pool())
-        .await?;
+        let rows: Vec<Held> =
+            sqlx::query_as(&format!("{HELD} WHERE r.runner <> ? ORDER BY r.session_id"))
+                .bind(me)
+                .fetch_all(self.pool())
+                .await?;
         Ok(rows
             .into_iter()
-            .filter(|(_, pid, beat)| *beat <= stale || !is_alive(*pid))
-            .map(|(session_id, _, _)| session_id)
+            .filter_map(|h| {
+                let session_id = h.session_id;
+                (!h.alive(is_alive)).then_some(session_id)
+            })
             .collect())
     }
 }

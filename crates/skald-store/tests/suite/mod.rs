@@ -1,5 +1,6 @@
 mod bypasses;
 mod enums;
+mod instances;
 mod open;
 mod replay;
 mod root_inbox;
