@@ -6,6 +6,7 @@ mod output;
 mod serve;
 
 use std::process::ExitCode;
+use std::time::Duration;
 
 use clap::Parser;
 
@@ -23,6 +24,9 @@ pub mod exit {
     pub const PARKED: u8 = 3;
 }
 
+/// How long blocking tasks still running when a command has finished get to end.
+const BLOCKING_TASKS_GRACE: Duration = Duration::from_secs(2);
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let out = Output::new(cli.json);
@@ -36,7 +40,12 @@ fn main() -> ExitCode {
             return ExitCode::from(exit::ERROR);
         }
     };
-    match runtime.block_on(commands::run(cli.command, cli.data_dir, &out)) {
+    let result = runtime.block_on(commands::run(cli.command, cli.data_dir, &out));
+    // Dropping the runtime would wait for every blocking task, and one stuck in a read (a hung
+    // network file system) never ends: the command has finished, so wait briefly, then leave
+    // such a task behind as a kill would. Ctrl-C, `skald stop` and SIGTERM thus always end us.
+    runtime.shutdown_timeout(BLOCKING_TASKS_GRACE);
+    match result {
         Ok(code) => ExitCode::from(code),
         Err(e) => {
             out.error(&e);

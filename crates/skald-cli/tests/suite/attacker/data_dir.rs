@@ -1,1 +1,236 @@
 //! Rows of "A model that tries" measured through the `skald` binary: data_dir.
+//!
+//! What a FIFO, a read-only database or a full disk does to the real binary: every command ends
+//! (and says which file is at fault and what to do), `skald serve` keeps answering and stops on
+//! SIGTERM, and a turn cut off by the disk can be resumed once there is room again.
+
+use std::path::Path;
+use std::process::Stdio;
+use std::time::{Duration, Instant};
+
+use futures::StreamExt;
+use serde_json::{Value, json};
+use skald_testkit::matrix::{Row, excerpt};
+use skald_testkit::{FakeLlm, Reply};
+use tokio::io::{AsyncBufReadExt, BufReader};
+use tokio::process::Child;
+use tokio_tungstenite::tungstenite::Message;
+
+use crate::suite::chat::{cli, dirs, run};
+use crate::suite::serve::ws_request;
+
+/// How long one API call may take before the row counts it as hung.
+const ANSWER_WITHIN: Duration = Duration::from_secs(5);
+
+fn mkfifo(path: &Path) {
+    let made = std::process::Command::new("mkfifo").arg(path).status().unwrap();
+    assert!(made.success(), "mkfifo {}", path.display());
+}
+
+/// Replaces `path` in one step (a rename, as editors save) by a FIFO nobody writes to.
+fn swap_in_a_fifo(path: &Path) {
+    let fifo = path.with_extension("fifo");
+    mkfifo(&fifo);
+    std::fs::rename(&fifo, path).unwrap();
+}
+
+// ---- a FIFO in the working directory ---------------------------------------------------------
+
+/// The model reads a FIFO in the working directory (no approval needed): before, the read
+/// blocked forever, and even after `skald stop` the process never exited. Now the model is told
+/// what the path is, the turn answers, and the process exits.
+#[cfg(unix)]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_fifo_read_in_the_working_dir_ends_the_turn_and_the_process() {
+    let fake = FakeLlm::start().await.unwrap();
+    let (_dir, data, work) = dirs();
+    mkfifo(&work.join("pipe"));
+    fake.push(Reply::tool_call("read_file", &json!({"path": "pipe"}).to_string()));
+    fake.push(Reply::text("It is a pipe, not a file."));
+    let mut chat = cli(&fake, &data);
+    chat.args(["chat", "--workdir"]).arg(&work).arg("read pipe");
+    let (code, out, err) = run(chat).await;
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(out.contains("It is a pipe, not a file."), "{out}");
+    let told = fake.requests()[1].body["messages"].to_string();
+    let pipe = work.join("pipe").display().to_string();
+    assert!(
+        told.contains(&format!(
+            "{pipe} is a FIFO (named pipe), not a regular file; read_file reads regular files only"
+        )),
+        "{told}"
+    );
+}
+
+// ---- config.yml replaced by a FIFO under `skald serve` ----------------------------------------
+
+/// A running `skald serve` on `data`; killed on drop.
+struct Serve {
+    child: Child,
+    port: u16,
+    token: String,
+    http: reqwest::Client,
+}
+
+impl Serve {
+    /// With `fake` as the env-defined model (no turn runs here, so it is never asked).
+    async fn start(fake: &FakeLlm, data: &Path) -> Serve {
+        let mut serve = cli(fake, data);
+        serve.args(["serve", "--port", "0"]).env("SKALD_UI_DIR", data.with_file_name("no-ui"));
+        let mut child = serve.stdout(Stdio::piped()).stderr(Stdio::null()).spawn().unwrap();
+        let mut first = BufReader::new(child.stdout.take().unwrap()).lines();
+        let line = tokio::time::timeout(Duration::from_secs(60), first.next_line())
+            .await
+            .expect("serve did not start")
+            .unwrap()
+            .expect("serve exited before listening");
+        let rest = line.strip_prefix("listening on http://127.0.0.1:").unwrap();
+        let (port, token) = rest.split_once("/?token=").unwrap();
+        Serve {
+            child,
+            port: port.parse().unwrap(),
+            token: token.to_string(),
+            http: reqwest::Client::builder().timeout(ANSWER_WITHIN).build().unwrap(),
+        }
+    }
+
+    fn url(&self, path: &str) -> String {
+        format!("http://127.0.0.1:{}{path}", self.port)
+    }
+
+    /// `POST /api/<op>`: the status and body, or why there was no answer.
+    async fn call(&self, op: &str, params: Value) -> Result<(u16, Value), String> {
+        let req = self.http.post(self.url(&format!("/api/{op}"))).bearer_auth(&self.token);
+        let resp = req.json(&params).send().await.map_err(|e| format!("{op}: no answer ({e})"))?;
+        let status = resp.status().as_u16();
+        let body = resp.json().await.map_err(|e| format!("{op}: no body ({e})"))?;
+        Ok((status, body))
+    }
+
+    /// The API calls a page makes on load: each must answer.
+    async fn page_load(&self) -> Result<String, String> {
+        let mut answered = Vec::new();
+        for (op, params) in [
+            ("settings", json!({})),
+            (
+                "list_sessions",
+                json!({"query": {"source": null, "search": null, "page": 1, "per_page": 20}}),
+            ),
+            ("inbox", json!({})),
+            ("list_agents", json!({})),
+        ] {
+            let (status, _) = self.call(op, params).await?;
+            answered.push(format!("{op} {status}"));
+        }
+        Ok(answered.join(", "))
+    }
+
+    /// SIGTERM; the exit code and how long it took, or `None` if it did not exit in `within`.
+    async fn terminate(&mut self, within: Duration) -> Option<(Option<i32>, Duration)> {
+        let pid = self.child.id().unwrap().to_string();
+        let sent = std::process::Command::new("kill").args(["-TERM", &pid]).status().unwrap();
+        assert!(sent.success());
+        let start = Instant::now();
+        let status = tokio::time::timeout(within, self.child.wait()).await.ok()?.unwrap();
+        Some((status.code(), start.elapsed()))
+    }
+}
+
+/// Waits for the next `config_reloaded` event on `socket`.
+async fn next_reload(
+    socket: &mut (impl futures::Stream<Item = Result<Message, impl std::fmt::Debug>> + Unpin),
+) -> Option<Value> {
+    let wait = async {
+        while let Some(Ok(msg)) = socket.next().await {
+            if let Message::Text(text) = msg {
+                let v: Value = serde_json::from_str(&text).unwrap();
+                if v["event"]["type"] == "config_reloaded" {
+                    return Some(v["event"].clone());
+                }
+            }
+        }
+        None
+    };
+    tokio::time::timeout(Duration::from_secs(10), wait).await.ok().flatten()
+}
+
+#[cfg(unix)]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn config_yml_replaced_by_a_fifo_while_serve_runs() {
+    let fake = FakeLlm::start().await.unwrap();
+    let (_root, data, _work) = dirs();
+    let mut serve = Serve::start(&fake, &data).await;
+    let config = data.join("config.yml");
+    let good = std::fs::read(&config).unwrap();
+    let ws = format!("ws://127.0.0.1:{}/api/ws?token={}", serve.port, serve.token);
+    let (mut socket, _) =
+        tokio_tungstenite::connect_async(ws_request(&ws, Some(&serve.url("")))).await.unwrap();
+
+    swap_in_a_fifo(&config);
+    let reload = next_reload(&mut socket).await;
+    let reload_error = reload.as_ref().and_then(|r| r["error"].as_str()).unwrap_or_default();
+    let during = serve.page_load().await;
+    // A save reads the file first: it is refused with the same reason, and writes nothing.
+    let save = serve.call("save_llm_clients", json!({"clients": [], "fallback": []})).await;
+    let still_fifo = std::fs::symlink_metadata(&config)
+        .is_ok_and(|m| std::os::unix::fs::FileTypeExt::is_fifo(&m.file_type()));
+
+    // The person puts the file back: the configuration loads again, the API still answers.
+    let back = data.join("config.back");
+    std::fs::write(&back, &good).unwrap();
+    std::fs::rename(&back, &config).unwrap();
+    let reload_after = next_reload(&mut socket).await;
+    let after = serve.page_load().await;
+    let stopped = serve.terminate(Duration::from_secs(15)).await;
+
+    let mut row = Row::new("attacker.config-fifo");
+    row.redact(data.display().to_string(), "<data>");
+    let save_said = match &save {
+        Ok((status, body)) => {
+            format!("{status} {}", excerpt(body["message"].as_str().unwrap_or(""), 160))
+        }
+        Err(e) => e.clone(),
+    };
+    row.user_sees(format!(
+        "config_reloaded: {}; the page's calls: {}; save_llm_clients: {save_said}; the file put \
+         back: config_reloaded {}, the page's calls: {}; SIGTERM: {}",
+        match &reload {
+            Some(r) => format!("ok {}, error {}", r["ok"], excerpt(reload_error, 200)),
+            None => "none within 10 s".into(),
+        },
+        during.as_deref().unwrap_or_else(|e| e),
+        match &reload_after {
+            Some(r) => format!("ok {}", r["ok"]),
+            None => "none within 10 s".into(),
+        },
+        after.as_deref().unwrap_or_else(|e| e),
+        match stopped {
+            Some((code, took)) if took < Duration::from_secs(11) => {
+                format!("exit {}, within the 5 s grace and the 5 s drain", code.unwrap_or(-1))
+            }
+            Some((code, _)) => format!("exit {} only after the grace", code.unwrap_or(-1)),
+            None => "still running after 15 s".into(),
+        }
+    ))
+    .model_sees(format!(
+        "{} model requests: no turn ran (the configuration in force stayed the one loaded at \
+         start)",
+        fake.requests().len()
+    ))
+    .stored(format!(
+        "config.yml left a FIFO while it was one (nothing written over it): {}; the file put back \
+         loads",
+        if still_fifo { "yes" } else { "no" }
+    ))
+    .lost_if(!still_fifo, "the FIFO the person put there was replaced");
+    let answered = during.is_ok() && after.is_ok() && save.is_ok();
+    let clean_exit = matches!(stopped, Some((Some(0), took)) if took < Duration::from_secs(11));
+    let reloaded = reload_after.is_some_and(|r| r["ok"] == true);
+    if !answered || !clean_exit || !reloaded {
+        row.recovered_if(false, "an API call, the reload or SIGTERM hung on the FIFO");
+    } else {
+        let said = format!("{reload_error} {save_said}");
+        row.clear_error(&said, &[&config.display().to_string(), "FIFO", "regular file"]);
+    }
+    row.finish();
+}
