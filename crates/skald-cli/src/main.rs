@@ -2,6 +2,7 @@
 
 mod cli;
 mod commands;
+mod notes;
 mod output;
 mod serve;
 
@@ -30,6 +31,7 @@ const BLOCKING_TASKS_GRACE: Duration = Duration::from_secs(2);
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let out = Output::new(cli.json);
+    notes::print_on_stderr();
     let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
         Ok(rt) => rt,
         Err(e) => {

@@ -43,7 +43,8 @@ pub fn load_or_create(data_dir: &Path) -> io::Result<String> {
         Err(e) => return Err(io::Error::other(e.reason())),
     }
     let token = generate();
-    let mut file = create_private(&path)?;
+    // The mode is set at creation, so the token is never readable by others, not even briefly.
+    let mut file = skald_core::data_dir::create_private_file(&path)?;
     file.write_all(token.as_bytes())?;
     file.write_all(b"\n")?;
     file.sync_all()?;
@@ -58,19 +59,6 @@ fn generate() -> String {
 
 fn is_valid(token: &str) -> bool {
     token.len() == TOKEN_BYTES * 2 && token.bytes().all(|b| b.is_ascii_hexdigit())
-}
-
-#[cfg(unix)]
-fn create_private(path: &Path) -> io::Result<std::fs::File> {
-    use std::os::unix::fs::OpenOptionsExt;
-    // The mode is set at creation, so the token is never readable by others, not even briefly.
-    std::fs::OpenOptions::new().write(true).create_new(true).mode(0o600).open(path)
-}
-
-#[cfg(not(unix))]
-fn create_private(path: &Path) -> io::Result<std::fs::File> {
-    // Elsewhere the per-user profile folder's ACL is what keeps the file private.
-    std::fs::OpenOptions::new().write(true).create_new(true).open(path)
 }
 
 #[cfg(unix)]

@@ -4,7 +4,7 @@
 //! (and says which file is at fault and what to do), `skald serve` keeps answering and stops on
 //! SIGTERM, and a turn cut off by the disk can be resumed once there is room again.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 
@@ -231,6 +231,217 @@ async fn config_yml_replaced_by_a_fifo_while_serve_runs() {
     } else {
         let said = format!("{reload_error} {save_said}");
         row.clear_error(&said, &[&config.display().to_string(), "FIFO", "regular file"]);
+    }
+    row.finish();
+}
+
+// ---- a read-only database, a full disk --------------------------------------------------------
+
+/// `unshare` arguments for a mount namespace of the test's own, so the small file system a row
+/// mounts is real and disappears with it: `-m` as root (CI), else `-rm` (a user namespace).
+fn private_mounts() -> &'static [&'static str] {
+    for args in [&["-m"][..], &["-r", "-m"][..]] {
+        let works = std::process::Command::new("unshare")
+            .args(args)
+            .arg("true")
+            .stderr(Stdio::null())
+            .status()
+            .is_ok_and(|s| s.success());
+        if works {
+            return args;
+        }
+    }
+    panic!(
+        "these rows mount a small file system in a mount namespace of their own: run them as \
+         root, or where unprivileged user namespaces are allowed (`unshare -rm true`)"
+    );
+}
+
+/// A data dir on a tmpfs mounted at `<root>/disk` in a private mount namespace, driven by one
+/// shell script (the mount lives as long as the script); each step's output lands in
+/// `<root>/out/<step>.{out,err,code}`.
+struct Disk {
+    root: tempfile::TempDir,
+    fake: FakeLlm,
+}
+
+impl Disk {
+    async fn new() -> Disk {
+        let root = tempfile::tempdir().unwrap();
+        for dir in ["disk", "out", "work"] {
+            std::fs::create_dir(root.path().join(dir)).unwrap();
+        }
+        Disk { root, fake: FakeLlm::start().await.unwrap() }
+    }
+
+    fn path(&self, rel: &str) -> PathBuf {
+        std::fs::canonicalize(self.root.path()).unwrap().join(rel)
+    }
+
+    /// The database as the steps name it.
+    fn db(&self) -> PathBuf {
+        self.path("disk/data/skald.db")
+    }
+
+    /// Runs `script` after mounting a tmpfs of `size` on `$DISK`. `skald_to STEP ARGS…` runs
+    /// `skald --data-dir $DATA ARGS…` with its output in `out/STEP.*`.
+    async fn run(&self, size: &str, script: &str) {
+        let prelude = format!(
+            "set -e\nmount -t tmpfs -o size={size} tmpfs \"$DISK\"\n\
+             skald_to() {{ step=$1; shift; \"$SKALD\" --data-dir \"$DATA\" \"$@\" \
+             >\"$OUT/$step.out\" 2>\"$OUT/$step.err\" && echo 0 >\"$OUT/$step.code\" \
+             || echo $? >\"$OUT/$step.code\"; }}\n"
+        );
+        let mut cmd = tokio::process::Command::new("unshare");
+        cmd.args(private_mounts())
+            .args(["sh", "-c", &format!("{prelude}{script}")])
+            .env("SKALD", env!("CARGO_BIN_EXE_skald"))
+            .env("DISK", self.path("disk"))
+            .env("DATA", self.path("disk/data"))
+            .env("OUT", self.path("out"))
+            .env("WORK", self.path("work"))
+            .env_remove("SKALD_DATA_DIR")
+            .env_remove("SKALD_LLM_API_KEY")
+            .env("SKALD_LLM_BASE_URL", self.fake.base_url())
+            .env("SKALD_LLM_MODEL", "fake-model")
+            .kill_on_drop(true);
+        let out = tokio::time::timeout(Duration::from_secs(120), cmd.output())
+            .await
+            .expect("a step hung")
+            .unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    }
+
+    /// A step's (exit code, stdout, stderr).
+    fn step(&self, step: &str) -> (i32, String, String) {
+        let read = |ext: &str| {
+            std::fs::read_to_string(self.path(&format!("out/{step}.{ext}"))).unwrap_or_default()
+        };
+        (read("code").trim().parse().unwrap_or(-1), read("out"), read("err"))
+    }
+
+    fn row(&self, id: &str) -> Row {
+        let mut row = Row::new(id);
+        row.redact(self.path("disk/data").display().to_string(), "<data>")
+            .redact(self.path("disk").display().to_string(), "<disk>")
+            .redact(self.path("work").display().to_string(), "<workdir>");
+        row
+    }
+}
+
+/// The exit code and the first lines of what a step printed, for a table cell.
+fn said(disk: &Disk, step: &str) -> String {
+    let (code, out, err) = disk.step(step);
+    format!("exit {code}, {}", excerpt(&format!("{out}{err}"), 260))
+}
+
+#[cfg(unix)]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_read_only_database() {
+    let disk = Disk::new().await;
+    disk.fake.push(Reply::text("Hello there."));
+    // A session is stored; then the file system holding the data dir turns read-only.
+    disk.run(
+        "16m",
+        "skald_to chat chat --workdir \"$WORK\" hello\n\
+         mount -o remount,ro \"$DISK\"\n\
+         skald_to list sessions list\n\
+         skald_to inbox inbox\n\
+         skald_to show sessions show 1\n\
+         skald_to again chat --workdir \"$WORK\" 'hello again'\n",
+    )
+    .await;
+    let (chat, _, chat_err) = disk.step("chat");
+    assert_eq!(chat, 0, "{chat_err}");
+    let (list, list_out, list_err) = disk.step("list");
+    let (inbox, _, _) = disk.step("inbox");
+    let (show, show_out, _) = disk.step("show");
+    let (again, again_out, again_err) = disk.step("again");
+    let db = disk.db().display().to_string();
+    let mut row = disk.row("attacker.readonly-db");
+    let listed = if list_out.contains("1 sessions") { "session 1 listed" } else { "no session" };
+    row.user_sees(format!(
+        "`skald sessions list`: exit {list}, {listed}, and on stderr {}; `skald inbox`: exit \
+         {inbox}; `skald sessions show 1`: exit {show}; `skald chat` (a new message): {}",
+        excerpt(list_err.trim(), 200),
+        said(&disk, "again")
+    ))
+    .model_sees(format!(
+        "{} request (the first chat, before the file system turned read-only); none for the \
+         message that could not be stored",
+        disk.fake.requests().len()
+    ))
+    .stored(format!(
+        "the session and its answer, shown from the read-only database: {}",
+        if show_out.contains("Hello there.") { "yes" } else { "no" }
+    ))
+    .lost_if(!show_out.contains("Hello there."), "the stored conversation, unreadable")
+    .lost_if(disk.fake.requests().len() != 1, "a model request for a message never stored");
+    let reads_work = list == 0 && list_out.contains("1 sessions") && inbox == 0 && show == 0;
+    if !reads_work || again == 0 {
+        row.recovered_if(false, "reads failed, or a write seemed to succeed");
+    } else {
+        // What the person reads: the note naming the file, then the error.
+        let told = format!("{list_err} {again_out}{again_err}");
+        row.clear_error(&told, &[&db, "read-only", "needs to write"]);
+    }
+    row.finish();
+}
+
+#[cfg(unix)]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_disk_that_fills_up_during_a_turn() {
+    let disk = Disk::new().await;
+    // The model's command fills the disk the data dir is on; its result cannot be stored.
+    let fill =
+        format!("dd if=/dev/zero of={}/filler bs=64k; echo filled", disk.path("disk").display());
+    disk.fake.push(Reply::tool_call("execute_cmd", &json!({"command": fill}).to_string()));
+    disk.fake.push(Reply::text("Noted: the command may have run."));
+    disk.run(
+        "16m",
+        "skald_to chat chat --approve-all --workdir \"$WORK\" 'fill it'\n\
+         rm -f \"$DISK/filler\"\n\
+         skald_to resume resume --session 1\n\
+         skald_to show sessions show 1\n\
+         skald_to inbox inbox\n",
+    )
+    .await;
+    let (chat, chat_out, chat_err) = disk.step("chat");
+    let (resume, _, _) = disk.step("resume");
+    let (_, show_out, _) = disk.step("show");
+    let told = disk.fake.requests().get(1).map(|r| {
+        let msgs = r.body["messages"].as_array().cloned().unwrap_or_default();
+        let results: Vec<String> = msgs
+            .iter()
+            .filter(|m| m["role"] == "tool")
+            .map(|m| m["content"].as_str().unwrap_or_default().to_string())
+            .collect();
+        results.join(" ")
+    });
+    let db = disk.db().display().to_string();
+    let mut row = disk.row("attacker.disk-full");
+    row.user_sees(format!(
+        "`skald chat`: {}; after `rm` of the filler, `skald resume --session 1`: {}; `skald \
+         inbox`: {}",
+        said(&disk, "chat"),
+        said(&disk, "resume"),
+        said(&disk, "inbox")
+    ))
+    .model_sees(match &told {
+        Some(t) => format!("after the resume, the call is answered with {}", excerpt(t, 200)),
+        None => "no request after the failure".into(),
+    })
+    // The tree without its header line (it carries the creation time).
+    .stored(excerpt(show_out.split_once('\n').map_or("", |(_, tree)| tree), 300))
+    .lost_if(!show_out.contains("fill it"), "the prompt")
+    .lost_if(!show_out.contains("Noted: the command may have run."), "the answer after the resume");
+    if chat == 0 || resume != 0 {
+        row.recovered_if(false, "the turn did not fail, or the resume did not answer");
+    } else {
+        row.clear_error(
+            &format!("{chat_out}{chat_err}"),
+            &[&db, "is full", "free space", "skald resume --session 1"],
+        );
     }
     row.finish();
 }
