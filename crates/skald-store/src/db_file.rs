@@ -62,6 +62,38 @@ pub(crate) fn probe_write(path: &Path) -> Option<DiskProblem> {
     opened.err().as_ref().and_then(problem_of_io)
 }
 
+/// What a path SQLite would open is, when it is not a regular file: SQLite would open a FIFO
+/// read-write and then wait on it forever for the database's header.
+pub(crate) fn not_regular(path: &Path) -> Option<&'static str> {
+    let kind = std::fs::metadata(path).ok()?.file_type();
+    if kind.is_file() {
+        return None;
+    }
+    if kind.is_dir() {
+        return Some("a directory");
+    }
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::FileTypeExt;
+        if kind.is_fifo() {
+            return Some("a FIFO (named pipe)");
+        }
+        if kind.is_char_device() || kind.is_block_device() {
+            return Some("a device");
+        }
+        if kind.is_socket() {
+            return Some("a socket");
+        }
+    }
+    Some("a special file")
+}
+
+/// The database and the files SQLite keeps next to it.
+pub(crate) fn with_companions(path: &Path) -> [std::path::PathBuf; 3] {
+    let named = |suffix: &str| std::path::PathBuf::from(format!("{}{suffix}", path.display()));
+    [path.to_path_buf(), named("-wal"), named("-shm")]
+}
+
 /// The message for a database that cannot be written, naming the file and its folder.
 pub(crate) fn read_only_message(path: &Path) -> String {
     let folder = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
@@ -85,8 +117,7 @@ pub(crate) fn make_private(path: &Path) {
         return;
     }
     let mut narrowed = Vec::new();
-    for suffix in ["", "-wal", "-shm"] {
-        let file = std::path::PathBuf::from(format!("{}{suffix}", path.display()));
+    for file in with_companions(path) {
         let Ok(meta) = std::fs::metadata(&file) else { continue };
         let mode = meta.permissions().mode();
         if !meta.is_file() || mode & 0o077 == 0 {

@@ -11,6 +11,13 @@ pub enum StoreError {
     /// The database file, its folder or its disk refuses writes.
     #[error("{}", db_file::read_only_message(path))]
     ReadOnly { path: PathBuf },
+    /// The database (or its `-wal` or `-shm`) is a FIFO, a device or a folder.
+    #[error(
+        "{} is {kind}, not a regular file: Skald keeps its database in a regular file; move it \
+         away and start Skald again",
+        path.display()
+    )]
+    NotRegular { path: PathBuf, kind: &'static str },
     /// No space left for the database (its `-wal` grows with every write).
     #[error("the disk holding {} is full: free space, then try again", path.display())]
     DiskFull { path: PathBuf },

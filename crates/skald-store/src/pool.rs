@@ -38,6 +38,11 @@ impl Store {
     /// when it needs no migration, so what it holds can still be listed and shown; everything
     /// that would change it then fails with an error naming the file ([`Store::is_read_only`]).
     pub async fn open(path: &Path, clock: Arc<dyn Clock>) -> Result<Self, StoreError> {
+        for file in db_file::with_companions(path) {
+            if let Some(kind) = db_file::not_regular(&file) {
+                return Err(StoreError::NotRegular { path: file, kind });
+            }
+        }
         db_file::make_private(path);
         let opened = Self::open_writable(path, clock.clone()).await;
         let Err(e) = opened else { return opened };
@@ -198,8 +203,11 @@ impl Store {
     pub(crate) async fn begin_write(
         &self,
     ) -> Result<sqlx::Transaction<'static, sqlx::Sqlite>, StoreError> {
-        // Every transaction that writes starts here: a read-only file or a full disk met now is
-        // said with the file's name.
+        // Every transaction that writes starts here: on a database opened only to read it is
+        // refused at once, and a read-only file or a full disk met now is said with its name.
+        if self.read_only {
+            return Err(StoreError::ReadOnly { path: self.path.clone() });
+        }
         self.pool.begin_with("BEGIN IMMEDIATE").await.map_err(|e| self.name_file(e.into()))
     }
 }

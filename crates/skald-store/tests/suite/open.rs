@@ -109,3 +109,29 @@ async fn the_database_and_its_wal_are_private_to_their_owner() {
     assert_eq!(mode(&db), 0o600);
     assert!(!again.is_read_only());
 }
+
+/// SQLite would open a FIFO read-write and wait on it for ever: it is refused, by name.
+#[cfg(unix)]
+#[tokio::test]
+async fn a_fifo_in_place_of_the_database_or_its_wal_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("skald.db");
+    for name in ["skald.db", "skald.db-wal"] {
+        let fifo = dir.path().join(name);
+        assert!(std::process::Command::new("mkfifo").arg(&fifo).status().unwrap().success());
+        let opened = Store::open(&db, Arc::new(SystemClock));
+        let err = tokio::time::timeout(std::time::Duration::from_secs(10), opened)
+            .await
+            .expect("the open blocked on the FIFO")
+            .unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            format!(
+                "{} is a FIFO (named pipe), not a regular file: Skald keeps its database in a \
+                 regular file; move it away and start Skald again",
+                fifo.display()
+            )
+        );
+        std::fs::remove_file(&fifo).unwrap();
+    }
+}
