@@ -31,7 +31,10 @@ const BLOCKING_TASKS_GRACE: Duration = Duration::from_secs(2);
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let out = Output::new(cli.json);
-    notes::print_on_stderr();
+    // With --json, stderr carries one JSON error at most: a script reads it.
+    if !cli.json {
+        notes::print_on_stderr();
+    }
     let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
         Ok(rt) => rt,
         Err(e) => {

@@ -62,6 +62,53 @@ async fn a_fifo_read_in_the_working_dir_ends_the_turn_and_the_process() {
     );
 }
 
+// ---- the data dir's modes ----------------------------------------------------------------------
+
+#[cfg(unix)]
+fn mode(path: &Path) -> u32 {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::metadata(path).unwrap().permissions().mode() & 0o777
+}
+
+/// A new data dir is private from the first command; one from before (readable by others) is
+/// narrowed at the next start, which says so once.
+#[cfg(unix)]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_data_dir_is_private_and_an_old_one_is_narrowed_with_a_note() {
+    use std::os::unix::fs::PermissionsExt;
+    let fake = FakeLlm::start().await.unwrap();
+    let (_dir, data, _work) = dirs();
+    let list = || {
+        let mut cmd = cli(&fake, &data);
+        cmd.args(["sessions", "list"]);
+        run(cmd)
+    };
+    let (code, _, err) = list().await;
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(err, "", "a new data dir is made private without a word");
+    let db = data.join("skald.db");
+    assert_eq!((mode(&data), mode(&db), mode(&data.join("config.yml"))), (0o700, 0o600, 0o600));
+
+    // As an earlier Skald left it.
+    std::fs::set_permissions(&data, std::fs::Permissions::from_mode(0o755)).unwrap();
+    std::fs::set_permissions(&db, std::fs::Permissions::from_mode(0o644)).unwrap();
+    let (code, _, err) = list().await;
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(
+        err,
+        format!(
+            "skald: note: made the data dir {dir} private to you (mode 0755 → 0700): it holds \
+             your conversations\nskald: note: made the database private to you: {db} (0644 → \
+             0600)\n",
+            dir = data.display(),
+            db = db.display()
+        )
+    );
+    assert_eq!((mode(&data), mode(&db)), (0o700, 0o600));
+    let (_, _, again) = list().await;
+    assert_eq!(again, "", "said once");
+}
+
 // ---- config.yml replaced by a FIFO under `skald serve` ----------------------------------------
 
 /// A running `skald serve` on `data`; killed on drop.
