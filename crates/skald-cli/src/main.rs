@@ -2,10 +2,12 @@
 
 mod cli;
 mod commands;
+mod notes;
 mod output;
 mod serve;
 
 use std::process::ExitCode;
+use std::time::Duration;
 
 use clap::Parser;
 
@@ -23,9 +25,16 @@ pub mod exit {
     pub const PARKED: u8 = 3;
 }
 
+/// How long blocking tasks still running when a command has finished get to end.
+const BLOCKING_TASKS_GRACE: Duration = Duration::from_secs(2);
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let out = Output::new(cli.json);
+    // With --json, stderr carries one JSON error at most: a script reads it.
+    if !cli.json {
+        notes::print_on_stderr();
+    }
     let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
         Ok(rt) => rt,
         Err(e) => {
@@ -36,7 +45,12 @@ fn main() -> ExitCode {
             return ExitCode::from(exit::ERROR);
         }
     };
-    match runtime.block_on(commands::run(cli.command, cli.data_dir, &out)) {
+    let result = runtime.block_on(commands::run(cli.command, cli.data_dir, &out));
+    // Dropping the runtime would wait for every blocking task, and one stuck in a read (a hung
+    // network file system) never ends: the command has finished, so wait briefly, then leave
+    // such a task behind as a kill would. Ctrl-C, `skald stop` and SIGTERM thus always end us.
+    runtime.shutdown_timeout(BLOCKING_TASKS_GRACE);
+    match result {
         Ok(code) => ExitCode::from(code),
         Err(e) => {
             out.error(&e);

@@ -1,7 +1,9 @@
 //! Engine errors, and the one place they become the wire's `ApiError`.
 
+use std::path::Path;
+
 use skald_protocol::{ApiError, ErrorCode};
-use skald_store::StoreError;
+use skald_store::{DiskProblem, StoreError};
 
 use crate::agents::AgentError;
 use crate::config::{ConfigError, SecretError};
@@ -97,6 +99,25 @@ impl EngineError {
             EngineError::Llm(_) => ErrorCode::Llm,
             EngineError::Cancelled(_) | EngineError::ShuttingDown => ErrorCode::Cancelled,
             EngineError::Internal(_) => ErrorCode::Internal,
+        }
+    }
+}
+
+impl EngineError {
+    /// How a turn of `session_id` that failed with this error says why: a full disk or a
+    /// read-only database names the file (`db`) and says how to go on once it is fixed.
+    pub fn turn_failure(&self, db: &Path, session_id: i64) -> String {
+        let EngineError::Store(e) = self else { return self.to_string() };
+        let resume = format!("`skald resume --session {session_id}`");
+        match e.disk_problem() {
+            Some(DiskProblem::Full) => {
+                format!("the disk holding {} is full: free space, then {resume}", db.display())
+            }
+            Some(DiskProblem::ReadOnly) => {
+                let named = StoreError::ReadOnly { path: db.to_path_buf() };
+                format!("{named}; then {resume}")
+            }
+            None => self.to_string(),
         }
     }
 }

@@ -8,6 +8,7 @@ pub mod data_dir;
 pub mod engine;
 pub mod error;
 pub mod launch_env;
+pub mod regular_file;
 pub mod session;
 pub mod tools;
 pub mod turn;

@@ -4,11 +4,14 @@ use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 
 use rand::RngCore;
+use skald_core::regular_file::ReadError;
 
 pub const TOKEN_FILE_NAME: &str = "serve.token";
 
 /// 32 random bytes, hex: 64 characters.
 const TOKEN_BYTES: usize = 32;
+/// A token file longer than this is not ours; it is replaced unread.
+const MAX_TOKEN_FILE_BYTES: u64 = 4096;
 
 pub fn token_path(data_dir: &Path) -> PathBuf {
     data_dir.join(TOKEN_FILE_NAME)
@@ -20,7 +23,8 @@ pub fn token_path(data_dir: &Path) -> PathBuf {
 /// 0600, since anyone who can read it can drive the engine.
 pub fn load_or_create(data_dir: &Path) -> io::Result<String> {
     let path = token_path(data_dir);
-    match std::fs::read_to_string(&path) {
+    // Only a regular file is read: a FIFO in its place must not hang `serve` at start.
+    match skald_core::regular_file::read_to_string(&path, Some(MAX_TOKEN_FILE_BYTES)) {
         Ok(text) => {
             restrict_permissions(&path)?;
             let token = text.trim();
@@ -30,11 +34,17 @@ pub fn load_or_create(data_dir: &Path) -> io::Result<String> {
             // A damaged file: replace it rather than serve with a guessable or empty token.
             std::fs::remove_file(&path)?;
         }
-        Err(e) if e.kind() == io::ErrorKind::NotFound => {}
-        Err(e) => return Err(e),
+        Err(e) if e.is_not_found() => {}
+        // Too long, or not UTF-8: damaged like a short token.
+        Err(ReadError::TooLarge { .. }) => std::fs::remove_file(&path)?,
+        Err(ReadError::Io { source, .. }) if source.kind() == io::ErrorKind::InvalidData => {
+            std::fs::remove_file(&path)?;
+        }
+        Err(e) => return Err(io::Error::other(e.reason())),
     }
     let token = generate();
-    let mut file = create_private(&path)?;
+    // The mode is set at creation, so the token is never readable by others, not even briefly.
+    let mut file = skald_core::data_dir::create_private_file(&path)?;
     file.write_all(token.as_bytes())?;
     file.write_all(b"\n")?;
     file.sync_all()?;
@@ -49,19 +59,6 @@ fn generate() -> String {
 
 fn is_valid(token: &str) -> bool {
     token.len() == TOKEN_BYTES * 2 && token.bytes().all(|b| b.is_ascii_hexdigit())
-}
-
-#[cfg(unix)]
-fn create_private(path: &Path) -> io::Result<std::fs::File> {
-    use std::os::unix::fs::OpenOptionsExt;
-    // The mode is set at creation, so the token is never readable by others, not even briefly.
-    std::fs::OpenOptions::new().write(true).create_new(true).mode(0o600).open(path)
-}
-
-#[cfg(not(unix))]
-fn create_private(path: &Path) -> io::Result<std::fs::File> {
-    // Elsewhere the per-user profile folder's ACL is what keeps the file private.
-    std::fs::OpenOptions::new().write(true).create_new(true).open(path)
 }
 
 #[cfg(unix)]
@@ -99,6 +96,21 @@ mod tests {
         let token = load_or_create(tmp.path()).unwrap();
         assert!(is_valid(&token));
         assert_eq!(std::fs::read_to_string(token_path(tmp.path())).unwrap().trim(), token);
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_fifo_in_place_of_the_token_is_refused_without_blocking() {
+        let tmp = tempfile::tempdir().unwrap();
+        let path = token_path(tmp.path());
+        assert!(std::process::Command::new("mkfifo").arg(&path).status().unwrap().success());
+        let dir = tmp.path().to_path_buf();
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let _ = tx.send(load_or_create(&dir).map_err(|e| e.to_string()));
+        });
+        let got = rx.recv_timeout(std::time::Duration::from_secs(5)).unwrap();
+        assert_eq!(got, Err("it is a FIFO (named pipe), not a regular file".to_string()));
     }
 
     #[cfg(unix)]

@@ -89,10 +89,10 @@ impl Ctx<'_> {
             return Err(DirectiveError::TooDeep(file.to_string()));
         }
         let path = self.agents_dir.join(file);
-        std::fs::read_to_string(&path).map_err(|e| DirectiveError::Unreadable {
+        crate::regular_file::read_to_string(&path, None).map_err(|e| DirectiveError::Unreadable {
             file: file.to_string(),
+            message: e.reason(),
             path,
-            message: e.to_string(),
         })
     }
 }

@@ -146,11 +146,11 @@ impl Raw {
             message,
         };
         let read = |path: &Path| {
-            std::fs::read_to_string(path).map_err(|e| {
-                let message = if e.kind() == std::io::ErrorKind::NotFound {
+            crate::regular_file::read_to_string(path, None).map_err(|e| {
+                let message = if e.is_not_found() {
                     format!("missing (an agent needs both {META_FILE} and {PROMPT_FILE})")
                 } else {
-                    e.to_string()
+                    e.reason()
                 };
                 invalid(path, message)
             })

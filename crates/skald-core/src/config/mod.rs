@@ -39,36 +39,32 @@ pub enum ConfigError {
 pub const MAX_CONFIG_BYTES: u64 = 1024 * 1024;
 
 /// The text of the configuration file at `path`, `None` when it does not exist. A file over
-/// [`MAX_CONFIG_BYTES`] is refused without being read.
+/// [`MAX_CONFIG_BYTES`] is refused without being read, and so is anything but a regular file (a
+/// FIFO put in its place must not hang every reader of the configuration).
 pub fn read_text(path: &Path) -> Result<Option<String>, ConfigError> {
-    use std::io::Read as _;
-    let io =
-        |e: std::io::Error| ConfigError::Io { path: path.to_path_buf(), message: e.to_string() };
-    let file = match std::fs::File::open(path) {
-        Ok(f) => f,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(e) => return Err(io(e)),
-    };
-    let too_big = |len: u64| ConfigError::Semantic {
-        path: path.to_path_buf(),
-        message: format!(
-            "the file is {:.1} MB, too large for a configuration (at most {} MB); is it the right \
-             file?",
-            len as f64 / (1024.0 * 1024.0),
-            MAX_CONFIG_BYTES / (1024 * 1024)
-        ),
-    };
-    let len = file.metadata().map_err(io)?.len();
-    if len > MAX_CONFIG_BYTES {
-        return Err(too_big(len));
+    use crate::regular_file::{self, ReadError};
+    match regular_file::read_to_string(path, Some(MAX_CONFIG_BYTES)) {
+        Ok(text) => Ok(Some(text)),
+        Err(e) if e.is_not_found() => Ok(None),
+        Err(ReadError::TooLarge { len, .. }) => Err(ConfigError::Semantic {
+            path: path.to_path_buf(),
+            message: format!(
+                "the file is {:.1} MB, too large for a configuration (at most {} MB); is it the \
+                 right file?",
+                len as f64 / (1024.0 * 1024.0),
+                MAX_CONFIG_BYTES / (1024 * 1024)
+            ),
+        }),
+        Err(e @ ReadError::NotRegular { .. }) => Err(ConfigError::Io {
+            path: path.to_path_buf(),
+            message: format!(
+                "{}; Skald reads its configuration from a regular file only (put one back, or \
+                 remove it for the defaults)",
+                e.reason()
+            ),
+        }),
+        Err(e) => Err(ConfigError::Io { path: path.to_path_buf(), message: e.reason() }),
     }
-    // Bounded even if the file grows between the size check and the read.
-    let mut text = String::new();
-    file.take(MAX_CONFIG_BYTES + 1).read_to_string(&mut text).map_err(io)?;
-    if text.len() as u64 > MAX_CONFIG_BYTES {
-        return Err(too_big(text.len() as u64));
-    }
-    Ok(Some(text))
 }
 
 /// Loads `dir/config.yml` (defaults when the file is absent) and applies env overrides.

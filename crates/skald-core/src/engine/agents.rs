@@ -22,7 +22,7 @@ impl Engine {
             agents::built_in_prompt(id).unwrap_or_default().to_string()
         } else {
             let path = self.data_dir().join("agents").join(id).join("AGENT.md");
-            std::fs::read_to_string(path).unwrap_or_default()
+            crate::regular_file::read_to_string(&path, None).unwrap_or_default()
         };
         Ok(AgentDetail {
             summary: summary(entry),

@@ -446,7 +446,9 @@ impl Engine {
         };
         let outcome = match ran {
             Ok(o) => o,
-            Err(e) => TurnOutcome::Failed { message: e.to_string() },
+            Err(e) => {
+                TurnOutcome::Failed { message: e.turn_failure(self.store().path(), session_id) }
+            }
         };
         self.finish(session_id, &emitter, &outcome).await;
         outcome

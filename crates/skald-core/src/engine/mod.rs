@@ -120,12 +120,20 @@ impl Engine {
         let config = Arc::new(RwLock::new(Arc::new(config::load(&dir, &env)?)));
         let clock = opts.clock.unwrap_or_else(|| Arc::new(SystemClock));
         let store = Store::open(&dir.join(skald_store::DB_FILE_NAME), clock).await?;
-        store.seed_rules(crate::approval::gate::SEEDS).await?;
-        store.retire_seeds(crate::approval::gate::RETIRED_SEEDS).await?;
-        let retention =
-            config.read().unwrap_or_else(|p| p.into_inner()).llm.request_log.retention_days;
-        store.purge_llm_requests(retention).await?;
-        crate::tools::process_registry::reap_orphans(&store).await?;
+        // A database that cannot be written is still opened to read (lists, the inbox, a
+        // session's tree); the upkeep below writes, and waits for a writable one.
+        if !store.is_read_only() {
+            let retention =
+                config.read().unwrap_or_else(|p| p.into_inner()).llm.request_log.retention_days;
+            let upkeep = async {
+                store.seed_rules(crate::approval::gate::SEEDS).await?;
+                store.retire_seeds(crate::approval::gate::RETIRED_SEEDS).await?;
+                store.purge_llm_requests(retention).await
+            };
+            // A full disk met here is said with the database's name.
+            upkeep.await.map_err(|e| store.name_file(e))?;
+            crate::tools::process_registry::reap_orphans(&store).await?;
+        }
         let max_async_tasks =
             config.read().unwrap_or_else(|p| p.into_inner()).llm.max_async_tasks.max(1) as usize;
         let (events, _) = broadcast::channel(EVENT_BUS_CAPACITY);
@@ -374,16 +382,10 @@ impl Engine {
 }
 
 fn prepare_dir(dir: &Path) -> Result<(), EngineError> {
-    let err = |e: std::io::Error| EngineError::DataDir {
+    data_dir::prepare(dir).map_err(|e| EngineError::DataDir {
         path: dir.display().to_string(),
         message: e.to_string(),
-    };
-    std::fs::create_dir_all(dir).map_err(err)?;
-    let cfg = dir.join(config::CONFIG_FILE_NAME);
-    if !cfg.exists() {
-        std::fs::write(&cfg, config::default_config_text()).map_err(err)?;
-    }
-    Ok(())
+    })
 }
 
 /// A new session's working directory as stored: absolute, an existing directory, links

@@ -77,8 +77,11 @@ pub fn to_wire(
 /// What the model is told once the user reconciled `call`: for `run_again`, with the re-run's
 /// outcome.
 pub fn note_text(call: &InterruptedCall, rerun: Option<(ToolStatus, &str)>) -> String {
+    // Said for both causes: Skald stopped (a crash, a kill, a restart), or it could not store
+    // the result (a full disk, a read-only database) and the turn ended there.
     let what = format!(
-        "[Note from the system] The call `{}` (id call_{}) was interrupted by a restart",
+        "[Note from the system] The call `{}` (id call_{}) was cut off before its result was \
+         saved (Skald stopped, or could not write the result)",
         call.label, call.tool_call_id
     );
     match (call.choice, rerun) {
@@ -122,4 +125,38 @@ pub async fn append_note(
         .await?;
     store.set_reconcile_note(tool_call_id, message_id).await?;
     Ok(message_id)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn call(choice: Option<ReconcileChoice>) -> InterruptedCall {
+        InterruptedCall {
+            tool_call_id: 7,
+            session_id: 1,
+            tool_name: "execute_cmd".into(),
+            label: "execute_cmd make install".into(),
+            flagged_at: String::new(),
+            choice,
+            decided_by: None,
+            decided_at: None,
+            rerun_status: None,
+            rerun_result: None,
+        }
+    }
+
+    /// A call cut off by a full disk was not cut off by a restart: the note claims neither cause
+    /// alone.
+    #[test]
+    fn the_note_is_true_for_a_restart_and_for_a_failed_write() {
+        let note = note_text(&call(Some(ReconcileChoice::Ran)), None);
+        assert_eq!(
+            note,
+            "[Note from the system] The call `execute_cmd make install` (id call_7) was cut off \
+             before its result was saved (Skald stopped, or could not write the result). The \
+             user checked: it did run, so its effects are in place. Do not run it again."
+        );
+        assert!(!note_text(&call(None), None).contains("restart"));
+    }
 }

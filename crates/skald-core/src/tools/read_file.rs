@@ -4,7 +4,6 @@
 //! then the text without its line terminator (`    12\tfn main() {`). Markers in `[… ]` say when
 //! more lines exist or the output was cut.
 
-use std::fs::File;
 use std::io::{self, BufRead, BufReader, Cursor, Read};
 use std::path::{Path, PathBuf};
 
@@ -17,6 +16,7 @@ use super::{
     Tool, ToolCategory, ToolContext, ToolDef, ToolError, ToolLimits, ToolOutput, label, names,
     paths,
 };
+use crate::regular_file;
 
 /// Most lines one call returns.
 const MAX_LINES: u64 = 2000;
@@ -122,14 +122,11 @@ fn read_line_capped(
 fn read(req: &Request, limits: ToolLimits) -> Result<String, ToolError> {
     let path = &req.path;
     let shown = path.display();
-    let meta = std::fs::metadata(path).map_err(|e| io_error("read", path, e))?;
-    if meta.is_dir() {
-        return Err(ToolError::Failed(format!(
-            "{shown} is a directory; use list_dir to see its entries"
-        )));
-    }
+    // A FIFO, a device or a directory is refused before anything is read (and opening one
+    // cannot block this call).
+    let (mut file, meta) =
+        regular_file::open(path).map_err(|e| text::refused(e, names::READ_FILE))?;
     let size = meta.len();
-    let mut file = File::open(path).map_err(|e| io_error("read", path, e))?;
     let mut sniff = Vec::with_capacity(text::SNIFF_BYTES);
     (&mut file)
         .take(text::SNIFF_BYTES as u64)

@@ -1,11 +1,11 @@
 //! Text-file helpers shared by the file tools: binary sniffing, line endings, numbered excerpts.
 
 use std::borrow::Cow;
-use std::fs;
 use std::io;
 use std::path::Path;
 
 use super::ToolError;
+use crate::regular_file::{self, NotRegular, ReadError};
 
 /// How much of a file decides whether it is text.
 pub(crate) const SNIFF_BYTES: usize = 8 * 1024;
@@ -37,27 +37,48 @@ pub(crate) fn io_error(action: &str, path: &Path, e: io::Error) -> ToolError {
 /// The whole content of an existing text file, for the edit tools.
 pub(crate) fn read_text_for_edit(path: &Path, tool: &str) -> Result<String, ToolError> {
     let shown = path.display();
-    let meta = fs::metadata(path).map_err(|e| match e.kind() {
-        io::ErrorKind::NotFound => {
+    let bytes = regular_file::read(path, Some(MAX_EDIT_BYTES)).map_err(|e| match e {
+        e if e.is_not_found() => {
             ToolError::Failed(format!("{shown} does not exist; use write_file to create it"))
         }
-        _ => io_error("read", path, e),
+        ReadError::TooLarge { len, .. } => ToolError::Failed(format!(
+            "{shown} is too large to edit ({len} bytes; {tool} edits files up to {MAX_EDIT_BYTES} bytes)"
+        )),
+        e => refused(e, tool),
     })?;
-    if meta.is_dir() {
-        return Err(ToolError::Failed(format!("{shown} is a directory, not a file")));
-    }
-    if meta.len() > MAX_EDIT_BYTES {
-        return Err(ToolError::Failed(format!(
-            "{shown} is too large to edit ({} bytes; {tool} edits files up to {MAX_EDIT_BYTES} bytes)",
-            meta.len()
-        )));
-    }
-    let bytes = fs::read(path).map_err(|e| io_error("read", path, e))?;
     let len = bytes.len();
     if looks_binary(&bytes[..len.min(SNIFF_BYTES)]) {
         return Err(binary_error(path, len as u64, tool));
     }
     String::from_utf8(bytes).map_err(|_| binary_error(path, len as u64, tool))
+}
+
+/// A file tool's answer when its file could not be read: a directory or a FIFO named as what it
+/// is, any other failure as an IO error naming the path.
+pub(crate) fn refused(e: ReadError, tool: &str) -> ToolError {
+    match e {
+        ReadError::NotRegular { path, kind: NotRegular::Directory } => {
+            ToolError::Failed(if tool == super::names::READ_FILE {
+                format!("{} is a directory; use list_dir to see its entries", path.display())
+            } else {
+                format!("{} is a directory, not a file", path.display())
+            })
+        }
+        ReadError::NotRegular { path, kind } => {
+            let verb = match tool {
+                super::names::READ_FILE => "reads",
+                super::names::WRITE_FILE => "writes",
+                _ => "edits",
+            };
+            ToolError::Failed(format!(
+                "{} is {}, not a regular file; {tool} {verb} regular files only",
+                path.display(),
+                kind.describe()
+            ))
+        }
+        ReadError::Io { path, source } => io_error("read", &path, source),
+        too_large @ ReadError::TooLarge { .. } => ToolError::Failed(too_large.to_string()),
+    }
 }
 
 pub(crate) fn binary_error(path: &Path, len: u64, tool: &str) -> ToolError {
@@ -129,4 +150,127 @@ pub(crate) fn numbered_excerpt(content: &str, first: usize, last: usize, context
 /// The `read_file` line format: number right-aligned in 6 columns, a tab, the text.
 pub(crate) fn number_line(number: usize, text: &str) -> String {
     format!("{number:>6}\t{text}\n")
+}
+
+#[cfg(all(test, unix))]
+mod tests {
+    #![allow(clippy::unwrap_used, clippy::expect_used)]
+
+    use std::path::{Path, PathBuf};
+    use std::time::Duration;
+
+    use serde_json::json;
+    use tokio_util::sync::CancellationToken;
+
+    use crate::tools::{ToolContext, ToolError, ToolRegistry, names};
+
+    fn mkfifo(path: &Path) {
+        assert!(std::process::Command::new("mkfifo").arg(path).status().unwrap().success());
+    }
+
+    /// A working dir holding `pipe` (a FIFO nobody writes), `link.txt` (a link to it) and
+    /// `zero` (a link to /dev/zero, which never ends).
+    fn workdir() -> (tempfile::TempDir, PathBuf) {
+        let dir = tempfile::tempdir().unwrap();
+        let wd = dir.path().canonicalize().unwrap();
+        mkfifo(&wd.join("pipe"));
+        std::os::unix::fs::symlink(wd.join("pipe"), wd.join("link.txt")).unwrap();
+        std::os::unix::fs::symlink("/dev/zero", wd.join("zero")).unwrap();
+        (dir, wd)
+    }
+
+    /// What the model is told when `tool` runs with `args`; a hang fails the test (the call runs
+    /// on a thread of its own, so a blocked read cannot hold the test up).
+    fn told(tool: &'static str, args: serde_json::Value, wd: &Path) -> String {
+        let wd = wd.to_path_buf();
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let ctx = ToolContext::new(&wd, CancellationToken::new());
+            let registry = ToolRegistry::builtin();
+            let t = registry.get(tool).unwrap();
+            // The approval diff of a write is refused the same way, before anyone is asked.
+            let predicted = t.predict_write(&args, &ctx).map(|p| match p {
+                Err(ToolError::Failed(message)) => message,
+                other => panic!("{tool} {args}: predicted {other:?}"),
+            });
+            let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+            let message = match rt.block_on(t.run(&args, &ctx)) {
+                Ok(out) => panic!("{tool} {args} succeeded: {}", out.text),
+                Err(ToolError::Failed(message)) => message,
+                Err(e) => panic!("{tool} {args}: {e}"),
+            };
+            if let Some(predicted) = predicted {
+                assert_eq!(predicted, message);
+            }
+            let _ = tx.send(message);
+        });
+        rx.recv_timeout(Duration::from_secs(10)).expect("the tool blocked on a special file")
+    }
+
+    #[test]
+    fn every_file_tool_refuses_a_fifo_a_link_to_one_and_a_device_without_blocking() {
+        let (_d, wd) = workdir();
+        let pipe = wd.join("pipe").display().to_string();
+        let shown = |name: &str| wd.join(name).display().to_string();
+        assert_eq!(
+            told(names::READ_FILE, json!({"path": "pipe"}), &wd),
+            format!(
+                "{pipe} is a FIFO (named pipe), not a regular file; read_file reads regular files only"
+            )
+        );
+        // The link resolves to the FIFO: the message names where it leads.
+        assert_eq!(
+            told(names::READ_FILE, json!({"path": "link.txt"}), &wd),
+            format!(
+                "{pipe} is a FIFO (named pipe), not a regular file; read_file reads regular files only"
+            )
+        );
+        assert_eq!(
+            told(names::READ_FILE, json!({"path": "/dev/zero"}), &wd),
+            "/dev/zero is a character device, not a regular file; read_file reads regular files only"
+        );
+        assert!(told(names::READ_FILE, json!({"path": "zero"}), &wd).contains("character device"));
+        assert_eq!(
+            told(names::WRITE_FILE, json!({"path": "pipe", "content": "x"}), &wd),
+            format!(
+                "{pipe} is a FIFO (named pipe), not a regular file; write_file writes regular files only"
+            )
+        );
+        assert_eq!(
+            told(names::EDIT_FILE, json!({"path": "pipe", "old": "a", "new": "b"}), &wd),
+            format!(
+                "{pipe} is a FIFO (named pipe), not a regular file; edit_file edits regular files only"
+            )
+        );
+        let insert = json!({"path": "link.txt", "line": 1, "content": "x"});
+        assert!(
+            told(names::INSERT_AT_LINE, insert, &wd)
+                .contains("insert_at_line edits regular files only")
+        );
+        let replace = json!({"path": "pipe", "from_line": 1, "to_line": 1, "new": "x"});
+        assert!(
+            told(names::REPLACE_LINES, replace, &wd)
+                .contains("replace_lines edits regular files only")
+        );
+        // Nothing was written in place of the FIFO.
+        let kind = std::fs::symlink_metadata(shown("pipe")).unwrap().file_type();
+        assert!(std::os::unix::fs::FileTypeExt::is_fifo(&kind));
+    }
+
+    #[test]
+    fn a_directory_keeps_its_own_advice() {
+        let (_d, wd) = workdir();
+        assert!(
+            told(names::READ_FILE, json!({"path": "."}), &wd)
+                .ends_with("is a directory; use list_dir to see its entries")
+        );
+        assert!(
+            told(names::EDIT_FILE, json!({"path": ".", "old": "a", "new": "b"}), &wd)
+                .ends_with("is a directory, not a file")
+        );
+        assert!(
+            told(names::WRITE_FILE, json!({"path": ".", "content": "x"}), &wd)
+                .ends_with("is a directory, not a file")
+        );
+    }
 }

@@ -1,16 +1,15 @@
 //! `write_file`: create or overwrite a whole file.
 
-use std::fs;
-use std::io;
 use std::path::{Path, PathBuf};
 
 use futures::future::BoxFuture;
 use serde_json::json;
 
 use super::args::Args;
-use super::text::io_error;
+use super::text;
 use super::write_plan::{self, WritePlan};
 use super::{Tool, ToolCategory, ToolContext, ToolDef, ToolError, ToolOutput, label, names, paths};
+use crate::regular_file;
 
 pub(crate) struct WriteFile {
     def: ToolDef,
@@ -45,17 +44,16 @@ fn plan(args: &serde_json::Value, workdir: &Path) -> Result<WritePlan, ToolError
     let raw = a.non_empty("path")?;
     let content = a.string("content")?;
     let path = paths::resolve_path(workdir, raw)?;
-    if path.is_dir() {
-        return Err(ToolError::Failed(format!("{} is a directory, not a file", path.display())));
-    }
-    let old = match fs::read(&path) {
+    // Only a regular file is replaced: a directory, a FIFO or a device is refused (and reading
+    // one for the diff cannot block).
+    let old = match regular_file::read(&path, None) {
         // Overwriting a binary file is allowed; the diff then shows it approximately.
         Ok(bytes) => Some(
             String::from_utf8(bytes)
                 .unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned()),
         ),
-        Err(e) if e.kind() == io::ErrorKind::NotFound => None,
-        Err(e) => return Err(io_error("read", &path, e)),
+        Err(e) if e.is_not_found() => None,
+        Err(e) => return Err(text::refused(e, names::WRITE_FILE)),
     };
     let summary = match &old {
         None => format!("Created {} ({} bytes written)", path.display(), content.len()),
