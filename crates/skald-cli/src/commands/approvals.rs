@@ -27,7 +27,7 @@ pub async fn inbox(engine: &Engine, out: &Output) -> Result<u8, ApiError> {
     }
     for call in &interrupted {
         out.line(&format!(
-            "interrupted call {} · session {} · {} · cut off by a restart while it ran",
+            "interrupted call {} · session {} · {} · cut off while it ran (Skald stopped, or could not save its result)",
             call.tool_call_id,
             call.session_id,
             one_line(&call.label)

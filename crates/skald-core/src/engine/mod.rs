@@ -168,7 +168,10 @@ impl Engine {
             None
         };
         let me = Instance::new(&host_name(), std::process::id(), store.clock().now());
-        store.register_instance(&me).await?;
+        // A read-only database is read, never held: the instance registers when it can write.
+        if !store.is_read_only() {
+            store.register_instance(&me).await.map_err(|e| store.name_file(e))?;
+        }
         let tools = Arc::new(ToolRegistry::builtin_recording(ProcessRegistry::new(store.clone())));
         let mcp_servers = config
             .read()
