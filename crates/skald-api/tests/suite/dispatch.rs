@@ -129,8 +129,8 @@ async fn the_decider_is_the_calling_surface_and_the_params_cannot_name_another()
         web(&rig, "decide", json!({ "tool_call_id": call_id, "input": input })).await.unwrap();
     assert_eq!(decision["decided_by"], "web");
     assert_eq!(decision["approved"], true);
-    // The waiting turn goes on and asks the model for its answer.
-    while !matches!(events.recv().await.unwrap().event, Event::TurnRunning { running: false }) {}
+    // The parked turn goes on and asks the model for its answer.
+    while !matches!(events.recv().await.unwrap().event, Event::Done { .. }) {}
     assert_eq!(std::fs::read_to_string(&target).unwrap(), "hi\n", "the approved write ran");
 }
 

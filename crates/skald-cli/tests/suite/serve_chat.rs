@@ -146,7 +146,8 @@ async fn a_streamed_turn_and_an_approval_over_http() {
         .json()
         .await
         .unwrap();
-    assert_eq!(running["running"], true, "the turn is alive while it waits");
+    // Parked on a person, the turn holds nothing: no lease, no task slot, no polling.
+    assert_eq!(running["running"], false, "a parked turn holds nothing while it waits");
     let id = item["tool_call_id"].as_i64().unwrap();
     let decision: Value = http
         .post(api("decide"))

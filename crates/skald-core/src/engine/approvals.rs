@@ -169,17 +169,19 @@ impl Engine {
         })
     }
 
-    /// Whether the session's turn goes on after a decision: it runs (here or elsewhere, and
-    /// reads the decision itself), or this engine continues it in the background.
+    /// Whether the session's turn goes on after a decision by itself: it runs (here or
+    /// elsewhere, and reads the decision itself), or a live engine continues it from the queue
+    /// (one that runs the background, or one that waits on this session).
     async fn goes_on(&self, session_id: i64) -> Result<bool, EngineError> {
         if self.is_running(session_id).await? {
             return Ok(true);
         }
-        if !self.inner.lifecycle.background() {
-            return Ok(false);
+        if self.inner.lifecycle.background() || self.adopted(session_id) {
+            self.wake_worker();
+            return Ok(true);
         }
-        // The background may have picked it up between the check and here.
-        Ok(self.continue_in_background(session_id).await || self.is_running(session_id).await?)
+        let alive = self.liveness();
+        Ok(self.store().continued_by_someone(session_id, &alive).await?)
     }
 }
 

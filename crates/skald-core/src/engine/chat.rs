@@ -247,20 +247,20 @@ impl Engine {
     }
 
     /// Runs `first` on the leased session, then keeps going while steers sent too late for it
-    /// are waiting. Returns the last step's outcome.
+    /// are waiting. Returns the last step's outcome. A call that needs a person ends the run
+    /// parked: nothing waits inside a run (the decision queues its continuation).
     pub(super) async fn run_steps(
         &self,
         first_lease: Lease,
         first_chain: Vec<ModelEndpoint>,
         source: &str,
         first: Step,
-        mode: ParkMode,
     ) -> TurnOutcome {
         let session_id = first_lease.session_id();
         let (mut lease, mut chain, mut step) = (first_lease, first_chain, first);
         loop {
             let cancel = lease.cancel_token();
-            let outcome = self.run_step(session_id, source, step, chain, mode, cancel).await;
+            let outcome = self.run_step(session_id, source, step, chain, cancel).await;
             lease.release().await;
             // A step that failed would fail the same way again on the same rows.
             if matches!(outcome, TurnOutcome::Failed { .. }) {
@@ -318,12 +318,38 @@ impl Engine {
         let local = self.inner.sessions.existing(session_id).is_some_and(|h| h.cancel());
         let alive = self.liveness();
         let remote = self.store().request_runner_cancel(session_id, &alive).await?;
+        let parked = !local && !remote && self.stop_parked(session_id, &session.source).await?;
         let dropped = self.store().discard_steers(session_id).await?;
         if !dropped.is_empty() {
             let emitter = self.root_emitter(session_id, &session.source).await?;
             emitter.emit(Event::SteersDiscarded { pending_input_ids: dropped });
         }
-        Ok(local || remote)
+        Ok(local || remote || parked)
+    }
+
+    /// Stops a turn parked on a person (nothing runs it): its waiting calls are cancelled and
+    /// the turn ends `cancelled`, as a stop of a running one would. Returns whether one was.
+    async fn stop_parked(&self, session_id: i64, source: &str) -> Result<bool, EngineError> {
+        if self.store().calls_awaiting_human(session_id).await?.is_empty() {
+            return Ok(false);
+        }
+        let lease = match self.acquire(session_id).await {
+            Ok(lease) => lease,
+            // Someone took it up meanwhile: a stop of a running turn is theirs to honour.
+            Err(EngineError::SessionBusy { .. }) => return Ok(false),
+            Err(e) => return Err(e),
+        };
+        let chain = match self.model_chain() {
+            Ok(chain) => chain,
+            Err(e) => {
+                lease.release().await;
+                return Err(e);
+            }
+        };
+        // Settled with a stopped token: each waiting call is cancelled, nothing is asked.
+        lease.cancel_token().cancel();
+        self.spawn_run(lease, chain, source, Step::Resume, ParkMode::Exit);
+        Ok(true)
     }
 
     /// The emitter of a frame of the session.
@@ -419,7 +445,6 @@ impl Engine {
         source: &str,
         step: Step,
         chain: Vec<ModelEndpoint>,
-        mode: ParkMode,
         cancel: CancellationToken,
     ) -> TurnOutcome {
         let frame = match origin::of_root(self.store(), session_id).await {
@@ -440,9 +465,9 @@ impl Engine {
         let ran = match step {
             Step::Turn(text) => {
                 let text = text.as_deref();
-                self.prepare_and_run(session_id, text, chain, &emitter, cancel, mode).await
+                self.prepare_and_run(session_id, text, chain, &emitter, cancel).await
             }
-            Step::Resume => self.settle_and_run(session_id, chain, &emitter, cancel, mode).await,
+            Step::Resume => self.settle_and_run(session_id, chain, &emitter, cancel).await,
         };
         let outcome = match ran {
             Ok(o) => o,
@@ -470,7 +495,6 @@ impl Engine {
         chain: Vec<ModelEndpoint>,
         emitter: &TurnEmitter,
         cancel: CancellationToken,
-        mode: ParkMode,
     ) -> Result<TurnOutcome, EngineError> {
         let store = self.store();
         let root = store.root_frame(session_id).await?;
@@ -498,7 +522,7 @@ impl Engine {
         }
         // The echo goes out before anything else the turn emits.
         emitter.emit(Event::TurnRunning { running: true });
-        let ctx = self.turn_ctx(session_id, emitter.source(), chain, emitter, mode).await?;
+        let ctx = self.turn_ctx(session_id, emitter.source(), chain, emitter).await?;
         run_rounds(&ctx, cancel).await
     }
 
@@ -509,10 +533,9 @@ impl Engine {
         chain: Vec<ModelEndpoint>,
         emitter: &TurnEmitter,
         cancel: CancellationToken,
-        mode: ParkMode,
     ) -> Result<TurnOutcome, EngineError> {
         emitter.emit(Event::TurnRunning { running: true });
-        let ctx = self.turn_ctx(session_id, emitter.source(), chain, emitter, mode).await?;
+        let ctx = self.turn_ctx(session_id, emitter.source(), chain, emitter).await?;
         crate::turn::resume(&ctx, cancel).await
     }
 
@@ -523,7 +546,6 @@ impl Engine {
         source: &str,
         chain: Vec<ModelEndpoint>,
         emitter: &TurnEmitter,
-        mode: ParkMode,
     ) -> Result<TurnCtx, EngineError> {
         let store = self.store();
         let session = store.session(session_id).await?;
@@ -572,7 +594,6 @@ impl Engine {
             dynamic_fragments: run_context.system_prompt.clone(),
             run_context,
             workdir,
-            park_mode: mode,
             auto_deny: session.auto_deny_approvals,
             background: session.is_ephemeral,
             build,

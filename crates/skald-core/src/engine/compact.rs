@@ -21,7 +21,7 @@ impl Engine {
         let prepared = async {
             let chain = self.model_chain()?;
             let emitter = self.root_emitter(session_id, &session.source).await?;
-            self.turn_ctx(session_id, &session.source, chain, &emitter, ParkMode::Exit).await
+            self.turn_ctx(session_id, &session.source, chain, &emitter).await
         };
         let result = match prepared.await {
             Ok(ctx) => {

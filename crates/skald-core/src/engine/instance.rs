@@ -3,7 +3,7 @@
 //! and stops requested by other processes turned into cancels of its leases.
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::Duration;
 
 use skald_store::repo::instances::{Instance, InstanceBeat};
@@ -19,11 +19,14 @@ const STOP_POLL: Duration = Duration::from_millis(250);
 /// which others presume it dead.
 const HEARTBEAT: Duration = Duration::from_secs(2);
 
-/// The instance and the count of leases it holds.
+/// The instance, the count of leases it holds and of sessions it waits on, and whether it runs
+/// the background: while any of these, others must be able to see it alive.
 #[derive(Debug)]
 pub(super) struct InstanceState {
     pub(super) me: Instance,
     held: AtomicUsize,
+    adopted: AtomicUsize,
+    background: AtomicBool,
     /// Woken when the first lease is taken, so the watch starts polling. Its own `Arc`: the
     /// watch waits on it without keeping the engine alive.
     first_lease: Arc<Notify>,
@@ -31,7 +34,13 @@ pub(super) struct InstanceState {
 
 impl InstanceState {
     pub(super) fn new(me: Instance) -> Self {
-        Self { me, held: AtomicUsize::new(0), first_lease: Arc::new(Notify::new()) }
+        Self {
+            me,
+            held: AtomicUsize::new(0),
+            adopted: AtomicUsize::new(0),
+            background: AtomicBool::new(false),
+            first_lease: Arc::new(Notify::new()),
+        }
     }
 
     pub(super) fn lease_taken(&self) {
@@ -44,7 +53,27 @@ impl InstanceState {
         let _ = self.held.fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| n.checked_sub(1));
     }
 
+    /// The number of sessions this engine waits on changed.
+    pub(super) fn adopted_changed(&self, n: usize) {
+        if self.adopted.swap(n, Ordering::SeqCst) == 0 && n > 0 {
+            self.first_lease.notify_one();
+        }
+    }
+
+    /// The engine runs the background from now on.
+    pub(super) fn serves_background(&self) {
+        self.background.store(true, Ordering::SeqCst);
+        self.first_lease.notify_one();
+    }
+
+    /// Whether others must see this instance alive (its heartbeat matters).
     fn holding(&self) -> bool {
+        self.held.load(Ordering::SeqCst) > 0
+            || self.adopted.load(Ordering::SeqCst) > 0
+            || self.background.load(Ordering::SeqCst)
+    }
+
+    fn holds_leases(&self) -> bool {
         self.held.load(Ordering::SeqCst) > 0
     }
 }
@@ -63,9 +92,9 @@ impl Engine {
         move |beat: &InstanceBeat| beat.alive(clock.now(), &host, &pid_alive)
     }
 
-    /// The instance's watch, one task for the engine's life: while it holds leases it refreshes
-    /// the heartbeat and turns stops requested by other processes into cancels; holding nothing
-    /// it sleeps until the next lease.
+    /// The instance's watch, one task for the engine's life: while it holds leases, waits on
+    /// sessions or runs the background it refreshes the heartbeat (and while it holds leases it
+    /// turns stops requested by other processes into cancels); otherwise it sleeps.
     pub(super) fn start_instance_watch(&self) {
         let weak = Arc::downgrade(&self.inner);
         let stop = self.inner.lifecycle.stop_token().clone();
@@ -83,7 +112,9 @@ impl Engine {
                     }
                     continue;
                 }
-                engine.forward_remote_stops().await;
+                if engine.inner.instance.holds_leases() {
+                    engine.forward_remote_stops().await;
+                }
                 if since_beat >= HEARTBEAT {
                     since_beat = Duration::ZERO;
                     let id = &engine.inner.instance.me.id;

@@ -13,8 +13,9 @@ use tokio_util::task::TaskTracker;
 use super::Engine;
 use crate::turn::TurnOutcome;
 
-/// How often the background looks for decisions and answers written by other processes.
-const DECISION_POLL: Duration = Duration::from_secs(1);
+/// How often the background looks for work whose claimant died (another host's engine is
+/// presumed dead 15 s after its last heartbeat).
+const RECLAIM_EVERY: Duration = Duration::from_secs(5);
 
 /// How long aborted tasks get to unwind before `shutdown` tidies up after them.
 const ABORT_WAIT: Duration = Duration::from_secs(1);
@@ -81,53 +82,98 @@ pub struct ShutdownReport {
 }
 
 impl Engine {
-    /// For the app and `skald serve`: continues the sessions a dead process left mid-turn, the
-    /// async tasks left unfinished, and sessions whose parked call was decided while nobody ran them, then keeps continuing parked
-    /// turns when a decision lands (from this process at once, from others within a second).
-    /// Idempotent.
+    /// For the app and `skald serve`: this engine claims every session's work from the queue
+    /// (decisions' continuations, async tasks, reports to answer), puts back the work of engines
+    /// that died, and queues what a crash left behind (sessions a dead process left mid-turn,
+    /// tasks left unfinished, decisions nobody settled). Idempotent.
     pub fn start_background(&self) {
         let lifecycle = &self.inner.lifecycle;
         if lifecycle.background.swap(true, Ordering::SeqCst) || lifecycle.stopping() {
             return;
         }
+        self.inner.instance.serves_background();
+        let engine = self.clone();
+        lifecycle.spawn(async move {
+            let id = engine.instance_id().to_string();
+            if let Err(e) = engine.store().set_instance_background(&id).await {
+                tracing::warn!("cannot record that this engine runs the background: {e}");
+            }
+            engine.queue_leftovers().await;
+            engine.wake_worker();
+        });
+        self.spawn_service("reclaim", RECLAIM_EVERY, |engine| async move {
+            engine.reclaim_work().await;
+        });
+    }
+
+    /// Runs `step` every `period` until shutdown, as one of the engine's tasks. `name` labels
+    /// its log lines.
+    fn spawn_service<F, Fut>(&self, name: &'static str, period: Duration, step: F)
+    where
+        F: Fn(Engine) -> Fut + Send + 'static,
+        Fut: Future<Output = ()> + Send,
+    {
         // Weak: the loop ends with the engine, it does not keep it alive.
         let weak = std::sync::Arc::downgrade(&self.inner);
-        let stop = lifecycle.stopping.clone();
-        self.continue_abandoned_soon();
-        lifecycle.spawn(async move {
+        let stop = self.inner.lifecycle.stopping.clone();
+        self.inner.lifecycle.spawn(async move {
+            tracing::debug!(service = name, "background service started");
             loop {
-                let Some(inner) = weak.upgrade() else { return };
-                Engine { inner }.continue_decided().await;
                 tokio::select! {
                     () = stop.cancelled() => return,
-                    () = tokio::time::sleep(DECISION_POLL) => {}
+                    () = tokio::time::sleep(period) => {}
                 }
+                let Some(inner) = weak.upgrade() else { return };
+                step(Engine { inner }).await;
             }
         });
     }
 
-    fn continue_abandoned_soon(&self) {
-        let engine = self.clone();
-        self.inner.lifecycle.spawn(async move {
-            engine.continue_abandoned().await;
-            // After the turns: a task whose child a dead process held is continued by either.
-            engine.continue_tasks().await;
-        });
+    /// What a crash or a stop left behind gets queued once at start: turns a dead process held,
+    /// async tasks not finished, sessions with input or decisions nobody read.
+    async fn queue_leftovers(&self) {
+        self.continue_abandoned().await;
+        self.continue_tasks().await;
+        let store = self.store();
+        let mut ids = store.sessions_with_unsettled_decisions().await.unwrap_or_default();
+        ids.extend(store.sessions_with_unsettled_answers().await.unwrap_or_default());
+        ids.sort_unstable();
+        ids.dedup();
+        for id in ids {
+            let _ = store.enqueue_continue(id).await;
+        }
     }
 
-    /// Sessions whose runner died mid-turn (a kill, a crash, a power cut) continue here.
+    /// Work claimed by engines that died goes back to the queue; sessions they held mid-turn
+    /// are queued too.
+    async fn reclaim_work(&self) {
+        let alive = self.liveness();
+        if let Err(e) = self.store().prune_waiters(&alive).await {
+            tracing::warn!("cannot drop the waits of engines that stopped: {e}");
+        }
+        match self.store().reclaim_work(self.instance_id(), &alive).await {
+            Ok(0) => {}
+            Ok(n) => {
+                tracing::info!(items = n, "took back work an engine that stopped had claimed");
+                self.wake_worker();
+            }
+            Err(e) => tracing::warn!("cannot look for work a dead engine claimed: {e}"),
+        }
+        self.continue_abandoned().await;
+    }
+
+    /// Sessions whose runner died mid-turn (a kill, a crash, a power cut) are queued.
     async fn continue_abandoned(&self) {
         let alive = self.liveness();
         let found = self.store().abandoned_runners(self.instance_id(), &alive).await;
         match found {
             Ok(ids) => {
                 for id in ids {
-                    if !self.owes_work(id).await {
-                        // A compaction died, or the turn had ended: clear the dead row only.
-                        if let Ok(lease) = self.acquire(id).await {
-                            lease.release().await;
-                        }
-                    } else if self.continue_in_background(id).await {
+                    // Taking the session clears the dead row (and checks nobody took it since).
+                    let Ok(lease) = self.acquire(id).await else { continue };
+                    lease.release().await;
+                    // A compaction died, or the turn had ended: the dead row was all there was.
+                    if self.owes_work(id).await && self.continue_in_background(id).await {
                         tracing::info!(session_id = id, "continuing a turn a dead process left");
                     }
                 }
@@ -139,7 +185,7 @@ impl Engine {
     /// Whether the session's turn is unfinished: calls or root inputs are open, or the model has not
     /// had the last word (a prompt, or an answer whose calls still need a reply). Unknown counts
     /// as unfinished: a resume decides for sure.
-    async fn owes_work(&self, session_id: i64) -> bool {
+    pub(super) async fn owes_work(&self, session_id: i64) -> bool {
         let store = self.store();
         let finished = async {
             if !store.open_tool_calls(session_id).await?.is_empty()
@@ -158,24 +204,6 @@ impl Engine {
         !finished.await.unwrap_or(false)
     }
 
-    /// Parked turns whose decision or answer is recorded (by any process) and that nobody runs.
-    async fn continue_decided(&self) {
-        let store = self.store();
-        let Ok(mut ids) = store.sessions_with_unsettled_decisions().await else { return };
-        if let Ok(more) = store.sessions_with_unsettled_answers().await {
-            ids.extend(more);
-        }
-        ids.sort_unstable();
-        ids.dedup();
-        for id in ids {
-            // A read first: a turn waiting for the rest of its decisions holds the session, and
-            // a claim is a write transaction every second.
-            if !self.runner_elsewhere(id).await.unwrap_or(true) {
-                self.continue_in_background(id).await;
-            }
-        }
-    }
-
     /// Stops the engine: no new work starts, running turns and compactions are cancelled and get
     /// `grace` to record how they ended (`cancelled`); whatever is still running then is dropped,
     /// recorded `cancelled` here, and its session released for other processes.
@@ -183,6 +211,8 @@ impl Engine {
         let lifecycle = &self.inner.lifecycle;
         lifecycle.stopping.cancel();
         lifecycle.tasks.close();
+        // Turns this process waited on stay parked in the database for the next engine.
+        self.release_adopted();
         let mut report = ShutdownReport::default();
         if tokio::time::timeout(grace, lifecycle.tasks.wait()).await.is_err() {
             report.aborted = self.inner.sessions.running();

@@ -14,6 +14,7 @@ mod search;
 mod settings;
 mod tasks;
 mod usage;
+mod work;
 
 pub use chat::{ChatOptions, SendReceipt};
 pub use lifecycle::ShutdownReport;
@@ -100,6 +101,8 @@ struct Inner {
     /// Identifies this process in `session_runners`.
     /// This engine as other processes see it (`engine_instances`).
     instance: instance::InstanceState,
+    /// The work queue's state here: adopted sessions and the worker.
+    work: work::WorkState,
     _watcher: Option<ConfigWatcher>,
     _agents_watcher: Option<AgentsWatcher>,
 }
@@ -202,6 +205,7 @@ impl Engine {
                 task_runs: tokio::sync::watch::Sender::new(0),
                 mcp,
                 instance: instance::InstanceState::new(me),
+                work: work::WorkState::default(),
                 _watcher: watcher,
                 _agents_watcher: agents_watcher,
             }),

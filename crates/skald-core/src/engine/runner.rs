@@ -40,6 +40,11 @@ impl Lease {
         self.session_id
     }
 
+    /// The session's live state in this process.
+    pub(super) fn handle(&self) -> Arc<SessionHandle> {
+        self.handle.clone()
+    }
+
     /// Cancelled by `stop` (from any process) and by the engine's shutdown.
     pub fn cancel_token(&self) -> CancellationToken {
         self.cancel.clone()
@@ -115,7 +120,8 @@ impl Engine {
     }
 
     /// Runs `first` on the leased session in a task the engine tracks, then the steers sent too
-    /// late for it; `wait_turn` tells how it ended.
+    /// late for it; `wait_turn` tells how it ended. A turn that parks lets go of the session;
+    /// in `Wait` mode this process adopts it and continues it when the decision comes.
     pub(super) fn spawn_run(
         &self,
         lease: Lease,
@@ -124,41 +130,18 @@ impl Engine {
         first: Step,
         mode: ParkMode,
     ) {
-        // Marked before the task starts, so a `wait_turn` right after this returns waits for it.
-        let mark = RunMark::start(lease.handle.clone());
+        // Marked before the task starts, so a `wait_turn` right after this returns waits for it
+        // (a turn this process already follows keeps its mark).
+        let session_id = lease.session_id();
+        let adopted = self.take_adopted(session_id).unwrap_or_default();
+        let mark = adopted.mark.unwrap_or_else(|| RunMark::start(lease.handle.clone()));
+        let counted = adopted.counted;
         let engine = self.clone();
         let source = source.to_string();
         self.inner.lifecycle.spawn(async move {
-            engine.run_with_mark(mark, lease, chain, &source, first, mode).await;
+            let outcome = engine.run_steps(lease, chain, &source, first).await;
+            engine.after_run(session_id, mark, counted, mode, outcome).await;
         });
-    }
-
-    /// `spawn_run` inside a task the caller already runs (the async task runner, which holds a
-    /// slot for the whole run); `wait_turn` follows it the same way.
-    pub(super) async fn run_marked(
-        &self,
-        lease: Lease,
-        chain: Vec<ModelEndpoint>,
-        source: &str,
-        first: Step,
-        mode: ParkMode,
-    ) -> TurnOutcome {
-        let mark = RunMark::start(lease.handle.clone());
-        self.run_with_mark(mark, lease, chain, source, first, mode).await
-    }
-
-    async fn run_with_mark(
-        &self,
-        mark: RunMark,
-        lease: Lease,
-        chain: Vec<ModelEndpoint>,
-        source: &str,
-        first: Step,
-        mode: ParkMode,
-    ) -> TurnOutcome {
-        let outcome = self.run_steps(lease, chain, source, first, mode).await;
-        mark.end(outcome.clone());
-        outcome
     }
 
     /// Waits for the session's turn in this process to end and tells how it ended (the last
@@ -198,36 +181,45 @@ impl Engine {
         })
     }
 
-    /// Continues the session in the background when nobody holds it (a decision landed, or it
-    /// was left mid-turn). Returns whether a run started.
+    /// Queues the session's continuation for whichever engine runs the background (this one
+    /// too, when its background runs). Returns whether this engine will pick it up.
     pub(super) async fn continue_in_background(&self, session_id: i64) -> bool {
-        match self.start_resume(session_id, ParkMode::Wait).await {
-            Ok(()) => true,
-            Err(EngineError::SessionBusy { .. } | EngineError::ShuttingDown) => false,
-            Err(e) => {
-                tracing::warn!(session_id, "cannot continue the session: {e}");
-                false
-            }
+        if let Err(e) = self.store().enqueue_continue(session_id).await {
+            tracing::warn!(session_id, "cannot queue the session's continuation: {e}");
+            return false;
         }
+        let here = self.inner.lifecycle.background() || self.adopted(session_id);
+        if here {
+            self.wake_worker();
+        }
+        here
     }
 }
 
-/// Marks a run started on the session's handle, and ended when the run's task ends — as
-/// `Cancelled` when it never got to say (aborted at shutdown), so no waiter hangs.
-struct RunMark {
+/// Marks a turn started on the session's handle, and ended when its last run ends (a run parked
+/// in `Wait` mode keeps it) — as `Cancelled` when it never got to say (aborted at shutdown), so
+/// no waiter hangs.
+#[derive(Debug)]
+pub(super) struct RunMark {
     handle: Arc<SessionHandle>,
     ended: bool,
 }
 
 impl RunMark {
-    fn start(handle: Arc<SessionHandle>) -> Self {
+    pub(super) fn start(handle: Arc<SessionHandle>) -> Self {
         handle.run_started();
         Self { handle, ended: false }
     }
 
-    fn end(mut self, outcome: TurnOutcome) {
+    pub(super) fn end(mut self, outcome: TurnOutcome) {
         self.ended = true;
         self.handle.run_ended(outcome);
+    }
+
+    /// Ends the turn keeping the last outcome recorded (its work was done by another run).
+    pub(super) fn end_as_it_was(mut self) {
+        self.ended = true;
+        self.handle.run_ended_as_it_was();
     }
 }
 

@@ -7,10 +7,11 @@ use std::sync::{Arc, Weak};
 use skald_protocol::{Event, EventEnvelope, TaskInfo, TaskState};
 use skald_store::repo::tasks::TaskRow;
 
-use super::chat::Step;
+use super::runner::RunMark;
+use super::work::Adopted;
 use super::{Engine, Inner};
 use crate::error::EngineError;
-use crate::turn::{ParkMode, TaskStarter, TurnOutcome};
+use crate::turn::{TaskStarter, TurnOutcome};
 
 /// The report a child's end makes, with its status; `None` when the child did not end (it
 /// waits for a human).
@@ -26,9 +27,11 @@ fn report_of(outcome: &TurnOutcome) -> Option<(&'static str, String)> {
     })
 }
 
-/// One async task run in the engine's count (`wait_tasks`); uncounted when dropped, however
-/// the run ends (also when shutdown aborts it).
-struct TaskRunCount(tokio::sync::watch::Sender<usize>);
+/// One async task in the engine's count (`wait_tasks`), from its start until it ends (a task
+/// parked on a person stays counted); uncounted when dropped, however it ends (also when
+/// shutdown aborts it).
+#[derive(Debug)]
+pub(super) struct TaskRunCount(tokio::sync::watch::Sender<usize>);
 
 impl TaskRunCount {
     fn start(runs: &tokio::sync::watch::Sender<usize>) -> Self {
@@ -54,14 +57,28 @@ impl Engine {
         })
     }
 
-    /// Runs task `task_id` in a tracked engine task once a slot is free.
+    /// Queues task `task_id`'s run; this process adopts it, so it runs here (once a slot is
+    /// free) unless another engine claims it first.
     pub(super) fn start_task(&self, task_id: i64) {
         let engine = self.clone();
-        // Counted before the task starts, so a `wait_tasks` right after this waits for it.
+        // Counted before anything, so a `wait_tasks` right after this waits for it.
         let counted = TaskRunCount::start(&self.inner.task_runs);
         self.inner.lifecycle.spawn(async move {
-            engine.run_task(task_id).await;
-            drop(counted);
+            let store = engine.store();
+            let task = match store.task(task_id).await {
+                Ok(t) if !t.ended() => t,
+                Ok(_) => return,
+                Err(e) => {
+                    tracing::warn!(task_id, "cannot read the async task: {e}");
+                    return;
+                }
+            };
+            if let Err(e) = store.enqueue_task_run(task.child_session_id).await {
+                tracing::warn!(task_id, "cannot queue the async task: {e}");
+                return;
+            }
+            let adopted = Adopted { mark: None, counted: Some(counted) };
+            engine.adopt(task.child_session_id, adopted).await;
         });
     }
 
@@ -81,48 +98,14 @@ impl Engine {
         }
     }
 
-    async fn run_task(&self, task_id: i64) {
-        let stop = self.inner.lifecycle.stop_token().clone();
-        let slots = self.inner.task_slots.clone();
-        // The slot is held for the whole run: that is the bound on concurrent tasks.
-        let _slot = tokio::select! {
-            () = stop.cancelled() => return,
-            permit = slots.acquire_owned() => match permit {
-                Ok(p) => p,
-                Err(_) => return,
-            },
-        };
+    /// A task's run starts on its claimed session: the task is marked running.
+    pub(super) async fn task_started(&self, child_session_id: i64) {
         let store = self.store();
-        let task = match store.task(task_id).await {
-            Ok(t) if !t.ended() => t,
-            Ok(_) => return,
-            Err(e) => {
-                tracing::warn!(task_id, "cannot read the async task: {e}");
-                return;
-            }
-        };
-        // Someone else runs the child (another process, or a resume here): it reports itself.
-        let Ok(lease) = self.acquire(task.child_session_id).await else { return };
-        let chain = match self.model_chain() {
-            Ok(chain) => chain,
-            Err(e) => {
-                lease.release().await;
-                let failed = TurnOutcome::Failed { message: e.to_string() };
-                self.task_ended(task.child_session_id, &failed).await;
-                return;
-            }
-        };
+        let Ok(Some(task)) = store.task_of_session(child_session_id).await else { return };
         if let Err(e) = store.mark_task_running(task.id).await {
-            tracing::warn!(task_id, "cannot mark the async task running: {e}");
+            tracing::warn!(task_id = task.id, "cannot mark the async task running: {e}");
         }
         self.emit_task(&task, TaskState::Running, None, None).await;
-        let source = match store.session(task.child_session_id).await {
-            Ok(s) => s.source,
-            Err(_) => return,
-        };
-        // The child's first message is its task: a resume runs it, and continues it after a
-        // crash or a failure from its last step.
-        self.run_marked(lease, chain, &source, Step::Resume, ParkMode::Wait).await;
     }
 
     /// Called at the end of every run: when the session is an async task's child that ended,
@@ -150,14 +133,15 @@ impl Engine {
         self.wake_parent(recorded.parent_session_id).await;
     }
 
-    /// Starts a parent turn to answer waiting reports when nobody runs the parent; a running
-    /// turn folds them at its next boundary (or its late-input check after it ends).
+    /// The parent answers the report: its continuation was queued with the report. An engine
+    /// without the background adopts the parent (a `skald chat` waits for its answer here).
     async fn wake_parent(&self, parent_id: i64) {
-        let Ok(parent) = self.store().session(parent_id).await else { return };
-        if let Some((lease, chain, step)) = self.claim_late_steers(parent_id).await {
-            tracing::info!(session_id = parent_id, "waking the session for an async task's report");
-            self.spawn_run(lease, chain, &parent.source, step, ParkMode::Wait);
+        if !self.inner.lifecycle.background() && !self.is_running(parent_id).await.unwrap_or(true) {
+            let handle = self.inner.sessions.handle(parent_id);
+            let adopted = Adopted { mark: Some(RunMark::start(handle)), counted: None };
+            self.adopt(parent_id, adopted).await;
         }
+        self.wake_worker();
     }
 
     /// Announces a task's state on its parent session (where its card lives).
@@ -183,22 +167,26 @@ impl Engine {
         ));
     }
 
-    /// Tasks a stopped or dead process left unfinished continue here (`start_background`).
+    /// Tasks a stopped or dead process left unfinished, and sessions with input waiting, get
+    /// their work queued (`start_background`; the worker claims it).
     pub(super) async fn continue_tasks(&self) {
-        match self.store().unfinished_tasks().await {
+        let store = self.store();
+        match store.unfinished_tasks().await {
             Ok(tasks) => {
                 for task in tasks {
-                    tracing::info!(task_id = task.id, "continuing an async task");
-                    self.start_task(task.id);
+                    if let Err(e) = store.enqueue_task_run(task.child_session_id).await {
+                        tracing::warn!(task_id = task.id, "cannot queue the async task: {e}");
+                    }
                 }
             }
             Err(e) => tracing::warn!("cannot look for unfinished async tasks: {e}"),
         }
-        if let Ok(parents) = self.store().sessions_owing_input().await {
-            for parent in parents {
-                self.wake_parent(parent).await;
+        if let Ok(sessions) = store.sessions_owing_input().await {
+            for session_id in sessions {
+                let _ = store.enqueue_continue(session_id).await;
             }
         }
+        self.wake_worker();
     }
 
     /// The async tasks session `session_id` started, oldest first.

@@ -86,6 +86,11 @@ impl SessionHandle {
         });
     }
 
+    /// The run ended; how is already recorded (another run of the session did its work).
+    pub fn run_ended_as_it_was(&self) {
+        self.runs.send_modify(|s| s.ended = s.started);
+    }
+
     pub fn runs(&self) -> watch::Receiver<RunState> {
         self.runs.subscribe()
     }

@@ -3,7 +3,6 @@
 //! same functions, so a live turn and a resume gate and record identically.
 
 use std::path::{Path, PathBuf};
-use std::time::Duration;
 
 use serde_json::Value;
 use skald_protocol::{ApprovalKind, ApprovalRequest, Event, FileDiff, ResultType, ToolStatus};
@@ -12,7 +11,7 @@ use skald_store::repo::tools::ToolCallRow;
 use tokio_util::sync::CancellationToken;
 
 use super::subagent::{self, ChildEnd};
-use super::{ParkMode, TurnCtx, config_tools, mcp, synthetic};
+use super::{TurnCtx, config_tools, mcp, synthetic};
 use crate::approval::gate::{self, GateInput, verdict};
 use crate::approval::protected::Protection;
 use crate::approval::{Verdict, diff, rejection_message};
@@ -22,9 +21,6 @@ use crate::context::call_results::{
 };
 use crate::error::EngineError;
 use crate::tools::{self, ArgsError, ToolContext, ToolError, names, parse_args, paths};
-
-/// A decision written by another process is noticed within this interval.
-const DECISION_POLL: Duration = Duration::from_millis(300);
 
 /// What the loop does after a call.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -165,7 +161,7 @@ pub async fn settle(ctx: &TurnCtx, row: &ToolCallRow) -> Result<CallFlow, Engine
         ToolStatus::Pending => match ctx.deps.store.approval_request(row.id).await? {
             // A question: settle its answer (or keep waiting for it).
             None if ctx.deps.store.question(row.id).await?.is_some() => {
-                await_answer(ctx, row.id, cancel).await
+                await_answer(ctx, row.id).await
             }
             // Parked before: settle the human's decision (or keep waiting for it).
             Some(request) => {
@@ -238,7 +234,7 @@ pub async fn gate(
         return recorded(fail(ctx, id, &msg).await?);
     }
     if name == names::ASK_USER_CLARIFICATION {
-        return recorded(ask(ctx, id, &args, cancel).await?);
+        return recorded(ask(ctx, id, &args).await?);
     }
     let target: Option<PathBuf> =
         tool.as_ref().and_then(|t| t.target_path(&args, &ctx.policy.workdir));
@@ -383,7 +379,7 @@ pub async fn await_decision_and_run(
     cancel: &CancellationToken,
 ) -> Result<CallFlow, EngineError> {
     let decision = || ctx.deps.store.decision(id);
-    let d = match wait_for_human(ctx, id, cancel, CANCELLED_AWAITING_APPROVAL, decision).await? {
+    let d = match wait_for_human(ctx, id, CANCELLED_AWAITING_APPROVAL, decision).await? {
         Waited::Got(d) => d,
         Waited::Ended(flow) => return Ok(flow),
     };
@@ -400,53 +396,41 @@ pub async fn await_decision_and_run(
     execute_cleared(ctx, id, name, args, cancel, cleared).await
 }
 
-/// What waiting for a human's row (a decision or an answer) came to.
+/// What looking for a human's row (a decision or an answer) came to.
 enum Waited<T> {
     Got(T),
-    /// Parked (this process does not wait) or cancelled while waiting.
+    /// Not there yet: the call stays parked and the run ends; the row, when written, queues the
+    /// turn's continuation.
     Ended(CallFlow),
 }
 
-/// Waits until `read` finds the human's row, written by this or any other process: woken at once
-/// by an in-process decision, else polled. A stop while waiting cancels the call with
-/// `cancelled_note` (what the model is told it was waiting for).
+/// The human's row (written by this or any other process), or the call parked. Nothing waits
+/// inside a run: a parked run lets go of its session and writes nothing until the decision.
+/// A run that was stopped (a `/stop` of a parked turn settles it with a cancelled token) cancels
+/// the call instead, with `cancelled_note` telling the model what it was waiting for.
 async fn wait_for_human<T, F, Fut>(
     ctx: &TurnCtx,
     id: i64,
-    cancel: &CancellationToken,
     cancelled_note: &str,
-    mut read: F,
+    read: F,
 ) -> Result<Waited<T>, EngineError>
 where
-    F: FnMut() -> Fut,
+    F: FnOnce() -> Fut,
     Fut: std::future::Future<Output = Result<Option<T>, skald_store::StoreError>>,
 {
-    loop {
-        if let Some(row) = read().await? {
-            return Ok(Waited::Got(row));
-        }
-        if ctx.policy.park_mode == ParkMode::Exit {
-            return Ok(Waited::Ended(CallFlow::Parked(vec![id])));
-        }
-        tokio::select! {
-            () = cancel.cancelled() => {
-                ctx.deps.store.set_tool_status(id, ToolStatus::Cancelled, Some(cancelled_note)).await?;
-                ctx.frame.emitter.emit(Event::ToolCancelled { tool_call_id: id });
-                return Ok(Waited::Ended(CallFlow::Cancelled));
-            }
-            () = ctx.deps.decisions.notified() => {}
-            () = tokio::time::sleep(DECISION_POLL) => {}
-        }
+    if let Some(row) = read().await? {
+        return Ok(Waited::Got(row));
     }
+    if ctx.frame.cancel.is_cancelled() {
+        ctx.deps.store.set_tool_status(id, ToolStatus::Cancelled, Some(cancelled_note)).await?;
+        ctx.frame.emitter.emit(Event::ToolCancelled { tool_call_id: id });
+        return Ok(Waited::Ended(CallFlow::Cancelled));
+    }
+    Ok(Waited::Ended(CallFlow::Parked(vec![id])))
 }
 
-/// Records the question, tells every client, and waits for the answer (the user is the gate).
-async fn ask(
-    ctx: &TurnCtx,
-    id: i64,
-    args: &Value,
-    cancel: &CancellationToken,
-) -> Result<CallFlow, EngineError> {
+/// Records the question and tells every client; the answer, when written, continues the turn.
+async fn ask(ctx: &TurnCtx, id: i64, args: &Value) -> Result<CallFlow, EngineError> {
     let text = |k: &str| args.get(k).and_then(Value::as_str).map(str::trim).unwrap_or("");
     let (title, question) = (text("title"), text("question"));
     if question.is_empty() {
@@ -477,16 +461,12 @@ async fn ask(
         question: question.to_string(),
         suggested_answers: suggested,
     });
-    await_answer(ctx, id, cancel).await
+    await_answer(ctx, id).await
 }
 
-async fn await_answer(
-    ctx: &TurnCtx,
-    id: i64,
-    cancel: &CancellationToken,
-) -> Result<CallFlow, EngineError> {
+async fn await_answer(ctx: &TurnCtx, id: i64) -> Result<CallFlow, EngineError> {
     let answer = || ctx.deps.store.answer(id);
-    let answer = match wait_for_human(ctx, id, cancel, CANCELLED_AWAITING_ANSWER, answer).await? {
+    let answer = match wait_for_human(ctx, id, CANCELLED_AWAITING_ANSWER, answer).await? {
         Waited::Got(a) => a,
         Waited::Ended(flow) => return Ok(flow),
     };

@@ -10,7 +10,7 @@ use skald_protocol::RunContext;
 use skald_store::Store;
 use tokio_util::sync::CancellationToken;
 
-use super::{ParkMode, TurnEmitter};
+use super::TurnEmitter;
 use crate::agents::{Agent, AgentKind};
 use crate::approval::gate::LoadedRules;
 use crate::context::{BuildSettings, ContextCache, ContextInputs, MessageBuilder};
@@ -54,7 +54,6 @@ pub struct TurnPolicy {
     pub run_context: RunContext,
     pub workdir: PathBuf,
     pub dynamic_fragments: Vec<String>,
-    pub park_mode: ParkMode,
     /// Unattended sessions (TIC) reject what needs a human instead of waiting.
     pub auto_deny: bool,
     /// The session is an async task's child (run by the background runner, not a chat): its

@@ -299,8 +299,11 @@ pub(crate) async fn resume_frame(ctx: &TurnCtx) -> Result<TurnOutcome, EngineErr
             }
             run_frame(ctx).await
         }
-        None => Ok(TurnOutcome::Failed { message: "the session has no messages to resume".into() }),
-        Some(_) => run_frame(ctx).await,
+        // Input for an empty session (a report, a briefing) is a turn of its own.
+        None if !steers_wait => {
+            Ok(TurnOutcome::Failed { message: "the session has no messages to resume".into() })
+        }
+        _ => run_frame(ctx).await,
     }
 }
 

@@ -706,3 +706,64 @@ fn the_start_limits_default_to_four_and_eight_and_are_checked() {
             && shipped.contains("max_async_tasks_per_turn: 8")
     );
 }
+
+/// Waiting costs nothing: two tasks parked on a person's approval hold no slot, so with
+/// `max_async_tasks: 2` a third runs and reports at once; approving them later finishes them.
+#[tokio::test(flavor = "multi_thread")]
+async fn two_tasks_waiting_for_approval_do_not_delay_a_third() {
+    let rig = rig("llm:\n  max_async_tasks: 2\n").await;
+    let calls = ["TASK-1 write", "TASK-2 write", "TASK-3 count"].map(start_async).to_vec();
+    rig.fake.push(Reply::tool_calls(calls));
+    rig.fake.push(Reply::text("Three tasks started."));
+    for (key, file) in [("TASK-1", "one.txt"), ("TASK-2", "two.txt")] {
+        let args = json!({ "path": file, "content": "x\n" }).to_string();
+        rig.fake.push_for_prompt(key, Reply::tool_call("write_file", &args));
+        rig.fake.push_for_prompt(key, Reply::text(&format!("{key}: wrote {file}.")));
+    }
+    // The third starts only after both others asked for approval (or it would not tell).
+    rig.fake.push_for_prompt("TASK-3", Reply::Stall { ms: 500, then_hang: false });
+    rig.fake.push_for_prompt("TASK-3", Reply::text("TASK-3: there are 3 files."));
+    rig.fake.on(When::user_says("reported]"), Reply::text("Noted the report."));
+    let (sid, _, _) = rig.turn("start three tasks").await;
+
+    let deadline = Instant::now() + Duration::from_secs(20);
+    let third = loop {
+        let rows = tasks(&rig, sid).await;
+        let waiting = rig.engine.inbox().await.unwrap().items.len();
+        if let Some(t) = rows.iter().find(|t| t.status == "done") {
+            assert_eq!(waiting, 2, "both writes wait for approval: {rows:?}");
+            break t.clone();
+        }
+        assert!(Instant::now() < deadline, "the third task never ran: {rows:?}");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    };
+    assert_eq!(third.report.as_deref(), Some("TASK-3: there are 3 files."));
+    // The parent answers the third's report while the other two still wait.
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while tasks(&rig, sid).await.iter().all(|t| t.delivered_message_id.is_none()) {
+        assert!(Instant::now() < deadline, "the third's report never reached the parent");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let answered = settled(&rig.engine, sid).await;
+    assert!(matches!(answered, TurnOutcome::Final { .. }), "{answered:?}");
+    // Nothing of the two parked tasks holds a session or polls while they wait.
+    for t in tasks(&rig, sid).await.iter().filter(|t| t.status != "done") {
+        assert!(
+            !rig.engine.is_running(t.child_session_id).await.unwrap(),
+            "{t:?} holds its session"
+        );
+    }
+    let before = rig.fake.requests().len();
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    assert_eq!(rig.fake.requests().len(), before, "a parked task asks nothing");
+
+    for item in rig.engine.inbox().await.unwrap().items {
+        let approve = DecisionInput { approved: true, note: None, bypass: None };
+        rig.engine.decide(item.tool_call_id, approve, "test").await.unwrap();
+    }
+    let rows = all_delivered(&rig, sid, 3).await;
+    assert!(rows.iter().all(|t| t.status == "done"), "{rows:?}");
+    assert_eq!(std::fs::read_to_string(rig.work.join("one.txt")).unwrap(), "x\n");
+    assert_eq!(std::fs::read_to_string(rig.work.join("two.txt")).unwrap(), "x\n");
+    rig.engine.shutdown(Duration::from_secs(5)).await;
+}

@@ -91,7 +91,8 @@ async fn a_decision_written_by_another_process_is_picked_up_by_the_poller() {
     // "Another process": a second engine on the same database, like `skald approve`.
     let cli = open(&data, &fake, false).await;
     let decision = cli.decide(1, approve(), "cli").await.unwrap();
-    assert!(!decision.resumed);
+    // The app runs the background: the decision's continuation is its to claim.
+    assert!(decision.resumed, "a live engine with the background continues the turn");
     assert_eq!(wait_for_answer(&mut events).await, "Wrote out.txt.");
     assert_eq!(std::fs::read_to_string(work.join("out.txt")).unwrap(), "done\n");
 }

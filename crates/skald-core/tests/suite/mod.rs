@@ -27,6 +27,7 @@ mod tools;
 mod turn;
 mod turn_ends;
 mod window;
+mod work_queue;
 
 /// Runs `sql` on the data dir's database past the column CHECKs, as a hand edit or a damaged file
 /// would.

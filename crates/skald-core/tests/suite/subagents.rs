@@ -18,7 +18,12 @@ const SOURCE: &str = "test";
 
 /// A task agent `id` in the rig's data dir.
 pub fn task_agent(rig: &Rig, id: &str) {
-    let dir = rig.data_dir().join("agents").join(id);
+    task_agent_in(&rig.data_dir(), id);
+}
+
+/// A task agent `id` in the data dir `data`.
+pub fn task_agent_in(data: &std::path::Path, id: &str) {
+    let dir = data.join("agents").join(id);
     std::fs::create_dir_all(&dir).unwrap();
     let meta = json!({ "name": id, "description": format!("the {id}"), "type": "task" });
     std::fs::write(dir.join("meta.json"), meta.to_string()).unwrap();

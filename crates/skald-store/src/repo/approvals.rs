@@ -393,6 +393,13 @@ impl Store {
         if let Some(b) = &d.bypass {
             self.insert_bypass(&mut tx, b).await?;
         }
+        // The decision and the work it makes are one write: its continuation is never lost.
+        let session_id: i64 =
+            sqlx::query_scalar("SELECT session_id FROM approval_requests WHERE tool_call_id = ?")
+                .bind(d.tool_call_id)
+                .fetch_one(&mut *tx)
+                .await?;
+        crate::repo::work::enqueue_in(&mut tx, session_id, &self.now()).await?;
         tx.commit().await?;
         Ok((row, true))
     }

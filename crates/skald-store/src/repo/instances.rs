@@ -98,6 +98,10 @@ impl Store {
             .bind(id)
             .execute(self.pool())
             .await?;
+        sqlx::query("DELETE FROM work_waiters WHERE instance_id = ?")
+            .bind(id)
+            .execute(self.pool())
+            .await?;
         let old = format_ts(now - chrono::Duration::hours(PRUNE_AFTER_HOURS));
         sqlx::query(
             "DELETE FROM engine_instances WHERE heartbeat_at < ? AND id NOT IN \
@@ -106,6 +110,15 @@ impl Store {
         .bind(old)
         .execute(self.pool())
         .await?;
+        Ok(())
+    }
+
+    /// Records that the instance runs the background (it continues any session's work).
+    pub async fn set_instance_background(&self, id: &str) -> Result<(), StoreError> {
+        sqlx::query("UPDATE engine_instances SET background = 1 WHERE id = ?")
+            .bind(id)
+            .execute(self.pool())
+            .await?;
         Ok(())
     }
 

@@ -24,3 +24,4 @@ pub mod tasks;
 pub mod tools;
 pub mod tree_page;
 pub mod turn_ends;
+pub mod work;

@@ -117,6 +117,14 @@ impl Store {
         .bind(self.now())
         .execute(&mut *tx)
         .await?;
+        // The answer and its continuation are one write.
+        let session_id: i64 = sqlx::query_scalar(
+            "SELECT session_id FROM clarification_questions WHERE tool_call_id = ?",
+        )
+        .bind(tool_call_id)
+        .fetch_one(&mut *tx)
+        .await?;
+        crate::repo::work::enqueue_in(&mut tx, session_id, &self.now()).await?;
         tx.commit().await?;
         Ok(true)
     }

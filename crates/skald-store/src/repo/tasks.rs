@@ -231,6 +231,8 @@ impl Store {
         .bind(task.id)
         .execute(&mut *tx)
         .await?;
+        // The parent answers the report: its continuation is queued with it.
+        crate::repo::work::enqueue_in(&mut tx, task.parent_session_id, &now).await?;
         tx.commit().await?;
         Ok(Some(task))
     }
