@@ -134,8 +134,8 @@ pub(super) fn asked(items: &[InboxItem]) -> String {
     let parts: Vec<String> = items
         .iter()
         .map(|i| match &i.path {
-            Some(p) => format!("{} [path {p}]", excerpt(&i.summary, 100)),
-            None => excerpt(&i.summary, 100),
+            Some(p) => format!("{} [path {p}]", excerpt(&i.summary, 240)),
+            None => excerpt(&i.summary, 240),
         })
         .collect();
     format!("the inbox asks: {}", parts.join(" and "))
