@@ -22,9 +22,6 @@ use crate::turn::{
 use crate::{agents, config};
 use skald_protocol::RunContext;
 
-/// The surface `approve_all` is recorded as granted by: the CLI flag is the only one that sets it.
-const APPROVE_ALL_GRANTOR: &str = "cli";
-
 /// One step of a run on a leased session.
 pub(super) enum Step {
     /// A turn: with the user's message, or on the steers waiting for one.
@@ -48,9 +45,12 @@ pub struct ChatOptions {
     /// directory is then an error naming both, never a turn run in the other one.
     pub workdir_explicit: bool,
     /// `skald chat --approve-all`: the human pre-approves every call that would need approval in
-    /// this session, stored as a "this session" bypass of all tools granted by `cli` (deny rules
-    /// still apply; `/new` or a revoke ends it). The model never can set this.
+    /// this session, stored as a "this session" bypass of all tools granted by `granted_by`
+    /// (deny rules still apply; `/new` or a revoke ends it). The model never can set this.
     pub approve_all: bool,
+    /// The surface a person asked from (`cli`, `web`, `app`): recorded with `approve_all`'s
+    /// bypass. Empty reads as `cli`.
+    pub granted_by: &'static str,
     /// Whether a call that needs a human keeps the turn waiting (app, serve) or ends it parked
     /// for a later `resume` (one-shot CLI).
     pub park_mode: ParkMode,
@@ -161,6 +161,13 @@ impl Engine {
         self.session_workdir(session_id, session.run_context.as_deref())
     }
 
+    /// How a turn this engine starts treats a call that needs a person when the caller does not
+    /// say: with the background running, the queue continues it wherever it is decided
+    /// (`Wait`); otherwise it ends parked for a later resume (`Exit`, a one-shot command).
+    pub fn default_park_mode(&self) -> ParkMode {
+        if self.inner.lifecycle.background() { ParkMode::Wait } else { ParkMode::Exit }
+    }
+
     /// Sends a user message to the source's session: starts a turn, or — while one runs here or
     /// in another process, or while calls wait for a human — stores it as a steer folded in at
     /// the next round boundary (after those calls are settled).
@@ -175,7 +182,8 @@ impl Engine {
         }
         let session_id = self.active_session(source, &opts).await?;
         if opts.approve_all {
-            self.approve_all(session_id, APPROVE_ALL_GRANTOR).await?;
+            let by = if opts.granted_by.is_empty() { "cli" } else { opts.granted_by };
+            self.approve_all(session_id, by).await?;
         }
         // Held here or elsewhere: the message is a steer for the work that runs.
         let lease = match self.acquire(session_id).await {

@@ -58,21 +58,21 @@ async fn a_compaction_holds_the_session_against_another_process() {
     rig.fake.push(Reply::Stall { ms: 60_000, then_hang: true });
     let compacting = tokio::spawn({
         let engine = rig.engine.clone();
-        async move { engine.compact(sid, None).await }
+        async move { engine.compact_session(sid, None).await }
     });
     rig.fake.wait_in_flight(1).await;
 
     // Another process on the same data dir sees the session held and is refused.
     let other = open_engine(&rig.data_dir(), fake_env(&rig.fake)).await;
     assert!(other.is_running(sid).await.unwrap(), "the compaction holds the session");
-    let err = other.compact(sid, None).await.unwrap_err();
+    let err = other.compact_session(sid, None).await.unwrap_err();
     assert!(busy_elsewhere(&err), "{err:?}");
     assert_eq!(err.code(), ErrorCode::Conflict);
     assert!(err.to_string().contains("another process"), "{err}");
     let err = other.resume(sid, ParkMode::Exit).await.unwrap_err();
     assert!(busy_elsewhere(&err), "{err:?}");
     // And so is a second one in the same process.
-    let err = rig.engine.compact(sid, None).await.unwrap_err();
+    let err = rig.engine.compact_session(sid, None).await.unwrap_err();
     assert!(matches!(err, EngineError::SessionBusy { holder: Holder::Here, .. }), "{err:?}");
     assert_eq!(rig.fake.requests().len(), before + 1, "only the holder reached the model");
 
@@ -88,7 +88,7 @@ async fn a_compaction_holds_the_session_against_another_process() {
     let receipt = other.send_message(SOURCE, "take your time", rig.opts()).await.unwrap();
     assert!(!receipt.steered);
     rig.fake.wait_in_flight(1).await;
-    let err = rig.engine.compact(sid, None).await.unwrap_err();
+    let err = rig.engine.compact_session(sid, None).await.unwrap_err();
     assert!(busy_elsewhere(&err), "{err:?}");
     assert!(other.stop(sid).await.unwrap());
     assert_eq!(other.wait_turn(sid).await, Some(TurnOutcome::Cancelled));
