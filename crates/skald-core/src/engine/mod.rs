@@ -11,6 +11,7 @@ mod mcp;
 mod reconcile;
 mod runner;
 mod search;
+mod services;
 mod settings;
 mod tasks;
 mod usage;
@@ -19,6 +20,7 @@ mod work;
 pub use chat::{ChatOptions, SendReceipt};
 pub use lifecycle::ShutdownReport;
 pub use runner::Lease;
+pub use services::ServiceHealth;
 
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, RwLock};
@@ -103,6 +105,8 @@ struct Inner {
     instance: instance::InstanceState,
     /// The work queue's state here: adopted sessions and the worker.
     work: work::WorkState,
+    /// The background services and their health.
+    services: services::Services,
     _watcher: Option<ConfigWatcher>,
     _agents_watcher: Option<AgentsWatcher>,
 }
@@ -206,6 +210,7 @@ impl Engine {
                 mcp,
                 instance: instance::InstanceState::new(me),
                 work: work::WorkState::default(),
+                services: services::Services::default(),
                 _watcher: watcher,
                 _agents_watcher: agents_watcher,
             }),

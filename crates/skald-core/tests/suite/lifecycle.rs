@@ -182,3 +182,26 @@ async fn a_finished_turn_a_dead_process_held_is_not_run_again() {
     assert_eq!(app.session_detail(sid).await.unwrap().turn_ends.len(), ends);
     assert_eq!(rig.fake.requests().len(), 1);
 }
+
+/// The background is a set of named services, each reporting its health, all stopped by
+/// `shutdown`.
+#[tokio::test(flavor = "multi_thread")]
+async fn the_background_services_report_their_health_and_stop_with_the_engine() {
+    let rig = Rig::new("").await;
+    assert!(rig.engine.services().is_empty(), "nothing runs before start_background");
+    rig.engine.start_background();
+    let deadline = Instant::now() + HANG_GUARD;
+    loop {
+        let services = rig.engine.services();
+        let names: Vec<&str> = services.iter().map(|s| s.name).collect();
+        let worked = services.iter().any(|s| s.name == "worker" && s.passes > 0);
+        if names == ["reclaim", "worker"] && services.iter().all(|s| s.running) && worked {
+            break;
+        }
+        assert!(Instant::now() < deadline, "services never came up: {services:?}");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    rig.engine.shutdown(Duration::from_secs(5)).await;
+    let services = rig.engine.services();
+    assert!(services.iter().all(|s| !s.running && s.last_error.is_none()), "{services:?}");
+}
