@@ -9,6 +9,7 @@ mod instance;
 mod lifecycle;
 mod mcp;
 mod reconcile;
+mod run_context;
 mod runner;
 mod search;
 mod services;
@@ -357,7 +358,7 @@ impl Engine {
             new.agent_id = self.session_agent(agent_id)?;
         }
         let workdir = workdir.map(new_session_workdir).transpose()?;
-        new.run_context = chat::workdir_run_context(workdir.as_deref())?;
+        new.run_context = run_context::workdir_run_context(workdir.as_deref())?;
         let store = self.store();
         // A new conversation ends the bypasses a human granted in the old one.
         if let Some(old) = store.active_session(source).await? {

@@ -17,8 +17,7 @@ use skald_store::repo::work::{WorkItem, WorkKind};
 use tokio::sync::{Notify, OwnedSemaphorePermit};
 
 use super::Engine;
-use super::chat::Step;
-use super::runner::RunMark;
+use super::runner::{RunMark, Step};
 use super::tasks::TaskRunCount;
 use crate::turn::{ParkMode, TurnOutcome};
 
