@@ -89,8 +89,6 @@ struct Inner {
     /// One model client for the engine's life: its connections and the per-model health are
     /// shared by every turn (each turn applies the current timeouts with `with_settings`).
     llm: skald_llm::LlmClient,
-    /// Woken whenever this process records a decision, so a waiting turn continues at once.
-    decisions: Arc<tokio::sync::Notify>,
     /// Each frame's built history, extended round after round instead of rebuilt.
     context_cache: crate::context::ContextCache,
     /// Every task the engine starts, and how they end (`start_background`, `shutdown`).
@@ -201,7 +199,6 @@ impl Engine {
                 tools,
                 secrets: opts.secrets.unwrap_or_else(|| Arc::new(KeyringSecrets)),
                 llm,
-                decisions: Arc::new(tokio::sync::Notify::new()),
                 context_cache: crate::context::ContextCache::with_budget(
                     opts.context_cache_bytes.unwrap_or(crate::context::DEFAULT_BUDGET_BYTES),
                 ),

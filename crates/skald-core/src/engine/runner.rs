@@ -519,7 +519,6 @@ impl Engine {
             store: store.clone(),
             llm,
             tools: self.inner.tools.clone(),
-            decisions: self.inner.decisions.clone(),
             context_cache: self.inner.context_cache.clone(),
             data_dir: self.data_dir().to_path_buf(),
             home_dir: self.home_dir().map(Path::to_path_buf),
