@@ -10,10 +10,12 @@ use skald_llm::{LlmSettings, ModelEndpoint};
 use skald_protocol::{Event, EventEnvelope, FrameOrigin, TurnEnd};
 use skald_store::StoreError;
 use skald_store::repo::history::{NewMessage, Role};
+use skald_store::repo::work::WorkKind;
 use tokio_util::sync::CancellationToken;
 
 use super::Engine;
 use super::run_context::stored_run_context;
+use super::work::outcome_name;
 use crate::approval::gate::load_rules;
 use crate::context::BuildSettings;
 use crate::error::{EngineError, Holder};
@@ -47,6 +49,8 @@ pub struct Lease {
     guard: Option<tokio::sync::OwnedMutexGuard<()>>,
     cancel: CancellationToken,
     released: bool,
+    /// The queued work item this lease runs (claimed before it), finished with the run.
+    work_item: Option<i64>,
 }
 
 impl std::fmt::Debug for Lease {
@@ -58,6 +62,12 @@ impl std::fmt::Debug for Lease {
 impl Lease {
     pub fn session_id(&self) -> i64 {
         self.session_id
+    }
+
+    /// The same lease, running the claimed work item `id`.
+    pub(super) fn for_work_item(mut self, id: i64) -> Self {
+        self.work_item = Some(id);
+        self
     }
 
     /// The session's live state in this process.
@@ -136,6 +146,7 @@ impl Engine {
             guard: Some(guard),
             cancel,
             released: false,
+            work_item: None,
         })
     }
 
@@ -158,8 +169,14 @@ impl Engine {
         let counted = adopted.counted;
         let engine = self.clone();
         let source = source.to_string();
+        let item = lease.work_item;
         self.inner.lifecycle.spawn(async move {
             let outcome = engine.run_steps(lease, chain, &source, first).await;
+            if let Some(id) = item
+                && let Err(e) = engine.store().finish_work(id, outcome_name(&outcome)).await
+            {
+                tracing::warn!(session_id, "cannot record how a work item ended: {e}");
+            }
             engine.after_run(session_id, mark, counted, mode, outcome).await;
         });
     }
@@ -176,7 +193,21 @@ impl Engine {
     /// open, folding waiting steers) in a tracked task; `wait_turn` follows it.
     pub async fn start_resume(&self, session_id: i64, mode: ParkMode) -> Result<(), EngineError> {
         let session = self.store().session(session_id).await?;
-        let lease = self.acquire(session_id).await?;
+        // The continuation a decision queued is this run's: claimed here, nobody runs it twice.
+        let item = self.claim_queued(session_id).await?;
+        let lease = match self.acquire(session_id).await {
+            Ok(lease) => lease,
+            Err(e) => {
+                if let Some(id) = item {
+                    self.store().unclaim_work(id).await?;
+                }
+                return Err(e);
+            }
+        };
+        let lease = match item {
+            Some(id) => lease.for_work_item(id),
+            None => lease,
+        };
         let chain = match self.model_chain() {
             Ok(chain) => chain,
             Err(e) => {
@@ -186,6 +217,20 @@ impl Engine {
         };
         self.spawn_run(lease, chain, &session.source, Step::Resume, mode);
         Ok(())
+    }
+
+    /// Claims the session's queued work (a continuation, or an async task's run) for this
+    /// engine, if any waits.
+    async fn claim_queued(&self, session_id: i64) -> Result<Option<i64>, EngineError> {
+        let store = self.store();
+        for kind in [WorkKind::Continue, WorkKind::Task] {
+            if let Some(item) =
+                store.claim_work(self.instance_id(), kind, Some(&[session_id])).await?
+            {
+                return Ok(Some(item.id));
+            }
+        }
+        Ok(None)
     }
 
     /// Settles recorded decisions and continues the session's turn in this process (folding

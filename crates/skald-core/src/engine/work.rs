@@ -47,7 +47,7 @@ pub(super) struct Adopted {
 }
 
 /// The stored name of how a run ended.
-fn outcome_name(outcome: &TurnOutcome) -> &'static str {
+pub(super) fn outcome_name(outcome: &TurnOutcome) -> &'static str {
     match outcome {
         TurnOutcome::Final { .. } => "final",
         TurnOutcome::Cancelled => "cancelled",
