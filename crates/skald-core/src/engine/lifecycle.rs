@@ -135,6 +135,11 @@ impl Engine {
             self.wake_worker();
         }
         self.continue_abandoned().await;
+        // A dead engine's commands: their shell died with it, whatever they left running in
+        // the background is killed now, not only when an engine next opens the data dir.
+        crate::tools::process_registry::reap_orphans(store)
+            .await
+            .map_err(|e| format!("cannot reap a dead engine's commands: {e}"))?;
         Ok(())
     }
 
