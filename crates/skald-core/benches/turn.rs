@@ -40,7 +40,12 @@ const CONFIG: &str = "llm:\n  max_tool_rounds: 100\n";
 
 /// One turn of `ROUNDS` scratchpad calls then a text answer; returns the wall time per round.
 async fn timed_turn(rig: &Rig, source: &str) -> Duration {
-    for i in 0..ROUNDS {
+    turn_of(rig, source, ROUNDS).await / ROUNDS
+}
+
+/// The wall time of one turn of `rounds` scratchpad calls then a text answer.
+async fn turn_of(rig: &Rig, source: &str, rounds: u32) -> Duration {
+    for i in 0..rounds {
         rig.fake.push(Reply::tool_call(
             "update_scratchpad",
             &json!({"key": format!("k{i}"), "value": "v"}).to_string(),
@@ -52,7 +57,7 @@ async fn timed_turn(rig: &Rig, source: &str) -> Duration {
     let outcome = rig.engine.wait_turn(receipt.session_id).await.unwrap();
     let elapsed = started.elapsed();
     assert!(matches!(outcome, TurnOutcome::Final { .. }), "{outcome:?}");
-    elapsed / ROUNDS
+    elapsed
 }
 
 /// Fills the source's active session with `STORED_ROWS` history rows: user prompt, assistant
@@ -454,6 +459,14 @@ fn count_rounds(rt: &Runtime, rig: &Rig, label: &str, statements: bool) {
         per(c0, c10),
         per(p0, p10)
     );
+    if std::env::var_os("SKALD_BENCH_STATEMENTS").is_some() {
+        for (what, c) in [("no tool round", &zero[0]), ("tool rounds", &ten[0])] {
+            println!("  statements of the turn with {what}:");
+            for sql in &c.statements {
+                println!("    {}", sql.chars().take(140).collect::<String>());
+            }
+        }
+    }
     if statements {
         // Which statements a round adds (the first count of each case).
         let (a, b) = (zero[0].by_text(), ten[0].by_text());
@@ -467,8 +480,83 @@ fn count_rounds(rt: &Runtime, rig: &Rig, label: &str, statements: bool) {
     }
 }
 
+/// CPU time this process has used (every thread: the engine, the fake provider, the client),
+/// from `/proc/self/stat` (clock ticks of 10 ms; read over many turns).
+fn process_cpu() -> Duration {
+    let stat = std::fs::read_to_string("/proc/self/stat").unwrap_or_default();
+    // Fields after the command name (which may hold spaces) start at the state, field 3.
+    let rest = stat.rsplit_once(')').map_or("", |(_, r)| r);
+    let fields: Vec<u64> =
+        rest.split_whitespace().skip(11).take(2).filter_map(|f| f.parse().ok()).collect();
+    Duration::from_millis(fields.iter().sum::<u64>() * 10)
+}
+
+/// `SKALD_TURN_QUICK=<turns>`: only the fresh-session figures, then exit: the median round of
+/// `<turns>` turns and of 200 provider round trips, and the process's CPU time per round and per
+/// trip, so that two builds can be run alternately many times (`docs/benchmarks.md`).
+fn quick(turns: usize) {
+    let rt = Runtime::new().unwrap();
+    let rig = rt.block_on(rig(CONFIG));
+    let turn = || {
+        rt.block_on(async {
+            rig.engine.new_session("fresh").await.unwrap();
+            timed_turn(&rig, "fresh").await
+        })
+    };
+    for _ in 0..5 {
+        turn();
+    }
+    let cpu = process_cpu();
+    let rounds: Vec<Duration> = (0..turns).map(|_| turn()).collect();
+    let round_cpu = (process_cpu() - cpu) / (turns as u32 * ROUNDS);
+    let http = reqwest::Client::new();
+    let body = sample_request(&rig);
+    let cpu = process_cpu();
+    let trips: Vec<Duration> =
+        (0..200).map(|_| rt.block_on(round_trip(&http, &rig, &body))).collect();
+    let trip_cpu = (process_cpu() - cpu) / 200;
+    // A turn's fixed part (its start and end, one text round) apart from its tool rounds.
+    let whole = |rounds: u32| {
+        let cpu = process_cpu();
+        let walls: Vec<Duration> = (0..turns)
+            .map(|_| {
+                rt.block_on(async {
+                    rig.engine.new_session("fresh").await.unwrap();
+                    turn_of(&rig, "fresh", rounds).await
+                })
+            })
+            .collect();
+        (median(walls), (process_cpu() - cpu) / turns as u32)
+    };
+    let ((zero, zero_cpu), (ten, ten_cpu)) = (whole(0), whole(ROUNDS));
+    let (round, trip) = (median(rounds), median(trips));
+    let ms = |d: Duration| d.as_secs_f64() * 1e3;
+    println!(
+        "quick: turn without tool rounds {:.3} ms (CPU {:.3} ms), each tool round adds {:.3} ms \
+         (CPU {:.3} ms)",
+        ms(zero),
+        ms(zero_cpu),
+        (ms(ten) - ms(zero)) / f64::from(ROUNDS),
+        (ms(ten_cpu) - ms(zero_cpu)) / f64::from(ROUNDS)
+    );
+    println!(
+        "quick: per round {:.3} ms, provider round trip {:.3} ms, engine overhead {:.3} ms; \
+         CPU per round {:.3} ms, per trip {:.3} ms, difference {:.3} ms",
+        ms(round),
+        ms(trip),
+        ms(round.saturating_sub(trip)),
+        ms(round_cpu),
+        ms(trip_cpu),
+        ms(round_cpu.saturating_sub(trip_cpu))
+    );
+}
+
 /// The counts on a new database (one session per turn, as in `fresh_session`).
 fn round_cost(_: &mut Criterion) {
+    if let Some(turns) = std::env::var("SKALD_TURN_QUICK").ok().and_then(|v| v.parse().ok()) {
+        quick(turns);
+        std::process::exit(0);
+    }
     db_work::install();
     let rt = Runtime::new().unwrap();
     let rig = rt.block_on(rig(CONFIG));
