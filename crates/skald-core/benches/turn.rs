@@ -511,6 +511,13 @@ fn quick(turns: usize) {
     let round_cpu = (process_cpu() - cpu) / (turns as u32 * ROUNDS);
     let http = reqwest::Client::new();
     let body = sample_request(&rig);
+    let size = |v: &serde_json::Value| v.to_string().len();
+    println!(
+        "quick: a mid-turn request is {} bytes, its {} tool definitions {} bytes",
+        size(&body),
+        body["tools"].as_array().map_or(0, Vec::len),
+        size(&body["tools"])
+    );
     let cpu = process_cpu();
     let trips: Vec<Duration> =
         (0..200).map(|_| rt.block_on(round_trip(&http, &rig, &body))).collect();
