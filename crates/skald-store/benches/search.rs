@@ -1,6 +1,7 @@
 //! Full-text search over 100,000 messages (DESIGN.md target: under 50 ms), timed next to a bare
-//! indexed read in the same run, and the write cost the FTS triggers add to appending a message
-//! and a tool call.
+//! indexed read in the same run; what indexing adds to appending a message and a tool call, now
+//! that a catch-up step indexes them after the write (migration 0018), next to the triggers that
+//! indexed them inside it before; and what the catch-up costs per row.
 //!
 //! Run: `cargo bench -p skald-store --bench search`. Figures go to `docs/benchmarks.md`.
 
@@ -195,10 +196,11 @@ struct Fixture {
 }
 
 /// 100,000 messages over 200 sessions (1 in 10 a user prompt, 3 in 10 with a tool call), written
-/// through the triggers in one transaction per session.
+/// in one transaction per session, then indexed by the catch-up step (timed apart).
 async fn fixture() -> Fixture {
     let dir = tempfile::tempdir().unwrap();
     let store = Store::open(&dir.path().join("skald.db"), Arc::new(SystemClock)).await.unwrap();
+    let started = Instant::now();
     let mut rng = Rng(0x5eed_cafe_f00d_1234);
     let now = "2026-12-03T20:00:00.000Z";
     let per_session = MESSAGES / SESSIONS;
@@ -244,6 +246,14 @@ async fn fixture() -> Fixture {
         }
         tx.commit().await.unwrap();
     }
+    let written = started.elapsed();
+    let indexing = Instant::now();
+    while store.index_pending(2_000).await.unwrap().more {}
+    println!(
+        "fixture: {MESSAGES} messages written in {:.1} s, indexed by the catch-up in {:.1} s",
+        written.as_secs_f64(),
+        indexing.elapsed().as_secs_f64()
+    );
     sqlx::query("PRAGMA optimize").execute(store.pool()).await.unwrap();
     let (session_id, stack_id) = frames[SESSIONS / 2];
     Fixture { _dir: dir, store, session_id, stack_id }
@@ -282,12 +292,7 @@ fn ms(d: Duration) -> f64 {
 
 fn bench_search(c: &mut Criterion) {
     let rt = Runtime::new().unwrap();
-    let started = Instant::now();
     let fx = rt.block_on(fixture());
-    println!(
-        "fixture: {MESSAGES} messages written through the triggers in {:.1} s",
-        started.elapsed().as_secs_f64()
-    );
     let rare =
         rt.block_on(fx.store.search(&SearchQuery { text: RARE_WORD.into(), limit: 50 })).unwrap();
     assert_eq!(rare.hits.len(), RARE, "the planted rare word is found exactly");
@@ -350,13 +355,40 @@ fn reply(stack_id: i64, text: &str) -> NewMessage {
     NewMessage { stack_id, role: Some(Role::Assistant), content: text.into(), ..Default::default() }
 }
 
-/// A store with one session, and with or without the FTS triggers.
-async fn write_store(triggers: bool) -> (tempfile::TempDir, Store, i64) {
+/// How appended rows reach the search indexes.
+#[derive(Debug, Clone, Copy)]
+enum Indexing {
+    /// No index triggers at all: the bare append.
+    None,
+    /// The store as it is: the catch-up step indexes rows later; the triggers only check the
+    /// watermark.
+    CatchUp,
+    /// Migration 0008's triggers, which indexed every row inside the transaction that wrote it.
+    InTransaction,
+}
+
+/// Migration 0008's insert triggers, put back for the comparison.
+const IN_TRANSACTION_TRIGGERS: [&str; 2] = [
+    "CREATE TRIGGER message_fts_insert AFTER INSERT ON chat_history BEGIN \
+       INSERT INTO message_fts (rowid, content, reasoning_content) \
+       VALUES (new.id, new.content, new.reasoning_content); END",
+    "CREATE TRIGGER tool_fts_insert AFTER INSERT ON chat_llm_tools BEGIN \
+       INSERT INTO tool_fts (rowid, name, path, command) \
+       SELECT id, name, path, command FROM tool_search_doc WHERE id = new.id; END",
+];
+
+/// A store with one session, its rows indexed as `indexing` says.
+async fn write_store(indexing: Indexing) -> (tempfile::TempDir, Store, i64) {
     let dir = tempfile::tempdir().unwrap();
     let store = Store::open(&dir.path().join("skald.db"), Arc::new(SystemClock)).await.unwrap();
-    if !triggers {
+    if !matches!(indexing, Indexing::CatchUp) {
         for t in ["message_fts_insert", "tool_fts_insert"] {
             sqlx::query(&format!("DROP TRIGGER {t}")).execute(store.pool()).await.unwrap();
+        }
+    }
+    if matches!(indexing, Indexing::InTransaction) {
+        for sql in IN_TRANSACTION_TRIGGERS {
+            sqlx::query(sql).execute(store.pool()).await.unwrap();
         }
     }
     let stack =
@@ -369,11 +401,12 @@ fn bench_writes(c: &mut Criterion) {
     let mut rng = Rng(0xfeed_beef_0bad_f00d);
     let texts: Vec<String> = (0..1_000).map(|_| message_text(&mut rng, false)).collect();
     let calls: Vec<(&str, String)> = (0..1_000).map(|_| call(&mut rng)).collect();
-    let mut g = c.benchmark_group("append_with_and_without_fts");
+    let modes = [Indexing::None, Indexing::CatchUp, Indexing::InTransaction];
+    let mut g = c.benchmark_group("append_and_index");
     g.sample_size(50);
-    for triggers in [false, true] {
-        let (_dir, store, stack) = rt.block_on(write_store(triggers));
-        let label = if triggers { "with_fts" } else { "without_fts" };
+    for indexing in modes {
+        let (_dir, store, stack) = rt.block_on(write_store(indexing));
+        let label = format!("{indexing:?}");
         let mut i = 0;
         g.bench_function(format!("append_message_{label}"), |b| {
             b.to_async(&rt).iter(|| {
@@ -397,10 +430,12 @@ fn bench_writes(c: &mut Criterion) {
     }
     g.finish();
 
-    // The same appends timed back to back on fresh stores: the triggers' cost as a ratio.
+    // The same appends timed back to back on fresh stores, as ratios to the bare append; then
+    // what the catch-up costs per row (message + call) after them: one row per step (a search
+    // after every reply) and all of them in one step (a background step between turns).
     let mut per_append = Vec::new();
-    for triggers in [false, true] {
-        let (_dir, store, stack) = rt.block_on(write_store(triggers));
+    for indexing in modes {
+        let (_dir, store, stack) = rt.block_on(write_store(indexing));
         let mut k = 0;
         let message = median(300, || {
             k += 1;
@@ -415,17 +450,50 @@ fn bench_writes(c: &mut Criterion) {
             rt.block_on(store.append_assistant_with_calls(&msg, &calls)).unwrap();
         });
         per_append.push((message, with_call));
+        if matches!(indexing, Indexing::CatchUp) {
+            let one_by_one = median(300, || {
+                rt.block_on(store.index_pending(1)).unwrap();
+            });
+            let append = |n: usize| {
+                for k in 0..n {
+                    let msg = reply(stack, &texts[k % texts.len()]);
+                    let (name, args) = &calls[k % calls.len()];
+                    let calls = vec![(name.to_string(), args.clone(), None)];
+                    rt.block_on(store.append_assistant_with_calls(&msg, &calls)).unwrap();
+                }
+            };
+            while rt.block_on(store.index_pending(10_000)).unwrap().more {}
+            append(1_000);
+            let t = Instant::now();
+            let step = rt.block_on(store.index_pending(1_000)).unwrap();
+            let batch = t.elapsed();
+            assert_eq!((step.messages, step.calls, step.more), (1_000, 1_000, false));
+            println!(
+                "catch-up per message + call: {:.3} ms one row per step, {:.3} ms in a step of \
+                 1,000",
+                ms(one_by_one),
+                ms(batch) / 1_000.0
+            );
+        }
     }
-    let [(m0, c0), (m1, c1)] = per_append[..] else { unreachable!() };
+    let [(m0, c0), (m1, c1), (m2, c2)] = per_append[..] else { unreachable!() };
     println!(
-        "append_message: {:.3} ms without FTS, {:.3} ms with ({:.2}x); \
-         assistant row + 1 call: {:.3} ms without, {:.3} ms with ({:.2}x)",
+        "append_message: {:.3} ms bare, {:.3} ms with the catch-up's triggers ({:.2}x), \
+         {:.3} ms indexed in the transaction ({:.2}x)",
         ms(m0),
         ms(m1),
         ms(m1) / ms(m0),
+        ms(m2),
+        ms(m2) / ms(m0)
+    );
+    println!(
+        "assistant row + 1 call: {:.3} ms bare, {:.3} ms with the catch-up's triggers ({:.2}x), \
+         {:.3} ms indexed in the transaction ({:.2}x)",
         ms(c0),
         ms(c1),
-        ms(c1) / ms(c0)
+        ms(c1) / ms(c0),
+        ms(c2),
+        ms(c2) / ms(c0)
     );
 }
 

@@ -203,19 +203,29 @@ async fn assert_indexes_intact(store: &Store) {
     }
 }
 
-#[tokio::test]
-async fn the_migration_indexes_rows_written_before_it() {
+/// A database migrated up to (not including) migration `version`, its file's path and a pool.
+async fn migrated_before(
+    version: i64,
+) -> (tempfile::TempDir, std::path::PathBuf, sqlx::SqlitePool) {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("skald.db");
-    let before = {
-        let mut m = sqlx::migrate!("../../migrations");
-        m.migrations =
-            m.migrations.iter().filter(|m| m.version < 8).cloned().collect::<Vec<_>>().into();
-        m
-    };
+    let mut before = sqlx::migrate!("../../migrations");
+    before.migrations = before
+        .migrations
+        .iter()
+        .filter(|m| m.version < version)
+        .cloned()
+        .collect::<Vec<_>>()
+        .into();
     let opts = sqlx::sqlite::SqliteConnectOptions::new().filename(&path).create_if_missing(true);
     let pool = sqlx::SqlitePool::connect_with(opts).await.unwrap();
     before.run(&pool).await.unwrap();
+    (dir, path, pool)
+}
+
+#[tokio::test]
+async fn the_migration_indexes_rows_written_before_it() {
+    let (_dir, path, pool) = migrated_before(8).await;
     for sql in [
         "INSERT INTO chat_sessions (id, created_at) VALUES (7, '2025-01-01T00:00:00.000Z')",
         "INSERT INTO chat_sessions_stack (id, session_id, created_at) VALUES (70, 7, '2025-01-01T00:00:00.000Z')",
@@ -472,4 +482,133 @@ async fn a_listed_sessions_best_hit_is_chosen_among_its_recent_messages_and_its_
     let page = store.list_sessions(&q).await.unwrap();
     assert_eq!(page.items.len(), 1);
     assert_eq!(page.items[0].best_hit.as_ref().unwrap().at.message_id, only);
+}
+
+/// Ids of the rows the catch-up has indexed up to (messages, calls).
+async fn watermark(store: &Store) -> (i64, i64) {
+    sqlx::query_as("SELECT messages_upto, calls_upto FROM search_index_state")
+        .fetch_one(store.pool())
+        .await
+        .unwrap()
+}
+
+#[tokio::test]
+async fn a_row_written_just_before_a_search_is_found() {
+    let (_dir, store, _) = super::fresh().await;
+    let (s, msg) = super::session_with_reply(&store).await;
+    // Writing indexes nothing: the rows wait above the watermark.
+    let user = say(&store, s.root_stack_id, Role::User, "the quokka escaped").await;
+    let read = call(&store, msg, "read_file", r#"{"path":"zoo/quokka.rs"}"#).await;
+    assert_eq!(watermark(&store).await, (0, 0));
+    // Every kind of search indexes what is pending before it reads.
+    let mut found = hits(&store, "quokka").await;
+    found.sort();
+    assert_eq!(found, vec![(msg, Some(read)), (user, None)]);
+    assert_eq!(watermark(&store).await, (user, read));
+
+    let next = say(&store, s.root_stack_id, Role::Assistant, "a wombat too").await;
+    let found = store.find_in_session(s.session_id, "wombat").await.unwrap();
+    assert_eq!(found.matches.iter().map(|m| m.message_id).collect::<Vec<_>>(), vec![next]);
+
+    let other = session(&store).await;
+    say(&store, other.root_stack_id, Role::User, "a numbat appears").await;
+    let q = SessionListQuery { search: Some("numbat".into()), ..Default::default() };
+    let page = store.list_sessions(&q).await.unwrap();
+    assert_eq!(
+        page.items.iter().map(|i| (i.id, i.hit_count)).collect::<Vec<_>>(),
+        vec![(other.session_id, 1)]
+    );
+    assert_indexes_intact(&store).await;
+}
+
+#[tokio::test]
+async fn index_pending_indexes_in_batches_oldest_first() {
+    let (_dir, store, _) = super::fresh().await;
+    let (s, msg) = super::session_with_reply(&store).await;
+    let mut said = vec![msg];
+    for i in 0..4 {
+        said.push(say(&store, s.root_stack_id, Role::User, &format!("batch word{i}")).await);
+    }
+    let calls = [
+        call(&store, msg, "read_file", r#"{"path":"a/one.rs"}"#).await,
+        call(&store, msg, "read_file", r#"{"path":"a/two.rs"}"#).await,
+    ];
+
+    let step = store.index_pending(2).await.unwrap();
+    assert_eq!((step.messages, step.calls, step.more), (2, 2, true));
+    assert_eq!(watermark(&store).await, (said[1], calls[1]));
+    let step = store.index_pending(2).await.unwrap();
+    assert_eq!((step.messages, step.calls, step.more), (2, 0, true));
+    let step = store.index_pending(2).await.unwrap();
+    assert_eq!((step.messages, step.calls, step.more), (1, 0, false));
+    assert_eq!(watermark(&store).await, (said[4], calls[1]));
+    // Nothing pending: nothing done (one read, no write transaction).
+    assert_eq!(store.index_pending(2).await.unwrap(), Default::default());
+    assert_indexes_intact(&store).await;
+    assert_eq!(hits(&store, "word3").await, vec![(said[4], None)]);
+}
+
+#[tokio::test]
+async fn rows_changed_before_or_after_they_are_indexed_are_found_as_they_are() {
+    let (_dir, store, _) = super::fresh().await;
+    let (s, msg) = super::session_with_reply(&store).await;
+    let exec = |sql: &'static str, id: i64| {
+        let store = store.clone();
+        async move { sqlx::query(sql).bind(id).execute(store.pool()).await.unwrap() }
+    };
+    // Changed and deleted while pending: indexed as they are when the catch-up reads them.
+    let edited = say(&store, s.root_stack_id, Role::User, "draft wording").await;
+    let gone = say(&store, s.root_stack_id, Role::User, "draft to delete").await;
+    say(&store, s.root_stack_id, Role::User, "a later row").await;
+    let id = call(&store, msg, "read_file", r#"{"path":"first/place.rs"}"#).await;
+    exec("UPDATE chat_history SET content = 'final wording' WHERE id = ?", edited).await;
+    exec(r#"UPDATE chat_llm_tools SET arguments = '{"path":"second/place.rs"}' WHERE id = ?"#, id)
+        .await;
+    exec("DELETE FROM chat_history WHERE id = ?", gone).await;
+    assert_eq!(hits(&store, "draft").await, vec![]);
+    assert_eq!(hits(&store, "final").await, vec![(edited, None)]);
+    assert_eq!(hits(&store, "first/place").await, vec![]);
+    assert_eq!(hits(&store, "second/place").await, vec![(msg, Some(id))]);
+
+    // A row given an id the catch-up has passed is indexed as it is written.
+    sqlx::query(
+        "INSERT INTO chat_history (id, session_stack_id, role, content, created_at) \
+         VALUES (?, ?, 'user', 'reused slot', 'x')",
+    )
+    .bind(gone)
+    .bind(s.root_stack_id)
+    .execute(store.pool())
+    .await
+    .unwrap();
+    assert!(watermark(&store).await.0 > gone);
+    assert_eq!(hits(&store, "slot").await, vec![(gone, None)]);
+    assert_indexes_intact(&store).await;
+}
+
+#[tokio::test]
+async fn the_catch_up_migration_keeps_what_the_triggers_indexed() {
+    let (_dir, path, pool) = migrated_before(16).await;
+    // Written under the old triggers, which indexed each row as it was inserted.
+    for sql in [
+        "INSERT INTO chat_sessions (id, created_at) VALUES (7, '2025-01-01T00:00:00.000Z')",
+        "INSERT INTO chat_sessions_stack (id, session_id, created_at) VALUES (70, 7, '2025-01-01T00:00:00.000Z')",
+        "INSERT INTO chat_history (id, session_stack_id, role, content, created_at) \
+         VALUES (700, 70, 'user', 'an older ledger', '2025-01-01T00:00:00.000Z')",
+        "INSERT INTO chat_llm_tools (id, message_id, name, arguments, created_at, updated_at) \
+         VALUES (7000, 700, 'execute_cmd', '{\"command\":\"grep -rn ledger src\"}', 'x', 'x')",
+    ] {
+        sqlx::query(sql).execute(&pool).await.unwrap();
+    }
+    pool.close().await;
+
+    let store = Store::open(&path, Arc::new(SystemClock)).await.unwrap();
+    assert_eq!(watermark(&store).await, (700, 7000));
+    let later = say(&store, 70, Role::Assistant, "a newer ledger").await;
+    let mut found = hits(&store, "ledger").await;
+    found.sort();
+    assert_eq!(found, vec![(700, None), (700, Some(7000)), (later, None)]);
+    // Deleting a row the old triggers indexed still takes it out.
+    sqlx::query("DELETE FROM chat_llm_tools WHERE id = 7000").execute(store.pool()).await.unwrap();
+    assert_eq!(hits(&store, "grep").await, vec![]);
+    assert_indexes_intact(&store).await;
 }

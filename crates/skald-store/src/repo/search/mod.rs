@@ -7,11 +7,16 @@
 //! query with fewer matches (almost every real one) is ranked over all of them. And every
 //! evaluation of a MATCH with a prefix term (the word being typed) merges that prefix's doclists
 //! anew, so snippets are made in one scan for all the hits shown, never one MATCH per hit.
+//!
+//! Rows are indexed after they are written, not in the transaction that writes them (`index`);
+//! each search first indexes what is still pending, so it sees every committed row.
 
+mod index;
 mod query;
 mod sessions;
 mod snippet;
 
+pub use index::Indexed;
 pub use query::{SearchText, SubstringQuery, escape_like};
 
 use skald_protocol::{HitKind, MatchRef, SearchHit, SearchQuery, SearchResults, SessionMatches};
@@ -205,6 +210,9 @@ impl Store {
     pub async fn search(&self, query: &SearchQuery) -> Result<SearchResults, StoreError> {
         let limit = query.limit.clamp(1, skald_protocol::MAX_PER_PAGE) as usize;
         let text = SearchText::parse(&query.text);
+        if !text.is_empty() {
+            self.catch_up_search().await?;
+        }
         let mut rows = Vec::new();
         for index in text.indexes() {
             // One more than asked tells whether there is more.
@@ -277,6 +285,9 @@ impl Store {
     ) -> Result<SessionMatches, StoreError> {
         self.session(session_id).await?;
         let text = SearchText::parse(text);
+        if !text.is_empty() {
+            self.catch_up_search().await?;
+        }
         let scope = self.scope(&[session_id]).await?;
         let mut matches = Vec::new();
         for index in text.indexes() {

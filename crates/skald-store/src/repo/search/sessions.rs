@@ -43,6 +43,9 @@ impl Store {
         page: u32,
     ) -> Result<Page<SessionSummary>, StoreError> {
         let text = SearchText::parse(search);
+        if !text.is_empty() {
+            self.catch_up_search().await?;
+        }
         let offset = i64::from(page - 1) * i64::from(per_page);
         let rows = self.matching_page(query, search, &text, i64::from(per_page), offset).await?;
         let total = match rows.first() {
