@@ -15,7 +15,7 @@ use serde_json::{Value, json};
 use skald_testkit::{FakeLlm, Reply};
 use tokio::sync::{Barrier, mpsc};
 
-use super::{Serve, ms, percentile};
+use super::{Serve, cpu_time, ms, percentile};
 
 /// How long one turn may take before the run is called hung (a bound, not a claim).
 const TURN_BOUND: Duration = Duration::from_secs(60);
@@ -45,6 +45,8 @@ struct Figures {
     trips: Vec<Duration>,
     /// `resync` events: the socket fell behind and the turns' ends were read from the API.
     resyncs: usize,
+    /// CPU time the serve process used during the run.
+    cpu: Duration,
 }
 
 /// What a source's task hears from the event stream.
@@ -273,6 +275,7 @@ async fn run(serve: &Arc<Serve>, fake: &Arc<FakeLlm>, tag: &str, load: Load) -> 
             trips
         })
     };
+    let cpu_before = cpu_time(serve.pid());
     start.wait().await;
     let started = Instant::now();
     let mut per_round = Vec::new();
@@ -283,10 +286,11 @@ async fn run(serve: &Arc<Serve>, fake: &Arc<FakeLlm>, tag: &str, load: Load) -> 
         resyncs += r;
     }
     let elapsed = started.elapsed();
+    let cpu = cpu_time(serve.pid()) - cpu_before;
     done.store(true, Ordering::SeqCst);
     let trips = probe.await.unwrap();
     check_nothing_lost(serve, tag, load).await;
-    Figures { load, elapsed, per_round, trips, resyncs }
+    Figures { load, elapsed, per_round, trips, resyncs, cpu }
 }
 
 /// Nothing in the server's log says the database was busy or locked.
@@ -333,7 +337,7 @@ fn report(label: &str, f: &Figures, idle_trip: Duration) -> Duration {
         "{label}: {} sources x {} turns x {} requests: {turns} turns in {:.2} s = {:.1} turns/s \
          ({:.1} requests/s); per round p50 {:.2} ms, p99 {:.2} ms; provider round trip p50 \
          {:.2} ms under this load ({} probes), {:.2} ms idle; engine overhead per round p50 \
-         {:.2} ms, p99 {:.2} ms; resyncs {}",
+         {:.2} ms, p99 {:.2} ms; serve CPU {:.2} ms per round ({:.0}% of a core); resyncs {}",
         f.load.sources,
         f.load.turns,
         f.load.requests_per_turn(),
@@ -347,6 +351,8 @@ fn report(label: &str, f: &Figures, idle_trip: Duration) -> Duration {
         ms(idle_trip),
         ms(over(50.0)),
         ms(over(99.0)),
+        ms(f.cpu) / (turns * f.load.requests_per_turn()) as f64,
+        100.0 * f.cpu.as_secs_f64() / f.elapsed.as_secs_f64(),
         f.resyncs,
     );
     over(50.0)

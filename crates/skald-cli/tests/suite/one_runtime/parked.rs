@@ -53,6 +53,7 @@ async fn parked_sessions_write_nothing_and_cost_no_cpu() {
     let serve = Serve::spawn(&data, &root, &fake, &root.join("serve.log"), &envs).ready();
 
     let parking = Instant::now();
+    let mut ids = Vec::new();
     for i in 0..sessions {
         let key = format!("PARK-{i:02}");
         let args = json!({ "command": format!("echo {i} > out-{i:02}.txt") }).to_string();
@@ -60,6 +61,7 @@ async fn parked_sessions_write_nothing_and_cost_no_cpu() {
         let body = json!({ "source": format!("park-{i:02}"), "text": key });
         let (status, sent) = serve.call("send_message", body).await;
         assert_eq!(status, 200, "{sent}");
+        ids.push(sent["session_id"].as_i64().unwrap());
     }
     let deadline = Instant::now() + Duration::from_secs(60);
     loop {
@@ -74,6 +76,12 @@ async fn parked_sessions_write_nothing_and_cost_no_cpu() {
     let parked_in = parking.elapsed();
     // Let what parking wrote settle (turn ends, events) before the window opens.
     tokio::time::sleep(Duration::from_secs(3)).await;
+    // A parked turn that waits inside its run holds the session (`turn_running` says so).
+    let mut holding = 0;
+    for &id in &ids {
+        let (_, running) = serve.call("turn_running", json!({ "session_id": id })).await;
+        holding += usize::from(running["running"] == true);
+    }
 
     let shm = data.join("skald.db-shm");
     let pid = serve.pid();
@@ -107,16 +115,15 @@ async fn parked_sessions_write_nothing_and_cost_no_cpu() {
     others.dedup();
     let secs = watched.as_secs_f64();
     println!(
-        "parked: {sessions} sessions parked in {:.1} s, watched {secs:.1} s: {commits} write \
-         commits ({:.2}/s), {frames} WAL frames; named by the write counter: {} ({heartbeats} \
-         instance heartbeats, {} other: {others:?}); CPU {:.0} ms = {:.3}% of a core ({:.4}% \
-         per parked session)",
+        "parked: {sessions} sessions parked in {:.1} s ({holding} holding their session), \
+         watched {secs:.1} s: {commits} write commits ({:.2}/s), {frames} WAL frames; named by \
+         the write counter: {} ({heartbeats} instance heartbeats, {} other: {others:?}); CPU \
+         {:.0} ms = {:.3}% of a core",
         parked_in.as_secs_f64(),
         f64::from(commits) / secs,
         counted.len(),
         counted.len() - heartbeats,
         ms(cpu),
         100.0 * cpu.as_secs_f64() / secs,
-        100.0 * cpu.as_secs_f64() / secs / sessions as f64,
     );
 }
