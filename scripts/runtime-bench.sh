@@ -33,9 +33,9 @@ cp "$harness" "$bin_dir/harness"
 harness="$bin_dir/harness"
 
 run() { # run BIN TEST: the figures lines of one ignored test against BIN
-  SKALD_BIN=$1 "$harness" "$2" --ignored --nocapture --test-threads 1 2>&1 |
+  SKALD_BENCH=1 SKALD_BIN=$1 "$harness" "$2" --ignored --nocapture --test-threads 1 2>&1 |
     grep -E '^(parked|one source|[0-9]+ sources|ratios)' || {
-      echo "the measurement failed; rerun: SKALD_BIN=$1 $harness $2 --ignored --nocapture" >&2
+      echo "failed; rerun: SKALD_BENCH=1 SKALD_BIN=$1 $harness $2 --ignored --nocapture" >&2
       exit 1
     }
 }

@@ -15,7 +15,7 @@ use serde_json::{Value, json};
 use skald_testkit::{FakeLlm, Reply};
 use tokio::sync::{Barrier, mpsc};
 
-use super::{Serve, cpu_time, ms, percentile};
+use super::{Serve, cpu_time, ms, opted_in, percentile};
 
 /// How long one turn may take before the run is called hung (a bound, not a claim).
 const TURN_BOUND: Duration = Duration::from_secs(60);
@@ -363,6 +363,9 @@ fn report(label: &str, f: &Figures, idle_trip: Duration) -> Duration {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "a measurement: scripts/runtime-bench.sh load"]
 async fn load_figures() {
+    if !opted_in("SKALD_BENCH", "load_figures") {
+        return;
+    }
     let r = rig().await;
     let turns = env_usize("LOAD_TURNS", 10);
     let rounds = env_usize("LOAD_ROUNDS", 3);

@@ -2,6 +2,8 @@
 //! one data dir's work queue, one of them killed mid-way (`two_serves`); what sessions parked on
 //! a person cost while they wait (`parked`, a measurement); and many sources sending turns at
 //! once through `serve`'s API (`load`). `scripts/runtime-bench.sh` runs the measurements.
+//! Linux only: processes are read from `/proc`.
+#![cfg(target_os = "linux")]
 
 mod load;
 mod parked;
@@ -14,6 +16,17 @@ use std::time::Duration;
 
 use serde_json::Value;
 use skald_testkit::FakeLlm;
+
+/// Whether the measurements and known-bug tests run: `scripts/test.sh` runs every ignored test
+/// (`--run-ignored all`, for those that need a server it starts), and these must not cost CI a
+/// minute each or fail it for a bug already reported. Set by `scripts/runtime-bench.sh`.
+pub(super) fn opted_in(var: &str, test: &str) -> bool {
+    let on = std::env::var_os(var).is_some();
+    if !on {
+        eprintln!("{test}: skipped (set {var}=1 to run it)");
+    }
+    on
+}
 
 /// The `skald` binary under test: `SKALD_BIN` when set (a private copy of a fresh build, or an
 /// older build for a before/after measurement), else the one cargo built for this test.

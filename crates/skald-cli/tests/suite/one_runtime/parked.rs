@@ -17,7 +17,7 @@ use std::time::{Duration, Instant};
 use serde_json::json;
 use skald_testkit::{FakeLlm, Reply};
 
-use super::{Serve, cpu_time, ms};
+use super::{Serve, cpu_time, ms, opted_in};
 
 /// `iChange` and `mxFrame` of the wal-index header (the first of its two copies, native order).
 fn wal_index(db_shm: &Path) -> (u32, u32) {
@@ -43,6 +43,9 @@ fn counted_writes(file: &Path) -> Vec<String> {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "a measurement: scripts/runtime-bench.sh parked"]
 async fn parked_sessions_write_nothing_and_cost_no_cpu() {
+    if !opted_in("SKALD_BENCH", "parked") {
+        return;
+    }
     let sessions = env_u64("PARKED_SESSIONS", 50) as usize;
     let window = Duration::from_secs(env_u64("PARKED_SECS", 60));
     let fake = FakeLlm::start().await.unwrap();

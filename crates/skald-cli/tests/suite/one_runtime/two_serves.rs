@@ -22,14 +22,14 @@ use skald_store::repo::sessions::NewSession;
 use skald_store::repo::tasks::{NewTask, TaskRow};
 use skald_testkit::{FakeLlm, Reply};
 
-use super::{Serve, processes, processes_in, skald_cmd};
+use super::{Serve, opted_in, processes, processes_in, skald_cmd};
 
 const N: usize = 20;
 /// An even session's command keeps running this long after writing its line (the kill finds it
 /// running); an odd session's model reply after its command stalls about as long (the kill finds
 /// it in flight at the provider).
-const COMMAND_SECS: u64 = 3;
-const REPLY_STALL_MS: u64 = 3_000;
+const COMMAND_SECS: u64 = 6;
+const REPLY_STALL_MS: u64 = 4_000;
 /// The first tasks claimed (two slots per serve) stall long enough to be in flight at the kill;
 /// the rest stall briefly.
 const FIRST_TASKS: usize = 6;
@@ -375,8 +375,11 @@ async fn two_serves_share_the_queue_and_a_kill_of_one_loses_nothing_and_runs_not
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "bug: a live serve that takes back a killed serve's work does not kill what is left of \
             the killed serve's command groups (only an engine opening reaps them), so a command's \
-            children outlive the kill and keep writing"]
+            children outlive the kill and keep writing; run with SKALD_KNOWN_BUGS=1"]
 async fn the_children_of_a_killed_serves_command_do_not_outlive_it() {
+    if !opted_in("SKALD_KNOWN_BUGS", "the_children_of_a_killed_serves_command_do_not_outlive_it") {
+        return;
+    }
     let fake = FakeLlm::start().await.unwrap();
     let s = setup();
     let command = "echo started >> log.txt; (sleep 8; echo after >> log.txt); echo done >> log.txt";
