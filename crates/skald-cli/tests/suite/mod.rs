@@ -7,6 +7,7 @@ mod help;
 mod kill_harness;
 mod matrix;
 mod mcp;
+mod one_runtime;
 mod processes;
 mod search;
 mod serve;
