@@ -134,12 +134,13 @@ impl Engine {
             tracing::info!(items = n, "took back work an engine that stopped had claimed");
             self.wake_worker();
         }
-        self.continue_abandoned().await;
         // A dead engine's commands: their shell died with it, whatever they left running in
-        // the background is killed now, not only when an engine next opens the data dir.
+        // the background is killed now (not only when an engine next opens the data dir), and
+        // before its turns are taken back, so a continued turn never runs beside them.
         crate::tools::process_registry::reap_orphans(store)
             .await
             .map_err(|e| format!("cannot reap a dead engine's commands: {e}"))?;
+        self.continue_abandoned().await;
         Ok(())
     }
 

@@ -17,9 +17,9 @@ use std::time::Duration;
 use serde_json::Value;
 use skald_testkit::FakeLlm;
 
-/// Whether the measurements and known-bug tests run: `scripts/test.sh` runs every ignored test
-/// (`--run-ignored all`, for those that need a server it starts), and these must not cost CI a
-/// minute each or fail it for a bug already reported. Set by `scripts/runtime-bench.sh`.
+/// Whether a measurement runs: `scripts/test.sh` runs every ignored test (`--run-ignored all`,
+/// for those that need a server it starts), and a measurement must not cost CI a minute each.
+/// Set by `scripts/runtime-bench.sh`.
 pub(super) fn opted_in(var: &str, test: &str) -> bool {
     let on = std::env::var_os(var).is_some();
     if !on {

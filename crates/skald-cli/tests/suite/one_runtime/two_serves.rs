@@ -22,7 +22,7 @@ use skald_store::repo::sessions::NewSession;
 use skald_store::repo::tasks::{NewTask, TaskRow};
 use skald_testkit::{FakeLlm, Reply};
 
-use super::{Serve, opted_in, processes, processes_in, skald_cmd};
+use super::{Serve, processes, processes_in, skald_cmd};
 
 const N: usize = 20;
 /// An even session's command keeps running this long after writing its line (the kill finds it
@@ -369,17 +369,11 @@ async fn two_serves_share_the_queue_and_a_kill_of_one_loses_nothing_and_runs_not
 
 /// A command that started a process of its own (a subshell here; a compiler or a dev server in
 /// real life) when its serve is SIGKILLed: the shell dies with the serve (its parent-death
-/// signal), the rest of its process group is recorded in `tool_processes` for the reaping at
-/// engine open. The other serve, open all along, takes the work back (the call is answered as
-/// interrupted) but never reaps the group: the subshell keeps running and writes after the kill.
+/// signal), the rest of its process group is recorded in `tool_processes`. The other serve, open
+/// all along, kills that group in its reclaim pass, before it takes the work back (the call is
+/// answered as interrupted), so the subshell never writes after the kill.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[ignore = "bug: a live serve that takes back a killed serve's work does not kill what is left of \
-            the killed serve's command groups (only an engine opening reaps them), so a command's \
-            children outlive the kill and keep writing; run with SKALD_KNOWN_BUGS=1"]
 async fn the_children_of_a_killed_serves_command_do_not_outlive_it() {
-    if !opted_in("SKALD_KNOWN_BUGS", "the_children_of_a_killed_serves_command_do_not_outlive_it") {
-        return;
-    }
     let fake = FakeLlm::start().await.unwrap();
     let s = setup();
     let command = "echo started >> log.txt; (sleep 8; echo after >> log.txt); echo done >> log.txt";
