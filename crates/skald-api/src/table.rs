@@ -14,6 +14,7 @@ use skald_protocol::{
     SettingsView, StopResult, TaskInfo, ToolGroupsReset, TurnStatus, WindowQuery,
 };
 
+use crate::Caller;
 use crate::declare::operations;
 
 operations! {
@@ -119,7 +120,30 @@ operations! {
     /// running (folded in at its next round). The turn runs on by itself; its progress arrives
     /// as events, and a call that needs a human waits in the inbox.
     send_message {
-        params: SendMessageParams { source: String, text: String },
+        params: SendMessageParams {
+            source: String,
+            text: String,
+            /// The agent of a session this message creates; an active session running another
+            /// agent is an error naming both.
+            #[serde(default)]
+            #[ts(optional)]
+            agent_id: Option<String>,
+            /// The directory the session must work in: an active session working elsewhere is
+            /// an error naming both (start a new one with `new_session`).
+            #[serde(default)]
+            #[ts(optional)]
+            workdir: Option<String>,
+            /// Where a session this message creates works, when `workdir` is not given (the
+            /// command line passes the directory it runs in).
+            #[serde(default)]
+            #[ts(optional)]
+            new_session_workdir: Option<String>,
+            /// Pre-approve every call of the session that would need approval ("this session",
+            /// all tools; deny rules and protected paths still ask), granted by the caller.
+            #[serde(default)]
+            #[ts(optional)]
+            approve_all: Option<bool>,
+        },
         result: SendResult,
         // `cancelled`: the engine is shutting down and starts no turn.
         errors: [InvalidInput, Config, Storage, Cancelled],
@@ -129,8 +153,22 @@ operations! {
             ApprovalRequested, AgentQuestion, FileChanged, ModelFallback, ModelRetry, LlmFailed,
             Truncated, InterimAnswer, Done, TurnEnded, Compacting, CompactionDone, TaskUpdate,
         ],
-        run: |engine, _, p| {
-            let receipt = engine.send_message(&p.source, &p.text, ChatOptions::default()).await?;
+        run: |engine, caller, p| {
+            let explicit = p.workdir.map(std::path::PathBuf::from);
+            let opts = ChatOptions {
+                agent_id: p.agent_id,
+                workdir_explicit: explicit.is_some(),
+                workdir: explicit.or_else(|| p.new_session_workdir.map(std::path::PathBuf::from)),
+                approve_all: p.approve_all.unwrap_or(false),
+                granted_by: caller.surface(),
+                // The app and `serve` keep the turn going when a person decides; a one-shot
+                // command ends parked unless its engine runs the background.
+                park_mode: match caller {
+                    Caller::Cli => engine.default_park_mode(),
+                    _ => skald_core::turn::ParkMode::Wait,
+                },
+            };
+            let receipt = engine.send_message(&p.source, &p.text, opts).await?;
             // The turn is the engine's task: it outlives the call, the window and the connection.
             Ok(receipt.result())
         },

@@ -412,6 +412,10 @@ pub struct CompactResult {
     pub tokens_after: Option<i64>,
     #[ts(type = "number")]
     pub summarised_messages: u64,
+    /// The summary row, and its text: all the model keeps of the older history.
+    #[ts(type = "number | null")]
+    pub summary_id: Option<i64>,
+    pub summary: Option<String>,
 }
 
 /// The session an operation went to (`active_session`, `new_session`).

@@ -19,7 +19,27 @@ export type RenameSessionParams = { session_id: number, title: string | null, };
 
 export type ActiveSessionParams = { source: string, };
 
-export type SendMessageParams = { source: string, text: string, };
+export type SendMessageParams = { source: string, text: string, 
+/**
+ * The agent of a session this message creates; an active session running another
+ * agent is an error naming both.
+ */
+agent_id?: string, 
+/**
+ * The directory the session must work in: an active session working elsewhere is
+ * an error naming both (start a new one with `new_session`).
+ */
+workdir?: string, 
+/**
+ * Where a session this message creates works, when `workdir` is not given (the
+ * command line passes the directory it runs in).
+ */
+new_session_workdir?: string, 
+/**
+ * Pre-approve every call of the session that would need approval ("this session",
+ * all tools; deny rules and protected paths still ask), granted by the caller.
+ */
+approve_all?: boolean, };
 
 export type StopTurnParams = { session_id: number, };
 

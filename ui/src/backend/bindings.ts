@@ -271,7 +271,11 @@ export type CompactResult = {
 /**
  * False when there was nothing useful to summarise.
  */
-compacted: boolean, tokens_before: number | null, tokens_after: number | null, summarised_messages: number, };
+compacted: boolean, tokens_before: number | null, tokens_after: number | null, summarised_messages: number, 
+/**
+ * The summary row, and its text: all the model keeps of the older history.
+ */
+summary_id: number | null, summary: string | null, };
 
 export type SessionRef = { session_id: number, };
 

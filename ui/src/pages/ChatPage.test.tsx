@@ -511,7 +511,14 @@ describe("chat page", () => {
       tokens_after: 12_000,
     });
     expect(log().getByText(/90,000 → 12,000 tokens/)).toBeTruthy();
-    backend.compactResult = { compacted: false, tokens_before: null, tokens_after: null, summarised_messages: 0 };
+    backend.compactResult = {
+      compacted: false,
+      tokens_before: null,
+      tokens_after: null,
+      summarised_messages: 0,
+      summary_id: null,
+      summary: null,
+    };
     await user.type(input(), "/compact{Enter}");
     expect(await log().findByText(/Nothing to compact yet/)).toBeTruthy();
     backend.compactResult = { code: "conflict", message: "session 5 is running a turn; compact after it ends" };

@@ -511,6 +511,7 @@ export function ChatPage({ source, focus = null }: { source: string; focus?: Ite
       <BypassList sessionId={state.sessionId} />
       <Composer
         running={state.running}
+        waiting={!state.running && pending.length > 0}
         disabled={chat.status !== "ready"}
         onSubmit={submit}
         onStop={() => void chat.stop()}

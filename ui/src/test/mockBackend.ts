@@ -139,6 +139,8 @@ export class MockBackend implements Backend {
     tokens_before: 90_000,
     tokens_after: 12_000,
     summarised_messages: 40,
+    summary_id: 41,
+    summary: "The earlier work, in short.",
   };
   newSessionCalls: string[] = [];
   /** The agent asked for by each `new_session` (null when none). */

@@ -4,8 +4,8 @@ use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 
 use skald_api::{
-    ActiveBypassesParams, Caller, NewSessionParams, ResetToolGroupsParams, SessionBypassesParams,
-    SessionUsageParams, StopTurnParams, ops,
+    ActiveBypassesParams, Caller, CompactSessionParams, NewSessionParams, ResetToolGroupsParams,
+    SendMessageParams, SessionBypassesParams, SessionUsageParams, StopTurnParams, ops,
 };
 use skald_core::Engine;
 use skald_core::engine::ChatOptions;
@@ -46,6 +46,7 @@ pub async fn run(engine: &Engine, args: ChatArgs, out: &Output) -> Result<u8, Ap
         workdir: explicit.clone().or_else(|| cwd.clone()),
         workdir_explicit: explicit.is_some(),
         approve_all: args.approve_all,
+        granted_by: "cli",
         // A one-shot command cannot wait for a human: it ends parked (exit 3) and `skald
         // resume` settles the decision later.
         park_mode: ParkMode::Exit,
@@ -67,7 +68,17 @@ pub async fn run(engine: &Engine, args: ChatArgs, out: &Output) -> Result<u8, Ap
         new_session(engine, new, out).await?;
     }
     let mut events = engine.subscribe();
-    let receipt = engine.send_message(&args.source, message, opts.clone()).await?;
+    // Through the operation table, as the app and `serve` send: one way in for everyone.
+    let path = |p: &Path| p.display().to_string();
+    let params = SendMessageParams {
+        source: args.source.clone(),
+        text: message.to_string(),
+        agent_id: args.agent.clone(),
+        workdir: opts.workdir.as_deref().filter(|_| opts.workdir_explicit).map(path),
+        new_session_workdir: cwd.as_deref().map(path),
+        approve_all: Some(args.approve_all),
+    };
+    let receipt = ops::send_message(engine, &Caller::Cli, params).await?;
     let session_id = receipt.session_id;
     circumstances(engine, session_id, &opts, cwd.as_deref(), out).await?;
     if receipt.steered {
@@ -523,24 +534,22 @@ async fn compact(
     focus: &str,
     out: &Output,
 ) -> Result<u8, ApiError> {
-    let report = engine.compact(session_id, Some(focus.to_string())).await?;
+    let params = CompactSessionParams { session_id, focus: Some(focus.to_string()) };
+    let r = ops::compact_session(engine, &Caller::Cli, params).await?;
     if out.is_json() {
-        out.json(&serde_json::json!({
-            "session_id": session_id,
-            "compacted": report.is_some(),
-            "summary_id": report.as_ref().map(|r| r.summary_id),
-            "tokens_before": report.as_ref().map(|r| r.tokens_before),
-            "tokens_after": report.as_ref().map(|r| r.tokens_after),
-            "summary": report.as_ref().map(|r| r.summary.as_str()),
-        }))?;
+        let mut json = serde_json::to_value(&r)
+            .map_err(|e| ApiError::new(ErrorCode::Internal, e.to_string()))?;
+        json["session_id"] = session_id.into();
+        out.json(&json)?;
     } else {
-        match report {
+        match (r.compacted, r.summary_id, r.summary) {
             // The summary is all the model keeps of the older history: show it.
-            Some(r) => out.line(&format!(
-                "compacted session {session_id}: {} → {} tokens (summary {})\n{}",
-                r.tokens_before, r.tokens_after, r.summary_id, r.summary
+            (true, Some(id), Some(summary)) => out.line(&format!(
+                "compacted session {session_id}: {} → {} tokens (summary {id})\n{summary}",
+                r.tokens_before.unwrap_or_default(),
+                r.tokens_after.unwrap_or_default(),
             )),
-            None => out.line(&format!("session {session_id}: nothing to compact yet")),
+            _ => out.line(&format!("session {session_id}: nothing to compact yet")),
         }
     }
     Ok(exit::OK)

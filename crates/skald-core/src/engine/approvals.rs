@@ -97,7 +97,6 @@ impl Engine {
                 frame,
                 Event::ClarificationResolved { request_id: tool_call_id, tool_call_id },
             ));
-            self.inner.decisions.notify_waiters();
         }
         let resumed = self.goes_on(q.session_id).await?;
         Ok(Answer { tool_call_id, session_id: q.session_id, answer: answer.to_string(), resumed })
@@ -150,7 +149,6 @@ impl Engine {
             if granted {
                 self.emit_bypasses_changed(session_id, &source);
             }
-            self.inner.decisions.notify_waiters();
         }
         let bypass = match granted {
             true => self.call_bypass(tool_call_id).await?,

@@ -1,7 +1,6 @@
 //! The engine's own tasks: every turn it starts, the background work of long-lived shells
 //! (`start_background`) and a graceful `shutdown(grace)`.
 
-use std::future::Future;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
@@ -102,30 +101,7 @@ impl Engine {
             engine.wake_worker();
         });
         self.spawn_service("reclaim", RECLAIM_EVERY, |engine| async move {
-            engine.reclaim_work().await;
-        });
-    }
-
-    /// Runs `step` every `period` until shutdown, as one of the engine's tasks. `name` labels
-    /// its log lines.
-    fn spawn_service<F, Fut>(&self, name: &'static str, period: Duration, step: F)
-    where
-        F: Fn(Engine) -> Fut + Send + 'static,
-        Fut: Future<Output = ()> + Send,
-    {
-        // Weak: the loop ends with the engine, it does not keep it alive.
-        let weak = std::sync::Arc::downgrade(&self.inner);
-        let stop = self.inner.lifecycle.stopping.clone();
-        self.inner.lifecycle.spawn(async move {
-            tracing::debug!(service = name, "background service started");
-            loop {
-                tokio::select! {
-                    () = stop.cancelled() => return,
-                    () = tokio::time::sleep(period) => {}
-                }
-                let Some(inner) = weak.upgrade() else { return };
-                step(Engine { inner }).await;
-            }
+            engine.reclaim_work().await
         });
     }
 
@@ -146,20 +122,20 @@ impl Engine {
 
     /// Work claimed by engines that died goes back to the queue; sessions they held mid-turn
     /// are queued too.
-    async fn reclaim_work(&self) {
+    async fn reclaim_work(&self) -> Result<(), String> {
         let alive = self.liveness();
-        if let Err(e) = self.store().prune_waiters(&alive).await {
-            tracing::warn!("cannot drop the waits of engines that stopped: {e}");
-        }
-        match self.store().reclaim_work(self.instance_id(), &alive).await {
-            Ok(0) => {}
-            Ok(n) => {
-                tracing::info!(items = n, "took back work an engine that stopped had claimed");
-                self.wake_worker();
-            }
-            Err(e) => tracing::warn!("cannot look for work a dead engine claimed: {e}"),
+        let store = self.store();
+        store.prune_waiters(&alive).await.map_err(|e| format!("cannot drop dead waits: {e}"))?;
+        let n = store
+            .reclaim_work(self.instance_id(), &alive)
+            .await
+            .map_err(|e| format!("cannot look for work a dead engine claimed: {e}"))?;
+        if n > 0 {
+            tracing::info!(items = n, "took back work an engine that stopped had claimed");
+            self.wake_worker();
         }
         self.continue_abandoned().await;
+        Ok(())
     }
 
     /// Sessions whose runner died mid-turn (a kill, a crash, a power cut) are queued.

@@ -9,8 +9,10 @@ mod instance;
 mod lifecycle;
 mod mcp;
 mod reconcile;
+mod run_context;
 mod runner;
 mod search;
+mod services;
 mod settings;
 mod tasks;
 mod usage;
@@ -19,6 +21,7 @@ mod work;
 pub use chat::{ChatOptions, SendReceipt};
 pub use lifecycle::ShutdownReport;
 pub use runner::Lease;
+pub use services::ServiceHealth;
 
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, RwLock};
@@ -86,8 +89,6 @@ struct Inner {
     /// One model client for the engine's life: its connections and the per-model health are
     /// shared by every turn (each turn applies the current timeouts with `with_settings`).
     llm: skald_llm::LlmClient,
-    /// Woken whenever this process records a decision, so a waiting turn continues at once.
-    decisions: Arc<tokio::sync::Notify>,
     /// Each frame's built history, extended round after round instead of rebuilt.
     context_cache: crate::context::ContextCache,
     /// Every task the engine starts, and how they end (`start_background`, `shutdown`).
@@ -103,6 +104,8 @@ struct Inner {
     instance: instance::InstanceState,
     /// The work queue's state here: adopted sessions and the worker.
     work: work::WorkState,
+    /// The background services and their health.
+    services: services::Services,
     _watcher: Option<ConfigWatcher>,
     _agents_watcher: Option<AgentsWatcher>,
 }
@@ -197,7 +200,6 @@ impl Engine {
                 tools,
                 secrets: opts.secrets.unwrap_or_else(|| Arc::new(KeyringSecrets)),
                 llm,
-                decisions: Arc::new(tokio::sync::Notify::new()),
                 context_cache: crate::context::ContextCache::with_budget(
                     opts.context_cache_bytes.unwrap_or(crate::context::DEFAULT_BUDGET_BYTES),
                 ),
@@ -207,6 +209,7 @@ impl Engine {
                 mcp,
                 instance: instance::InstanceState::new(me),
                 work: work::WorkState::default(),
+                services: services::Services::default(),
                 _watcher: watcher,
                 _agents_watcher: agents_watcher,
             }),
@@ -373,7 +376,7 @@ impl Engine {
             new.agent_id = self.session_agent(agent_id)?;
         }
         let workdir = workdir.map(new_session_workdir).transpose()?;
-        new.run_context = chat::workdir_run_context(workdir.as_deref())?;
+        new.run_context = run_context::workdir_run_context(workdir.as_deref())?;
         let store = self.store();
         // A new conversation ends the bypasses a human granted in the old one.
         if let Some(old) = store.active_session(source).await? {

@@ -1,17 +1,37 @@
-//! The one turn runner: a `Lease` holds a session for one unit of work (a turn, a resume, a
-//! compaction) in this process and across processes, and turns run as tasks the engine tracks.
+//! The one runner: a `Lease` holds a session for one unit of work (a turn, a resume, a
+//! compaction) in this process and across processes; runs are tasks the engine tracks, and the
+//! steps they take (a turn, a resume, the late input after either, how each ends) live here.
 
+use std::path::Path;
 use std::sync::Arc;
+use std::time::Duration;
 
-use skald_llm::ModelEndpoint;
+use skald_llm::{LlmSettings, ModelEndpoint};
+use skald_protocol::{Event, EventEnvelope, FrameOrigin, TurnEnd};
 use skald_store::StoreError;
+use skald_store::repo::history::{NewMessage, Role};
 use tokio_util::sync::CancellationToken;
 
 use super::Engine;
-use super::chat::Step;
+use super::run_context::stored_run_context;
+use crate::approval::gate::load_rules;
+use crate::context::BuildSettings;
 use crate::error::{EngineError, Holder};
+use crate::session::origin;
 use crate::session::registry::SessionHandle;
-use crate::turn::{ParkMode, TurnOutcome};
+use crate::turn::{
+    FrameCtx, ParkMode, TurnCtx, TurnDeps, TurnEmitter, TurnOutcome, TurnPolicy, run_rounds,
+};
+use crate::{agents, config};
+
+/// One step of a run on a leased session.
+pub(super) enum Step {
+    /// A turn: with the user's message, or on the steers waiting for one.
+    Turn(Option<String>),
+    /// Settle the calls an earlier run left open (decisions, crash leftovers), then continue;
+    /// waiting steers are folded at its first round boundary.
+    Resume,
+}
 
 /// A session held for one unit of work: the in-process processing lock, the cross-process
 /// `session_runners` row naming this engine's instance (alive while the instance's heartbeat
@@ -228,5 +248,339 @@ impl Drop for RunMark {
         if !self.ended {
             self.handle.run_ended(TurnOutcome::Cancelled);
         }
+    }
+}
+
+/// The steps a run takes on its leased session, and what every step needs.
+impl Engine {
+    /// Runs `first` on the leased session, then keeps going while steers sent too late for it
+    /// are waiting. Returns the last step's outcome. A call that needs a person ends the run
+    /// parked: nothing waits inside a run (the decision queues its continuation).
+    pub(super) async fn run_steps(
+        &self,
+        first_lease: Lease,
+        first_chain: Vec<ModelEndpoint>,
+        source: &str,
+        first: Step,
+    ) -> TurnOutcome {
+        let session_id = first_lease.session_id();
+        let (mut lease, mut chain, mut step) = (first_lease, first_chain, first);
+        loop {
+            let cancel = lease.cancel_token();
+            let outcome = self.run_step(session_id, source, step, chain, cancel).await;
+            lease.release().await;
+            // A step that failed would fail the same way again on the same rows.
+            if matches!(outcome, TurnOutcome::Failed { .. }) {
+                return outcome;
+            }
+            // A message that arrived after the last round boundary but before the lease was
+            // released is a steer nobody folds: pick it up now (the sender's own check
+            // covers the other order).
+            match self.claim_late_steers(session_id).await {
+                Some(next) => (lease, chain, step) = next,
+                None => return outcome,
+            }
+        }
+    }
+
+    /// Leases the session for open steers (or async tasks' reports) that no turn will fold: none runs here or
+    /// elsewhere, and no call waits for a human (the continuation after the decision folds
+    /// them). With calls left open otherwise (decided, or cut off by a crash) the step settles
+    /// them first. `None` when there is nothing to do or someone else holds the session.
+    pub(super) async fn claim_late_steers(
+        &self,
+        session_id: i64,
+    ) -> Option<(Lease, Vec<ModelEndpoint>, Step)> {
+        let store = self.store();
+        if !store.root_input_waits(session_id).await.ok()? {
+            return None;
+        }
+        let lease = self.acquire(session_id).await.ok()?;
+        // Under the lease: another caller may have folded them first, or a turn parked a call.
+        let next = async {
+            let still = store.root_input_waits(session_id).await.ok()?;
+            if !still || !store.calls_awaiting_human(session_id).await.ok()?.is_empty() {
+                return None;
+            }
+            let step = if store.open_tool_calls(session_id).await.ok()?.is_empty() {
+                Step::Turn(None)
+            } else {
+                Step::Resume
+            };
+            Some((self.model_chain().ok()?, step))
+        };
+        match next.await {
+            Some((chain, step)) => Some((lease, chain, step)),
+            None => {
+                lease.release().await;
+                None
+            }
+        }
+    }
+
+    /// The emitter of a frame of the session.
+    fn emitter(&self, session_id: i64, source: &str, frame: FrameOrigin) -> TurnEmitter {
+        TurnEmitter::new(self.inner.events.clone(), session_id, source.to_string(), frame)
+    }
+
+    /// The emitter of the session's root frame.
+    pub(super) async fn root_emitter(
+        &self,
+        session_id: i64,
+        source: &str,
+    ) -> Result<TurnEmitter, EngineError> {
+        let frame = origin::of_root(self.store(), session_id).await?;
+        Ok(self.emitter(session_id, source, frame))
+    }
+
+    /// The models to try, in fallback order, with API keys resolved.
+    pub(super) fn model_chain(&self) -> Result<Vec<ModelEndpoint>, EngineError> {
+        let chain = self.configured_models(true);
+        if chain.is_empty() {
+            return Err(EngineError::NotConfigured(format!(
+                "no LLM is configured: add a client under llm.clients in {} or set \
+                 SKALD_LLM_BASE_URL and SKALD_LLM_MODEL",
+                self.data_dir().join(config::CONFIG_FILE_NAME).display()
+            )));
+        }
+        Ok(chain)
+    }
+
+    /// The configured models in fallback order; their API keys only `with_keys` (reading them
+    /// may ask the OS keychain, which counting tokens has no need for).
+    pub(super) fn configured_models(&self, with_keys: bool) -> Vec<ModelEndpoint> {
+        let cfg = self.config();
+        cfg.ordered_clients()
+            .into_iter()
+            .map(|c| {
+                let api_key = match &c.api_key_env {
+                    _ if !with_keys => None,
+                    // The captured overrides win, so an engine opened with explicit overrides
+                    // never reads a different key from the process environment.
+                    Some(var) if var == crate::config::ENV_API_KEY => {
+                        self.inner.env.api_key.clone()
+                    }
+                    Some(var) => std::env::var(var).ok().filter(|k| !k.is_empty()),
+                    None => self.inner.secrets.get(&c.name).ok().flatten(),
+                };
+                ModelEndpoint {
+                    name: c.name.clone(),
+                    base_url: c.base_url.clone(),
+                    model: c.model.clone(),
+                    api_key,
+                    prompt_cache: c.wants_cache_hints(),
+                    extra_params: c.extra_params.clone(),
+                    strength: c.strength,
+                    scope: c.scope.clone(),
+                    context_window: c.effective_context_window(),
+                    stream: c.streams(),
+                }
+            })
+            .collect()
+    }
+
+    /// One step (a user turn: echo, rounds; or a resume), then its outcome events. Runs under
+    /// the session's lease.
+    async fn run_step(
+        &self,
+        session_id: i64,
+        source: &str,
+        step: Step,
+        chain: Vec<ModelEndpoint>,
+        cancel: CancellationToken,
+    ) -> TurnOutcome {
+        let frame = match origin::of_root(self.store(), session_id).await {
+            Ok(frame) => frame,
+            Err(e) => {
+                // No frame to run in (the session is gone), so none to store the end in either.
+                let reason = e.to_string();
+                let failed = TurnEnd::Failed { reason: reason.clone() };
+                for event in
+                    [Event::TurnEnded { outcome: failed }, Event::TurnRunning { running: false }]
+                {
+                    self.emit(EventEnvelope::session(session_id, source, event));
+                }
+                return TurnOutcome::Failed { message: reason };
+            }
+        };
+        let emitter = self.emitter(session_id, source, frame);
+        let ran = match step {
+            Step::Turn(text) => {
+                let text = text.as_deref();
+                self.prepare_and_run(session_id, text, chain, &emitter, cancel).await
+            }
+            Step::Resume => self.settle_and_run(session_id, chain, &emitter, cancel).await,
+        };
+        let outcome = match ran {
+            Ok(o) => o,
+            Err(e) => {
+                TurnOutcome::Failed { message: e.turn_failure(self.store().path(), session_id) }
+            }
+        };
+        self.finish(session_id, &emitter, &outcome).await;
+        outcome
+    }
+
+    /// Whether a live process (maybe this one) holds the session's runner row.
+    pub(super) async fn runner_elsewhere(
+        &self,
+        session_id: i64,
+    ) -> Result<bool, skald_store::StoreError> {
+        let alive = self.liveness();
+        self.store().session_held(session_id, &alive).await
+    }
+
+    async fn prepare_and_run(
+        &self,
+        session_id: i64,
+        text: Option<&str>,
+        chain: Vec<ModelEndpoint>,
+        emitter: &TurnEmitter,
+        cancel: CancellationToken,
+    ) -> Result<TurnOutcome, EngineError> {
+        let store = self.store();
+        let root = store.root_frame(session_id).await?;
+        // A trailing prompt without an answer is a turn that died before the model replied (a
+        // synthetic note, e.g. a reconciled call's, is no prompt: it stays for this turn).
+        if let Some(last) = store.last_live_message(root.id).await?
+            && matches!(last.role(), Ok(Role::User | Role::Agent))
+            && !last.is_synthetic
+        {
+            store.mark_message_failed(last.id).await?;
+        }
+        // Steers left unconsumed by a crash seed this turn, before the new message.
+        // Without a new message the turn runs on those steers (already echoed when sent).
+        crate::turn::fold_root_inputs(store, emitter, session_id, root.id).await?;
+        if let Some(text) = text {
+            let message_id = store
+                .append_message(&NewMessage {
+                    stack_id: root.id,
+                    role: Some(Role::User),
+                    content: text.to_string(),
+                    ..Default::default()
+                })
+                .await?;
+            emitter.emit(Event::UserMessage { message_id, content: text.to_string() });
+        }
+        // The echo goes out before anything else the turn emits.
+        emitter.emit(Event::TurnRunning { running: true });
+        let ctx = self.turn_ctx(session_id, emitter.source(), chain, emitter).await?;
+        run_rounds(&ctx, cancel).await
+    }
+
+    /// Settles the calls earlier runs left open, then continues the turn (the resume step).
+    async fn settle_and_run(
+        &self,
+        session_id: i64,
+        chain: Vec<ModelEndpoint>,
+        emitter: &TurnEmitter,
+        cancel: CancellationToken,
+    ) -> Result<TurnOutcome, EngineError> {
+        emitter.emit(Event::TurnRunning { running: true });
+        let ctx = self.turn_ctx(session_id, emitter.source(), chain, emitter).await?;
+        crate::turn::resume(&ctx, cancel).await
+    }
+
+    /// Resolves everything a turn (or a resume) of the session's root frame needs.
+    pub(super) async fn turn_ctx(
+        &self,
+        session_id: i64,
+        source: &str,
+        chain: Vec<ModelEndpoint>,
+        emitter: &TurnEmitter,
+    ) -> Result<TurnCtx, EngineError> {
+        let store = self.store();
+        let session = store.session(session_id).await?;
+        let root = store.root_frame(session_id).await?;
+        let cfg = self.config();
+        let run_context = stored_run_context(session_id, session.run_context.as_deref())?;
+        let cwd = crate::launch_env::launch_dir().unwrap_or_else(|| self.data_dir().to_path_buf());
+        let workdir = run_context.effective_workdir(&cwd);
+        let agent = agents::load(self.data_dir(), &session.agent_id)?;
+        // The session's pinned client (a task started with `client`) or the agent's, then its
+        // scope and strength pick the order; models that kept failing in earlier turns (health
+        // is engine-wide) go last.
+        let models = chain;
+        let chain = skald_llm::resolve_chain(
+            &models,
+            session.client.as_deref().or(agent.meta.client.as_deref()),
+            agent.meta.scope.as_deref(),
+            agent.meta.strength,
+            self.inner.llm.health(),
+        );
+        let llm = self.inner.llm.with_settings(LlmSettings {
+            request_timeout: Duration::from_secs(cfg.llm.request_timeout_secs),
+            idle_timeout: Duration::from_secs(cfg.llm.idle_timeout_secs),
+            ..LlmSettings::default()
+        });
+        let rules = load_rules(store, run_context.security_group.as_deref()).await;
+        let build = BuildSettings::for_chain(&cfg, &chain);
+        let deps = TurnDeps {
+            store: store.clone(),
+            llm,
+            tools: self.inner.tools.clone(),
+            context_cache: self.inner.context_cache.clone(),
+            data_dir: self.data_dir().to_path_buf(),
+            home_dir: self.home_dir().map(Path::to_path_buf),
+            start_task: self.task_starter(),
+            mcp: self.mcp(),
+            edit_mcp: self.mcp_editor(),
+        };
+        let policy = TurnPolicy {
+            session_id,
+            source: source.to_string(),
+            scratchpad_session_id: session.scratchpad_session_id.unwrap_or(session_id),
+            models,
+            rules,
+            dynamic_fragments: run_context.system_prompt.clone(),
+            run_context,
+            workdir,
+            auto_deny: session.auto_deny_approvals,
+            background: session.is_ephemeral,
+            build,
+            max_rounds: cfg.llm.max_tool_rounds,
+            max_subagent_depth: cfg.llm.max_subagent_depth,
+            max_parallel_subagents: cfg.llm.max_parallel_subagents.max(1) as usize,
+            max_async_tasks_per_reply: cfg.llm.max_async_tasks_per_reply.max(1) as usize,
+            max_async_tasks_per_turn: cfg.llm.max_async_tasks_per_turn.max(1) as usize,
+            request_log: cfg.llm.request_log.enabled,
+        };
+        let grants = crate::turn::Grants::new(store.session_tool_groups(session_id).await?);
+        let frame = FrameCtx {
+            stack_id: root.id,
+            depth: 0,
+            agent,
+            chain,
+            grants,
+            emitter: emitter.clone(),
+            cancel: CancellationToken::new(),
+        };
+        Ok(TurnCtx::new(deps, policy, frame))
+    }
+
+    pub(super) async fn finish(
+        &self,
+        session_id: i64,
+        emitter: &TurnEmitter,
+        outcome: &TurnOutcome,
+    ) {
+        // A stop drops the steers nobody will fold now.
+        if *outcome == TurnOutcome::Cancelled
+            && let Ok(dropped) = self.store().discard_steers(session_id).await
+            && !dropped.is_empty()
+        {
+            emitter.emit(Event::SteersDiscarded { pending_input_ids: dropped });
+        }
+        let end = outcome.end();
+        let stored = self.store().record_turn_end(session_id, emitter.frame().stack_id, &end).await;
+        // Sent even when it could not be stored: a client must not wait for a turn that ended.
+        if let Err(e) = stored {
+            tracing::warn!(session_id, "cannot store how the turn ended: {e}");
+        }
+        // An async task's child that ended reports to its parent — before `turn_ended`, so a
+        // client that sees the end finds the lease released as soon as it was.
+        self.task_ended(session_id, outcome).await;
+        emitter.emit(Event::TurnEnded { outcome: end });
+        emitter.emit(Event::TurnRunning { running: false });
     }
 }

@@ -1,7 +1,7 @@
 //! What a session has used (`/context`, `/cost`, the context meter), and `/compact` and
 //! `/resettools` for the shells.
 
-use skald_protocol::{CompactResult, SessionUsage};
+use skald_protocol::SessionUsage;
 
 use super::Engine;
 use crate::EngineError;
@@ -34,28 +34,6 @@ impl Engine {
             cost_usd: totals.cost,
             priced_replies: totals.priced,
             replies: totals.replies,
-        })
-    }
-
-    /// `/compact [focus]` as the shells call it.
-    pub async fn compact_session(
-        &self,
-        session_id: i64,
-        focus: Option<String>,
-    ) -> Result<CompactResult, EngineError> {
-        Ok(match self.compact(session_id, focus).await? {
-            Some(r) => CompactResult {
-                compacted: true,
-                tokens_before: Some(r.tokens_before),
-                tokens_after: Some(r.tokens_after),
-                summarised_messages: r.summarised_messages as u64,
-            },
-            None => CompactResult {
-                compacted: false,
-                tokens_before: None,
-                tokens_after: None,
-                summarised_messages: 0,
-            },
         })
     }
 

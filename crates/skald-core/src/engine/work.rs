@@ -17,14 +17,16 @@ use skald_store::repo::work::{WorkItem, WorkKind};
 use tokio::sync::{Notify, OwnedSemaphorePermit};
 
 use super::Engine;
-use super::chat::Step;
-use super::runner::RunMark;
+use super::runner::{RunMark, Step};
 use super::tasks::TaskRunCount;
 use crate::turn::{ParkMode, TurnOutcome};
 
 /// How often the worker looks at the queue when nothing woke it: work another process queued
 /// (a decision from `skald approve`, say) is claimed within this.
 const WORK_POLL: Duration = Duration::from_secs(1);
+
+/// The worker's name among the engine's services.
+const WORKER: &str = "worker";
 
 /// The queue's state in this process.
 #[derive(Debug, Default)]
@@ -136,20 +138,27 @@ impl Engine {
             return;
         }
         let weak = Arc::downgrade(&self.inner);
-        let stop = self.inner.lifecycle.stop_token().clone();
+        let stop = self.inner.lifecycle.stop_token().child_token();
         let wake = self.inner.work.wake.clone();
+        self.inner.services.started(WORKER);
         self.inner.lifecycle.spawn(async move {
             loop {
                 let Some(inner) = weak.upgrade() else { return };
-                let claimed = Engine { inner }.work_once().await;
+                let engine = Engine { inner };
+                let claimed = engine.work_once().await;
+                engine.inner.services.passed(WORKER, Ok(()));
+                drop(engine);
                 if claimed {
                     continue;
                 }
                 tokio::select! {
-                    () = stop.cancelled() => return,
+                    () = stop.cancelled() => break,
                     () = wake.notified() => {}
                     () = tokio::time::sleep(WORK_POLL) => {}
                 }
+            }
+            if let Some(inner) = weak.upgrade() {
+                inner.services.stopped(WORKER);
             }
         });
     }

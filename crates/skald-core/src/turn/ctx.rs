@@ -21,8 +21,6 @@ pub struct TurnDeps {
     pub store: Store,
     pub llm: LlmClient,
     pub tools: Arc<ToolRegistry>,
-    /// Notified whenever this process records a decision (others are polled).
-    pub decisions: Arc<tokio::sync::Notify>,
     /// The engine's cache of built histories: each round extends the frame's with what changed.
     pub context_cache: ContextCache,
     pub data_dir: PathBuf,

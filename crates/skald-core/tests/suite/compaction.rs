@@ -378,7 +378,7 @@ async fn a_compact_the_model_cannot_write_is_an_llm_error_not_nothing_to_compact
 
     // The provider refuses the summariser: the human who asked for /compact hears why.
     rig.fake.push(Reply::status(401, 1));
-    let err = rig.engine.compact(sid, None).await.unwrap_err();
+    let err = rig.engine.compact_session(sid, None).await.unwrap_err();
     assert_eq!(err.code(), skald_protocol::ErrorCode::Llm, "{err}");
     assert!(err.to_string().contains("could not summarise"), "{err}");
     let store = skald_store::Store::open_in_dir(&rig.dir.path().join("data")).await.unwrap();

@@ -58,21 +58,21 @@ async fn a_compaction_holds_the_session_against_another_process() {
     rig.fake.push(Reply::Stall { ms: 60_000, then_hang: true });
     let compacting = tokio::spawn({
         let engine = rig.engine.clone();
-        async move { engine.compact(sid, None).await }
+        async move { engine.compact_session(sid, None).await }
     });
     rig.fake.wait_in_flight(1).await;
 
     // Another process on the same data dir sees the session held and is refused.
     let other = open_engine(&rig.data_dir(), fake_env(&rig.fake)).await;
     assert!(other.is_running(sid).await.unwrap(), "the compaction holds the session");
-    let err = other.compact(sid, None).await.unwrap_err();
+    let err = other.compact_session(sid, None).await.unwrap_err();
     assert!(busy_elsewhere(&err), "{err:?}");
     assert_eq!(err.code(), ErrorCode::Conflict);
     assert!(err.to_string().contains("another process"), "{err}");
     let err = other.resume(sid, ParkMode::Exit).await.unwrap_err();
     assert!(busy_elsewhere(&err), "{err:?}");
     // And so is a second one in the same process.
-    let err = rig.engine.compact(sid, None).await.unwrap_err();
+    let err = rig.engine.compact_session(sid, None).await.unwrap_err();
     assert!(matches!(err, EngineError::SessionBusy { holder: Holder::Here, .. }), "{err:?}");
     assert_eq!(rig.fake.requests().len(), before + 1, "only the holder reached the model");
 
@@ -88,7 +88,7 @@ async fn a_compaction_holds_the_session_against_another_process() {
     let receipt = other.send_message(SOURCE, "take your time", rig.opts()).await.unwrap();
     assert!(!receipt.steered);
     rig.fake.wait_in_flight(1).await;
-    let err = rig.engine.compact(sid, None).await.unwrap_err();
+    let err = rig.engine.compact_session(sid, None).await.unwrap_err();
     assert!(busy_elsewhere(&err), "{err:?}");
     assert!(other.stop(sid).await.unwrap());
     assert_eq!(other.wait_turn(sid).await, Some(TurnOutcome::Cancelled));
@@ -181,4 +181,27 @@ async fn a_finished_turn_a_dead_process_held_is_not_run_again() {
     tokio::time::sleep(Duration::from_millis(300)).await;
     assert_eq!(app.session_detail(sid).await.unwrap().turn_ends.len(), ends);
     assert_eq!(rig.fake.requests().len(), 1);
+}
+
+/// The background is a set of named services, each reporting its health, all stopped by
+/// `shutdown`.
+#[tokio::test(flavor = "multi_thread")]
+async fn the_background_services_report_their_health_and_stop_with_the_engine() {
+    let rig = Rig::new("").await;
+    assert!(rig.engine.services().is_empty(), "nothing runs before start_background");
+    rig.engine.start_background();
+    let deadline = Instant::now() + HANG_GUARD;
+    loop {
+        let services = rig.engine.services();
+        let names: Vec<&str> = services.iter().map(|s| s.name).collect();
+        let worked = services.iter().any(|s| s.name == "worker" && s.passes > 0);
+        if names == ["reclaim", "worker"] && services.iter().all(|s| s.running) && worked {
+            break;
+        }
+        assert!(Instant::now() < deadline, "services never came up: {services:?}");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    rig.engine.shutdown(Duration::from_secs(5)).await;
+    let services = rig.engine.services();
+    assert!(services.iter().all(|s| !s.running && s.last_error.is_none()), "{services:?}");
 }

@@ -4,11 +4,14 @@ import { slashMatches } from "./slash";
 
 export function Composer({
   running,
+  waiting = false,
   disabled,
   onSubmit,
   onStop,
 }: {
   running: boolean;
+  /** The turn is parked on a decision or an answer: nothing runs, but Stop still ends it. */
+  waiting?: boolean;
   disabled: boolean;
   /** Resolves true when the text was taken (the box clears); false keeps it for another try. */
   onSubmit: (text: string) => Promise<boolean>;
@@ -109,7 +112,13 @@ export function Composer({
         className="composer-input"
         rows={3}
         value={text}
-        placeholder={running ? "The agent is working — a message now is folded into the running turn" : "Message the agent, or / for commands"}
+        placeholder={
+          running
+            ? "The agent is working — a message now is folded into the running turn"
+            : waiting
+              ? "Waiting for your decision — a message now is queued behind it"
+              : "Message the agent, or / for commands"
+        }
         onChange={(e) => change(e.target.value)}
         onKeyDown={onKeyDown}
         disabled={disabled}
@@ -121,7 +130,7 @@ export function Composer({
       />
       <div className="composer-actions">
         <span className="muted composer-hint">Enter sends · Shift+Enter new line</span>
-        {running ? (
+        {running || waiting ? (
           <button type="button" className="button button-danger" onClick={onStop}>
             Stop
           </button>
