@@ -34,6 +34,12 @@
 # a sub-agent activates it for itself, its call of a tool the server does not call read-only waits
 # in its lane as an MCP approval naming server and tool, the approval runs it, the parent is never
 # offered the server's tools; Settings lists the server and, once started, its tools.
+# tests/live.test.mjs: events every process sees. The page of `skald serve` is open on a chat while
+# `skald chat` runs a turn with a command on the same data dir and source from another process: the
+# user message, the tool card and the answer show without a reload, each within 1 s of its commit
+# (read from the database). Then the page's WebSocket is cut for 30 s (E2E_DISCONNECT_MS) while
+# another terminal turn runs; on reconnect the page asks for the events after its last sequence and
+# shows the missed turn from them (no resync, no reload, no re-read of the conversation).
 # Screenshots land in artifacts/browser/*.png.
 # Exits non-zero on any failure.
 #

@@ -91,3 +91,21 @@ export async function startServer({ timeoutMs = 30_000, env: extraEnv = {}, cwd,
     },
   };
 }
+
+/** Lets `execute_cmd` run without asking on `server` (a stored allow rule), so a test can act while a
+ * command runs, or another process's turn never parks. */
+export function allowCommands(server) {
+  return server.call("save_approval_rule", {
+    id: null,
+    input: {
+      group_id: null,
+      tool_pattern: "execute_cmd",
+      path_pattern: null,
+      agent_id: null,
+      source: null,
+      action: "allow",
+      priority: 1,
+      note: "e2e: commands run unattended",
+    },
+  });
+}

@@ -10,7 +10,7 @@ import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import { launchBrowser, newPage, screenshotPath } from "../lib/browser.mjs";
 import { startFakeLlm } from "../lib/fake_llm.mjs";
-import { startServer } from "../lib/server.mjs";
+import { allowCommands, startServer } from "../lib/server.mjs";
 import { stopAll } from "../lib/teardown.mjs";
 
 const LONG_ANSWER = Array.from(
@@ -84,19 +84,7 @@ describe("steers and reconnects in the chat", () => {
       env: { SKALD_LLM_BASE_URL: fake.baseUrl, SKALD_LLM_MODEL: "fake-model" },
     });
     // Commands run without asking here, so a tool can be running while the test acts.
-    await api("save_approval_rule", {
-      id: null,
-      input: {
-        group_id: null,
-        tool_pattern: "execute_cmd",
-        path_pattern: null,
-        agent_id: null,
-        source: null,
-        action: "allow",
-        priority: 1,
-        note: "e2e: commands run unattended",
-      },
-    });
+    await allowCommands(server);
     browser = await launchBrowser();
     page = await newPage(browser, pageErrors);
     await page.routeWebSocket(/\/api\/ws/, (ws) => {

@@ -19,16 +19,21 @@ pub async fn api(
     skald_api::call(&engine, &Caller::App, &op, params).await
 }
 
-/// Streams every engine event into `channel` until the page that created it goes away.
+/// Streams the events of every process on the data dir into `channel` until the page that
+/// created it goes away. `since`: the last event sequence the page saw, to replay what came
+/// after it first (`null`: from now on). The first event says where the stream starts.
 ///
-/// The broadcast receiver is taken before the command returns, so the UI misses nothing that is
+/// The feed is subscribed before the command returns, so the UI misses nothing that is
 /// committed after its `invoke` resolves.
 #[tauri::command]
-pub fn subscribe_events(
+pub async fn subscribe_events(
     webview: Webview,
     engine: State<'_, Engine>,
     subscriptions: State<'_, Subscriptions>,
     channel: Channel<EventEnvelope>,
-) {
-    subscriptions.add(webview.label(), engine.subscribe(), channel);
+    since: Option<i64>,
+) -> Result<(), ApiError> {
+    let feed = engine.subscribe_feed(since).await?;
+    subscriptions.add(webview.label(), feed, channel);
+    Ok(())
 }

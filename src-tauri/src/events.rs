@@ -1,12 +1,13 @@
 //! Engine events to the UI: one forwarding task per IPC channel, living as long as its page.
 
 use std::collections::HashMap;
+use std::future::Future;
 use std::sync::{Mutex, MutexGuard};
 
-use skald_protocol::{Event, EventEnvelope};
+use skald_core::events::EventFeed;
+use skald_protocol::EventEnvelope;
 use tauri::async_runtime::{self, JoinHandle};
 use tauri::ipc::Channel;
-use tokio::sync::broadcast::{Receiver, error::RecvError};
 
 /// Why a forwarding task stopped.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -17,24 +18,25 @@ pub enum ForwardEnd {
     EngineStopped,
 }
 
+/// Where a window's events come from: the engine's feed, which carries the events of every
+/// process on the data dir and reads back from the outbox what a window that fell behind
+/// missed (or says `resync` when it no longer can).
+pub trait EventSource: Send + 'static {
+    /// The next event; `None` once the engine is gone.
+    fn next_event(&mut self) -> impl Future<Output = Option<EventEnvelope>> + Send;
+}
+
+impl EventSource for EventFeed {
+    fn next_event(&mut self) -> impl Future<Output = Option<EventEnvelope>> + Send {
+        self.recv()
+    }
+}
+
 /// Sends every event from the engine into `channel` until one side goes away.
-pub async fn forward(
-    mut events: Receiver<EventEnvelope>,
-    channel: Channel<EventEnvelope>,
-) -> ForwardEnd {
+pub async fn forward(mut events: impl EventSource, channel: Channel<EventEnvelope>) -> ForwardEnd {
     loop {
-        let envelope = match events.recv().await {
-            Ok(envelope) => envelope,
-            Err(RecvError::Lagged(skipped)) => {
-                // The UI missed events. Everything it shows can be rebuilt from the database,
-                // so tell it to reload instead of leaving it silently stale.
-                tracing::warn!(
-                    skipped,
-                    "a window fell behind the engine's events; asking it to resync"
-                );
-                EventEnvelope::global(Event::Resync {})
-            }
-            Err(RecvError::Closed) => return ForwardEnd::EngineStopped,
+        let Some(envelope) = events.next_event().await else {
+            return ForwardEnd::EngineStopped;
         };
         if let Err(error) = channel.send(envelope) {
             tracing::debug!(%error, "event channel closed");
@@ -51,12 +53,7 @@ pub struct Subscriptions {
 
 impl Subscriptions {
     /// Starts forwarding `events` into `channel` on behalf of the webview `label`.
-    pub fn add(
-        &self,
-        label: &str,
-        events: Receiver<EventEnvelope>,
-        channel: Channel<EventEnvelope>,
-    ) {
+    pub fn add(&self, label: &str, events: impl EventSource, channel: Channel<EventEnvelope>) {
         let task = async_runtime::spawn(forward(events, channel));
         let mut by_webview = self.lock();
         let tasks = by_webview.entry(label.to_owned()).or_default();
@@ -98,6 +95,9 @@ mod tests {
     use std::sync::Arc;
     use std::time::Duration;
 
+    use skald_core::config::{EnvOverrides, MemorySecrets};
+    use skald_core::{Engine, EngineOptions};
+    use skald_protocol::Event;
     use tauri::ipc::InvokeResponseBody;
     use tokio::sync::broadcast;
 
@@ -129,27 +129,61 @@ mod tests {
         panic!("condition not reached within 2 s");
     }
 
-    #[tokio::test]
-    async fn events_reach_the_ui_in_commit_order_with_their_wire_shape() {
-        let (sender, receiver) = broadcast::channel(16);
-        let (channel, received) = recording_channel();
-        let task = tokio::spawn(forward(receiver, channel));
-        sender.send(session_event(1)).unwrap();
-        sender.send(session_event(2)).unwrap();
-        drop(sender);
+    /// A bare broadcast as the source, for the tests about pages and windows.
+    struct Bus(broadcast::Receiver<EventEnvelope>);
 
-        assert_eq!(task.await.unwrap(), ForwardEnd::EngineStopped);
+    impl EventSource for Bus {
+        async fn next_event(&mut self) -> Option<EventEnvelope> {
+            loop {
+                match self.0.recv().await {
+                    Ok(envelope) => return Some(envelope),
+                    Err(broadcast::error::RecvError::Lagged(_)) => {}
+                    Err(broadcast::error::RecvError::Closed) => return None,
+                }
+            }
+        }
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn events_reach_the_ui_in_commit_order_with_their_wire_shape() {
+        let dir = tempfile::tempdir().unwrap();
+        let engine = Engine::open(EngineOptions {
+            data_dir: Some(dir.path().to_path_buf()),
+            env: Some(EnvOverrides::default()),
+            secrets: Some(Arc::new(MemorySecrets::default())),
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+        let (channel, received) = recording_channel();
+        let task = tokio::spawn(forward(engine.subscribe_feed(None).await.unwrap(), channel));
+        let id = engine.new_session("web").await.unwrap();
+        engine.flush_events().await;
+        wait_until(|| received.lock().unwrap().len() == 3).await;
+        drop(engine);
+
+        // The engine going away ends the stream.
+        let end = tokio::time::timeout(Duration::from_secs(5), task).await.unwrap().unwrap();
+        assert_eq!(end, ForwardEnd::EngineStopped);
         let received = received.lock().unwrap();
-        let event = serde_json::json!({"type": "sessions_changed"});
-        let wire = |id: i64| serde_json::json!({"session_id": id, "source": "web", "frame": null, "event": event});
-        assert_eq!(*received, vec![wire(1), wire(2)]);
+        let wire = |seq: i64, event: serde_json::Value| serde_json::json!({"seq": seq, "session_id": id, "source": "web", "frame": null, "event": event});
+        let start = serde_json::json!({"seq": 0, "session_id": null, "source": null, "frame": null,
+            "event": {"type": "subscribed"}});
+        assert_eq!(
+            *received,
+            vec![
+                start,
+                wire(1, serde_json::json!({"type": "new_session", "session_id": id})),
+                wire(2, serde_json::json!({"type": "sessions_changed"})),
+            ]
+        );
     }
 
     #[tokio::test]
     async fn forwarding_stops_when_the_page_is_gone() {
         let (sender, receiver) = broadcast::channel(16);
         let channel: Channel<EventEnvelope> = Channel::new(|_| Err(tauri::Error::WebviewNotFound));
-        let task = tokio::spawn(forward(receiver, channel));
+        let task = tokio::spawn(forward(Bus(receiver), channel));
         sender.send(session_event(1)).unwrap();
 
         let end = tokio::time::timeout(Duration::from_secs(2), task).await.unwrap().unwrap();
@@ -158,30 +192,13 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn a_window_that_fell_behind_is_told_to_resync() {
-        let (sender, receiver) = broadcast::channel(2);
-        for id in 1..=5 {
-            sender.send(session_event(id)).unwrap();
-        }
-        drop(sender);
-        let (channel, received) = recording_channel();
-
-        assert_eq!(forward(receiver, channel).await, ForwardEnd::EngineStopped);
-        let received = received.lock().unwrap();
-        let ids: Vec<_> = received.iter().map(|e| e["session_id"].clone()).collect();
-        // The overwritten events 1..=3 are replaced by one global "reload" before 4 and 5.
-        assert_eq!(ids, vec![serde_json::Value::Null, 4.into(), 5.into()]);
-        assert_eq!(received[0]["event"]["type"], "resync");
-    }
-
-    #[tokio::test]
     async fn closing_a_webview_stops_only_its_own_forwarders() {
         let (sender, _keep) = broadcast::channel(16);
         let subscriptions = Subscriptions::default();
         let (main_channel, main_received) = recording_channel();
         let (other_channel, other_received) = recording_channel();
-        subscriptions.add("main", sender.subscribe(), main_channel);
-        subscriptions.add("other", sender.subscribe(), other_channel);
+        subscriptions.add("main", Bus(sender.subscribe()), main_channel);
+        subscriptions.add("other", Bus(sender.subscribe()), other_channel);
         assert_eq!(subscriptions.running("main"), 1);
 
         assert_eq!(subscriptions.close_all("main"), 1);

@@ -7,6 +7,7 @@ pub mod context;
 pub mod data_dir;
 pub mod engine;
 pub mod error;
+pub mod events;
 pub mod launch_env;
 pub mod regular_file;
 pub mod session;

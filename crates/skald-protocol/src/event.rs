@@ -13,6 +13,13 @@ use crate::{ApprovalRequest, FrameOrigin, TurnEnd};
 /// session as a whole: `sessions_changed`, `new_session`, `bypasses_changed`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
 pub struct EventEnvelope {
+    /// The event's place in the outbox every process shares: a client that reconnects asks for
+    /// what came after the last one it saw. `null` for events that stay in the process that
+    /// emitted them (streamed token deltas, notices about the stream, file watches) and on the
+    /// engine's in-process bus, which delivers before the outbox is written. On a
+    /// subscription's own `subscribed` and `resync`: the sequence the stream goes on after.
+    #[ts(type = "number | null")]
+    pub seq: Option<i64>,
     #[ts(type = "number | null")]
     pub session_id: Option<i64>,
     pub source: Option<String>,
@@ -23,17 +30,24 @@ pub struct EventEnvelope {
 impl EventEnvelope {
     /// An event that belongs to no session (configuration, a transport's own `resync`).
     pub fn global(event: Event) -> Self {
-        Self { session_id: None, source: None, frame: None, event }
+        Self { seq: None, session_id: None, source: None, frame: None, event }
     }
 
     /// An event about session `session_id` as a whole, not one of its frames.
     pub fn session(session_id: i64, source: &str, event: Event) -> Self {
-        Self { session_id: Some(session_id), source: Some(source.to_string()), frame: None, event }
+        Self {
+            seq: None,
+            session_id: Some(session_id),
+            source: Some(source.to_string()),
+            frame: None,
+            event,
+        }
     }
 
     /// An event from frame `frame` of session `session_id`.
     pub fn framed(session_id: i64, source: &str, frame: FrameOrigin, event: Event) -> Self {
         Self {
+            seq: None,
             session_id: Some(session_id),
             source: Some(source.to_string()),
             frame: Some(frame),
@@ -76,9 +90,14 @@ pub enum TaskState {
 pub enum Event {
     /// A session was created or the session list changed.
     SessionsChanged {},
-    /// This receiver may have missed events (it fell behind the bus, or its connection was
-    /// re-established): reload what it shows from the engine. Sent by the shells, not the engine.
+    /// This receiver may have missed events (it fell further behind than the outbox keeps, or
+    /// its connection was re-established without a sequence to resume from): reload what it
+    /// shows from the engine. Sent by the subscription, not by an operation.
     Resync {},
+    /// The first event of every subscription (a WebSocket, a window's channel): its envelope's
+    /// `seq` is where the stream continues from, so a client that later reconnects asks for
+    /// what came after it even if nothing happened meanwhile. Sent by the subscription.
+    Subscribed {},
     /// The engine's configuration was (re)loaded from disk.
     ConfigReloaded {
         ok: bool,
@@ -326,6 +345,7 @@ pub enum Event {
 pub enum EventKind {
     SessionsChanged,
     Resync,
+    Subscribed,
     ConfigReloaded,
     AgentsChanged,
     NewSession,
@@ -365,6 +385,7 @@ impl EventKind {
     pub const ALL: &[EventKind] = &[
         EventKind::SessionsChanged,
         EventKind::Resync,
+        EventKind::Subscribed,
         EventKind::ConfigReloaded,
         EventKind::AgentsChanged,
         EventKind::NewSession,
@@ -404,6 +425,7 @@ impl EventKind {
         match self {
             EventKind::SessionsChanged => "sessions_changed",
             EventKind::Resync => "resync",
+            EventKind::Subscribed => "subscribed",
             EventKind::ConfigReloaded => "config_reloaded",
             EventKind::AgentsChanged => "agents_changed",
             EventKind::NewSession => "new_session",
@@ -446,6 +468,7 @@ impl Event {
         match self {
             Event::SessionsChanged { .. } => EventKind::SessionsChanged,
             Event::Resync { .. } => EventKind::Resync,
+            Event::Subscribed { .. } => EventKind::Subscribed,
             Event::ConfigReloaded { .. } => EventKind::ConfigReloaded,
             Event::AgentsChanged {} => EventKind::AgentsChanged,
             Event::NewSession { .. } => EventKind::NewSession,
@@ -520,6 +543,7 @@ mod tests {
         assert_eq!(
             serde_json::to_value(&framed).unwrap(),
             serde_json::json!({
+                "seq": null,
                 "session_id": 7,
                 "source": "web",
                 "frame": { "stack_id": 3, "depth": 0, "label": null, "parent_tool_call_id": null },

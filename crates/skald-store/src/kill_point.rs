@@ -13,9 +13,10 @@
 //! effect included) and before anything else is stored — the latest state a crash after that
 //! write can leave. After the last write the process simply runs to its end.
 //!
-//! A transaction that changed no row, and one that only refreshed a runner's heartbeat
-//! (`session_runners`, written on a timer), is not a step: counting them would make the kill
-//! points depend on timing. The environment is read once; with neither variable set no hook is
+//! A transaction that changed no row, one that only refreshed a runner's heartbeat
+//! (`session_runners`, written on a timer), and one that only appended to or pruned the event
+//! outbox (`event_outbox`, written by the engine's event pump on its own task) is not a step:
+//! counting them would make the kill points depend on timing. The environment is read once; with neither variable set no hook is
 //! installed and a write costs what it always did.
 //!
 //! Each count-file line is `<n>\t<pid>\t<what the transaction changed>` (e.g. `insert
@@ -143,7 +144,10 @@ extern "C" fn on_commit(arg: *mut c_void) -> c_int {
     let taken = changes.ops.lock().map(|mut ops| std::mem::take(&mut *ops)).unwrap_or_default();
     let heartbeat_only =
         taken.iter().all(|(op, table)| *op == "update" && table == "session_runners");
-    if taken.is_empty() || heartbeat_only {
+    // The event outbox is written by the engine's event pump right after each change, on its
+    // own task: where its writes fall among a turn's is a matter of scheduling.
+    let outbox_only = taken.iter().all(|(_, table)| table == "event_outbox");
+    if taken.is_empty() || heartbeat_only || outbox_only {
         return 0;
     }
     let what =

@@ -89,7 +89,7 @@ describe("app frame", () => {
     expect(backend.subscriberCount).toBe(1);
 
     backend.sessions = [summary(2, { title: "Fresh one" }), summary(1)];
-    act(() => backend.emit({ session_id: sessionId, source: null, frame: null, event: { type } }));
+    act(() => backend.emit({ seq: null, session_id: sessionId, source: null, frame: null, event: { type } }));
     expect(await screen.findByText("Fresh one")).toBeTruthy();
   });
 
@@ -99,7 +99,7 @@ describe("app frame", () => {
     await screen.findByText("Session 1");
     const calls = backend.listCalls.length;
     act(() =>
-      backend.emit({ session_id: null, source: null, frame: null, event: { type: "config_reloaded", ok: true, error: null } }),
+      backend.emit({ seq: null, session_id: null, source: null, frame: null, event: { type: "config_reloaded", ok: true, error: null } }),
     );
     await new Promise((r) => setTimeout(r, 20));
     expect(backend.listCalls.length).toBe(calls);

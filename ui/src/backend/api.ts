@@ -594,6 +594,7 @@ export const ERROR_CODES: readonly ErrorCode[] = [
 export const EVENT_KINDS: readonly EventKind[] = [
   "sessions_changed",
   "resync",
+  "subscribed",
   "config_reloaded",
   "agents_changed",
   "new_session",

@@ -626,7 +626,7 @@ export type DeltaKind = "content" | "reasoning";
 
 export type ResultType = "string" | "json";
 
-export type Event = { "type": "sessions_changed", } | { "type": "resync", } | { "type": "config_reloaded", ok: boolean, error: string | null, } | { "type": "agents_changed", } | { "type": "new_session", session_id: number, } | { "type": "user_message", message_id: number, content: string, } | { "type": "steer_queued", pending_input_id: number, content: string, 
+export type Event = { "type": "sessions_changed", } | { "type": "resync", } | { "type": "subscribed", } | { "type": "config_reloaded", ok: boolean, error: string | null, } | { "type": "agents_changed", } | { "type": "new_session", session_id: number, } | { "type": "user_message", message_id: number, content: string, } | { "type": "steer_queued", pending_input_id: number, content: string, 
 /**
  * Calls waiting for a human decision or answer that the message is queued behind.
  */
@@ -676,7 +676,7 @@ report: string | null,
  */
 message_id: number | null, } | { "type": "compaction_done", summary_id: number, covers_up_to_message_id: number, tokens_before: number, tokens_after: number, };
 
-export type EventKind = "sessions_changed" | "resync" | "config_reloaded" | "agents_changed" | "new_session" | "user_message" | "steer_queued" | "steer_folded" | "steers_discarded" | "turn_running" | "token_delta" | "thinking" | "tool_start" | "tool_done" | "tool_error" | "tool_cancelled" | "tool_rejected" | "approval_requested" | "approval_resolved" | "bypasses_changed" | "agent_question" | "clarification_resolved" | "file_changed" | "model_fallback" | "model_retry" | "llm_failed" | "truncated" | "interim_answer" | "done" | "turn_ended" | "compacting" | "interrupted_call" | "task_update" | "compaction_done";
+export type EventKind = "sessions_changed" | "resync" | "subscribed" | "config_reloaded" | "agents_changed" | "new_session" | "user_message" | "steer_queued" | "steer_folded" | "steers_discarded" | "turn_running" | "token_delta" | "thinking" | "tool_start" | "tool_done" | "tool_error" | "tool_cancelled" | "tool_rejected" | "approval_requested" | "approval_resolved" | "bypasses_changed" | "agent_question" | "clarification_resolved" | "file_changed" | "model_fallback" | "model_retry" | "llm_failed" | "truncated" | "interim_answer" | "done" | "turn_ended" | "compacting" | "interrupted_call" | "task_update" | "compaction_done";
 
 export type FrameOrigin = { 
 /**
@@ -698,4 +698,12 @@ label: string | null,
  */
 parent_tool_call_id: number | null, };
 
-export type EventEnvelope = { session_id: number | null, source: string | null, frame: FrameOrigin | null, event: Event, };
+export type EventEnvelope = { 
+/**
+ * The event's place in the outbox every process shares: a client that reconnects asks for
+ * what came after the last one it saw. `null` for events that stay in the process that
+ * emitted them (streamed token deltas, notices about the stream, file watches) and on the
+ * engine's in-process bus, which delivers before the outbox is written. On a
+ * subscription's own `subscribed` and `resync`: the sequence the stream goes on after.
+ */
+seq: number | null, session_id: number | null, source: string | null, frame: FrameOrigin | null, event: Event, };

@@ -979,6 +979,8 @@ function applyLive(state: ChatState, event: Event): ChatState {
     case "sessions_changed":
     // The chat answers a resync by reloading from the engine (useChat), not event by event.
     case "resync":
+    // The transports keep where their stream starts to themselves.
+    case "subscribed":
     case "config_reloaded":
     case "agents_changed":
     // The chat's bypass strip reads its own query (see BypassList).

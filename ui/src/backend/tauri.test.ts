@@ -78,7 +78,7 @@ describe("tauri backend", () => {
     await Promise.resolve();
     expect(channel).toBeInstanceOf(Channel);
     const internals = (window as unknown as { __TAURI_INTERNALS__: Internals }).__TAURI_INTERNALS__;
-    const envelope: EventEnvelope = { session_id: 1, source: "web", frame: null, event: { type: "sessions_changed" } };
+    const envelope: EventEnvelope = { seq: null, session_id: 1, source: "web", frame: null, event: { type: "sessions_changed" } };
     internals.runCallback(channel!.id, { index: 0, message: envelope });
     expect(seen).toEqual([envelope]);
     stop();

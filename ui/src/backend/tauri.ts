@@ -22,9 +22,11 @@ export function createTauriBackend(run: Invoke = invoke): Backend {
     subscribe(onEvent) {
       let active = true;
       const channel = new Channel<EventEnvelope>((message) => {
-        if (active && isEventEnvelope(message)) onEvent(message);
+        // `subscribed` says where the stream starts; a window's channel lives as long as the
+        // page, so there is no reconnect to resume from it.
+        if (active && isEventEnvelope(message) && message.event.type !== "subscribed") onEvent(message);
       });
-      run<void>("subscribe_events", { channel }).catch((error: unknown) => {
+      run<void>("subscribe_events", { channel, since: null }).catch((error: unknown) => {
         console.error("subscribe_events failed", toApiError(error));
       });
       // There is no unsubscribe command: the shell drops the channel once a send fails

@@ -61,7 +61,7 @@ function setup(href: string, over: Partial<WebBackendOptions> = {}) {
   return { backend, storage, sockets, fetchMock, replaceUrl };
 }
 
-const sessionsChanged: EventEnvelope = { session_id: 3, source: "web", frame: null, event: { type: "sessions_changed" } };
+const sessionsChanged: EventEnvelope = { seq: null, session_id: 3, source: "web", frame: null, event: { type: "sessions_changed" } };
 
 describe("web backend", () => {
   it("keeps the ?token= of the first load and strips it from the address bar", () => {
@@ -134,7 +134,41 @@ describe("web backend", () => {
     expect(sockets[0]!.closed).toBe(true);
   });
 
-  it("reconnects after a drop and asks for a resync, since events may have been missed", async () => {
+  it("reconnects from the last sequence it saw, so the server replays what it missed instead of a reload", async () => {
+    const { backend, sockets } = setup("http://127.0.0.1:8765/?token=t");
+    const seen: EventEnvelope[] = [];
+    const stop = backend.subscribe((e) => seen.push(e));
+    expect(sockets[0]!.url).toBe("ws://127.0.0.1:8765/api/ws?token=t");
+    sockets[0]!.open();
+    // Where the stream starts is kept by the transport, not shown to the pages.
+    sockets[0]!.send(JSON.stringify({ seq: 40, session_id: null, source: null, frame: null, event: { type: "subscribed" } }));
+    const done = { ...sessionsChanged, seq: 41 };
+    const delta: EventEnvelope = { seq: null, session_id: 3, source: "web", frame: null, event: { type: "token_delta", kind: "content", delta: "hi" } };
+    sockets[0]!.send(JSON.stringify(done));
+    sockets[0]!.send(JSON.stringify(delta));
+    expect(seen).toEqual([done, delta]);
+
+    sockets[0]!.drop();
+    await vi.waitFor(() => expect(sockets).toHaveLength(2));
+    expect(sockets[1]!.url).toBe("ws://127.0.0.1:8765/api/ws?token=t&since=41");
+    sockets[1]!.open();
+    sockets[1]!.send(JSON.stringify({ seq: 41, session_id: null, source: null, frame: null, event: { type: "subscribed" } }));
+    const missed = { ...sessionsChanged, seq: 42 };
+    sockets[1]!.send(JSON.stringify(missed));
+    expect(seen).toEqual([done, delta, missed]);
+
+    sockets[1]!.drop();
+    await vi.waitFor(() => expect(sockets).toHaveLength(3));
+    expect(sockets[2]!.url).toBe("ws://127.0.0.1:8765/api/ws?token=t&since=42");
+    // The server cannot replay (pruned, or another data dir): its resync reaches the pages.
+    sockets[2]!.open();
+    const resync: EventEnvelope = { seq: null, session_id: null, source: null, frame: null, event: { type: "resync" } };
+    sockets[2]!.send(JSON.stringify(resync));
+    expect(seen).toEqual([done, delta, missed, resync]);
+    stop();
+  });
+
+  it("reconnects after a drop and asks for a resync when the server never said where its stream starts", async () => {
     const { backend, sockets } = setup("http://127.0.0.1:8765/");
     const seen: EventEnvelope[] = [];
     const stop = backend.subscribe((e) => seen.push(e));
@@ -143,7 +177,7 @@ describe("web backend", () => {
     sockets[0]!.drop();
     await vi.waitFor(() => expect(sockets).toHaveLength(2));
     sockets[1]!.open();
-    expect(seen).toEqual([{ session_id: null, source: null, frame: null, event: { type: "resync" } }]);
+    expect(seen).toEqual([{ seq: null, session_id: null, source: null, frame: null, event: { type: "resync" } }]);
     stop();
     sockets[1]!.drop();
     await new Promise((r) => setTimeout(r, 5));

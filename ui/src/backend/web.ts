@@ -87,10 +87,11 @@ export function createWebBackend(options: WebBackendOptions = {}): Backend {
     return body;
   };
 
-  function socketUrl(): string {
+  function socketUrl(since: number | null): string {
     const url = new URL("/api/ws", origin);
     url.protocol = origin.protocol === "https:" ? "wss:" : "ws:";
     if (token) url.searchParams.set("token", token);
+    if (since !== null) url.searchParams.set("since", String(since));
     return url.toString();
   }
 
@@ -103,15 +104,21 @@ export function createWebBackend(options: WebBackendOptions = {}): Backend {
       let timer: ReturnType<typeof setTimeout> | undefined;
       let attempt = 0;
       let everOpened = false;
+      // The newest event sequence seen: a reconnect asks the server for what came after it, so
+      // events committed while we were away (by any process) are replayed instead of reloaded.
+      let cursor: number | null = null;
 
       const connect = () => {
         if (stopped) return;
-        const ws = openSocket(socketUrl());
+        const ws = openSocket(socketUrl(cursor));
         socket = ws;
         ws.onopen = () => {
-          // Events sent while we were away are lost; the database is the truth, so a
-          // reconnect tells the app to reload what it shows.
-          if (everOpened) onEvent({ session_id: null, source: null, frame: null, event: { type: "resync" } });
+          // Without a sequence to resume from (a server that never said where its stream
+          // started), events sent while we were away are lost: the database is the truth, so the
+          // app reloads what it shows. With one, the server replays them, or says `resync`.
+          if (everOpened && cursor === null) {
+            onEvent({ seq: null, session_id: null, source: null, frame: null, event: { type: "resync" } });
+          }
           everOpened = true;
           attempt = 0;
         };
@@ -123,7 +130,11 @@ export function createWebBackend(options: WebBackendOptions = {}): Backend {
           } catch {
             return;
           }
-          if (isEventEnvelope(parsed)) onEvent(parsed);
+          if (!isEventEnvelope(parsed)) return;
+          if (typeof parsed.seq === "number" && (cursor === null || parsed.seq > cursor)) cursor = parsed.seq;
+          // Where the stream starts is the transport's business, not the pages'.
+          if (parsed.event.type === "subscribed") return;
+          onEvent(parsed);
         };
         ws.onclose = () => {
           if (stopped) return;

@@ -57,7 +57,7 @@ describe("Chat: agent picker", () => {
     await waitFor(() => expect(picker().value).toBe("main"));
     const { session_id: other } = await backend.new_session({ source: "web", agent_id: "buddy" });
     await act(async () => {
-      backend.emit({ session_id: other, source: "web", frame: null, event: { type: "new_session", session_id: other } });
+      backend.emit({ seq: null, session_id: other, source: "web", frame: null, event: { type: "new_session", session_id: other } });
     });
     await screen.findByRole("link", { name: `session #${other}` });
     await waitFor(() => expect(picker().value).toBe("buddy"));
@@ -69,7 +69,7 @@ describe("Chat: agent picker", () => {
     await screen.findByRole("link", { name: `session #${SID}` });
     await waitFor(() => expect(picker().value).toBe("main"));
     backend.agents.set("scribe", agentEntry("scribe", { name: "Scribe", type: "task" }));
-    act(() => backend.emit({ session_id: null, source: null, frame: null, event: { type: "agents_changed" } }));
+    act(() => backend.emit({ seq: null, session_id: null, source: null, frame: null, event: { type: "agents_changed" } }));
     await waitFor(() => {
       const options = within(picker()).getAllByRole("option").map((o) => (o as HTMLOptionElement).value);
       expect(options).toContain("scribe");

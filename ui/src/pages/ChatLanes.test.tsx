@@ -28,7 +28,7 @@ async function open(backend: MockBackend) {
 
 async function emit(backend: MockBackend, event: Event, frame: FrameOrigin) {
   await act(async () => {
-    backend.emit({ session_id: SID, source: "web", frame, event });
+    backend.emit({ seq: null, session_id: SID, source: "web", frame, event });
     if (event.type === "token_delta") await nextFrame();
   });
 }

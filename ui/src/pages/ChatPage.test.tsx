@@ -27,7 +27,7 @@ async function open(backend: MockBackend) {
  * paint, and token deltas reach the page on the next animation frame. */
 async function emit(backend: MockBackend, event: Event, sessionId: number | null = SID) {
   await act(async () => {
-    backend.emit({ session_id: sessionId, source: "web", frame: { stack_id: 1, depth: 0, label: null, parent_tool_call_id: null }, event });
+    backend.emit({ seq: null, session_id: sessionId, source: "web", frame: { stack_id: 1, depth: 0, label: null, parent_tool_call_id: null }, event });
     if (event.type === "token_delta") await nextFrame();
   });
 }

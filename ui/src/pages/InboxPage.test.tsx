@@ -231,12 +231,12 @@ describe("agent inbox", () => {
     expect(nav.getByRole("link", { name: "Inbox" })).toBeTruthy();
     backend.inboxItems = [inboxItem(1), inboxItem(2), inboxItem(3)];
     act(() =>
-      backend.emit({ session_id: 7, source: "web", frame: ROOT, event: { type: "approval_requested", request_id: 3, tool_call_id: 3, tool_name: "x", arguments: {}, request: { kind: "other", path: null } } }),
+      backend.emit({ seq: null, session_id: 7, source: "web", frame: ROOT, event: { type: "approval_requested", request_id: 3, tool_call_id: 3, tool_name: "x", arguments: {}, request: { kind: "other", path: null } } }),
     );
     expect(await nav.findByRole("link", { name: "Inbox 3 waiting" })).toBeTruthy();
     backend.inboxItems = [inboxItem(1)];
     act(() =>
-      backend.emit({ session_id: 7, source: "web", frame: ROOT, event: { type: "approval_resolved", request_id: 3, tool_call_id: 3, approved: true } }),
+      backend.emit({ seq: null, session_id: 7, source: "web", frame: ROOT, event: { type: "approval_resolved", request_id: 3, tool_call_id: 3, approved: true } }),
     );
     expect(await nav.findByRole("link", { name: "Inbox 1 waiting" })).toBeTruthy();
   });

@@ -30,12 +30,14 @@ describe("questions and sub-agents in the inbox", () => {
     backend.inboxQuestions = [questionItem(25, { agent_id: "researcher" })];
     await act(async () => {
       backend.emit({
+        seq: null,
         session_id: 7,
         source: "web",
         frame: RESEARCHER,
         event: { type: "approval_requested", request_id: 3, tool_call_id: 3, tool_name: "execute_cmd", arguments: { command: "make" }, request: { kind: "command", command: "make", workdir: "/w" } },
       });
       backend.emit({
+        seq: null,
         session_id: 7,
         source: "web",
         frame: RESEARCHER,

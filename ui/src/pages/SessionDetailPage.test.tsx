@@ -265,8 +265,8 @@ describe("Session detail page", () => {
         { kind: "assistant", message_id: 9, content: "Three files.", reasoning: null, is_synthetic: false, input_tokens: 1, output_tokens: 1, cost_usd: null, stack_id: 1, depth: 0, created_at: T, ...whole },
       ],
     });
-    backend.emit({ session_id: 42, source: "tic", frame: null, event: { type: "tool_done", tool_call_id: call.tool_call_id, result: "a.txt\nb.txt\nc.txt", result_type: "string" } });
-    backend.emit({ session_id: 42, source: "tic", frame: null, event: { type: "done", message_id: 9, stack_id: 1, content: "Three files.", input_tokens: 1, output_tokens: 1 , cost_usd: null} });
+    backend.emit({ seq: null, session_id: 42, source: "tic", frame: null, event: { type: "tool_done", tool_call_id: call.tool_call_id, result: "a.txt\nb.txt\nc.txt", result_type: "string" } });
+    backend.emit({ seq: null, session_id: 42, source: "tic", frame: null, event: { type: "done", message_id: 9, stack_id: 1, content: "Three files.", input_tokens: 1, output_tokens: 1 , cost_usd: null} });
     expect(await screen.findByText("Three files.")).toBeTruthy();
     await waitFor(() => expect(row("tool").textContent).toContain("Result (17 chars)"));
     // One read of what is new after the last row, one of the call that changed.

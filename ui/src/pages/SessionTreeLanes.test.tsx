@@ -64,6 +64,7 @@ describe("sub-agents in the debug tree", () => {
     const next = [...rows.slice(0, 8), progress, rows[8] as DebugMessage];
     backend.details.set(7, { ...(backend.details.get(7) as SessionDetail), messages: next });
     backend.emit({
+      seq: null,
       session_id: 7,
       source: "web",
       frame: { stack_id: 42, depth: 1, label: "researcher#0000002a", parent_tool_call_id: 10 },

@@ -580,7 +580,7 @@ export class MockBackend implements Backend {
         rerun_result: rerun ? "ok" : null,
       };
       calls[i] = call;
-      this.emit({ session_id: sessionId, source: null, frame: null, event: { type: "interrupted_call", call } });
+      this.emit({ seq: null, session_id: sessionId, source: null, frame: null, event: { type: "interrupted_call", call } });
       return Promise.resolve(call);
     }
     return Promise.reject({ code: "not_found", message: `call ${params.tool_call_id} is not interrupted` } satisfies ApiError);

@@ -821,7 +821,13 @@ mod printer_tests {
 
     fn root(event: Event) -> EventEnvelope {
         let frame = FrameOrigin { stack_id: 1, depth: 0, label: None, parent_tool_call_id: None };
-        EventEnvelope { session_id: Some(1), source: Some("cli".into()), frame: Some(frame), event }
+        EventEnvelope {
+            seq: None,
+            session_id: Some(1),
+            source: Some("cli".into()),
+            frame: Some(frame),
+            event,
+        }
     }
 
     fn delta(text: &str) -> EventEnvelope {

@@ -34,39 +34,46 @@ pub async fn run(
         return Ok(api::list(out));
     }
     let engine = Engine::open(EngineOptions { data_dir, ..Default::default() }).await?;
+    let result = dispatch(&engine, command, out).await;
+    // What the command changed reaches an open app or `skald serve` through the event outbox.
+    engine.flush_events().await;
+    result
+}
+
+async fn dispatch(engine: &Engine, command: Command, out: &Output) -> Result<u8, ApiError> {
     match command {
-        Command::Sessions(cmd) => sessions::run(&engine, cmd, out).await,
-        Command::Agents(cmd) => agents::run(&engine, cmd, out).await,
-        Command::Mcp(cmd) => mcp::run(&engine, cmd, out).await,
-        Command::Tasks(cmd) => tasks::run(&engine, cmd, out).await,
+        Command::Sessions(cmd) => sessions::run(engine, cmd, out).await,
+        Command::Agents(cmd) => agents::run(engine, cmd, out).await,
+        Command::Mcp(cmd) => mcp::run(engine, cmd, out).await,
+        Command::Tasks(cmd) => tasks::run(engine, cmd, out).await,
         Command::Api { op, params } => {
-            api::run(&engine, op.as_deref().unwrap_or_default(), params.as_deref(), out).await
+            api::run(engine, op.as_deref().unwrap_or_default(), params.as_deref(), out).await
         }
         Command::Chat { source, agent, workdir, new, approve_all, no_wait, message } => {
             let args =
                 chat::ChatArgs { source, agent, workdir, new, approve_all, no_wait, message };
-            chat::run(&engine, args, out).await
+            chat::run(engine, args, out).await
         }
         Command::New { source, agent, workdir } => {
             let args = chat::NewArgs { source, agent, workdir };
-            chat::new_session(&engine, args, out).await.map(|_| crate::exit::OK)
+            chat::new_session(engine, args, out).await.map(|_| crate::exit::OK)
         }
-        Command::Stop { session } => chat::stop(&engine, session, out).await,
+        Command::Stop { session } => chat::stop(engine, session, out).await,
         Command::Resume { session, wait } => {
             let mode = if wait { ParkMode::Wait } else { ParkMode::Exit };
-            chat::resume(&engine, session, mode, out).await
+            chat::resume(engine, session, mode, out).await
         }
-        Command::Inbox => approvals::inbox(&engine, out).await,
+        Command::Inbox => approvals::inbox(engine, out).await,
         Command::Approve { call_id, note, bypass, bypass_scope } => {
             let bypass = approvals::bypass_request(bypass.as_deref(), bypass_scope.as_deref());
-            approvals::decide(&engine, call_id, true, note, bypass, out).await
+            approvals::decide(engine, call_id, true, note, bypass, out).await
         }
-        Command::Bypass(cmd) => bypasses::run(&engine, cmd, out).await,
+        Command::Bypass(cmd) => bypasses::run(engine, cmd, out).await,
         Command::Answer { question_id, text } => {
-            approvals::answer(&engine, question_id, &text, out).await
+            approvals::answer(engine, question_id, &text, out).await
         }
         Command::Deny { call_id, note } => {
-            approvals::decide(&engine, call_id, false, note, None, out).await
+            approvals::decide(engine, call_id, false, note, None, out).await
         }
         // Returned above, before a one-shot engine (no config watcher) was opened.
         Command::Serve { .. } => Ok(crate::exit::OK),

@@ -1,4 +1,5 @@
-//! `GET /api/ws`: checks the token and the `Origin`, then streams every engine event as JSON text.
+//! `GET /api/ws`: checks the token and the `Origin`, then streams the events of every process on
+//! the data dir as JSON text (the engine's feed), from `?since=SEQ` when the client resumes.
 
 use axum::extract::rejection::QueryRejection;
 use axum::extract::ws::rejection::WebSocketUpgradeRejection;
@@ -7,8 +8,8 @@ use axum::extract::{Query, State};
 use axum::http::HeaderMap;
 use axum::response::{IntoResponse, Response};
 use serde::Deserialize;
-use skald_protocol::{ErrorCode, Event, EventEnvelope};
-use tokio::sync::broadcast::{self, error::RecvError};
+use skald_core::events::EventFeed;
+use skald_protocol::ErrorCode;
 use tokio_util::sync::CancellationToken;
 
 use super::ServeState;
@@ -16,10 +17,13 @@ use super::auth;
 use super::errors::HttpError;
 
 /// The protocol's `?source=` is accepted and ignored for now (unknown keys are skipped): every
-/// event is forwarded, because the UI's lists react to changes from any source.
+/// event is forwarded, because the UI's lists react to changes from any source. `since`: the
+/// last event sequence the client saw; the events after it are replayed first (or `resync` is
+/// sent when they are no longer kept).
 #[derive(Debug, Deserialize)]
 pub(crate) struct WsParams {
     token: Option<String>,
+    since: Option<i64>,
 }
 
 pub(crate) async fn upgrade(
@@ -47,17 +51,16 @@ pub(crate) async fn upgrade(
     };
     // Subscribe before answering 101, so an event emitted right after the client sees the socket
     // open is already queued for it.
-    let events = state.engine.subscribe();
+    let events = match state.engine.subscribe_feed(params.since).await {
+        Ok(feed) => feed,
+        Err(e) => return HttpError::from(skald_protocol::ApiError::from(e)).into_response(),
+    };
     let shutdown = state.shutdown.clone();
     upgrade.on_upgrade(move |socket| pump(socket, events, shutdown))
 }
 
-/// Forwards events until the client leaves, the bus closes or the server shuts down.
-async fn pump(
-    mut socket: WebSocket,
-    mut events: broadcast::Receiver<EventEnvelope>,
-    shutdown: CancellationToken,
-) {
+/// Forwards events until the client leaves, the engine goes or the server shuts down.
+async fn pump(mut socket: WebSocket, mut events: EventFeed, shutdown: CancellationToken) {
     loop {
         tokio::select! {
             () = shutdown.cancelled() => {
@@ -65,16 +68,10 @@ async fn pump(
                 let _ = socket.send(Message::Close(Some(frame))).await;
                 return;
             }
+            // A feed that falls behind reads what it missed back from the outbox, and says
+            // `resync` itself when it cannot.
             received = events.recv() => {
-                let envelope = match received {
-                    Ok(envelope) => envelope,
-                    // Missed events are not lost information (the database is the truth); tell the
-                    // client to reload what it shows and keep going.
-                    Err(RecvError::Lagged(_)) => {
-                        EventEnvelope::global(Event::Resync {})
-                    }
-                    Err(RecvError::Closed) => return,
-                };
+                let Some(envelope) = received else { return };
                 // Event types are plain data; encoding cannot fail in practice, and one odd event
                 // must not end the stream.
                 let Ok(text) = serde_json::to_string(&envelope) else { continue };

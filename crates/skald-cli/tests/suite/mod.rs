@@ -12,6 +12,7 @@ mod processes;
 mod search;
 mod serve;
 mod serve_chat;
+mod serve_live;
 mod sessions;
 mod tasks;
 

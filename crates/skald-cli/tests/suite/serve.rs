@@ -353,7 +353,7 @@ async fn websocket_streams_the_events_of_a_new_session() {
 
     let deadline = Duration::from_secs(5);
     let mut events = Vec::new();
-    while events.len() < 2 {
+    while events.len() < 3 {
         let msg = tokio::time::timeout(deadline, socket.next()).await.unwrap().unwrap().unwrap();
         if let Message::Text(text) = msg {
             let v: Value = serde_json::from_str(&text).unwrap();
@@ -367,9 +367,11 @@ async fn websocket_streams_the_events_of_a_new_session() {
     assert_eq!(
         events,
         [
+            // First, where the stream starts: nothing was stored yet.
+            serde_json::json!({"seq": 0, "session_id": null, "source": null, "frame": null, "event": {"type": "subscribed"}}),
             // Events about the session as a whole come from no frame of it.
-            serde_json::json!({"session_id": id, "source": "web", "frame": null, "event": {"type": "new_session", "session_id": id}}),
-            serde_json::json!({"session_id": id, "source": "web", "frame": null, "event": {"type": "sessions_changed"}}),
+            serde_json::json!({"seq": 1, "session_id": id, "source": "web", "frame": null, "event": {"type": "new_session", "session_id": id}}),
+            serde_json::json!({"seq": 2, "session_id": id, "source": "web", "frame": null, "event": {"type": "sessions_changed"}}),
         ]
     );
 }

@@ -9,10 +9,11 @@ use futures::StreamExt;
 use serde_json::{Value, json};
 use skald_testkit::{FakeLlm, HANG_GUARD, Reply};
 
-struct Serve {
+/// `skald serve` on the fake provider, killed when dropped.
+pub(super) struct Serve {
     child: Child,
-    base: String,
-    token: String,
+    pub(super) base: String,
+    pub(super) token: String,
 }
 
 impl Drop for Serve {
@@ -22,7 +23,7 @@ impl Drop for Serve {
     }
 }
 
-fn start(data: &std::path::Path, work: &std::path::Path, fake: &FakeLlm) -> Serve {
+pub(super) fn start(data: &std::path::Path, work: &std::path::Path, fake: &FakeLlm) -> Serve {
     let mut child = Command::new(env!("CARGO_BIN_EXE_skald"))
         .args(["--data-dir", data.to_str().unwrap(), "serve", "--port", "0"])
         .current_dir(work)
@@ -44,7 +45,7 @@ fn start(data: &std::path::Path, work: &std::path::Path, fake: &FakeLlm) -> Serv
 
 impl Serve {
     /// `POST /api/<op>` with `body`; the JSON answer.
-    async fn call(&self, op: &str, body: Value) -> Value {
+    pub(super) async fn call(&self, op: &str, body: Value) -> Value {
         let url = format!("{}/api/{op}", self.base);
         let sent = reqwest::Client::new().post(url).bearer_auth(&self.token).json(&body).send();
         sent.await.unwrap().json().await.unwrap()
@@ -66,7 +67,7 @@ impl Serve {
     }
 }
 
-type Ws =
+pub(super) type Ws =
     tokio_tungstenite::WebSocketStream<tokio_tungstenite::MaybeTlsStream<tokio::net::TcpStream>>;
 
 #[tokio::test(flavor = "multi_thread")]

@@ -208,6 +208,8 @@ impl Engine {
         if let Err(e) = self.store().release_runners_of(self.instance_id()).await {
             tracing::warn!("cannot release this engine's sessions: {e}");
         }
+        // The ends recorded above reach other processes before this one goes.
+        self.flush_events().await;
         if let Err(e) = self.store().stop_instance(self.instance_id()).await {
             tracing::warn!("cannot record this engine as stopped: {e}");
         }

@@ -34,6 +34,8 @@ use skald_store::repo::instances::Instance;
 use skald_store::{Clock, Store, SystemClock};
 use tokio::sync::broadcast;
 
+use crate::events::{EventBus, EventFeed};
+
 use crate::agents::AgentsWatcher;
 use crate::config::{self, Config, ConfigWatcher, EnvOverrides, KeyringSecrets, SecretStore};
 use crate::error::EngineError;
@@ -44,9 +46,6 @@ use crate::{data_dir, session};
 
 /// A session title longer than this is refused: it is a name, not a note.
 pub const MAX_SESSION_TITLE_CHARS: usize = 200;
-
-/// Capacity of the global event bus; a slow subscriber that falls further behind sees `Lagged`.
-const EVENT_BUS_CAPACITY: usize = 1024;
 
 /// How to open an engine.
 #[derive(Clone, Default)]
@@ -82,7 +81,8 @@ struct Inner {
     store: Store,
     config: Arc<RwLock<Arc<Config>>>,
     env: EnvOverrides,
-    events: broadcast::Sender<EventEnvelope>,
+    /// In-process subscribers, the outbox every process shares, and the feed clients resume.
+    events: EventBus,
     sessions: SessionRegistry,
     tools: Arc<ToolRegistry>,
     secrets: Arc<dyn SecretStore>,
@@ -134,6 +134,7 @@ impl Engine {
             let upkeep = async {
                 store.seed_rules(crate::approval::gate::SEEDS).await?;
                 store.retire_seeds(crate::approval::gate::RETIRED_SEEDS).await?;
+                store.prune_outbox(store.clock().now()).await?;
                 store.purge_llm_requests(retention).await
             };
             // A full disk met here is said with the database's name.
@@ -142,7 +143,8 @@ impl Engine {
         }
         let max_async_tasks =
             config.read().unwrap_or_else(|p| p.into_inner()).llm.max_async_tasks.max(1) as usize;
-        let (events, _) = broadcast::channel(EVENT_BUS_CAPACITY);
+        let me = Instance::new(&host_name(), std::process::id(), store.clock().now());
+        let events = EventBus::start(store.clone(), me.id.clone());
         let watcher = if opts.watch_config {
             let bus = events.clone();
             let w = ConfigWatcher::start(&dir, env, config.clone(), move |outcome| {
@@ -150,7 +152,7 @@ impl Engine {
                     ok: outcome.is_ok(),
                     error: outcome.err().map(|e| e.to_string()),
                 };
-                let _ = bus.send(EventEnvelope::global(event));
+                bus.send(EventEnvelope::global(event));
             })
             .map_err(|e| EngineError::DataDir {
                 path: dir.display().to_string(),
@@ -163,7 +165,7 @@ impl Engine {
         let agents_watcher = if opts.watch_config {
             let bus = events.clone();
             let w = AgentsWatcher::start(&dir.join("agents"), move || {
-                let _ = bus.send(EventEnvelope::global(Event::AgentsChanged {}));
+                bus.send(EventEnvelope::global(Event::AgentsChanged {}));
             })
             .map_err(|e| EngineError::DataDir {
                 path: dir.display().to_string(),
@@ -173,7 +175,6 @@ impl Engine {
         } else {
             None
         };
-        let me = Instance::new(&host_name(), std::process::id(), store.clock().now());
         // A read-only database is read, never held: the instance registers when it can write.
         if !store.is_read_only() {
             store.register_instance(&me).await.map_err(|e| store.name_file(e))?;
@@ -252,9 +253,29 @@ impl Engine {
         self.inner.mcp.clone()
     }
 
-    /// Every event, from now on.
+    /// Every event this process emits, from now on, the moment it is emitted (without
+    /// sequences: the outbox is written after). For a client that shows what every process
+    /// does and resumes after a drop, `subscribe_feed`.
     pub fn subscribe(&self) -> broadcast::Receiver<EventEnvelope> {
-        self.inner.events.subscribe()
+        self.inner.events.subscribe_local()
+    }
+
+    /// Every event of every process on this data dir, in sequence order: this process's as
+    /// soon as they are in the outbox, others' as the tail finds them (every
+    /// `events::TAIL_EVERY`). `since`: the last sequence the client saw — the events after it
+    /// are replayed from the outbox first, without duplicates or gaps, or `resync` comes when
+    /// they were pruned; `None` starts from now. The first event is `subscribed` with the
+    /// sequence the feed continues after.
+    pub async fn subscribe_feed(&self, since: Option<i64>) -> Result<EventFeed, EngineError> {
+        let live = self.inner.events.subscribe_feed().await;
+        let head = self.store().outbox_head().await?;
+        Ok(EventFeed::new(self.store().clone(), live, head, since))
+    }
+
+    /// Waits until every event emitted so far is in the outbox, so other processes see it: a
+    /// one-shot command calls it before it exits (`shutdown` does too).
+    pub async fn flush_events(&self) {
+        self.inner.events.flush().await;
     }
 
     pub(crate) fn store(&self) -> &Store {
@@ -263,7 +284,7 @@ impl Engine {
 
     pub(crate) fn emit(&self, envelope: EventEnvelope) {
         // No subscriber is fine: events describe committed rows, which stay readable.
-        let _ = self.inner.events.send(envelope);
+        self.inner.events.send(envelope);
     }
 
     /// The paginated session list, newest first. An empty `source` or `search` is no filter.

@@ -2,23 +2,19 @@
 //! source and the frame (id, depth, origin label) they come from.
 
 use skald_protocol::{Event, EventEnvelope, FrameOrigin};
-use tokio::sync::broadcast;
+
+use crate::events::EventBus;
 
 #[derive(Debug, Clone)]
 pub struct TurnEmitter {
-    bus: broadcast::Sender<EventEnvelope>,
+    bus: EventBus,
     session_id: i64,
     source: String,
     frame: FrameOrigin,
 }
 
 impl TurnEmitter {
-    pub fn new(
-        bus: broadcast::Sender<EventEnvelope>,
-        session_id: i64,
-        source: String,
-        frame: FrameOrigin,
-    ) -> Self {
+    pub fn new(bus: EventBus, session_id: i64, source: String, frame: FrameOrigin) -> Self {
         Self { bus, session_id, source, frame }
     }
 
@@ -37,9 +33,10 @@ impl TurnEmitter {
         &self.frame
     }
 
-    /// Call only after the rows the event describes are committed.
+    /// Call only after the rows the event describes are committed: the bus delivers it in
+    /// this process at once and appends it to the outbox other processes read.
     pub fn emit(&self, event: Event) {
-        let _ = self.bus.send(EventEnvelope::framed(
+        self.bus.send(EventEnvelope::framed(
             self.session_id,
             &self.source,
             self.frame.clone(),

@@ -17,6 +17,7 @@ mod local_llm;
 mod matrix;
 mod mcp;
 mod model_powers;
+mod outbox;
 mod parked_input;
 mod processes;
 mod search;

@@ -2,6 +2,7 @@ mod bypasses;
 mod enums;
 mod instances;
 mod open;
+mod outbox;
 mod replay;
 mod root_inbox;
 mod search;
