@@ -15,6 +15,9 @@
 #         and done, under its call (one screenshot).
 #   background task: an async `execute_task` whose task ends while the window is not focused
 #         shows exactly one notification naming the task (not its report); the chat answers it.
+#   live from a terminal: `skald chat` in another process runs a turn with a tool call on the
+#         chat the window shows; the window shows the message, the card and the answer without a
+#         reload, each within 1 s of its commit (issue 22's events every process sees).
 #
 # Screenshots of each step: artifacts/desktop/e2e/*.png (webview) and *-screen.png (X display).
 # Usage: scripts/desktop-e2e.sh   (system packages: scripts/install-system-deps.sh desktop)
@@ -42,6 +45,9 @@ cargo build -p skald-desktop -p skald-testkit --bin skald-desktop --bin skald-fa
 target_dir=$(cargo metadata --format-version 1 --no-deps | python3 -c 'import json,sys; print(json.load(sys.stdin)["target_directory"])')
 app=$target_dir/debug/skald-desktop
 fake=$target_dir/debug/skald-fake-llm
+# The CLI on its own (building it with the app would unify features and build it again).
+cargo build -p skald-cli --bin skald
+cli=$target_dir/debug/skald
 command -v tauri-driver >/dev/null || cargo install tauri-driver --locked
 
 rm -rf "$artifacts"
@@ -77,7 +83,7 @@ echo "desktop-e2e: running under Xvfb"
 # on a machine without a GPU (src-tauri/src/webview_env.rs); "0" keeps it on for this driven run.
 # desktop-smoke.sh checks the app's own default on such a machine.
 env HOME="$home" WEBKIT_DISABLE_COMPOSITING_MODE=0 XDG_DATA_HOME="$home/.local/share" XDG_CONFIG_HOME="$home/.config" \
-  XDG_CACHE_HOME="$home/.cache" SKALD_DATA_DIR="$tmp/data" E2E_WORKDIR="$work" \
+  XDG_CACHE_HOME="$home/.cache" SKALD_DATA_DIR="$tmp/data" E2E_WORKDIR="$work" E2E_SKALD="$cli" \
   xvfb-run -a -s "-screen 0 1280x800x24" \
   dbus-run-session -- "$root/scripts/desktop-e2e/in-session.sh" "$app" "$fake" "$tmp/script.json" "$artifacts" ||
   fail "see the log above and $artifacts"

@@ -1,11 +1,12 @@
 // Desktop e2e: drives the real Skald app (tauri-driver + WebKitWebDriver) through a chat with a
 // pending write, a native notification, an approval in the inbox and deep links, then kills the
-// app mid-turn and starts it again (the turn ends by itself), then a sub-agent's lane and a
-// background task whose end notifies.
+// app mid-turn and starts it again (the turn ends by itself), then a sub-agent's lane, a
+// background task whose end notifies, and a turn run by `skald chat` in another process that the
+// open window shows live.
 // Usage: node e2e.mjs   (everything comes from the environment; see desktop-e2e.sh)
 //   E2E_DRIVER_URL, E2E_DRIVER_PID, E2E_APP, E2E_ARTIFACTS, E2E_WORKDIR, E2E_NOTIFY_LOG,
-//   SKALD_DATA_DIR, SKALD_LLM_BASE_URL
-import { execFileSync, spawnSync } from "node:child_process";
+//   E2E_SKALD, SKALD_DATA_DIR, SKALD_LLM_BASE_URL
+import { execFileSync, spawn, spawnSync } from "node:child_process";
 import { existsSync, readFileSync, readdirSync, readlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { driver, DriverFailure } from "../desktop-smoke/wd.mjs";
@@ -316,6 +317,84 @@ async function backgroundTaskNotified() {
   await shot("12-background-task");
 }
 
+/** Events every process sees, in the app: `skald chat` in a terminal runs a turn with a tool call
+ * on the chat the window shows (same data dir, same source). The window shows the user message,
+ * the tool card and the answer without a reload, each within 1 s of its row's commit. */
+async function liveFromTerminal() {
+  await go("#chat/web");
+  const sessionId = sql("SELECT active_session_id FROM sources WHERE id = 'web'");
+  // The session's working directory; without one, tools run in the CLI's own directory.
+  const stored = sql(
+    `SELECT COALESCE(json_extract(run_context, '$.working_directory'), '') FROM chat_sessions WHERE id = ${Number(sessionId)}`,
+  );
+  const dir = stored || workdir;
+  writeFileSync(join(dir, "tide-table.txt"), "high water 06:12\n");
+  const prompt = "From the terminal: when is high water?";
+  const answer = "High water is at 06:12, says the tide table.";
+  await fakePush([
+    { type: "tool_calls", calls: [{ name: "read_file", arguments: JSON.stringify({ path: "tide-table.txt" }) }] },
+    { type: "stall", ms: 1200 },
+    { type: "text", content: answer },
+  ]);
+  // In the page: when each part first shows, and a marker a reload would drop.
+  await d.run(
+    `window.__e2eNoReload = true;
+     window.__shownAt = {};
+     const items = arguments[0];
+     const check = () => {
+       for (const [key, selector, text] of items) {
+         if (window.__shownAt[key]) continue;
+         if ([...document.querySelectorAll(selector)].some((el) => el.textContent.includes(text))) window.__shownAt[key] = Date.now();
+       }
+     };
+     new MutationObserver(check).observe(document.body, { subtree: true, childList: true, characterData: true });
+     check();`,
+    [[
+      ["user", ".bubble-user", prompt],
+      ["card", "article[data-status]", "tide-table.txt"],
+      ["answer", ".bubble-assistant", answer],
+    ]],
+  );
+  const env = { ...process.env };
+  delete env.SKALD_DATA_DIR;
+  const output = await new Promise((resolve, reject) => {
+    const child = spawn(env.E2E_SKALD, ["--data-dir", dataDir, "chat", "--source", "web", prompt], { cwd: dir, env });
+    let text = "";
+    child.stdout.on("data", (c) => (text += c));
+    child.stderr.on("data", (c) => (text += c));
+    child.on("exit", (code) => (code === 0 ? resolve(text) : reject(new DriverFailure(`skald chat exited ${code}: ${text}`))));
+  });
+  if (!output.includes(answer)) fail(`skald chat did not print the answer:\n${output}`);
+  const shown = await d.waitFor("the terminal's turn in the window", async () => {
+    const seen = await d.run("return window.__e2eNoReload ? window.__shownAt : null;");
+    if (seen === null) fail("the window reloaded");
+    return seen.user && seen.card && seen.answer ? seen : null;
+  }, 10_000);
+  const committed = JSON.parse(
+    execFileSync("python3", [
+      "-c",
+      `import json, sqlite3, sys
+from datetime import datetime
+db = sqlite3.connect(sys.argv[1])
+ms = lambda t: int(datetime.fromisoformat(t.replace("Z", "+00:00")).timestamp() * 1000)
+user_id, user_at = db.execute("SELECT id, created_at FROM chat_history WHERE role = 'user' AND content = ?", (sys.argv[2],)).fetchone()
+card_at = db.execute("SELECT t.created_at FROM chat_llm_tools t JOIN chat_history h ON h.id = t.message_id WHERE h.id > ? ORDER BY t.id LIMIT 1", (user_id,)).fetchone()[0]
+answer_at = db.execute("SELECT created_at FROM chat_history WHERE role = 'assistant' AND content = ?", (sys.argv[3],)).fetchone()[0]
+print(json.dumps({"user": ms(user_at), "card": ms(card_at), "answer": ms(answer_at)}))`,
+      join(dataDir, "skald.db"),
+      prompt,
+      answer,
+    ]).toString(),
+  );
+  const lags = Object.fromEntries(Object.keys(committed).map((k) => [k, shown[k] - committed[k]]));
+  step(`the window showed the terminal's turn live: ms after each commit ${JSON.stringify(lags)}`);
+  for (const [key, lag] of Object.entries(lags)) {
+    if (lag > 1000) fail(`the ${key} showed ${lag} ms after its commit (budget 1000 ms)`);
+  }
+  if (!(shown.user < shown.answer)) fail("the answer showed before the user message");
+  await shot("13-live-from-terminal");
+}
+
 try {
   await d.start(app);
   await chatAndApprove();
@@ -323,6 +402,7 @@ try {
   await restartMidTurn();
   await subAgentLane();
   await backgroundTaskNotified();
+  await liveFromTerminal();
   step("PASS");
 } catch (error) {
   console.error(`e2e: FAIL: ${error instanceof DriverFailure ? error.message : error.stack}`);
