@@ -94,26 +94,27 @@ impl Store {
             };
             let event = serde_json::to_string(&envelope.event)
                 .map_err(|e| encode("event_outbox.event", e))?;
-            rows.push((envelope.session_id, envelope.source.as_deref(), frame, event));
+            rows.push(serde_json::json!([envelope.session_id, envelope.source, frame, event]));
         }
+        let rows = serde_json::Value::Array(rows).to_string();
         let now = self.now();
         let mut tx = self.begin_write().await?;
-        let mut appended = Appended { seqs: Vec::with_capacity(rows.len()), others: Vec::new() };
-        for (session_id, source, frame, event) in rows {
-            let seq: i64 = sqlx::query_scalar(
-                "INSERT INTO event_outbox (instance_id, created_at, session_id, source, frame, \
-                 event) VALUES (?, ?, ?, ?, ?, ?) RETURNING seq",
-            )
-            .bind(instance_id)
-            .bind(&now)
-            .bind(session_id)
-            .bind(source)
-            .bind(frame)
-            .bind(event)
-            .fetch_one(&mut *tx)
-            .await?;
-            appended.seqs.push(seq);
-        }
+        // One statement for the whole batch (each statement is a trip to the connection's
+        // thread). The rows go in in the batch's order, one writer at a time, so their
+        // sequences are consecutive and ascending: sorted, they are the events' in order.
+        let mut seqs: Vec<i64> = sqlx::query_scalar(
+            "INSERT INTO event_outbox (instance_id, created_at, session_id, source, frame, event) \
+             SELECT ?1, ?2, json_extract(value, '$[0]'), json_extract(value, '$[1]'), \
+                    json_extract(value, '$[2]'), json_extract(value, '$[3]') \
+             FROM json_each(?3) ORDER BY key RETURNING seq",
+        )
+        .bind(instance_id)
+        .bind(&now)
+        .bind(&rows)
+        .fetch_all(&mut *tx)
+        .await?;
+        seqs.sort_unstable();
+        let mut appended = Appended { seqs, others: Vec::new() };
         if let (Some(after), Some(&first)) = (others_after, appended.seqs.first()) {
             appended.others = sqlx::query_as(&format!(
                 "SELECT {COLUMNS} FROM event_outbox WHERE seq > ? AND seq < ? AND instance_id <> ? \
