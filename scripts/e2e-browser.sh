@@ -15,7 +15,9 @@
 # tests/render_a11y.test.mjs: a model answer with a GFM table, a task list, nested lists and code in
 # five languages (cells and highlight.js token classes checked, copy button), the word marks of an
 # approval's diff, and axe-core (npm `axe-core`) on every page in the light and the dark theme, with
-# a conversation and on first run: no serious or critical violations.
+# a conversation, a seeded session with a call in each end status, and on first run, then on a
+# sample of every status, badge and notice class the stylesheet defines: no serious or critical
+# violations.
 # tests/long_session.test.mjs: 300 seeded turns (1,800 messages) and a write waiting for approval:
 # the chat and the debug tree open at the newest rows with a bounded DOM, load earlier pages as
 # they are scrolled up, open at a linked message highlighted, and jump to the pending approval.
