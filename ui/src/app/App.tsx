@@ -9,8 +9,20 @@ import { SessionDetailPage } from "../pages/SessionDetailPage";
 import { SessionsPage } from "../pages/SessionsPage";
 import { SettingsPage } from "../pages/SettingsPage";
 import { TicPage } from "../pages/TicPage";
+import { PageBoundary } from "./PageBoundary";
 import { useNavigate, useRoute, type Route } from "./route";
 import { Sidebar } from "./Sidebar";
+
+/** How the error of a page that failed to render names it. */
+const PAGE_TITLE: Record<Route["name"], string> = {
+  chat: "The chat",
+  inbox: "The inbox",
+  sessions: "The session list",
+  session: "The session",
+  tic: "The TIC list",
+  settings: "Settings",
+  not_found: "This page",
+};
 
 function Page({ route }: { route: Route }) {
   switch (route.name) {
@@ -73,7 +85,13 @@ export function App() {
     <div className="app-frame" data-testid="app-frame">
       <Sidebar route={route} />
       <main className="main" ref={mainRef} tabIndex={-1}>
-        {holdChat ? <Loading label="Loading…" /> : <Page route={route} />}
+        {holdChat ? (
+          <Loading label="Loading…" />
+        ) : (
+          <PageBoundary page={PAGE_TITLE[route.name]} resetKey={JSON.stringify(route)}>
+            <Page route={route} />
+          </PageBoundary>
+        )}
       </main>
     </div>
   );
