@@ -18,6 +18,7 @@ import {
 import { Virtualizer, type CustomContainerComponentProps, type CustomItemComponentProps, type VirtualizerHandle } from "virtua";
 import type { ItemRef } from "../../backend";
 import { refKey } from "../../backend/window";
+import { useLatest } from "../../lib/useLatest";
 
 /** How close to an edge (px) counts as being at it. */
 const EDGE = 48;
@@ -78,40 +79,47 @@ export function VirtualLog<T>(props: VirtualLogProps<T>) {
       setPendingOnScreen(false);
     };
   }, []);
-  const latest = useRef(props);
-  latest.current = props;
+  const latestRef = useLatest(props);
 
-  // Earlier rows put on top keep what the reader sees in place (`shift` for that render only).
+  // Earlier rows put on top keep what the reader sees in place: `shift` is worked out once per
+  // new `rows` (the old first row is still there, under new ones) and kept with them; it only
+  // matters to virtua on the render where the count changed.
   const firstKey = rows.length > 0 ? rowKey(rows[0] as T) : null;
-  const previousFirst = useRef<string | null>(firstKey);
-  const prepended =
-    previousFirst.current !== null &&
-    firstKey !== previousFirst.current &&
-    rows.some((r) => rowKey(r) === previousFirst.current);
-  useLayoutEffect(() => {
-    previousFirst.current = firstKey;
-  });
+  const [shown, setShown] = useState({ rows, firstKey, prepended: false });
+  let prepended = shown.prepended;
+  if (shown.rows !== rows) {
+    const before = shown.firstKey;
+    prepended = before !== null && firstKey !== before && rows.some((r) => rowKey(r) === before);
+    setShown({ rows, firstKey, prepended });
+  }
 
   const setAtEnd = useCallback((value: boolean) => {
     atEnd.current = value;
     setAtEndShown(value);
   }, []);
 
-  const toEnd = useCallback(() => {
-    const n = latest.current.rows.length;
+  /** Scrolls to the newest row and follows the end from now on (the button state is the caller's). */
+  const scrollToEnd = useCallback(() => {
+    const n = latestRef.current.rows.length;
     if (n > 0) list.current?.scrollToIndex(n - 1, { align: "end" });
-    setAtEnd(true);
-  }, [setAtEnd]);
+    atEnd.current = true;
+  }, [latestRef]);
+
+  const toEnd = useCallback(() => {
+    scrollToEnd();
+    setAtEndShown(true);
+  }, [scrollToEnd]);
 
   const jump = async (target: ItemRef | null) => {
     await props.onJump(target);
     setJumps((n) => n + 1);
+    if (target === null) setAtEndShown(true);
   };
-  // "Jump to latest" with the newest rows loaded: just scroll there.
+  // "Jump to latest" with the newest rows loaded: scroll there once they are rendered.
   const endSeq = focus === null ? jumps : -1;
   useLayoutEffect(() => {
-    if (endSeq > 0) toEnd();
-  }, [endSeq, toEnd]);
+    if (endSeq > 0) scrollToEnd();
+  }, [endSeq, scrollToEnd]);
 
   // A fresh window is placed once the list knows its viewport: at its focus, or at its end.
   const positioned = useRef(false);
@@ -122,21 +130,20 @@ export function VirtualLog<T>(props: VirtualLogProps<T>) {
     if (!v || v.viewportSize === 0) return;
     positioned.current = true;
     settling.current = v.scrollSize > v.viewportSize;
-    const p = latest.current;
+    const p = latestRef.current;
     const index = p.focus === null ? -1 : p.rows.findIndex((r) => p.rowKey(r) === p.focus);
-    if (index < 0) {
-      toEnd();
-      return;
-    }
-    setAtEnd(false);
-    v.scrollToIndex(index, { align: "center" });
-  }, [setAtEnd, toEnd]);
+    // No focus (or it is not loaded): the end, followed from now on; else the focus, centred.
+    const end = index < 0;
+    if (end) scrollToEnd();
+    else v.scrollToIndex(index, { align: "center" });
+    setAtEnd(end);
+  }, [latestRef, setAtEnd, scrollToEnd]);
 
   const check = useCallback(() => {
     const v = list.current;
     const el = scroller.current;
     if (!v || !el || !positioned.current) return;
-    const p = latest.current;
+    const p = latestRef.current;
     if (v.scrollSize <= v.viewportSize + EDGE) {
       // Every loaded row is on screen: nothing to scroll, so ask for more at once.
       if (!atEnd.current) setAtEnd(true);
@@ -149,7 +156,7 @@ export function VirtualLog<T>(props: VirtualLogProps<T>) {
     if (end !== atEnd.current) setAtEnd(end);
     if (offset < PREFETCH && p.hasMoreBefore) p.onReachTop();
     if (end && p.hasMoreAfter) p.onReachBottom();
-  }, [setAtEnd]);
+  }, [latestRef, setAtEnd]);
 
   useLayoutEffect(() => {
     positioned.current = false;
@@ -209,7 +216,7 @@ export function VirtualLog<T>(props: VirtualLogProps<T>) {
             }}
             onResize={() => {
               if (!positioned.current) place();
-              else if (atEnd.current && !latest.current.hasMoreAfter) toEnd();
+              else if (atEnd.current && !latestRef.current.hasMoreAfter) toEnd();
             }}
           >
             {rows.map((row) => (
