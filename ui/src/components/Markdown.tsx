@@ -180,11 +180,11 @@ export function Markdown({ text }: { text: string }) {
   const normal = text.replace(/\r\n?/g, "\n");
   // The last parse, which the next one starts from while a message streams in. Kept in state and
   // replaced while rendering, so the parse runs once per text and nothing reads a ref in render.
-  const [last, setLast] = useState<{ text: string; parsed: Parsed } | null>(null);
+  const [last, setLast] = useState(() => ({ text: normal, parsed: parseMessage(normal, null) }));
   let parsed: Parsed;
-  if (last?.text === normal) parsed = last.parsed;
+  if (last.text === normal) parsed = last.parsed;
   else {
-    parsed = parseMessage(normal, last?.parsed ?? null);
+    parsed = parseMessage(normal, last.parsed);
     setLast({ text: normal, parsed });
   }
   // Footnote ids must not collide between messages.
