@@ -49,6 +49,7 @@
 #   CHROMIUM_PATH  browser binary (default /usr/bin/chromium; never downloaded)
 #   SKALD_BIN      skald binary (default target/debug/skald, built here)
 #   SKALD_FAKE_LLM_BIN  fake provider (default target/debug/skald-fake-llm, built here)
+#   SKALD_UI_DIR   the built UI to serve (default ui/dist of this checkout, built here)
 set -euo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -84,6 +85,10 @@ if [[ ! -f ui/dist/index.html || -n $(find ui/src ui/index.html -newer ui/dist/i
   [[ -d ui/node_modules ]] || npm --prefix ui ci --no-audit --no-fund
   npm --prefix ui run build
 fi
+
+# The page this checkout built, also when SKALD_BIN comes from another checkout (which would
+# otherwise serve its own ui/dist).
+export SKALD_UI_DIR=${SKALD_UI_DIR:-$root/ui/dist}
 
 echo "e2e-browser: running the browser suite"
 npm --prefix e2e test
