@@ -15,7 +15,9 @@
 # tests/render_a11y.test.mjs: a model answer with a GFM table, a task list, nested lists and code in
 # five languages (cells and highlight.js token classes checked, copy button), the word marks of an
 # approval's diff, and axe-core (npm `axe-core`) on every page in the light and the dark theme, with
-# a conversation and on first run: no serious or critical violations.
+# a conversation, a seeded session with a call in each end status, and on first run, then on a
+# sample of every status, badge and notice class the stylesheet defines: no serious or critical
+# violations.
 # tests/long_session.test.mjs: 300 seeded turns (1,800 messages) and a write waiting for approval:
 # the chat and the debug tree open at the newest rows with a bounded DOM, load earlier pages as
 # they are scrolled up, open at a linked message highlighted, and jump to the pending approval.
@@ -47,6 +49,7 @@
 #   CHROMIUM_PATH  browser binary (default /usr/bin/chromium; never downloaded)
 #   SKALD_BIN      skald binary (default target/debug/skald, built here)
 #   SKALD_FAKE_LLM_BIN  fake provider (default target/debug/skald-fake-llm, built here)
+#   SKALD_UI_DIR   the built UI to serve (default ui/dist of this checkout, built here)
 set -euo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -82,6 +85,10 @@ if [[ ! -f ui/dist/index.html || -n $(find ui/src ui/index.html -newer ui/dist/i
   [[ -d ui/node_modules ]] || npm --prefix ui ci --no-audit --no-fund
   npm --prefix ui run build
 fi
+
+# The page this checkout built, also when SKALD_BIN comes from another checkout (which would
+# otherwise serve its own ui/dist).
+export SKALD_UI_DIR=${SKALD_UI_DIR:-$root/ui/dist}
 
 echo "e2e-browser: running the browser suite"
 npm --prefix e2e test

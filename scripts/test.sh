@@ -74,6 +74,9 @@ step "reliability matrix: docs/reliability.md is current and every row holds"
 cargo run --locked -q -p skald-testkit --bin skald-matrix -- --input "$matrix_rows" --check docs/reliability.md
 rm -f "$matrix_rows"
 
+step "ui: lint (ESLint with every React hooks rule as an error)"
+npm --prefix ui run lint
+
 step "ui: typecheck and tests"
 npm --prefix ui run typecheck
 npm --prefix ui test

@@ -22,3 +22,35 @@ export async function seriousViolations(page) {
     .filter((v) => v.impact === "serious" || v.impact === "critical")
     .flatMap((v) => v.nodes.map((n) => `[${v.impact}] ${v.id} (${v.help}) ${n}`));
 }
+
+/** Every status, badge and notice class the page's stylesheets define (`.status-done`,
+ * `.badge-ok`, `.nav-badge`, `.notice-warn`…), each on a sample element of its kind added to the
+ * page's main area, so a contrast check sees the colour pairs no page happens to show. Resolves
+ * to the classes shown. */
+export async function showEveryBadge(page) {
+  return page.evaluate(() => {
+    const kinds = /^\.((status|badge|notice)(-[a-z-]+)?|nav-badge)$/;
+    const classes = new Set();
+    const visit = (rules) => {
+      for (const rule of rules) {
+        if (rule.cssRules) visit(rule.cssRules);
+        for (const part of rule.selectorText?.split(",") ?? []) {
+          const m = kinds.exec(part.trim());
+          if (m) classes.add(m[1]);
+        }
+      }
+    };
+    for (const sheet of document.styleSheets) visit(sheet.cssRules);
+    const box = document.createElement("section");
+    box.setAttribute("aria-label", "Every status and badge");
+    for (const name of [...classes].sort()) {
+      const el = document.createElement(name.startsWith("notice") ? "div" : "span");
+      const base = name.split("-")[0];
+      el.className = name === base || name === "nav-badge" ? name : `${base} ${name}`;
+      el.textContent = `${name} sample`;
+      box.append(el, " ");
+    }
+    document.querySelector("main")?.prepend(box);
+    return [...classes].sort();
+  });
+}

@@ -20,3 +20,10 @@ export function seedLongSession(dbPath, sessionId, turns, rounds) {
   });
   return out.trim().split("\n").map(Number);
 }
+
+const STATUSES = join(dirname(fileURLToPath(import.meta.url)), "seed_statuses.py");
+
+/** Adds a session with a synthetic and a failed message and a call in each end status; its id. */
+export function seedStatusSession(dbPath) {
+  return Number(execFileSync("python3", [STATUSES, dbPath], { encoding: "utf8" }).trim());
+}

@@ -7,10 +7,10 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import { RICH_ANSWER } from "../lib/answers.mjs";
-import { seriousViolations } from "../lib/axe.mjs";
+import { seriousViolations, showEveryBadge } from "../lib/axe.mjs";
 import { launchBrowser, newPage, screenshotPath } from "../lib/browser.mjs";
 import { startFakeLlm } from "../lib/fake_llm.mjs";
-import { seedTicSessions } from "../lib/seed.mjs";
+import { seedStatusSession, seedTicSessions } from "../lib/seed.mjs";
 import { startServer } from "../lib/server.mjs";
 
 /** Serious and critical axe findings on each page (hash, element to wait for), in both themes. */
@@ -132,6 +132,7 @@ describe("rendering of model output and accessibility of every page", () => {
   test("every page has no serious or critical axe violations, in the light and the dark theme", async () => {
     const tic = seedTicSessions(server.dbPath, 3);
     const { session_id: web } = await api("active_session", { source: "web" });
+    const statuses = seedStatusSession(server.dbPath);
     const pages = [
       ["chat with a conversation", "#chat/web", "section.approval-card"],
       ["sessions list", "#sessions", "tbody tr.row-link"],
@@ -139,9 +140,27 @@ describe("rendering of model output and accessibility of every page", () => {
       ["inbox with an approval", "#inbox", "figure.diff"],
       ["TIC", "#tic", `tbody tr[data-session-id="${tic[0]}"]`],
       ["TIC session detail", `#session/${tic[0]}`, 'li[data-kind="user"]'],
+      ["session with every end status", `#session/${statuses}`, ".status-cancelled"],
       ["settings", "#settings", "dl.facts"],
     ];
     const found = await auditPages(page, server.base, pages);
+    assert.deepEqual(found, [], `axe found:\n${found.join("\n")}`);
+  });
+
+  test("every status, badge and notice of the stylesheet has no serious axe finding, in both themes", async () => {
+    const found = [];
+    for (const scheme of ["light", "dark"]) {
+      await page.emulateMedia({ colorScheme: scheme });
+      await page.goto(`${server.base}#settings`);
+      await page.locator("dl.facts").waitFor();
+      const shown = await showEveryBadge(page);
+      for (const name of ["status-done", "status-running", "status-pending", "status-error", "status-failed", "status-rejected",
+        "status-cancelled", "badge-ok", "badge-warn", "badge-env", "badge-failed", "badge-synthetic", "badge-seed", "nav-badge"]) {
+        assert.ok(shown.includes(name), `${name} is not in the stylesheet's classes: ${shown.join(" ")}`);
+      }
+      for (const v of await seriousViolations(page)) found.push(`${scheme}: ${v}`);
+      await page.screenshot({ path: screenshotPath(`33-a11y-${scheme}-every-badge`), fullPage: true });
+    }
     assert.deepEqual(found, [], `axe found:\n${found.join("\n")}`);
   });
 

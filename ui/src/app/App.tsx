@@ -1,5 +1,5 @@
 // The app frame: sidebar plus the page the current hash names.
-import { useEffect, useRef } from "react";
+import { useEffect, useRef, useState } from "react";
 import { useSettings } from "../backend";
 import { Loading } from "../components/StatusViews";
 import { ChatPage } from "../pages/ChatPage";
@@ -9,8 +9,20 @@ import { SessionDetailPage } from "../pages/SessionDetailPage";
 import { SessionsPage } from "../pages/SessionsPage";
 import { SettingsPage } from "../pages/SettingsPage";
 import { TicPage } from "../pages/TicPage";
+import { PageBoundary } from "./PageBoundary";
 import { useNavigate, useRoute, type Route } from "./route";
 import { Sidebar } from "./Sidebar";
+
+/** How the error of a page that failed to render names it. */
+const PAGE_TITLE: Record<Route["name"], string> = {
+  chat: "The chat",
+  inbox: "The inbox",
+  sessions: "The session list",
+  session: "The session",
+  tic: "The TIC list",
+  settings: "Settings",
+  not_found: "This page",
+};
 
 function Page({ route }: { route: Route }) {
   switch (route.name) {
@@ -38,19 +50,19 @@ function Page({ route }: { route: Route }) {
 function useFirstRunRedirect(route: Route): boolean {
   const { data, isError } = useSettings();
   const navigate = useNavigate();
-  const done = useRef(false);
+  // Decided once, when the settings first arrive: "redirect" until the address has moved away
+  // from the chat, then "done". A user who already chose another page is not pulled away later.
+  const [decision, setDecision] = useState<"waiting" | "redirect" | "done">("waiting");
+  if (decision === "waiting" && data) {
+    setDecision(route.name === "chat" && data.clients.length === 0 ? "redirect" : "done");
+  } else if (decision === "redirect" && route.name !== "chat") {
+    setDecision("done");
+  }
   useEffect(() => {
-    if (done.current || !data) return;
-    if (route.name !== "chat") {
-      // The user already chose another page; do not pull them away later.
-      done.current = true;
-      return;
-    }
-    done.current = true;
-    if (data.clients.length === 0) navigate("#settings", { replace: true });
-  }, [data, route.name, navigate]);
+    if (decision === "redirect") navigate("#settings", { replace: true });
+  }, [decision, navigate]);
   // Hold the chat back until we know: mounting it would already create a session for the source.
-  return route.name === "chat" && !done.current && !isError && (!data || data.clients.length === 0);
+  return route.name === "chat" && (decision === "redirect" || (decision === "waiting" && !isError));
 }
 
 export function App() {
@@ -73,7 +85,13 @@ export function App() {
     <div className="app-frame" data-testid="app-frame">
       <Sidebar route={route} />
       <main className="main" ref={mainRef} tabIndex={-1}>
-        {holdChat ? <Loading label="Loading…" /> : <Page route={route} />}
+        {holdChat ? (
+          <Loading label="Loading…" />
+        ) : (
+          <PageBoundary page={PAGE_TITLE[route.name]} resetKey={JSON.stringify(route)}>
+            <Page route={route} />
+          </PageBoundary>
+        )}
       </main>
     </div>
   );

@@ -7,7 +7,7 @@ import {
   useQueryClient,
   type UseQueryResult,
 } from "@tanstack/react-query";
-import { createContext, createElement, useCallback, useContext, useEffect, useMemo, useRef, useState, type ReactNode } from "react";
+import { createContext, createElement, useCallback, useContext, useEffect, useEffectEvent, useMemo, useState, type ReactNode } from "react";
 import type {
   Answer,
   ApiError,
@@ -230,9 +230,9 @@ export function useCallOrigin(): (toolCallId: number) => string | null {
 
 export function useEngineEvents(handler: (envelope: EventEnvelope) => void): void {
   const { hub } = useBackendContext();
-  const latest = useRef(handler);
-  latest.current = handler;
-  useEffect(() => hub.add((e) => latest.current(e)), [hub]);
+  // The handler of the latest render, without re-subscribing each time it is rebuilt.
+  const onEvent = useEffectEvent(handler);
+  useEffect(() => hub.add((e) => onEvent(e)), [hub]);
 }
 
 /** Sends a decision and refreshes the inbox, so the decided item leaves the list at once (and a

@@ -1,6 +1,7 @@
 // The live chat of one source: load a window of the active session (the newest rows, or the rows
 // around a jump target), grow it as the user scrolls, and follow the session's events.
 import { useCallback, useEffect, useReducer, useRef, useState } from "react";
+import { useLatest } from "../lib/useLatest";
 import type { ApiError, DebugMessage, EventEnvelope, ItemRef, SessionWindow } from "./bindings";
 import {
   addNotice,
@@ -100,10 +101,8 @@ export function useChat(source: string, focus: ItemRef | null = null): ChatContr
   const buffer = useRef<EventEnvelope[] | null>([]);
   const sessionRef = useRef<number | null>(null);
   const loads = useRef(0);
-  const sourceRef = useRef(source);
-  sourceRef.current = source;
-  const stateRef = useRef(state);
-  stateRef.current = state;
+  const sourceRef = useLatest(source);
+  const stateRef = useLatest(state);
   const [paging, setPaging] = useState(false);
   const pagingRef = useRef(false);
   const [batcher] = useState(() =>
@@ -160,7 +159,7 @@ export function useChat(source: string, focus: ItemRef | null = null): ChatContr
         },
       );
     },
-    [backend],
+    [backend, sourceRef],
   );
 
   useEngineEvents((envelope) => {
@@ -186,14 +185,19 @@ export function useChat(source: string, focus: ItemRef | null = null): ChatContr
   });
 
   const focusKey = focus ? refKey(focus) : null;
-  const focusRef = useRef(focus);
-  focusRef.current = focus;
-  useEffect(() => {
-    let cancelled = false;
-    sessionRef.current = null;
+  const focusRef = useLatest(focus);
+  // Another source, a jump or a retry starts over from an empty view that says it is loading;
+  // done while rendering, so the old conversation is never shown under the new address.
+  const [loaded, setLoaded] = useState({ backend, source, attempt, focusKey });
+  if (loaded.backend !== backend || loaded.source !== source || loaded.attempt !== attempt || loaded.focusKey !== focusKey) {
+    setLoaded({ backend, source, attempt, focusKey });
     setStatus("loading");
     setError(null);
     dispatch({ type: "reset", state: emptyChat(null) });
+  }
+  useEffect(() => {
+    let cancelled = false;
+    sessionRef.current = null;
     load(
       () => {
         if (!cancelled) setStatus("ready");
@@ -226,7 +230,7 @@ export function useChat(source: string, focus: ItemRef | null = null): ChatContr
       // A load still in flight belongs to the old source.
       loads.current += 1;
     };
-  }, [load, source, attempt, focusKey]);
+  }, [load, source, attempt, focusKey, focusRef]);
 
   /** Reads one page at an edge; a reload meanwhile (another session, a jump) drops it. */
   const page = useCallback(
@@ -249,7 +253,7 @@ export function useChat(source: string, focus: ItemRef | null = null): ChatContr
         setPaging(false);
       }
     },
-    [backend],
+    [backend, stateRef],
   );
   const loadEarlier = useCallback(() => page("before"), [page]);
   const loadLater = useCallback(() => page("after"), [page]);
@@ -272,13 +276,13 @@ export function useChat(source: string, focus: ItemRef | null = null): ChatContr
       if (loaded) dispatch({ type: "highlight", key: loaded.key });
       else await reloadAround(item);
     },
-    [reloadAround],
+    [reloadAround, stateRef],
   );
 
   const jumpToLatest = useCallback(async () => {
     if (stateRef.current.hasMoreAfter) await reloadAround(null);
     else dispatch({ type: "highlight", key: null });
-  }, [reloadAround]);
+  }, [reloadAround, stateRef]);
 
   const expand = useCallback(
     async (item: ItemRef) => {
@@ -306,7 +310,7 @@ export function useChat(source: string, focus: ItemRef | null = null): ChatContr
       // Written while older rows were shown (after a jump): go to where it lands.
       else if (stateRef.current.hasMoreAfter) await jumpToLatest();
     },
-    [backend, source, switchTo, jumpToLatest],
+    [switchTo, stateRef, jumpToLatest, backend, source],
   );
 
   const stop = useCallback(async () => {

@@ -1,6 +1,7 @@
 // A window of one session's debug tree: the newest rows (or the rows around a jump target), grown
 // page by page as the user scrolls, with live rows appended while it reaches the newest.
 import { useCallback, useEffect, useRef, useState } from "react";
+import { useLatest } from "../lib/useLatest";
 import type { ApiError, DebugMessage, EndedTurn, EventEnvelope, ItemRef, SessionMeta, SessionWindow } from "./bindings";
 import { useBackend, useEngineEvents } from "./index";
 import { liveAnchor } from "./lanes";
@@ -68,8 +69,7 @@ export function useTreeWindow(sessionId: number, focus: ItemRef | null): TreeWin
   const [turnEnds, setTurnEnds] = useState<EndedTurn[]>([]);
   const [paging, setPaging] = useState(false);
   const [attempt, setAttempt] = useState(0);
-  const winRef = useRef(win);
-  winRef.current = win;
+  const winRef = useLatest(win);
   const loads = useRef(0);
   const busy = useRef(false);
 
@@ -103,16 +103,21 @@ export function useTreeWindow(sessionId: number, focus: ItemRef | null): TreeWin
   );
 
   const focusKey = focus ? refKey(focus) : null;
-  const focusRef = useRef(focus);
-  focusRef.current = focus;
-  useEffect(() => {
+  const focusRef = useLatest(focus);
+  // Another session, a jump or a retry starts over from an empty view that says it is loading;
+  // done while rendering, so the old rows are never shown under the new address.
+  const [loaded, setLoaded] = useState({ backend, sessionId, focusKey, attempt });
+  if (loaded.backend !== backend || loaded.sessionId !== sessionId || loaded.focusKey !== focusKey || loaded.attempt !== attempt) {
+    setLoaded({ backend, sessionId, focusKey, attempt });
     setStatus("loading");
     setWin(EMPTY);
+  }
+  useEffect(() => {
     void load(focusRef.current);
     return () => {
       loads.current += 1;
     };
-  }, [load, focusKey, attempt]);
+  }, [load, focusKey, attempt, focusRef]);
 
   /** Reads a page at one edge; a reload meanwhile drops it. */
   const page = useCallback(
@@ -141,7 +146,7 @@ export function useTreeWindow(sessionId: number, focus: ItemRef | null): TreeWin
         setPaging(false);
       }
     },
-    [backend, sessionId],
+    [backend, sessionId, winRef],
   );
 
   // Live rows: read after the last loaded row, and re-read the loaded calls that changed.
@@ -189,7 +194,7 @@ export function useTreeWindow(sessionId: number, focus: ItemRef | null): TreeWin
     } catch {
       // The next change or a reload reads it again.
     }
-  }, [backend, sessionId, load]);
+  }, [winRef, backend, sessionId, load]);
 
   useEngineEvents((envelope: EventEnvelope) => {
     const type = envelope.event.type;
@@ -215,12 +220,12 @@ export function useTreeWindow(sessionId: number, focus: ItemRef | null): TreeWin
       if (winRef.current.rows.some((m) => rowKey(m) === key)) setWin((w) => ({ ...w, focus: key }));
       else await load(item);
     },
-    [load],
+    [load, winRef],
   );
   const jumpToLatest = useCallback(async () => {
     if (winRef.current.hasMoreAfter) await load(null);
     else setWin((w) => ({ ...w, focus: null }));
-  }, [load]);
+  }, [load, winRef]);
 
   const expand = useCallback(
     async (item: ItemRef) => {

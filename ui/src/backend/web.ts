@@ -74,7 +74,7 @@ export function createWebBackend(options: WebBackendOptions = {}): Backend {
     } catch (error) {
       throw toApiError(error instanceof Error ? `Cannot reach the Skald server: ${error.message}` : error);
     }
-    let body: unknown = null;
+    let body: unknown;
     try {
       body = await response.json();
     } catch {

@@ -15,14 +15,14 @@ export function FindInSession({ sessionId }: { sessionId: number }) {
   const inputId = useId();
   const [typed, setTyped] = useState("");
   const [text, setText] = useState("");
-  // Which match the last step went to; -1 before the first step.
-  const [at, setAt] = useState(-1);
+  // Which match the last step went to, and for which text; -1 before the first step for it.
+  const [stepped, setStepped] = useState({ text: "", at: -1 });
+  const at = stepped.text === text ? stepped.at : -1;
 
   useEffect(() => {
     const timer = setTimeout(() => setText(typed.trim()), FIND_DEBOUNCE_MS);
     return () => clearTimeout(timer);
   }, [typed]);
-  useEffect(() => setAt(-1), [text]);
 
   const found = useQuery<SessionMatches, ApiError>({
     queryKey: sessionKeys.find(sessionId, text),
@@ -35,7 +35,7 @@ export function FindInSession({ sessionId }: { sessionId: number }) {
     if (matches.length === 0) return;
     // The first step forward goes to the first match, the first step back to the last.
     const next = at < 0 ? (by === 1 ? 0 : matches.length - 1) : (at + by + matches.length) % matches.length;
-    setAt(next);
+    setStepped({ text, at: next });
     navigate(matchHref(sessionId, matches[next]!), { replace: true });
   };
 

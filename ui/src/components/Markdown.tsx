@@ -1,7 +1,7 @@
 // Model text as CommonMark + GFM (micromark's parser, mdast → hast → React elements; raw HTML is
 // shown as text, never parsed). Each message is parsed once; a streaming one re-parses only its
 // last block, and finished blocks are memoised so their code is never highlighted again.
-import { memo, useId, useMemo, useRef, type ComponentProps, type MouseEvent, type ReactNode } from "react";
+import { memo, useId, useState, type ComponentProps, type MouseEvent, type ReactNode } from "react";
 import { Fragment, jsx, jsxs } from "react/jsx-runtime";
 import type { Element, ElementContent, Text } from "hast";
 import type { Root, RootContent } from "mdast";
@@ -177,9 +177,16 @@ function parseMessage(text: string, previous: Parsed | null): Parsed {
 }
 
 export function Markdown({ text }: { text: string }) {
-  const previous = useRef<Parsed | null>(null);
-  const parsed = useMemo(() => parseMessage(text.replace(/\r\n?/g, "\n"), previous.current), [text]);
-  previous.current = parsed;
+  const normal = text.replace(/\r\n?/g, "\n");
+  // The last parse, which the next one starts from while a message streams in. Kept in state and
+  // replaced while rendering, so the parse runs once per text and nothing reads a ref in render.
+  const [last, setLast] = useState(() => ({ text: normal, parsed: parseMessage(normal, null) }));
+  let parsed: Parsed;
+  if (last.text === normal) parsed = last.parsed;
+  else {
+    parsed = parseMessage(normal, last.parsed);
+    setLast({ text: normal, parsed });
+  }
   // Footnote ids must not collide between messages.
   const idPrefix = `${FOOTNOTE_ID}${useId().replace(/[^\w-]/g, "")}`;
   return (

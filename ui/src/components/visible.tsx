@@ -12,10 +12,13 @@ export type RevealMode = "multiline" | "line";
 export type Piece = string | { token: string; title: string };
 
 // Bidi controls, invisible and zero-width characters, line and paragraph separators, C0/C1
-// controls and DEL, and the invisible tag characters (U+E0000–U+E007F).
+// controls and DEL, and the invisible tag characters (U+E0000–U+E007F). The combining marks
+// among them (U+034F, U+17B4, U+17B5, U+180B–U+180F) open the class: after another character
+// they would read as joined to it, though each is matched on its own.
 const HIDDEN =
-  "\\u0000-\\u0008\\u000B-\\u001F\\u007F-\\u009F\\u00AD\\u034F\\u061C\\u115F\\u1160\\u17B4\\u17B5" +
-  "\\u180B-\\u180F\\u200B-\\u200F\\u2028-\\u202E\\u2060-\\u2064\\u2066-\\u206F\\u3164\\uFEFF\\uFFA0" +
+  "\\u034F\\u17B4\\u17B5\\u180B-\\u180F" +
+  "\\u0000-\\u0008\\u000B-\\u001F\\u007F-\\u009F\\u00AD\\u061C\\u115F\\u1160" +
+  "\\u200B-\\u200F\\u2028-\\u202E\\u2060-\\u2064\\u2066-\\u206F\\u3164\\uFEFF\\uFFA0" +
   "\\uFFF9-\\uFFFB\\u{E0000}-\\u{E007F}";
 const PATTERNS: Record<RevealMode, RegExp> = {
   multiline: new RegExp(`[${HIDDEN}]`, "gu"),

@@ -4,7 +4,7 @@ import { describe, expect, it } from "vitest";
 import type { DebugMessage, Event, SessionDetail, TaskState } from "../backend";
 import { MockBackend, bypassView, emptyDetail, fileDiff, inboxItem, interruptedCall } from "../test/mockBackend";
 import { goTo, renderApp } from "../test/renderApp";
-import { nextFrame, setViewportHeight } from "../test/viewport";
+import { nextFrame, resizeViewport, setViewportHeight } from "../test/viewport";
 
 const SID = 5;
 
@@ -752,6 +752,50 @@ describe("a long conversation", () => {
     expect(backend.windowCalls.at(-1)?.query.anchor).toEqual({ type: "latest" });
     // The pending call is the newest row, on screen at the latest: no jump is offered.
     await waitFor(() => expect(screen.queryByRole("button", { name: "Jump to the pending approval" })).toBeNull());
+  });
+
+  const jumpToPending = () => screen.queryByRole("button", { name: "Jump to the pending approval" });
+  /** Lets observers, scroll events and the renders they cause run out (virtua keeps a scroll to
+   * a row going for 150 ms while rows are measured). */
+  const settle = () => act(async () => new Promise((r) => setTimeout(r, 200)));
+
+  it("takes the jump to the pending approval back when a taller window brings the approval on screen", async () => {
+    // Ten rows of 40 px, opened at the first one in a 200 px list: the pending call is below.
+    setViewportHeight(200, 40);
+    const { backend } = longSession(2);
+    renderApp(backend, "#chat/web?message=10");
+    await waitFor(() => expect(document.querySelector("li.is-focus")?.textContent).toBe("Question 1"));
+    await settle();
+    expect(jumpToPending()).toBeTruthy();
+
+    // Nothing scrolls and no row changes: only the viewport grows over the approval.
+    await act(async () => resizeViewport(600));
+    await settle();
+    expect(log().getByRole("region", { name: /Approval for write_file/ })).toBeTruthy();
+    expect(jumpToPending()).toBeNull();
+  });
+
+  it("offers the jump once the pending approval is scrolled off screen, and takes it back when it returns", async () => {
+    setViewportHeight(400, 40);
+    const { backend } = longSession(30);
+    await open(backend);
+    await log().findByRole("region", { name: /Approval for write_file/ });
+    await settle();
+    expect(jumpToPending()).toBeNull();
+    const end = scroller().scrollTop;
+    expect(end).toBeGreaterThan(1200);
+
+    await act(async () => {
+      scroller().scrollTop = 1200;
+      scroller().dispatchEvent(new Event("scroll"));
+    });
+    await waitFor(() => expect(jumpToPending()).toBeTruthy());
+
+    await act(async () => {
+      scroller().scrollTop = end;
+      scroller().dispatchEvent(new Event("scroll"));
+    });
+    await waitFor(() => expect(jumpToPending()).toBeNull());
   });
 
   it("a link to a message of another conversation shows this one and says so", async () => {

@@ -1,6 +1,6 @@
 // #inbox: every approval and question waiting for a human, oldest first, keyboard-first review
 // with diffs, and the calls a restart cut off that wait for the user's word.
-import { useEffect, useId, useMemo, useRef, useState, type RefObject } from "react";
+import { useEffect, useEffectEvent, useId, useMemo, useRef, useState, type RefObject } from "react";
 import {
   useAnswer,
   useCallOrigin,
@@ -227,32 +227,32 @@ export function InboxPage() {
     [inbox.data],
   );
   const originOf = useCallOrigin();
-  const [selectedId, setSelectedId] = useState<number | null>(null);
-  const lastIndex = useRef(0);
-  const [checked, setChecked] = useState<Set<number>>(new Set());
-  const [note, setNote] = useState("");
+  // The selected call, and the row it was last seen at (where a decided item's successor is).
+  const [selection, setSelection] = useState<{ id: number | null; index: number }>({ id: null, index: 0 });
+  const setSelectedId = (id: number) => setSelection((s) => ({ ...s, id }));
+  const [checkedIds, setChecked] = useState<Set<number>>(new Set());
+  // The rejection note, and the call it was written for.
+  const [draft, setDraft] = useState<{ id: number | null; text: string }>({ id: null, text: "" });
   const [busy, setBusy] = useState(false);
   const [failure, setFailure] = useState<ApiError | null>(null);
   const [flash, setFlash] = useState<string | null>(null);
   const noteRef = useRef<HTMLTextAreaElement>(null);
 
   // Keep a selection; when the selected item goes away, take the one now in its place.
-  let index = items.findIndex((i) => i.tool_call_id === selectedId);
-  if (index < 0 && items.length > 0) index = Math.min(lastIndex.current, items.length - 1);
+  let index = items.findIndex((i) => i.tool_call_id === selection.id);
+  if (index < 0 && items.length > 0) index = Math.min(selection.index, items.length - 1);
   const selected = index >= 0 ? (items[index] as InboxItem) : null;
-  useEffect(() => {
-    if (index >= 0) lastIndex.current = index;
-    if (selected && selected.tool_call_id !== selectedId) setSelectedId(selected.tool_call_id);
-  });
-  useEffect(() => setNote(""), [selected?.tool_call_id]);
-  // Forget checks for items that were decided elsewhere.
-  useEffect(() => {
-    setChecked((c) => {
-      const live = new Set(items.map((i) => i.tool_call_id));
-      const next = new Set([...c].filter((id) => live.has(id)));
-      return next.size === c.size ? c : next;
-    });
-  }, [items]);
+  if (selected && (selected.tool_call_id !== selection.id || index !== selection.index)) {
+    setSelection({ id: selected.tool_call_id, index });
+  }
+  // A note belongs to the call it was written for; another selected call starts blank.
+  const note = selected && draft.id === selected.tool_call_id ? draft.text : "";
+  const setNote = (text: string) => setDraft({ id: selected?.tool_call_id ?? null, text });
+  // Checks of items decided elsewhere no longer count.
+  const checked = useMemo(() => {
+    const live = new Set(items.map((i) => i.tool_call_id));
+    return new Set([...checkedIds].filter((id) => live.has(id)));
+  }, [checkedIds, items]);
 
   const run = async (label: string, calls: Array<() => Promise<unknown>>) => {
     setBusy(true);
@@ -305,8 +305,7 @@ export function InboxPage() {
       return next;
     });
 
-  const keys = useRef<(e: KeyboardEvent) => void>(() => {});
-  keys.current = (e: KeyboardEvent) => {
+  const onKey = useEffectEvent((e: KeyboardEvent) => {
     if (e.altKey || e.ctrlKey || e.metaKey || typingTarget(e.target) || items.length === 0) return;
     const move = (to: number) => {
       const next = items[Math.max(0, Math.min(items.length - 1, to))] as InboxItem;
@@ -345,9 +344,9 @@ export function InboxPage() {
         }
         break;
     }
-  };
+  });
   useEffect(() => {
-    const handler = (e: KeyboardEvent) => keys.current(e);
+    const handler = (e: KeyboardEvent) => onKey(e);
     document.addEventListener("keydown", handler);
     return () => document.removeEventListener("keydown", handler);
   }, []);

@@ -1,6 +1,6 @@
 // #sessions: every session, filterable by source and full-text search (each match shown with its
 // best snippet, linked to where it is); filters and page live in the URL.
-import { useEffect, useId, useState } from "react";
+import { useEffect, useEffectEvent, useId, useState } from "react";
 import { formatRoute, useNavigate, type ListParams } from "../app/route";
 import { SessionList } from "../components/SessionList";
 
@@ -14,18 +14,25 @@ export function SessionsPage({ params }: { params: ListParams }) {
   const searchId = useId();
   const [search, setSearch] = useState(params.search ?? "");
 
-  // Follow the URL when it changes from outside (back/forward, a typed link).
-  useEffect(() => setSearch(params.search ?? ""), [params.search]);
+  // Follow the URL when it changes from outside (back/forward, a typed link): the box takes the
+  // URL's text in the same render.
+  const [urlSearch, setUrlSearch] = useState(params.search);
+  if (urlSearch !== params.search) {
+    setUrlSearch(params.search);
+    setSearch(params.search ?? "");
+  }
 
   const go = (next: Partial<ListParams>, replace = false) =>
     navigate(formatRoute({ name: "sessions", params: { ...params, ...next } }), { replace });
 
+  // With the other filters of the render the timer fires in; only the typed text and the URL's
+  // value re-arm it.
+  const searchFor = useEffectEvent((wanted: string | null) => go({ search: wanted, page: 1 }, true));
   useEffect(() => {
     const wanted = search.trim() || null;
     if (wanted === params.search) return;
-    const timer = setTimeout(() => go({ search: wanted, page: 1 }, true), SEARCH_DEBOUNCE_MS);
+    const timer = setTimeout(() => searchFor(wanted), SEARCH_DEBOUNCE_MS);
     return () => clearTimeout(timer);
-    // `go` is rebuilt each render; only the typed text and the URL's value should re-arm the timer.
   }, [search, params.search]);
 
   const filtered = params.source !== null || params.search !== null;

@@ -1,7 +1,8 @@
 // A windowed conversation list (virtua): only the rows on screen are in the DOM; the position
 // holds when earlier rows are put on top, follows the end only while the reader is at the end,
 // and asks for more rows at either edge. Its "jump to latest" and "jump to the pending
-// approval" buttons float over it.
+// approval" buttons float over it; the latter only while that row is off screen, as an
+// IntersectionObserver on the row reports.
 import {
   createContext,
   useCallback,
@@ -12,10 +13,12 @@ import {
   useRef,
   useState,
   type ReactNode,
+  type Ref,
 } from "react";
 import { Virtualizer, type CustomContainerComponentProps, type CustomItemComponentProps, type VirtualizerHandle } from "virtua";
 import type { ItemRef } from "../../backend";
 import { refKey } from "../../backend/window";
+import { useLatest } from "../../lib/useLatest";
 
 /** How close to an edge (px) counts as being at it. */
 const EDGE = 48;
@@ -60,40 +63,63 @@ export function VirtualLog<T>(props: VirtualLogProps<T>) {
   const [atEndShown, setAtEndShown] = useState(true);
   // The pending approval's row is on screen: its jump button would go nowhere, so it hides.
   const [pendingOnScreen, setPendingOnScreen] = useState(false);
-  const latest = useRef(props);
-  latest.current = props;
+  // Watches the pending row while it is in the DOM (a row scrolled far away is not, so it is off
+  // screen): any part of it inside the scroller's viewport counts, whatever moved it there.
+  const watchPending = useCallback((row: HTMLElement) => {
+    const observer = new IntersectionObserver(
+      (entries) => {
+        const last = entries.at(-1);
+        if (last) setPendingOnScreen(last.isIntersecting);
+      },
+      { root: scroller.current },
+    );
+    observer.observe(row);
+    return () => {
+      observer.disconnect();
+      setPendingOnScreen(false);
+    };
+  }, []);
+  const latestRef = useLatest(props);
 
-  // Earlier rows put on top keep what the reader sees in place (`shift` for that render only).
+  // Earlier rows put on top keep what the reader sees in place: `shift` is worked out once per
+  // new `rows` (the old first row is still there, under new ones) and kept with them; it only
+  // matters to virtua on the render where the count changed.
   const firstKey = rows.length > 0 ? rowKey(rows[0] as T) : null;
-  const previousFirst = useRef<string | null>(firstKey);
-  const prepended =
-    previousFirst.current !== null &&
-    firstKey !== previousFirst.current &&
-    rows.some((r) => rowKey(r) === previousFirst.current);
-  useLayoutEffect(() => {
-    previousFirst.current = firstKey;
-  });
+  const [shown, setShown] = useState({ rows, firstKey, prepended: false });
+  let prepended = shown.prepended;
+  if (shown.rows !== rows) {
+    const before = shown.firstKey;
+    prepended = before !== null && firstKey !== before && rows.some((r) => rowKey(r) === before);
+    setShown({ rows, firstKey, prepended });
+  }
 
   const setAtEnd = useCallback((value: boolean) => {
     atEnd.current = value;
     setAtEndShown(value);
   }, []);
 
-  const toEnd = useCallback(() => {
-    const n = latest.current.rows.length;
+  /** Scrolls to the newest row and follows the end from now on (the button state is the caller's). */
+  const scrollToEnd = useCallback(() => {
+    const n = latestRef.current.rows.length;
     if (n > 0) list.current?.scrollToIndex(n - 1, { align: "end" });
-    setAtEnd(true);
-  }, [setAtEnd]);
+    atEnd.current = true;
+  }, [latestRef]);
+
+  const toEnd = useCallback(() => {
+    scrollToEnd();
+    setAtEndShown(true);
+  }, [scrollToEnd]);
 
   const jump = async (target: ItemRef | null) => {
     await props.onJump(target);
     setJumps((n) => n + 1);
+    if (target === null) setAtEndShown(true);
   };
-  // "Jump to latest" with the newest rows loaded: just scroll there.
+  // "Jump to latest" with the newest rows loaded: scroll there once they are rendered.
   const endSeq = focus === null ? jumps : -1;
   useLayoutEffect(() => {
-    if (endSeq > 0) toEnd();
-  }, [endSeq, toEnd]);
+    if (endSeq > 0) scrollToEnd();
+  }, [endSeq, scrollToEnd]);
 
   // A fresh window is placed once the list knows its viewport: at its focus, or at its end.
   const positioned = useRef(false);
@@ -104,37 +130,20 @@ export function VirtualLog<T>(props: VirtualLogProps<T>) {
     if (!v || v.viewportSize === 0) return;
     positioned.current = true;
     settling.current = v.scrollSize > v.viewportSize;
-    const p = latest.current;
+    const p = latestRef.current;
     const index = p.focus === null ? -1 : p.rows.findIndex((r) => p.rowKey(r) === p.focus);
-    if (index < 0) {
-      toEnd();
-      return;
-    }
-    setAtEnd(false);
-    v.scrollToIndex(index, { align: "center" });
-  }, [setAtEnd, toEnd]);
-
-  const seePending = useCallback(() => {
-    const v = list.current;
-    const p = latest.current;
-    let seen = false;
-    if (v && p.pendingApproval && v.viewportSize > 0) {
-      const key = refKey(p.pendingApproval);
-      const index = p.rows.findIndex((r) => p.rowKey(r) === key);
-      if (index >= 0) {
-        const top = v.getItemOffset(index);
-        seen = top + v.getItemSize(index) > v.scrollOffset && top < v.scrollOffset + v.viewportSize;
-      }
-    }
-    setPendingOnScreen(seen);
-  }, []);
+    // No focus (or it is not loaded): the end, followed from now on; else the focus, centred.
+    const end = index < 0;
+    if (end) scrollToEnd();
+    else v.scrollToIndex(index, { align: "center" });
+    setAtEnd(end);
+  }, [latestRef, setAtEnd, scrollToEnd]);
 
   const check = useCallback(() => {
     const v = list.current;
     const el = scroller.current;
     if (!v || !el || !positioned.current) return;
-    seePending();
-    const p = latest.current;
+    const p = latestRef.current;
     if (v.scrollSize <= v.viewportSize + EDGE) {
       // Every loaded row is on screen: nothing to scroll, so ask for more at once.
       if (!atEnd.current) setAtEnd(true);
@@ -147,7 +156,7 @@ export function VirtualLog<T>(props: VirtualLogProps<T>) {
     if (end !== atEnd.current) setAtEnd(end);
     if (offset < PREFETCH && p.hasMoreBefore) p.onReachTop();
     if (end && p.hasMoreAfter) p.onReachBottom();
-  }, [setAtEnd, seePending]);
+  }, [latestRef, setAtEnd]);
 
   useLayoutEffect(() => {
     positioned.current = false;
@@ -165,16 +174,12 @@ export function VirtualLog<T>(props: VirtualLogProps<T>) {
     if (positioned.current && atEnd.current && !hasMoreAfter) toEnd();
   }, [rows.length, lastKey, hasMoreAfter, toEnd]);
 
-  const pendingKey = props.pendingApproval ? refKey(props.pendingApproval) : null;
-  useEffect(() => {
-    seePending();
-  }, [rows, pendingKey, seePending]);
-
   // A short page may not fill the screen: keep asking while the top is in view.
   useEffect(() => {
     if (hasMoreBefore) check();
   }, [rows.length, hasMoreBefore, check]);
 
+  const pendingKey = props.pendingApproval ? refKey(props.pendingApproval) : null;
   const context = useMemo<ListInfo>(
     () => ({
       label: props.label,
@@ -182,8 +187,10 @@ export function VirtualLog<T>(props: VirtualLogProps<T>) {
       kinds: rows.map(props.rowKind),
       keys: rows.map(rowKey),
       focus,
+      pendingKey,
+      watchPending,
     }),
-    [props.label, props.className, props.rowKind, rows, rowKey, focus],
+    [props.label, props.className, props.rowKind, rows, rowKey, focus, pendingKey, watchPending],
   );
 
   const { pendingApproval } = props;
@@ -209,7 +216,7 @@ export function VirtualLog<T>(props: VirtualLogProps<T>) {
             }}
             onResize={() => {
               if (!positioned.current) place();
-              else if (atEnd.current && !latest.current.hasMoreAfter) toEnd();
+              else if (atEnd.current && !latestRef.current.hasMoreAfter) toEnd();
             }}
           >
             {rows.map((row) => (
@@ -239,7 +246,16 @@ export function VirtualLog<T>(props: VirtualLogProps<T>) {
   );
 }
 
-type ListInfo = { label: string; className: string; kinds: string[]; keys: string[]; focus: string | null };
+type ListInfo = {
+  label: string;
+  className: string;
+  kinds: string[];
+  keys: string[];
+  focus: string | null;
+  /** The pending approval's row, and how to watch whether it is on screen (returns the stop). */
+  pendingKey: string | null;
+  watchPending(row: HTMLElement): () => void;
+};
 const ListContext = createContext<ListInfo | null>(null);
 
 /** The `<ol>` virtua lays the rows out in. */
@@ -252,13 +268,42 @@ function LogList({ style, children, ref }: CustomContainerComponentProps) {
   );
 }
 
-/** The `<li>` of one row: its kind, and a mark when a jump landed on it. */
+/** Hands `el` to a ref virtua gave (a callback or an object); returns how to take it back. */
+function attachRef(ref: Ref<HTMLLIElement> | string | undefined, el: HTMLLIElement): () => void {
+  if (typeof ref === "function") {
+    const cleanup = ref(el);
+    return typeof cleanup === "function" ? cleanup : () => ref(null);
+  }
+  if (ref && typeof ref === "object") {
+    ref.current = el;
+    return () => {
+      ref.current = null;
+    };
+  }
+  return () => {};
+}
+
+/** The `<li>` of one row: its kind, a mark when a jump landed on it, and, for the pending
+ * approval's row, the watch of whether it is on screen. */
 function LogItem({ style, index, children, ref }: CustomItemComponentProps) {
   const info = useContext(ListContext);
-  const focused = info !== null && info.focus !== null && info.keys[index] === info.focus;
+  const key = info?.keys[index];
+  const focused = info !== null && info.focus !== null && key === info.focus;
+  const watch = info !== null && info.pendingKey !== null && key === info.pendingKey ? info.watchPending : null;
+  const attach = useCallback(
+    (el: HTMLLIElement) => {
+      const detach = attachRef(ref, el);
+      const unwatch = watch?.(el);
+      return () => {
+        unwatch?.();
+        detach();
+      };
+    },
+    [ref, watch],
+  );
   return (
     <li
-      ref={ref}
+      ref={attach}
       style={style}
       data-kind={info?.kinds[index]}
       data-key={info?.keys[index]}
