@@ -162,6 +162,29 @@ async fn api_needs_the_right_bearer_token() {
     assert_eq!(json(not_json).await["code"], "invalid_input");
 }
 
+/// Through `serve` as through `skald api`: paging left out takes the defaults.
+#[tokio::test]
+async fn list_sessions_without_paging_answers_the_first_page() {
+    let f = Fixture::new();
+    let s = f.start();
+    let http = reqwest::Client::new();
+    for (params, page, per_page) in [
+        (serde_json::json!({}), 1, 20),
+        (serde_json::json!({"query": {"source": "web"}}), 1, 20),
+        (serde_json::json!({"query": {"page": 2}}), 2, 20),
+    ] {
+        let resp = s.op(&http, "list_sessions", params.clone()).await;
+        assert_eq!(resp.status(), 200, "{params}");
+        let body = json(resp).await;
+        assert_eq!(
+            (body["page"].as_u64(), body["per_page"].as_u64()),
+            (Some(page), Some(per_page))
+        );
+    }
+    let empty_body = s.authed(http.post(s.url("/api/list_sessions"))).send().await.unwrap();
+    assert_eq!(empty_body.status(), 200);
+}
+
 #[tokio::test]
 async fn api_calls_from_another_sites_page_are_refused_even_with_the_token() {
     let f = Fixture::new();
