@@ -16,6 +16,7 @@ use skald_protocol::{
 };
 use tokio::sync::broadcast::error::RecvError;
 
+use super::prompt::Prompt;
 use super::show::{self, Review};
 use super::slash::{self, Input, Slash};
 use crate::exit;
@@ -28,7 +29,7 @@ pub struct ChatArgs {
     pub new: bool,
     pub approve_all: bool,
     pub no_wait: bool,
-    pub message: String,
+    pub message: Prompt,
 }
 
 /// The session `skald new` / `/new` / `chat --new` starts.
@@ -52,7 +53,12 @@ pub async fn run(engine: &Engine, args: ChatArgs, out: &Output) -> Result<u8, Ap
         park_mode: ParkMode::Exit,
     };
     let new = NewArgs { source: args.source.clone(), agent: args.agent.clone(), workdir: explicit };
-    let message = match slash::parse(&args.message)? {
+    let input = if args.message.typed {
+        slash::parse(&args.message.text)?
+    } else {
+        Input::Message(&args.message.text)
+    };
+    let message = match input {
         Input::Command(command, rest) => {
             if args.approve_all || args.new {
                 return Err(ApiError::new(
