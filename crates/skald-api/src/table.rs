@@ -20,7 +20,11 @@ use crate::declare::operations;
 operations! {
     /// One page of the session list, newest first, filtered as the query says.
     list_sessions {
-        params: ListSessionsParams { query: SessionListQuery },
+        params: ListSessionsParams {
+            /// Left out, or in part: the first page of all sessions, `DEFAULT_PER_PAGE` long.
+            #[serde(default)]
+            query: SessionListQuery,
+        },
         result: Page<SessionSummary>,
         errors: [Storage],
         events: [],

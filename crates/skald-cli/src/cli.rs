@@ -55,8 +55,15 @@ pub enum Command {
         /// time the app or `skald serve` runs (`skald tasks list` shows them).
         #[arg(long)]
         no_wait: bool,
-        /// The message.
-        message: String,
+        /// The message; `-` reads it from stdin (for a prompt longer than the argument limit:
+        /// `skald chat - < prompt.md`). Text read from stdin or a file is sent as written (no
+        /// / command), without its trailing line ends.
+        #[arg(required_unless_present = "file")]
+        message: Option<String>,
+        /// Read the message from PATH (a regular UTF-8 file; a FIFO, a device or a directory is
+        /// refused) instead of the MESSAGE argument.
+        #[arg(long, value_name = "PATH", conflicts_with = "message")]
+        file: Option<PathBuf>,
     },
     /// Start a new session for the source and print its id; the old session's bypasses end
     /// (the app's /new).

@@ -18,8 +18,11 @@ pub struct Page<T> {
     pub per_page: u32,
 }
 
-/// Filter and pagination of the session list.
+/// Filter and pagination of the session list. Every field may be left out: a caller that names
+/// none gets the first page of all sessions at the default page size (a misspelt field is
+/// refused rather than quietly replaced by its default).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(default, deny_unknown_fields)]
 pub struct SessionListQuery {
     /// Only sessions of this source (`web`, `tic`, `cron`, ...); `None` = all.
     pub source: Option<String>,

@@ -3,7 +3,11 @@
 
 import type { JsonValue, ErrorCode, Page, SearchQuery, SearchResults, SessionMatches, SessionListQuery, SessionSummary, SessionMeta, ReconcileChoice, InterruptedCall, DebugMessage, SessionDetail, ItemRef, WindowQuery, SessionWindow, SendResult, SessionUsage, CompactResult, SessionRef, StopResult, TaskInfo, TurnStatus, ToolGroupsReset, RunContext, Answer, Inbox, DecisionInput, Decision, BypassView, LlmClientInput, SettingsView, ConnectionTest, ApprovalRuleView, ApprovalRuleInput, AgentSummary, McpServerInfo, McpServerInput, AgentDefinition, AgentDetail, EventKind } from "./bindings";
 
-export type ListSessionsParams = { query: SessionListQuery, };
+export type ListSessionsParams = { 
+/**
+ * Left out, or in part: the first page of all sessions, `DEFAULT_PER_PAGE` long.
+ */
+query: SessionListQuery, };
 
 export type SessionDetailParams = { session_id: number, };
 

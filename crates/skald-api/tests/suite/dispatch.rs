@@ -69,6 +69,27 @@ async fn malformed_params_are_invalid_input_naming_the_operation_and_the_field()
     assert!(nested.message.contains("input.approved"), "{}", nested.message);
 }
 
+/// A person writing `{}` or `{"query": {"page": 2}}` means the first (or second) page at the
+/// default size: the paging fields left out take the defaults, a wrong one is still refused.
+#[tokio::test]
+async fn list_sessions_takes_the_default_paging_for_what_is_left_out() {
+    let rig = rig().await;
+    for id in 1..=3 {
+        web(&rig, "new_session", json!({ "source": format!("s{id}") })).await.unwrap();
+    }
+    let paging = |v: &Value| (v["page"].clone(), v["per_page"].clone(), v["total"].clone());
+    let none = web(&rig, "list_sessions", Value::Null).await.unwrap();
+    assert_eq!(paging(&none), (json!(1), json!(20), json!(3)), "{none}");
+    let empty = web(&rig, "list_sessions", json!({ "query": {} })).await.unwrap();
+    assert_eq!(paging(&empty), (json!(1), json!(20), json!(3)), "{empty}");
+    let part = web(&rig, "list_sessions", json!({ "query": { "per_page": 2, "page": 2 } })).await;
+    let part = part.unwrap();
+    assert_eq!(paging(&part), (json!(2), json!(2), json!(3)), "{part}");
+    assert_eq!(part["items"].as_array().map(Vec::len), Some(1), "{part}");
+    let typo = web(&rig, "list_sessions", json!({ "query": { "pages": 2 } })).await.unwrap_err();
+    assert_eq!(typo.code, ErrorCode::InvalidInput);
+}
+
 #[tokio::test]
 async fn results_have_the_declared_shape_whichever_shell_asks() {
     let rig = rig().await;

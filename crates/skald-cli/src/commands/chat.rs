@@ -16,6 +16,7 @@ use skald_protocol::{
 };
 use tokio::sync::broadcast::error::RecvError;
 
+use super::prompt::Prompt;
 use super::show::{self, Review};
 use super::slash::{self, Input, Slash};
 use crate::exit;
@@ -28,7 +29,7 @@ pub struct ChatArgs {
     pub new: bool,
     pub approve_all: bool,
     pub no_wait: bool,
-    pub message: String,
+    pub message: Prompt,
 }
 
 /// The session `skald new` / `/new` / `chat --new` starts.
@@ -52,7 +53,12 @@ pub async fn run(engine: &Engine, args: ChatArgs, out: &Output) -> Result<u8, Ap
         park_mode: ParkMode::Exit,
     };
     let new = NewArgs { source: args.source.clone(), agent: args.agent.clone(), workdir: explicit };
-    let message = match slash::parse(&args.message)? {
+    let input = if args.message.typed {
+        slash::parse(&args.message.text)?
+    } else {
+        Input::Message(&args.message.text)
+    };
+    let message = match input {
         Input::Command(command, rest) => {
             if args.approve_all || args.new {
                 return Err(ApiError::new(
@@ -86,7 +92,7 @@ pub async fn run(engine: &Engine, args: ChatArgs, out: &Output) -> Result<u8, Ap
         return queued(engine, session_id, &receipt.waiting_for, out).await;
     }
     let waits = if args.no_wait { Tasks::Leave } else { Tasks::Wait };
-    follow(engine, session_id, events, waits, out).await
+    follow(engine, session_id, events, waits, Idle::Unexpected, out).await
 }
 
 fn canonical_workdir(dir: &Path) -> Result<PathBuf, ApiError> {
@@ -262,6 +268,15 @@ fn cost_line(u: &SessionUsage) -> String {
     }
 }
 
+/// Whether `follow` says so when the turn it followed had nothing to do (a `resume` of a session
+/// whose last turn already answered and has nothing waiting).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Idle {
+    Say,
+    /// A turn `chat` started always has its message to answer.
+    Unexpected,
+}
+
 /// What `follow` does with the background tasks the turn started when the turn has answered.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Tasks {
@@ -319,7 +334,7 @@ pub async fn resume(
     if !out.is_json() && mode == ParkMode::Wait {
         out.line(&format!("resuming session {session_id}; approve or deny from another terminal with `skald approve` / `skald deny`"));
     }
-    follow(engine, session_id, events, Tasks::Wait, out).await
+    follow(engine, session_id, events, Tasks::Wait, Idle::Say, out).await
 }
 
 /// Prints the session's events until the engine's turn ends (Ctrl-C stops it, then waits for
@@ -331,6 +346,7 @@ async fn follow(
     session_id: i64,
     mut events: tokio::sync::broadcast::Receiver<EventEnvelope>,
     tasks: Tasks,
+    idle: Idle,
     out: &Output,
 ) -> Result<u8, ApiError> {
     let mut printer = Printer::default();
@@ -358,12 +374,25 @@ async fn follow(
     let mut outcome = outcome.ok_or_else(|| {
         ApiError::new(ErrorCode::Internal, format!("no turn of session {session_id} ran here"))
     })?;
+    let mut waited = false;
     if matches!(outcome, TurnOutcome::Final { .. }) {
-        outcome = follow_tasks(engine, session_id, &mut events, &mut printer, tasks, out)
-            .await?
-            .unwrap_or(outcome);
+        let after_tasks =
+            follow_tasks(engine, session_id, &mut events, &mut printer, tasks, out).await?;
+        waited = after_tasks.is_some();
+        outcome = after_tasks.unwrap_or(outcome);
     }
     printer.finish(out);
+    // The answer was there before: without a line the person cannot tell that nothing ran.
+    if let TurnOutcome::Final { content, .. } = &outcome
+        && idle == Idle::Say
+        && !printer.saw_work
+        && !waited
+    {
+        out.note(&format!(
+            "session {session_id}: nothing to resume (the last turn ended with its answer: {})",
+            first_line(content)
+        ));
+    }
     Ok(match outcome {
         TurnOutcome::Final { .. } => exit::OK,
         TurnOutcome::Parked { .. } => {
@@ -584,6 +613,8 @@ fn drain(
 #[derive(Default)]
 struct Printer {
     mid_line: bool,
+    /// Whether the session did anything but start and end a turn (a resume may find nothing).
+    saw_work: bool,
     /// Lines from outside the answer being streamed (background tasks' progress), held until
     /// its line ends so they never cut a word in two.
     deferred: Vec<String>,
@@ -615,6 +646,9 @@ impl Printer {
     }
 
     fn print(&mut self, ev: &EventEnvelope, out: &Output) -> Result<(), ApiError> {
+        if !matches!(ev.event, Event::TurnRunning { .. } | Event::TurnEnded { .. }) {
+            self.saw_work = true;
+        }
         if out.is_json() {
             return out.json(ev);
         }

@@ -6,6 +6,7 @@ mod approvals;
 mod bypasses;
 mod chat;
 mod mcp;
+mod prompt;
 mod serve;
 mod sessions;
 mod show;
@@ -49,7 +50,8 @@ async fn dispatch(engine: &Engine, command: Command, out: &Output) -> Result<u8,
         Command::Api { op, params } => {
             api::run(engine, op.as_deref().unwrap_or_default(), params.as_deref(), out).await
         }
-        Command::Chat { source, agent, workdir, new, approve_all, no_wait, message } => {
+        Command::Chat { source, agent, workdir, new, approve_all, no_wait, message, file } => {
+            let message = prompt::read(message, file.as_deref())?;
             let args =
                 chat::ChatArgs { source, agent, workdir, new, approve_all, no_wait, message };
             chat::run(engine, args, out).await

@@ -21,6 +21,16 @@ pub(crate) async fn require_bearer(
     match bearer(request.headers()) {
         Some(presented) if state.token_matches(presented) => {}
         Some(_) => return unauthorized("invalid token").into_response(),
+        // Never checked, so a token in a URL (logs, history, Referer) never opens the API.
+        None if has_query_token(request.uri().query()) => {
+            return HttpError::new(
+                ErrorCode::Unauthorized,
+                "the API takes the token in the `Authorization: Bearer <token>` header, not in \
+                 `?token=` (only the page and `/api/ws` read it from the URL); the token is in \
+                 DIR/serve.token",
+            )
+            .into_response();
+        }
         None => {
             return unauthorized("missing `Authorization: Bearer <token>` header").into_response();
         }
@@ -59,6 +69,11 @@ pub(crate) fn unauthorized(message: &str) -> HttpError {
     )
 }
 
+/// Whether the query string carries a `token` parameter (with or without a value).
+fn has_query_token(query: Option<&str>) -> bool {
+    query.is_some_and(|q| q.split('&').any(|pair| pair.split('=').next() == Some("token")))
+}
+
 /// The token from an `Authorization: Bearer ...` header, if there is one.
 pub(crate) fn bearer(headers: &HeaderMap) -> Option<&str> {
     let value = headers.get(header::AUTHORIZATION)?.to_str().ok()?;
@@ -92,5 +107,13 @@ mod tests {
         assert_eq!(bearer(&headers("Basic abc")), None);
         assert_eq!(bearer(&headers("Bearerabc")), None);
         assert_eq!(bearer(&HeaderMap::new()), None);
+    }
+
+    #[test]
+    fn a_query_token_is_found_by_its_name_only() {
+        assert!(has_query_token(Some("token=abc")));
+        assert!(has_query_token(Some("x=1&token")));
+        assert!(!has_query_token(Some("tokens=abc&x=token")));
+        assert!(!has_query_token(None));
     }
 }

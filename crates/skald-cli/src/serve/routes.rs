@@ -2,6 +2,7 @@
 //! with its params as the JSON body), the event stream, and the UI.
 
 use axum::body::Bytes;
+use axum::extract::DefaultBodyLimit;
 use axum::extract::{OriginalUri, Path, State};
 use axum::http::{Method, StatusCode};
 use axum::routing::{get, post};
@@ -9,13 +10,19 @@ use axum::{Json, Router, middleware};
 use skald_api::Caller;
 use skald_protocol::ErrorCode;
 
+use super::body_limit::{self, MAX_BODY_BYTES};
 use super::errors::HttpError;
-use super::{ServeState, auth, static_ui, ws};
+use super::{ServeState, auth, json_errors, static_ui, ws};
 
 pub(crate) fn app(state: ServeState) -> Router {
     // Everything under /api except the WebSocket needs the bearer header.
     let api = Router::new()
-        .route("/{op}", post(operation))
+        .route(
+            "/{op}",
+            post(operation)
+                .layer(DefaultBodyLimit::max(MAX_BODY_BYTES))
+                .layer(middleware::from_fn(body_limit::refuse_declared)),
+        )
         .fallback(api_not_found)
         .method_not_allowed_fallback(api_method_not_allowed)
         .layer(middleware::from_fn_with_state(state.clone(), auth::require_bearer));
@@ -24,6 +31,8 @@ pub(crate) fn app(state: ServeState) -> Router {
         .route("/api/ws", get(ws::upgrade))
         .nest("/api", api)
         .fallback(static_ui::serve)
+        // Outermost, so the errors of the auth guard's neighbours (axum's own) are JSON too.
+        .layer(middleware::from_fn(json_errors::as_json))
         .with_state(state)
 }
 

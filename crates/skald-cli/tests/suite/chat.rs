@@ -1,6 +1,6 @@
-//! `skald chat` and `skald stop` as processes against the fake provider (in this test process,
-//! over loopback HTTP): exit codes, `--json` event lines, the debug tree after a write, and a
-//! stop sent from another process.
+//! `skald chat`, `skald resume` and `skald stop` as processes against the fake provider (in this
+//! test process, over loopback HTTP): exit codes, `--json` event lines, the debug tree after a
+//! write, a resume with nothing to do, and a stop sent from another process.
 
 use std::path::Path;
 use std::process::Stdio;
@@ -300,4 +300,26 @@ async fn slash_commands_run_on_the_active_session_and_a_double_slash_sends_one()
     let created: serde_json::Value = serde_json::from_str(&out).unwrap();
     assert_eq!(created, json!({"session_id": 2, "ended_bypasses": []}));
     assert_eq!(fake.requests().len(), 1, "no command reached the model");
+}
+
+/// `skald resume` on a session whose turn already answered says so instead of printing nothing.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn resume_of_an_answered_session_says_there_is_nothing_to_resume() {
+    let fake = FakeLlm::start().await.unwrap();
+    let (_dir, data, work) = dirs();
+    fake.push(Reply::text("All done here."));
+    let mut chat = cli(&fake, &data);
+    chat.args(["chat", "--workdir"]).arg(&work).arg("hello");
+    let (code, stdout, stderr) = run(chat).await;
+    assert_eq!(code, 0, "stdout: {stdout}\nstderr: {stderr}");
+
+    let mut resume = cli(&fake, &data);
+    resume.args(["resume", "--session", "1"]);
+    let (code, stdout, stderr) = run(resume).await;
+    assert_eq!(code, 0, "stdout: {stdout}\nstderr: {stderr}");
+    assert_eq!(
+        stdout.trim_end(),
+        "session 1: nothing to resume (the last turn ended with its answer: All done here.)"
+    );
+    assert_eq!(fake.requests().len(), 1, "the resume asked the model nothing");
 }

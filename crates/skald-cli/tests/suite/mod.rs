@@ -9,6 +9,7 @@ mod matrix;
 mod mcp;
 mod one_runtime;
 mod processes;
+mod prompts;
 mod search;
 mod serve;
 mod serve_chat;

@@ -116,3 +116,21 @@ async fn stored_model_text_is_shown_as_text_by_sessions_show_and_list() {
     assert!(out.contains(r"a\nb \u{202e}"), "{out}");
     assert!(!out.chars().any(|c| c == '\u{1b}' || c == '\r' || c == '\u{202e}'), "{out:?}");
 }
+
+/// `skald api list_sessions` without params, or with part of the paging, uses the defaults a
+/// person expects (first page, 20 a page) instead of refusing the call.
+#[test]
+fn api_list_sessions_fills_in_the_paging_left_out() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path().to_str().unwrap();
+    let paging = |args: &[&str]| {
+        let out = skald(&[&["--data-dir", d, "api", "list_sessions"], args].concat());
+        assert_eq!(out.status.code(), Some(0), "{args:?}: {}", stderr(&out));
+        let v: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
+        (v["page"].as_u64(), v["per_page"].as_u64())
+    };
+    assert_eq!(paging(&[]), (Some(1), Some(20)));
+    assert_eq!(paging(&["{}"]), (Some(1), Some(20)));
+    assert_eq!(paging(&[r#"{"query":{"page":3}}"#]), (Some(3), Some(20)));
+    assert_eq!(paging(&[r#"{"query":{"per_page":5,"source":"tic"}}"#]), (Some(1), Some(5)));
+}
