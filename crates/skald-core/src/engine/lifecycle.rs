@@ -9,6 +9,8 @@ use tokio::task::AbortHandle;
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
+use skald_protocol::{Event, EventEnvelope};
+
 use super::Engine;
 use crate::turn::TurnOutcome;
 
@@ -154,6 +156,9 @@ impl Engine {
                     // Taking the session clears the dead row (and checks nobody took it since).
                     let Ok(lease) = self.acquire(id).await else { continue };
                     lease.release().await;
+                    // The dead process may have committed rows whose events it never
+                    // appended: every viewer of the session reads it again.
+                    self.resync_viewers(id).await;
                     // A compaction died, or the turn had ended: the dead row was all there was.
                     if self.owes_work(id).await && self.continue_in_background(id).await {
                         tracing::info!(session_id = id, "continuing a turn a dead process left");
@@ -161,6 +166,20 @@ impl Engine {
                 }
             }
             Err(e) => tracing::warn!("cannot look for turns a dead process left: {e}"),
+        }
+    }
+
+    /// Sends a `resync` for the session through the outbox (see `EventBus::send_resync`).
+    async fn resync_viewers(&self, session_id: i64) {
+        match self.store().session(session_id).await {
+            Ok(session) => self.inner.events.send_resync(EventEnvelope::session(
+                session_id,
+                &session.source,
+                Event::Resync {},
+            )),
+            Err(e) => {
+                tracing::warn!(session_id, "cannot tell viewers to read a session again: {e}")
+            }
         }
     }
 

@@ -128,6 +128,15 @@ impl EventBus {
         let _ = self.local.send(envelope);
     }
 
+    /// Tells the clients of every process, and those that resume from a sequence, to read the
+    /// session again: a `resync` that goes through the outbox. It repairs the one gap the outbox
+    /// has (a process killed between a commit and the append of its events): the engine that
+    /// takes back a dead process's turn sends it, so a viewer never keeps a view that misses rows.
+    pub fn send_resync(&self, envelope: EventEnvelope) {
+        let _ = self.pump.send(Pumped::Event { envelope: envelope.clone(), outboxed: true });
+        let _ = self.local.send(envelope);
+    }
+
     /// This process's events from now on, at once, without sequences.
     pub(crate) fn subscribe_local(&self) -> broadcast::Receiver<EventEnvelope> {
         self.local.subscribe()

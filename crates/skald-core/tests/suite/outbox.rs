@@ -203,3 +203,47 @@ async fn a_feed_that_falls_behind_reads_what_it_missed_from_the_outbox() {
     let expected: Vec<i64> = (start + 1..=start + 1_200).collect();
     assert_eq!(got, expected);
 }
+
+/// A process killed between committing a turn's rows and appending their events leaves its
+/// viewers short of those rows. The engine that takes the dead process's turn back sends a
+/// `resync` for the session through the outbox, so a client following another engine, and one
+/// resuming from a sequence before it, both read the session again.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn taking_back_a_dead_process_turn_tells_every_viewer_to_read_the_session_again() {
+    let fake = skald_testkit::FakeLlm::start().await.unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    let viewer = super::auto_resume::open(&data, &fake, false).await;
+    let sid = viewer.new_session("web").await.unwrap();
+    viewer.flush_events().await;
+    let mut feed = viewer.subscribe_feed(None).await.unwrap();
+    let since = next(&mut feed).await.seq.expect("subscribed says where the stream goes on");
+
+    // A process on this host held the session mid-turn and died there.
+    let store = skald_store::Store::open_in_dir(&data).await.unwrap();
+    let dead = skald_store::repo::instances::Instance::new(
+        &skald_core::session::process::host_name(),
+        super::lifecycle::dead_pid(),
+        chrono::Utc::now(),
+    );
+    store.register_instance(&dead).await.unwrap();
+    store.claim_runner(sid, &dead, &|_| true).await.unwrap();
+
+    let app = super::auto_resume::open(&data, &fake, true).await;
+    let resync = loop {
+        let e = next(&mut feed).await;
+        if matches!(e.event, Event::Resync {}) {
+            break e;
+        }
+    };
+    assert_eq!(resync.session_id, Some(sid), "{resync:?}");
+    assert!(resync.seq.is_some_and(|s| s > since), "it went through the outbox: {resync:?}");
+
+    let mut resumed = viewer.subscribe_feed(Some(since)).await.unwrap();
+    assert_eq!(next(&mut resumed).await.event, Event::Subscribed {});
+    let replayed = next(&mut resumed).await;
+    assert_eq!((replayed.event, replayed.session_id), (Event::Resync {}, Some(sid)));
+    assert!(!store.session_held(sid, &|_| true).await.unwrap(), "the dead row is gone");
+    app.shutdown(Duration::from_secs(5)).await;
+    viewer.shutdown(Duration::from_secs(5)).await;
+}
