@@ -13,7 +13,8 @@ use crate::exit;
 use crate::output::Output;
 use crate::serve::{self, ServeOptions, UiDir, token};
 
-/// Environment variable naming a UI build folder to serve instead of the checkout's `ui/dist`.
+/// Environment variable naming a UI build folder to serve instead of the embedded or checkout UI
+/// (for UI development: a rebuild shows on reload, no Rust rebuild).
 const UI_DIR_ENV: &str = "SKALD_UI_DIR";
 
 /// How long running turns get to record that they were stopped, on SIGTERM or Ctrl-C (the
@@ -44,11 +45,8 @@ pub async fn run(data_dir: Option<PathBuf>, port: u16, out: &Output) -> Result<u
         std::env::var_os(UI_DIR_ENV).map(PathBuf::from),
         std::env::current_exe().ok(),
     );
-    if !ui.is_built() {
-        eprintln!(
-            "skald: note: no built web UI in {} (run `npm --prefix ui run build`, or set {UI_DIR_ENV}); the API works anyway",
-            ui.path().display()
-        );
+    if let Some(note) = ui.not_built_note() {
+        eprintln!("skald: note: {note}");
     }
     let shutdown = CancellationToken::new();
     let app = serve::router(ServeOptions {

@@ -2,13 +2,14 @@
 //!
 //! Layout: `routes` is the one place routes are declared (`POST /api/<op>` for every operation of
 //! the `skald_api` table, `/api/ws`, the UI); `auth` guards `/api/*` with the bearer token; `ws`
-//! streams engine events; `static_ui` serves `ui/dist`; `errors` maps `ApiError` to HTTP and
+//! streams engine events; `static_ui` serves the web UI (`SKALD_UI_DIR`, else the build
+//! `embedded_ui` holds, else the checkout's `ui/dist`); `errors` maps `ApiError` to HTTP and
 //! `json_errors` gives axum's own errors under `/api` the same JSON shape; `body_limit` caps a
-//! request body. No engine logic lives
-//! here.
+//! request body. No engine logic lives here.
 
 mod auth;
 mod body_limit;
+mod embedded_ui;
 mod errors;
 mod json_errors;
 mod routes;
