@@ -32,7 +32,7 @@ scripts/unused-workspace-deps.sh
 step "rust: licenses and sources of the dependency tree (cargo deny, deny.toml)"
 cargo deny --locked check licenses bans sources
 
-step "ui: build (embedded by the desktop crate)"
+step "ui: build (embedded by the desktop crate and by skald, so before any Rust build)"
 npm --prefix ui run build
 
 step "rust: clippy"
@@ -60,9 +60,10 @@ export SKALD_MCP_EVERYTHING
 # is run by hand (crates/skald-core/tests/suite/local_llm.rs says how).
 # The reliability matrix's row tests run here with the rest and record their rows; the committed
 # docs/reliability.md must be what this run recorded (scripts/reliability.sh rewrites it).
+# SKALD_REQUIRE_EMBEDDED_UI: the UI was built above, so a skald without it embedded is a failure.
 step "rust: tests"
 matrix_rows=$(mktemp)
-SKALD_MATRIX_OUT="$matrix_rows" \
+SKALD_MATRIX_OUT="$matrix_rows" SKALD_REQUIRE_EMBEDDED_UI=1 \
   cargo nextest run --workspace --locked --no-fail-fast --run-ignored all \
   -E 'not test(/local_llm/) and not test(/kill_harness/)'
 

@@ -13,6 +13,7 @@ mod prompts;
 mod search;
 mod serve;
 mod serve_chat;
+mod serve_installed;
 mod serve_live;
 mod sessions;
 mod tasks;
