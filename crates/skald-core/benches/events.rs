@@ -89,7 +89,7 @@ fn tail_read(c: &mut Criterion) {
     rt.block_on(async {
         for _ in 0..100 {
             let batch: Vec<_> = std::iter::repeat_n(&event, 200).collect();
-            store.append_events("bench", &batch, None).await.unwrap();
+            store.append_events("bench", &batch).await.unwrap();
         }
     });
     let head = rt.block_on(store.outbox_head()).unwrap();

@@ -34,14 +34,19 @@
 //! step: `cargo nextest run -p skald-cli --run-ignored only kill_harness --no-capture`.
 #![cfg(target_os = "linux")]
 
+use std::collections::BTreeSet;
 use std::os::unix::fs::MetadataExt;
 use std::os::unix::process::ExitStatusExt;
 use std::path::{Path, PathBuf};
 use std::process::ExitStatus;
+use std::sync::Arc;
 use std::time::Duration;
 
 use serde_json::json;
-use skald_protocol::{DebugMessage, Inbox, InterruptedCall, SessionDetail, ToolStatus, TurnEnd};
+use skald_protocol::{
+    DebugMessage, Event, Inbox, InterruptedCall, SessionDetail, ToolStatus, TurnEnd,
+};
+use skald_store::{Store, SystemClock};
 use skald_testkit::{FakeLlm, Reply, ScriptedToolCall, When};
 use tokio::process::Command;
 
@@ -549,6 +554,61 @@ fn check_recovered(
     Ok(())
 }
 
+/// Every change a client is told about has its event in the outbox, whenever the process died:
+/// each message of the user, a model or a delegating agent (`user_message`, `thinking`, `done`,
+/// `interim_answer`) and each call that ended (`tool_done`, `tool_error`, `tool_cancelled`,
+/// `tool_rejected`). An event appended after its change committed, as a separate write, is
+/// missing at the kill points between the two.
+async fn events_ride_their_changes(data: &Path) -> Result<(), String> {
+    let store = Store::open(&data.join(skald_store::DB_FILE_NAME), Arc::new(SystemClock))
+        .await
+        .map_err(|e| e.to_string())?;
+    let (mut said_messages, mut said_calls) = (BTreeSet::new(), BTreeSet::new());
+    for row in store.outbox_after(0, i64::MAX).await.map_err(|e| e.to_string())? {
+        match row.envelope().map_err(|e| e.to_string())?.event {
+            Event::UserMessage { message_id, .. }
+            | Event::Thinking { message_id, .. }
+            | Event::Done { message_id, .. }
+            | Event::InterimAnswer { message_id, .. } => {
+                said_messages.insert(message_id);
+            }
+            Event::ToolDone { tool_call_id, .. }
+            | Event::ToolError { tool_call_id, .. }
+            | Event::ToolCancelled { tool_call_id }
+            | Event::ToolRejected { tool_call_id, .. } => {
+                said_calls.insert(tool_call_id);
+            }
+            _ => {}
+        }
+    }
+    let (mut unsaid_messages, mut unsaid_calls) = (Vec::new(), Vec::new());
+    // Session ids are small and dense in a fresh data dir.
+    for session_id in 1..=32 {
+        let Ok(frames) = store.frames(session_id).await else { continue };
+        for frame in frames {
+            for m in store.messages_for_stack(frame.id).await.map_err(|e| e.to_string())? {
+                let told = matches!(m.role.as_str(), "user" | "assistant" | "agent");
+                if told && !m.is_synthetic && !said_messages.contains(&m.id) {
+                    unsaid_messages.push((m.id, m.role));
+                }
+            }
+        }
+        for call in store.tool_calls_for_session(session_id).await.map_err(|e| e.to_string())? {
+            let ended =
+                matches!(call.status.as_str(), "done" | "failed" | "cancelled" | "rejected");
+            if ended && !said_calls.contains(&call.id) {
+                unsaid_calls.push((call.id, call.name, call.status));
+            }
+        }
+    }
+    if unsaid_messages.is_empty() && unsaid_calls.is_empty() {
+        return Ok(());
+    }
+    Err(format!(
+        "changes stored without their events: messages {unsaid_messages:?}, calls {unsaid_calls:?}"
+    ))
+}
+
 /// Kills the run's `phase` after its `k`-th write, as the next one commits (the phases before
 /// it run whole), recovers and checks. Returns what happened, or why this kill point failed.
 async fn kill_and_recover(template: &Path, phase: Phase, k: u64) -> Result<String, String> {
@@ -569,6 +629,8 @@ async fn kill_and_recover(template: &Path, phase: Phase, k: u64) -> Result<Strin
             return Err(format!("not killed: only {} writes this time", written.len()));
         }
         let killed_after = written.last().cloned().unwrap_or_else(|| "nothing".into());
+        // Before anything opens the data dir again: what the dead process stored, it said.
+        events_ride_their_changes(&run.data).await?;
         let at_kill_pid = run.command_pid();
         // Every command's shell, the root's and the children's, dies with the engine's process
         // (parent-death signal), before anyone opens.

@@ -88,16 +88,15 @@ impl Engine {
             .question(tool_call_id)
             .await?
             .ok_or_else(|| EngineError::NotFound(format!("no question {tool_call_id}")))?;
-        let fresh = store.answer_question(tool_call_id, answer, decided_by).await?;
-        if fresh {
-            let frame = crate::session::origin::of_frame(store, q.stack_id).await?;
-            self.emit(EventEnvelope::framed(
-                q.session_id,
-                &q.source,
-                frame,
-                Event::ClarificationResolved { request_id: tool_call_id, tool_call_id },
-            ));
-        }
+        let frame = crate::session::origin::of_frame(store, q.stack_id).await?;
+        let (session_id, source) = (q.session_id, q.source.clone());
+        // Only a fresh answer commits, and only a commit says it.
+        let resolved = move |_| {
+            let event = Event::ClarificationResolved { request_id: tool_call_id, tool_call_id };
+            vec![EventEnvelope::framed(session_id, &source, frame, event)]
+        };
+        self.commit_events(store.answer_question(tool_call_id, answer, decided_by), resolved)
+            .await?;
         let resumed = self.goes_on(q.session_id).await?;
         Ok(Answer { tool_call_id, session_id: q.session_id, answer: answer.to_string(), resumed })
     }
@@ -123,33 +122,29 @@ impl Engine {
         let bypass =
             self.bypass_for_decision(&request, input.approved, input.bypass, decided_by)?;
         let granted = bypass.is_some();
-        let (row, fresh) = store
-            .decide(&NewDecision {
-                tool_call_id,
-                approved: input.approved,
-                note: note.clone(),
-                decided_by: decided_by.to_string(),
-                bypass,
-            })
-            .await?;
         let session_id = request.session_id;
-        if fresh {
-            let source = store.session(session_id).await?.source;
-            let frame = crate::session::origin::of_frame(store, request.stack_id).await?;
-            self.emit(EventEnvelope::framed(
-                session_id,
-                &source,
-                frame,
-                Event::ApprovalResolved {
-                    request_id: tool_call_id,
-                    tool_call_id,
-                    approved: input.approved,
-                },
-            ));
-            if granted {
-                self.emit_bypasses_changed(session_id, &source);
+        let source = store.session(session_id).await?.source;
+        let frame = crate::session::origin::of_frame(store, request.stack_id).await?;
+        let (approved, bypass_changed) = (input.approved, granted);
+        // Only a fresh decision commits (a repeat is a no-op), and only a commit says it.
+        let resolved = move |_| {
+            let event =
+                Event::ApprovalResolved { request_id: tool_call_id, tool_call_id, approved };
+            let mut events = vec![EventEnvelope::framed(session_id, &source, frame, event)];
+            if bypass_changed {
+                let changed = Event::BypassesChanged {};
+                events.push(EventEnvelope::session(session_id, &source, changed));
             }
-        }
+            events
+        };
+        let decision = NewDecision {
+            tool_call_id,
+            approved: input.approved,
+            note: note.clone(),
+            decided_by: decided_by.to_string(),
+            bypass,
+        };
+        let (row, _fresh) = self.commit_events(store.decide(&decision), resolved).await?;
         let bypass = match granted {
             true => self.call_bypass(tool_call_id).await?,
             false => None,

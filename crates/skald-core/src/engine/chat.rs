@@ -214,20 +214,17 @@ impl Engine {
         mode: ParkMode,
     ) -> Result<SendReceipt, EngineError> {
         let store = self.store();
-        let pending_input_id = store.add_steer(session_id, text, None).await?;
         let waiting_for = store.calls_awaiting_human(session_id).await?;
         // Steers are folded into the root frame: that is where they come from.
         let frame = origin::of_root(store, session_id).await?;
-        self.emit(EventEnvelope::framed(
-            session_id,
-            source,
-            frame,
-            Event::SteerQueued {
-                pending_input_id,
-                content: text.to_string(),
-                waiting_for: waiting_for.clone(),
-            },
-        ));
+        let (echo_source, content, waiting) =
+            (source.to_string(), text.to_string(), waiting_for.clone());
+        let queued = move |id: Option<i64>| {
+            let pending_input_id = id.unwrap_or_default();
+            let event = Event::SteerQueued { pending_input_id, content, waiting_for: waiting };
+            vec![EventEnvelope::framed(session_id, &echo_source, frame, event)]
+        };
+        self.commit_events(store.add_steer(session_id, text, None), queued).await?;
         // The turn may have ended between the busy check and the insert, or there was none:
         // then nobody would fold this steer, so it starts the work of its own.
         if let Some((lease, chain, step)) = self.claim_late_steers(session_id).await {

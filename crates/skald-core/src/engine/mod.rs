@@ -282,6 +282,16 @@ impl Engine {
         &self.inner.store
     }
 
+    /// Runs `write` with the events `build` makes (given the id of the row it created, if any)
+    /// riding its transaction; they are delivered once it committed, never when it did not.
+    pub(crate) async fn commit_events<T, E>(
+        &self,
+        write: impl std::future::Future<Output = Result<T, E>>,
+        build: impl FnOnce(Option<i64>) -> Vec<EventEnvelope> + Send + 'static,
+    ) -> Result<T, E> {
+        self.inner.events.commit_with(Box::new(build), write).await
+    }
+
     pub(crate) fn emit(&self, envelope: EventEnvelope) {
         // No subscriber is fine: events describe committed rows, which stay readable.
         self.inner.events.send(envelope);

@@ -497,15 +497,18 @@ impl Engine {
         // Without a new message the turn runs on those steers (already echoed when sent).
         crate::turn::fold_root_inputs(store, emitter, session_id, root.id).await?;
         if let Some(text) = text {
-            let message_id = store
-                .append_message(&NewMessage {
-                    stack_id: root.id,
-                    role: Some(Role::User),
-                    content: text.to_string(),
-                    ..Default::default()
+            let new = NewMessage {
+                stack_id: root.id,
+                role: Some(Role::User),
+                content: text.to_string(),
+                ..Default::default()
+            };
+            let content = text.to_string();
+            emitter
+                .commit_created(store.append_message(&new), move |message_id| {
+                    vec![Event::UserMessage { message_id, content }]
                 })
                 .await?;
-            emitter.emit(Event::UserMessage { message_id, content: text.to_string() });
         }
         // The echo goes out before anything else the turn emits.
         emitter.emit(Event::TurnRunning { running: true });
@@ -617,15 +620,18 @@ impl Engine {
             emitter.emit(Event::SteersDiscarded { pending_input_ids: dropped });
         }
         let end = outcome.end();
-        let stored = self.store().record_turn_end(session_id, emitter.frame().stack_id, &end).await;
+        // `turn_ended` rides the row that records the end.
+        let stack_id = emitter.frame().stack_id;
+        let ended = vec![Event::TurnEnded { outcome: end.clone() }];
+        let stored =
+            emitter.commit(ended, self.store().record_turn_end(session_id, stack_id, &end)).await;
         // Sent even when it could not be stored: a client must not wait for a turn that ended.
         if let Err(e) = stored {
             tracing::warn!(session_id, "cannot store how the turn ended: {e}");
+            emitter.emit(Event::TurnEnded { outcome: end });
         }
-        // An async task's child that ended reports to its parent — before `turn_ended`, so a
-        // client that sees the end finds the lease released as soon as it was.
+        // An async task's child that ended reports to its parent (a read for any other run).
         self.task_ended(session_id, outcome).await;
-        emitter.emit(Event::TurnEnded { outcome: end });
         emitter.emit(Event::TurnRunning { running: false });
     }
 }

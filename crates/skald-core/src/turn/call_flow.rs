@@ -410,22 +410,19 @@ async fn park(
         .map(|(_, d)| serde_json::to_string(d))
         .transpose()
         .map_err(|e| EngineError::Internal(format!("cannot encode a file diff: {e}")))?;
-    ctx.deps
-        .store
-        .create_approval_request(&NewApprovalRequest {
-            tool_call_id: id,
-            session_id: ctx.policy.session_id,
-            stack_id: ctx.frame.stack_id,
-            kind,
-            tool_name: name.to_string(),
-            arguments: args.to_string(),
-            path: review.as_ref().map(|(p, ..)| p.clone()).or(target_shown.clone()),
-            command: command.clone(),
-            workdir: workdir.clone(),
-            diff: diff_json,
-            summary,
-        })
-        .await?;
+    let new_request = NewApprovalRequest {
+        tool_call_id: id,
+        session_id: ctx.policy.session_id,
+        stack_id: ctx.frame.stack_id,
+        kind,
+        tool_name: name.to_string(),
+        arguments: args.to_string(),
+        path: review.as_ref().map(|(p, ..)| p.clone()).or(target_shown.clone()),
+        command: command.clone(),
+        workdir: workdir.clone(),
+        diff: diff_json,
+        summary,
+    };
     let request = match (review, command.zip(workdir), names::mcp_tool(name)) {
         (Some((path, diff)), ..) => ApprovalRequest::Write { path, diff },
         (None, Some((command, workdir)), _) => ApprovalRequest::Command { command, workdir },
@@ -434,13 +431,15 @@ async fn park(
         }
         (None, None, None) => ApprovalRequest::Other { path: target_shown },
     };
-    ctx.frame.emitter.emit(Event::ApprovalRequested {
+    let requested = Event::ApprovalRequested {
         request_id: id,
         tool_call_id: id,
         tool_name: name.to_string(),
         arguments: args.clone(),
         request,
-    });
+    };
+    let store = &ctx.deps.store;
+    ctx.frame.emitter.commit(vec![requested], store.create_approval_request(&new_request)).await?;
     Ok(())
 }
 
@@ -496,8 +495,8 @@ where
         return Ok(Waited::Got(row));
     }
     if ctx.frame.cancel.is_cancelled() {
-        ctx.deps.store.set_tool_status(id, ToolStatus::Cancelled, Some(cancelled_note)).await?;
-        ctx.frame.emitter.emit(Event::ToolCancelled { tool_call_id: id });
+        let cancelled = vec![Event::ToolCancelled { tool_call_id: id }];
+        end_call(ctx, id, ToolStatus::Cancelled, Some(cancelled_note), cancelled).await?;
         return Ok(Waited::Ended(CallFlow::Cancelled));
     }
     Ok(Waited::Ended(CallFlow::Parked(vec![id])))
@@ -517,24 +516,17 @@ async fn ask(ctx: &TurnCtx, id: i64, args: &Value) -> Result<CallFlow, EngineErr
         .map(|a| a.iter().filter_map(Value::as_str).map(str::to_string).collect())
         .unwrap_or_default();
     let suggested_json = serde_json::to_string(&suggested).unwrap_or_else(|_| "[]".into());
-    ctx.deps
-        .store
-        .create_question(
-            id,
-            ctx.policy.session_id,
-            ctx.frame.stack_id,
-            title,
-            question,
-            &suggested_json,
-        )
-        .await?;
-    ctx.frame.emitter.emit(Event::AgentQuestion {
+    let asked = Event::AgentQuestion {
         request_id: id,
         tool_call_id: id,
         title: title.to_string(),
         question: question.to_string(),
         suggested_answers: suggested,
-    });
+    };
+    let (session_id, stack_id) = (ctx.policy.session_id, ctx.frame.stack_id);
+    let create =
+        ctx.deps.store.create_question(id, session_id, stack_id, title, question, &suggested_json);
+    ctx.frame.emitter.commit(vec![asked], create).await?;
     await_answer(ctx, id).await
 }
 
@@ -544,12 +536,8 @@ async fn await_answer(ctx: &TurnCtx, id: i64) -> Result<CallFlow, EngineError> {
         Waited::Got(a) => a,
         Waited::Ended(flow) => return Ok(flow),
     };
-    ctx.deps.store.set_tool_status(id, ToolStatus::Done, Some(&answer)).await?;
-    ctx.frame.emitter.emit(Event::ToolDone {
-        tool_call_id: id,
-        result: answer,
-        result_type: ResultType::String,
-    });
+    let done = done_event(id, answer.clone());
+    end_call(ctx, id, ToolStatus::Done, Some(&answer), vec![done]).await?;
     Ok(CallFlow::Continue)
 }
 
@@ -613,23 +601,16 @@ async fn execute_cleared(
                 })?;
                 ctx.deps.store.record_file_diff(id, &json).await?;
             }
-            ctx.deps.store.set_tool_status(id, ToolStatus::Done, Some(&out.text)).await?;
-            ctx.frame.emitter.emit(Event::ToolDone {
-                tool_call_id: id,
-                result: out.text,
-                result_type: ResultType::String,
-            });
+            let mut events = vec![done_event(id, out.text.clone())];
             if let Some((path, diff)) = changed {
-                ctx.frame.emitter.emit(Event::FileChanged { path, tool_call_id: id, diff });
+                events.push(Event::FileChanged { path, tool_call_id: id, diff });
             }
+            end_call(ctx, id, ToolStatus::Done, Some(&out.text), events).await?;
             Ok(CallFlow::Continue)
         }
         Err(ToolError::Cancelled) => {
-            ctx.deps
-                .store
-                .set_tool_status(id, ToolStatus::Cancelled, Some(CANCELLED_RUNNING))
-                .await?;
-            ctx.frame.emitter.emit(Event::ToolCancelled { tool_call_id: id });
+            let cancelled = vec![Event::ToolCancelled { tool_call_id: id }];
+            end_call(ctx, id, ToolStatus::Cancelled, Some(CANCELLED_RUNNING), cancelled).await?;
             Ok(CallFlow::Cancelled)
         }
         Err(e) => fail(ctx, id, &e.to_string()).await,
@@ -643,21 +624,16 @@ pub async fn record_child_end(
     id: i64,
     end: ChildEnd,
 ) -> Result<CallFlow, EngineError> {
-    let (store, emitter) = (&ctx.deps.store, &ctx.frame.emitter);
     match end {
         ChildEnd::Answer(text) => {
-            store.set_tool_status(id, ToolStatus::Done, Some(&text)).await?;
-            emitter.emit(Event::ToolDone {
-                tool_call_id: id,
-                result: text,
-                result_type: ResultType::String,
-            });
+            let done = done_event(id, text.clone());
+            end_call(ctx, id, ToolStatus::Done, Some(&text), vec![done]).await?;
             Ok(CallFlow::Continue)
         }
         ChildEnd::Failed(message) => fail(ctx, id, &message).await,
         ChildEnd::Cancelled => {
-            store.set_tool_status(id, ToolStatus::Cancelled, Some(CANCELLED_SUBAGENT)).await?;
-            emitter.emit(Event::ToolCancelled { tool_call_id: id });
+            let cancelled = vec![Event::ToolCancelled { tool_call_id: id }];
+            end_call(ctx, id, ToolStatus::Cancelled, Some(CANCELLED_SUBAGENT), cancelled).await?;
             Ok(CallFlow::Cancelled)
         }
         ChildEnd::Parked(ids) => Ok(CallFlow::Parked(ids)),
@@ -685,26 +661,39 @@ pub async fn cancel_unstarted(ctx: &TurnCtx, ids: &[i64]) -> Result<(), EngineEr
     for id in ids {
         let row = ctx.deps.store.tool_call(*id).await?;
         if row.status()? == ToolStatus::Pending {
-            ctx.deps
-                .store
-                .set_tool_status(*id, ToolStatus::Cancelled, Some(CANCELLED_UNSTARTED))
-                .await?;
-            ctx.frame.emitter.emit(Event::ToolCancelled { tool_call_id: *id });
+            let cancelled = vec![Event::ToolCancelled { tool_call_id: *id }];
+            end_call(ctx, *id, ToolStatus::Cancelled, Some(CANCELLED_UNSTARTED), cancelled).await?;
         }
     }
     Ok(())
 }
 
 async fn reject(ctx: &TurnCtx, id: i64, reason: &str) -> Result<CallFlow, EngineError> {
-    ctx.deps.store.set_tool_status(id, ToolStatus::Rejected, Some(reason)).await?;
-    ctx.frame.emitter.emit(Event::ToolRejected { tool_call_id: id, reason: reason.to_string() });
+    let rejected = vec![Event::ToolRejected { tool_call_id: id, reason: reason.to_string() }];
+    end_call(ctx, id, ToolStatus::Rejected, Some(reason), rejected).await?;
     Ok(CallFlow::Continue)
 }
 
 async fn fail(ctx: &TurnCtx, id: i64, error: &str) -> Result<CallFlow, EngineError> {
-    ctx.deps.store.set_tool_status(id, ToolStatus::Failed, Some(error)).await?;
-    ctx.frame.emitter.emit(Event::ToolError { tool_call_id: id, error: error.to_string() });
+    let failed = vec![Event::ToolError { tool_call_id: id, error: error.to_string() }];
+    end_call(ctx, id, ToolStatus::Failed, Some(error), failed).await?;
     Ok(CallFlow::Continue)
+}
+
+/// Moves call `id` to its end `status` with `result`; `events` ride the same transaction.
+async fn end_call(
+    ctx: &TurnCtx,
+    id: i64,
+    status: ToolStatus,
+    result: Option<&str>,
+    events: Vec<Event>,
+) -> Result<(), EngineError> {
+    ctx.frame.emitter.commit(events, ctx.deps.store.set_tool_status(id, status, result)).await?;
+    Ok(())
+}
+
+fn done_event(tool_call_id: i64, result: String) -> Event {
+    Event::ToolDone { tool_call_id, result, result_type: ResultType::String }
 }
 
 fn compact_json(v: &Value) -> String {

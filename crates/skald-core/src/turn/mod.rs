@@ -178,44 +178,57 @@ async fn record_answer(
 ) -> Result<Option<TurnOutcome>, EngineError> {
     let ModelReply { turn, usage, logged, started } = reply;
     let (store, emitter, stack_id) = (&ctx.deps.store, &ctx.frame.emitter, ctx.frame.stack_id);
-    let message_id = store
-        .append_message(&NewMessage {
-            stack_id,
-            role: Some(skald_store::repo::history::Role::Assistant),
-            content: turn.content.clone(),
-            reasoning: turn.reasoning.clone(),
-            usage,
-            model: Some(turn.model.clone()),
-            cost: turn.cost,
-            ..Default::default()
-        })
-        .await?;
-    log_request(ctx, message_id, &turn.model, logged.as_ref(), started).await;
-    if turn.finish_reason.as_deref() == Some("length") {
-        emitter.emit(Event::Truncated { output_tokens: usage.map(|u| u.output_tokens) });
-    }
-    // This answer is closed for every client; the turn goes on for the steer.
-    if round < ctx.policy.max_rounds && root_input_waits(ctx).await? {
-        emitter.emit(Event::InterimAnswer {
-            message_id,
-            stack_id,
-            content: turn.content.clone(),
-            reasoning: turn.reasoning.clone(),
-            input_tokens: usage.map(|u| u.input_tokens),
-            output_tokens: usage.map(|u| u.output_tokens),
-            cost_usd: turn.cost,
+    // A steer already waiting extends the (root) turn: this answer is closed for every client
+    // and the turn goes on for the steer. Asked before the answer is stored so its event can
+    // ride the same transaction; a steer that arrives after this wakes a turn of its own.
+    let interim = round < ctx.policy.max_rounds && root_input_waits(ctx).await?;
+    let truncated = turn.finish_reason.as_deref() == Some("length");
+    let (content, reasoning, cost) = (turn.content.clone(), turn.reasoning.clone(), turn.cost);
+    let (input_tokens, output_tokens) =
+        (usage.map(|u| u.input_tokens), usage.map(|u| u.output_tokens));
+    let events = move |message_id| {
+        let mut events = Vec::with_capacity(2);
+        if truncated {
+            events.push(Event::Truncated { output_tokens });
+        }
+        events.push(if interim {
+            Event::InterimAnswer {
+                message_id,
+                stack_id,
+                content,
+                reasoning,
+                input_tokens,
+                output_tokens,
+                cost_usd: cost,
+            }
+        } else {
+            // A sub-agent's `done` ends its lane, not the turn: it comes from the child's frame.
+            Event::Done {
+                message_id,
+                stack_id,
+                content,
+                input_tokens,
+                output_tokens,
+                cost_usd: cost,
+            }
         });
+        events
+    };
+    let answer = NewMessage {
+        stack_id,
+        role: Some(skald_store::repo::history::Role::Assistant),
+        content: turn.content.clone(),
+        reasoning: turn.reasoning.clone(),
+        usage,
+        model: Some(turn.model.clone()),
+        cost: turn.cost,
+        ..Default::default()
+    };
+    let message_id = emitter.commit_created(store.append_message(&answer), events).await?;
+    log_request(ctx, message_id, &turn.model, logged.as_ref(), started).await;
+    if interim {
         return Ok(None);
     }
-    // A sub-agent's `done` ends its lane, not the turn: it comes from the child's frame.
-    emitter.emit(Event::Done {
-        message_id,
-        stack_id,
-        content: turn.content.clone(),
-        input_tokens: usage.map(|u| u.input_tokens),
-        output_tokens: usage.map(|u| u.output_tokens),
-        cost_usd: turn.cost,
-    });
     Ok(Some(TurnOutcome::Final { message_id, content: turn.content }))
 }
 
@@ -230,31 +243,34 @@ async fn record_calls(
         .iter()
         .map(|c| (c.name.clone(), c.arguments.clone(), Some(c.id.clone())))
         .collect();
-    let (message_id, call_ids) = ctx
-        .deps
-        .store
-        .append_assistant_with_calls(
-            &NewMessage {
-                stack_id: ctx.frame.stack_id,
-                content: turn.content.clone(),
-                reasoning: turn.reasoning.clone(),
-                usage: reply.usage,
-                model: Some(turn.model.clone()),
-                cost: turn.cost,
-                ..Default::default()
-            },
-            &specs,
-        )
-        .await?;
-    log_request(ctx, message_id, &turn.model, reply.logged.as_ref(), reply.started).await;
-    ctx.frame.emitter.emit(Event::Thinking {
-        message_id,
+    let (content, reasoning, cost) = (turn.content.clone(), turn.reasoning.clone(), turn.cost);
+    let (input_tokens, output_tokens) =
+        (reply.usage.map(|u| u.input_tokens), reply.usage.map(|u| u.output_tokens));
+    let thinking = move |message_id| {
+        vec![Event::Thinking {
+            message_id,
+            content,
+            reasoning,
+            input_tokens,
+            output_tokens,
+            cost_usd: cost,
+        }]
+    };
+    let message = NewMessage {
+        stack_id: ctx.frame.stack_id,
         content: turn.content.clone(),
         reasoning: turn.reasoning.clone(),
-        input_tokens: reply.usage.map(|u| u.input_tokens),
-        output_tokens: reply.usage.map(|u| u.output_tokens),
-        cost_usd: turn.cost,
-    });
+        usage: reply.usage,
+        model: Some(turn.model.clone()),
+        cost: turn.cost,
+        ..Default::default()
+    };
+    let (message_id, call_ids) = ctx
+        .frame
+        .emitter
+        .commit_created(ctx.deps.store.append_assistant_with_calls(&message, &specs), thinking)
+        .await?;
+    log_request(ctx, message_id, &turn.model, reply.logged.as_ref(), reply.started).await;
     let calls = turn
         .tool_calls
         .iter()

@@ -236,18 +236,16 @@ async fn give_task(
     agent_id: &str,
     prompt: &str,
 ) -> Result<(), EngineError> {
-    let message_id = ctx
-        .deps
-        .store
-        .append_message(&NewMessage {
-            stack_id,
-            role: Some(Role::Agent),
-            content: prompt.to_string(),
-            ..Default::default()
-        })
-        .await?;
+    let task = NewMessage {
+        stack_id,
+        role: Some(Role::Agent),
+        content: prompt.to_string(),
+        ..Default::default()
+    };
     let emitter = ctx.frame.emitter.child(stack_id, agent_id, call_id);
-    emitter.emit(Event::UserMessage { message_id, content: prompt.to_string() });
+    let content = prompt.to_string();
+    let message = move |message_id| vec![Event::UserMessage { message_id, content }];
+    emitter.commit_created(ctx.deps.store.append_message(&task), message).await?;
     Ok(())
 }
 

@@ -145,7 +145,7 @@ impl Store {
                 .await?;
             }
         }
-        tx.commit().await?;
+        self.commit(tx).await?;
         Ok(())
     }
 
@@ -253,7 +253,7 @@ impl Store {
             .fetch_one(&mut *tx)
             .await?,
         };
-        tx.commit().await?;
+        self.commit(tx).await?;
         Ok(row)
     }
 
@@ -270,7 +270,7 @@ impl Store {
 
     /// Parks a call: the call stays `pending` and the request holds what the human reviews.
     pub async fn create_approval_request(&self, r: &NewApprovalRequest) -> Result<(), StoreError> {
-        sqlx::query(
+        let insert = sqlx::query(
             "INSERT INTO approval_requests (tool_call_id, session_id, stack_id, kind, tool_name, \
              arguments, path, command, workdir, diff, summary, created_at) \
              VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) \
@@ -287,10 +287,8 @@ impl Store {
         .bind(&r.workdir)
         .bind(&r.diff)
         .bind(&r.summary)
-        .bind(self.now())
-        .execute(self.pool())
-        .await?;
-        Ok(())
+        .bind(self.now());
+        self.execute_carrying_events(insert).await
     }
 
     pub async fn approval_request(
@@ -400,7 +398,7 @@ impl Store {
                 .fetch_one(&mut *tx)
                 .await?;
         crate::repo::work::enqueue_in(&mut tx, session_id, &self.now()).await?;
-        tx.commit().await?;
+        self.commit(tx).await?;
         Ok((row, true))
     }
 

@@ -54,7 +54,7 @@ impl Store {
         let mut tx = self.begin_write().await?;
         let id = self.insert_bypass(&mut tx, b).await?;
         let row = read_bypass(&mut tx, id).await?;
-        tx.commit().await?;
+        self.commit(tx).await?;
         Ok(row)
     }
 
@@ -123,7 +123,7 @@ impl Store {
         let mut tx = self.begin_write().await?;
         let changed = self.revoke_active(&mut tx, Revoke::One(id), revoked_by).await? > 0;
         let row = read_bypass(&mut tx, id).await?;
-        tx.commit().await?;
+        self.commit(tx).await?;
         Ok((row, changed))
     }
 

@@ -87,7 +87,7 @@ impl Store {
         .execute(&mut *tx)
         .await?
         .rows_affected();
-        tx.commit().await?;
+        self.commit(tx).await?;
         Ok(root + frames)
     }
 }

@@ -111,7 +111,7 @@ impl Store {
     pub async fn append_message(&self, msg: &NewMessage) -> Result<i64, StoreError> {
         let role = msg.role.unwrap_or(Role::User);
         let usage = msg.usage;
-        Ok(sqlx::query_scalar(
+        let insert = sqlx::query_scalar(
             "INSERT INTO chat_history (session_stack_id, role, content, is_synthetic, \
              reasoning_content, input_tokens, output_tokens, cache_read_tokens, cache_write_tokens, \
              duration_ms, model, cost, metadata, created_at) \
@@ -130,9 +130,8 @@ impl Store {
         .bind(&msg.model)
         .bind(msg.cost)
         .bind(&msg.metadata)
-        .bind(self.now())
-        .fetch_one(self.pool())
-        .await?)
+        .bind(self.now());
+        self.insert_carrying_events(insert).await
     }
 
     /// Messages of one frame in id order (failed rows included; callers decide).

@@ -64,7 +64,7 @@ impl Store {
         .bind(&now)
         .execute(&mut *tx)
         .await?;
-        tx.commit().await?;
+        self.commit(tx).await?;
         Ok(())
     }
 

@@ -20,6 +20,7 @@ pub mod search;
 pub mod sessions;
 pub mod sources;
 pub mod stack;
+pub mod staged_events;
 pub mod summaries;
 pub mod tasks;
 pub mod tools;

@@ -1,6 +1,7 @@
-//! `event_outbox`: the events every process sees, in one sequence. An engine appends the events
-//! it emits (right after the change they describe committed), tails what other instances
-//! appended, and replays the rows after a client's last sequence when it reconnects.
+//! `event_outbox`: the events every process sees, in one sequence. An event that describes a
+//! change is appended in that change's transaction (`staged_events`); the rest an engine appends
+//! on their own. Engines tail it in sequence order, and it replays the rows after a client's last
+//! sequence when it reconnects.
 //!
 //! The sequence only ever has a gap at its front: rows are only deleted by `prune_outbox`, which
 //! deletes a prefix and always keeps the newest rows. So a reader that asks for the rows after
@@ -59,27 +60,54 @@ impl OutboxRow {
     }
 }
 
-/// What `append_events` did: the sequence of each appended event, in order, and the rows other
-/// instances appended after `others_after` (all below the first of ours), in sequence order.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Appended {
-    pub seqs: Vec<i64>,
-    pub others: Vec<OutboxRow>,
-}
-
 const COLUMNS: &str = "seq, instance_id, created_at, session_id, source, frame, event";
 
 impl Store {
-    /// Appends `events` as instance `instance_id` in one transaction. With `others_after`, the
-    /// same transaction also reads what other instances appended after that sequence: holding
-    /// the write lock, every row numbered below ours is committed and visible, so a caller that
-    /// publishes those first and then its own publishes in sequence order without a gap.
+    /// Appends `events` as instance `instance_id` in one transaction of their own (events no
+    /// change's transaction carried), returning their sequences in order.
     pub async fn append_events(
         &self,
         instance_id: &str,
         events: &[&EventEnvelope],
-        others_after: Option<i64>,
-    ) -> Result<Appended, StoreError> {
+    ) -> Result<Vec<i64>, StoreError> {
+        let mut tx = self.begin_write().await?;
+        let seqs = self.insert_events(&mut tx, instance_id, events).await?;
+        tx.commit().await?;
+        Ok(seqs)
+    }
+
+    /// Appends the events `take` hands over, taken while this transaction holds the write lock,
+    /// as instance `instance_id`. A writer that takes events from the same queue inside its own
+    /// transaction (a change carrying them) is thereby ordered with this one: no event is
+    /// stored after one emitted later. Returns the events taken and their sequences once stored.
+    pub async fn append_taken_events(
+        &self,
+        instance_id: &str,
+        take: impl FnOnce() -> Vec<EventEnvelope>,
+    ) -> (Vec<EventEnvelope>, Result<Vec<i64>, StoreError>) {
+        let mut tx = match self.begin_write().await {
+            Ok(tx) => tx,
+            Err(e) => return (Vec::new(), Err(e)),
+        };
+        let events = take();
+        if events.is_empty() {
+            return (events, Ok(Vec::new()));
+        }
+        let refs: Vec<&EventEnvelope> = events.iter().collect();
+        let stored = match self.insert_events(&mut tx, instance_id, &refs).await {
+            Ok(seqs) => tx.commit().await.map(|()| seqs).map_err(StoreError::from),
+            Err(e) => Err(e),
+        };
+        (events, stored)
+    }
+
+    /// Appends `events` inside `tx`, returning their sequences in order.
+    pub(crate) async fn insert_events(
+        &self,
+        tx: &mut sqlx::Transaction<'static, sqlx::Sqlite>,
+        instance_id: &str,
+        events: &[&EventEnvelope],
+    ) -> Result<Vec<i64>, StoreError> {
         let encode = |what: &'static str, e: serde_json::Error| StoreError::Corrupt {
             column: what,
             value: format!("cannot encode an event: {e}"),
@@ -97,8 +125,6 @@ impl Store {
             rows.push(serde_json::json!([envelope.session_id, envelope.source, frame, event]));
         }
         let rows = serde_json::Value::Array(rows).to_string();
-        let now = self.now();
-        let mut tx = self.begin_write().await?;
         // One statement for the whole batch (each statement is a trip to the connection's
         // thread). The rows go in in the batch's order, one writer at a time, so their
         // sequences are consecutive and ascending: sorted, they are the events' in order.
@@ -109,25 +135,12 @@ impl Store {
              FROM json_each(?3) ORDER BY key RETURNING seq",
         )
         .bind(instance_id)
-        .bind(&now)
+        .bind(self.now())
         .bind(&rows)
-        .fetch_all(&mut *tx)
+        .fetch_all(&mut **tx)
         .await?;
         seqs.sort_unstable();
-        let mut appended = Appended { seqs, others: Vec::new() };
-        if let (Some(after), Some(&first)) = (others_after, appended.seqs.first()) {
-            appended.others = sqlx::query_as(&format!(
-                "SELECT {COLUMNS} FROM event_outbox WHERE seq > ? AND seq < ? AND instance_id <> ? \
-                 ORDER BY seq"
-            ))
-            .bind(after)
-            .bind(first)
-            .bind(instance_id)
-            .fetch_all(&mut *tx)
-            .await?;
-        }
-        tx.commit().await?;
-        Ok(appended)
+        Ok(seqs)
     }
 
     /// Up to `limit` rows after sequence `after`, oldest first (one primary-key range read).

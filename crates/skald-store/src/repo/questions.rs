@@ -36,7 +36,7 @@ impl Store {
         question: &str,
         suggested_answers: &str,
     ) -> Result<(), StoreError> {
-        sqlx::query(
+        let insert = sqlx::query(
             "INSERT INTO clarification_questions (tool_call_id, session_id, stack_id, title, \
              question, suggested_answers, created_at) VALUES (?, ?, ?, ?, ?, ?, ?) \
              ON CONFLICT(tool_call_id) DO NOTHING",
@@ -47,10 +47,8 @@ impl Store {
         .bind(title)
         .bind(question)
         .bind(suggested_answers)
-        .bind(self.now())
-        .execute(self.pool())
-        .await?;
-        Ok(())
+        .bind(self.now());
+        self.execute_carrying_events(insert).await
     }
 
     pub async fn question(&self, tool_call_id: i64) -> Result<Option<QuestionRow>, StoreError> {
@@ -125,7 +123,7 @@ impl Store {
         .fetch_one(&mut *tx)
         .await?;
         crate::repo::work::enqueue_in(&mut tx, session_id, &self.now()).await?;
-        tx.commit().await?;
+        self.commit(tx).await?;
         Ok(true)
     }
 

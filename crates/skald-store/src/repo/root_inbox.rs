@@ -94,16 +94,15 @@ impl Store {
         content: &str,
         metadata: Option<&str>,
     ) -> Result<i64, StoreError> {
-        Ok(sqlx::query_scalar(
+        let insert = sqlx::query_scalar(
             "INSERT INTO pending_inputs (session_id, content, metadata, created_at, kind) \
              VALUES (?, ?, ?, ?, 'steer') RETURNING id",
         )
         .bind(session_id)
         .bind(content)
         .bind(metadata)
-        .bind(self.now())
-        .fetch_one(self.pool())
-        .await?)
+        .bind(self.now());
+        self.insert_carrying_events(insert).await
     }
 
     /// The one "owes input" check: whether any input of any kind waits for the root frame.
@@ -165,7 +164,7 @@ impl Store {
                 folded.push(f);
             }
         }
-        tx.commit().await?;
+        self.commit(tx).await?;
         Ok(folded)
     }
 
@@ -187,7 +186,7 @@ impl Store {
             return Ok(None);
         };
         let folded = self.fold_one(&mut tx, id, stack_id).await?;
-        tx.commit().await?;
+        self.commit(tx).await?;
         Ok(folded)
     }
 

@@ -144,7 +144,7 @@ impl Store {
         .bind(&now)
         .fetch_one(&mut *tx)
         .await?;
-        tx.commit().await?;
+        self.commit(tx).await?;
         Ok(CreatedSession { session_id, root_stack_id })
     }
 

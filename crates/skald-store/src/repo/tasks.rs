@@ -143,7 +143,7 @@ impl Store {
             .bind(&now)
             .fetch_one(&mut *tx)
             .await?;
-        tx.commit().await?;
+        self.commit(tx).await?;
         Ok(row)
     }
 
@@ -233,7 +233,7 @@ impl Store {
         .await?;
         // The parent answers the report: its continuation is queued with it.
         crate::repo::work::enqueue_in(&mut tx, task.parent_session_id, &now).await?;
-        tx.commit().await?;
+        self.commit(tx).await?;
         Ok(Some(task))
     }
 
@@ -260,7 +260,7 @@ impl Store {
             .execute(&mut *tx)
             .await?;
         }
-        tx.commit().await?;
+        self.commit(tx).await?;
         Ok(task)
     }
 }

@@ -5,6 +5,7 @@ use sqlx::FromRow;
 
 use crate::error::StoreError;
 use crate::pool::Store;
+use crate::repo::staged_events::events_staged;
 
 /// A tool call the model asked for.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -132,7 +133,7 @@ impl Store {
             .await?;
             ids.push(id);
         }
-        tx.commit().await?;
+        self.commit_created(tx, Some(message_id)).await?;
         Ok((message_id, ids))
     }
 
@@ -157,7 +158,7 @@ impl Store {
             .await?;
             ids.push(id);
         }
-        tx.commit().await?;
+        self.commit(tx).await?;
         Ok(ids)
     }
 
@@ -200,14 +201,17 @@ impl Store {
              WHERE id = ? AND status IN ({})",
             from.join(", ")
         );
-        let changed = sqlx::query(&sql)
-            .bind(to.as_str())
-            .bind(result)
-            .bind(self.now())
-            .bind(id)
-            .execute(self.pool())
-            .await?
-            .rows_affected();
+        let update = sqlx::query(&sql).bind(to.as_str()).bind(result).bind(self.now()).bind(id);
+        let changed = if events_staged() {
+            let mut tx = self.begin_write().await?;
+            let changed = update.execute(&mut *tx).await?.rows_affected();
+            if changed == 1 {
+                self.commit(tx).await?;
+            }
+            changed
+        } else {
+            update.execute(self.pool()).await?.rows_affected()
+        };
         if changed == 1 {
             return Ok(());
         }

@@ -6,6 +6,7 @@ use sqlx::FromRow;
 
 use crate::error::StoreError;
 use crate::pool::Store;
+use crate::repo::staged_events::events_staged;
 
 #[derive(Debug, Clone, FromRow)]
 struct TurnEndRow {
@@ -86,9 +87,15 @@ impl Store {
         .bind(calls)
         .bind(reason)
         .bind(session_id)
-        .bind(self.now())
-        .fetch_one(self.pool())
-        .await?;
+        .bind(self.now());
+        let row = if events_staged() {
+            let mut tx = self.begin_write().await?;
+            let row = row.fetch_one(&mut *tx).await?;
+            self.commit(tx).await?;
+            row
+        } else {
+            row.fetch_one(self.pool()).await?
+        };
         row.decode()
     }
 

@@ -62,7 +62,7 @@ impl Store {
             .bind(calls_to)
             .execute(&mut *tx)
             .await?;
-        tx.commit().await?;
+        self.commit(tx).await?;
         Ok(done)
     }
 
