@@ -60,6 +60,9 @@ impl OutboxRow {
     }
 }
 
+/// Rows per `INSERT` (six bound values each, well under SQLite's limit on bound values).
+const INSERT_CHUNK: usize = 128;
+
 const COLUMNS: &str = "seq, instance_id, created_at, session_id, source, frame, event";
 
 impl Store {
@@ -122,23 +125,31 @@ impl Store {
             };
             let event = serde_json::to_string(&envelope.event)
                 .map_err(|e| encode("event_outbox.event", e))?;
-            rows.push(serde_json::json!([envelope.session_id, envelope.source, frame, event]));
+            rows.push((envelope.session_id, envelope.source.as_deref(), frame, event));
         }
-        let rows = serde_json::Value::Array(rows).to_string();
-        // One statement for the whole batch (each statement is a trip to the connection's
-        // thread). The rows go in in the batch's order, one writer at a time, so their
-        // sequences are consecutive and ascending: sorted, they are the events' in order.
-        let mut seqs: Vec<i64> = sqlx::query_scalar(
-            "INSERT INTO event_outbox (instance_id, created_at, session_id, source, frame, event) \
-             SELECT ?1, ?2, json_extract(value, '$[0]'), json_extract(value, '$[1]'), \
-                    json_extract(value, '$[2]'), json_extract(value, '$[3]') \
-             FROM json_each(?3) ORDER BY key RETURNING seq",
-        )
-        .bind(instance_id)
-        .bind(self.now())
-        .bind(&rows)
-        .fetch_all(&mut **tx)
-        .await?;
+        let now = self.now();
+        let mut seqs = Vec::with_capacity(rows.len());
+        // One statement per chunk (each statement is a trip to the connection's thread), the
+        // values bound as they are: wrapping the batch in one JSON document for `json_each`
+        // encoded every event twice, on the turn's path now that events ride their change. The
+        // rows go in in order, one writer at a time, so their sequences ascend with them.
+        for chunk in rows.chunks(INSERT_CHUNK) {
+            let mut insert = sqlx::QueryBuilder::new(
+                "INSERT INTO event_outbox (instance_id, created_at, session_id, source, frame, \
+                 event) ",
+            );
+            insert.push_values(chunk, |mut row, (session_id, source, frame, event)| {
+                row.push_bind(instance_id)
+                    .push_bind(&now)
+                    .push_bind(session_id)
+                    .push_bind(source)
+                    .push_bind(frame)
+                    .push_bind(event);
+            });
+            insert.push(" RETURNING seq");
+            let chunk_seqs: Vec<i64> = insert.build_query_scalar().fetch_all(&mut **tx).await?;
+            seqs.extend(chunk_seqs);
+        }
         seqs.sort_unstable();
         Ok(seqs)
     }
