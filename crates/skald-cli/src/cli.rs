@@ -2,7 +2,7 @@
 
 use std::path::PathBuf;
 
-use clap::{Parser, Subcommand};
+use clap::{Args, Parser, Subcommand};
 
 #[derive(Debug, Parser)]
 #[command(
@@ -81,9 +81,8 @@ pub enum Command {
     /// Settle recorded decisions and continue the session's turn. Exit 0 final answer · 1 error
     /// or round limit · 3 waiting for a human (as `chat`).
     Resume {
-        /// Session id.
-        #[arg(long)]
-        session: i64,
+        #[command(flatten)]
+        session: SessionId,
         /// When the turn needs a decision again, wait for it (made from another terminal, the
         /// app or `serve`) instead of exiting 3.
         #[arg(long)]
@@ -95,6 +94,7 @@ pub enum Command {
     /// Approve a call waiting in the inbox.
     Approve {
         /// The tool call id (shown by `skald inbox`).
+        #[arg(value_parser = parse_id, allow_hyphen_values = true)]
         call_id: i64,
         /// Optional note recorded with the decision.
         #[arg(long)]
@@ -115,6 +115,7 @@ pub enum Command {
     /// Reject a call waiting in the inbox; the note reaches the model as the reason.
     Deny {
         /// The tool call id (shown by `skald inbox`).
+        #[arg(value_parser = parse_id, allow_hyphen_values = true)]
         call_id: i64,
         /// Why: the model reads it and can take another route.
         #[arg(long)]
@@ -123,15 +124,15 @@ pub enum Command {
     /// Answer a question an agent asked (shown by `skald inbox`).
     Answer {
         /// The question id (the tool call id).
+        #[arg(value_parser = parse_id, allow_hyphen_values = true)]
         question_id: i64,
         /// Your answer; the agent reads it as the result of its question.
         text: String,
     },
     /// Cancel a running turn (also one running in another process).
     Stop {
-        /// Session id.
-        #[arg(long)]
-        session: i64,
+        #[command(flatten)]
+        session: SessionId,
     },
     /// List and inspect sessions.
     #[command(subcommand)]
@@ -167,14 +168,15 @@ pub enum Command {
 pub enum TasksCommand {
     /// The session's async tasks: label, child session, state, whether the report reached it.
     List {
-        /// The parent session's id.
-        #[arg(long)]
-        session: i64,
+        /// The parent session.
+        #[command(flatten)]
+        session: SessionId,
     },
     /// Continue a failed or cancelled task from its last step, named by its child session id;
     /// waits for its report and the parent's answer to it.
     Continue {
         /// The task's child session id (`skald tasks list` shows it).
+        #[arg(value_parser = parse_id, allow_hyphen_values = true)]
         id: i64,
     },
 }
@@ -256,7 +258,8 @@ pub enum SessionsCommand {
     },
     /// Show a session's debug tree (the same shape as the app's session view).
     Show {
-        /// Session id.
+        /// Session id (`skald sessions list` shows them).
+        #[arg(value_parser = parse_id, allow_hyphen_values = true)]
         id: i64,
     },
 }
@@ -266,12 +269,133 @@ pub enum BypassCommand {
     /// Active bypasses, oldest first: id, session, scope, who granted it, time left.
     List {
         /// Only this session's.
-        #[arg(long)]
+        #[arg(long, value_parser = parse_id, allow_hyphen_values = true)]
         session: Option<i64>,
     },
     /// End a bypass now (its id is shown by `skald bypass list`).
     Revoke {
         /// The bypass id.
+        #[arg(value_parser = parse_id, allow_hyphen_values = true)]
         id: i64,
     },
+}
+
+/// A session named by its id: positional, as every id is (`skald resume 42`); `--session 42` is
+/// still accepted for scripts written before ids were positional everywhere.
+#[derive(Debug, Clone, Args)]
+pub struct SessionId {
+    /// Session id (`skald sessions list` shows them).
+    #[arg(value_name = "SESSION", value_parser = parse_id, allow_hyphen_values = true,
+          required_unless_present = "session_flag")]
+    positional: Option<i64>,
+    #[arg(long = "session", id = "session_flag", value_name = "SESSION", value_parser = parse_id,
+          allow_hyphen_values = true, conflicts_with = "positional", hide = true)]
+    flag: Option<i64>,
+}
+
+impl SessionId {
+    pub fn id(&self) -> i64 {
+        // clap requires one of the two.
+        self.positional.or(self.flag).unwrap_or_default()
+    }
+}
+
+/// Every id a command takes: a whole number from 1, said plainly when it is not one.
+pub fn parse_id(text: &str) -> Result<i64, String> {
+    let text = text.trim();
+    let hint = "ids are whole numbers from 1, as `skald sessions list` and `skald inbox` show them";
+    if text.starts_with('-') {
+        return Err(format!("`{text}` is not an id: {hint}"));
+    }
+    if text.is_empty() || !text.chars().all(|c| c.is_ascii_digit()) {
+        return Err(format!("`{text}` is not an id: {hint}"));
+    }
+    match text.parse::<i64>() {
+        Ok(0) => Err(format!("0 is not an id: {hint}")),
+        Ok(id) => Ok(id),
+        Err(_) => Err(format!("{text} is larger than any id: {hint}")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(args: &[&str]) -> Result<Cli, String> {
+        Cli::try_parse_from(std::iter::once("skald").chain(args.iter().copied()))
+            .map_err(|e| e.to_string())
+    }
+
+    /// The id a parsed command names, whichever command it is.
+    fn id_of(cli: &Cli) -> i64 {
+        match &cli.command {
+            Command::Resume { session, .. } | Command::Stop { session } => session.id(),
+            Command::Tasks(TasksCommand::List { session }) => session.id(),
+            Command::Tasks(TasksCommand::Continue { id }) => *id,
+            Command::Sessions(SessionsCommand::Show { id }) => *id,
+            Command::Approve { call_id, .. } | Command::Deny { call_id, .. } => *call_id,
+            Command::Answer { question_id, .. } => *question_id,
+            Command::Bypass(BypassCommand::Revoke { id }) => *id,
+            other => panic!("not a command with an id: {other:?}"),
+        }
+    }
+
+    const WITH_IDS: [&[&str]; 9] = [
+        &["resume"],
+        &["stop"],
+        &["tasks", "list"],
+        &["tasks", "continue"],
+        &["sessions", "show"],
+        &["approve"],
+        &["deny"],
+        &["answer"],
+        &["bypass", "revoke"],
+    ];
+
+    fn with(command: &[&str], id: &str) -> Vec<String> {
+        let mut args: Vec<String> = command.iter().map(|s| s.to_string()).collect();
+        args.push(id.to_string());
+        if command == ["answer"] {
+            args.push("yes".into());
+        }
+        args
+    }
+
+    #[test]
+    fn every_command_takes_its_id_the_same_way() {
+        for command in WITH_IDS {
+            let args = with(command, "42");
+            let refs: Vec<&str> = args.iter().map(String::as_str).collect();
+            let cli = parse(&refs).unwrap_or_else(|e| panic!("{command:?}: {e}"));
+            assert_eq!(id_of(&cli), 42, "{command:?}");
+        }
+        // The flag older scripts use still works where it was the only way.
+        for command in [&["resume"][..], &["stop"], &["tasks", "list"]] {
+            let mut args = command.to_vec();
+            args.extend(["--session", "7"]);
+            assert_eq!(id_of(&parse(&args).unwrap()), 7, "{command:?}");
+            args.push("8");
+            assert!(parse(&args).is_err(), "{command:?}: both a flag and a positional id");
+        }
+    }
+
+    #[test]
+    fn an_id_that_is_not_one_is_said_plainly() {
+        for (id, says) in [
+            ("-5", "`-5` is not an id"),
+            ("abc", "`abc` is not an id"),
+            ("0", "0 is not an id"),
+            ("99999999999999999999", "99999999999999999999 is larger than any id"),
+        ] {
+            for command in WITH_IDS {
+                let args = with(command, id);
+                let refs: Vec<&str> = args.iter().map(String::as_str).collect();
+                let error = parse(&refs).err().unwrap_or_else(|| panic!("{command:?} took {id}"));
+                assert!(error.contains(says), "{command:?} {id}: {error}");
+                assert!(error.contains("skald sessions list"), "{command:?} {id}: {error}");
+            }
+        }
+        let error = parse(&["resume", "--session", "-5"]).err().unwrap();
+        assert!(error.contains("`-5` is not an id"), "{error}");
+    }
 }

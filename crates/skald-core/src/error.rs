@@ -108,7 +108,7 @@ impl EngineError {
     /// read-only database names the file (`db`) and says how to go on once it is fixed.
     pub fn turn_failure(&self, db: &Path, session_id: i64) -> String {
         let EngineError::Store(e) = self else { return self.to_string() };
-        let resume = format!("`skald resume --session {session_id}`");
+        let resume = format!("`skald resume {session_id}`");
         match e.disk_problem() {
             Some(DiskProblem::Full) => {
                 format!("the disk holding {} is full: free space, then {resume}", db.display())

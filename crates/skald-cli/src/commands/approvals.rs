@@ -106,10 +106,7 @@ pub async fn answer(engine: &Engine, id: i64, text: &str, out: &Output) -> Resul
     } else if a.resumed {
         out.line(&format!("question {id} answered; the running turn continues"));
     } else {
-        out.line(&format!(
-            "question {id} answered; continue with `skald resume --session {}`",
-            a.session_id
-        ));
+        out.line(&format!("question {id} answered; continue with `skald resume {}`", a.session_id));
     }
     Ok(exit::OK)
 }
@@ -132,7 +129,7 @@ pub async fn decide(
         let next = if decision.resumed {
             "the running turn continues".to_string()
         } else {
-            format!("continue with `skald resume --session {}`", decision.session_id)
+            format!("continue with `skald resume {}`", decision.session_id)
         };
         out.line(&format!("call {call_id} {verb}; {next}"));
         if let Some(b) = &decision.bypass {

@@ -310,7 +310,7 @@ async fn queued(
         let then = if engine.is_running(session_id).await? {
             "the running turn reads it once they are decided".to_string()
         } else {
-            format!("decide them, then `skald resume --session {session_id}`")
+            format!("decide them, then `skald resume {session_id}`")
         };
         out.line(&format!(
             "queued: session {session_id} waits for your decision on call {calls} (skald inbox); \
@@ -399,7 +399,7 @@ async fn follow(
             if !out.is_json() {
                 out.line(&format!(
                     "waiting for your decision in session {session_id} (skald inbox); then \
-                     `skald resume --session {session_id}`"
+                     `skald resume {session_id}`"
                 ));
             }
             exit::PARKED
@@ -453,7 +453,7 @@ async fn follow_tasks(
     let (open, them) =
         (open.join(", "), if open.len() == 1 { "it continues" } else { "they continue" });
     let later = format!(
-        "{them} the next time the app or `skald serve` runs (skald tasks list --session {session_id})"
+        "{them} the next time the app or `skald serve` runs (skald tasks list {session_id})"
     );
     if tasks == Tasks::Leave {
         if !out.is_json() {

@@ -60,10 +60,10 @@ async fn dispatch(engine: &Engine, command: Command, out: &Output) -> Result<u8,
             let args = chat::NewArgs { source, agent, workdir };
             chat::new_session(engine, args, out).await.map(|_| crate::exit::OK)
         }
-        Command::Stop { session } => chat::stop(engine, session, out).await,
+        Command::Stop { session } => chat::stop(engine, session.id(), out).await,
         Command::Resume { session, wait } => {
             let mode = if wait { ParkMode::Wait } else { ParkMode::Exit };
-            chat::resume(engine, session, mode, out).await
+            chat::resume(engine, session.id(), mode, out).await
         }
         Command::Inbox => approvals::inbox(engine, out).await,
         Command::Approve { call_id, note, bypass, bypass_scope } => {

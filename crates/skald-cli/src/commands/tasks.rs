@@ -19,7 +19,7 @@ const GRACE: Duration = Duration::from_secs(5);
 pub async fn run(engine: &Engine, cmd: TasksCommand, out: &Output) -> Result<u8, ApiError> {
     match cmd {
         TasksCommand::List { session } => {
-            let params = ListTasksParams { session_id: session };
+            let params = ListTasksParams { session_id: session.id() };
             let tasks = ops::list_tasks(engine, &Caller::Cli, params).await?;
             if out.is_json() {
                 out.json(&tasks)?;

@@ -156,7 +156,7 @@ fn file_has_tab(s: &Setup) {
 async fn deny_resume_and_approve_from_another_process() {
     let s = setup().await;
     let first = park_and_deny(&s);
-    let mut resume = cmd(&s, &["--json", "resume", "--session", "1", "--wait"])
+    let mut resume = cmd(&s, &["--json", "resume", "1", "--wait"])
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
@@ -192,7 +192,7 @@ async fn deny_resume_and_approve_from_another_process() {
 async fn a_resume_killed_while_parked_settles_on_the_next_resume() {
     let s = setup().await;
     let first = park_and_deny(&s);
-    let mut resume = cmd(&s, &["resume", "--session", "1", "--wait"])
+    let mut resume = cmd(&s, &["resume", "1", "--wait"])
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .spawn()
@@ -203,12 +203,12 @@ async fn a_resume_killed_while_parked_settles_on_the_next_resume() {
     let id = second["tool_call_id"].as_i64().unwrap().to_string();
     let (code, out, err) = run(&s, &["approve", &id]);
     assert_eq!(code, 0, "{out}{err}");
-    assert!(out.contains("skald resume --session 1"), "nothing runs it now: {out}");
+    assert!(out.contains("skald resume 1"), "nothing runs it now: {out}");
     assert_eq!(
         std::fs::read_to_string(s.work.join("main.rs")).unwrap(),
         "fn main() {\n    println!(\"hi\");\n}\n"
     );
-    let (code, out, err) = run(&s, &["resume", "--session", "1"]);
+    let (code, out, err) = run(&s, &["resume", "1"]);
     assert_eq!(code, 0, "{out}{err}");
     file_has_tab(&s);
     rejection_reached_the_model(&s);
@@ -246,7 +246,7 @@ async fn a_bypass_from_skald_approve_lets_a_later_chat_run_unasked_until_revoked
     assert!(line.ends_with("m left"), "{out}");
     // The approving command has exited; a separate resume settles the approved call.
     s.fake.push(Reply::text("done"));
-    let (code, out, err) = run(&s, &["resume", "--session", "1"]);
+    let (code, out, err) = run(&s, &["resume", "1"]);
     assert_eq!(code, 0, "{out}{err}");
     assert!(s.work.join("a.txt").is_file());
 
@@ -341,7 +341,7 @@ async fn a_chat_sent_while_a_call_is_parked_is_queued_until_the_decision_is_sett
     let (code, out, err) = run(&s, &["chat", "--workdir", work, "also keep the braces"]);
     assert_eq!(code, 3, "a queued message exits like a parked chat\n{out}{err}");
     assert!(out.contains("queued: session 1 waits for your decision on call 1"), "{out}");
-    assert!(out.contains("skald resume --session 1"), "{out}");
+    assert!(out.contains("skald resume 1"), "{out}");
     assert_eq!(s.fake.requests().len(), 1, "nothing reached the model");
     assert_eq!(inbox(&s)["total"], 1, "the edit still waits");
     let (_, tree, _) = run(&s, &["sessions", "show", "1"]);
@@ -349,7 +349,7 @@ async fn a_chat_sent_while_a_call_is_parked_is_queued_until_the_decision_is_sett
 
     let (code, out, err) = run(&s, &["approve", "1"]);
     assert_eq!(code, 0, "{out}{err}");
-    let (code, out, err) = run(&s, &["resume", "--session", "1"]);
+    let (code, out, err) = run(&s, &["resume", "1"]);
     assert_eq!(code, 0, "{out}{err}");
     assert!(out.contains("» also keep the braces"), "the folded message is shown: {out}");
     file_has_tab(&s);
@@ -365,11 +365,8 @@ async fn a_chat_sent_while_a_call_is_parked_is_queued_until_the_decision_is_sett
 async fn resume_exits_3_when_the_turn_parks_again() {
     let s = setup().await;
     park_and_deny(&s);
-    let mut resume = cmd(&s, &["resume", "--session", "1"])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let mut resume =
+        cmd(&s, &["resume", "1"]).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
     assert_eq!(wait_exit(&mut resume, Duration::from_secs(20)), 3);
     let mut stdout = String::new();
     std::io::Read::read_to_string(resume.stdout.as_mut().unwrap(), &mut stdout).unwrap();
@@ -380,7 +377,7 @@ async fn resume_exits_3_when_the_turn_parks_again() {
     assert_eq!(items.iter().map(|i| i["tool_call_id"].as_i64().unwrap()).collect::<Vec<_>>(), [2]);
     // Decided later, a plain resume finishes the turn.
     assert_eq!(run(&s, &["approve", "2"]).0, 0);
-    let (code, out, err) = run(&s, &["resume", "--session", "1"]);
+    let (code, out, err) = run(&s, &["resume", "1"]);
     assert_eq!(code, 0, "{out}{err}");
     file_has_tab(&s);
 }

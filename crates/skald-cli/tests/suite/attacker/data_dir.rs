@@ -448,7 +448,7 @@ async fn a_disk_that_fills_up_during_a_turn() {
         "16m",
         "skald_to chat chat --approve-all --workdir \"$WORK\" 'fill it'\n\
          rm -f \"$DISK/filler\"\n\
-         skald_to resume resume --session 1\n\
+         skald_to resume resume 1\n\
          skald_to show sessions show 1\n\
          skald_to inbox inbox\n",
     )
@@ -468,7 +468,7 @@ async fn a_disk_that_fills_up_during_a_turn() {
     let db = disk.db().display().to_string();
     let mut row = disk.row("attacker.disk-full");
     row.user_sees(format!(
-        "`skald chat`: {}; after `rm` of the filler, `skald resume --session 1`: {}; `skald \
+        "`skald chat`: {}; after `rm` of the filler, `skald resume 1`: {}; `skald \
          inbox`: {}",
         said(&disk, "chat"),
         said(&disk, "resume"),
@@ -487,7 +487,7 @@ async fn a_disk_that_fills_up_during_a_turn() {
     } else {
         row.clear_error(
             &format!("{chat_out}{chat_err}"),
-            &[&db, "is full", "free space", "skald resume --session 1"],
+            &[&db, "is full", "free space", "skald resume 1"],
         );
     }
     row.finish();
