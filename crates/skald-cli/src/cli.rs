@@ -319,6 +319,7 @@ pub fn parse_id(text: &str) -> Result<i64, String> {
 
 #[cfg(test)]
 mod tests {
+    #![allow(clippy::unwrap_used)]
     use super::*;
 
     fn parse(args: &[&str]) -> Result<Cli, String> {
