@@ -256,11 +256,15 @@ pub enum SessionsCommand {
               value_parser = clap::value_parser!(u32).range(1..=i64::from(skald_protocol::MAX_PER_PAGE)))]
         per_page: u32,
     },
-    /// Show a session's debug tree (the same shape as the app's session view).
+    /// Show a session's debug tree (the same shape as the app's session view). A long tool
+    /// result shows its first lines and says how much more there is.
     Show {
         /// Session id (`skald sessions list` shows them).
         #[arg(value_parser = parse_id, allow_hyphen_values = true)]
         id: i64,
+        /// Every tool result whole.
+        #[arg(long)]
+        full: bool,
     },
 }
 
@@ -333,7 +337,7 @@ mod tests {
             Command::Resume { session, .. } | Command::Stop { session } => session.id(),
             Command::Tasks(TasksCommand::List { session }) => session.id(),
             Command::Tasks(TasksCommand::Continue { id }) => *id,
-            Command::Sessions(SessionsCommand::Show { id }) => *id,
+            Command::Sessions(SessionsCommand::Show { id, .. }) => *id,
             Command::Approve { call_id, .. } | Command::Deny { call_id, .. } => *call_id,
             Command::Answer { question_id, .. } => *question_id,
             Command::Bypass(BypassCommand::Revoke { id }) => *id,

@@ -152,6 +152,18 @@ pub fn one_line(text: &str) -> Cow<'_, str> {
     if text.contains('\n') { Cow::Owned(text.replace('\n', "\\n")) } else { Cow::Borrowed(text) }
 }
 
+/// A table cell of at most `width` characters on one line: longer text ends in `…`, so one long
+/// value (a source, an agent id) cannot push the columns after it out of line.
+pub fn cell(text: &str, width: usize) -> String {
+    let text = one_line(text);
+    if text.chars().count() <= width {
+        return text.into_owned();
+    }
+    let mut cut: String = text.chars().take(width.saturating_sub(1)).collect();
+    cut.push('…');
+    cut
+}
+
 /// JSON text with what serde leaves raw inside strings and a terminal would act on (DEL, C1,
 /// bidi controls) written as `\uXXXX` escapes: the same JSON value, safe to print. Those
 /// characters only occur inside strings, where the escape means the same character.
@@ -173,6 +185,14 @@ fn json_for_terminal(json: &str) -> Cow<'_, str> {
 #[cfg(test)]
 mod tests {
     #![allow(clippy::unwrap_used)]
+
+    #[test]
+    fn a_cell_keeps_its_width() {
+        assert_eq!(super::cell("web", 10), "web");
+        assert_eq!(super::cell("a-very-long-source-name", 10), "a-very-lo…");
+        assert_eq!(super::cell("two\nlines", 12), "two\\nlines");
+        assert_eq!(super::cell("üüüüüüüüüüüü", 4).chars().count(), 4);
+    }
 
     use super::*;
 

@@ -6,7 +6,7 @@ use skald_protocol::{ApiError, DebugMessage, HitKind, SearchHit, SessionListQuer
 
 use crate::cli::SessionsCommand;
 use crate::exit;
-use crate::output::{Output, one_line};
+use crate::output::{Output, cell, one_line};
 
 pub async fn run(engine: &Engine, cmd: SessionsCommand, out: &Output) -> Result<u8, ApiError> {
     match cmd {
@@ -16,8 +16,16 @@ pub async fn run(engine: &Engine, cmd: SessionsCommand, out: &Output) -> Result<
                 ops::list_sessions(engine, &Caller::Cli, ListSessionsParams { query }).await?;
             if out.is_json() {
                 out.json(&list)?;
+            } else if list.total == 0 {
+                out.line("No sessions yet: `skald chat \"…\"` starts one.");
             } else if list.items.is_empty() {
-                out.line(&format!("No sessions (page {} of {} total).", list.page, list.total));
+                let pages = list.total.div_ceil(u64::from(list.per_page)).max(1);
+                out.line(&format!(
+                    "No sessions on page {}: {} sessions fill {pages} page{}.",
+                    list.page,
+                    list.total,
+                    if pages == 1 { "" } else { "s" }
+                ));
             } else {
                 out.line(&format!(
                     "{:>6}  {:<10} {:<10} {:>8}  {:<24}  TITLE",
@@ -27,11 +35,11 @@ pub async fn run(engine: &Engine, cmd: SessionsCommand, out: &Output) -> Result<
                     out.line(&format!(
                         "{:>6}  {:<10} {:<10} {:>8}  {:<24}  {}",
                         s.id,
-                        s.source,
-                        s.agent_id,
+                        cell(&s.source, 10),
+                        cell(&s.agent_id, 10),
                         s.message_count,
                         s.last_message_at.as_deref().unwrap_or(&s.created_at),
-                        one_line(s.title.as_deref().unwrap_or(""))
+                        cell(s.title.as_deref().unwrap_or(""), 60)
                     ));
                     if let Some(hit) = &s.best_hit {
                         out.line(&format!("{:>8}{}", "", render_hit(hit, s.hit_count)));
@@ -42,7 +50,7 @@ pub async fn run(engine: &Engine, cmd: SessionsCommand, out: &Output) -> Result<
             }
             Ok(exit::OK)
         }
-        SessionsCommand::Show { id } => {
+        SessionsCommand::Show { id, full } => {
             let params = SessionDetailParams { session_id: id };
             let detail = ops::session_detail(engine, &Caller::Cli, params).await?;
             if out.is_json() {
@@ -54,7 +62,9 @@ pub async fn run(engine: &Engine, cmd: SessionsCommand, out: &Output) -> Result<
                     s.id, s.source, s.agent_id, s.created_at
                 ));
                 for m in &detail.messages {
-                    out.line(&render(m));
+                    if let Some(text) = render(m, full, id) {
+                        out.line(&text);
+                    }
                 }
                 // Sent while the session was busy; the model reads them at its next step.
                 for p in &detail.pending_inputs {
@@ -93,9 +103,15 @@ fn kind_label(kind: HitKind) -> &'static str {
     }
 }
 
-fn render(m: &DebugMessage) -> String {
+/// A result longer than this many lines or characters shows its start and what it left out.
+const RESULT_LINES: usize = 12;
+const RESULT_CHARS: usize = 2_000;
+
+/// One entry of the debug tree, or `None` for an empty model step (a reply that only called
+/// tools has no words to show).
+fn render(m: &DebugMessage, full: bool, session_id: i64) -> Option<String> {
     let indent = |d: u32| "  ".repeat(d as usize);
-    match m {
+    Some(match m {
         DebugMessage::User { content, is_synthetic, failed, depth, .. } => {
             let mut tags = String::new();
             if *is_synthetic {
@@ -107,23 +123,46 @@ fn render(m: &DebugMessage) -> String {
             format!("{}user{tags}: {content}", indent(*depth))
         }
         DebugMessage::Thinking { content, depth, .. } => {
+            if content.trim().is_empty() {
+                return None;
+            }
             format!("{}thinking: {content}", indent(*depth))
         }
         DebugMessage::Assistant { content, depth, .. } => {
             format!("{}assistant: {content}", indent(*depth))
         }
-        DebugMessage::Tool { tool_call_id, label, status, result, depth, .. } => format!(
-            "{}tool #{tool_call_id} {} [{}] {}",
-            indent(*depth),
-            one_line(label),
-            status.as_str(),
-            result.as_deref().unwrap_or("")
-        ),
+        DebugMessage::Tool { tool_call_id, label, status, result, depth, .. } => {
+            let result = result.as_deref().unwrap_or("");
+            let shown = if full { result.to_string() } else { shorten(result, session_id) };
+            format!(
+                "{}tool #{tool_call_id} {} [{}] {shown}",
+                indent(*depth),
+                one_line(label),
+                status.as_str()
+            )
+        }
         DebugMessage::Agent { agent_id, depth, .. } => {
             format!("{}> agent {agent_id}", indent(*depth))
         }
         DebugMessage::AgentEnd { agent_id, depth, .. } => {
             format!("{}< agent {agent_id} done", indent(*depth))
         }
+    })
+}
+
+/// The start of a long result (its first `RESULT_LINES` lines, at most `RESULT_CHARS`
+/// characters) and how much it left out, naming the command that shows it whole.
+fn shorten(result: &str, session_id: i64) -> String {
+    let lines = result.lines().count();
+    if lines <= RESULT_LINES && result.chars().count() <= RESULT_CHARS {
+        return result.to_string();
     }
+    let mut shown: String = result.lines().take(RESULT_LINES).collect::<Vec<_>>().join("\n");
+    if shown.chars().count() > RESULT_CHARS {
+        shown = shown.chars().take(RESULT_CHARS).collect();
+    }
+    let left = result.len().saturating_sub(shown.len());
+    format!(
+        "{shown}\n… {left} more bytes ({lines} lines in all): skald sessions show {session_id} --full"
+    )
 }

@@ -323,3 +323,44 @@ async fn resume_of_an_answered_session_says_there_is_nothing_to_resume() {
     );
     assert_eq!(fake.requests().len(), 1, "the resume asked the model nothing");
 }
+
+/// `sessions show` reads like a transcript: a model step with no words prints nothing of its
+/// own, a long result shows its first lines and says how to see it whole, `--full` shows it all,
+/// and the session is titled by its prompt in `sessions list`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sessions_show_keeps_long_results_short_until_asked_and_list_shows_the_title() {
+    let fake = FakeLlm::start().await.unwrap();
+    let (_dir, data, work) = dirs();
+    let big: String = (1..=300).map(|n| format!("line {n} of a long file\n")).collect();
+    std::fs::write(work.join("big.txt"), &big).unwrap();
+    fake.push(Reply::tool_call("read_file", &json!({"path": "big.txt"}).to_string()));
+    fake.push(Reply::text("It is long."));
+    let mut cmd = cli(&fake, &data);
+    cmd.args(["chat", "--approve-all", "--workdir"]).arg(&work).arg("read big.txt for me");
+    let (code, stdout, stderr) = run(cmd).await;
+    assert_eq!(code, 0, "stdout: {stdout}\nstderr: {stderr}");
+
+    let mut show = cli(&fake, &data);
+    show.args(["sessions", "show", "1"]);
+    let (code, shown, stderr) = run(show).await;
+    assert_eq!(code, 0, "{stderr}");
+    assert!(!shown.lines().any(|l| l.trim_end() == "thinking:"), "an empty step: {shown}");
+    assert!(shown.contains("line 1 of a long file"), "{shown}");
+    assert!(!shown.contains("line 299 of a long file"), "the whole result: {shown}");
+    assert!(
+        shown.contains("more bytes") && shown.contains("skald sessions show 1 --full"),
+        "{shown}"
+    );
+    assert!(shown.lines().count() < 40, "{} lines", shown.lines().count());
+
+    let mut full = cli(&fake, &data);
+    full.args(["sessions", "show", "1", "--full"]);
+    let (code, whole, _) = run(full).await;
+    assert_eq!(code, 0);
+    assert!(whole.contains("line 299 of a long file"), "--full shows it all: {whole}");
+
+    let mut list = cli(&fake, &data);
+    list.args(["sessions", "list"]);
+    let (_, listed, _) = run(list).await;
+    assert!(listed.contains("read big.txt for me"), "titled by its prompt: {listed}");
+}

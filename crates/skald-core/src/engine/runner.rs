@@ -487,7 +487,9 @@ impl Engine {
         let root = store.root_frame(session_id).await?;
         // A trailing prompt without an answer is a turn that died before the model replied (a
         // synthetic note, e.g. a reconciled call's, is no prompt: it stays for this turn).
-        if let Some(last) = store.last_live_message(root.id).await?
+        let last = store.last_live_message(root.id).await?;
+        let first_prompt = last.is_none();
+        if let Some(last) = last
             && matches!(last.role(), Ok(Role::User | Role::Agent))
             && !last.is_synthetic
         {
@@ -509,6 +511,15 @@ impl Engine {
                     vec![Event::UserMessage { message_id, content }]
                 })
                 .await?;
+            // The first prompt names a session nobody named, so lists can tell sessions apart.
+            if first_prompt && let Some(title) = crate::session::title::from_prompt(text) {
+                let source = emitter.source().to_string();
+                let changed = move |_| {
+                    vec![EventEnvelope::session(session_id, &source, Event::SessionsChanged {})]
+                };
+                self.commit_events(store.title_untitled_session(session_id, &title), changed)
+                    .await?;
+            }
         }
         // The echo goes out before anything else the turn emits.
         emitter.emit(Event::TurnRunning { running: true });

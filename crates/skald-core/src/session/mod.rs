@@ -6,4 +6,5 @@ pub mod items;
 pub mod origin;
 pub mod process;
 pub mod registry;
+pub mod title;
 pub mod window;

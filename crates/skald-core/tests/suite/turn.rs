@@ -928,3 +928,27 @@ async fn a_message_sent_as_a_turn_ends_is_answered_not_stranded() {
         assert!(rig.store().await.open_steers(sid).await.unwrap().is_empty());
     }
 }
+
+/// A session's first prompt names it, once: a later prompt does not rename it, and a name a
+/// person gave before the first prompt stays.
+#[tokio::test]
+async fn the_first_prompt_names_an_unnamed_session() {
+    let rig = Rig::new("").await;
+    rig.fake.push(Reply::text("ok"));
+    let (sid, _, events) = rig.turn("  Rename the   parser module\nand its tests").await;
+    let title = rig.engine.session_detail(sid).await.unwrap().session.title;
+    assert_eq!(title.as_deref(), Some("Rename the parser module"));
+    assert!(events.contains(&Event::SessionsChanged {}), "lists are told: {events:?}");
+    rig.fake.push(Reply::text("ok"));
+    rig.turn("something else").await;
+    let title = rig.engine.session_detail(sid).await.unwrap().session.title;
+    assert_eq!(title.as_deref(), Some("Rename the parser module"), "named once");
+
+    let named = rig.engine.new_session(SOURCE).await.unwrap();
+    rig.engine.rename_session(named, Some("Mine".into())).await.unwrap();
+    rig.fake.push(Reply::text("ok"));
+    let (sid, _, _) = rig.turn("a prompt").await;
+    assert_eq!(sid, named);
+    let title = rig.engine.session_detail(named).await.unwrap().session.title;
+    assert_eq!(title.as_deref(), Some("Mine"), "a person's name stays");
+}

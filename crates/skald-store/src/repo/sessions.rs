@@ -162,6 +162,16 @@ impl Store {
         self.set_session_text(id, "title", title).await
     }
 
+    /// Names a session that has no title yet (its first prompt names it); a title a person gave
+    /// stays. Events staged for it ride the write.
+    pub async fn title_untitled_session(&self, id: i64, title: &str) -> Result<(), StoreError> {
+        let update =
+            sqlx::query("UPDATE chat_sessions SET title = ? WHERE id = ? AND title IS NULL")
+                .bind(title)
+                .bind(id);
+        self.execute_carrying_events(update).await
+    }
+
     /// Replaces the session's RunContext JSON (effective from its next turn).
     pub async fn set_session_run_context(
         &self,
