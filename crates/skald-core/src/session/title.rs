@@ -38,6 +38,7 @@ pub fn from_prompt(prompt: &str) -> Option<String> {
 
 #[cfg(test)]
 mod tests {
+    #![allow(clippy::unwrap_used)]
     use super::*;
 
     #[test]
