@@ -244,7 +244,7 @@ impl LlmClient {
         let started = tokio::time::Instant::now();
         let resp = match tokio::time::timeout(timeout, rb.send()).await {
             Err(_) => return Err(LlmError::Timeout(timeout).into()),
-            Ok(Err(e)) => return Err(map_send_error(e, timeout).into()),
+            Ok(Err(e)) => return Err(map_send_error(e, timeout, endpoint).into()),
             Ok(Ok(r)) => r,
         };
 
@@ -404,11 +404,16 @@ fn on_event(
     }
 }
 
-fn map_send_error(e: reqwest::Error, timeout: Duration) -> LlmError {
+/// A request that never got an answer. A connection failure names the server it tried (scheme,
+/// host and port only: a path or query could carry a key), so "connection refused" says where.
+fn map_send_error(e: reqwest::Error, timeout: Duration, endpoint: &ModelEndpoint) -> LlmError {
     if e.is_timeout() {
-        LlmError::Timeout(timeout)
-    } else {
-        LlmError::Connect(error_chain(&e.without_url()))
+        return LlmError::Timeout(timeout);
+    }
+    let cause = error_chain(&e.without_url());
+    match endpoint.origin() {
+        Some(origin) => LlmError::Connect(format!("{origin}: {cause}")),
+        None => LlmError::Connect(cause),
     }
 }
 

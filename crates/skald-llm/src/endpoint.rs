@@ -47,6 +47,17 @@ fn streams_by_default() -> bool {
 }
 
 impl ModelEndpoint {
+    /// Where requests go, as `scheme://host[:port]`: what an error may name (the rest of the URL
+    /// could carry a key). `None` for a base URL that does not parse.
+    pub fn origin(&self) -> Option<String> {
+        let url = reqwest::Url::parse(&self.base_url).ok()?;
+        let host = url.host_str()?;
+        Some(match url.port() {
+            Some(port) => format!("{}://{host}:{port}", url.scheme()),
+            None => format!("{}://{host}", url.scheme()),
+        })
+    }
+
     /// A minimal endpoint; the other fields keep their defaults.
     pub fn new(
         name: impl Into<String>,

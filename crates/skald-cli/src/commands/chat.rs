@@ -722,12 +722,15 @@ impl Printer {
             }
             Event::ModelRetry { model, reason, .. } => {
                 // The text printed above was cut off; the answer follows in full.
-                Some(format!("  ↻ model {model} failed ({reason}); asking again"))
+                Some(format!("  ↻ model {} failed ({reason}); asking again", model_name(model)))
             }
-            Event::ModelFallback { from, to, reason } => {
-                Some(format!("  ↪ model {from} failed ({reason}); using {to}"))
-            }
+            Event::ModelFallback { from, to, reason } => Some(format!(
+                "  ↪ model {} failed ({reason}); using {}",
+                model_name(from),
+                model_name(to)
+            )),
             Event::LlmFailed { tried, last_error } => {
+                let tried: Vec<String> = tried.iter().map(|m| model_name(m)).collect();
                 Some(format!("  ✗ every model failed ({}): {last_error}", tried.join(", ")))
             }
             Event::Truncated { .. } => Some("  … the answer hit the output length limit".into()),
@@ -907,5 +910,14 @@ mod printer_tests {
         let mut printer = Printer::default();
         printer.print(&update(TaskState::Queued, None), &out).unwrap();
         assert_eq!(text.lock().unwrap().as_str(), "⚑ task scout#2 waiting for a slot\n");
+    }
+}
+
+/// A client as a person reads it: the one the environment defines is named for its variables.
+fn model_name(name: &str) -> String {
+    if name == skald_core::config::ENV_CLIENT_NAME {
+        format!("{name} (SKALD_LLM_BASE_URL / SKALD_LLM_MODEL)")
+    } else {
+        name.to_string()
     }
 }

@@ -364,3 +364,20 @@ async fn sessions_show_keeps_long_results_short_until_asked_and_list_shows_the_t
     let (_, listed, _) = run(list).await;
     assert!(listed.contains("read big.txt for me"), "titled by its prompt: {listed}");
 }
+
+/// A model that cannot be reached is named as the person configured it: the client from the
+/// environment by its variables, and the server it tried.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_unreachable_model_names_its_variables_and_server() {
+    let fake = FakeLlm::start().await.unwrap();
+    let (_dir, data, work) = dirs();
+    let dead = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap();
+    let mut cmd = cli(&fake, &data);
+    cmd.env("SKALD_LLM_BASE_URL", format!("http://{dead}/v1"));
+    cmd.args(["chat", "--workdir"]).arg(&work).arg("hello?");
+    let (code, stdout, stderr) = run(cmd).await;
+    assert_eq!(code, 1, "stdout: {stdout}\nstderr: {stderr}");
+    let said = format!("{stdout}{stderr}");
+    assert!(said.contains("SKALD_LLM_BASE_URL"), "{said}");
+    assert!(said.contains(&format!("http://{dead}")), "{said}");
+}

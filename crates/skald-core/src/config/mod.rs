@@ -9,7 +9,7 @@ mod secrets;
 mod watch;
 
 pub use edit::{ClientEdit, McpEdit, MergeError, edit_mcp_servers, merge_clients};
-pub use env::{ENV_API_KEY, EnvOverrides};
+pub use env::{ENV_API_KEY, ENV_CLIENT_NAME, EnvOverrides};
 pub use file::{
     ClientConfig, CompactionConfig, Config, DatetimeConfig, LlmConfig, RequestLogConfig, Strength,
     default_config_text,

@@ -136,9 +136,20 @@ async fn an_unreachable_server_is_a_connect_error_and_falls_back() {
     let dead = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap();
     let s = LlmSettings { max_retries: 1, ..settings() };
     let (client, _) = client_with(s);
-    let chain = [endpoint(&format!("http://{dead}/v1"), "dead"), endpoint(&fake.base_url(), "m2")];
+    // A key in the URL's query must not reach the message; the server it tried must.
+    let dead_url = format!("http://{dead}/v1?key=SECRET-IN-URL");
+    let chain = [endpoint(&dead_url, "dead"), endpoint(&fake.base_url(), "m2")];
     let r = run(&client, &chain, &user("hi")).await;
     assert_eq!(r.turn().model, "m2");
-    assert!(r.notices.iter().any(|n| matches!(n,
-        skald_llm::LlmNotice::ModelFallback { reason, .. } if reason.contains("connection failed"))));
+    let reason = r
+        .notices
+        .iter()
+        .find_map(|n| match n {
+            skald_llm::LlmNotice::ModelFallback { reason, .. } => Some(reason.clone()),
+            _ => None,
+        })
+        .expect("a fallback notice");
+    assert!(reason.contains("connection failed"), "{reason}");
+    assert!(reason.contains(&format!("http://{dead}")), "names the server it tried: {reason}");
+    assert!(!reason.contains("SECRET-IN-URL"), "{reason}");
 }
