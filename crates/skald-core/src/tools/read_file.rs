@@ -146,6 +146,8 @@ fn read(req: &Request, limits: ToolLimits) -> Result<String, ToolError> {
     let mut shown_range: Option<(usize, usize)> = None;
     let mut cut_by_size = false;
     let mut more_after = false;
+    // The first shown line with bytes that are not UTF-8 (shown as `�`).
+    let mut first_invalid: Option<usize> = None;
     while let Some(line_cut) =
         read_line_capped(&mut reader, &mut buf, budget).map_err(|e| io_error("read", path, e))?
     {
@@ -156,6 +158,9 @@ fn read(req: &Request, limits: ToolLimits) -> Result<String, ToolError> {
         if number > req.last {
             more_after = true;
             break;
+        }
+        if first_invalid.is_none() && std::str::from_utf8(&buf).is_err() {
+            first_invalid = Some(number);
         }
         let body = String::from_utf8_lossy(&buf);
         let body = body.trim_end_matches(['\n', '\r']);
@@ -189,6 +194,12 @@ fn read(req: &Request, limits: ToolLimits) -> Result<String, ToolError> {
             req.start
         )));
     };
+    if let Some(line) = first_invalid {
+        out.push_str(&format!(
+            "[note: this file is not all valid UTF-8; bytes that are not are shown as \u{fffd} \
+             (the first on line {line}). Editing tools refuse it until it is converted.]\n"
+        ));
+    }
     if cut_by_size {
         out.push_str(&format!(
             "[… truncated: file is {size} bytes, showing lines {first}-{last}; use start_line/end_line]\n"

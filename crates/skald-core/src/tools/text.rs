@@ -12,16 +12,36 @@ pub(crate) const SNIFF_BYTES: usize = 8 * 1024;
 /// Edit tools hold the whole file in memory twice; beyond this an edit tool is the wrong tool.
 const MAX_EDIT_BYTES: u64 = 16 * 1024 * 1024;
 
-/// A NUL byte or invalid UTF-8 means binary. A multi-byte char cut by the end of the sniffed
-/// prefix is not an error.
+/// A NUL byte, or bytes that are not UTF-8 in more than one place in eight, mean binary. A few
+/// stray bytes (a Latin-1 `é` in an otherwise ASCII file) do not: such a file is text with a
+/// wrong byte here and there, which `read_file` shows as `�` and says so. A multi-byte char cut
+/// by the end of the sniffed prefix is not an error.
 pub(crate) fn looks_binary(prefix: &[u8]) -> bool {
     if prefix.contains(&0) {
         return true;
     }
-    match std::str::from_utf8(prefix) {
-        Ok(_) => false,
-        Err(e) => e.error_len().is_some(),
+    invalid_utf8_sequences(prefix) * 8 > prefix.len()
+}
+
+/// How many invalid UTF-8 sequences `bytes` holds (a char cut at the very end is not one).
+pub(crate) fn invalid_utf8_sequences(bytes: &[u8]) -> usize {
+    let mut count = 0;
+    let mut rest = bytes;
+    while let Err(e) = std::str::from_utf8(rest) {
+        let Some(len) = e.error_len() else { break };
+        count += 1;
+        rest = &rest[e.valid_up_to() + len..];
     }
+    count
+}
+
+/// The 1-based line of the first byte that is not UTF-8, if any.
+fn first_invalid_line(bytes: &[u8]) -> Option<usize> {
+    let at = match std::str::from_utf8(bytes) {
+        Ok(_) => return None,
+        Err(e) => e.valid_up_to(),
+    };
+    Some(bytes[..at].iter().filter(|b| **b == b'\n').count() + 1)
 }
 
 /// An IO error as a sentence naming the path.
@@ -50,7 +70,16 @@ pub(crate) fn read_text_for_edit(path: &Path, tool: &str) -> Result<String, Tool
     if looks_binary(&bytes[..len.min(SNIFF_BYTES)]) {
         return Err(binary_error(path, len as u64, tool));
     }
-    String::from_utf8(bytes).map_err(|_| binary_error(path, len as u64, tool))
+    String::from_utf8(bytes).map_err(|e| {
+        // An edit would write the file back as UTF-8 and change bytes nobody asked about.
+        let line = first_invalid_line(e.as_bytes()).unwrap_or(1);
+        ToolError::Failed(format!(
+            "{} is not valid UTF-8 (the first byte that is not is on line {line}); {tool} would \
+             change those bytes, so it edits UTF-8 text only: convert the file first (e.g. \
+             `iconv -f latin1 -t utf-8`) or rewrite it whole with write_file",
+            path.display()
+        ))
+    })
 }
 
 /// A file tool's answer when its file could not be read: a directory or a FIFO named as what it

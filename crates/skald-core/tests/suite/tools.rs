@@ -140,8 +140,26 @@ async fn read_file_refuses_binary_files() {
     let c = ctx(&wd);
     let e = failed(names::READ_FILE, json!({"path": "nul.bin"}), &c).await;
     assert!(e.ends_with("nul.bin is a binary file (7 bytes); read_file only reads text"), "{e}");
-    let e = failed(names::READ_FILE, json!({"path": "latin1.txt"}), &c).await;
-    assert!(e.contains("is a binary file (12 bytes)"), "{e}");
+    // One stray Latin-1 byte is text with a wrong byte, not a binary file.
+    let shown = ok(names::READ_FILE, json!({"path": "latin1.txt"}), &c).await.text;
+    assert!(shown.contains("caf\u{fffd} au lait"), "{shown}");
+    assert!(shown.contains("not all valid UTF-8") && shown.contains("line 1"), "{shown}");
+    // Mostly bytes that are not UTF-8: binary.
+    std::fs::write(wd.join("noise.dat"), [0xffu8, 0xfe, 0x80, 0x81, 0x41, 0x90, 0x91]).unwrap();
+    let e = failed(names::READ_FILE, json!({"path": "noise.dat"}), &c).await;
+    assert!(e.contains("is a binary file (7 bytes)"), "{e}");
+}
+
+#[tokio::test]
+async fn edit_tools_refuse_text_that_is_not_utf8_saying_where_and_what_to_do() {
+    let (_d, wd) = workdir();
+    std::fs::write(wd.join("latin1.txt"), b"first line\ncaf\xe9 au lait\n").unwrap();
+    let c = ctx(&wd);
+    let args = json!({"path": "latin1.txt", "old": "first", "new": "1st"});
+    let e = failed(names::EDIT_FILE, args, &c).await;
+    assert!(e.contains("is not valid UTF-8") && e.contains("line 2"), "{e}");
+    assert!(e.contains("iconv"), "{e}");
+    assert_eq!(std::fs::read(wd.join("latin1.txt")).unwrap(), b"first line\ncaf\xe9 au lait\n");
 }
 
 #[tokio::test]
