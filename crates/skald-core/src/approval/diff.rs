@@ -81,7 +81,24 @@ pub fn file_diff(path: &str, old: Option<&[u8]>, new: Option<&[u8]>) -> FileDiff
         _ if d.hunks.is_empty() => (DiffKind::Unchanged, "no changes".to_string()),
         _ => (DiffKind::Modify, format!("+{} −{}", d.added, d.removed)),
     };
+    // Lines that differ only in `\r` look the same on both sides: say what changed.
+    if let (Some(_), Some(_)) = (old, new)
+        && let (Some(before), Some(after)) = (ending(old_s), ending(new_s))
+        && before != after
+    {
+        d.summary.push_str(&format!(" · line endings {before} → {after}"));
+    }
     d
+}
+
+/// The line ending a text mostly uses, `None` for a text without line breaks.
+fn ending(text: &str) -> Option<&'static str> {
+    let breaks = text.matches('\n').count();
+    if breaks == 0 {
+        return None;
+    }
+    let crlf = text.matches("\r\n").count();
+    Some(if crlf * 2 > breaks { "CRLF" } else { "LF" })
 }
 
 fn hunk<'a>(diff: &'a TextDiff<'a, 'a, 'a, str>, ops: &[DiffOp]) -> DiffHunk {

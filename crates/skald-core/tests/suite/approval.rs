@@ -473,6 +473,18 @@ fn diff_large_and_binary_files_get_a_summary() {
     assert_eq!(same.kind, skald_protocol::DiffKind::Unchanged);
 }
 
+#[test]
+fn a_diff_that_changes_only_line_endings_says_so() {
+    let d = diff::file_diff("w.txt", Some(b"a\nb\n"), Some(b"a\r\nb\r\n"));
+    assert_eq!(d.kind, skald_protocol::DiffKind::Modify);
+    assert!(d.summary.ends_with("line endings LF → CRLF"), "{}", d.summary);
+    let back = diff::file_diff("w.txt", Some(b"a\r\nb\r\n"), Some(b"a\nb\nc\n"));
+    assert!(back.crlf, "the old side's endings are flagged");
+    assert!(back.summary.ends_with("line endings CRLF → LF"), "{}", back.summary);
+    let kept = diff::file_diff("w.txt", Some(b"a\r\n"), Some(b"a\r\nb\r\n"));
+    assert!(!kept.summary.contains("line endings"), "{}", kept.summary);
+}
+
 /// The changed runs of the first `tag` line of the only hunk.
 fn marked(d: &skald_protocol::FileDiff, tag: skald_protocol::DiffLineTag) -> Vec<String> {
     let line = d.hunks[0].lines.iter().find(|l| l.tag == tag).expect("a line with that tag");
