@@ -453,7 +453,8 @@ async fn follow_tasks(
     let (open, them) =
         (open.join(", "), if open.len() == 1 { "it continues" } else { "they continue" });
     let later = format!(
-        "{them} the next time the app or `skald serve` runs (skald tasks list {session_id})"
+        "{them} the next time the app or `skald serve` runs, or now with `skald tasks continue` \
+         and its session (skald tasks list {session_id})"
     );
     if tasks == Tasks::Leave {
         if !out.is_json() {

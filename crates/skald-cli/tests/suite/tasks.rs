@@ -1,5 +1,5 @@
 //! `skald tasks list` and `skald tasks continue` as processes: a task a `skald chat --no-wait`
-//! started is listed under its session, only a failed or cancelled task can be continued, and a
+//! started is listed under its session and continued when nobody runs it (a finished one is not), and a
 //! plain `skald chat` waits for its task's report and the answer to it, showing what the task
 //! waits for from a human.
 
@@ -20,8 +20,11 @@ fn scout_agent(data: &std::path::Path) {
     std::fs::write(agent.join("AGENT.md"), "You are the scout.").unwrap();
 }
 
+/// A task a `skald chat --no-wait` left behind (queued or cut off mid-run, nobody running it)
+/// is continued by `skald tasks continue`, which waits for its report and the parent's answer;
+/// a finished task is not continued again.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn tasks_list_shows_a_started_task_and_continue_refuses_one_that_did_not_fail() {
+async fn a_task_left_behind_by_no_wait_is_listed_and_continued_and_a_done_one_is_not() {
     let fake = FakeLlm::start().await.unwrap();
     fake.allow_leftover_replies();
     fake.allow_unscripted_requests();
@@ -30,7 +33,10 @@ async fn tasks_list_shows_a_started_task_and_continue_refuses_one_that_did_not_f
     let args = json!({ "mode": "async", "agent_id": "scout", "prompt": "TASK-C: look around" });
     fake.push(Reply::tool_calls(vec![ScriptedToolCall::new("execute_task", &args.to_string())]));
     fake.push(Reply::text("Started."));
-    fake.push_for_prompt("TASK-C", Reply::Stall { ms: 60_000, then_hang: true });
+    fake.push(Reply::text("The scout found 3 files."));
+    // The first request (if the chat's own run gets that far) is cut off when it exits.
+    fake.push_for_prompt("TASK-C", Reply::Stall { ms: 2_000, then_hang: false });
+    fake.push_for_prompt("TASK-C", Reply::text("Looked around: 3 files."));
 
     let mut chat = cli(&fake, &data);
     chat.args(["chat", "--no-wait", "--workdir"]).arg(&work).arg("look around in the background");
@@ -39,7 +45,7 @@ async fn tasks_list_shows_a_started_task_and_continue_refuses_one_that_did_not_f
     assert!(out.contains("background task scout#2 left running"), "{out}");
 
     let mut list = cli(&fake, &data);
-    list.args(["--json", "tasks", "list", "--session", "1"]);
+    list.args(["--json", "tasks", "list", "1"]);
     let (code, out, err) = run(list).await;
     assert_eq!(code, 0, "{err}");
     let tasks: Value = serde_json::from_str(&out).unwrap();
@@ -49,15 +55,28 @@ async fn tasks_list_shows_a_started_task_and_continue_refuses_one_that_did_not_f
     assert!(matches!(task["state"].as_str(), Some("queued" | "running")), "{task}");
 
     let mut text = cli(&fake, &data);
-    text.args(["tasks", "list", "--session", "1"]);
+    text.args(["tasks", "list", "1"]);
     let (_, out, _) = run(text).await;
     assert!(out.lines().nth(1).is_some_and(|l| l.starts_with("scout#2")), "{out}");
 
+    // Nobody runs it: continuing runs it here to its report and the parent's answer.
     let mut again = cli(&fake, &data);
     again.args(["tasks", "continue", "2"]);
-    let (code, _, err) = run(again).await;
+    let (code, out, err) = run(again).await;
+    assert_eq!(code, 0, "{out}\n{err}");
+    assert!(out.contains("continuing task scout#2"), "{out}");
+    let mut list = cli(&fake, &data);
+    list.args(["--json", "tasks", "list", "1"]);
+    let (_, out, _) = run(list).await;
+    let tasks: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(tasks[0]["state"], "done", "{tasks}");
+    assert_eq!(tasks[0]["delivered"], true, "{tasks}");
+
+    let mut done = cli(&fake, &data);
+    done.args(["tasks", "continue", "2"]);
+    let (code, _, err) = run(done).await;
     assert_eq!(code, 1);
-    assert!(err.contains("only a failed or cancelled task can be continued"), "{err}");
+    assert!(err.contains("is done") && err.contains("can be continued"), "{err}");
 
     let mut not_task = cli(&fake, &data);
     not_task.args(["tasks", "continue", "1"]);

@@ -195,8 +195,10 @@ impl Engine {
         Ok(self.store().tasks_of_parent(session_id).await?.iter().map(TaskRow::info).collect())
     }
 
-    /// Continues a failed or cancelled async task (by its child session) from its last step;
-    /// its new report is delivered to the parent like the first.
+    /// Continues an async task (by its child session) from its last step: a failed or cancelled
+    /// one, or one left queued or running with no live process running it (its process exited,
+    /// as after `skald chat --no-wait`, or died); its report is delivered to the parent like the
+    /// first. A task another live process runs is refused, and so is a finished one.
     pub async fn continue_task(&self, session_id: i64) -> Result<TaskInfo, EngineError> {
         let store = self.store();
         let Some(task) = store.task_of_session(session_id).await? else {
@@ -207,15 +209,37 @@ impl Engine {
         if self.inner.lifecycle.stopping() {
             return Err(EngineError::ShuttingDown);
         }
-        let Some(requeued) = store.requeue_task(session_id).await? else {
-            return Err(EngineError::Conflict(format!(
-                "task {} is {}: only a failed or cancelled task can be continued",
-                task.label, task.status
-            )));
+        let continued = match store.requeue_task(session_id).await? {
+            Some(requeued) => {
+                self.emit_task(&requeued, TaskState::Queued, None, None).await;
+                requeued
+            }
+            // Queued or running with nobody running it (its process exited or died, e.g. after
+            // `skald chat --no-wait`): it goes on here.
+            None if !task.ended() => {
+                if self.runner_elsewhere(session_id).await? {
+                    return Err(EngineError::Conflict(format!(
+                        "task {} is running in another process; `skald tasks list` shows when \
+                         it ends",
+                        task.label
+                    )));
+                }
+                // What the gone process held goes back: its claim on the task's run and the
+                // session's runner row (a background engine's reclaim pass would do the same).
+                let alive = self.liveness();
+                store.reclaim_work(self.instance_id(), &alive).await?;
+                store.release_dead_runner(session_id, &alive).await?;
+                task
+            }
+            None => {
+                return Err(EngineError::Conflict(format!(
+                    "task {} is {}: only a failed, cancelled or abandoned task can be continued",
+                    task.label, task.status
+                )));
+            }
         };
-        self.emit_task(&requeued, TaskState::Queued, None, None).await;
-        self.start_task(requeued.id);
-        Ok(requeued.info())
+        self.start_task(continued.id);
+        Ok(continued.info())
     }
 
     /// Test and diagnostics hook: reads task `task_id`'s report from its parent's root inbox

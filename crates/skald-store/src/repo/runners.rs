@@ -139,6 +139,26 @@ impl Store {
         Ok(held.is_some_and(|h| h.alive(is_alive)))
     }
 
+    /// Drops the session's runner row when its holder is gone (exited without releasing it, or
+    /// died), so the session can be claimed again. Returns whether a row was dropped.
+    pub async fn release_dead_runner(
+        &self,
+        session_id: i64,
+        is_alive: Liveness<'_>,
+    ) -> Result<bool, StoreError> {
+        let held: Option<Held> = sqlx::query_as(&format!("{HELD} WHERE r.session_id = ?"))
+            .bind(session_id)
+            .fetch_optional(self.pool())
+            .await?;
+        let Some(held) = held else { return Ok(false) };
+        let runner = held.runner.clone();
+        if held.alive(is_alive) {
+            return Ok(false);
+        }
+        self.release_runner(session_id, &runner).await?;
+        Ok(true)
+    }
+
     /// Deletes every row `runner` holds (an engine shutting down after its grace period).
     pub async fn release_runners_of(&self, runner: &str) -> Result<u64, StoreError> {
         let done = sqlx::query("DELETE FROM session_runners WHERE runner = ?")
