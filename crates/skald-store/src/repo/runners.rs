@@ -132,11 +132,7 @@ impl Store {
         session_id: i64,
         is_alive: Liveness<'_>,
     ) -> Result<bool, StoreError> {
-        let held: Option<Held> = sqlx::query_as(&format!("{HELD} WHERE r.session_id = ?"))
-            .bind(session_id)
-            .fetch_optional(self.pool())
-            .await?;
-        Ok(held.is_some_and(|h| h.alive(is_alive)))
+        Ok(self.holder(session_id).await?.is_some_and(|h| h.alive(is_alive)))
     }
 
     /// Drops the session's runner row when its holder is gone (exited without releasing it, or
@@ -146,17 +142,21 @@ impl Store {
         session_id: i64,
         is_alive: Liveness<'_>,
     ) -> Result<bool, StoreError> {
-        let held: Option<Held> = sqlx::query_as(&format!("{HELD} WHERE r.session_id = ?"))
-            .bind(session_id)
-            .fetch_optional(self.pool())
-            .await?;
-        let Some(held) = held else { return Ok(false) };
+        let Some(held) = self.holder(session_id).await? else { return Ok(false) };
         let runner = held.runner.clone();
         if held.alive(is_alive) {
             return Ok(false);
         }
         self.release_runner(session_id, &runner).await?;
         Ok(true)
+    }
+
+    /// The session's runner row with what is known of its instance.
+    async fn holder(&self, session_id: i64) -> Result<Option<Held>, StoreError> {
+        Ok(sqlx::query_as(&format!("{HELD} WHERE r.session_id = ?"))
+            .bind(session_id)
+            .fetch_optional(self.pool())
+            .await?)
     }
 
     /// Deletes every row `runner` holds (an engine shutting down after its grace period).
