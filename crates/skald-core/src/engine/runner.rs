@@ -625,6 +625,7 @@ impl Engine {
         // An async task's child that ended reports to its parent — before `turn_ended`, so a
         // client that sees the end finds the lease released as soon as it was.
         self.task_ended(session_id, outcome).await;
+        self.job_run_ended(session_id, outcome).await;
         emitter.emit(Event::TurnEnded { outcome: end });
         emitter.emit(Event::TurnRunning { running: false });
     }
