@@ -4,6 +4,7 @@ mod attacker;
 mod chat;
 mod compact;
 mod help;
+mod jobs;
 mod kill_harness;
 mod matrix;
 mod mcp;
