@@ -10,7 +10,9 @@ use std::time::{Duration, Instant};
 use chrono::{DateTime, Utc};
 use serde_json::json;
 use skald_core::Engine;
-use skald_protocol::{JobInput, JobPolicies, JobRunInfo, JobRunState, JobSchedule};
+use skald_protocol::{
+    JobInput, JobPolicies, JobRunInfo, JobRunState, JobSchedule, OnApproval, OnOverlap,
+};
 use skald_store::ManualClock;
 use skald_testkit::{FakeLlm, Reply};
 
@@ -327,4 +329,63 @@ async fn a_run_cut_off_by_a_stop_continues_in_the_next_engine_and_runs_once() {
     assert_eq!(states(&runs), [JobRunState::Done]);
     assert_eq!(asked(&rig.fake, "RESTART"), 2, "the cut-off request, then one continuation");
     next.shutdown(Duration::from_secs(5)).await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn under_deny_a_call_that_needs_a_person_is_refused_at_once_and_the_run_goes_on() {
+    let rig = Rig::new("2026-05-04T10:00:30Z").await;
+    let engine = rig.engine().await;
+    let policies = JobPolicies { on_approval: OnApproval::Deny, ..Default::default() };
+    let job = engine.add_job(rig.job("DENY", cron("0 * * * * * *"), "UTC", policies)).await;
+    let job = job.unwrap();
+    script_parking_run(&rig.fake, "DENY", true);
+    rig.set(utc("2026-05-04T10:01:00Z"));
+    engine.schedule_tick().await.unwrap();
+    let runs = runs_until(&engine, job.id, "the run ends", |r| r.len() == 1 && all_ended(r)).await;
+    assert_eq!(states(&runs), [JobRunState::Done]);
+    assert!(engine.inbox().await.unwrap().items.is_empty(), "nobody was asked");
+    let store = skald_store::Store::open_in_dir(&rig.data).await.unwrap();
+    let calls = store.tool_calls_for_session(runs[0].session_id.unwrap()).await.unwrap();
+    assert_eq!(calls.len(), 1);
+    assert_eq!(calls[0].status().unwrap(), skald_protocol::ToolStatus::Rejected);
+    assert_eq!(asked(&rig.fake, "DENY"), 2, "the model read the refusal and answered");
+    engine.shutdown(Duration::from_secs(5)).await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn under_queue_one_an_occurrence_waits_for_the_previous_run_and_then_runs() {
+    let rig = Rig::new("2026-05-04T10:00:30Z").await;
+    let engine = rig.engine().await;
+    let policies = JobPolicies { on_overlap: OnOverlap::QueueOne, ..Default::default() };
+    let job = engine.add_job(rig.job("QUEUE", cron("0 * * * * * *"), "UTC", policies)).await;
+    let job = job.unwrap();
+    script_parking_run(&rig.fake, "QUEUE", true);
+    rig.set(utc("2026-05-04T10:01:00Z"));
+    engine.schedule_tick().await.unwrap();
+    runs_until(&engine, job.id, "the run waits", |r| {
+        r.first().is_some_and(|r| r.state == JobRunState::Waiting)
+    })
+    .await;
+    // Two more occurrences while it waits: the first is queued behind it, the second skipped.
+    for minute in ["10:02", "10:03"] {
+        rig.set(utc(&format!("2026-05-04T{minute}:00Z")));
+        engine.schedule_tick().await.unwrap();
+    }
+    let runs = runs_until(&engine, job.id, "two more recorded", |r| r.len() == 3).await;
+    use JobRunState::{Done, Queued, Skipped, Waiting};
+    assert_eq!(states(&runs), [Waiting, Queued, Skipped]);
+    assert!(runs[1].session_id.is_none(), "a queued run has no session until it starts");
+    rig.fake.push_for_prompt("QUEUE", Reply::text("second done"));
+    let item = engine.inbox().await.unwrap().items.remove(0);
+    let approve = skald_protocol::DecisionInput { approved: true, note: None, bypass: None };
+    engine.decide(item.tool_call_id, approve, "test").await.unwrap();
+    let runs = runs_until(&engine, job.id, "both ran", all_ended).await;
+    assert_eq!(states(&runs), [Done, Done, Skipped]);
+    assert_eq!(asked(&rig.fake, "QUEUE"), 3, "two requests for the first run, one for the second");
+    // A run is unattended: it may delegate (`execute_subtask`) but never start a job or task.
+    for r in rig.fake.requests() {
+        let names = super::subagents::tool_names(&r.body);
+        assert!(!names.iter().any(|n| n == "execute_task"), "{names:?}");
+    }
+    engine.shutdown(Duration::from_secs(5)).await;
 }
