@@ -658,7 +658,8 @@ operations! {
     }
 
     /// Enables a job (its next run counted from now: nothing passed while disabled is
-    /// missed) or disables it (a run going on is not stopped).
+    /// missed; `invalid_input` when its schedule has no time left) or disables it (a run going
+    /// on is not stopped).
     set_job_enabled {
         params: SetJobEnabledParams {
             #[ts(type = "number")]
@@ -666,7 +667,7 @@ operations! {
             enabled: bool,
         },
         result: JobInfo,
-        errors: [NotFound, Storage, Internal],
+        errors: [NotFound, InvalidInput, Storage, Internal],
         events: [],
         run: |engine, _, p| engine.set_job_enabled(p.job_id, p.enabled).await,
     }

@@ -271,12 +271,19 @@ impl Engine {
     }
 
     /// Enables a job (its next occurrence counted from now: what passed while it was disabled
-    /// is not missed) or disables it.
+    /// is not missed; a job with none left is `invalid_input`) or disables it.
     pub async fn set_job_enabled(&self, id: i64, enabled: bool) -> Result<JobInfo, EngineError> {
         let row = self.store().job(id).await?;
         let next = if enabled {
             let schedule = job_schedule(&row).map_err(EngineError::Internal)?;
-            schedule.next_after(self.store().clock().now()).map(format_ts)
+            let next = schedule.next_after(self.store().clock().now()).map(format_ts);
+            if next.is_none() {
+                return Err(EngineError::InvalidInput(format!(
+                    "job {id} has no fire time left ({}): edit its schedule",
+                    schedule.describe()
+                )));
+            }
+            next
         } else {
             None
         };

@@ -254,6 +254,11 @@ async fn parked_run(rig: &Rig, key: &str, policies: JobPolicies) -> (Engine, i64
     .await;
     let inbox = engine.inbox().await.unwrap();
     assert_eq!(inbox.items.len(), 1, "the run's approval is in the Inbox");
+    // Its only occurrence claimed, the one-shot job is disabled and cannot be enabled again.
+    let info = engine.job(job.id).await.unwrap();
+    assert!(!info.enabled && info.next_run_at.is_none(), "{info:?}");
+    let again = engine.set_job_enabled(job.id, true).await;
+    assert!(matches!(again, Err(skald_core::EngineError::InvalidInput(_))), "{again:?}");
     (engine, job.id, runs[0].clone())
 }
 
