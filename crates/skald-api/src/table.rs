@@ -678,7 +678,7 @@ operations! {
         params: RunJobNowParams { #[ts(type = "number")] job_id: i64 },
         result: JobRunInfo,
         errors: [NotFound, Conflict, Storage, Cancelled, Internal],
-        events: [],
+        events: [JobRunUpdate],
         run: |engine, _, p| engine.run_job_now(p.job_id).await,
     }
 
@@ -705,7 +705,7 @@ operations! {
         params: KillJobRunParams { #[ts(type = "number")] run_id: i64 },
         result: JobRunInfo,
         errors: [NotFound, Conflict, Config, Storage, Internal],
-        events: [SteersDiscarded, ToolCancelled, TurnEnded, TurnRunning],
+        events: [JobRunUpdate, SteersDiscarded, ToolCancelled, TurnEnded, TurnRunning],
         run: |engine, _, p| engine.kill_job_run(p.run_id).await,
     }
 }

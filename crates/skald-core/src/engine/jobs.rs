@@ -6,8 +6,8 @@ use std::time::Duration;
 
 use chrono::{DateTime, Utc};
 use skald_protocol::{
-    JobDeleted, JobInfo, JobInput, JobPolicies, JobRunInfo, JobRunState, JobSchedule, OnApproval,
-    OnDowntime, OnOverlap, SchedulePreview,
+    Event, EventEnvelope, JobDeleted, JobInfo, JobInput, JobPolicies, JobRunInfo, JobRunState,
+    JobSchedule, OnApproval, OnDowntime, OnOverlap, SchedulePreview,
 };
 use skald_store::clock::format_ts;
 use skald_store::repo::jobs::{Claim, JobFields, JobRow, JobRunRow, RunPlan};
@@ -98,10 +98,13 @@ impl Engine {
                 manual: false,
             }),
         };
-        if let Some(claimed) = self.store().claim_occurrences(&claim).await?
-            && claimed.started_session.is_some()
-        {
-            self.wake_worker();
+        if let Some(claimed) = self.store().claim_occurrences(&claim).await? {
+            if claimed.started_session.is_some() {
+                self.wake_worker();
+            }
+            if let Some(run) = &claimed.run {
+                self.emit_run(run);
+            }
         }
         Ok(())
     }
@@ -131,6 +134,7 @@ impl Engine {
         let Some(ended) = self.store().end_run(run.id, state, Some(reason)).await? else {
             return Ok(None);
         };
+        self.emit_run(&ended);
         if let Some(session_id) = ended.session_id {
             self.stop(session_id).await?;
         }
@@ -141,10 +145,20 @@ impl Engine {
     /// A job's run that was queued behind the one that just ended starts now.
     async fn start_queued_behind(&self, job_id: i64) {
         match self.store().start_queued_run(job_id).await {
-            Ok(Some(_)) => self.wake_worker(),
+            Ok(Some(session_id)) => {
+                self.wake_worker();
+                if let Ok(Some(run)) = self.store().run_of_session(session_id).await {
+                    self.emit_run(&run);
+                }
+            }
             Ok(None) => {}
             Err(e) => tracing::warn!(job_id, "cannot start the run queued behind: {e}"),
         }
+    }
+
+    /// Tells every process (and a Jobs page) that a run was recorded or changed state.
+    fn emit_run(&self, run: &JobRunRow) {
+        self.emit(EventEnvelope::global(Event::JobRunUpdate { run: run.info() }));
     }
 
     /// The worker claimed a session's work: a job's run is `running` from now. `false` when
@@ -153,8 +167,10 @@ impl Engine {
         match self.store().run_of_session(session_id).await {
             Ok(Some(run)) if !run.run_state().active() => false,
             Ok(Some(_)) => {
-                if let Err(e) = self.store().mark_run_running(session_id).await {
-                    tracing::warn!(session_id, "cannot mark the job's run running: {e}");
+                match self.store().mark_run_running(session_id).await {
+                    Ok(Some(run)) => self.emit_run(&run),
+                    Ok(None) => {}
+                    Err(e) => tracing::warn!(session_id, "cannot mark the job's run running: {e}"),
                 }
                 true
             }
@@ -180,8 +196,10 @@ impl Engine {
         }
         let (state, reason) = match outcome {
             TurnOutcome::Parked { .. } => {
-                if let Err(e) = store.mark_run_waiting(session_id).await {
-                    tracing::warn!(session_id, "cannot mark the job's run waiting: {e}");
+                match store.mark_run_waiting(session_id).await {
+                    Ok(Some(run)) => self.emit_run(&run),
+                    Ok(None) => {}
+                    Err(e) => tracing::warn!(session_id, "cannot mark the job's run waiting: {e}"),
                 }
                 return;
             }
@@ -193,7 +211,10 @@ impl Engine {
             TurnOutcome::Failed { message } => (JobRunState::Failed, Some(message.clone())),
         };
         match store.end_run(run.id, state, reason.as_deref()).await {
-            Ok(Some(_)) => self.start_queued_behind(run.job_id).await,
+            Ok(Some(ended)) => {
+                self.emit_run(&ended);
+                self.start_queued_behind(run.job_id).await;
+            }
             Ok(None) => {}
             Err(e) => tracing::warn!(session_id, "cannot record the end of the job's run: {e}"),
         }
@@ -307,6 +328,7 @@ impl Engine {
         };
         let run =
             claimed.run.ok_or_else(|| EngineError::Internal("a run claimed no row".into()))?;
+        self.emit_run(&run);
         if let Some(session_id) = claimed.started_session {
             if self.inner.lifecycle.background() {
                 self.wake_worker();

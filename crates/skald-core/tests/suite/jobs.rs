@@ -168,9 +168,19 @@ async fn downtime_across_three_occurrences_records_three_missed_and_runs_one_cat
     rig.set(utc("2026-05-04T13:40:00Z"));
     rig.fake.push_for_prompt("DOWN", Reply::text("caught up"));
     let engine = rig.engine().await;
+    let mut events = engine.subscribe();
     engine.schedule_tick().await.unwrap();
     let runs =
         runs_until(&engine, job.id, "the catch-up ends", |r| r.len() == 4 && all_ended(r)).await;
+    // Each state the catch-up went through was announced to every viewer.
+    let mut seen = Vec::new();
+    while seen.last() != Some(&JobRunState::Done) {
+        let env = tokio::time::timeout(Duration::from_secs(10), events.recv()).await;
+        if let skald_protocol::Event::JobRunUpdate { run } = env.unwrap().unwrap().event {
+            seen.push(run.state);
+        }
+    }
+    assert_eq!(seen, [JobRunState::Queued, JobRunState::Running, JobRunState::Done]);
     use JobRunState::{Done, Missed};
     assert_eq!(states(&runs), [Missed, Missed, Missed, Done]);
     let missed: Vec<&str> = runs[..3].iter().map(|r| r.scheduled_for.as_str()).collect();
