@@ -34,6 +34,8 @@ const LATE: chrono::Duration = chrono::Duration::seconds(90);
 const MAX_MISSED: usize = 1000;
 
 const MAX_TITLE_CHARS: usize = 200;
+/// The longest approval timeout: a year (a value past it would overflow the time arithmetic).
+const MAX_APPROVAL_TIMEOUT_SECS: u64 = 366 * 24 * 3600;
 const MAX_PROMPT_CHARS: usize = 100_000;
 const DEFAULT_RUNS: u32 = 50;
 
@@ -114,7 +116,9 @@ impl Engine {
     async fn expire_waiting(&self, now: DateTime<Utc>) -> Result<(), EngineError> {
         for (run, timeout) in self.store().waiting_runs_with_timeout().await? {
             let Some(since) = run.waiting_since.as_deref() else { continue };
-            if parse_ts(since)? + chrono::Duration::seconds(timeout) > now {
+            // Checked on input; a hand-edited row out of range waits instead of panicking.
+            let Some(limit) = chrono::Duration::try_seconds(timeout) else { continue };
+            if parse_ts(since)?.checked_add_signed(limit).is_none_or(|end| end > now) {
                 continue;
             }
             let reason = format!("waited for a person longer than {timeout} s");
@@ -390,8 +394,10 @@ impl Engine {
             return bad(format!("no LLM client `{name}` is configured"));
         }
         let policies = input.policies.clone().unwrap_or_default();
-        if policies.approval_timeout_secs == Some(0) {
-            return bad("an approval timeout is at least one second".into());
+        if policies.approval_timeout_secs.is_some_and(|t| t == 0 || t > MAX_APPROVAL_TIMEOUT_SECS) {
+            return bad(format!(
+                "an approval timeout is 1 to {MAX_APPROVAL_TIMEOUT_SECS} seconds (a year)"
+            ));
         }
         let schedule = Schedule::parse(&input.schedule, input.timezone.as_deref(), now)
             .map_err(|e| EngineError::InvalidInput(e.to_string()))?;

@@ -404,3 +404,43 @@ async fn under_queue_one_an_occurrence_waits_for_the_previous_run_and_then_runs(
     }
     engine.shutdown(Duration::from_secs(5)).await;
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_job_is_checked_before_it_is_stored() {
+    let rig = Rig::new("2026-05-04T10:00:30Z").await;
+    let engine = rig.engine().await;
+    let ok = || rig.job("CHECK", cron("0 0 9 * * 1-5 *"), "Europe/Berlin", JobPolicies::default());
+    let refused = |input: JobInput| {
+        let engine = engine.clone();
+        async move {
+            match engine.add_job(input).await {
+                Err(skald_core::EngineError::InvalidInput(m)) => m,
+                other => panic!("not refused: {other:?}"),
+            }
+        }
+    };
+    let mut chat_agent = ok();
+    chat_agent.agent_id = "main".into();
+    assert!(refused(chat_agent).await.contains("no task agent `main`"));
+    let mut no_title = ok();
+    no_title.title = "  ".into();
+    assert!(refused(no_title).await.contains("title"));
+    let mut huge_timeout = ok();
+    huge_timeout.policies =
+        Some(JobPolicies { approval_timeout_secs: Some(u64::MAX), ..Default::default() });
+    assert!(refused(huge_timeout).await.contains("approval timeout"));
+    let mut feb_31 = ok();
+    feb_31.schedule = cron("0 0 0 31 2 * *");
+    assert!(refused(feb_31).await.contains("no fire time"));
+    let mut past = ok();
+    past.schedule = JobSchedule::Once { at: "2026-05-04T09:00:00Z".into() };
+    assert!(refused(past).await.contains("no fire time"));
+    let mut client = ok();
+    client.client = Some("nope".into());
+    assert!(refused(client).await.contains("no LLM client `nope`"));
+    assert!(engine.list_jobs().await.unwrap().is_empty(), "nothing was stored");
+    let job = engine.add_job(ok()).await.unwrap();
+    assert_eq!(job.description, "every weekday at 09:00, Europe/Berlin");
+    assert_eq!(job.next_run_at.as_deref(), Some("2026-05-05T07:00:00.000Z"));
+    engine.shutdown(Duration::from_secs(5)).await;
+}
