@@ -8,8 +8,9 @@ use skald_core::engine::ChatOptions;
 use skald_protocol::{
     AgentDefinition, AgentDetail, AgentSummary, Answer, ApprovalRuleInput, ApprovalRuleView,
     BypassView, CompactResult, ConnectionTest, DebugMessage, Decision, DecisionInput, Inbox,
-    InterruptedCall, ItemRef, LlmClientInput, McpServerInfo, McpServerInput, Page, ReconcileChoice,
-    RunContext, SearchQuery, SearchResults, SendResult, SessionDetail, SessionListQuery,
+    InterruptedCall, ItemRef, JobDeleted, JobInfo, JobInput, JobRunInfo, JobSchedule,
+    LlmClientInput, McpServerInfo, McpServerInput, Page, ReconcileChoice, RunContext,
+    SchedulePreview, SearchQuery, SearchResults, SendResult, SessionDetail, SessionListQuery,
     SessionMatches, SessionMeta, SessionRef, SessionSummary, SessionUsage, SessionWindow,
     SettingsView, StopResult, TaskInfo, ToolGroupsReset, TurnStatus, WindowQuery,
 };
@@ -583,5 +584,128 @@ operations! {
         errors: [NotFound, Storage, Internal],
         events: [],
         run: |engine, _, p| engine.set_run_context(p.session_id, p.run_context).await,
+    }
+
+    /// Every scheduled job, oldest first: its schedule in words, next run (RFC 3339 UTC) and
+    /// last run.
+    list_jobs {
+        params: ListJobsParams {},
+        result: Vec<JobInfo>,
+        errors: [Storage],
+        events: [],
+        run: |engine, _, _| engine.list_jobs().await,
+    }
+
+    /// One job, with its next and last run.
+    get_job {
+        params: GetJobParams { #[ts(type = "number")] job_id: i64 },
+        result: JobInfo,
+        errors: [NotFound, Storage],
+        events: [],
+        run: |engine, _, p| engine.job(p.job_id).await,
+    }
+
+    /// Checks a schedule without saving anything: in words, with its zone (the machine's when
+    /// left out) and its next five fire times; `invalid_input` says what is wrong.
+    preview_schedule {
+        params: PreviewScheduleParams {
+            schedule: JobSchedule,
+            #[serde(default)]
+            #[ts(optional)]
+            timezone: Option<String>,
+        },
+        result: SchedulePreview,
+        errors: [InvalidInput],
+        events: [],
+        run: |engine, _, p| engine.preview_schedule(&p.schedule, p.timezone.as_deref()),
+    }
+
+    /// Adds a job: a task agent runs the prompt on the schedule, each run a session of source
+    /// `cron`. The schedule, zone, agent and client are checked first.
+    add_job {
+        params: AddJobParams { job: JobInput },
+        result: JobInfo,
+        errors: [InvalidInput, Storage, Internal],
+        events: [],
+        run: |engine, _, p| engine.add_job(p.job).await,
+    }
+
+    /// Replaces a job's definition; its runs stay. An interval counts again from now.
+    edit_job {
+        params: EditJobParams {
+            #[ts(type = "number")]
+            job_id: i64,
+            job: JobInput,
+        },
+        result: JobInfo,
+        errors: [NotFound, InvalidInput, Storage, Internal],
+        events: [],
+        run: |engine, _, p| engine.edit_job(p.job_id, p.job).await,
+    }
+
+    /// Deletes a job; with `remove_history` its runs go too, without they stay readable by run
+    /// id and session. `conflict` while a run has not ended (kill it first).
+    delete_job {
+        params: DeleteJobParams {
+            #[ts(type = "number")]
+            job_id: i64,
+            remove_history: bool,
+        },
+        result: JobDeleted,
+        errors: [NotFound, Conflict, Storage],
+        events: [],
+        run: |engine, _, p| engine.delete_job(p.job_id, p.remove_history).await,
+    }
+
+    /// Enables a job (its next run counted from now: nothing passed while disabled is
+    /// missed; `invalid_input` when its schedule has no time left) or disables it (a run going
+    /// on is not stopped).
+    set_job_enabled {
+        params: SetJobEnabledParams {
+            #[ts(type = "number")]
+            job_id: i64,
+            enabled: bool,
+        },
+        result: JobInfo,
+        errors: [NotFound, InvalidInput, Storage, Internal],
+        events: [],
+        run: |engine, _, p| engine.set_job_enabled(p.job_id, p.enabled).await,
+    }
+
+    /// Starts a run of the job now, outside its schedule; the overlap policy applies (the run
+    /// may come back `skipped` or queued behind the one going on).
+    run_job_now {
+        params: RunJobNowParams { #[ts(type = "number")] job_id: i64 },
+        result: JobRunInfo,
+        errors: [NotFound, Conflict, Storage, Cancelled, Internal],
+        events: [JobRunUpdate],
+        run: |engine, _, p| engine.run_job_now(p.job_id).await,
+    }
+
+    /// A job's runs and recorded occurrences, newest first (`limit`, default 50, at most 1000),
+    /// each with its state, session, times, tokens, cost and the reason it did not finish.
+    list_job_runs {
+        params: ListJobRunsParams {
+            #[ts(type = "number")]
+            job_id: i64,
+            #[serde(default)]
+            #[ts(optional)]
+            limit: Option<u32>,
+        },
+        result: Vec<JobRunInfo>,
+        errors: [NotFound, Storage],
+        events: [],
+        run: |engine, _, p| engine.list_job_runs(p.job_id, p.limit).await,
+    }
+
+    /// Kills a run that has not ended, here or in another process: it ends `killed`, its
+    /// waiting approvals and questions are cancelled, its model call and commands abort.
+    /// `conflict` when it has ended.
+    kill_job_run {
+        params: KillJobRunParams { #[ts(type = "number")] run_id: i64 },
+        result: JobRunInfo,
+        errors: [NotFound, Conflict, Config, Storage, Internal],
+        events: [JobRunUpdate, SteersDiscarded, ToolCancelled, TurnEnded, TurnRunning],
+        run: |engine, _, p| engine.kill_job_run(p.run_id).await,
     }
 }

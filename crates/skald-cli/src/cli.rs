@@ -141,6 +141,10 @@ pub enum Command {
     /// or cancelled one.
     #[command(subcommand)]
     Tasks(TasksCommand),
+    /// Scheduled jobs: a task agent runs a prompt on a schedule (seven-field cron with seconds,
+    /// a one-shot time or an interval), each run a session of source `cron`.
+    #[command(subcommand)]
+    Jobs(JobsCommand),
     /// Agents (`agents/<id>/` in the data dir over the built-ins); `chat --agent ID` picks one
     /// for a new session.
     #[command(subcommand)]
@@ -179,6 +183,116 @@ pub enum TasksCommand {
         #[arg(value_parser = parse_id, allow_hyphen_values = true)]
         id: i64,
     },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum JobsCommand {
+    /// Every job: id, enabled, next run (UTC), last run's state, title and schedule in words.
+    List,
+    /// Add a job; prints it. Its runs work in --workdir (default: this directory).
+    Add {
+        #[arg(long)]
+        title: String,
+        #[command(flatten)]
+        schedule: ScheduleArgs,
+        /// The task agent that runs it.
+        #[arg(long)]
+        agent: String,
+        /// Each run's first message.
+        #[arg(long)]
+        prompt: String,
+        #[command(flatten)]
+        options: JobOptions,
+    },
+    /// Change a job: only what is given changes; prints it.
+    Edit {
+        id: i64,
+        #[arg(long)]
+        title: Option<String>,
+        #[command(flatten)]
+        schedule: ScheduleArgs,
+        #[arg(long)]
+        agent: Option<String>,
+        #[arg(long)]
+        prompt: Option<String>,
+        #[command(flatten)]
+        options: JobOptions,
+    },
+    /// Delete a job. Its run history is kept unless --remove-history.
+    Rm {
+        id: i64,
+        #[arg(long)]
+        remove_history: bool,
+    },
+    /// Enable a job (its next run counted from now).
+    Enable { id: i64 },
+    /// Disable a job (a run going on is not stopped: `skald jobs kill` does that).
+    Disable { id: i64 },
+    /// Run a job now. Without the app or `skald serve` running, the run happens in this
+    /// process, which waits for its end (a person's decision included).
+    Run {
+        id: i64,
+        /// Start it and return: the app or `skald serve` runs it.
+        #[arg(long)]
+        no_wait: bool,
+    },
+    /// A job's runs, newest first: id, state, when it was due, session, tokens, reason.
+    Runs {
+        id: i64,
+        #[arg(long, default_value_t = 20)]
+        limit: u32,
+    },
+    /// Kill a run (by run id) here or in another process: it ends `killed`, its waiting
+    /// approvals and questions are cleared, its commands killed.
+    Kill { run: i64 },
+    /// Check a schedule: in words, with its next five fire times.
+    Preview {
+        #[command(flatten)]
+        schedule: ScheduleArgs,
+    },
+}
+
+/// When a job fires (one of them; the zone applies to each).
+#[derive(Debug, clap::Args)]
+pub struct ScheduleArgs {
+    /// Seven fields `sec min hour day-of-month month day-of-week year`, e.g. '0 0 9 * * 1-5 *'.
+    #[arg(long, conflicts_with_all = ["at", "every"])]
+    pub cron: Option<String>,
+    /// Once, at a local time (`2026-12-24T09:00`) or an RFC 3339 instant.
+    #[arg(long, conflicts_with = "every")]
+    pub at: Option<String>,
+    /// Every N seconds (at least 60).
+    #[arg(long)]
+    pub every: Option<u64>,
+    /// IANA time zone (default: the machine's).
+    #[arg(long)]
+    pub tz: Option<String>,
+}
+
+/// A job's other settings.
+#[derive(Debug, clap::Args)]
+pub struct JobOptions {
+    /// Where its runs work.
+    #[arg(long)]
+    pub workdir: Option<PathBuf>,
+    /// The LLM client its runs use (default: the agent's).
+    #[arg(long)]
+    pub client: Option<String>,
+    /// When a call needs a person: wait in the Inbox (default) or deny at once.
+    #[arg(long, value_parser = ["wait", "deny"])]
+    pub on_approval: Option<String>,
+    /// With wait: end a run still waiting after this many seconds (`expired`).
+    #[arg(long)]
+    pub approval_timeout: Option<u64>,
+    /// When a run is due while the previous one has not ended: skip (default) or queue-one.
+    #[arg(long, value_parser = ["skip", "queue-one"])]
+    pub on_overlap: Option<String>,
+    /// After downtime: catch-up-once (default) or skip.
+    #[arg(long, value_parser = ["catch-up-once", "skip"])]
+    pub on_downtime: Option<String>,
+    /// Added disabled.
+    #[arg(long)]
+    pub disabled: bool,
 }
 
 #[derive(Debug, Subcommand)]

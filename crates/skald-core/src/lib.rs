@@ -8,6 +8,7 @@ pub mod data_dir;
 pub mod engine;
 pub mod error;
 pub mod events;
+pub mod jobs;
 pub mod launch_env;
 pub mod regular_file;
 pub mod session;

@@ -1,7 +1,7 @@
 // Generated from the operation table in crates/skald-api/src/table.rs. Do not edit by hand:
 // run `UPDATE_BINDINGS=1 cargo test -p skald-api --test all typescript` instead.
 
-import type { JsonValue, ErrorCode, Page, SearchQuery, SearchResults, SessionMatches, SessionListQuery, SessionSummary, SessionMeta, ReconcileChoice, InterruptedCall, DebugMessage, SessionDetail, ItemRef, WindowQuery, SessionWindow, SendResult, SessionUsage, CompactResult, SessionRef, StopResult, TaskInfo, TurnStatus, ToolGroupsReset, RunContext, Answer, Inbox, DecisionInput, Decision, BypassView, LlmClientInput, SettingsView, ConnectionTest, ApprovalRuleView, ApprovalRuleInput, AgentSummary, McpServerInfo, McpServerInput, AgentDefinition, AgentDetail, EventKind } from "./bindings";
+import type { JsonValue, ErrorCode, Page, SearchQuery, SearchResults, SessionMatches, SessionListQuery, SessionSummary, SessionMeta, ReconcileChoice, InterruptedCall, DebugMessage, SessionDetail, ItemRef, WindowQuery, SessionWindow, SendResult, SessionUsage, CompactResult, SessionRef, StopResult, TaskInfo, TurnStatus, ToolGroupsReset, RunContext, JobSchedule, JobInput, JobRunInfo, JobInfo, SchedulePreview, JobDeleted, Answer, Inbox, DecisionInput, Decision, BypassView, LlmClientInput, SettingsView, ConnectionTest, ApprovalRuleView, ApprovalRuleInput, AgentSummary, McpServerInfo, McpServerInput, AgentDefinition, AgentDetail, EventKind } from "./bindings";
 
 export type ListSessionsParams = { 
 /**
@@ -119,6 +119,26 @@ export type RunContextParams = { session_id: number, };
 
 export type SetRunContextParams = { session_id: number, run_context: RunContext | null, };
 
+export type ListJobsParams = Record<string, never>;
+
+export type GetJobParams = { job_id: number, };
+
+export type PreviewScheduleParams = { schedule: JobSchedule, timezone?: string, };
+
+export type AddJobParams = { job: JobInput, };
+
+export type EditJobParams = { job_id: number, job: JobInput, };
+
+export type DeleteJobParams = { job_id: number, remove_history: boolean, };
+
+export type SetJobEnabledParams = { job_id: number, enabled: boolean, };
+
+export type RunJobNowParams = { job_id: number, };
+
+export type ListJobRunsParams = { job_id: number, limit?: number, };
+
+export type KillJobRunParams = { run_id: number, };
+
 /** Every operation the engine answers: its params and its result. */
 export type Operations = {
   list_sessions: { params: ListSessionsParams; result: Page<SessionSummary> };
@@ -165,6 +185,16 @@ export type Operations = {
   llm_request: { params: LlmRequestParams; result: JsonValue };
   run_context: { params: RunContextParams; result: RunContext };
   set_run_context: { params: SetRunContextParams; result: null };
+  list_jobs: { params: ListJobsParams; result: Array<JobInfo> };
+  get_job: { params: GetJobParams; result: JobInfo };
+  preview_schedule: { params: PreviewScheduleParams; result: SchedulePreview };
+  add_job: { params: AddJobParams; result: JobInfo };
+  edit_job: { params: EditJobParams; result: JobInfo };
+  delete_job: { params: DeleteJobParams; result: JobDeleted };
+  set_job_enabled: { params: SetJobEnabledParams; result: JobInfo };
+  run_job_now: { params: RunJobNowParams; result: JobRunInfo };
+  list_job_runs: { params: ListJobRunsParams; result: Array<JobRunInfo> };
+  kill_job_run: { params: KillJobRunParams; result: JobRunInfo };
 };
 
 export type OpName = keyof Operations;
@@ -215,6 +245,16 @@ export const OPERATION_NAMES: readonly OpName[] = [
   "llm_request",
   "run_context",
   "set_run_context",
+  "list_jobs",
+  "get_job",
+  "preview_schedule",
+  "add_job",
+  "edit_job",
+  "delete_job",
+  "set_job_enabled",
+  "run_job_now",
+  "list_job_runs",
+  "kill_job_run",
 ];
 
 /** Sends one operation; resolves with its result or rejects with an `ApiError`. */
@@ -529,6 +569,76 @@ export interface Api {
    * Errors: not_found, storage, internal. Events: none.
    */
   set_run_context(params: SetRunContextParams): Promise<null>;
+  /**
+   * Every scheduled job, oldest first: its schedule in words, next run (RFC 3339 UTC) and
+   * last run.
+   *
+   * Errors: storage. Events: none.
+   */
+  list_jobs(params: ListJobsParams): Promise<Array<JobInfo>>;
+  /**
+   * One job, with its next and last run.
+   *
+   * Errors: not_found, storage. Events: none.
+   */
+  get_job(params: GetJobParams): Promise<JobInfo>;
+  /**
+   * Checks a schedule without saving anything: in words, with its zone (the machine's when
+   * left out) and its next five fire times; `invalid_input` says what is wrong.
+   *
+   * Errors: invalid_input. Events: none.
+   */
+  preview_schedule(params: PreviewScheduleParams): Promise<SchedulePreview>;
+  /**
+   * Adds a job: a task agent runs the prompt on the schedule, each run a session of source
+   * `cron`. The schedule, zone, agent and client are checked first.
+   *
+   * Errors: invalid_input, storage, internal. Events: none.
+   */
+  add_job(params: AddJobParams): Promise<JobInfo>;
+  /**
+   * Replaces a job's definition; its runs stay. An interval counts again from now.
+   *
+   * Errors: not_found, invalid_input, storage, internal. Events: none.
+   */
+  edit_job(params: EditJobParams): Promise<JobInfo>;
+  /**
+   * Deletes a job; with `remove_history` its runs go too, without they stay readable by run
+   * id and session. `conflict` while a run has not ended (kill it first).
+   *
+   * Errors: not_found, conflict, storage. Events: none.
+   */
+  delete_job(params: DeleteJobParams): Promise<JobDeleted>;
+  /**
+   * Enables a job (its next run counted from now: nothing passed while disabled is
+   * missed; `invalid_input` when its schedule has no time left) or disables it (a run going
+   * on is not stopped).
+   *
+   * Errors: not_found, invalid_input, storage, internal. Events: none.
+   */
+  set_job_enabled(params: SetJobEnabledParams): Promise<JobInfo>;
+  /**
+   * Starts a run of the job now, outside its schedule; the overlap policy applies (the run
+   * may come back `skipped` or queued behind the one going on).
+   *
+   * Errors: not_found, conflict, storage, cancelled, internal. Events: job_run_update.
+   */
+  run_job_now(params: RunJobNowParams): Promise<JobRunInfo>;
+  /**
+   * A job's runs and recorded occurrences, newest first (`limit`, default 50, at most 1000),
+   * each with its state, session, times, tokens, cost and the reason it did not finish.
+   *
+   * Errors: not_found, storage. Events: none.
+   */
+  list_job_runs(params: ListJobRunsParams): Promise<Array<JobRunInfo>>;
+  /**
+   * Kills a run that has not ended, here or in another process: it ends `killed`, its
+   * waiting approvals and questions are cancelled, its model call and commands abort.
+   * `conflict` when it has ended.
+   *
+   * Errors: not_found, conflict, config, storage, internal. Events: job_run_update, steers_discarded, tool_cancelled, turn_ended, turn_running.
+   */
+  kill_job_run(params: KillJobRunParams): Promise<JobRunInfo>;
 }
 
 /** The typed client over a transport. */
@@ -578,6 +688,16 @@ export function makeApi(call: Transport): Api {
     llm_request: (params) => call("llm_request", params) as Promise<JsonValue>,
     run_context: (params) => call("run_context", params) as Promise<RunContext>,
     set_run_context: (params) => call("set_run_context", params) as Promise<null>,
+    list_jobs: (params) => call("list_jobs", params) as Promise<Array<JobInfo>>,
+    get_job: (params) => call("get_job", params) as Promise<JobInfo>,
+    preview_schedule: (params) => call("preview_schedule", params) as Promise<SchedulePreview>,
+    add_job: (params) => call("add_job", params) as Promise<JobInfo>,
+    edit_job: (params) => call("edit_job", params) as Promise<JobInfo>,
+    delete_job: (params) => call("delete_job", params) as Promise<JobDeleted>,
+    set_job_enabled: (params) => call("set_job_enabled", params) as Promise<JobInfo>,
+    run_job_now: (params) => call("run_job_now", params) as Promise<JobRunInfo>,
+    list_job_runs: (params) => call("list_job_runs", params) as Promise<Array<JobRunInfo>>,
+    kill_job_run: (params) => call("kill_job_run", params) as Promise<JobRunInfo>,
   };
 }
 
@@ -630,5 +750,6 @@ export const EVENT_KINDS: readonly EventKind[] = [
   "compacting",
   "interrupted_call",
   "task_update",
+  "job_run_update",
   "compaction_done",
 ];

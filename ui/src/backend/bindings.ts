@@ -339,6 +339,93 @@ allow_fs_writes: Array<string>,
  */
 security_group: string | null, };
 
+export type JobSchedule = { "kind": "cron", expr: string, } | { "kind": "once", at: string, } | { "kind": "every", seconds: number, };
+
+export type OnApproval = "wait" | "deny";
+
+export type OnOverlap = "skip" | "queue_one";
+
+export type OnDowntime = "catch_up_once" | "skip";
+
+export type JobPolicies = { on_approval: OnApproval, 
+/**
+ * With `wait`: a run still waiting for a person this many seconds after it parked ends
+ * `expired` and its pending approvals and questions are cleared. `None`: it waits.
+ */
+approval_timeout_secs: number | null, on_overlap: OnOverlap, on_downtime: OnDowntime, };
+
+export type JobInput = { title: string, schedule: JobSchedule, 
+/**
+ * IANA zone (`Europe/Berlin`); left out: the machine's.
+ */
+timezone?: string, 
+/**
+ * A task agent.
+ */
+agent_id: string, 
+/**
+ * Each run's first message.
+ */
+prompt: string, 
+/**
+ * The runs' working directory and the rest, as for a session.
+ */
+run_context?: RunContext, 
+/**
+ * The LLM client the runs use; left out: the agent's.
+ */
+client?: string, policies?: JobPolicies, 
+/**
+ * Left out: enabled.
+ */
+enabled?: boolean, };
+
+export type JobRunState = "queued" | "running" | "waiting" | "done" | "failed" | "killed" | "expired" | "skipped" | "missed";
+
+export type JobRunInfo = { id: number, job_id: number, 
+/**
+ * The occurrence it stands for (RFC 3339 UTC); a catch-up run's is when it was started.
+ */
+scheduled_for: string, state: JobRunState, 
+/**
+ * Started after downtime, for the occurrences recorded `missed`.
+ */
+catch_up: boolean, 
+/**
+ * Started by `run now`, not by the schedule.
+ */
+manual: boolean, session_id: number | null, started_at: string | null, ended_at: string | null, input_tokens: number, output_tokens: number, cost_usd: number | null, 
+/**
+ * Why it did not finish (or was not run).
+ */
+reason: string | null, };
+
+export type JobInfo = { id: number, title: string, schedule: JobSchedule, timezone: string, agent_id: string, prompt: string, run_context: RunContext | null, client: string | null, policies: JobPolicies, enabled: boolean, 
+/**
+ * The schedule in words, with the zone.
+ */
+description: string, 
+/**
+ * The next occurrence (RFC 3339 UTC); `None` when disabled or nothing is left.
+ */
+next_run_at: string | null, last_run: JobRunInfo | null, created_at: string, };
+
+export type SchedulePreview = { 
+/**
+ * In words, with the zone: "every weekday at 09:00, Europe/Berlin".
+ */
+description: string, timezone: string, 
+/**
+ * The next fire times (up to five), RFC 3339 with the zone's offset.
+ */
+next: Array<string>, };
+
+export type JobDeleted = { 
+/**
+ * Runs removed with it (0 when its history was kept).
+ */
+runs_removed: number, };
+
 export type ApprovalKind = "write" | "command" | "tool";
 
 export type ApprovalRequest = { "kind": "write", path: string, diff: FileDiff, } | { "kind": "command", command: string, workdir: string, } | { "kind": "mcp_call", server: string, tool: string, } | { "kind": "other", path: string | null, };
@@ -674,9 +761,9 @@ report: string | null,
 /**
  * The parent's history row the report became (`delivered`).
  */
-message_id: number | null, } | { "type": "compaction_done", summary_id: number, covers_up_to_message_id: number, tokens_before: number, tokens_after: number, };
+message_id: number | null, } | { "type": "job_run_update", run: JobRunInfo, } | { "type": "compaction_done", summary_id: number, covers_up_to_message_id: number, tokens_before: number, tokens_after: number, };
 
-export type EventKind = "sessions_changed" | "resync" | "subscribed" | "config_reloaded" | "agents_changed" | "new_session" | "user_message" | "steer_queued" | "steer_folded" | "steers_discarded" | "turn_running" | "token_delta" | "thinking" | "tool_start" | "tool_done" | "tool_error" | "tool_cancelled" | "tool_rejected" | "approval_requested" | "approval_resolved" | "bypasses_changed" | "agent_question" | "clarification_resolved" | "file_changed" | "model_fallback" | "model_retry" | "llm_failed" | "truncated" | "interim_answer" | "done" | "turn_ended" | "compacting" | "interrupted_call" | "task_update" | "compaction_done";
+export type EventKind = "sessions_changed" | "resync" | "subscribed" | "config_reloaded" | "agents_changed" | "new_session" | "user_message" | "steer_queued" | "steer_folded" | "steers_discarded" | "turn_running" | "token_delta" | "thinking" | "tool_start" | "tool_done" | "tool_error" | "tool_cancelled" | "tool_rejected" | "approval_requested" | "approval_resolved" | "bypasses_changed" | "agent_question" | "clarification_resolved" | "file_changed" | "model_fallback" | "model_retry" | "llm_failed" | "truncated" | "interim_answer" | "done" | "turn_ended" | "compacting" | "interrupted_call" | "task_update" | "job_run_update" | "compaction_done";
 
 export type FrameOrigin = { 
 /**

@@ -5,6 +5,7 @@ mod api;
 mod approvals;
 mod bypasses;
 mod chat;
+mod jobs;
 mod mcp;
 mod prompt;
 mod serve;
@@ -47,6 +48,7 @@ async fn dispatch(engine: &Engine, command: Command, out: &Output) -> Result<u8,
         Command::Agents(cmd) => agents::run(engine, cmd, out).await,
         Command::Mcp(cmd) => mcp::run(engine, cmd, out).await,
         Command::Tasks(cmd) => tasks::run(engine, cmd, out).await,
+        Command::Jobs(cmd) => jobs::run(engine, cmd, out).await,
         Command::Api { op, params } => {
             api::run(engine, op.as_deref().unwrap_or_default(), params.as_deref(), out).await
         }

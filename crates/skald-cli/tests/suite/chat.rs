@@ -125,9 +125,10 @@ async fn a_reply_cut_off_and_asked_again_is_marked_before_the_full_answer() {
     // The terminal cannot take back the cut-off text: a line says it was void.
     let lines: Vec<&str> = stdout.lines().collect();
     let cut = lines.iter().position(|l| *l == "Here is the pl");
-    let retry = lines
-        .iter()
-        .position(|l| l.starts_with("  ↻ model env failed (") && l.ends_with("); asking again"));
+    let retry = lines.iter().position(|l| {
+        l.starts_with("  ↻ model env (SKALD_LLM_BASE_URL / SKALD_LLM_MODEL) failed (")
+            && l.ends_with("); asking again")
+    });
     let full = lines.iter().position(|l| *l == "Here is the plan, in full.");
     assert!(cut.is_some() && cut < retry && retry < full, "{stdout}");
 }

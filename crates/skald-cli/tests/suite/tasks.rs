@@ -12,7 +12,7 @@ use tokio::io::{AsyncBufReadExt, BufReader};
 use super::chat::{cli, dirs, run};
 
 /// Writes the task agent `scout` into the data dir.
-fn scout_agent(data: &std::path::Path) {
+pub(super) fn scout_agent(data: &std::path::Path) {
     let agent = data.join("agents").join("scout");
     std::fs::create_dir_all(&agent).unwrap();
     let meta = json!({ "name": "scout", "description": "the scout", "type": "task" });

@@ -105,6 +105,7 @@ impl Engine {
         self.spawn_service("reclaim", RECLAIM_EVERY, |engine| async move {
             engine.reclaim_work().await
         });
+        self.start_scheduler();
     }
 
     /// What a crash or a stop left behind gets queued once at start: turns a dead process held,
@@ -112,6 +113,7 @@ impl Engine {
     async fn queue_leftovers(&self) {
         self.continue_abandoned().await;
         self.continue_tasks().await;
+        self.continue_job_runs().await;
         let store = self.store();
         let mut ids = store.sessions_with_unsettled_decisions().await.unwrap_or_default();
         ids.extend(store.sessions_with_unsettled_answers().await.unwrap_or_default());

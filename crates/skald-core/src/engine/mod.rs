@@ -6,6 +6,7 @@ mod bypasses;
 mod chat;
 mod compact;
 mod instance;
+mod jobs;
 mod lifecycle;
 mod mcp;
 mod reconcile;

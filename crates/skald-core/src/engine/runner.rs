@@ -643,6 +643,8 @@ impl Engine {
         }
         // An async task's child that ended reports to its parent (a read for any other run).
         self.task_ended(session_id, outcome).await;
+        // A scheduled job's run records how it ended.
+        self.job_run_ended(session_id, outcome).await;
         emitter.emit(Event::TurnRunning { running: false });
     }
 }

@@ -236,6 +236,12 @@ impl Engine {
                 return;
             }
         };
+        // A job's run killed or expired while its work waited: nothing runs.
+        if !self.job_run_started(session_id).await {
+            lease.release().await;
+            let _ = store.finish_work(item.id, "job run ended").await;
+            return;
+        }
         let adopted = self.take_adopted(session_id).unwrap_or_default();
         let mark = adopted.mark.unwrap_or_else(|| RunMark::start(lease.handle()));
         let counted = adopted.counted;

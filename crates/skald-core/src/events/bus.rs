@@ -77,6 +77,7 @@ pub fn outboxed(kind: EventKind) -> bool {
         | EventKind::Compacting
         | EventKind::InterruptedCall
         | EventKind::TaskUpdate
+        | EventKind::JobRunUpdate
         | EventKind::CompactionDone => true,
     }
 }

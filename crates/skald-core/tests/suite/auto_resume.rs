@@ -15,6 +15,16 @@ use tokio::sync::broadcast;
 /// An engine on `data` with the fake as its model; with `background` running as the app and
 /// `serve` run it.
 pub async fn open(data: &std::path::Path, fake: &FakeLlm, background: bool) -> Engine {
+    open_at(data, fake, None, background).await
+}
+
+/// `open` with the engine's clock (`None`: the wall clock).
+pub async fn open_at(
+    data: &std::path::Path,
+    fake: &FakeLlm,
+    clock: Option<Arc<dyn skald_store::Clock>>,
+    background: bool,
+) -> Engine {
     let engine = Engine::open(EngineOptions {
         data_dir: Some(data.to_path_buf()),
         env: Some(EnvOverrides {
@@ -23,6 +33,7 @@ pub async fn open(data: &std::path::Path, fake: &FakeLlm, background: bool) -> E
             api_key: None,
         }),
         secrets: Some(Arc::new(MemorySecrets::default())),
+        clock,
         ..Default::default()
     })
     .await

@@ -6,10 +6,9 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use chrono::{TimeZone, Utc};
-use skald_core::config::{EnvOverrides, MemorySecrets};
+use skald_core::Engine;
 use skald_core::engine::ChatOptions;
 use skald_core::turn::{ParkMode, TurnOutcome};
-use skald_core::{Engine, EngineOptions};
 use skald_protocol::{
     BypassDuration, BypassRequest, BypassScopeKind, DecisionInput, ErrorCode, Event, ToolStatus,
 };
@@ -41,19 +40,7 @@ impl Rig {
 
     /// An engine on the rig's data dir: each one stands for a separate process.
     async fn engine(&self) -> Engine {
-        Engine::open(EngineOptions {
-            data_dir: Some(self.data.clone()),
-            env: Some(EnvOverrides {
-                base_url: Some(self.fake.base_url()),
-                model: Some("fake-model".into()),
-                api_key: None,
-            }),
-            secrets: Some(Arc::new(MemorySecrets::default())),
-            clock: Some(self.clock.clone()),
-            ..Default::default()
-        })
-        .await
-        .unwrap()
+        super::auto_resume::open_at(&self.data, &self.fake, Some(self.clock.clone()), false).await
     }
 
     fn opts(&self) -> ChatOptions {

@@ -12,6 +12,7 @@ mod context_cache;
 mod engine;
 mod independent_llm;
 mod interrupted;
+mod jobs;
 mod lifecycle;
 mod local_llm;
 mod matrix;

@@ -43,7 +43,7 @@ async fn until(what: &str, mut done: impl AsyncFnMut() -> bool) {
 
 /// How many requests the fake got whose first user message contains `key` (the session's own
 /// requests, not a parent's that quotes its report).
-fn asked(fake: &FakeLlm, key: &str) -> usize {
+pub fn asked(fake: &FakeLlm, key: &str) -> usize {
     fake.requests()
         .iter()
         .filter(|r| {

@@ -7,6 +7,7 @@ pub mod grants;
 pub mod history;
 pub mod instances;
 pub mod interrupted;
+pub mod jobs;
 pub mod outbox;
 pub mod processes;
 pub mod questions;

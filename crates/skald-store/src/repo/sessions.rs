@@ -119,33 +119,9 @@ impl Store {
     pub async fn create_session(&self, new: &NewSession) -> Result<CreatedSession, StoreError> {
         let now = self.now();
         let mut tx = self.begin_write().await?;
-        let session_id: i64 = sqlx::query_scalar(
-            "INSERT INTO chat_sessions (title, source, agent_id, is_interactive, is_ephemeral, \
-             run_context, auto_deny_approvals, context_label, created_at) \
-             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
-        )
-        .bind(&new.title)
-        .bind(&new.source)
-        .bind(&new.agent_id)
-        .bind(new.is_interactive)
-        .bind(new.is_ephemeral)
-        .bind(&new.run_context)
-        .bind(new.auto_deny_approvals)
-        .bind(&new.context_label)
-        .bind(&now)
-        .fetch_one(&mut *tx)
-        .await?;
-        let root_stack_id: i64 = sqlx::query_scalar(
-            "INSERT INTO chat_sessions_stack (session_id, agent_id, depth, created_at) \
-             VALUES (?, ?, 0, ?) RETURNING id",
-        )
-        .bind(session_id)
-        .bind(&new.agent_id)
-        .bind(&now)
-        .fetch_one(&mut *tx)
-        .await?;
+        let created = insert_session(&mut tx, new, &now).await?;
         self.commit(tx).await?;
-        Ok(CreatedSession { session_id, root_stack_id })
+        Ok(created)
     }
 
     pub async fn session(&self, id: i64) -> Result<SessionRow, StoreError> {
@@ -233,4 +209,38 @@ impl Store {
         let items = rows.into_iter().map(|r| r.into_summary(0, None)).collect();
         Ok(Page { items, total: u64::try_from(total).unwrap_or(0), page, per_page })
     }
+}
+
+/// Inserts a session and its root stack frame on `conn` (inside the caller's transaction).
+pub(crate) async fn insert_session(
+    conn: &mut sqlx::SqliteConnection,
+    new: &NewSession,
+    now: &str,
+) -> Result<CreatedSession, StoreError> {
+    let session_id: i64 = sqlx::query_scalar(
+        "INSERT INTO chat_sessions (title, source, agent_id, is_interactive, is_ephemeral, \
+         run_context, auto_deny_approvals, context_label, created_at) \
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
+    )
+    .bind(&new.title)
+    .bind(&new.source)
+    .bind(&new.agent_id)
+    .bind(new.is_interactive)
+    .bind(new.is_ephemeral)
+    .bind(&new.run_context)
+    .bind(new.auto_deny_approvals)
+    .bind(&new.context_label)
+    .bind(now)
+    .fetch_one(&mut *conn)
+    .await?;
+    let root_stack_id: i64 = sqlx::query_scalar(
+        "INSERT INTO chat_sessions_stack (session_id, agent_id, depth, created_at) \
+         VALUES (?, ?, 0, ?) RETURNING id",
+    )
+    .bind(session_id)
+    .bind(&new.agent_id)
+    .bind(now)
+    .fetch_one(&mut *conn)
+    .await?;
+    Ok(CreatedSession { session_id, root_stack_id })
 }
