@@ -11,6 +11,7 @@ use futures::future::BoxFuture;
 use serde_json::json;
 
 use super::args::Args;
+use super::blocking::run_blocking;
 use super::text::io_error;
 use super::{Tool, ToolCategory, ToolContext, ToolDef, ToolError, ToolOutput, label, names, paths};
 
@@ -150,14 +151,7 @@ impl Tool for ListDir {
                 )));
             }
             let path: PathBuf = paths::resolve_path(&ctx.workdir, raw)?;
-            let job = tokio::task::spawn_blocking(move || list(&path, depth));
-            tokio::select! {
-                biased;
-                _ = ctx.cancel.cancelled() => Err(ToolError::Cancelled),
-                done = job => done
-                    .map_err(|e| ToolError::Failed(format!("the listing task failed: {e}")))?
-                    .map(ToolOutput::text),
-            }
+            run_blocking(&ctx.cancel, "listing", move || list(&path, depth)).await
         })
     }
 

@@ -15,6 +15,7 @@ use super::subagent::{self, ChildEnd};
 use super::{TurnCtx, TurnDeps, TurnPolicy, config_tools, mcp, synthetic};
 use crate::approval::gate::{self, GateInput, verdict};
 use crate::approval::protected::Protection;
+use crate::approval::read_filter::ReadScope;
 use crate::approval::{Verdict, diff, rejection_message};
 use crate::context::call_results::{
     CANCELLED_AWAITING_ANSWER, CANCELLED_AWAITING_APPROVAL, CANCELLED_RUNNING, CANCELLED_SUBAGENT,
@@ -585,6 +586,7 @@ async fn execute_cleared(
                 Some(e) => Err(e),
                 None => {
                     let tctx = ToolContext::new(ctx.policy.workdir.clone(), cancel.clone())
+                        .with_read_filter(read_filter(ctx, name))
                         .with_approved_diff(cleared.diff)
                         .with_expected_target(cleared.target)
                         .for_call(id);
@@ -634,6 +636,19 @@ async fn execute_cleared(
         }
         Err(e) => fail(ctx, id, &e.to_string()).await,
     }
+}
+
+/// What a search may show of the trees it walks: what `read_file` could read without asking.
+fn read_filter(ctx: &TurnCtx, tool: &str) -> tools::ReadFilter {
+    let scope = ReadScope {
+        tool,
+        agent_id: &ctx.frame.agent.id,
+        source: &ctx.policy.source,
+        workdir: &ctx.policy.workdir,
+        data_dir: &ctx.deps.data_dir,
+        home: ctx.deps.home_dir.as_deref(),
+    };
+    crate::approval::read_filter::read_filter(&ctx.policy.rules, &scope)
 }
 
 /// Records how a delegation's child ended as the spawning call's result. A parked child leaves

@@ -21,6 +21,7 @@ mod outbox;
 mod parked_input;
 mod processes;
 mod search;
+mod search_tools;
 mod settings;
 mod streaming;
 mod subagents;
