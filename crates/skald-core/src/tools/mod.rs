@@ -208,10 +208,11 @@ pub enum ToolError {
     Cancelled,
 }
 
-/// Checks a call's arguments against the tool's schema before it is gated: a call that cannot run
-/// is answered to the model at once instead of waiting for a human.
-pub fn check_args(tool: &dyn Tool, args: &serde_json::Value) -> Result<(), ArgsError> {
-    schema_check::check(&tool.def().parameters, args)
+/// Checks a call's arguments against its tool's JSON Schema (a built-in's `parameters`, an MCP
+/// tool's `inputSchema`) before it is gated: a call that cannot run is answered to the model at
+/// once instead of waiting for a human or reaching a server.
+pub fn check_args(schema: &serde_json::Value, args: &serde_json::Value) -> Result<(), ArgsError> {
+    schema_check::check(schema, args)
 }
 
 /// One tool. Implementations are stateless; all per-call state lives in `args` and the context.

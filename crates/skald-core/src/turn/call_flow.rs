@@ -147,6 +147,15 @@ fn build_offered_tools(ctx: &TurnCtx) -> Vec<Value> {
     defs.into_iter().map(|(_, d)| d).collect()
 }
 
+/// The argument schema the model was offered for `name` (any provider's: built-in, synthetic,
+/// delegation, MCP, config), which its call is checked against.
+fn offered_schema(ctx: &TurnCtx, name: &str) -> Option<Value> {
+    offered_tools(ctx)
+        .into_iter()
+        .find(|d| d["function"]["name"] == name)
+        .map(|mut d| d["function"]["parameters"].take())
+}
+
 /// A live call the model just asked for.
 pub async fn handle(
     ctx: &TurnCtx,
@@ -302,8 +311,8 @@ pub async fn gate(
             return recorded(fail(ctx, id, &msg).await?);
         }
     };
-    if let Some(t) = &tool
-        && let Err(e) = tools::check_args(t.as_ref(), &args)
+    if let Some(schema) = offered_schema(ctx, name)
+        && let Err(e) = tools::check_args(&schema, &args)
     {
         let msg = format!("invalid arguments: {e}. Call `{name}` again.");
         return recorded(fail(ctx, id, &msg).await?);

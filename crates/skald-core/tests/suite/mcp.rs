@@ -301,7 +301,8 @@ async fn an_mcp_call_stored_just_before_a_crash_is_gated_and_run_by_the_next_pro
 #[tokio::test]
 async fn a_server_that_cannot_start_is_reported_to_the_model_not_granted() {
     let rig = Rig::new(&config_with("/nonexistent/mcp-server")).await;
-    rig.fake.push(activate(&["everything", "elsewhere"]));
+    // (A group that is not configured at all is refused by the schema's enum before this runs.)
+    rig.fake.push(activate(&["everything"]));
     rig.fake.push(Reply::text("No server."));
     let (sid, outcome, _) = rig.turn("use the server").await;
     assert!(matches!(outcome, TurnOutcome::Final { .. }), "{outcome:?}");
@@ -316,8 +317,6 @@ async fn a_server_that_cannot_start_is_reported_to_the_model_not_granted() {
         reason.contains("could not be started: cannot run `/nonexistent/mcp-server`"),
         "{reason}"
     );
-    assert_eq!(refused[1]["group"], "elsewhere");
-    assert!(refused[1]["reason"].as_str().unwrap().contains("no MCP server named `elsewhere`"));
     let store = rig.store().await;
     assert!(store.session_tool_groups(sid).await.unwrap().is_empty());
     let system = requests[0].body["messages"][0]["content"].as_str().unwrap();
@@ -450,4 +449,39 @@ async fn a_server_added_or_disabled_in_settings_is_offered_or_not_from_the_next_
     assert!(rig.engine.remove_mcp_server("notes").await.unwrap().is_empty());
     let text = std::fs::read_to_string(rig.data_dir().join("config.yml")).unwrap();
     assert_eq!(text, "mcp:\n  servers:\n", "only the server's own lines went");
+}
+
+#[tokio::test]
+#[ignore = "needs mcp-server-everything (scripts/mcp-peers/install.sh)"]
+async fn an_mcp_call_that_breaks_the_servers_schema_reaches_neither_a_person_nor_the_server() {
+    let rig = rig().await;
+    rig.fake.push(activate(&["everything"]));
+    // `gzip-file-as-resource` is not read-only: valid, it would wait for approval.
+    let bad = json!({ "name": 42, "data": "data:text/plain;base64,aGk=" });
+    rig.fake.push(Reply::tool_call("mcp__everything__gzip-file-as-resource", &bad.to_string()));
+    rig.fake.push(Reply::text("I will fix the name."));
+    let opts = ChatOptions {
+        workdir: Some(rig.work.clone()),
+        park_mode: ParkMode::Exit,
+        ..Default::default()
+    };
+    let mut rx = rig.engine.subscribe();
+    let receipt = rig.engine.send_message(SOURCE, "compress it", opts).await.unwrap();
+    let (sid, outcome) = finish(&rig.engine, receipt).await;
+    assert!(matches!(outcome, TurnOutcome::Final { .. }), "{outcome:?}");
+    let events = super::turn::drain(&mut rx, sid);
+    assert!(!events.iter().any(|e| matches!(e, Event::ApprovalRequested { .. })), "{events:?}");
+    let error = events
+        .iter()
+        .find_map(|e| match e {
+            Event::ToolError { error, .. } => Some(error.clone()),
+            _ => None,
+        })
+        .unwrap();
+    assert!(error.contains("at `/name`: 42 is not of type \"string\""), "{error}");
+    assert!(rig.engine.inbox().await.unwrap().items.is_empty());
+    let last = rig.fake.requests().last().unwrap().body.clone();
+    let told = tool_results(&last).pop().unwrap();
+    assert!(told.ends_with(&error), "the model is told exactly that: {told}");
+    rig.engine.shutdown(std::time::Duration::from_secs(5)).await;
 }

@@ -2,6 +2,7 @@ mod agents;
 mod approval;
 mod approval_paths;
 mod approved_writes;
+mod args_schema;
 mod async_tasks;
 mod auto_resume;
 mod bypasses;
