@@ -77,7 +77,9 @@ fn a_bad_server_entry_is_a_config_error_naming_it() {
 #[ignore = "needs mcp-server-everything (scripts/mcp-peers/install.sh)"]
 fn mcp_tools_starts_the_server_and_says_which_tools_need_approval() {
     let bin = std::env::var("SKALD_MCP_EVERYTHING").expect("SKALD_MCP_EVERYTHING");
-    let dir = data_dir(&format!("    - name: everything\n      command: {bin}\n"));
+    // Trusted: its read-only hints count (an untrusted server's tools all need approval).
+    let dir =
+        data_dir(&format!("    - name: everything\n      command: {bin}\n      trusted: true\n"));
     let out = skald(&["--data-dir", dir.path().to_str().unwrap(), "mcp", "tools", "everything"]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let text = stdout(&out);

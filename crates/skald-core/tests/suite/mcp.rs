@@ -25,7 +25,7 @@ fn everything() -> String {
 fn config_with(command: &str) -> String {
     format!(
         "mcp:\n  servers:\n    - name: everything\n      command: {command}\n      \
-         description: the MCP test server\n"
+         description: the MCP test server\n      trusted: true\n"
     )
 }
 
@@ -418,9 +418,13 @@ async fn a_server_added_or_disabled_in_settings_is_offered_or_not_from_the_next_
         cwd: None,
         url: None,
         api_key_env: None,
+        trusted: true,
     };
     let listed = rig.engine.add_mcp_server(server).await.unwrap();
     assert_eq!(listed.len(), 1);
+    // The person's trust is written with the server (an agent's `register_mcp` never sets it).
+    let written = std::fs::read_to_string(rig.data_dir().join("config.yml")).unwrap();
+    assert!(written.contains("      trusted: true\n"), "{written}");
     assert_eq!(listed[0].state, skald_protocol::McpServerState::NotStarted);
     rig.fake.push(Reply::text("One."));
     rig.turn("first").await;
@@ -483,5 +487,27 @@ async fn an_mcp_call_that_breaks_the_servers_schema_reaches_neither_a_person_nor
     let last = rig.fake.requests().last().unwrap().body.clone();
     let told = tool_results(&last).pop().unwrap();
     assert!(told.ends_with(&error), "the model is told exactly that: {told}");
+    rig.engine.shutdown(std::time::Duration::from_secs(5)).await;
+}
+
+#[tokio::test]
+#[ignore = "needs mcp-server-everything (scripts/mcp-peers/install.sh)"]
+async fn a_read_only_tool_of_a_server_nobody_trusted_waits_for_approval() {
+    // The same server, not marked trusted: its `readOnlyHint` is only a claim.
+    let config = config_with(&everything()).replace("      trusted: true\n", "");
+    let rig = Rig::new(&config).await;
+    rig.fake.push(activate(&["everything"]));
+    rig.fake.push(echo("hello"));
+    let opts = ChatOptions {
+        workdir: Some(rig.work.clone()),
+        park_mode: ParkMode::Exit,
+        ..Default::default()
+    };
+    let receipt = rig.engine.send_message(SOURCE, "echo", opts).await.unwrap();
+    let (_, outcome) = finish(&rig.engine, receipt).await;
+    assert!(matches!(outcome, TurnOutcome::Parked { .. }), "{outcome:?}");
+    let items = rig.engine.inbox().await.unwrap().items;
+    assert_eq!(items.len(), 1, "{items:?}");
+    assert_eq!(items[0].tool_name, "mcp__everything__echo");
     rig.engine.shutdown(std::time::Duration::from_secs(5)).await;
 }

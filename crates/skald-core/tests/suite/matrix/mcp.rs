@@ -27,7 +27,9 @@ fn everything() -> String {
 }
 
 fn server(command: &str, extra: &str) -> String {
-    format!("mcp:\n  servers:\n    - name: srv\n      command: {command}\n{extra}")
+    format!(
+        "mcp:\n  servers:\n    - name: srv\n      command: {command}\n      trusted: true\n{extra}"
+    )
 }
 
 fn call(name: &str, args: serde_json::Value) -> Reply {
