@@ -511,3 +511,50 @@ async fn a_read_only_tool_of_a_server_nobody_trusted_waits_for_approval() {
     assert_eq!(items[0].tool_name, "mcp__everything__echo");
     rig.engine.shutdown(std::time::Duration::from_secs(5)).await;
 }
+
+/// The path a result line names after `marker` (up to the closing `]`).
+fn named_path(text: &str, marker: &str) -> std::path::PathBuf {
+    let start =
+        text.find(marker).unwrap_or_else(|| panic!("no `{marker}` in {text}")) + marker.len();
+    let rest = &text[start..];
+    std::path::PathBuf::from(&rest[..rest.find(']').unwrap()])
+}
+
+#[tokio::test]
+#[ignore = "needs mcp-server-everything (scripts/mcp-peers/install.sh)"]
+async fn a_result_past_the_cap_is_cut_for_the_model_and_saved_whole() {
+    let rig = rig().await;
+    let message = "0123456789".repeat(15_000);
+    rig.fake.push(activate(&["everything"]));
+    rig.fake.push(echo(&message));
+    rig.fake.push(Reply::text("Long."));
+    let (_, outcome, _) = rig.turn("echo a lot").await;
+    assert!(matches!(outcome, TurnOutcome::Final { .. }), "{outcome:?}");
+    let last = rig.fake.requests().last().unwrap().body.clone();
+    let told = tool_results(&last).pop().unwrap();
+    assert!(told.len() < 101 * 1024, "the model got {} bytes", told.len());
+    assert!(told.contains("[… cut: the result is 150006 bytes"), "{}", &told[told.len() - 300..]);
+    let saved = named_path(&told, "the whole result at ");
+    assert!(saved.starts_with(rig.data_dir().join("mcp-results")), "{saved:?}");
+    assert_eq!(std::fs::read_to_string(saved).unwrap(), format!("Echo: {message}"));
+    rig.engine.shutdown(std::time::Duration::from_secs(5)).await;
+}
+
+#[tokio::test]
+#[ignore = "needs mcp-server-everything (scripts/mcp-peers/install.sh)"]
+async fn an_image_result_is_described_and_saved_never_sent_as_base64() {
+    let rig = rig().await;
+    rig.fake.push(activate(&["everything"]));
+    rig.fake.push(Reply::tool_call("mcp__everything__get-tiny-image", "{}"));
+    rig.fake.push(Reply::text("A tiny image."));
+    let (_, outcome, _) = rig.turn("show me the image").await;
+    assert!(matches!(outcome, TurnOutcome::Final { .. }), "{outcome:?}");
+    let last = rig.fake.requests().last().unwrap().body.clone();
+    let told = tool_results(&last).pop().unwrap();
+    assert!(told.contains("[image 1: image/png, about "), "{told}");
+    assert!(!told.contains("iVBOR"), "base64 reached the model: {told}");
+    let saved = named_path(&told, "[image 1: saved at ");
+    let bytes = std::fs::read(&saved).unwrap();
+    assert!(bytes.starts_with(b"\x89PNG"), "{saved:?} is not the PNG");
+    rig.engine.shutdown(std::time::Duration::from_secs(5)).await;
+}
