@@ -48,12 +48,14 @@ async fn deny_rules_hide_files_from_both_search_tools() {
     let rig = project().await;
     rig.fake.push(Reply::tool_call("search_files", &json!({"pattern": "TOKEN"}).to_string()));
     rig.fake.push(Reply::tool_call("find_files", &json!({"pattern": "*.txt"}).to_string()));
+    rig.fake.push(Reply::tool_call("list_dir", &json!({"depth": 2}).to_string()));
     rig.fake.push(Reply::text("done"));
     let (_, outcome, events) = rig.turn("find the tokens").await;
     assert!(matches!(outcome, TurnOutcome::Final { .. }), "{outcome:?}");
     let done = results(&events);
-    assert_eq!(done.len(), 2, "{done:?}");
-    let (search, find) = (&done[0], &done[1]);
+    assert_eq!(done.len(), 3, "{done:?}");
+    let (search, find, listed) = (&done[0], &done[1], &done[2]);
+    assert!(listed.contains("src/app.txt") && !listed.contains("private.txt"), "{listed}");
     assert!(search.contains("src/app.txt:1:TOKEN=public"), "{search}");
     assert!(find.contains("src/app.txt"), "{find}");
     for shown in [search, find] {
