@@ -689,3 +689,17 @@ fn search_labels_name_the_pattern_and_the_place() {
     let find = registry.get(names::FIND_FILES).unwrap();
     assert_eq!(find.describe(&json!({"pattern": "*.toml"}), true), "find_files *.toml in .");
 }
+
+#[tokio::test]
+async fn a_stopped_search_ends_cancelled() {
+    let (_d, wd) = search_tree();
+    let cancel = CancellationToken::new();
+    cancel.cancel();
+    let c = ToolContext::new(&wd, cancel);
+    for (name, args) in
+        [("search_files", json!({"pattern": "needle"})), ("find_files", json!({"pattern": "*.rs"}))]
+    {
+        let out = call(name, args, &c).await;
+        assert!(matches!(out, Err(ToolError::Cancelled)), "{name}: {out:?}");
+    }
+}
