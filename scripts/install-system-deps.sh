@@ -7,7 +7,8 @@ SUDO=""
 if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
 
 build_pkgs=(build-essential pkg-config file curl libssl-dev libxdo-dev libwebkit2gtk-4.1-dev
-  libgtk-3-dev libayatana-appindicator3-dev librsvg2-dev libsoup-3.0-dev libdbus-1-dev python3-venv)
+  libgtk-3-dev libayatana-appindicator3-dev librsvg2-dev libsoup-3.0-dev libdbus-1-dev python3-venv
+  ripgrep)
 desktop_pkgs=(xvfb xauth webkit2gtk-driver dbus dbus-x11 dunst xdg-utils desktop-file-utils
   libglib2.0-bin imagemagick xdotool libfuse2 fuse)
 browser_pkgs=(chromium)

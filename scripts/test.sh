@@ -61,9 +61,10 @@ export SKALD_MCP_EVERYTHING
 # The reliability matrix's row tests run here with the rest and record their rows; the committed
 # docs/reliability.md must be what this run recorded (scripts/reliability.sh rewrites it).
 # SKALD_REQUIRE_EMBEDDED_UI: the UI was built above, so a skald without it embedded is a failure.
+# SKALD_REQUIRE_RG: ripgrep is installed (system packages), so the search parity test must run.
 step "rust: tests"
 matrix_rows=$(mktemp)
-SKALD_MATRIX_OUT="$matrix_rows" SKALD_REQUIRE_EMBEDDED_UI=1 \
+SKALD_MATRIX_OUT="$matrix_rows" SKALD_REQUIRE_EMBEDDED_UI=1 SKALD_REQUIRE_RG=1 \
   cargo nextest run --workspace --locked --no-fail-fast --run-ignored all \
   -E 'not test(/local_llm/) and not test(/kill_harness/)'
 

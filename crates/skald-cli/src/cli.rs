@@ -338,6 +338,10 @@ pub enum McpCommand {
         /// The local server's working directory.
         #[arg(long)]
         cwd: Option<String>,
+        /// Trust the server's annotations: its tools it marks read-only (`readOnlyHint`, and not
+        /// `openWorldHint`) run without asking. Without it every tool of the server asks.
+        #[arg(long)]
+        trusted: bool,
         /// The local server's command and its arguments, after `--`.
         #[arg(last = true, value_name = "COMMAND")]
         command: Vec<String>,

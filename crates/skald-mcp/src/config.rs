@@ -14,6 +14,9 @@ pub struct ServerConfig {
     pub enabled: bool,
     /// How long one call may take before it is cancelled (`None`: [`crate::CALL_TIMEOUT`]).
     pub call_timeout: Option<std::time::Duration>,
+    /// The user trusts the server's annotations: only then does `readOnlyHint` let its tools
+    /// run without approval (a hint from a program we do not control is not a permission).
+    pub trusted: bool,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -13,7 +13,7 @@ mod server;
 
 pub use config::{ServerConfig, Transport, validate_name};
 pub use manager::{McpManager, ServerState, ServerStatus};
-pub use result::CallOutput;
+pub use result::{CallOutput, Media};
 pub use server::{CALL_TIMEOUT, CONNECT_TIMEOUT, McpTool};
 
 /// What went wrong talking to a server, in words the model and the user can act on.

@@ -1,7 +1,11 @@
 //! A `tools/call` result as the text the model reads, from its wire form: structured content as
-//! compact JSON, else the text blocks joined; media is described, never inlined.
+//! compact JSON, else the text blocks joined. Media (image and audio blocks, base64 blobs inside
+//! structured content) is described in the text and handed over separately, never inlined.
 
 use serde_json::Value;
+
+/// A base64 string inside structured content shorter than this is left alone (an id, a hash).
+const MIN_BLOB_CHARS: usize = 1024;
 
 /// What a call returned.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -11,36 +15,122 @@ pub struct CallOutput {
     pub json: bool,
     /// The tool reported a failure (`isError`): the model reads it as an error result.
     pub is_error: bool,
+    /// The media the text describes as `[<kind> N: …]`, in that order, for the caller to keep.
+    pub media: Vec<Media>,
+}
+
+/// One piece of media taken out of a result.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Media {
+    /// `image`, `audio`, or `data` (a base64 blob found in structured content).
+    pub kind: &'static str,
+    pub mime: Option<String>,
+    /// As the server sent it.
+    pub base64: String,
+}
+
+impl Media {
+    /// About how many bytes it decodes to.
+    pub fn size(&self) -> usize {
+        self.base64.len() * 3 / 4
+    }
+
+    /// How the text names it, without its content.
+    fn describe(&self, number: usize) -> String {
+        let mime = self.mime.as_deref().unwrap_or("unknown type");
+        format!(
+            "[{} {number}: {mime}, about {} bytes, not shown to the model]",
+            self.kind,
+            self.size()
+        )
+    }
 }
 
 impl CallOutput {
     /// Reads a `CallToolResult` in its wire shape (camelCase keys).
     pub fn from_wire(result: &Value) -> Self {
         let is_error = result.get("isError").and_then(Value::as_bool).unwrap_or(false);
+        let mut media = Vec::new();
         if let Some(structured) = result.get("structuredContent").filter(|v| !v.is_null())
             && !is_error
         {
-            return Self { text: structured.to_string(), json: true, is_error };
+            let mut structured = structured.clone();
+            take_blobs(&mut structured, &mut media);
+            return Self { text: structured.to_string(), json: true, is_error, media };
         }
         let blocks = result.get("content").and_then(Value::as_array);
-        let parts: Vec<String> = blocks.into_iter().flatten().filter_map(describe_block).collect();
+        let parts: Vec<String> =
+            blocks.into_iter().flatten().filter_map(|b| describe_block(b, &mut media)).collect();
         let text = if parts.is_empty() {
             "(the tool returned no content)".into()
         } else {
             parts.join("\n")
         };
-        Self { text, json: false, is_error }
+        Self { text, json: false, is_error, media }
     }
 }
 
-fn describe_block(block: &Value) -> Option<String> {
+/// Replaces each base64 blob in `v` (an image block's `data`, a `data:` URI, any long base64
+/// string) with its description, moving it to `media`. The model gets the shape of the result
+/// and what each blob is, never 200 KB of base64.
+fn take_blobs(v: &mut Value, media: &mut Vec<Media>) {
+    match v {
+        Value::Object(map) => {
+            let sibling_mime = map.get("mimeType").and_then(Value::as_str).map(str::to_string);
+            let kind = match map.get("type").and_then(Value::as_str) {
+                Some("image") => "image",
+                Some("audio") => "audio",
+                _ => "data",
+            };
+            for value in map.values_mut() {
+                match blob(value, sibling_mime.as_deref(), kind) {
+                    Some(found) => {
+                        media.push(found);
+                        *value = Value::String(media[media.len() - 1].describe(media.len()));
+                    }
+                    None => take_blobs(value, media),
+                }
+            }
+        }
+        Value::Array(items) => {
+            for item in items {
+                match blob(item, None, "data") {
+                    Some(found) => {
+                        media.push(found);
+                        *item = Value::String(media[media.len() - 1].describe(media.len()));
+                    }
+                    None => take_blobs(item, media),
+                }
+            }
+        }
+        _ => {}
+    }
+}
+
+/// `v` as media when it is a `data:…;base64,` URI or a long base64 string.
+fn blob(v: &Value, mime: Option<&str>, kind: &'static str) -> Option<Media> {
+    let s = v.as_str()?;
+    if let Some(rest) = s.strip_prefix("data:")
+        && let Some((head, data)) = rest.split_once(";base64,")
+    {
+        let mime = Some(head.to_string()).filter(|m| !m.is_empty());
+        return Some(Media { kind, mime, base64: data.to_string() });
+    }
+    let is_base64 = s.len() >= MIN_BLOB_CHARS
+        && s.bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'+' | b'/' | b'=' | b'\n' | b'\r'));
+    is_base64.then(|| Media { kind, mime: mime.map(str::to_string), base64: s.to_string() })
+}
+
+fn describe_block(block: &Value, media: &mut Vec<Media>) -> Option<String> {
     let s = |k: &str| block.get(k).and_then(Value::as_str);
     match s("type")? {
         "text" => s("text").map(str::to_string),
         kind @ ("image" | "audio") => {
-            let mime = s("mimeType").unwrap_or("unknown type");
-            let bytes = s("data").map_or(0, |d| d.len() * 3 / 4);
-            Some(format!("[{kind}: {mime}, about {bytes} bytes, not shown to the model]"))
+            let kind = if kind == "image" { "image" } else { "audio" };
+            let mime = s("mimeType").map(str::to_string);
+            media.push(Media { kind, mime, base64: s("data").unwrap_or_default().to_string() });
+            Some(media[media.len() - 1].describe(media.len()))
         }
         "resource" => {
             let r = block.get("resource")?;
@@ -64,6 +154,8 @@ fn describe_block(block: &Value) -> Option<String> {
 
 #[cfg(test)]
 mod tests {
+    #![allow(clippy::unwrap_used)]
+
     use serde_json::json;
 
     use super::CallOutput;
@@ -74,7 +166,9 @@ mod tests {
             "content": [{ "type": "text", "text": "{\"t\": 1}" }],
             "structuredContent": { "t": 1 }
         }));
-        assert_eq!(out, CallOutput { text: r#"{"t":1}"#.into(), json: true, is_error: false });
+        let expected =
+            CallOutput { text: r#"{"t":1}"#.into(), json: true, is_error: false, media: vec![] };
+        assert_eq!(out, expected);
     }
 
     #[test]
@@ -87,10 +181,36 @@ mod tests {
         ]}));
         assert_eq!(
             out.text,
-            "one\n[image: image/png, about 3 bytes, not shown to the model]\n\
+            "one\n[image 1: image/png, about 3 bytes, not shown to the model]\n\
              [resource file:///a.txt]\nbody\n[Resource 1](test://r/1)"
         );
         assert!(!out.json);
+        assert_eq!(out.media.len(), 1);
+        assert_eq!((out.media[0].kind, out.media[0].base64.as_str()), ("image", "AAAA"));
+    }
+
+    #[test]
+    fn base64_inside_structured_content_is_described_and_handed_over() {
+        let png = "iVBORw0KGgo".repeat(200);
+        let out = CallOutput::from_wire(&json!({
+            "content": [{ "type": "image", "mimeType": "image/png", "data": png }],
+            "structuredContent": {
+                "content": [{ "type": "image", "mimeType": "image/png", "data": png }],
+                "preview": format!("data:image/jpeg;base64,{}", "QUJD".repeat(10)),
+                "id": "c2hvcnQ="
+            }
+        }));
+        assert!(out.json);
+        assert!(!out.text.contains("iVBOR") && !out.text.contains("QUJD"), "{}", out.text);
+        let v: serde_json::Value = serde_json::from_str(&out.text).unwrap();
+        assert_eq!(
+            v["content"][0]["data"],
+            "[image 1: image/png, about 1650 bytes, not shown to the model]"
+        );
+        assert_eq!(v["preview"], "[data 2: image/jpeg, about 30 bytes, not shown to the model]");
+        assert_eq!(v["id"], "c2hvcnQ=", "a short base64 value is data, not media");
+        let kinds: Vec<_> = out.media.iter().map(|m| (m.kind, m.mime.as_deref())).collect();
+        assert_eq!(kinds, [("image", Some("image/png")), ("data", Some("image/jpeg"))]);
     }
 
     #[test]

@@ -29,9 +29,18 @@ pub struct McpTool {
     pub description: String,
     /// JSON Schema of its arguments.
     pub input_schema: Value,
-    /// The server says it changes nothing (`annotations.readOnlyHint`): no approval by default,
-    /// and safe to run again after a crash.
+    /// It changes nothing, as far as Skald believes: `readOnlyHint` from a server the user
+    /// trusts, without `openWorldHint` (see `read_only`). No approval by default, and safe to
+    /// run again after a crash.
     pub read_only: bool,
+}
+
+/// Whether a tool runs without asking by default: its server says it changes nothing
+/// (`readOnlyHint`), the user trusts that server's word, and it does not reach an open world
+/// (`openWorldHint`: the internet, which a read can leak to, always asks).
+fn read_only(config: &ServerConfig, hints: Option<&rmcp::model::ToolAnnotations>) -> bool {
+    let hint = |h: Option<bool>| h.unwrap_or(false);
+    config.trusted && hints.is_some_and(|a| hint(a.read_only_hint) && !hint(a.open_world_hint))
 }
 
 /// Variables a stdio server inherits from Skald: where programs and home are, the user, the
@@ -141,7 +150,7 @@ impl Connection {
                 name: t.name.to_string(),
                 description: t.description.map(|d| d.to_string()).unwrap_or_default(),
                 input_schema: Value::Object((*t.input_schema).clone()),
-                read_only: t.annotations.and_then(|a| a.read_only_hint).unwrap_or(false),
+                read_only: read_only(config, t.annotations.as_ref()),
             })
             .collect();
         Ok(Self { service, tools })

@@ -29,6 +29,7 @@ fn stdio(name: &str) -> ServerConfig {
         description: Some("test server".into()),
         enabled: true,
         call_timeout: None,
+        trusted: true,
     }
 }
 
@@ -161,6 +162,7 @@ async fn a_streamable_http_server_is_reached_by_url() {
         description: None,
         enabled: true,
         call_timeout: None,
+        trusted: true,
     };
     let manager = McpManager::new(vec![config], None);
     let cancel = CancellationToken::new();
@@ -235,6 +237,7 @@ async fn servers_that_cannot_run_say_why_and_are_not_retried_unless_asked() {
         description: None,
         enabled: true,
         call_timeout: None,
+        trusted: true,
     };
     let off = ServerConfig { name: "off".into(), enabled: false, ..broken.clone() };
     let manager = McpManager::new(vec![broken, off], Some(logs.path().into()));
@@ -251,4 +254,22 @@ async fn servers_that_cannot_run_say_why_and_are_not_retried_unless_asked() {
     assert_eq!(manager.enabled(), vec![("broken".to_string(), None)]);
     let log = std::fs::read_to_string(logs.path().join("broken.log")).unwrap();
     assert!(log.contains("[lifecycle] start failed: cannot run"), "{log}");
+}
+
+#[tokio::test]
+#[ignore = "needs mcp-server-everything (scripts/mcp-peers/install.sh)"]
+async fn read_only_hints_count_only_for_a_trusted_server_and_never_for_an_open_world_tool() {
+    let untrusted = ServerConfig { trusted: false, ..stdio("untrusted") };
+    let manager = McpManager::new(vec![untrusted, stdio("trusted")], None);
+    let read_only = |tools: &[skald_mcp::McpTool], name: &str| {
+        tools.iter().find(|t| t.name == name).unwrap_or_else(|| panic!("{name}")).read_only
+    };
+    // Same program, same annotations: the user's word decides whether they count.
+    let tools = manager.connect("untrusted", false).await.unwrap();
+    assert!(!read_only(&tools, "echo") && !read_only(&tools, "get-sum"));
+    let tools = manager.connect("trusted", false).await.unwrap();
+    assert!(read_only(&tools, "echo") && read_only(&tools, "get-sum"));
+    // `gzip-file-as-resource` fetches a URL (`openWorldHint: true`): it asks even when trusted.
+    assert!(!read_only(&tools, "gzip-file-as-resource"));
+    manager.shutdown().await;
 }

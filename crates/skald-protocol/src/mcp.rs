@@ -57,4 +57,7 @@ pub struct McpServerInput {
     pub cwd: Option<String>,
     pub url: Option<String>,
     pub api_key_env: Option<String>,
+    /// Trust the server's annotations: its tools marked read-only run without approval.
+    #[serde(default)]
+    pub trusted: bool,
 }

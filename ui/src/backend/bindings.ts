@@ -687,7 +687,11 @@ export type McpServerInput = { name: string, description: string | null, command
 /**
  * Extra environment; `${VAR}` in a value is read from Skald's environment.
  */
-env: { [key in string]?: string }, cwd: string | null, url: string | null, api_key_env: string | null, };
+env: { [key in string]?: string }, cwd: string | null, url: string | null, api_key_env: string | null, 
+/**
+ * Trust the server's annotations: its tools marked read-only run without approval.
+ */
+trusted: boolean, };
 
 export type AgentDefinition = { name: string, 
 /**

@@ -74,7 +74,7 @@ pub async fn run(engine: &Engine, cmd: McpCommand, out: &Output) -> Result<u8, A
             }
             Ok(exit::OK)
         }
-        McpCommand::Add { name, description, url, api_key_env, env, cwd, command } => {
+        McpCommand::Add { name, description, url, api_key_env, env, cwd, trusted, command } => {
             let mut words = command.into_iter();
             let server = McpServerInput {
                 name: name.clone(),
@@ -85,6 +85,7 @@ pub async fn run(engine: &Engine, cmd: McpCommand, out: &Output) -> Result<u8, A
                 cwd,
                 url,
                 api_key_env,
+                trusted,
             };
             let params = AddMcpServerParams { server };
             let servers = ops::add_mcp_server(engine, &Caller::Cli, params).await?;

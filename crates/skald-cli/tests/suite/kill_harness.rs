@@ -212,8 +212,9 @@ impl Run {
             "SKALD_MCP_EVERYTHING: the path of mcp-server-everything (export \
              SKALD_MCP_EVERYTHING=$(scripts/mcp-peers/install.sh))",
         );
-        let config =
-            format!("mcp:\n  servers:\n    - name: {MCP_SERVER}\n      command: {server}\n");
+        let config = format!(
+            "mcp:\n  servers:\n    - name: {MCP_SERVER}\n      command: {server}\n      trusted: true\n"
+        );
         std::fs::write(data.join("config.yml"), config).unwrap();
         let work = dir.path().join("work");
         std::fs::create_dir_all(&work).unwrap();

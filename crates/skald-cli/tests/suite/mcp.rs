@@ -77,7 +77,9 @@ fn a_bad_server_entry_is_a_config_error_naming_it() {
 #[ignore = "needs mcp-server-everything (scripts/mcp-peers/install.sh)"]
 fn mcp_tools_starts_the_server_and_says_which_tools_need_approval() {
     let bin = std::env::var("SKALD_MCP_EVERYTHING").expect("SKALD_MCP_EVERYTHING");
-    let dir = data_dir(&format!("    - name: everything\n      command: {bin}\n"));
+    // Trusted: its read-only hints count (an untrusted server's tools all need approval).
+    let dir =
+        data_dir(&format!("    - name: everything\n      command: {bin}\n      trusted: true\n"));
     let out = skald(&["--data-dir", dir.path().to_str().unwrap(), "mcp", "tools", "everything"]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let text = stdout(&out);
@@ -116,7 +118,15 @@ fn servers_are_added_disabled_enabled_and_removed_in_config_yml_keeping_the_rest
     ]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     assert!(stdout(&out).contains("Added the MCP server notes"), "{}", stdout(&out));
-    let out = run(&["add", "tracker", "--url", "https://h.example/mcp", "--api-key-env", "TK"]);
+    let out = run(&[
+        "add",
+        "tracker",
+        "--url",
+        "https://h.example/mcp",
+        "--api-key-env",
+        "TK",
+        "--trusted",
+    ]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     assert_eq!(run(&["disable", "tracker"]).status.code(), Some(0));
     let text = std::fs::read_to_string(&file).unwrap();
@@ -125,7 +135,7 @@ fn servers_are_added_disabled_enabled_and_removed_in_config_yml_keeping_the_rest
         "# my settings\nllm:\n  max_tool_rounds: 9 # nine\nmcp:\n  servers:\n    - name: notes\n      \
          description: my notes\n      command: npx\n      args:\n      - -y\n      - srv\n      - /n\n      \
          env:\n        T: ${TOKEN}\n    - name: tracker\n      url: https://h.example/mcp\n      \
-         api_key_env: TK\n      enabled: false\n"
+         api_key_env: TK\n      trusted: true\n      enabled: false\n"
     );
     let listed = stdout(&run(&["list"]));
     assert!(listed.contains("tracker              disabled"), "{listed}");
@@ -153,7 +163,7 @@ fn servers_are_added_disabled_enabled_and_removed_in_config_yml_keeping_the_rest
     assert_eq!(
         std::fs::read_to_string(&file).unwrap(),
         "# my settings\nllm:\n  max_tool_rounds: 9 # nine\nmcp:\n  servers:\n    - name: tracker\n      \
-         url: https://h.example/mcp\n      api_key_env: TK\n      enabled: true\n"
+         url: https://h.example/mcp\n      api_key_env: TK\n      trusted: true\n      enabled: true\n"
     );
     let gone = run(&["remove", "ghost"]);
     assert_eq!(gone.status.code(), Some(1));

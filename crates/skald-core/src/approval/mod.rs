@@ -5,6 +5,7 @@ pub mod diff;
 pub mod gate;
 pub mod named_paths;
 pub mod protected;
+pub mod read_filter;
 pub mod rules;
 mod word_diff;
 

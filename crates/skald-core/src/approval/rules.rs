@@ -120,24 +120,80 @@ pub fn tool_matches(pattern: &str, tool: &str, read_only: bool) -> bool {
 /// of `roots`. The pattern's directory part is canonicalised like a call's path (symlinks and `..`
 /// resolved), so both sides of the comparison are canonical.
 fn path_matches(pattern: &str, path: &Path, roots: &[&Path]) -> bool {
-    let tried: &[&Path] = if Path::new(pattern).is_absolute() { &[Path::new("/")] } else { roots };
-    tried.iter().any(|root| {
-        if let Some(dir) = pattern.strip_suffix("/*") {
-            anchor(root, dir).is_some_and(|base| path.starts_with(base))
-        } else if let Some(prefix) = pattern.strip_suffix('*') {
-            // The directory part is resolved; the name part stays a text prefix.
-            let (dir, name) = match prefix.rsplit_once('/') {
-                Some(("", name)) => ("/", name),
-                Some(split) => split,
-                None => ("", prefix),
-            };
-            anchor(root, dir).is_some_and(|base| {
-                path.strip_prefix(&base).is_ok_and(|rest| rest.to_string_lossy().starts_with(name))
-            })
-        } else {
-            anchor(root, pattern).is_some_and(|exact| path == exact)
+    anchored(pattern, roots).iter().any(|a| a.matches(path))
+}
+
+/// A path pattern resolved under one root: resolving touches the filesystem, matching does not.
+#[derive(Debug, Clone)]
+enum Anchored {
+    /// `dir/*`: the directory and everything below it.
+    Subtree(PathBuf),
+    /// `dir/prefix*`: entries of `dir` (at any depth below it) whose relative path starts so.
+    Prefix(PathBuf, String),
+    Exact(PathBuf),
+}
+
+impl Anchored {
+    fn matches(&self, path: &Path) -> bool {
+        match self {
+            Self::Subtree(base) => path.starts_with(base),
+            Self::Prefix(base, name) => path
+                .strip_prefix(base)
+                .is_ok_and(|rest| rest.to_string_lossy().starts_with(name.as_str())),
+            Self::Exact(exact) => path == exact,
         }
-    })
+    }
+}
+
+/// `pattern` anchored under each root it applies to (only `/` for an absolute one).
+fn anchored(pattern: &str, roots: &[&Path]) -> Vec<Anchored> {
+    let tried: &[&Path] = if Path::new(pattern).is_absolute() { &[Path::new("/")] } else { roots };
+    tried
+        .iter()
+        .filter_map(|root| {
+            if let Some(dir) = pattern.strip_suffix("/*") {
+                anchor(root, dir).map(Anchored::Subtree)
+            } else if let Some(prefix) = pattern.strip_suffix('*') {
+                // The directory part is resolved; the name part stays a text prefix.
+                let (dir, name) = match prefix.rsplit_once('/') {
+                    Some(("", name)) => ("/", name),
+                    Some(split) => split,
+                    None => ("", prefix),
+                };
+                anchor(root, dir).map(|base| Anchored::Prefix(base, name.to_string()))
+            } else {
+                anchor(root, pattern).map(Anchored::Exact)
+            }
+        })
+        .collect()
+}
+
+/// The places the narrowing rules (`deny`, `require`) of a set name, resolved once: a walk that
+/// checks thousands of paths asks `may_match` first and evaluates the rules only on a hit.
+#[derive(Debug, Clone, Default)]
+pub struct NarrowedPlaces(Vec<Anchored>);
+
+impl NarrowedPlaces {
+    /// Whether some narrowing rule's path pattern matches `path` (canonical); the rule's other
+    /// conditions are not looked at, so a hit is a reason to evaluate, not a verdict.
+    pub fn may_match(&self, path: &Path) -> bool {
+        self.0.iter().any(|a| a.matches(path))
+    }
+}
+
+impl RuleSet {
+    /// The narrowing rules' places under the canonical data dir and working directory.
+    pub fn narrowed_places(&self, data_dir: &Path, workdir: &Path) -> NarrowedPlaces {
+        let roots = [data_dir, workdir];
+        NarrowedPlaces(
+            self.rules
+                .iter()
+                .filter(|r| r.action != Action::Allow)
+                .filter_map(|r| r.path_pattern.as_deref())
+                .flat_map(|p| anchored(p, &roots))
+                .collect(),
+        )
+    }
 }
 
 /// `fixed` (a pattern without its glob) resolved under `root` to a canonical path.

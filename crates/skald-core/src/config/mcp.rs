@@ -39,6 +39,10 @@ pub struct McpServerEntry {
     /// Seconds one call may take before it is cancelled (default 120).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub timeout_secs: Option<u64>,
+    /// The user trusts the server's annotations (`readOnlyHint`); false unless set by a person
+    /// (config.yml, `skald mcp add --trusted`, Settings), never by an agent's `register_mcp`.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub trusted: bool,
 }
 
 /// The longest call timeout accepted: an hour (a call the user waits for, not a daemon).
@@ -132,6 +136,7 @@ impl McpConfig {
                     description: s.description.clone(),
                     enabled: s.enabled,
                     call_timeout: s.timeout_secs.map(std::time::Duration::from_secs),
+                    trusted: s.trusted,
                 }
             })
             .collect()

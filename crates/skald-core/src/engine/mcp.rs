@@ -93,6 +93,7 @@ impl Engine {
             api_key_env: server.api_key_env.filter(|k| !k.trim().is_empty()),
             enabled: true,
             timeout_secs: None,
+            trusted: server.trusted,
         };
         self.edit_mcp(McpEdit::Add(entry)).await
     }

@@ -60,6 +60,17 @@ impl<'a> Args<'a> {
         Ok(Some(n))
     }
 
+    /// An optional integer >= 0 (a count that may be zero); numeric strings accepted as above.
+    pub(crate) fn opt_count(&self, key: &str) -> Result<Option<u64>, ToolError> {
+        let bad = || invalid(format!("`{key}` must be an integer of 0 or more"));
+        match self.field(key) {
+            None => Ok(None),
+            Some(Value::Number(n)) => n.as_u64().map(Some).ok_or_else(bad),
+            Some(Value::String(s)) => s.trim().parse::<u64>().map(Some).map_err(|_| bad()),
+            Some(_) => Err(bad()),
+        }
+    }
+
     pub(crate) fn positive(&self, key: &str) -> Result<u64, ToolError> {
         self.opt_positive(key)?
             .ok_or_else(|| invalid(format!("`{key}` is required (positive integer)")))

@@ -2,7 +2,8 @@
 //!
 //! Output: the listed directory on the first line, then one entry per line as a path relative
 //! to it, sorted by name; directories end in `/`, files show their size, symlinks their target
-//! (never followed, so link cycles cannot loop). `secrets` directories are skipped entirely.
+//! (never followed, so link cycles cannot loop). `secrets` directories are skipped entirely, and so
+//! is every entry the session's read filter hides (a deny rule or a protected place).
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -11,8 +12,12 @@ use futures::future::BoxFuture;
 use serde_json::json;
 
 use super::args::Args;
+use super::blocking::run_blocking;
 use super::text::io_error;
-use super::{Tool, ToolCategory, ToolContext, ToolDef, ToolError, ToolOutput, label, names, paths};
+use super::{
+    ReadFilter, Tool, ToolCategory, ToolContext, ToolDef, ToolError, ToolOutput, label, names,
+    paths,
+};
 
 const MAX_DEPTH: u64 = 3;
 /// Most entries one call returns.
@@ -50,6 +55,8 @@ impl ListDir {
 struct Listing {
     lines: Vec<String>,
     truncated: bool,
+    /// The session's read filter: an entry it hides is neither listed nor entered.
+    filter: ReadFilter,
 }
 
 fn human_size(bytes: u64) -> String {
@@ -77,6 +84,9 @@ fn walk(dir: &Path, prefix: &str, depth_left: u64, out: &mut Listing) -> Result<
         }
         let name = entry.file_name().to_string_lossy().into_owned();
         let Ok(kind) = entry.file_type() else { continue };
+        if !out.filter.allows(&entry.path()) {
+            continue;
+        }
         if kind.is_dir() {
             if name == SKIPPED_DIR {
                 continue;
@@ -103,7 +113,7 @@ fn walk(dir: &Path, prefix: &str, depth_left: u64, out: &mut Listing) -> Result<
     Ok(())
 }
 
-fn list(path: &Path, depth: u64) -> Result<String, ToolError> {
+fn list(path: &Path, depth: u64, filter: ReadFilter) -> Result<String, ToolError> {
     let meta = fs::metadata(path).map_err(|e| io_error("list", path, e))?;
     if !meta.is_dir() {
         return Err(ToolError::Failed(format!(
@@ -111,7 +121,7 @@ fn list(path: &Path, depth: u64) -> Result<String, ToolError> {
             path.display()
         )));
     }
-    let mut listing = Listing { lines: Vec::new(), truncated: false };
+    let mut listing = Listing { lines: Vec::new(), truncated: false, filter };
     walk(path, "", depth, &mut listing)?;
     let mut out = format!("{}/\n", path.display().to_string().trim_end_matches('/'));
     if listing.lines.is_empty() {
@@ -150,14 +160,8 @@ impl Tool for ListDir {
                 )));
             }
             let path: PathBuf = paths::resolve_path(&ctx.workdir, raw)?;
-            let job = tokio::task::spawn_blocking(move || list(&path, depth));
-            tokio::select! {
-                biased;
-                _ = ctx.cancel.cancelled() => Err(ToolError::Cancelled),
-                done = job => done
-                    .map_err(|e| ToolError::Failed(format!("the listing task failed: {e}")))?
-                    .map(ToolOutput::text),
-            }
+            let filter = ctx.read_filter.clone();
+            run_blocking(&ctx.cancel, "listing", move || list(&path, depth, filter)).await
         })
     }
 

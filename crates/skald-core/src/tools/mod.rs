@@ -2,6 +2,7 @@
 
 mod args;
 mod atomic;
+mod blocking;
 mod capture;
 mod edit_file;
 mod execute_cmd;
@@ -14,9 +15,11 @@ mod proc_stat;
 mod process_group;
 pub mod process_registry;
 mod read_file;
+mod read_filter;
 mod registry;
 mod replace_lines;
 mod schema_check;
+mod search;
 mod spawner;
 mod text;
 mod write_file;
@@ -31,6 +34,7 @@ use tokio_util::sync::CancellationToken;
 pub(crate) use atomic::write_atomic;
 pub(crate) use label::interface_label;
 pub use process_registry::ProcessRegistry;
+pub use read_filter::ReadFilter;
 pub use registry::ToolRegistry;
 pub use schema_check::{ArgsError, parse_args};
 
@@ -122,6 +126,8 @@ pub struct ToolContext {
     pub expected_target: Option<PathBuf>,
     /// The recorded call this invocation runs, if any (kept with the processes it starts).
     pub tool_call_id: Option<i64>,
+    /// What the search tools may show of the trees they walk (the engine sets the session's).
+    pub read_filter: ReadFilter,
 }
 
 impl ToolContext {
@@ -134,6 +140,7 @@ impl ToolContext {
             approved_diff: None,
             expected_target: None,
             tool_call_id: None,
+            read_filter: ReadFilter::everything(),
         }
     }
 
@@ -146,6 +153,12 @@ impl ToolContext {
     /// The same context for a call cleared to act on `target` (resolved).
     pub fn with_expected_target(mut self, target: Option<PathBuf>) -> Self {
         self.expected_target = target;
+        self
+    }
+
+    /// The same context with the paths a walk may show limited by `filter`.
+    pub fn with_read_filter(mut self, filter: ReadFilter) -> Self {
+        self.read_filter = filter;
         self
     }
 
@@ -195,10 +208,11 @@ pub enum ToolError {
     Cancelled,
 }
 
-/// Checks a call's arguments against the tool's schema before it is gated: a call that cannot run
-/// is answered to the model at once instead of waiting for a human.
-pub fn check_args(tool: &dyn Tool, args: &serde_json::Value) -> Result<(), ArgsError> {
-    schema_check::check(&tool.def().parameters, args)
+/// Checks a call's arguments against its tool's JSON Schema (a built-in's `parameters`, an MCP
+/// tool's `inputSchema`) before it is gated: a call that cannot run is answered to the model at
+/// once instead of waiting for a human or reaching a server.
+pub fn check_args(schema: &serde_json::Value, args: &serde_json::Value) -> Result<(), ArgsError> {
+    schema_check::check(schema, args)
 }
 
 /// One tool. Implementations are stateless; all per-call state lives in `args` and the context.

@@ -2,6 +2,8 @@
 
 pub const READ_FILE: &str = "read_file";
 pub const LIST_DIR: &str = "list_dir";
+pub const SEARCH_FILES: &str = "search_files";
+pub const FIND_FILES: &str = "find_files";
 pub const WRITE_FILE: &str = "write_file";
 pub const EDIT_FILE: &str = "edit_file";
 pub const INSERT_AT_LINE: &str = "insert_at_line";
@@ -40,7 +42,7 @@ pub fn changes_mcp_servers(name: &str) -> bool {
 
 /// Tools that only read files (approval class "read").
 pub fn is_read_tool(name: &str) -> bool {
-    matches!(name, READ_FILE | LIST_DIR)
+    matches!(name, READ_FILE | LIST_DIR | SEARCH_FILES | FIND_FILES)
 }
 
 /// The server of an MCP tool (`mcp__<server>__<tool>`); `None` for every other tool.

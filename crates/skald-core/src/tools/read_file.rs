@@ -11,6 +11,7 @@ use futures::future::BoxFuture;
 use serde_json::json;
 
 use super::args::{Args, to_usize};
+use super::blocking::run_blocking;
 use super::text::{self, io_error};
 use super::{
     Tool, ToolCategory, ToolContext, ToolDef, ToolError, ToolLimits, ToolOutput, label, names,
@@ -223,14 +224,7 @@ impl Tool for ReadFile {
         Box::pin(async move {
             let req = parse(args, &ctx.workdir)?;
             let limits = ctx.limits;
-            let job = tokio::task::spawn_blocking(move || read(&req, limits));
-            tokio::select! {
-                biased;
-                _ = ctx.cancel.cancelled() => Err(ToolError::Cancelled),
-                done = job => done
-                    .map_err(|e| ToolError::Failed(format!("the read task failed: {e}")))?
-                    .map(ToolOutput::text),
-            }
+            run_blocking(&ctx.cancel, "read", move || read(&req, limits)).await
         })
     }
 

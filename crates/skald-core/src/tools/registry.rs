@@ -9,6 +9,7 @@ use super::insert_at_line::InsertAtLine;
 use super::list_dir::ListDir;
 use super::read_file::ReadFile;
 use super::replace_lines::ReplaceLines;
+use super::search::{FindFiles, SearchFiles};
 use super::write_file::WriteFile;
 use super::{ProcessRegistry, Tool, ToolCategory, ToolDef, names};
 
@@ -31,7 +32,7 @@ impl ToolRegistry {
         Self::default()
     }
 
-    /// The built-in file and shell tools; commands are not recorded (see `builtin_recording`).
+    /// The built-in file, search and shell tools; commands are not recorded (see `builtin_recording`).
     pub fn builtin() -> Self {
         Self::with_builtins(ExecuteCmd::new(None))
     }
@@ -44,9 +45,11 @@ impl ToolRegistry {
 
     fn with_builtins(execute_cmd: ExecuteCmd) -> Self {
         let mut registry = Self::empty();
-        let tools: [Arc<dyn Tool>; 7] = [
+        let tools: [Arc<dyn Tool>; 9] = [
             Arc::new(ReadFile::new()),
             Arc::new(ListDir::new()),
+            Arc::new(SearchFiles::new()),
+            Arc::new(FindFiles::new()),
             Arc::new(WriteFile::new()),
             Arc::new(EditFile::new()),
             Arc::new(InsertAtLine::new()),

@@ -15,6 +15,7 @@ use super::subagent::{self, ChildEnd};
 use super::{TurnCtx, TurnDeps, TurnPolicy, config_tools, mcp, synthetic};
 use crate::approval::gate::{self, GateInput, verdict};
 use crate::approval::protected::Protection;
+use crate::approval::read_filter::ReadScope;
 use crate::approval::{Verdict, diff, rejection_message};
 use crate::context::call_results::{
     CANCELLED_AWAITING_ANSWER, CANCELLED_AWAITING_APPROVAL, CANCELLED_RUNNING, CANCELLED_SUBAGENT,
@@ -144,6 +145,15 @@ fn build_offered_tools(ctx: &TurnCtx) -> Vec<Value> {
         .collect();
     defs.sort_by(|a, b| a.0.cmp(&b.0));
     defs.into_iter().map(|(_, d)| d).collect()
+}
+
+/// The argument schema the model was offered for `name` (any provider's: built-in, synthetic,
+/// delegation, MCP, config), which its call is checked against.
+fn offered_schema(ctx: &TurnCtx, name: &str) -> Option<Value> {
+    offered_tools(ctx)
+        .into_iter()
+        .find(|d| d["function"]["name"] == name)
+        .map(|mut d| d["function"]["parameters"].take())
 }
 
 /// A live call the model just asked for.
@@ -301,8 +311,8 @@ pub async fn gate(
             return recorded(fail(ctx, id, &msg).await?);
         }
     };
-    if let Some(t) = &tool
-        && let Err(e) = tools::check_args(t.as_ref(), &args)
+    if let Some(schema) = offered_schema(ctx, name)
+        && let Err(e) = tools::check_args(&schema, &args)
     {
         let msg = format!("invalid arguments: {e}. Call `{name}` again.");
         return recorded(fail(ctx, id, &msg).await?);
@@ -573,6 +583,7 @@ async fn execute_cleared(
                 Some(e) => Err(e),
                 None => {
                     let tctx = ToolContext::new(ctx.policy.workdir.clone(), cancel.clone())
+                        .with_read_filter(read_filter(ctx, name))
                         .with_approved_diff(cleared.diff)
                         .with_expected_target(cleared.target)
                         .for_call(id);
@@ -615,6 +626,19 @@ async fn execute_cleared(
         }
         Err(e) => fail(ctx, id, &e.to_string()).await,
     }
+}
+
+/// What a search may show of the trees it walks: what `read_file` could read without asking.
+fn read_filter(ctx: &TurnCtx, tool: &str) -> tools::ReadFilter {
+    let scope = ReadScope {
+        tool,
+        agent_id: &ctx.frame.agent.id,
+        source: &ctx.policy.source,
+        workdir: &ctx.policy.workdir,
+        data_dir: &ctx.deps.data_dir,
+        home: ctx.deps.home_dir.as_deref(),
+    };
+    crate::approval::read_filter::read_filter(&ctx.policy.rules, &scope)
 }
 
 /// Records how a delegation's child ended as the spawning call's result. A parked child leaves

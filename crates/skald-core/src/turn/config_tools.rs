@@ -132,6 +132,7 @@ pub async fn run(ctx: &TurnCtx, name: &str, args: &Value) -> Result<ToolOutput, 
                 api_key_env: text(args, "api_key_env"),
                 enabled: true,
                 timeout_secs: None,
+                trusted: false,
             };
             let done = format!(
                 "Registered the MCP server `{server}`. Activate it with {}([\"{server}\"]) to \

@@ -8,7 +8,7 @@ use std::sync::{Arc, Mutex};
 use serde_json::{Value, json};
 use skald_mcp::{McpError, McpTool};
 
-use super::{TurnCtx, config_tools};
+use super::{TurnCtx, config_tools, mcp_results};
 use crate::tools::{ToolError, ToolOutput, names};
 
 /// The tool groups a frame may use. Clones share the set, so a grant made while one round's
@@ -220,9 +220,10 @@ pub async fn run(ctx: &TurnCtx, name: &str, args: &Value) -> Result<ToolOutput, 
     let Some((server, tool)) = names::mcp_tool(name) else {
         return Err(ToolError::Failed(format!("`{name}` is not an MCP tool")));
     };
+    let kept = |out| mcp_results::for_model(out, &ctx.deps.data_dir, ctx.policy.session_id);
     match ctx.deps.mcp.call(server, tool, args, &ctx.frame.cancel).await {
-        Ok(out) if out.is_error => Err(ToolError::Failed(out.text)),
-        Ok(out) => Ok(ToolOutput::text(out.text)),
+        Ok(out) if out.is_error => Err(ToolError::Failed(kept(out))),
+        Ok(out) => Ok(ToolOutput::text(kept(out))),
         Err(McpError::Cancelled) => Err(ToolError::Cancelled),
         Err(e) => Err(ToolError::Failed(e.to_string())),
     }

@@ -12,6 +12,7 @@ mod ctx;
 mod emitter;
 mod llm_round;
 mod mcp;
+mod mcp_results;
 mod scheduler;
 mod subagent;
 mod synthetic;

@@ -25,7 +25,7 @@ fn everything() -> String {
 fn config_with(command: &str) -> String {
     format!(
         "mcp:\n  servers:\n    - name: everything\n      command: {command}\n      \
-         description: the MCP test server\n"
+         description: the MCP test server\n      trusted: true\n"
     )
 }
 
@@ -301,7 +301,8 @@ async fn an_mcp_call_stored_just_before_a_crash_is_gated_and_run_by_the_next_pro
 #[tokio::test]
 async fn a_server_that_cannot_start_is_reported_to_the_model_not_granted() {
     let rig = Rig::new(&config_with("/nonexistent/mcp-server")).await;
-    rig.fake.push(activate(&["everything", "elsewhere"]));
+    // (A group that is not configured at all is refused by the schema's enum before this runs.)
+    rig.fake.push(activate(&["everything"]));
     rig.fake.push(Reply::text("No server."));
     let (sid, outcome, _) = rig.turn("use the server").await;
     assert!(matches!(outcome, TurnOutcome::Final { .. }), "{outcome:?}");
@@ -316,8 +317,6 @@ async fn a_server_that_cannot_start_is_reported_to_the_model_not_granted() {
         reason.contains("could not be started: cannot run `/nonexistent/mcp-server`"),
         "{reason}"
     );
-    assert_eq!(refused[1]["group"], "elsewhere");
-    assert!(refused[1]["reason"].as_str().unwrap().contains("no MCP server named `elsewhere`"));
     let store = rig.store().await;
     assert!(store.session_tool_groups(sid).await.unwrap().is_empty());
     let system = requests[0].body["messages"][0]["content"].as_str().unwrap();
@@ -419,9 +418,13 @@ async fn a_server_added_or_disabled_in_settings_is_offered_or_not_from_the_next_
         cwd: None,
         url: None,
         api_key_env: None,
+        trusted: true,
     };
     let listed = rig.engine.add_mcp_server(server).await.unwrap();
     assert_eq!(listed.len(), 1);
+    // The person's trust is written with the server (an agent's `register_mcp` never sets it).
+    let written = std::fs::read_to_string(rig.data_dir().join("config.yml")).unwrap();
+    assert!(written.contains("      trusted: true\n"), "{written}");
     assert_eq!(listed[0].state, skald_protocol::McpServerState::NotStarted);
     rig.fake.push(Reply::text("One."));
     rig.turn("first").await;
@@ -450,4 +453,108 @@ async fn a_server_added_or_disabled_in_settings_is_offered_or_not_from_the_next_
     assert!(rig.engine.remove_mcp_server("notes").await.unwrap().is_empty());
     let text = std::fs::read_to_string(rig.data_dir().join("config.yml")).unwrap();
     assert_eq!(text, "mcp:\n  servers:\n", "only the server's own lines went");
+}
+
+#[tokio::test]
+#[ignore = "needs mcp-server-everything (scripts/mcp-peers/install.sh)"]
+async fn an_mcp_call_that_breaks_the_servers_schema_reaches_neither_a_person_nor_the_server() {
+    let rig = rig().await;
+    rig.fake.push(activate(&["everything"]));
+    // `gzip-file-as-resource` is not read-only: valid, it would wait for approval.
+    let bad = json!({ "name": 42, "data": "data:text/plain;base64,aGk=" });
+    rig.fake.push(Reply::tool_call("mcp__everything__gzip-file-as-resource", &bad.to_string()));
+    rig.fake.push(Reply::text("I will fix the name."));
+    let opts = ChatOptions {
+        workdir: Some(rig.work.clone()),
+        park_mode: ParkMode::Exit,
+        ..Default::default()
+    };
+    let mut rx = rig.engine.subscribe();
+    let receipt = rig.engine.send_message(SOURCE, "compress it", opts).await.unwrap();
+    let (sid, outcome) = finish(&rig.engine, receipt).await;
+    assert!(matches!(outcome, TurnOutcome::Final { .. }), "{outcome:?}");
+    let events = super::turn::drain(&mut rx, sid);
+    assert!(!events.iter().any(|e| matches!(e, Event::ApprovalRequested { .. })), "{events:?}");
+    let error = events
+        .iter()
+        .find_map(|e| match e {
+            Event::ToolError { error, .. } => Some(error.clone()),
+            _ => None,
+        })
+        .unwrap();
+    assert!(error.contains("at `/name`: 42 is not of type \"string\""), "{error}");
+    assert!(rig.engine.inbox().await.unwrap().items.is_empty());
+    let last = rig.fake.requests().last().unwrap().body.clone();
+    let told = tool_results(&last).pop().unwrap();
+    assert!(told.ends_with(&error), "the model is told exactly that: {told}");
+    rig.engine.shutdown(std::time::Duration::from_secs(5)).await;
+}
+
+#[tokio::test]
+#[ignore = "needs mcp-server-everything (scripts/mcp-peers/install.sh)"]
+async fn a_read_only_tool_of_a_server_nobody_trusted_waits_for_approval() {
+    // The same server, not marked trusted: its `readOnlyHint` is only a claim.
+    let config = config_with(&everything()).replace("      trusted: true\n", "");
+    let rig = Rig::new(&config).await;
+    rig.fake.push(activate(&["everything"]));
+    rig.fake.push(echo("hello"));
+    let opts = ChatOptions {
+        workdir: Some(rig.work.clone()),
+        park_mode: ParkMode::Exit,
+        ..Default::default()
+    };
+    let receipt = rig.engine.send_message(SOURCE, "echo", opts).await.unwrap();
+    let (_, outcome) = finish(&rig.engine, receipt).await;
+    assert!(matches!(outcome, TurnOutcome::Parked { .. }), "{outcome:?}");
+    let items = rig.engine.inbox().await.unwrap().items;
+    assert_eq!(items.len(), 1, "{items:?}");
+    assert_eq!(items[0].tool_name, "mcp__everything__echo");
+    rig.engine.shutdown(std::time::Duration::from_secs(5)).await;
+}
+
+/// The path a result line names after `marker` (up to the closing `]`).
+fn named_path(text: &str, marker: &str) -> std::path::PathBuf {
+    let start =
+        text.find(marker).unwrap_or_else(|| panic!("no `{marker}` in {text}")) + marker.len();
+    let rest = &text[start..];
+    std::path::PathBuf::from(&rest[..rest.find(']').unwrap()])
+}
+
+#[tokio::test]
+#[ignore = "needs mcp-server-everything (scripts/mcp-peers/install.sh)"]
+async fn a_result_past_the_cap_is_cut_for_the_model_and_saved_whole() {
+    let rig = rig().await;
+    let message = "0123456789".repeat(15_000);
+    rig.fake.push(activate(&["everything"]));
+    rig.fake.push(echo(&message));
+    rig.fake.push(Reply::text("Long."));
+    let (_, outcome, _) = rig.turn("echo a lot").await;
+    assert!(matches!(outcome, TurnOutcome::Final { .. }), "{outcome:?}");
+    let last = rig.fake.requests().last().unwrap().body.clone();
+    let told = tool_results(&last).pop().unwrap();
+    assert!(told.len() < 101 * 1024, "the model got {} bytes", told.len());
+    assert!(told.contains("[… cut: the result is 150006 bytes"), "{}", &told[told.len() - 300..]);
+    let saved = named_path(&told, "the whole result at ");
+    assert!(saved.starts_with(rig.data_dir().join("mcp-results")), "{saved:?}");
+    assert_eq!(std::fs::read_to_string(saved).unwrap(), format!("Echo: {message}"));
+    rig.engine.shutdown(std::time::Duration::from_secs(5)).await;
+}
+
+#[tokio::test]
+#[ignore = "needs mcp-server-everything (scripts/mcp-peers/install.sh)"]
+async fn an_image_result_is_described_and_saved_never_sent_as_base64() {
+    let rig = rig().await;
+    rig.fake.push(activate(&["everything"]));
+    rig.fake.push(Reply::tool_call("mcp__everything__get-tiny-image", "{}"));
+    rig.fake.push(Reply::text("A tiny image."));
+    let (_, outcome, _) = rig.turn("show me the image").await;
+    assert!(matches!(outcome, TurnOutcome::Final { .. }), "{outcome:?}");
+    let last = rig.fake.requests().last().unwrap().body.clone();
+    let told = tool_results(&last).pop().unwrap();
+    assert!(told.contains("[image 1: image/png, about "), "{told}");
+    assert!(!told.contains("iVBOR"), "base64 reached the model: {told}");
+    let saved = named_path(&told, "[image 1: saved at ");
+    let bytes = std::fs::read(&saved).unwrap();
+    assert!(bytes.starts_with(b"\x89PNG"), "{saved:?} is not the PNG");
+    rig.engine.shutdown(std::time::Duration::from_secs(5)).await;
 }

@@ -765,8 +765,9 @@ async fn a_delegation_runs_the_child_on_the_client_it_names() {
         results,
         [
             "seen from the backup",
-            "Error: no LLM client `nope` is configured. Available: primary, backup; or leave \
-             `client` out"
+            // The offered schema lists the clients, so the call is refused before it is gated.
+            "Error: invalid arguments: at `/client`: \"nope\" is not one of \"primary\" or \
+             \"backup\". Call `execute_task` again."
         ]
     );
     let parent = &rig.fake.requests()[0].body;

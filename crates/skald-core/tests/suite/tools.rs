@@ -578,6 +578,8 @@ fn the_registry_lists_sorted_unique_object_schemas() {
     let mut expected = vec![
         names::READ_FILE,
         names::LIST_DIR,
+        names::SEARCH_FILES,
+        names::FIND_FILES,
         names::WRITE_FILE,
         names::EDIT_FILE,
         names::INSERT_AT_LINE,
@@ -623,4 +625,99 @@ fn labels_are_cut_on_a_char_boundary() {
     assert_eq!(full.chars().count(), 120);
     assert!(short.starts_with("execute_cmd echo éé") && short.ends_with('…'), "{short}");
     assert!(!full.contains('\n'));
+}
+
+// ---------- search_files / find_files ----------
+
+/// A small project: a git repository (so `.gitignore` counts) with a binary, an ignored file
+/// and a hidden one holding the same word as the ordinary files.
+fn search_tree() -> (tempfile::TempDir, PathBuf) {
+    let (d, wd) = workdir();
+    std::fs::create_dir_all(wd.join(".git")).unwrap();
+    std::fs::create_dir_all(wd.join("src")).unwrap();
+    std::fs::write(wd.join(".gitignore"), "build/\n").unwrap();
+    std::fs::create_dir_all(wd.join("build")).unwrap();
+    std::fs::write(wd.join("build/out.txt"), "needle in the build\n").unwrap();
+    std::fs::write(wd.join(".hidden.txt"), "needle hidden\n").unwrap();
+    std::fs::write(wd.join("blob.bin"), b"needle\0\x01\x02").unwrap();
+    std::fs::write(wd.join("src/a.rs"), "one\ntwo\nNeedle three\nfour\nfive\n").unwrap();
+    std::fs::write(wd.join("src/b.rs"), "needle\n".repeat(30)).unwrap();
+    (d, wd)
+}
+
+#[tokio::test]
+async fn search_files_respects_gitignore_skips_binaries_and_hidden_and_shows_context() {
+    let (_d, wd) = search_tree();
+    let c = ctx(&wd);
+    let out =
+        ok("search_files", json!({"pattern": "needle", "glob": "a.rs", "context": 1}), &c).await;
+    assert_eq!(
+        out.text,
+        "src/a.rs-2-two\nsrc/a.rs:3:Needle three\nsrc/a.rs-4-four\n\n[1 matches in 1 file]\n"
+    );
+    let all = ok("search_files", json!({"pattern": "needle"}), &c).await.text;
+    assert!(all.contains("src/a.rs:3:") && all.contains("src/b.rs:30:needle"), "{all}");
+    for absent in ["build/", "hidden", "blob.bin"] {
+        assert!(!all.contains(absent), "{absent}: {all}");
+    }
+    let exact = ok("search_files", json!({"pattern": "needle", "case": "sensitive"}), &c).await;
+    assert!(!exact.text.contains("a.rs"), "{}", exact.text);
+    let none = ok("search_files", json!({"pattern": "absent(", "literal": true}), &c).await;
+    assert_eq!(none.text, "No matches for `absent(` in ..");
+    let bad = failed("search_files", json!({"pattern": "absent("}), &c).await;
+    assert!(bad.contains("not a valid regular expression"), "{bad}");
+}
+
+#[tokio::test]
+async fn search_files_stops_at_its_cap_and_says_more_results_exist() {
+    let (_d, wd) = search_tree();
+    let out = ok("search_files", json!({"pattern": "needle", "max_matches": 5}), &ctx(&wd)).await;
+    assert_eq!(out.text.to_lowercase().matches("needle").count(), 5, "{}", out.text);
+    assert!(out.text.contains("[… more results: showing the first 5 matches"), "{}", out.text);
+}
+
+#[tokio::test]
+async fn find_files_lists_newest_first_and_caps() {
+    let (_d, wd) = search_tree();
+    let c = ctx(&wd);
+    let old = std::time::SystemTime::now() - std::time::Duration::from_secs(3600);
+    std::fs::File::options()
+        .write(true)
+        .open(wd.join("src/b.rs"))
+        .unwrap()
+        .set_modified(old)
+        .unwrap();
+    let out = ok("find_files", json!({"pattern": "*.rs"}), &c).await;
+    assert_eq!(out.text, "src/a.rs\nsrc/b.rs\n[2 files, newest first]\n");
+    let capped = ok("find_files", json!({"pattern": "src/*", "max_results": 1}), &c).await;
+    assert_eq!(
+        capped.text,
+        "src/a.rs\n[… more results: 1 more files match; narrow the pattern or the path, or raise `max_results`]\n"
+    );
+    let file = failed("find_files", json!({"pattern": "*", "path": "src/a.rs"}), &c).await;
+    assert!(file.contains("is a file"), "{file}");
+}
+
+#[test]
+fn search_labels_name_the_pattern_and_the_place() {
+    let registry = ToolRegistry::builtin();
+    let search = registry.get(names::SEARCH_FILES).unwrap();
+    let args = json!({"pattern": "fn main", "path": "src", "glob": "*.rs"});
+    assert_eq!(search.describe(&args, false), "search_files /fn main/ in src (*.rs)");
+    let find = registry.get(names::FIND_FILES).unwrap();
+    assert_eq!(find.describe(&json!({"pattern": "*.toml"}), true), "find_files *.toml in .");
+}
+
+#[tokio::test]
+async fn a_stopped_search_ends_cancelled() {
+    let (_d, wd) = search_tree();
+    let cancel = CancellationToken::new();
+    cancel.cancel();
+    let c = ToolContext::new(&wd, cancel);
+    for (name, args) in
+        [("search_files", json!({"pattern": "needle"})), ("find_files", json!({"pattern": "*.rs"}))]
+    {
+        let out = call(name, args, &c).await;
+        assert!(matches!(out, Err(ToolError::Cancelled)), "{name}: {out:?}");
+    }
 }

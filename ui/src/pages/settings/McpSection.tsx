@@ -61,6 +61,7 @@ function AddServerForm({ actions, onDone }: { actions: McpActions; onDone(): voi
   const [env, setEnv] = useState("");
   const [url, setUrl] = useState("");
   const [keyEnv, setKeyEnv] = useState("");
+  const [trusted, setTrusted] = useState(false);
   const [error, setError] = useState<string | null>(null);
   const [busy, setBusy] = useState(false);
 
@@ -75,10 +76,10 @@ function AddServerForm({ actions, onDone }: { actions: McpActions; onDone(): voi
       if (words.length === 0) return setError("The command is required: the program that runs the server, and its arguments.");
       const parsed = parseEnv(env);
       if (typeof parsed === "string") return setError(parsed);
-      server = { name: id, description: orNull(description), command: words[0] ?? null, args: words.slice(1), env: parsed, cwd: null, url: null, api_key_env: null };
+      server = { name: id, description: orNull(description), command: words[0] ?? null, args: words.slice(1), env: parsed, cwd: null, url: null, api_key_env: null, trusted };
     } else {
       if (!/^https?:\/\//.test(url.trim())) return setError("The URL must start with http:// or https://.");
-      server = { name: id, description: orNull(description), command: null, args: [], env: {}, cwd: null, url: url.trim(), api_key_env: orNull(keyEnv) };
+      server = { name: id, description: orNull(description), command: null, args: [], env: {}, cwd: null, url: url.trim(), api_key_env: orNull(keyEnv), trusted };
     }
     setBusy(true);
     setError(null);
@@ -138,6 +139,15 @@ function AddServerForm({ actions, onDone }: { actions: McpActions; onDone(): voi
             </div>
           </>
         )}
+        <div className="field field-wide field-check">
+          <label htmlFor={`${fid}-trusted`}>
+            <input id={`${fid}-trusted`} type="checkbox" checked={trusted} onChange={(e) => setTrusted(e.target.checked)} aria-describedby={`${fid}-trusted-hint`} />{" "}
+            Trust its read-only hints
+          </label>
+          <span id={`${fid}-trusted-hint`} className="field-hint">
+            Tools this server marks read-only then run without asking (never those that reach the internet). Leave off for a server you did not write or review.
+          </span>
+        </div>
       </div>
       {error ? (
         <p className="form-error" role="alert">

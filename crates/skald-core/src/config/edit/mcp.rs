@@ -191,6 +191,7 @@ mod tests {
             api_key_env: None,
             enabled: true,
             timeout_secs: None,
+            trusted: false,
         }
     }
 

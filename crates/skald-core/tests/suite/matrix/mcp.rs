@@ -27,7 +27,9 @@ fn everything() -> String {
 }
 
 fn server(command: &str, extra: &str) -> String {
-    format!("mcp:\n  servers:\n    - name: srv\n      command: {command}\n{extra}")
+    format!(
+        "mcp:\n  servers:\n    - name: srv\n      command: {command}\n      trusted: true\n{extra}"
+    )
 }
 
 fn call(name: &str, args: serde_json::Value) -> Reply {
@@ -129,7 +131,9 @@ async fn a_call_of_a_servers_tool_before_it_was_activated() {
 async fn a_tool_that_answers_with_an_error() {
     let rig = Rig::new(&server(&everything(), "")).await;
     rig.fake.push(call("activate_tools", json!({ "groups": ["srv"] })));
-    rig.fake.push(call("mcp__srv__get-sum", json!({ "a": "one", "b": 2 })));
+    // Valid arguments (a bad one never reaches the server now): the fetch it makes fails.
+    let args = json!({ "name": "x.gz", "data": "http://127.0.0.1:9/nothing-listens-here" });
+    rig.fake.push(call("mcp__srv__gzip-file-as-resource", args));
     rig.fake.push(Reply::text(ANSWER));
     let (sid, outcome, events) = rig.turn(PROMPT).await;
     let detail = rig.engine.session_detail(sid).await.unwrap();
@@ -143,7 +147,7 @@ async fn a_tool_that_answers_with_an_error() {
         .stored(stored_view(&detail))
         .lost_if(!prompt_kept(&detail, PROMPT), "the prompt")
         .recovered_if(
-            names_all(&result, &["get-sum", "expected number"]) && answered(&outcome),
+            names_all(&result, &["fetch failed"]) && answered(&outcome),
             &format!("the model was told {} and the turn ended {outcome:?}", excerpt(&result, 80)),
         );
     row.finish();
