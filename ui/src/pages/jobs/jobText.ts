@@ -82,6 +82,30 @@ function intervalOf(seconds: number): { every: string; unit: IntervalUnit } {
   return { every: String(Math.round((seconds / 60) * 100) / 100), unit: "minutes" };
 }
 
+/** A one-shot time as the date-time field holds it, in the job's zone: a stored local time as it
+ * is, an instant with an offset (as `skald jobs add` may give it) turned into the zone's clock. */
+export function localInZone(at: string, timezone: string): string {
+  const trimmed = at.trim().replace(" ", "T");
+  if (!/(Z|[+-]\d\d:?\d\d)$/i.test(trimmed)) return trimmed.slice(0, 16);
+  const instant = new Date(trimmed);
+  if (Number.isNaN(instant.getTime())) return trimmed.slice(0, 16);
+  try {
+    const parts = new Intl.DateTimeFormat("en-CA", {
+      timeZone: timezone,
+      year: "numeric",
+      month: "2-digit",
+      day: "2-digit",
+      hour: "2-digit",
+      minute: "2-digit",
+      hourCycle: "h23",
+    }).formatToParts(instant);
+    const part = (type: Intl.DateTimeFormatPartTypes) => parts.find((p) => p.type === type)?.value ?? "00";
+    return `${part("year")}-${part("month")}-${part("day")}T${part("hour")}:${part("minute")}`;
+  } catch {
+    return trimmed.slice(0, 16);
+  }
+}
+
 export function draftOf(job: JobInfo): JobDraft {
   const s = job.schedule;
   const timeout = job.policies.approval_timeout_secs;
@@ -91,8 +115,7 @@ export function draftOf(job: JobInfo): JobDraft {
     prompt: job.prompt,
     kind: s.kind,
     cron: s.kind === "cron" ? s.expr : "",
-    // A stored local time reads back into the field; an instant with an offset shows as typed.
-    once: s.kind === "once" ? s.at.replace(" ", "T").slice(0, 16) : "",
+    once: s.kind === "once" ? localInZone(s.at, job.timezone) : "",
     ...(s.kind === "every" ? intervalOf(s.seconds) : { every: "60", unit: "minutes" as const }),
     timezone: job.timezone,
     workdir: job.run_context?.working_directory ?? "",
