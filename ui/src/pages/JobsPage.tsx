@@ -7,7 +7,7 @@ import { formatTimestamp } from "../components/format";
 import { Empty, ErrorView, Loading } from "../components/StatusViews";
 import { DeleteJobDialog } from "./jobs/DeleteJobDialog";
 import { JobForm } from "./jobs/JobForm";
-import { JobRuns, RunState } from "./jobs/JobRuns";
+import { HeadRow, JobRuns, RunState } from "./jobs/JobRuns";
 
 type Editing = { mode: "add" } | { mode: "edit"; job: JobInfo } | null;
 type Note = { text: string; error: boolean };
@@ -80,17 +80,7 @@ export function JobsPage({ openJob }: { openJob: number | null }) {
     body = (
       <div className="table-wrap">
         <table className="table jobs-table" aria-label="Jobs">
-          <thead>
-            <tr>
-              <th scope="col">Job</th>
-              <th scope="col">Schedule</th>
-              <th scope="col">Next run</th>
-              <th scope="col">Last run</th>
-              <th scope="col">
-                <span className="visually-hidden">Actions</span>
-              </th>
-            </tr>
-          </thead>
+          <HeadRow columns={["Job", "Schedule", "Next run", "Last run"]} />
           <tbody>
             {data.map((job) => {
               const open = openJob === job.id;

@@ -3,6 +3,7 @@
 // back to where it was when it closes.
 import { useEffect, useId, useRef, useState, type KeyboardEvent } from "react";
 import { toApiError, type JobInfo } from "../../backend";
+import { FormFooter } from "../../components/FormFooter";
 
 export function DeleteJobDialog({
   job,
@@ -80,19 +81,7 @@ export function DeleteJobDialog({
             Delete the run history too
           </label>
         </fieldset>
-        {error ? (
-          <p className="form-error" role="alert">
-            {error}
-          </p>
-        ) : null}
-        <div className="form-actions">
-          <button type="button" className="button button-danger" onClick={() => void confirm()} disabled={busy}>
-            Delete job
-          </button>
-          <button type="button" className="button" onClick={onClose} disabled={busy}>
-            Cancel
-          </button>
-        </div>
+        <FormFooter error={error} busy={busy} label="Delete job" danger onAction={() => void confirm()} onCancel={onClose} />
       </div>
     </div>
   );

@@ -2,6 +2,7 @@
 // schedule in words and its next five fire times), where, and what a run does when it needs a
 // person, overlaps the one before or comes after downtime. Every error shows under its field.
 import { useEffect, useId, useRef, useState, type FormEvent, type ReactNode } from "react";
+import { FormFooter } from "../../components/FormFooter";
 import { toApiError, useAgents, useSchedulePreview, type JobInfo, type JobInput } from "../../backend";
 import {
   draftErrors,
@@ -377,19 +378,7 @@ export function JobForm({
           Enabled (runs on its schedule)
         </label>
       </div>
-      {formError ? (
-        <p className="form-error" role="alert">
-          {formError}
-        </p>
-      ) : null}
-      <div className="form-actions">
-        <button type="submit" className="button button-primary" disabled={busy}>
-          {job === null ? "Add job" : "Save job"}
-        </button>
-        <button type="button" className="button" onClick={onCancel} disabled={busy}>
-          Cancel
-        </button>
-      </div>
+      <FormFooter error={formError} busy={busy} label={job === null ? "Add job" : "Save job"} onCancel={onCancel} />
     </form>
   );
 }

@@ -6,6 +6,25 @@ import { formatCount, formatTimestamp } from "../../components/format";
 import { Empty, ErrorView, Loading } from "../../components/StatusViews";
 import { RUN_STATES, formatCost, runActive } from "./jobText";
 
+/** A table's column heads, then one for the row's actions (named for assistive tech only); a
+ * name starting with `#` is a number column. */
+export function HeadRow({ columns }: { columns: string[] }) {
+  return (
+    <thead>
+      <tr>
+        {columns.map((c) => (
+          <th key={c} scope="col" className={c.startsWith("#") ? "col-num" : undefined}>
+            {c.replace(/^#/, "")}
+          </th>
+        ))}
+        <th scope="col">
+          <span className="visually-hidden">Actions</span>
+        </th>
+      </tr>
+    </thead>
+  );
+}
+
 export function RunState({ run }: { run: JobRunInfo }) {
   const state = RUN_STATES[run.state];
   return (
@@ -88,24 +107,7 @@ export function JobRuns({ job }: { job: JobInfo }) {
   return (
     <div className="table-wrap">
       <table className="table runs-table" aria-label={`Runs of ${job.title}`}>
-        <thead>
-          <tr>
-            <th scope="col">Scheduled for</th>
-            <th scope="col">State</th>
-            <th scope="col">Started</th>
-            <th scope="col">Ended</th>
-            <th scope="col" className="col-num">
-              Tokens
-            </th>
-            <th scope="col" className="col-num">
-              Cost
-            </th>
-            <th scope="col">Session</th>
-            <th scope="col">
-              <span className="visually-hidden">Actions</span>
-            </th>
-          </tr>
-        </thead>
+        <HeadRow columns={["Scheduled for", "State", "Started", "Ended", "#Tokens", "#Cost", "Session"]} />
         <tbody>
           {data.map((run) => (
             <RunRow key={run.id} run={run} />
