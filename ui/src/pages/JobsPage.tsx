@@ -112,39 +112,41 @@ export function JobsPage({ openJob }: { openJob: number | null }) {
                     <td>
                       <LastRun run={job.last_run} />
                     </td>
-                    <td className="rule-actions job-actions">
-                      <button type="button" className="button button-small" aria-label={`Run now: ${job.title}`} onClick={() => void runNow(job)}>
-                        Run now
-                      </button>
-                      <button
-                        type="button"
-                        className="button button-small"
-                        aria-label={`${job.enabled ? "Disable" : "Enable"}: ${job.title}`}
-                        onClick={() => void toggle(job)}
-                      >
-                        {job.enabled ? "Disable" : "Enable"}
-                      </button>
-                      <button
-                        type="button"
-                        className="button button-small"
-                        aria-label={`Edit: ${job.title}`}
-                        onClick={() => setEditing({ mode: "edit", job })}
-                      >
-                        Edit
-                      </button>
-                      <button type="button" className="button button-small" aria-label={`Delete: ${job.title}`} onClick={() => setDeleting(job)}>
-                        Delete
-                      </button>
-                      <button
-                        type="button"
-                        className="button button-small"
-                        aria-label={`Runs: ${job.title}`}
-                        aria-expanded={open}
-                        aria-controls={open ? runsId : undefined}
-                        onClick={() => showRuns(open ? null : job.id)}
-                      >
-                        Runs
-                      </button>
+                    <td className="rule-actions">
+                      <div className="job-actions">
+                        <button type="button" className="button button-small" aria-label={`Run now: ${job.title}`} onClick={() => void runNow(job)}>
+                          Run now
+                        </button>
+                        <button
+                          type="button"
+                          className="button button-small"
+                          aria-label={`${job.enabled ? "Disable" : "Enable"}: ${job.title}`}
+                          onClick={() => void toggle(job)}
+                        >
+                          {job.enabled ? "Disable" : "Enable"}
+                        </button>
+                        <button
+                          type="button"
+                          className="button button-small"
+                          aria-label={`Edit: ${job.title}`}
+                          onClick={() => setEditing({ mode: "edit", job })}
+                        >
+                          Edit
+                        </button>
+                        <button type="button" className="button button-small" aria-label={`Delete: ${job.title}`} onClick={() => setDeleting(job)}>
+                          Delete
+                        </button>
+                        <button
+                          type="button"
+                          className="button button-small"
+                          aria-label={`Runs: ${job.title}`}
+                          aria-expanded={open}
+                          aria-controls={open ? runsId : undefined}
+                          onClick={() => showRuns(open ? null : job.id)}
+                        >
+                          Runs
+                        </button>
+                      </div>
                     </td>
                   </tr>
                   {open ? (

@@ -238,7 +238,7 @@ export function JobForm({
           </select>
           <FieldError id={errorId("agent")} message={errorOf("agent")} />
         </div>
-        <div className="field field-wide">
+        <div className="field field-full">
           <label htmlFor={`${fid}-prompt`}>Prompt</label>
           <textarea
             id={`${fid}-prompt`}
@@ -280,7 +280,7 @@ export function JobForm({
           <FieldError id={errorId("timezone")} message={errorOf("timezone")} />
         </div>
         {scheduleField}
-        <div className="field field-wide schedule-preview" aria-live="polite">
+        <div className="field field-full schedule-preview" aria-live="polite">
           {preview.data && !previewError ? (
             <>
               <span>
