@@ -2,7 +2,8 @@
 // added on the Jobs page through its form (the engine's preview of the schedule shown as it is
 // typed, a wrong cron schedule refused under its field), Run now starts a run, the run history
 // shows it done with its tokens, and its link opens the run's session with the job's prompt and
-// the agent's answer. axe-core finds no serious violation on the page, its form, its run history
+// the agent's answer. A job added by another client shows up by itself; its run, which the model
+// never answers, is killed from the history and the job deleted with its history. axe-core finds no serious violation on the page, its form, its run history
 // or its delete dialog, in either theme.
 import assert from "node:assert/strict";
 import { mkdtempSync } from "node:fs";
@@ -151,6 +152,50 @@ describe("scheduled jobs: add on the Jobs page, run now, open the run's session"
     await page.keyboard.press("Escape");
     await dialog.waitFor({ state: "detached" });
     assert.equal((await server.call("list_jobs")).length, 1);
+  });
+
+  test("a running run is killed from its history, then its job is deleted with its history", async () => {
+    const SLOW = "Slow job";
+    // The model never answers this run: it runs until it is killed.
+    await fake.push({ type: "stall", ms: 600_000, then_hang: true }, { prompt: "JOB-SLOW" });
+    const job = await server.call("add_job", {
+      job: {
+        title: SLOW,
+        schedule: { kind: "every", seconds: 86_400 },
+        timezone: "UTC",
+        agent_id: "generalist",
+        prompt: "JOB-SLOW: take your time",
+      },
+    });
+    // Added by another client: the open page finds it by itself.
+    await page.getByRole("button", { name: `Run now: ${SLOW}` }).click();
+    const history = page.getByRole("table", { name: `Runs of ${SLOW}` });
+    await history.waitFor();
+    const stateOfFirst = (want) =>
+      page.waitForFunction(
+        (state) => document.querySelector(".runs-table tbody tr")?.getAttribute("data-state") === state,
+        want,
+        { timeout: 30_000 },
+      );
+    await stateOfFirst("running");
+    const run = history.locator("tbody tr").first();
+    const runId = await run.getAttribute("data-run-id");
+    await shoot("63-job-run-running");
+    await run.getByRole("button", { name: `Kill run ${runId}` }).click();
+    await stateOfFirst("killed");
+    assert.match(await run.innerText(), /killed/);
+    assert.equal(await run.getByRole("button", { name: /Kill/ }).count(), 0);
+    const [stored] = await server.call("list_job_runs", { job_id: job.id });
+    assert.equal(stored.state, "killed");
+
+    await page.getByRole("button", { name: `Delete: ${SLOW}` }).click();
+    const dialog = page.getByRole("dialog", { name: `Delete job “${SLOW}”?` });
+    await dialog.getByRole("radio", { name: "Delete the run history too" }).check();
+    await dialog.getByRole("button", { name: "Delete job" }).click();
+    await dialog.waitFor({ state: "detached" });
+    await page.getByRole("button", { name: `Run now: ${SLOW}` }).waitFor({ state: "detached" });
+    assert.deepEqual((await server.call("list_jobs")).map((j) => j.title), [TITLE]);
+    await assert.rejects(server.call("list_job_runs", { job_id: job.id }), /404|not_found/);
   });
 
   test("the run's request was scripted and valid, and a run is never offered execute_task", async () => {
