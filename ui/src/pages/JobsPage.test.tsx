@@ -20,11 +20,12 @@ function backendWithJobs() {
   ];
   backend.jobs.nextJobId = 3;
   backend.jobs.runs = [
+    jobRun(4, { job_id: 1, state: "waiting", ended_at: null, reason: null, session_id: 54 }),
     jobRun(3, { job_id: 1, state: "running", ended_at: null, reason: null, session_id: 53 }),
     jobRun(2, { job_id: 1, state: "failed", reason: "the model refused the request", session_id: 52 }),
     jobRun(1, { job_id: 1, state: "missed", session_id: null, started_at: null, ended_at: null, input_tokens: 0, output_tokens: 0, cost_usd: null }),
   ];
-  backend.jobs.nextRunId = 4;
+  backend.jobs.nextRunId = 5;
   return backend;
 }
 
@@ -40,7 +41,7 @@ describe("Jobs page", () => {
     const morning = row("Morning summary");
     expect(within(morning).getByText("every weekday at 09:00, Europe/Berlin")).toBeTruthy();
     expect(morning.querySelector("time")?.getAttribute("dateTime")).toBe("2026-12-02T08:00:00Z");
-    expect(within(morning).getByText("running")).toBeTruthy();
+    expect(within(morning).getByText("waiting for a person")).toBeTruthy();
     expect(within(morning).getByRole("button", { name: "Disable: Morning summary" })).toBeTruthy();
 
     const nightly = row("Nightly backup check");
@@ -193,7 +194,7 @@ describe("Jobs page", () => {
   it("asks in a dialog whether to keep the run history before deleting", async () => {
     const user = userEvent.setup();
     const backend = backendWithJobs();
-    backend.jobs.runs = backend.jobs.runs.filter((r) => r.state !== "running");
+    backend.jobs.runs = backend.jobs.runs.filter((r) => r.state !== "running" && r.state !== "waiting");
     renderApp(backend, "#jobs");
     const remove = await screen.findByRole("button", { name: "Delete: Morning summary" });
     await user.click(remove);
@@ -202,6 +203,15 @@ describe("Jobs page", () => {
     const keep = within(dialog).getByRole("radio", { name: /Keep the run history/ }) as HTMLInputElement;
     expect(keep.checked).toBe(true);
     expect(document.activeElement).toBe(keep);
+    // Tab goes round inside the dialog: the chosen radio, Delete job, Cancel, and back.
+    await user.tab();
+    expect(document.activeElement).toBe(within(dialog).getByRole("button", { name: "Delete job" }));
+    await user.tab();
+    expect(document.activeElement).toBe(within(dialog).getByRole("button", { name: "Cancel" }));
+    await user.tab();
+    expect(document.activeElement).toBe(keep);
+    await user.tab({ shift: true });
+    expect(document.activeElement).toBe(within(dialog).getByRole("button", { name: "Cancel" }));
 
     // Escape cancels, nothing deleted, focus back on the button.
     await user.keyboard("{Escape}");
@@ -230,7 +240,7 @@ describe("Jobs page", () => {
     expect((await within(dialog).findByRole("alert")).textContent).toMatch(/has a run that has not ended/);
     await user.click(within(dialog).getByRole("button", { name: "Cancel" }));
 
-    backend.jobs.runs = backend.jobs.runs.filter((r) => r.state !== "running");
+    backend.jobs.runs = backend.jobs.runs.filter((r) => r.state !== "running" && r.state !== "waiting");
     await user.click(screen.getByRole("button", { name: "Delete: Morning summary" }));
     await user.click(within(screen.getByRole("dialog")).getByRole("button", { name: "Delete job" }));
     await waitFor(() => expect(backend.jobs.deleted).toEqual([{ job_id: 1, remove_history: false }]));
@@ -248,9 +258,12 @@ describe("Jobs page", () => {
     const runs = await screen.findByRole("table", { name: "Runs of Morning summary" });
     expect(toggle.getAttribute("aria-expanded")).toBe("true");
     const rows = within(runs).getAllByRole("row").slice(1);
-    expect(rows.map((r) => r.getAttribute("data-state"))).toEqual(["running", "failed", "missed"]);
+    expect(rows.map((r) => r.getAttribute("data-state"))).toEqual(["waiting", "running", "failed", "missed"]);
 
-    const [running, failed, missed] = rows as [HTMLElement, HTMLElement, HTMLElement];
+    const [waiting, running, failed, missed] = rows as [HTMLElement, HTMLElement, HTMLElement, HTMLElement];
+    expect(within(waiting).getByText("waiting for a person")).toBeTruthy();
+    expect(within(waiting).getByRole("link", { name: "Answer it in the Inbox" }).getAttribute("href")).toBe("#inbox");
+    expect(within(waiting).getByRole("button", { name: "Kill run 4" })).toBeTruthy();
     expect(within(running).getByRole("link", { name: "Session #53" }).getAttribute("href")).toBe("#session/53");
     expect(within(failed).getByText("the model refused the request")).toBeTruthy();
     expect(within(failed).getByText("1,200 in / 300 out")).toBeTruthy();
@@ -260,8 +273,8 @@ describe("Jobs page", () => {
 
     await user.click(within(running).getByRole("button", { name: "Kill run 3" }));
     expect(backend.jobs.killed).toEqual([3]);
-    await waitFor(() => expect(within(runs).getAllByRole("row")[1]?.getAttribute("data-state")).toBe("killed"));
-    expect(within(within(runs).getAllByRole("row")[1]!).queryByRole("button", { name: "Kill run 3" })).toBeNull();
+    await waitFor(() => expect(within(runs).getAllByRole("row")[2]?.getAttribute("data-state")).toBe("killed"));
+    expect(within(within(runs).getAllByRole("row")[2]!).queryByRole("button", { name: "Kill run 3" })).toBeNull();
 
     await user.click(within(screen.getByRole("table", { name: "Runs of Morning summary" })).getByRole("link", { name: "Session #52" }));
     expect(window.location.hash).toBe("#session/52");
@@ -274,7 +287,7 @@ describe("Jobs page", () => {
     expect(await screen.findByText("No runs yet")).toBeTruthy();
     await user.click(screen.getByRole("button", { name: "Run now: Morning summary" }));
     expect(backend.jobs.ranNow).toEqual([1]);
-    expect(await screen.findByText("Run 4 started.")).toBeTruthy();
+    expect(await screen.findByText("Run 5 started.")).toBeTruthy();
     expect(window.location.hash).toBe("#jobs/1");
     const runs = await screen.findByRole("table", { name: "Runs of Morning summary" });
     const first = within(runs).getAllByRole("row")[1]!;

@@ -34,7 +34,8 @@ export function DeleteJobDialog({
       return;
     }
     if (event.key !== "Tab" || !ref.current) return;
-    const focusable = [...ref.current.querySelectorAll<HTMLElement>("input, button:not(:disabled)")];
+    // Of a radio group only the chosen radio takes focus from Tab.
+    const focusable = [...ref.current.querySelectorAll<HTMLElement>("input:checked, button:not(:disabled)")];
     const first = focusable[0];
     const last = focusable[focusable.length - 1];
     if (event.shiftKey && document.activeElement === first) {

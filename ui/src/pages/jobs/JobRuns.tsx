@@ -59,6 +59,11 @@ function RunRow({ run }: { run: JobRunInfo }) {
       <td>
         <RunState run={run} />
         {run.reason ? <span className="run-reason">{run.reason}</span> : null}
+        {run.state === "waiting" ? (
+          <span className="run-reason">
+            <a href="#inbox">Answer it in the Inbox</a>
+          </span>
+        ) : null}
         {error ? (
           <span className="form-error run-reason" role="alert">
             {error}
