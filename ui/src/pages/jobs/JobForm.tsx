@@ -1,9 +1,9 @@
 // The add/edit form of a scheduled job: what runs, when (with the engine's preview of the
 // schedule in words and its next five fire times), where, and what a run does when it needs a
 // person, overlaps the one before or comes after downtime. Every error shows under its field.
-import { useEffect, useId, useRef, useState, type FormEvent, type ReactNode } from "react";
+import { useEffect, useId, useMemo, useRef, useState, type FormEvent, type ReactNode } from "react";
 import { FormFooter } from "../../components/FormFooter";
-import { toApiError, useAgents, useSchedulePreview, type JobInfo, type JobInput } from "../../backend";
+import { toApiError, useAgents, useSchedulePreview, type JobInfo, type JobInput, type JobSchedule } from "../../backend";
 import {
   draftErrors,
   draftOf,
@@ -19,6 +19,7 @@ import {
 /** How long the schedule must stay unchanged before the engine is asked for its preview. */
 const PREVIEW_DELAY_MS = 350;
 
+/** `value` once it has stayed the same for `delayMs` (compared with `Object.is`). */
 function useSettled<T>(value: T, delayMs: number): T {
   const [settled, setSettled] = useState(value);
   useEffect(() => {
@@ -101,7 +102,9 @@ export function JobForm({
 
   useEffect(() => titleRef.current?.focus(), []);
 
-  const schedule = useSettled(scheduleOf(draft), PREVIEW_DELAY_MS);
+  // Compared as text: a schedule object built anew at each render would never settle.
+  const settledSchedule = useSettled(JSON.stringify(scheduleOf(draft)), PREVIEW_DELAY_MS);
+  const schedule = useMemo(() => JSON.parse(settledSchedule) as JobSchedule | null, [settledSchedule]);
   const timezone = useSettled(draft.timezone, PREVIEW_DELAY_MS);
   const preview = useSchedulePreview(schedule, timezone);
   const previewError = preview.isError ? preview.error.message : null;
