@@ -658,7 +658,8 @@ operations! {
     }
 
     /// Enables a job (its next run counted from now: nothing passed while disabled is
-    /// missed) or disables it (a run going on is not stopped).
+    /// missed; `invalid_input` when its schedule has no time left) or disables it (a run going
+    /// on is not stopped).
     set_job_enabled {
         params: SetJobEnabledParams {
             #[ts(type = "number")]
@@ -666,7 +667,7 @@ operations! {
             enabled: bool,
         },
         result: JobInfo,
-        errors: [NotFound, Storage, Internal],
+        errors: [NotFound, InvalidInput, Storage, Internal],
         events: [],
         run: |engine, _, p| engine.set_job_enabled(p.job_id, p.enabled).await,
     }
@@ -677,7 +678,7 @@ operations! {
         params: RunJobNowParams { #[ts(type = "number")] job_id: i64 },
         result: JobRunInfo,
         errors: [NotFound, Conflict, Storage, Cancelled, Internal],
-        events: [],
+        events: [JobRunUpdate],
         run: |engine, _, p| engine.run_job_now(p.job_id).await,
     }
 
@@ -704,7 +705,7 @@ operations! {
         params: KillJobRunParams { #[ts(type = "number")] run_id: i64 },
         result: JobRunInfo,
         errors: [NotFound, Conflict, Config, Storage, Internal],
-        events: [SteersDiscarded, ToolCancelled, TurnEnded, TurnRunning],
+        events: [JobRunUpdate, SteersDiscarded, ToolCancelled, TurnEnded, TurnRunning],
         run: |engine, _, p| engine.kill_job_run(p.run_id).await,
     }
 }

@@ -326,6 +326,11 @@ pub enum Event {
         #[ts(type = "number | null")]
         message_id: Option<i64>,
     },
+    /// A scheduled job's run was recorded or changed state (claimed, skipped, running, waiting
+    /// for a person, ended); sent globally, so a Jobs page re-reads what it shows.
+    JobRunUpdate {
+        run: crate::JobRunInfo,
+    },
     CompactionDone {
         #[ts(type = "number")]
         summary_id: i64,
@@ -377,6 +382,7 @@ pub enum EventKind {
     Compacting,
     InterruptedCall,
     TaskUpdate,
+    JobRunUpdate,
     CompactionDone,
 }
 
@@ -417,6 +423,7 @@ impl EventKind {
         EventKind::Compacting,
         EventKind::InterruptedCall,
         EventKind::TaskUpdate,
+        EventKind::JobRunUpdate,
         EventKind::CompactionDone,
     ];
 
@@ -457,6 +464,7 @@ impl EventKind {
             EventKind::Compacting => "compacting",
             EventKind::InterruptedCall => "interrupted_call",
             EventKind::TaskUpdate => "task_update",
+            EventKind::JobRunUpdate => "job_run_update",
             EventKind::CompactionDone => "compaction_done",
         }
     }
@@ -500,6 +508,7 @@ impl Event {
             Event::Compacting { .. } => EventKind::Compacting,
             Event::InterruptedCall { .. } => EventKind::InterruptedCall,
             Event::TaskUpdate { .. } => EventKind::TaskUpdate,
+            Event::JobRunUpdate { .. } => EventKind::JobRunUpdate,
             Event::CompactionDone { .. } => EventKind::CompactionDone,
         }
     }

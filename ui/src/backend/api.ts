@@ -611,16 +611,17 @@ export interface Api {
   delete_job(params: DeleteJobParams): Promise<JobDeleted>;
   /**
    * Enables a job (its next run counted from now: nothing passed while disabled is
-   * missed) or disables it (a run going on is not stopped).
+   * missed; `invalid_input` when its schedule has no time left) or disables it (a run going
+   * on is not stopped).
    *
-   * Errors: not_found, storage, internal. Events: none.
+   * Errors: not_found, invalid_input, storage, internal. Events: none.
    */
   set_job_enabled(params: SetJobEnabledParams): Promise<JobInfo>;
   /**
    * Starts a run of the job now, outside its schedule; the overlap policy applies (the run
    * may come back `skipped` or queued behind the one going on).
    *
-   * Errors: not_found, conflict, storage, cancelled, internal. Events: none.
+   * Errors: not_found, conflict, storage, cancelled, internal. Events: job_run_update.
    */
   run_job_now(params: RunJobNowParams): Promise<JobRunInfo>;
   /**
@@ -635,7 +636,7 @@ export interface Api {
    * waiting approvals and questions are cancelled, its model call and commands abort.
    * `conflict` when it has ended.
    *
-   * Errors: not_found, conflict, config, storage, internal. Events: steers_discarded, tool_cancelled, turn_ended, turn_running.
+   * Errors: not_found, conflict, config, storage, internal. Events: job_run_update, steers_discarded, tool_cancelled, turn_ended, turn_running.
    */
   kill_job_run(params: KillJobRunParams): Promise<JobRunInfo>;
 }
@@ -749,5 +750,6 @@ export const EVENT_KINDS: readonly EventKind[] = [
   "compacting",
   "interrupted_call",
   "task_update",
+  "job_run_update",
   "compaction_done",
 ];

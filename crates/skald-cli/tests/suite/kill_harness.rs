@@ -401,7 +401,7 @@ impl Run {
     }
 }
 
-async fn output(mut cmd: Command) -> (ExitStatus, String, String) {
+pub(super) async fn output(mut cmd: Command) -> (ExitStatus, String, String) {
     let out = tokio::time::timeout(Duration::from_secs(60), cmd.output())
         .await
         .expect("skald hung")

@@ -6,6 +6,7 @@ mod compact;
 mod help;
 mod jobs;
 mod kill_harness;
+mod kill_harness_jobs;
 mod matrix;
 mod mcp;
 mod one_runtime;

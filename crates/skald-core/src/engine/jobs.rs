@@ -6,8 +6,8 @@ use std::time::Duration;
 
 use chrono::{DateTime, Utc};
 use skald_protocol::{
-    JobDeleted, JobInfo, JobInput, JobPolicies, JobRunInfo, JobRunState, JobSchedule, OnApproval,
-    OnDowntime, OnOverlap, SchedulePreview,
+    Event, EventEnvelope, JobDeleted, JobInfo, JobInput, JobPolicies, JobRunInfo, JobRunState,
+    JobSchedule, OnApproval, OnDowntime, OnOverlap, SchedulePreview,
 };
 use skald_store::clock::format_ts;
 use skald_store::repo::jobs::{Claim, JobFields, JobRow, JobRunRow, RunPlan};
@@ -34,6 +34,8 @@ const LATE: chrono::Duration = chrono::Duration::seconds(90);
 const MAX_MISSED: usize = 1000;
 
 const MAX_TITLE_CHARS: usize = 200;
+/// The longest approval timeout: a year (a value past it would overflow the time arithmetic).
+const MAX_APPROVAL_TIMEOUT_SECS: u64 = 366 * 24 * 3600;
 const MAX_PROMPT_CHARS: usize = 100_000;
 const DEFAULT_RUNS: u32 = 50;
 
@@ -98,10 +100,13 @@ impl Engine {
                 manual: false,
             }),
         };
-        if let Some(claimed) = self.store().claim_occurrences(&claim).await?
-            && claimed.started_session.is_some()
-        {
-            self.wake_worker();
+        if let Some(claimed) = self.store().claim_occurrences(&claim).await? {
+            if claimed.started_session.is_some() {
+                self.wake_worker();
+            }
+            if let Some(run) = &claimed.run {
+                self.emit_run(run);
+            }
         }
         Ok(())
     }
@@ -111,7 +116,9 @@ impl Engine {
     async fn expire_waiting(&self, now: DateTime<Utc>) -> Result<(), EngineError> {
         for (run, timeout) in self.store().waiting_runs_with_timeout().await? {
             let Some(since) = run.waiting_since.as_deref() else { continue };
-            if parse_ts(since)? + chrono::Duration::seconds(timeout) > now {
+            // Checked on input; a hand-edited row out of range waits instead of panicking.
+            let Some(limit) = chrono::Duration::try_seconds(timeout) else { continue };
+            if parse_ts(since)?.checked_add_signed(limit).is_none_or(|end| end > now) {
                 continue;
             }
             let reason = format!("waited for a person longer than {timeout} s");
@@ -131,6 +138,7 @@ impl Engine {
         let Some(ended) = self.store().end_run(run.id, state, Some(reason)).await? else {
             return Ok(None);
         };
+        self.emit_run(&ended);
         if let Some(session_id) = ended.session_id {
             self.stop(session_id).await?;
         }
@@ -141,10 +149,20 @@ impl Engine {
     /// A job's run that was queued behind the one that just ended starts now.
     async fn start_queued_behind(&self, job_id: i64) {
         match self.store().start_queued_run(job_id).await {
-            Ok(Some(_)) => self.wake_worker(),
+            Ok(Some(session_id)) => {
+                self.wake_worker();
+                if let Ok(Some(run)) = self.store().run_of_session(session_id).await {
+                    self.emit_run(&run);
+                }
+            }
             Ok(None) => {}
             Err(e) => tracing::warn!(job_id, "cannot start the run queued behind: {e}"),
         }
+    }
+
+    /// Tells every process (and a Jobs page) that a run was recorded or changed state.
+    fn emit_run(&self, run: &JobRunRow) {
+        self.emit(EventEnvelope::global(Event::JobRunUpdate { run: run.info() }));
     }
 
     /// The worker claimed a session's work: a job's run is `running` from now. `false` when
@@ -153,8 +171,10 @@ impl Engine {
         match self.store().run_of_session(session_id).await {
             Ok(Some(run)) if !run.run_state().active() => false,
             Ok(Some(_)) => {
-                if let Err(e) = self.store().mark_run_running(session_id).await {
-                    tracing::warn!(session_id, "cannot mark the job's run running: {e}");
+                match self.store().mark_run_running(session_id).await {
+                    Ok(Some(run)) => self.emit_run(&run),
+                    Ok(None) => {}
+                    Err(e) => tracing::warn!(session_id, "cannot mark the job's run running: {e}"),
                 }
                 true
             }
@@ -180,8 +200,10 @@ impl Engine {
         }
         let (state, reason) = match outcome {
             TurnOutcome::Parked { .. } => {
-                if let Err(e) = store.mark_run_waiting(session_id).await {
-                    tracing::warn!(session_id, "cannot mark the job's run waiting: {e}");
+                match store.mark_run_waiting(session_id).await {
+                    Ok(Some(run)) => self.emit_run(&run),
+                    Ok(None) => {}
+                    Err(e) => tracing::warn!(session_id, "cannot mark the job's run waiting: {e}"),
                 }
                 return;
             }
@@ -193,7 +215,10 @@ impl Engine {
             TurnOutcome::Failed { message } => (JobRunState::Failed, Some(message.clone())),
         };
         match store.end_run(run.id, state, reason.as_deref()).await {
-            Ok(Some(_)) => self.start_queued_behind(run.job_id).await,
+            Ok(Some(ended)) => {
+                self.emit_run(&ended);
+                self.start_queued_behind(run.job_id).await;
+            }
             Ok(None) => {}
             Err(e) => tracing::warn!(session_id, "cannot record the end of the job's run: {e}"),
         }
@@ -271,12 +296,19 @@ impl Engine {
     }
 
     /// Enables a job (its next occurrence counted from now: what passed while it was disabled
-    /// is not missed) or disables it.
+    /// is not missed; a job with none left is `invalid_input`) or disables it.
     pub async fn set_job_enabled(&self, id: i64, enabled: bool) -> Result<JobInfo, EngineError> {
         let row = self.store().job(id).await?;
         let next = if enabled {
             let schedule = job_schedule(&row).map_err(EngineError::Internal)?;
-            schedule.next_after(self.store().clock().now()).map(format_ts)
+            let next = schedule.next_after(self.store().clock().now()).map(format_ts);
+            if next.is_none() {
+                return Err(EngineError::InvalidInput(format!(
+                    "job {id} has no fire time left ({}): edit its schedule",
+                    schedule.describe()
+                )));
+            }
+            next
         } else {
             None
         };
@@ -300,6 +332,7 @@ impl Engine {
         };
         let run =
             claimed.run.ok_or_else(|| EngineError::Internal("a run claimed no row".into()))?;
+        self.emit_run(&run);
         if let Some(session_id) = claimed.started_session {
             if self.inner.lifecycle.background() {
                 self.wake_worker();
@@ -361,8 +394,10 @@ impl Engine {
             return bad(format!("no LLM client `{name}` is configured"));
         }
         let policies = input.policies.clone().unwrap_or_default();
-        if policies.approval_timeout_secs == Some(0) {
-            return bad("an approval timeout is at least one second".into());
+        if policies.approval_timeout_secs.is_some_and(|t| t == 0 || t > MAX_APPROVAL_TIMEOUT_SECS) {
+            return bad(format!(
+                "an approval timeout is 1 to {MAX_APPROVAL_TIMEOUT_SECS} seconds (a year)"
+            ));
         }
         let schedule = Schedule::parse(&input.schedule, input.timezone.as_deref(), now)
             .map_err(|e| EngineError::InvalidInput(e.to_string()))?;

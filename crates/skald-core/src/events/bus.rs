@@ -72,6 +72,7 @@ pub fn outboxed(kind: EventKind) -> bool {
         | EventKind::Compacting
         | EventKind::InterruptedCall
         | EventKind::TaskUpdate
+        | EventKind::JobRunUpdate
         | EventKind::CompactionDone => true,
     }
 }

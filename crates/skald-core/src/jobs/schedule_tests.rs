@@ -120,3 +120,13 @@ fn a_pattern_that_never_fires_again_has_no_next_time() {
     let s = cron("0 0 9 1 1 * 2020", "UTC");
     assert_eq!(s.next_after(utc("2026-01-01T00:00:00Z")), None);
 }
+
+#[test]
+fn a_pattern_that_never_matches_has_no_fire_time_and_is_told_quickly() {
+    // 31 February: the search gives up at its limit instead of looping; adding such a job is
+    // refused because it has no fire time (the engine's check).
+    let started = std::time::Instant::now();
+    let s = cron("0 0 0 31 2 * *", "UTC");
+    assert!(s.preview(utc("2026-01-01T00:00:00Z")).next.is_empty());
+    assert!(started.elapsed() < std::time::Duration::from_secs(5), "{:?}", started.elapsed());
+}

@@ -168,9 +168,19 @@ async fn downtime_across_three_occurrences_records_three_missed_and_runs_one_cat
     rig.set(utc("2026-05-04T13:40:00Z"));
     rig.fake.push_for_prompt("DOWN", Reply::text("caught up"));
     let engine = rig.engine().await;
+    let mut events = engine.subscribe();
     engine.schedule_tick().await.unwrap();
     let runs =
         runs_until(&engine, job.id, "the catch-up ends", |r| r.len() == 4 && all_ended(r)).await;
+    // Each state the catch-up went through was announced to every viewer.
+    let mut seen = Vec::new();
+    while seen.last() != Some(&JobRunState::Done) {
+        let env = tokio::time::timeout(Duration::from_secs(10), events.recv()).await;
+        if let skald_protocol::Event::JobRunUpdate { run } = env.unwrap().unwrap().event {
+            seen.push(run.state);
+        }
+    }
+    assert_eq!(seen, [JobRunState::Queued, JobRunState::Running, JobRunState::Done]);
     use JobRunState::{Done, Missed};
     assert_eq!(states(&runs), [Missed, Missed, Missed, Done]);
     let missed: Vec<&str> = runs[..3].iter().map(|r| r.scheduled_for.as_str()).collect();
@@ -254,6 +264,11 @@ async fn parked_run(rig: &Rig, key: &str, policies: JobPolicies) -> (Engine, i64
     .await;
     let inbox = engine.inbox().await.unwrap();
     assert_eq!(inbox.items.len(), 1, "the run's approval is in the Inbox");
+    // Its only occurrence claimed, the one-shot job is disabled and cannot be enabled again.
+    let info = engine.job(job.id).await.unwrap();
+    assert!(!info.enabled && info.next_run_at.is_none(), "{info:?}");
+    let again = engine.set_job_enabled(job.id, true).await;
+    assert!(matches!(again, Err(skald_core::EngineError::InvalidInput(_))), "{again:?}");
     (engine, job.id, runs[0].clone())
 }
 
@@ -387,5 +402,45 @@ async fn under_queue_one_an_occurrence_waits_for_the_previous_run_and_then_runs(
         let names = super::subagents::tool_names(&r.body);
         assert!(!names.iter().any(|n| n == "execute_task"), "{names:?}");
     }
+    engine.shutdown(Duration::from_secs(5)).await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_job_is_checked_before_it_is_stored() {
+    let rig = Rig::new("2026-05-04T10:00:30Z").await;
+    let engine = rig.engine().await;
+    let ok = || rig.job("CHECK", cron("0 0 9 * * 1-5 *"), "Europe/Berlin", JobPolicies::default());
+    let refused = |input: JobInput| {
+        let engine = engine.clone();
+        async move {
+            match engine.add_job(input).await {
+                Err(skald_core::EngineError::InvalidInput(m)) => m,
+                other => panic!("not refused: {other:?}"),
+            }
+        }
+    };
+    let mut chat_agent = ok();
+    chat_agent.agent_id = "main".into();
+    assert!(refused(chat_agent).await.contains("no task agent `main`"));
+    let mut no_title = ok();
+    no_title.title = "  ".into();
+    assert!(refused(no_title).await.contains("title"));
+    let mut huge_timeout = ok();
+    huge_timeout.policies =
+        Some(JobPolicies { approval_timeout_secs: Some(u64::MAX), ..Default::default() });
+    assert!(refused(huge_timeout).await.contains("approval timeout"));
+    let mut feb_31 = ok();
+    feb_31.schedule = cron("0 0 0 31 2 * *");
+    assert!(refused(feb_31).await.contains("no fire time"));
+    let mut past = ok();
+    past.schedule = JobSchedule::Once { at: "2026-05-04T09:00:00Z".into() };
+    assert!(refused(past).await.contains("no fire time"));
+    let mut client = ok();
+    client.client = Some("nope".into());
+    assert!(refused(client).await.contains("no LLM client `nope`"));
+    assert!(engine.list_jobs().await.unwrap().is_empty(), "nothing was stored");
+    let job = engine.add_job(ok()).await.unwrap();
+    assert_eq!(job.description, "every weekday at 09:00, Europe/Berlin");
+    assert_eq!(job.next_run_at.as_deref(), Some("2026-05-05T07:00:00.000Z"));
     engine.shutdown(Duration::from_secs(5)).await;
 }

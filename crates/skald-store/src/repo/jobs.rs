@@ -277,9 +277,10 @@ impl Store {
         let now = self.now();
         let mut tx = self.begin_write().await?;
         if let Some(expected) = c.expected_next {
+            // A job with no occurrence left (a one-shot) is disabled as its last one is claimed.
             let moved = sqlx::query(
-                "UPDATE scheduled_jobs SET next_run_at = ?, updated_at = ? WHERE id = ? \
-                 AND enabled = 1 AND next_run_at = ?",
+                "UPDATE scheduled_jobs SET next_run_at = ?1, enabled = ?1 IS NOT NULL, \
+                 updated_at = ?2 WHERE id = ?3 AND enabled = 1 AND next_run_at = ?4",
             )
             .bind(c.new_next)
             .bind(&now)
