@@ -1,7 +1,8 @@
 // Scheduled jobs: the list, a job's runs, the schedule preview and the actions of the Jobs page.
-// The engine sends no event of its own for a job or a run, so the open page polls (react-query
-// pauses the poll while the page is hidden) and also reads again on the turn events of any
-// session, which is when a run starts, parks or ends.
+// Every process announces a run recorded or changing state (`job_run_update`), and the open page
+// reads the jobs and that job's runs again when it hears one. A job added, edited or switched on
+// elsewhere (`skald jobs` in a terminal) sends no event: a slow poll catches those (react-query
+// pauses it while the page is hidden).
 import { keepPreviousData, useQuery, useQueryClient, type UseQueryResult } from "@tanstack/react-query";
 import { useMemo } from "react";
 import { useBackend, useEngineEvents } from "./index";
@@ -14,17 +15,20 @@ export const jobKeys = {
   preview: (schedule: JobSchedule, timezone: string) => ["job_preview", schedule, timezone] as const,
 };
 
-/** How often the open Jobs page reads the jobs and an open run history again. */
-export const JOBS_POLL_MS = 3_000;
+/** How often the open Jobs page reads the jobs and an open run history again without an event. */
+export const JOBS_POLL_MS = 15_000;
 
-/** Events after which a run may have changed state: its session started, parked or ended a turn. */
-const RUN_EVENTS = new Set(["turn_running", "turn_ended", "approval_requested", "agent_question", "sessions_changed", "resync"]);
-
-/** Reads the jobs (and open run histories) again when a run may have moved on. */
+/** Reads the jobs and the run's history again when a run is recorded or changes state. */
 export function useJobsLive(): void {
   const client = useQueryClient();
-  useEngineEvents((envelope) => {
-    if (RUN_EVENTS.has(envelope.event.type)) void client.invalidateQueries({ queryKey: jobKeys.all });
+  useEngineEvents(({ event }) => {
+    if (event.type === "job_run_update") {
+      void client.invalidateQueries({ queryKey: jobKeys.list });
+      void client.invalidateQueries({ queryKey: jobKeys.runs(event.run.job_id) });
+    } else if (event.type === "resync") {
+      // Events were missed: any run may have moved on.
+      void client.invalidateQueries({ queryKey: jobKeys.all });
+    }
   });
 }
 

@@ -1,4 +1,4 @@
-import { screen, waitFor, within } from "@testing-library/react";
+import { act, screen, waitFor, within } from "@testing-library/react";
 import userEvent from "@testing-library/user-event";
 import { describe, expect, it } from "vitest";
 import { MockBackend } from "../test/mockBackend";
@@ -295,11 +295,20 @@ describe("Jobs page", () => {
     expect(within(first).getByText("run now")).toBeTruthy();
   });
 
-  it("polls the jobs while the page is open", async () => {
+  it("follows a run's state as the engine announces it, in the list and the open history", async () => {
     const backend = backendWithJobs();
-    renderApp(backend, "#jobs");
-    await screen.findByRole("table", { name: "Jobs" });
-    backend.jobs.runs.unshift(jobRun(9, { job_id: 2, state: "done" }));
-    await waitFor(() => expect(within(row("Nightly backup check")).getByText("done")).toBeTruthy(), { timeout: 5_000 });
+    renderApp(backend, "#jobs/2");
+    await screen.findByText("No runs yet");
+    const run = jobRun(9, { job_id: 2, state: "running", ended_at: null, session_id: 70 });
+    backend.jobs.runs.unshift(run);
+    act(() => backend.emit({ session_id: null, source: null, frame: null, seq: 1, event: { type: "job_run_update", run } }));
+    const history = await screen.findByRole("table", { name: "Runs of Nightly backup check" });
+    expect(within(row("Nightly backup check")).getByText("running")).toBeTruthy();
+
+    const done = { ...run, state: "done" as const, ended_at: "2026-12-01T08:00:09Z" };
+    backend.jobs.runs[0] = done;
+    act(() => backend.emit({ session_id: null, source: null, frame: null, seq: 2, event: { type: "job_run_update", run: done } }));
+    await waitFor(() => expect(within(history).getAllByRole("row")[1]?.getAttribute("data-state")).toBe("done"));
+    expect(within(row("Nightly backup check")).getByText("done")).toBeTruthy();
   });
 });

@@ -1,5 +1,6 @@
 // #jobs: scheduled jobs, each with its schedule in words, next run (in this browser's time zone),
-// the state of its last run and its actions; #jobs/ID opens that job's run history.
+// the state of its last run and its actions; #jobs/ID opens that job's run history. Live through
+// `job_run_update` (see backend/jobs.ts).
 import { Fragment, useState } from "react";
 import { formatRoute, useNavigate } from "../app/route";
 import { toApiError, useJobActions, useJobs, useJobsLive, type JobInfo, type JobRunInfo } from "../backend";
