@@ -167,8 +167,8 @@ describe("scheduled jobs: add on the Jobs page, run now, open the run's session"
         prompt: "JOB-SLOW: take your time",
       },
     });
-    // Added by another client: the open page finds it by itself.
-    await page.getByRole("button", { name: `Run now: ${SLOW}` }).click();
+    // Added by another client, which sends no event: the open page's poll (10 s) finds it.
+    await page.getByRole("button", { name: `Run now: ${SLOW}` }).click({ timeout: 20_000 });
     const history = page.getByRole("table", { name: `Runs of ${SLOW}` });
     await history.waitFor();
     const stateOfFirst = (want) =>

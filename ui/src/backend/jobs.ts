@@ -16,7 +16,7 @@ export const jobKeys = {
 };
 
 /** How often the open Jobs page reads the jobs and an open run history again without an event. */
-export const JOBS_POLL_MS = 15_000;
+export const JOBS_POLL_MS = 10_000;
 
 /** Reads the jobs and the run's history again when a run is recorded or changes state. */
 export function useJobsLive(): void {
