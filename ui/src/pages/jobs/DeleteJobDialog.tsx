@@ -1,6 +1,6 @@
-// Deleting a job asks first, in the page: keep its run history (the runs and their sessions stay
-// readable) or remove it too. A modal dialog: focus stays inside, Escape cancels, and focus goes
-// back to where it was when it closes.
+// Deleting a job asks first, in the page: keep its run history (the job leaves this page, its
+// runs' sessions stay in Sessions) or remove it too. A modal dialog: focus stays inside, Escape
+// cancels, and focus goes back to where it was when it closes.
 import { useEffect, useId, useRef, useState, type KeyboardEvent } from "react";
 import { toApiError, type JobInfo } from "../../backend";
 import { FormFooter } from "../../components/FormFooter";
@@ -75,7 +75,7 @@ export function DeleteJobDialog({
           <legend className="visually-hidden">Run history</legend>
           <label>
             <input type="radio" name={`${id}-history`} checked={!removeHistory} onChange={() => setRemoveHistory(false)} />
-            Keep the run history (each run’s session stays readable)
+            Keep the run history: each run’s session stays listed in Sessions (source “cron”)
           </label>
           <label>
             <input type="radio" name={`${id}-history`} checked={removeHistory} onChange={() => setRemoveHistory(true)} />
