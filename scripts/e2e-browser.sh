@@ -42,6 +42,12 @@
 # (read from the database). Then the page's WebSocket is cut for 30 s (E2E_DISCONNECT_MS) while
 # another terminal turn runs; on reconnect the page asks for the events after its last sequence and
 # shows the missed turn from them (no resync, no reload, no re-read of the conversation).
+# tests/jobs.test.mjs: the Jobs page against the fake provider: a job added through the form (the
+# schedule's preview in words and its next five times, a five-field cron refused under its field),
+# Run now, the run history showing the run done with its tokens, its link opening the run's session
+# with the job's prompt and answer, the delete dialog asking about the history; a run that never
+# ends killed from its history and its job deleted with its history; axe-core on the
+# form, the run history and the dialog in both themes.
 # Screenshots land in artifacts/browser/*.png.
 # Exits non-zero on any failure.
 #

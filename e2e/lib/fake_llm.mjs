@@ -80,3 +80,10 @@ export async function startFakeLlm({ script = [], chunkDelayMs = 30, timeoutMs =
     },
   };
 }
+
+/** A reply of plain text. */
+export const textReply = (content) => ({ type: "text", content });
+/** The names of the tools a request offered. */
+export const offeredTools = (body) => (body.tools ?? []).map((t) => t.function.name);
+/** The first conversation message of a request (a task's or a job run's prompt). */
+export const firstMessage = (body) => String((body.messages ?? []).find((m) => m.role !== "system")?.content ?? "");

@@ -194,6 +194,7 @@ describe("accessibility of the pages a new user sees first (no model configured,
       ["empty inbox", "#inbox", "[data-testid='app-frame']"],
       ["no sessions", "#sessions", "[data-testid='app-frame']"],
       ["no TIC runs", "#tic", "[data-testid='app-frame']"],
+      ["no jobs", "#jobs", ".state-empty"],
     ]);
     assert.deepEqual(found, [], `axe found:\n${found.join("\n")}`);
   });

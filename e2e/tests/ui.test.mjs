@@ -47,7 +47,7 @@ describe("skald serve + web UI in a real browser", () => {
     assert.equal(response?.status(), 200);
     await page.getByTestId("app-frame").waitFor();
     const labels = await page.locator('nav[aria-label="Main"] a.nav-link').allTextContents();
-    assert.deepEqual(labels.map((l) => l.trim()), ["Chat", "Inbox", "Sessions", "TIC", "Settings"]);
+    assert.deepEqual(labels.map((l) => l.trim()), ["Chat", "Inbox", "Sessions", "TIC", "Jobs", "Settings"]);
     await page.waitForFunction(() => !window.location.search.includes("token="));
     // No LLM is configured here: the first visit to the chat lands on #settings and its guide.
     await page.waitForFunction(() => window.location.hash === "#settings");

@@ -4,6 +4,7 @@ import { useSettings } from "../backend";
 import { Loading } from "../components/StatusViews";
 import { ChatPage } from "../pages/ChatPage";
 import { InboxPage } from "../pages/InboxPage";
+import { JobsPage } from "../pages/JobsPage";
 import { NotFoundPage } from "../pages/NotFoundPage";
 import { SessionDetailPage } from "../pages/SessionDetailPage";
 import { SessionsPage } from "../pages/SessionsPage";
@@ -20,6 +21,7 @@ const PAGE_TITLE: Record<Route["name"], string> = {
   sessions: "The session list",
   session: "The session",
   tic: "The TIC list",
+  jobs: "The jobs page",
   settings: "Settings",
   not_found: "This page",
 };
@@ -36,6 +38,8 @@ function Page({ route }: { route: Route }) {
       return <SessionDetailPage id={route.id} focus={route.focus} />;
     case "tic":
       return <TicPage page={route.page} />;
+    case "jobs":
+      return <JobsPage openJob={route.job} />;
     case "settings":
       return <SettingsPage />;
     case "not_found":

@@ -16,6 +16,8 @@ describe("hash routes", () => {
     expect(parseHash("#session/42?message=x")).toEqual({ name: "session", id: 42, focus: null });
     expect(parseHash("#tic")).toEqual({ name: "tic", page: 1 });
     expect(parseHash("#tic?page=3")).toEqual({ name: "tic", page: 3 });
+    expect(parseHash("#jobs")).toEqual({ name: "jobs", job: null });
+    expect(parseHash("#jobs/12")).toEqual({ name: "jobs", job: 12 });
     expect(parseHash("#sessions?source=cron&search=disk&page=2")).toEqual({
       name: "sessions",
       params: { source: "cron", search: "disk", page: 2 },
@@ -23,7 +25,7 @@ describe("hash routes", () => {
   });
 
   it("rejects what no page claims", () => {
-    for (const hash of ["#session", "#session/0", "#session/-1", "#session/1.5", "#session/1/2", "#inbox/x", "#chat/%E0%A4%A", "#whatever"]) {
+    for (const hash of ["#session", "#session/0", "#session/-1", "#session/1.5", "#session/1/2", "#inbox/x", "#jobs/0", "#jobs/x", "#jobs/1/2", "#chat/%E0%A4%A", "#whatever"]) {
       expect(parseHash(hash).name, hash).toBe("not_found");
     }
   });
@@ -38,6 +40,8 @@ describe("hash routes", () => {
       { name: "chat", source: "a b/c", focus: null },
       { name: "chat", source: "web", focus: { type: "message", id: 3 } },
       { name: "tic", page: 4 },
+      { name: "jobs", job: null },
+      { name: "jobs", job: 5 },
       { name: "session", id: 7, focus: null },
       { name: "session", id: 7, focus: { type: "tool", id: 8 } },
       { name: "sessions", params: { source: "tic", search: "x & y", page: 3 } },

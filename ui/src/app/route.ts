@@ -18,6 +18,8 @@ export type Route =
   | { name: "sessions"; params: ListParams }
   | { name: "session"; id: number; focus: Focus }
   | { name: "tic"; page: number }
+  /** `job`: the job whose run history is open (`#jobs/ID`). */
+  | { name: "jobs"; job: number | null }
   | { name: "settings" }
   | { name: "not_found"; hash: string };
 
@@ -80,6 +82,11 @@ export function parseHash(hash: string): Route {
       };
     case "tic":
       return rest.length === 0 ? { name: "tic", page: positiveInt(query.get("page")) ?? 1 } : notFound;
+    case "jobs": {
+      if (rest.length === 0) return { name: "jobs", job: null };
+      const job = rest.length === 1 ? positiveInt(rest[0]) : null;
+      return job ? { name: "jobs", job } : notFound;
+    }
     case "session": {
       const id = rest.length === 1 ? positiveInt(rest[0]) : null;
       return id ? { name: "session", id, focus: focusOf(query) } : notFound;
@@ -101,6 +108,8 @@ export function formatRoute(route: Exclude<Route, { name: "not_found" }>): strin
       return `#session/${route.id}${focusQuery(route.focus)}`;
     case "tic":
       return route.page > 1 ? `#tic?page=${route.page}` : "#tic";
+    case "jobs":
+      return route.job ? `#jobs/${route.job}` : "#jobs";
     case "sessions": {
       const q = new URLSearchParams();
       if (route.params.source) q.set("source", route.params.source);

@@ -998,6 +998,8 @@ function applyLive(state: ChatState, event: Event): ChatState {
     case "file_changed":
     // An interrupted call's flag is read by its own query (useInterruptedCalls).
     case "interrupted_call":
+    // A job's run is shown by the Jobs page; its own session's rows arrive as for any session.
+    case "job_run_update":
       return state;
     case "task_update":
       return taskUpdate(state, event);

@@ -45,6 +45,16 @@ export type { ChatItem, ChatState, ToolItem, ApprovalInfo, CardStatus, NoticeIte
 export { describeTurnEnd, queuedReason } from "./chat";
 export { isApiError, toApiError } from "./types";
 export { agentKeys, useAgents, useAgentDetail, useAgentActions, type AgentActions } from "./agents";
+export {
+  jobKeys,
+  useJobActions,
+  useJobRuns,
+  useJobs,
+  useJobsLive,
+  useSchedulePreview,
+  JOBS_POLL_MS,
+  type JobActions,
+} from "./jobs";
 export { mcpKeys, useMcpActions, useMcpServers, useStartMcpServers, type McpActions } from "./mcp";
 
 /** Tauri injects `__TAURI_INTERNALS__` before any page script runs; a plain browser has none. */

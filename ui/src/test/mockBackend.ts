@@ -87,6 +87,7 @@ import type {
 } from "../backend/api";
 import type { Answer, RunContext, WindowQuery } from "../backend/bindings";
 import type { Backend } from "../backend/types";
+import { MockJobs } from "./mockJobs";
 
 export function summary(id: number, over: Partial<SessionSummary> = {}): SessionSummary {
   return {
@@ -708,6 +709,19 @@ export class MockBackend implements Backend {
     else this.runContexts.delete(sessionId);
     return Promise.resolve(null);
   }
+
+  /** Scheduled jobs and their runs (see mockJobs.ts). */
+  jobs = new MockJobs();
+  list_jobs = () => this.jobs.list_jobs();
+  get_job: Backend["get_job"] = (p) => this.jobs.get_job(p);
+  preview_schedule: Backend["preview_schedule"] = (p) => this.jobs.preview_schedule(p);
+  add_job: Backend["add_job"] = (p) => this.jobs.add_job(p);
+  edit_job: Backend["edit_job"] = (p) => this.jobs.edit_job(p);
+  delete_job: Backend["delete_job"] = (p) => this.jobs.delete_job(p);
+  set_job_enabled: Backend["set_job_enabled"] = (p) => this.jobs.set_job_enabled(p);
+  run_job_now: Backend["run_job_now"] = (p) => this.jobs.run_job_now(p);
+  list_job_runs: Backend["list_job_runs"] = (p) => this.jobs.list_job_runs(p);
+  kill_job_run: Backend["kill_job_run"] = (p) => this.jobs.kill_job_run(p);
 
   subscribe(onEvent: (e: EventEnvelope) => void): () => void {
     this.listeners.add(onEvent);

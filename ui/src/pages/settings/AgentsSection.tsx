@@ -10,6 +10,7 @@ import {
   type AgentSummary,
   type AgentType,
 } from "../../backend";
+import { FormFooter } from "../../components/FormFooter";
 import { ErrorView, Loading } from "../../components/StatusViews";
 
 export const TYPES: Array<{ value: AgentType; label: string }> = [
@@ -181,19 +182,7 @@ function AgentForm({
           </span>
         </div>
       </div>
-      {error ? (
-        <p className="form-error" role="alert">
-          {error}
-        </p>
-      ) : null}
-      <div className="form-actions">
-        <button type="submit" className="button button-primary" disabled={busy}>
-          {agentId === null ? "Add agent" : "Save agent"}
-        </button>
-        <button type="button" className="button" onClick={onCancel} disabled={busy}>
-          Cancel
-        </button>
-      </div>
+      <FormFooter error={error} busy={busy} label={agentId === null ? "Add agent" : "Save agent"} onCancel={onCancel} />
     </form>
   );
 }

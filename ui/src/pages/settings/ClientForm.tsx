@@ -2,6 +2,7 @@
 import { useEffect, useId, useRef, useState, type FormEvent } from "react";
 import type { LlmClientInput } from "../../backend";
 import { toApiError } from "../../backend";
+import { FormFooter } from "../../components/FormFooter";
 
 export const EMPTY_CLIENT: LlmClientInput = {
   previous_name: null,
@@ -201,24 +202,13 @@ export function ClientForm({ initial, originalName, hasKey, takenNames, onSubmit
           </span>
         </div>
       </div>
-      {error ? (
-        <p className="form-error" role="alert">
-          {error}
-        </p>
-      ) : null}
-      <div className="form-actions">
-        <button type="submit" className="button button-primary" disabled={busy}>
-          {originalName ? "Save client" : "Add client"}
-        </button>
-        <button type="button" className="button" onClick={onCancel} disabled={busy}>
-          Cancel
-        </button>
+      <FormFooter error={error} busy={busy} label={originalName ? "Save client" : "Add client"} onCancel={onCancel}>
         {originalName && hasKey && !usesEnvKey ? (
           <button type="button" className="button button-danger" onClick={() => void removeKey()} disabled={busy}>
             Remove stored key
           </button>
         ) : null}
-      </div>
+      </FormFooter>
     </form>
   );
 }

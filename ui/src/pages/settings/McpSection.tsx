@@ -11,6 +11,7 @@ import {
   type McpServerInput,
   type McpServerState,
 } from "../../backend";
+import { FormFooter } from "../../components/FormFooter";
 import { ErrorView, Loading } from "../../components/StatusViews";
 
 const STATE_LABEL: Record<McpServerState, string> = {
@@ -149,19 +150,7 @@ function AddServerForm({ actions, onDone }: { actions: McpActions; onDone(): voi
           </span>
         </div>
       </div>
-      {error ? (
-        <p className="form-error" role="alert">
-          {error}
-        </p>
-      ) : null}
-      <div className="form-actions">
-        <button type="submit" className="button button-primary" disabled={busy}>
-          Add server
-        </button>
-        <button type="button" className="button" onClick={onDone} disabled={busy}>
-          Cancel
-        </button>
-      </div>
+      <FormFooter error={error} busy={busy} label="Add server" onCancel={onDone} />
     </form>
   );
 }

@@ -8,6 +8,7 @@ import {
   type ApprovalRuleView,
   type RuleAction,
 } from "../../backend";
+import { FormFooter } from "../../components/FormFooter";
 import { ErrorView, Loading } from "../../components/StatusViews";
 
 const ACTIONS: Array<{ value: RuleAction; label: string }> = [
@@ -153,19 +154,7 @@ function RuleForm({
           <input id={`${id}-note`} value={note} onChange={(e) => setNote(e.target.value)} />
         </div>
       </div>
-      {error ? (
-        <p className="form-error" role="alert">
-          {error}
-        </p>
-      ) : null}
-      <div className="form-actions">
-        <button type="submit" className="button button-primary" disabled={busy}>
-          {ruleId === null ? "Add rule" : "Save rule"}
-        </button>
-        <button type="button" className="button" onClick={onCancel} disabled={busy}>
-          Cancel
-        </button>
-      </div>
+      <FormFooter error={error} busy={busy} label={ruleId === null ? "Add rule" : "Save rule"} onCancel={onCancel} />
     </form>
   );
 }

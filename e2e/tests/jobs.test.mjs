@@ -1,0 +1,214 @@
+// Scheduled jobs in the browser against a real `skald serve` and the strict fake provider: a job is
+// added on the Jobs page through its form (the engine's preview of the schedule shown as it is
+// typed, a wrong cron schedule refused under its field), Run now starts a run, the run history
+// shows it done with its tokens, and its link opens the run's session with the job's prompt and
+// the agent's answer. A job added by another client shows up by itself; its run, which the model
+// never answers, is killed from the history and the job deleted with its history. axe-core finds no serious violation on the page, its form, its run history
+// or its delete dialog, in either theme.
+import assert from "node:assert/strict";
+import { mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { after, before, describe, test } from "node:test";
+import { seriousViolations } from "../lib/axe.mjs";
+import { launchBrowser, newPage, screenshotPath } from "../lib/browser.mjs";
+import { firstMessage, offeredTools, startFakeLlm, textReply } from "../lib/fake_llm.mjs";
+import { startServer } from "../lib/server.mjs";
+import { stopAll } from "../lib/teardown.mjs";
+
+const TITLE = "Morning file count";
+const PROMPT = "JOB-COUNT: count the files in the project and say how many";
+const ANSWER = "The project holds 17 files.";
+
+describe("scheduled jobs: add on the Jobs page, run now, open the run's session", () => {
+  let fake;
+  let server;
+  let browser;
+  let page;
+  let workdir;
+  let sessionHref;
+  const pageErrors = [];
+
+  const shoot = (name) => page.screenshot({ path: screenshotPath(name), fullPage: true });
+  const form = () => page.getByRole("form", { name: "Add a job" });
+  const runs = () => page.getByRole("table", { name: `Runs of ${TITLE}` });
+
+  async function axeBothThemes(what) {
+    const found = [];
+    for (const scheme of ["light", "dark"]) {
+      await page.emulateMedia({ colorScheme: scheme });
+      for (const v of await seriousViolations(page)) found.push(`${scheme} · ${what}: ${v}`);
+    }
+    await page.emulateMedia({ colorScheme: "light" });
+    assert.deepEqual(found, []);
+  }
+
+  before(async () => {
+    workdir = mkdtempSync(join(tmpdir(), "skald-e2e-jobs-"));
+    fake = await startFakeLlm({ chunkDelayMs: 5 });
+    // The run's requests start with the job's prompt, whatever else asks the provider.
+    await fake.push(textReply(ANSWER), { prompt: "JOB-COUNT" });
+    server = await startServer({
+      cwd: workdir,
+      env: { SKALD_LLM_BASE_URL: fake.baseUrl, SKALD_LLM_MODEL: "fake-model" },
+    });
+    browser = await launchBrowser();
+    page = await newPage(browser, pageErrors);
+    await page.goto(`${server.base}?token=${server.token}#jobs`);
+    await page.getByRole("heading", { level: 1, name: "Jobs" }).waitFor();
+  });
+
+  after(() => stopAll({ browser, server, fake, workdir }));
+
+  test("the sidebar leads to the Jobs page, which has no job yet", async () => {
+    const link = page.getByRole("navigation", { name: "Main" }).getByRole("link", { name: "Jobs" });
+    assert.equal(await link.getAttribute("aria-current"), "page");
+    await page.getByText("No jobs yet").waitFor();
+  });
+
+  test("the form previews the schedule, refuses a wrong one under its field, and adds the job", async () => {
+    await page.getByRole("button", { name: "Add job" }).click();
+    await form().waitFor();
+    await form().getByLabel("Title").fill(TITLE);
+    await form().getByLabel("Prompt").fill(PROMPT);
+    assert.equal(await form().getByLabel("Agent").inputValue(), "generalist");
+    await form().getByLabel("Time zone").fill("Europe/Berlin");
+
+    // Five fields, as most cron tools take: the engine says it wants seven, under the field.
+    const cron = form().getByLabel("Cron schedule");
+    await cron.fill("0 9 * * 1-5");
+    const error = form().locator(".field", { has: page.getByLabel("Cron schedule") }).locator(".field-error");
+    await error.waitFor();
+    assert.match(await error.innerText(), /seven fields/);
+    assert.equal(await cron.getAttribute("aria-invalid"), "true");
+
+    await cron.fill("0 0 9 * * 1-5 *");
+    await form().getByText("every weekday at 09:00, Europe/Berlin").waitFor();
+    const times = form().getByRole("list", { name: "Next runs" }).getByRole("listitem");
+    await page.waitForFunction(() => document.querySelectorAll(".preview-times li").length === 5);
+    assert.equal(await times.count(), 5);
+    assert.equal(await cron.getAttribute("aria-invalid"), null);
+    await form().getByLabel("Working directory (optional)").fill(workdir);
+    await shoot("60-job-form");
+    await axeBothThemes("the add form");
+
+    await form().getByRole("button", { name: "Add job" }).click();
+    await form().waitFor({ state: "detached" });
+    const row = page.locator("tr", { has: page.getByRole("button", { name: `Run now: ${TITLE}` }) });
+    await row.getByText("every weekday at 09:00, Europe/Berlin").waitFor();
+    await row.getByText("never run").waitFor();
+    assert.ok(await row.locator("time").getAttribute("datetime"), "a next run is shown");
+
+    const [job] = await server.call("list_jobs");
+    assert.equal(job.title, TITLE);
+    assert.equal(job.timezone, "Europe/Berlin");
+    assert.deepEqual(job.schedule, { kind: "cron", expr: "0 0 9 * * 1-5 *" });
+    assert.equal(job.run_context?.working_directory, workdir);
+    assert.equal(job.enabled, true);
+  });
+
+  test("Run now starts a run that the history shows done, with its session", async () => {
+    await page.getByRole("button", { name: `Run now: ${TITLE}` }).click();
+    await runs().waitFor();
+    const run = runs().locator("tbody tr").first();
+    await page.waitForFunction(
+      () => document.querySelector(".runs-table tbody tr")?.getAttribute("data-state") === "done",
+      null,
+      { timeout: 30_000 },
+    );
+    assert.match(await run.innerText(), /done/);
+    assert.match(await run.innerText(), /run now/);
+    assert.match(await run.innerText(), /\d+ in \/ \d+ out/, "the run's tokens are shown");
+    assert.equal(await run.getByRole("button", { name: /Kill/ }).count(), 0, "an ended run offers no Kill");
+    const jobRow = page.locator("tr", { has: page.getByRole("button", { name: `Run now: ${TITLE}` }) });
+    await jobRow.getByText("done").waitFor();
+
+    const link = run.getByRole("link", { name: /^Session #\d+$/ });
+    sessionHref = await link.getAttribute("href");
+    assert.match(sessionHref, /^#session\/\d+$/);
+    await shoot("61-job-run-done");
+    await axeBothThemes("the run history");
+  });
+
+  test("the run's link opens its session with the job's prompt and the answer", async () => {
+    await runs().locator("tbody tr").first().getByRole("link", { name: /^Session #\d+$/ }).click();
+    await page.waitForFunction((want) => window.location.hash === want, sessionHref);
+    const tree = page.getByRole("list", { name: "Session messages" });
+    await tree.getByText(ANSWER).first().waitFor();
+    const rows = await tree.innerText();
+    assert.match(rows, /JOB-COUNT: count the files in the project/, "the session starts with the job's prompt");
+    assert.match(rows, /The project holds 17 files\./, "and holds the agent's answer");
+    await shoot("62-job-run-session");
+  });
+
+  test("the delete dialog asks about the history; cancelled, the job stays", async () => {
+    await page.goBack();
+    await page.waitForFunction(() => window.location.hash.startsWith("#jobs"));
+    await page.getByRole("button", { name: `Delete: ${TITLE}` }).click();
+    const dialog = page.getByRole("dialog", { name: `Delete job “${TITLE}”?` });
+    await dialog.waitFor();
+    assert.equal(await dialog.getByRole("radio", { name: /Keep the run history/ }).isChecked(), true);
+    await axeBothThemes("the delete dialog");
+    await page.keyboard.press("Escape");
+    await dialog.waitFor({ state: "detached" });
+    assert.equal((await server.call("list_jobs")).length, 1);
+  });
+
+  test("a running run is killed from its history, then its job is deleted with its history", async () => {
+    const SLOW = "Slow job";
+    // The model never answers this run: it runs until it is killed.
+    await fake.push({ type: "stall", ms: 600_000, then_hang: true }, { prompt: "JOB-SLOW" });
+    const job = await server.call("add_job", {
+      job: {
+        title: SLOW,
+        schedule: { kind: "every", seconds: 86_400 },
+        timezone: "UTC",
+        agent_id: "generalist",
+        prompt: "JOB-SLOW: take your time",
+      },
+    });
+    // Added by another client, which sends no event: the open page's poll (10 s) finds it.
+    await page.getByRole("button", { name: `Run now: ${SLOW}` }).click({ timeout: 20_000 });
+    const history = page.getByRole("table", { name: `Runs of ${SLOW}` });
+    await history.waitFor();
+    const stateOfFirst = (want) =>
+      page.waitForFunction(
+        (state) => document.querySelector(".runs-table tbody tr")?.getAttribute("data-state") === state,
+        want,
+        { timeout: 30_000 },
+      );
+    await stateOfFirst("running");
+    const run = history.locator("tbody tr").first();
+    const runId = await run.getAttribute("data-run-id");
+    await shoot("63-job-run-running");
+    await run.getByRole("button", { name: `Kill run ${runId}` }).click();
+    await stateOfFirst("killed");
+    assert.match(await run.innerText(), /killed/);
+    assert.equal(await run.getByRole("button", { name: /Kill/ }).count(), 0);
+    const [stored] = await server.call("list_job_runs", { job_id: job.id });
+    assert.equal(stored.state, "killed");
+
+    await page.getByRole("button", { name: `Delete: ${SLOW}` }).click();
+    const dialog = page.getByRole("dialog", { name: `Delete job “${SLOW}”?` });
+    await dialog.getByRole("radio", { name: "Delete the run history too" }).check();
+    await dialog.getByRole("button", { name: "Delete job" }).click();
+    await dialog.waitFor({ state: "detached" });
+    await page.getByRole("button", { name: `Run now: ${SLOW}` }).waitFor({ state: "detached" });
+    assert.deepEqual((await server.call("list_jobs")).map((j) => j.title), [TITLE]);
+    await assert.rejects(server.call("list_job_runs", { job_id: job.id }), /404|not_found/);
+  });
+
+  test("the run's request was scripted and valid, and a run is never offered execute_task", async () => {
+    const requests = (await fake.requests()).filter((r) => /JOB-COUNT/.test(firstMessage(r.body)));
+    assert.equal(requests.length, 1, JSON.stringify((await fake.requests()).map((r) => firstMessage(r.body))));
+    for (const r of requests) {
+      assert.equal(r.validation_error ?? null, null);
+      assert.equal(r.unscripted, false);
+      assert.equal(offeredTools(r.body).includes("execute_task"), false);
+    }
+  });
+
+  test("no uncaught errors in the page", () => {
+    assert.deepEqual(pageErrors, []);
+  });
+});
