@@ -22,7 +22,11 @@ pub async fn run(engine: &Engine, cmd: McpCommand, out: &Output) -> Result<u8, A
                 return Ok(exit::OK);
             }
             if servers.is_empty() {
-                out.line("No MCP servers configured: add them under mcp.servers in config.yml.");
+                out.line(
+                    "No MCP servers configured. Add one with `skald mcp add NAME -- COMMAND ARGS…` \
+                     (or `skald mcp add NAME --url URL`), in Settings → MCP, or under mcp.servers \
+                     in config.yml.",
+                );
                 return Ok(exit::OK);
             }
             out.line(&format!("{:<20} {:<12} {:>5}  ENDPOINT", "NAME", "STATE", "TOOLS"));
@@ -52,7 +56,10 @@ pub async fn run(engine: &Engine, cmd: McpCommand, out: &Output) -> Result<u8, A
             let Some(s) = servers.first() else { return Ok(exit::OK) };
             match (&s.state, &s.error) {
                 (McpServerState::Disabled, _) => {
-                    out.line(&format!("{} is disabled in config.yml.", s.name));
+                    out.line(&format!(
+                        "{} is disabled in config.yml: `skald mcp enable {}` turns it on.",
+                        s.name, s.name
+                    ));
                     return Ok(exit::ERROR);
                 }
                 (_, Some(e)) => {

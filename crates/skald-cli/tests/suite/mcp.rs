@@ -169,3 +169,13 @@ fn servers_are_added_disabled_enabled_and_removed_in_config_yml_keeping_the_rest
     assert_eq!(gone.status.code(), Some(1));
     assert!(stderr(&gone).contains("no MCP server named `ghost`"), "{}", stderr(&gone));
 }
+
+#[test]
+fn mcp_list_without_servers_names_the_command_that_adds_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = skald(&["--data-dir", dir.path().to_str().unwrap(), "mcp", "list"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let text = stdout(&out);
+    assert!(text.contains("skald mcp add NAME -- COMMAND"), "{text}");
+    assert!(text.contains("Settings"), "{text}");
+}
