@@ -16,6 +16,13 @@ pub const GROUP: &str = "config";
 pub const SUMMARY: &str =
     "tools to register, remove, enable or disable MCP servers (each change asks the user first)";
 
+/// Whether the frame may activate the group: only the root of a chat a person attends (every
+/// change asks them). A sub-agent, an async task, a job's run or an unattended session is not
+/// offered it, so a small model is not tempted by tools it cannot use there.
+pub fn allowed(ctx: &TurnCtx) -> bool {
+    ctx.is_root() && !ctx.policy.auto_deny && !ctx.policy.background
+}
+
 pub fn is_tool(name: &str) -> bool {
     matches!(name, names::REGISTER_MCP | names::DELETE_MCP | names::TOGGLE_ITEM)
 }

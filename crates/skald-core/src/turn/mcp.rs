@@ -92,9 +92,15 @@ pub fn definitions(ctx: &TurnCtx) -> Vec<(String, Value)> {
             None => format!("- `{name}`"),
         })
         .collect();
-    listing.push(format!("- `{}`: {}", config_tools::GROUP, config_tools::SUMMARY));
     let mut groups: Vec<String> = enabled.iter().map(|(n, _)| n.clone()).collect();
-    groups.push(config_tools::GROUP.to_string());
+    if config_tools::allowed(ctx) {
+        listing.push(format!("- `{}`: {}", config_tools::GROUP, config_tools::SUMMARY));
+        groups.push(config_tools::GROUP.to_string());
+    }
+    if groups.is_empty() {
+        // Nothing to activate: the tool is not offered (it cost every request its definition).
+        return granted_tools(ctx);
+    }
     let scope = if ctx.is_root() { "this session" } else { "you, until your task ends" };
     defs.push((
         names::ACTIVATE_TOOLS.to_string(),
@@ -126,6 +132,13 @@ pub fn definitions(ctx: &TurnCtx) -> Vec<(String, Value)> {
             }
         }),
     ));
+    defs.extend(granted_tools(ctx));
+    defs
+}
+
+/// The tools of the frame's granted servers.
+fn granted_tools(ctx: &TurnCtx) -> Vec<(String, Value)> {
+    let mut defs = Vec::new();
     for server in ctx.frame.grants.list() {
         let (tools, _) = offerable(&server, ctx.deps.mcp.tools(&server).unwrap_or_default());
         for tool in tools {
@@ -170,7 +183,7 @@ fn offerable(server: &str, tools: Vec<McpTool>) -> (Vec<McpTool>, Vec<String>) {
 /// Whether the frame may call `name` now: `activate_tools`, or a tool of a granted server.
 pub fn is_known(name: &str, ctx: &TurnCtx) -> bool {
     if name == names::ACTIVATE_TOOLS {
-        return true;
+        return !ctx.deps.mcp.enabled().is_empty() || config_tools::allowed(ctx);
     }
     names::mcp_tool(name).is_some_and(|(server, tool)| {
         ctx.frame.grants.contains(server)
@@ -264,6 +277,12 @@ async fn activate(ctx: &TurnCtx, args: &Value) -> Result<ToolOutput, ToolError> 
             continue;
         }
         if group == config_tools::GROUP {
+            if !config_tools::allowed(ctx) {
+                let reason = "the config group is for the user's own chat, where a person \
+                              approves each change";
+                refused.push(json!({ "group": group, "reason": reason }));
+                continue;
+            }
             grant(ctx, &group).await.map_err(storage)?;
             let offered = [names::REGISTER_MCP, names::DELETE_MCP, names::TOGGLE_ITEM];
             tools.insert(group.clone(), json!(offered));
