@@ -176,9 +176,15 @@ impl Handler {
 
     async fn relist_inner(&self, context: NotificationContext<RoleClient>) {
         let ticket = self.tools.ticket();
-        let listed = match context.peer.list_all_tools().await {
-            Ok(listed) => listed,
-            Err(e) => {
+        // Bounded, so a server that never answers holds up returning calls only once.
+        let listed = tokio::time::timeout(SETTLE_TIMEOUT, context.peer.list_all_tools()).await;
+        let listed = match listed {
+            Ok(Ok(listed)) => listed,
+            Err(_) => {
+                self.log.line("lifecycle", "tool list changed; tools/list did not answer");
+                return;
+            }
+            Ok(Err(e)) => {
                 // The old list stays: a tool that is gone fails at the server when called.
                 self.log.line("lifecycle", &format!("tool list changed; tools/list failed: {e}"));
                 return;

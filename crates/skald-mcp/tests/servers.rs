@@ -137,7 +137,7 @@ async fn a_call_past_the_servers_timeout_is_cancelled_and_says_so() {
 
 #[tokio::test]
 #[ignore = "needs mcp-server-everything (scripts/mcp-peers/install.sh)"]
-async fn a_streamable_http_server_is_reached_by_url() {
+async fn a_streamable_http_server_is_reached_by_url_and_its_log_messages_arrive() {
     let port = {
         let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
         l.local_addr().unwrap().port()
@@ -168,6 +168,12 @@ async fn a_streamable_http_server_is_reached_by_url() {
     let cancel = CancellationToken::new();
     let out = manager.call("remote", "echo", &json!({"message": "over http"}), &cancel).await;
     assert_eq!(out.unwrap().text, "Echo: over http");
+    // Its log messages come over HTTP too (the session's own stream) and reach its log.
+    manager.call("remote", "toggle-simulated-logging", &json!({}), &cancel).await.unwrap();
+    eventually("a log message over HTTP", || {
+        manager.statuses()[0].log_lines.iter().any(|l| l.contains("-level message - SessionId "))
+    })
+    .await;
     manager.shutdown().await;
     child.kill().await.unwrap();
 }
