@@ -107,7 +107,10 @@ impl ToolList {
     pub async fn settled(&self) {
         let wait = async {
             loop {
+                // Registered before the check, so a listing that ends in between still wakes it.
                 let relisted = self.relisted.notified();
+                tokio::pin!(relisted);
+                relisted.as_mut().enable();
                 if self.settled.load(Ordering::SeqCst) >= self.seen() {
                     return;
                 }
@@ -335,6 +338,8 @@ impl ClientHandler for Handler {
 mod tests {
     #![allow(clippy::unwrap_used)]
 
+    use std::time::Duration;
+
     use serde_json::json;
 
     use super::{Events, MAX_EVENTS, ToolList};
@@ -358,6 +363,23 @@ mod tests {
         assert_eq!(list.set(first, vec![tool("old")]), None);
         assert_eq!(list.get(), vec![tool("new")]);
         assert!(list.find("new").is_some() && list.find("old").is_none());
+    }
+
+    #[tokio::test]
+    async fn a_returning_call_waits_for_the_listing_a_change_started() {
+        let list = ToolList::default();
+        // Nothing changed: at once.
+        tokio::time::timeout(Duration::from_secs(1), list.settled()).await.unwrap();
+        list.changed();
+        let seen = list.seen();
+        let waiter = {
+            let list = list.clone();
+            tokio::spawn(async move { list.settled().await })
+        };
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        assert!(!waiter.is_finished(), "returned before the list was fetched again");
+        list.settle_to(seen);
+        tokio::time::timeout(Duration::from_secs(1), waiter).await.unwrap().unwrap();
     }
 
     #[test]
