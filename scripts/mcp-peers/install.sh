@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs the real third-party MCP servers the Rust tests connect to (pinned in
-# scripts/mcp-peers/package-lock.json) and prints the path of `mcp-server-everything`, which the
-# tests read from SKALD_MCP_EVERYTHING:
+# scripts/mcp-peers/package-lock.json), and the official SDK that scripts/mcp-peers/
+# notifying-server.mjs (a test server that changes its tool list) is written with, and prints the
+# path of `mcp-server-everything`, which the tests read from SKALD_MCP_EVERYTHING:
 #
 #   export SKALD_MCP_EVERYTHING=$(scripts/mcp-peers/install.sh)
 set -euo pipefail
@@ -9,4 +10,6 @@ here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 npm --prefix "$here" ci --no-audit --no-fund --loglevel=error >&2
 bin="$here/node_modules/.bin/mcp-server-everything"
 [[ -x "$bin" ]] || { echo "mcp-server-everything was not installed ($bin)" >&2; exit 1; }
+[[ -d "$here/node_modules/@modelcontextprotocol/sdk" ]] \
+  || { echo "@modelcontextprotocol/sdk was not installed (notifying-server.mjs needs it)" >&2; exit 1; }
 echo "$bin"

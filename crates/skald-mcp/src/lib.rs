@@ -1,17 +1,22 @@
 //! MCP client manager: the servers of `mcp.servers` (stdio and streamable HTTP), connected on
-//! first need, their tools listed once per connection and called with a timeout and a stop that
-//! reaches the server (`notifications/cancelled`).
+//! first need, their tools listed when they connect and again when they say the list changed,
+//! and called with a timeout and a stop that reaches the server (`notifications/cancelled`).
+//! What a server sends on its own is kept: log messages in its log, other notifications as
+//! events.
 //!
 //! The engine owns one [`McpManager`]; which servers a frame may use (grants) and how a call is
 //! gated and recorded are the engine's business, not this crate's.
 
 mod config;
+mod handler;
 mod log;
 mod manager;
 mod result;
 mod server;
 
 pub use config::{ServerConfig, Transport, validate_name};
+pub use handler::{MAX_EVENTS, ServerEvent};
+pub use log::RECENT_LINES;
 pub use manager::{McpManager, ServerState, ServerStatus};
 pub use result::{CallOutput, Media};
 pub use server::{CALL_TIMEOUT, CONNECT_TIMEOUT, McpTool};

@@ -8,6 +8,7 @@ use std::sync::{Arc, Mutex, RwLock};
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
+use crate::handler::{Events, ServerEvent};
 use crate::log::ServerLog;
 use crate::server::{CALL_TIMEOUT, Connection, McpTool};
 use crate::{CallOutput, McpError, ServerConfig, Transport};
@@ -34,6 +35,10 @@ pub struct ServerStatus {
     /// Its tools once it has started.
     pub tools: Vec<McpTool>,
     pub log: Option<PathBuf>,
+    /// The last lines of its log (stderr, log messages, connection events), oldest first.
+    pub log_lines: Vec<String>,
+    /// The last notifications it sent that are neither log messages nor tool changes.
+    pub events: Vec<ServerEvent>,
 }
 
 enum Conn {
@@ -45,6 +50,7 @@ enum Conn {
 struct Slot {
     config: ServerConfig,
     log: ServerLog,
+    events: Events,
     conn: Mutex<Conn>,
     /// Held while starting, so concurrent callers share one start.
     starting: tokio::sync::Mutex<()>,
@@ -100,6 +106,7 @@ impl McpManager {
                     let slot = Slot {
                         config,
                         log,
+                        events: Events::default(),
                         conn: Mutex::new(Conn::Idle),
                         starting: tokio::sync::Mutex::new(()),
                     };
@@ -137,9 +144,15 @@ impl McpManager {
     pub fn tools(&self, server: &str) -> Option<Vec<McpTool>> {
         let slot = self.slot(server)?;
         match &*lock(&slot.conn) {
-            Conn::Ready(c) => Some(c.tools.clone()),
+            Conn::Ready(c) => Some(c.tools.get()),
             _ => None,
         }
+    }
+
+    /// The last notifications `server` sent that are neither log messages nor tool changes
+    /// (kept across reconnections; in memory only).
+    pub fn events(&self, server: &str) -> Vec<ServerEvent> {
+        self.slot(server).map(|s| s.events.list()).unwrap_or_default()
     }
 
     /// One tool of a started server.
@@ -147,7 +160,7 @@ impl McpManager {
         // Asked for each offered tool every round: only the one tool is copied.
         let slot = self.slot(server)?;
         match &*lock(&slot.conn) {
-            Conn::Ready(c) => c.tools.iter().find(|t| t.name == tool).cloned(),
+            Conn::Ready(c) => c.tools.find(tool),
             _ => None,
         }
     }
@@ -155,7 +168,7 @@ impl McpManager {
     /// Starts `server` unless it runs (or, with `retry` false, unless its last start failed);
     /// returns its tools.
     pub async fn connect(&self, server: &str, retry: bool) -> Result<Vec<McpTool>, McpError> {
-        Ok(self.connection(server, retry).await?.tools.clone())
+        Ok(self.connection(server, retry).await?.tools.get())
     }
 
     async fn connection(&self, server: &str, retry: bool) -> Result<Arc<Connection>, McpError> {
@@ -174,10 +187,11 @@ impl McpManager {
             _ => {}
         }
         slot.log.line("lifecycle", &format!("starting ({})", endpoint(&slot.config)));
-        match Connection::open(&slot.config, &slot.log).await {
+        match Connection::open(&slot.config, &slot.log, &slot.events).await {
             Ok(c) => {
-                slot.log.line("lifecycle", &format!("connected ({} tools)", c.tools.len()));
-                tracing::info!(server, tools = c.tools.len(), "MCP server connected");
+                let count = c.tools.len();
+                slot.log.line("lifecycle", &format!("connected ({count} tools)"));
+                tracing::info!(server, tools = count, "MCP server connected");
                 let c = Arc::new(c);
                 *lock(&slot.conn) = Conn::Ready(c.clone());
                 Ok(c)
@@ -201,7 +215,9 @@ impl McpManager {
         cancel: &CancellationToken,
     ) -> Result<CallOutput, McpError> {
         let conn = self.connection(server, false).await?;
-        if !conn.tools.iter().any(|t| t.name == tool) {
+        // The list as it is now: a tool the server added since the connection started is
+        // called, one it removed is refused here.
+        if conn.tools.find(tool).is_none() {
             return Err(McpError::UnknownTool { server: server.into(), tool: tool.into() });
         }
         // A call the server may have received is never sent again here (it may have had its
@@ -221,7 +237,7 @@ impl McpManager {
                         (ServerState::NotStarted, Vec::new())
                     }
                     (Conn::Idle, true) => (ServerState::NotStarted, Vec::new()),
-                    (Conn::Ready(c), true) => (ServerState::Ready, c.tools.clone()),
+                    (Conn::Ready(c), true) => (ServerState::Ready, c.tools.get()),
                     (Conn::Failed(e), true) => (ServerState::Failed(e.clone()), Vec::new()),
                 };
                 ServerStatus {
@@ -231,6 +247,8 @@ impl McpManager {
                     state,
                     tools,
                     log: slot.log.path().map(std::path::Path::to_path_buf),
+                    log_lines: slot.log.recent(),
+                    events: slot.events.list(),
                 }
             })
             .collect()

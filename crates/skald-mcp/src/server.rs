@@ -13,6 +13,7 @@ use serde_json::Value;
 use tokio::io::AsyncBufReadExt as _;
 use tokio_util::sync::CancellationToken;
 
+use crate::handler::{Events, Handler, ToolList, Watched};
 use crate::log::ServerLog;
 use crate::{CallOutput, McpError, ServerConfig, Transport};
 
@@ -38,9 +39,9 @@ pub struct McpTool {
 /// Whether a tool runs without asking by default: its server says it changes nothing
 /// (`readOnlyHint`), the user trusts that server's word, and it does not reach an open world
 /// (`openWorldHint`: the internet, which a read can leak to, always asks).
-fn read_only(config: &ServerConfig, hints: Option<&rmcp::model::ToolAnnotations>) -> bool {
+fn read_only(trusted: bool, hints: Option<&rmcp::model::ToolAnnotations>) -> bool {
     let hint = |h: Option<bool>| h.unwrap_or(false);
-    config.trusted && hints.is_some_and(|a| hint(a.read_only_hint) && !hint(a.open_world_hint))
+    trusted && hints.is_some_and(|a| hint(a.read_only_hint) && !hint(a.open_world_hint))
 }
 
 /// Variables a stdio server inherits from Skald: where programs and home are, the user, the
@@ -79,28 +80,59 @@ fn inherited_env() -> impl Iterator<Item = (String, String)> {
     std::env::vars().filter(|(k, _)| INHERITED.contains(&k.as_str()) || k.starts_with("LC_"))
 }
 
-type Service = RunningService<RoleClient, ClientConfig>;
+/// A server's tools as the engine sees them, judged by whether the user trusts the server
+/// (the first listing and every listing after `tools/list_changed` alike).
+pub(crate) fn to_tools(trusted: bool, listed: Vec<rmcp::model::Tool>) -> Vec<McpTool> {
+    listed
+        .into_iter()
+        .map(|t| McpTool {
+            name: t.name.to_string(),
+            description: t.description.map(|d| d.to_string()).unwrap_or_default(),
+            input_schema: Value::Object((*t.input_schema).clone()),
+            read_only: read_only(trusted, t.annotations.as_ref()),
+        })
+        .collect()
+}
+
+type Service = RunningService<RoleClient, Handler>;
 
 /// A started, initialized server.
 pub struct Connection {
     service: Service,
-    pub tools: Vec<McpTool>,
+    /// Replaced when the server says its tools changed.
+    pub tools: ToolList,
 }
 
 impl Connection {
     /// Starts `config`'s server and lists its tools, within [`CONNECT_TIMEOUT`].
-    pub async fn open(config: &ServerConfig, log: &ServerLog) -> Result<Self, String> {
-        match tokio::time::timeout(CONNECT_TIMEOUT, Self::open_inner(config, log)).await {
+    pub async fn open(
+        config: &ServerConfig,
+        log: &ServerLog,
+        events: &Events,
+    ) -> Result<Self, String> {
+        match tokio::time::timeout(CONNECT_TIMEOUT, Self::open_inner(config, log, events)).await {
             Ok(r) => r,
             Err(_) => Err(format!("no answer within {} s", CONNECT_TIMEOUT.as_secs())),
         }
     }
 
-    async fn open_inner(config: &ServerConfig, log: &ServerLog) -> Result<Self, String> {
-        let info = ClientConfig::new(
-            ClientCapabilities::default(),
-            Implementation::new("skald", env!("CARGO_PKG_VERSION")),
-        );
+    async fn open_inner(
+        config: &ServerConfig,
+        log: &ServerLog,
+        events: &Events,
+    ) -> Result<Self, String> {
+        let tools = ToolList::default();
+        let info = Handler {
+            info: ClientConfig::new(
+                ClientCapabilities::default(),
+                Implementation::new("skald", env!("CARGO_PKG_VERSION")),
+            ),
+            server: config.name.clone(),
+            trusted: config.trusted,
+            log: log.clone(),
+            tools: tools.clone(),
+            events: events.clone(),
+        };
         let service = match &config.transport {
             Transport::Stdio { command, args, env, cwd } => {
                 let mut cmd = tokio::process::Command::new(command);
@@ -131,6 +163,7 @@ impl Connection {
                         }
                     });
                 }
+                let transport = Watched { inner: transport, tools: tools.clone() };
                 info.serve(transport).await.map_err(|e| e.to_string())?
             }
             Transport::Http { url, api_key } => {
@@ -139,20 +172,16 @@ impl Connection {
                     http = http.auth_header(key.clone());
                 }
                 let transport = StreamableHttpClientTransport::from_config(http);
+                let transport = Watched { inner: transport, tools: tools.clone() };
                 info.serve(transport).await.map_err(|e| format!("{url}: {e}"))?
             }
         };
+        // A `tools/list_changed` that arrives while this listing runs lists again under a later
+        // ticket, which this one never overwrites.
+        let ticket = tools.ticket();
         let listed =
             service.peer().list_all_tools().await.map_err(|e| format!("tools/list: {e}"))?;
-        let tools = listed
-            .into_iter()
-            .map(|t| McpTool {
-                name: t.name.to_string(),
-                description: t.description.map(|d| d.to_string()).unwrap_or_default(),
-                input_schema: Value::Object((*t.input_schema).clone()),
-                read_only: read_only(config, t.annotations.as_ref()),
-            })
-            .collect();
+        tools.set(ticket, to_tools(config.trusted, listed));
         Ok(Self { service, tools })
     }
 
@@ -191,6 +220,9 @@ impl Connection {
                 });
             }
         };
+        // A tool list the server changed while answering (a tool the call added) is fetched
+        // before the call returns, so the next round offers it.
+        self.tools.settled().await;
         let failed =
             |message: String| McpError::Call { server: server.into(), tool: tool.into(), message };
         match response.map_err(|e| failed(e.to_string()))? {

@@ -137,7 +137,7 @@ async fn a_call_past_the_servers_timeout_is_cancelled_and_says_so() {
 
 #[tokio::test]
 #[ignore = "needs mcp-server-everything (scripts/mcp-peers/install.sh)"]
-async fn a_streamable_http_server_is_reached_by_url() {
+async fn a_streamable_http_server_is_reached_by_url_and_its_log_messages_arrive() {
     let port = {
         let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
         l.local_addr().unwrap().port()
@@ -168,6 +168,12 @@ async fn a_streamable_http_server_is_reached_by_url() {
     let cancel = CancellationToken::new();
     let out = manager.call("remote", "echo", &json!({"message": "over http"}), &cancel).await;
     assert_eq!(out.unwrap().text, "Echo: over http");
+    // Its log messages come over HTTP too (the session's own stream) and reach its log.
+    manager.call("remote", "toggle-simulated-logging", &json!({}), &cancel).await.unwrap();
+    eventually("a log message over HTTP", || {
+        manager.statuses()[0].log_lines.iter().any(|l| l.contains("-level message - SessionId "))
+    })
+    .await;
     manager.shutdown().await;
     child.kill().await.unwrap();
 }
@@ -271,5 +277,131 @@ async fn read_only_hints_count_only_for_a_trusted_server_and_never_for_an_open_w
     assert!(read_only(&tools, "echo") && read_only(&tools, "get-sum"));
     // `gzip-file-as-resource` fetches a URL (`openWorldHint: true`): it asks even when trusted.
     assert!(!read_only(&tools, "gzip-file-as-resource"));
+    manager.shutdown().await;
+}
+
+/// Waits (up to 15 s) until `done` holds.
+async fn eventually(what: &str, mut done: impl FnMut() -> bool) {
+    let deadline = Instant::now() + Duration::from_secs(15);
+    while !done() {
+        assert!(Instant::now() < deadline, "never happened: {what}");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+#[tokio::test]
+#[ignore = "needs mcp-server-everything (scripts/mcp-peers/install.sh)"]
+async fn a_servers_log_messages_go_to_its_log_file_and_its_last_lines() {
+    let logs = tempfile::tempdir().unwrap();
+    let manager = McpManager::new(vec![stdio("everything")], Some(logs.path().into()));
+    let cancel = CancellationToken::new();
+    // server-everything sends one log message at once, then one every 5 s, at a random level.
+    let out =
+        manager.call("everything", "toggle-simulated-logging", &json!({}), &cancel).await.unwrap();
+    assert!(out.text.starts_with("Started simulated"), "{out:?}");
+    let levels = ["debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"];
+    let logged = |line: &str| {
+        levels.iter().any(|l| line.contains(&format!(" [{l}]"))) && line.contains("message")
+    };
+    eventually("a log message in the server's last lines", || {
+        manager.statuses()[0].log_lines.iter().any(|l| logged(l))
+    })
+    .await;
+    let file = std::fs::read_to_string(logs.path().join("everything.log")).unwrap();
+    assert!(file.lines().any(logged), "{file}");
+    // The lines are the file's, connection events included, oldest first.
+    let lines = &manager.statuses()[0].log_lines;
+    assert!(lines[0].contains("[lifecycle] starting (stdio: "), "{lines:?}");
+    assert!(lines.iter().all(|l| file.contains(l.as_str())), "{lines:?}\n{file}");
+    // Log messages are not events.
+    assert!(manager.events("everything").is_empty());
+    manager.shutdown().await;
+}
+
+/// `scripts/mcp-peers/notifying-server.mjs`, run with node from the installed SDK.
+fn notifier(name: &str, trusted: bool) -> ServerConfig {
+    let script = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../scripts/mcp-peers/notifying-server.mjs");
+    ServerConfig {
+        name: name.into(),
+        transport: Transport::Stdio {
+            command: "node".into(),
+            args: vec![script.display().to_string()],
+            env: BTreeMap::new(),
+            cwd: None,
+        },
+        description: None,
+        enabled: true,
+        call_timeout: None,
+        trusted,
+    }
+}
+
+fn names(tools: &[skald_mcp::McpTool]) -> Vec<&str> {
+    tools.iter().map(|t| t.name.as_str()).collect()
+}
+
+#[tokio::test]
+#[ignore = "needs the SDK of scripts/mcp-peers (scripts/mcp-peers/install.sh)"]
+async fn a_changed_tool_list_is_listed_again_before_the_call_that_changed_it_returns() {
+    let logs = tempfile::tempdir().unwrap();
+    let manager = McpManager::new(
+        vec![notifier("trusted", true), notifier("untrusted", false)],
+        Some(logs.path().into()),
+    );
+    let cancel = CancellationToken::new();
+    let tools = manager.connect("trusted", false).await.unwrap();
+    assert_eq!(names(&tools), ["add_tool", "remove_tool", "log", "emit_event"]);
+    let err = manager.call("trusted", "added", &json!({"word": "hi"}), &cancel).await.unwrap_err();
+    assert_eq!(err, McpError::UnknownTool { server: "trusted".into(), tool: "added".into() });
+
+    manager.call("trusted", "add_tool", &json!({}), &cancel).await.unwrap();
+    // No waiting: the call returned after the list was fetched again.
+    let added = manager.tool("trusted", "added").expect("the added tool is listed");
+    assert_eq!(added.input_schema["properties"]["word"]["type"], "string");
+    assert!(added.read_only, "a trusted server's read-only hint counts for a new tool too");
+    let out = manager.call("trusted", "added", &json!({"word": "hi"}), &cancel).await.unwrap();
+    assert_eq!(out.text, "added says hi");
+    assert_eq!(manager.statuses()[0].tools.len(), 5);
+
+    manager.call("trusted", "remove_tool", &json!({}), &cancel).await.unwrap();
+    assert!(manager.tool("trusted", "added").is_none());
+    let err = manager.call("trusted", "added", &json!({"word": "hi"}), &cancel).await.unwrap_err();
+    assert_eq!(err, McpError::UnknownTool { server: "trusted".into(), tool: "added".into() });
+    let log = std::fs::read_to_string(logs.path().join("trusted.log")).unwrap();
+    assert!(log.contains("[lifecycle] tool list changed (5 tools); added: added\n"), "{log}");
+    assert!(log.contains("[lifecycle] tool list changed (4 tools); removed: added\n"), "{log}");
+
+    // A tool that appears later is judged like the first ones: the same hint from a server
+    // nobody trusted is only a claim.
+    manager.call("untrusted", "add_tool", &json!({}), &cancel).await.unwrap();
+    assert!(!manager.tool("untrusted", "added").expect("listed").read_only);
+    assert!(manager.tools("untrusted").unwrap().iter().all(|t| !t.read_only));
+    manager.shutdown().await;
+}
+
+#[tokio::test]
+#[ignore = "needs the SDK of scripts/mcp-peers (scripts/mcp-peers/install.sh)"]
+async fn log_messages_are_logged_sanitised_and_other_notifications_kept_as_events() {
+    let manager = McpManager::new(vec![notifier("notifier", true)], None);
+    let cancel = CancellationToken::new();
+    let args = json!({"level": "warning", "message": "disk\nalmost full \u{1b}[31m"});
+    manager.call("notifier", "log", &args, &cancel).await.unwrap();
+    eventually("the log message", || {
+        manager.statuses()[0]
+            .log_lines
+            .iter()
+            .any(|l| l.ends_with(" [warning]   notifier: disk almost full  [31m"))
+    })
+    .await;
+    let before = chrono::Utc::now();
+    manager.call("notifier", "emit_event", &json!({"subject": "hello"}), &cancel).await.unwrap();
+    eventually("the event", || !manager.events("notifier").is_empty()).await;
+    let events = manager.events("notifier");
+    assert_eq!(events.len(), 1, "{events:?}");
+    assert_eq!(events[0].method, "event/new_email");
+    assert_eq!(events[0].params, Some(json!({"subject": "hello"})));
+    assert!(events[0].at >= before - chrono::Duration::seconds(1));
+    assert_eq!(manager.statuses()[0].events, events);
     manager.shutdown().await;
 }

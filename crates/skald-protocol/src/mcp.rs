@@ -38,8 +38,11 @@ pub struct McpServerInfo {
     pub error: Option<String>,
     /// Empty until the server has started.
     pub tools: Vec<McpToolInfo>,
-    /// Its log file (stderr and connection events).
+    /// Its log file (stderr, the server's log messages and connection events).
     pub log_path: Option<String>,
+    /// The last lines of that log, oldest first, as the file has them (kept in memory since
+    /// Skald started; empty before the server's first start).
+    pub log_lines: Vec<String>,
 }
 
 /// A server to add to `mcp.servers`: `command` (with `args`, `env`, `cwd`) for a local server, or

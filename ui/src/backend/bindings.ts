@@ -679,9 +679,14 @@ endpoint: string, state: McpServerState, error: string | null,
  */
 tools: Array<McpToolInfo>, 
 /**
- * Its log file (stderr and connection events).
+ * Its log file (stderr, the server's log messages and connection events).
  */
-log_path: string | null, };
+log_path: string | null, 
+/**
+ * The last lines of that log, oldest first, as the file has them (kept in memory since
+ * Skald started; empty before the server's first start).
+ */
+log_lines: Array<string>, };
 
 export type McpServerInput = { name: string, description: string | null, command: string | null, args: Array<string>, 
 /**

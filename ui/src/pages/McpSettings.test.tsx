@@ -13,6 +13,7 @@ const notStarted: McpServerInfo = {
   error: null,
   tools: [],
   log_path: "/data/logs/mcp/everything.log",
+  log_lines: [],
 };
 
 const broken: McpServerInfo = {
@@ -23,6 +24,7 @@ const broken: McpServerInfo = {
   error: "cannot run `/nope`: No such file or directory (os error 2)",
   tools: [],
   log_path: "/data/logs/mcp/broken.log",
+  log_lines: ["2026-12-05T07:40:14.123Z [stderr]    node: bad option: --nope"],
 };
 
 function serverItem(name: string): HTMLElement {
@@ -58,6 +60,8 @@ describe("Settings: MCP servers", () => {
     expect(within(serverItem("everything")).getByText("Starts when an agent activates it")).toBeTruthy();
     expect(within(serverItem("broken")).getByRole("alert").textContent).toContain("cannot run `/nope`");
     expect(within(serverItem("broken")).getByText("/data/logs/mcp/broken.log")).toBeTruthy();
+    expect(within(serverItem("broken")).getByLabelText("Last log lines of broken").textContent).toContain("bad option");
+    expect(within(serverItem("everything")).queryByText("Last log lines")).toBeNull();
     expect(backend.mcpListCalls.every((c) => !c.start)).toBe(true);
 
     await userEvent.click(screen.getByRole("button", { name: "Start servers and list their tools" }));

@@ -67,6 +67,10 @@ pub async fn run(engine: &Engine, cmd: McpCommand, out: &Output) -> Result<u8, A
                     if let Some(log) = &s.log_path {
                         out.line(&format!("Its log: {log}"));
                     }
+                    // What it said last (often why it could not start: its stderr).
+                    for line in s.log_lines.iter().rev().take(10).rev() {
+                        out.line(&format!("  {line}"));
+                    }
                     return Ok(exit::ERROR);
                 }
                 _ => {}

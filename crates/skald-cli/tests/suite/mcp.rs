@@ -39,6 +39,8 @@ fn mcp_list_shows_each_server_its_state_and_why_it_failed() {
     assert_eq!(out.status.code(), Some(1));
     assert!(stdout(&out).contains("broken could not be started: cannot run"), "{}", stdout(&out));
     assert!(stdout(&out).contains("logs/mcp/broken.log"), "{}", stdout(&out));
+    // What the log says last is printed under it.
+    assert!(stdout(&out).contains("[lifecycle] start failed: cannot run"), "{}", stdout(&out));
 
     let out = skald(&["--data-dir", d, "mcp", "tools", "ghost"]);
     assert_eq!(out.status.code(), Some(1));

@@ -71,6 +71,7 @@ impl Engine {
                     error,
                     tools,
                     log_path: s.log.map(|p| p.display().to_string()),
+                    log_lines: s.log_lines,
                 }
             })
             .collect())

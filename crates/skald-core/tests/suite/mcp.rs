@@ -2,7 +2,8 @@
 //! (#[ignore]d: `scripts/test.sh` installs it and sets SKALD_MCP_EVERYTHING): `activate_tools`
 //! grants a server to the session's root or to one sub-agent frame, the next round offers its
 //! tools, calls are gated by the server's read-only hint, and a frame's grants end with it —
-//! and survive a restart while it lives.
+//! and survive a restart while it lives. A small server written with the official SDK
+//! (`scripts/mcp-peers/notifying-server.mjs`) changes its tool list mid-turn.
 
 use serde_json::{Value, json};
 use skald_core::engine::ChatOptions;
@@ -556,5 +557,104 @@ async fn an_image_result_is_described_and_saved_never_sent_as_base64() {
     let saved = named_path(&told, "[image 1: saved at ");
     let bytes = std::fs::read(&saved).unwrap();
     assert!(bytes.starts_with(b"\x89PNG"), "{saved:?} is not the PNG");
+    rig.engine.shutdown(std::time::Duration::from_secs(5)).await;
+}
+
+/// `scripts/mcp-peers/notifying-server.mjs` (the official SDK, installed by
+/// `scripts/mcp-peers/install.sh`): `add_tool` adds the tool `added`, `remove_tool` removes it,
+/// each telling the client with `notifications/tools/list_changed`; all say they are read-only.
+fn notifier_config(trusted: bool) -> String {
+    let script = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../scripts/mcp-peers/notifying-server.mjs");
+    format!(
+        "mcp:\n  servers:\n    - name: notifier\n      command: node\n      args: [\"{}\"]\n      \
+         trusted: {trusted}\n",
+        script.display()
+    )
+}
+
+fn notifier_call(tool: &str, args: &Value) -> Reply {
+    Reply::tool_call(&format!("mcp__notifier__{tool}"), &args.to_string())
+}
+
+#[tokio::test]
+#[ignore = "needs the SDK of scripts/mcp-peers (scripts/mcp-peers/install.sh)"]
+async fn a_tool_the_server_adds_is_offered_from_the_next_round_and_one_it_removes_is_not() {
+    let rig = Rig::new(&notifier_config(true)).await;
+    rig.fake.push(activate(&["notifier"]));
+    rig.fake.push(notifier_call("add_tool", &json!({})));
+    rig.fake.push(notifier_call("added", &json!({"word": "hi"})));
+    rig.fake.push(notifier_call("remove_tool", &json!({})));
+    rig.fake.push(notifier_call("added", &json!({"word": "again"})));
+    rig.fake.push(Reply::text("Done."));
+    let (_, outcome, _) = rig.turn("try the notifier").await;
+    assert!(matches!(outcome, TurnOutcome::Final { .. }), "{outcome:?}");
+    let requests = rig.fake.requests();
+    assert_eq!(requests.len(), 6);
+    let offers_added =
+        |i: usize| tool_names(&requests[i].body).contains(&"mcp__notifier__added".to_string());
+    let offered: Vec<bool> = (0..6).map(offers_added).collect();
+    // Offered from the round after `add_tool`, until the round after `remove_tool`.
+    assert_eq!(offered, [false, false, true, true, false, false]);
+    assert!(tool_names(&requests[1].body).contains(&"mcp__notifier__add_tool".to_string()));
+    let results = tool_results(&requests[5].body);
+    assert_eq!(results[2], "added says hi");
+    assert!(
+        results[4].contains("the MCP server `notifier` has no tool `added`"),
+        "a removed tool is unknown again: {}",
+        results[4]
+    );
+    // The listing shows the change in the server's last log lines.
+    let listed = rig.engine.list_mcp_servers(false, Some("notifier")).await.unwrap();
+    let lines = &listed[0].log_lines;
+    assert!(
+        lines.iter().any(|l| l.ends_with("tool list changed (5 tools); added: added")),
+        "{lines:?}"
+    );
+    assert!(lines.iter().any(|l| l.ends_with("tool list changed (4 tools); removed: added")));
+    rig.engine.shutdown(std::time::Duration::from_secs(5)).await;
+}
+
+#[tokio::test]
+#[ignore = "needs the SDK of scripts/mcp-peers (scripts/mcp-peers/install.sh)"]
+async fn a_tool_an_untrusted_server_adds_later_waits_for_approval_like_its_first_ones() {
+    let rig = Rig::new(&notifier_config(false)).await;
+    rig.fake.push(activate(&["notifier"]));
+    rig.fake.push(notifier_call("add_tool", &json!({})));
+    rig.fake.push(notifier_call("added", &json!({"word": "hi"})));
+    rig.fake.push(Reply::text("Done."));
+    let opts = || ChatOptions {
+        workdir: Some(rig.work.clone()),
+        park_mode: ParkMode::Exit,
+        ..Default::default()
+    };
+    let mut rx = rig.engine.subscribe();
+    let receipt = rig.engine.send_message(SOURCE, "try the notifier", opts()).await.unwrap();
+    let (sid, outcome) = finish(&rig.engine, receipt).await;
+    let asked = |rx: &mut _| {
+        super::turn::drain(rx, sid)
+            .into_iter()
+            .filter_map(|e| match e {
+                Event::ApprovalRequested { request, .. } => Some(request),
+                _ => None,
+            })
+            .collect::<Vec<_>>()
+    };
+    let mcp_call =
+        |tool: &str| ApprovalRequest::McpCall { server: "notifier".into(), tool: tool.into() };
+    let TurnOutcome::Parked { tool_call_ids } = outcome else { panic!("{outcome:?}") };
+    assert_eq!(asked(&mut rx), [mcp_call("add_tool")]);
+    let approve = DecisionInput { approved: true, note: None, bypass: None };
+    rig.engine.decide(tool_call_ids[0], approve.clone(), "web").await.unwrap();
+    let outcome = rig.engine.resume(sid, ParkMode::Exit).await.unwrap();
+    // The new tool's read-only hint is a claim from a server nobody trusted: it asks too.
+    let TurnOutcome::Parked { tool_call_ids } = outcome else { panic!("{outcome:?}") };
+    assert_eq!(asked(&mut rx), [mcp_call("added")]);
+    assert!(tool_names(&rig.fake.requests()[2].body).contains(&"mcp__notifier__added".to_string()));
+    rig.engine.decide(tool_call_ids[0], approve, "web").await.unwrap();
+    let outcome = rig.engine.resume(sid, ParkMode::Exit).await.unwrap();
+    assert!(matches!(outcome, TurnOutcome::Final { .. }), "{outcome:?}");
+    let last = rig.fake.requests().last().unwrap().body.clone();
+    assert_eq!(tool_results(&last).pop().unwrap(), "added says hi");
     rig.engine.shutdown(std::time::Duration::from_secs(5)).await;
 }

@@ -219,6 +219,12 @@ function Server({ server, actions, onError }: { server: McpServerInfo; actions: 
           </tbody>
         </table>
       ) : null}
+      {server.log_lines.length > 0 ? (
+        <details className="mcp-log">
+          <summary>Last log lines</summary>
+          <pre aria-label={`Last log lines of ${server.name}`}>{server.log_lines.join("\n")}</pre>
+        </details>
+      ) : null}
     </li>
   );
 }

@@ -1,0 +1,398 @@
+//! What a server sends on its own, without being asked: a log message goes to the server's log,
+//! a changed tool list is listed again (and offered from the next round), anything else is kept
+//! as an event with its server, method and time.
+
+use std::borrow::Cow;
+use std::collections::VecDeque;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+
+use chrono::{DateTime, Utc};
+#[expect(
+    deprecated,
+    reason = "logging is deprecated from protocol 2026-07-28 on (SEP-2577); servers on 2025-11-25 still send it"
+)]
+use rmcp::model::LoggingMessageNotificationParam;
+use rmcp::model::{
+    ClientConfig, CustomNotification, ResourceUpdatedNotificationParam,
+    SubscriptionsAcknowledgedNotificationParams, TaskStatusNotificationParams,
+};
+use rmcp::model::{JsonRpcMessage, ServerNotification};
+use rmcp::service::{NotificationContext, RxJsonRpcMessage, TxJsonRpcMessage};
+use rmcp::transport::Transport;
+use rmcp::{ClientHandler, RoleClient};
+use serde_json::Value;
+
+use crate::log::{ServerLog, sanitize};
+use crate::server::{McpTool, to_tools};
+
+/// How many events a server keeps (the oldest go first).
+pub const MAX_EVENTS: usize = 100;
+/// Largest event parameters kept as they came (serialised): larger ones are cut to a string.
+const MAX_EVENT_PARAMS: usize = 16 * 1024;
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+/// A notification a server sent that is neither a log message nor a change of its tools
+/// (a resource update, a list change, a server's own `event/...`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct ServerEvent {
+    pub at: DateTime<Utc>,
+    /// Its JSON-RPC method, e.g. `notifications/resources/updated`.
+    pub method: String,
+    pub params: Option<Value>,
+}
+
+/// A server's last [`MAX_EVENTS`] events. In memory only: the engine's event table (TIC) is not
+/// there yet.
+#[derive(Debug, Clone, Default)]
+pub struct Events(Arc<Mutex<VecDeque<ServerEvent>>>);
+
+impl Events {
+    fn push(&self, method: &str, params: Option<Value>) {
+        let params = params.map(|p| {
+            let text = p.to_string();
+            if text.len() > MAX_EVENT_PARAMS { Value::String(sanitize(&text)) } else { p }
+        });
+        let mut events = lock(&self.0);
+        if events.len() == MAX_EVENTS {
+            events.pop_front();
+        }
+        events.push_back(ServerEvent { at: Utc::now(), method: method.to_string(), params });
+    }
+
+    /// Oldest first.
+    pub fn list(&self) -> Vec<ServerEvent> {
+        lock(&self.0).iter().cloned().collect()
+    }
+}
+
+/// A connection's tools, replaced when the server says they changed. Each listing takes a
+/// ticket before it asks, so a slow answer never overwrites a newer one.
+#[derive(Debug, Clone, Default)]
+pub struct ToolList {
+    next: Arc<AtomicU64>,
+    current: Arc<Mutex<(u64, Vec<McpTool>)>>,
+    /// `tools/list_changed` notifications read off the transport so far, and how many of them a
+    /// finished listing covers: a call that returns waits for the two to meet, so a tool its
+    /// call added is offered from the very next round.
+    changed: Arc<AtomicU64>,
+    settled: Arc<AtomicU64>,
+    relisted: Arc<tokio::sync::Notify>,
+}
+
+/// Longest a returning call waits for the tool list its server said changed.
+const SETTLE_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(10);
+
+impl ToolList {
+    /// The transport read a `tools/list_changed` (before the call's answer behind it).
+    fn changed(&self) {
+        self.changed.fetch_add(1, Ordering::SeqCst);
+    }
+
+    fn seen(&self) -> u64 {
+        self.changed.load(Ordering::SeqCst)
+    }
+
+    /// A listing started after `seen` notifications is over (stored, stale or failed).
+    fn settle_to(&self, seen: u64) {
+        self.settled.fetch_max(seen, Ordering::SeqCst);
+        self.relisted.notify_waiters();
+    }
+
+    /// Waits until every `tools/list_changed` read so far has been listed (at most
+    /// [`SETTLE_TIMEOUT`]; a server slow to answer keeps the old list a while longer).
+    pub async fn settled(&self) {
+        let wait = async {
+            loop {
+                // Registered before the check, so a listing that ends in between still wakes it.
+                let relisted = self.relisted.notified();
+                tokio::pin!(relisted);
+                relisted.as_mut().enable();
+                if self.settled.load(Ordering::SeqCst) >= self.seen() {
+                    return;
+                }
+                relisted.await;
+            }
+        };
+        let _ = tokio::time::timeout(SETTLE_TIMEOUT, wait).await;
+    }
+
+    pub fn ticket(&self) -> u64 {
+        self.next.fetch_add(1, Ordering::Relaxed) + 1
+    }
+
+    /// Stores `tools` listed under `ticket` unless a later listing is stored already; returns
+    /// the list it replaced (`None`: kept the later one).
+    pub fn set(&self, ticket: u64, tools: Vec<McpTool>) -> Option<Vec<McpTool>> {
+        let mut current = lock(&self.current);
+        if current.0 > ticket {
+            return None;
+        }
+        let old = std::mem::replace(&mut *current, (ticket, tools));
+        Some(old.1)
+    }
+
+    pub fn get(&self) -> Vec<McpTool> {
+        lock(&self.current).1.clone()
+    }
+
+    pub fn find(&self, name: &str) -> Option<McpTool> {
+        lock(&self.current).1.iter().find(|t| t.name == name).cloned()
+    }
+
+    pub fn len(&self) -> usize {
+        lock(&self.current).1.len()
+    }
+}
+
+/// The client side of one connection.
+pub struct Handler {
+    pub info: ClientConfig,
+    pub server: String,
+    /// The user trusts the server's annotations (see [`crate::ServerConfig::trusted`]): a tool
+    /// listed again is judged exactly as the first listing's tools were.
+    pub trusted: bool,
+    pub log: ServerLog,
+    pub tools: ToolList,
+    pub events: Events,
+}
+
+impl Handler {
+    fn event(&self, method: &str, params: Option<Value>) {
+        tracing::debug!(server = %self.server, method, "MCP server notification");
+        self.events.push(method, params);
+    }
+
+    fn event_of(&self, method: &str, params: &impl serde::Serialize) {
+        self.event(method, serde_json::to_value(params).ok());
+    }
+
+    /// Lists the tools again after `notifications/tools/list_changed`.
+    async fn relist(&self, context: NotificationContext<RoleClient>) {
+        let seen = self.tools.seen();
+        self.relist_inner(context).await;
+        self.tools.settle_to(seen);
+    }
+
+    async fn relist_inner(&self, context: NotificationContext<RoleClient>) {
+        let ticket = self.tools.ticket();
+        // Bounded, so a server that never answers holds up returning calls only once.
+        let listed = tokio::time::timeout(SETTLE_TIMEOUT, context.peer.list_all_tools()).await;
+        let listed = match listed {
+            Ok(Ok(listed)) => listed,
+            Err(_) => {
+                self.log.line("lifecycle", "tool list changed; tools/list did not answer");
+                return;
+            }
+            Ok(Err(e)) => {
+                // The old list stays: a tool that is gone fails at the server when called.
+                self.log.line("lifecycle", &format!("tool list changed; tools/list failed: {e}"));
+                return;
+            }
+        };
+        let tools = to_tools(self.trusted, listed);
+        let names: Vec<String> = tools.iter().map(|t| t.name.clone()).collect();
+        let count = tools.len();
+        let Some(old) = self.tools.set(ticket, tools) else { return };
+        let added: Vec<&str> = names
+            .iter()
+            .filter(|n| !old.iter().any(|t| &t.name == *n))
+            .map(String::as_str)
+            .collect();
+        let removed: Vec<&str> =
+            old.iter().filter(|t| !names.contains(&t.name)).map(|t| t.name.as_str()).collect();
+        let mut text = format!("tool list changed ({count} tools)");
+        if !added.is_empty() {
+            text.push_str(&format!("; added: {}", added.join(", ")));
+        }
+        if !removed.is_empty() {
+            text.push_str(&format!("; removed: {}", removed.join(", ")));
+        }
+        self.log.line("lifecycle", &text);
+        tracing::info!(server = %self.server, tools = count, "MCP server tool list changed");
+    }
+}
+
+/// A transport that counts the `tools/list_changed` notifications it reads, in the order they
+/// arrive: a call's answer read after one is returned only once the list is fetched again.
+pub struct Watched<T> {
+    pub inner: T,
+    pub tools: ToolList,
+}
+
+impl<T: Transport<RoleClient>> Transport<RoleClient> for Watched<T> {
+    type Error = T::Error;
+
+    fn name() -> Cow<'static, str> {
+        T::name()
+    }
+
+    fn send(
+        &mut self,
+        item: TxJsonRpcMessage<RoleClient>,
+    ) -> impl Future<Output = Result<(), Self::Error>> + Send + 'static {
+        self.inner.send(item)
+    }
+
+    async fn receive(&mut self) -> Option<RxJsonRpcMessage<RoleClient>> {
+        let message = self.inner.receive().await;
+        if let Some(JsonRpcMessage::Notification(n)) = &message
+            && matches!(n.notification, ServerNotification::ToolListChangedNotification(_))
+        {
+            self.tools.changed();
+        }
+        message
+    }
+
+    fn close(&mut self) -> impl Future<Output = Result<(), Self::Error>> + Send {
+        self.inner.close()
+    }
+}
+
+/// `data` as one log line's text: a string as it is, anything else as JSON.
+#[expect(
+    deprecated,
+    reason = "logging is deprecated from protocol 2026-07-28 on (SEP-2577); servers on 2025-11-25 still send it"
+)]
+fn log_text(params: &LoggingMessageNotificationParam) -> String {
+    let data = match &params.data {
+        Value::String(s) => s.clone(),
+        other => other.to_string(),
+    };
+    match &params.logger {
+        Some(logger) => format!("{logger}: {data}"),
+        None => data,
+    }
+}
+
+impl ClientHandler for Handler {
+    fn get_info(&self) -> ClientConfig {
+        self.info.clone()
+    }
+
+    #[expect(
+        deprecated,
+        reason = "logging is deprecated from protocol 2026-07-28 on (SEP-2577); servers on 2025-11-25 still send it"
+    )]
+    async fn on_logging_message(
+        &self,
+        params: LoggingMessageNotificationParam,
+        _context: NotificationContext<RoleClient>,
+    ) {
+        let level = serde_json::to_value(params.level)
+            .ok()
+            .and_then(|v| v.as_str().map(str::to_string))
+            .unwrap_or_else(|| "log".into());
+        self.log.line(&level, &log_text(&params));
+    }
+
+    async fn on_tool_list_changed(&self, context: NotificationContext<RoleClient>) {
+        self.relist(context).await;
+    }
+
+    async fn on_resource_updated(
+        &self,
+        params: ResourceUpdatedNotificationParam,
+        _context: NotificationContext<RoleClient>,
+    ) {
+        self.event_of("notifications/resources/updated", &params);
+    }
+
+    async fn on_resource_list_changed(&self, _context: NotificationContext<RoleClient>) {
+        self.event("notifications/resources/list_changed", None);
+    }
+
+    async fn on_prompt_list_changed(&self, _context: NotificationContext<RoleClient>) {
+        self.event("notifications/prompts/list_changed", None);
+    }
+
+    async fn on_subscriptions_acknowledged(
+        &self,
+        params: SubscriptionsAcknowledgedNotificationParams,
+        _context: NotificationContext<RoleClient>,
+    ) {
+        self.event_of("notifications/subscriptions/acknowledged", &params);
+    }
+
+    async fn on_task_status(
+        &self,
+        params: TaskStatusNotificationParams,
+        _context: NotificationContext<RoleClient>,
+    ) {
+        self.event_of("notifications/tasks/status", &params);
+    }
+
+    async fn on_custom_notification(
+        &self,
+        notification: CustomNotification,
+        _context: NotificationContext<RoleClient>,
+    ) {
+        self.event(&notification.method, notification.params);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+
+    use std::time::Duration;
+
+    use serde_json::json;
+
+    use super::{Events, MAX_EVENTS, ToolList};
+    use crate::McpTool;
+
+    fn tool(name: &str) -> McpTool {
+        McpTool {
+            name: name.into(),
+            description: String::new(),
+            input_schema: json!({"type": "object"}),
+            read_only: false,
+        }
+    }
+
+    #[test]
+    fn a_slow_listing_never_overwrites_a_newer_one() {
+        let list = ToolList::default();
+        let first = list.ticket();
+        let second = list.ticket();
+        assert_eq!(list.set(second, vec![tool("new")]), Some(vec![]));
+        assert_eq!(list.set(first, vec![tool("old")]), None);
+        assert_eq!(list.get(), vec![tool("new")]);
+        assert!(list.find("new").is_some() && list.find("old").is_none());
+    }
+
+    #[tokio::test]
+    async fn a_returning_call_waits_for_the_listing_a_change_started() {
+        let list = ToolList::default();
+        // Nothing changed: at once.
+        tokio::time::timeout(Duration::from_secs(1), list.settled()).await.unwrap();
+        list.changed();
+        let seen = list.seen();
+        let waiter = {
+            let list = list.clone();
+            tokio::spawn(async move { list.settled().await })
+        };
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        assert!(!waiter.is_finished(), "returned before the list was fetched again");
+        list.settle_to(seen);
+        tokio::time::timeout(Duration::from_secs(1), waiter).await.unwrap().unwrap();
+    }
+
+    #[test]
+    fn events_are_bounded_and_large_params_cut() {
+        let events = Events::default();
+        events.push("event/big", Some(json!({"text": "x".repeat(20_000)})));
+        assert!(events.list()[0].params.as_ref().unwrap().is_string());
+        for i in 0..MAX_EVENTS {
+            events.push("event/n", Some(json!({"i": i})));
+        }
+        let list = events.list();
+        assert_eq!(list.len(), MAX_EVENTS);
+        assert_eq!(list[0].params, Some(json!({"i": 0})));
+        assert_eq!(list[0].method, "event/n");
+    }
+}
