@@ -68,6 +68,14 @@ async fn call_result(rig: &Rig, sid: i64) -> (i64, ToolStatus, String) {
         .expect("no tool call")
 }
 
+/// The modes of `execute_task` in the first request.
+fn offered_modes(rig: &Rig) -> Value {
+    let first = rig.fake.requests().remove(0);
+    let tools = first.body["tools"].as_array().unwrap().clone();
+    let def = tools.into_iter().find(|t| t["function"]["name"] == "execute_task").unwrap();
+    def["function"]["parameters"]["properties"]["mode"]["enum"].clone()
+}
+
 /// A cron call parks (the session's "all tools" bypass notwithstanding) with the job in the
 /// Inbox; returns the session and the call.
 async fn parked_cron_call(rig: &Rig) -> (i64, i64) {
@@ -84,18 +92,7 @@ async fn a_cron_call_waits_for_the_person_under_approve_all_and_the_inbox_shows_
     let rig = rig().await;
     let (_, call) = parked_cron_call(&rig).await;
     // Offered with mode `cron` in a person's chat.
-    let first = rig.fake.requests().remove(0);
-    let def = first.body["tools"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|t| t["function"]["name"] == "execute_task")
-        .unwrap()
-        .clone();
-    assert_eq!(
-        def["function"]["parameters"]["properties"]["mode"]["enum"],
-        json!(["sync", "async", "cron"])
-    );
+    assert_eq!(offered_modes(&rig), json!(["sync", "async", "cron"]));
     let inbox = rig.engine.inbox().await.unwrap();
     assert_eq!(inbox.items.len(), 1, "{inbox:?}");
     let item = &inbox.items[0];
@@ -186,6 +183,29 @@ async fn an_invalid_schedule_is_refused_with_the_parsers_words_and_asks_nobody()
         let store = rig.store().await;
         assert!(store.approval_request(call).await.unwrap().is_none(), "no approval row");
     }
+    assert!(rig.engine.inbox().await.unwrap().items.is_empty());
+    assert!(rig.engine.list_jobs().await.unwrap().is_empty());
+}
+
+/// A session nobody attends as a chat (`is_interactive` false: a bot's, a script's) is not
+/// offered mode `cron`, and a cron call there is refused before anyone is asked.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_session_that_is_not_a_persons_chat_cannot_schedule() {
+    let rig = rig().await;
+    let store = rig.store().await;
+    let new = skald_store::repo::sessions::NewSession {
+        is_interactive: false,
+        run_context: Some(json!({ "working_directory": rig.work }).to_string()),
+        ..skald_store::repo::sessions::NewSession::interactive("test")
+    };
+    let created = store.create_session(&new).await.unwrap();
+    store.set_active_session("test", created.session_id).await.unwrap();
+    let (sid, outcome) = turn(&rig, cron_call(weekdays()), Some("Cannot.")).await;
+    assert_eq!(sid, created.session_id, "the turn ran in the session that is not a chat");
+    assert!(matches!(outcome, TurnOutcome::Final { .. }), "{outcome:?}");
+    assert_eq!(offered_modes(&rig), json!(["sync", "async"]));
+    let (_, status, result) = call_result(&rig, sid).await;
+    assert_eq!(status, ToolStatus::Failed, "{result}");
     assert!(rig.engine.inbox().await.unwrap().items.is_empty());
     assert!(rig.engine.list_jobs().await.unwrap().is_empty());
 }
