@@ -56,6 +56,7 @@ describe("approval card", () => {
       working_directory: "/repo",
       schedule_in_words: "every weekday at 09:00, Europe/Berlin",
       next_runs: ["2026-05-05T09:00:00+02:00", "2026-05-06T09:00:00+02:00"],
+      run_context: { allow_fs_writes: ["/repo"] },
     };
     render(
       <ApprovalCard
@@ -66,6 +67,7 @@ describe("approval card", () => {
     expect(screen.getByText(/every weekday at 09:00, Europe\/Berlin/)).toBeTruthy();
     expect(screen.getByText("Morning digest")).toBeTruthy();
     expect(screen.getByText(/2026-05-05T09:00:00\+02:00, 2026-05-06T09:00:00\+02:00/)).toBeTruthy();
+    expect(screen.getByText(/"allow_fs_writes":\["\/repo"\]/)).toBeTruthy();
     expect(screen.getByLabelText("Prompt").textContent).toBe("summarise the news\nand list three headlines");
   });
 

@@ -142,6 +142,11 @@ function JobToSchedule({ args }: { args: Record<string, unknown> }) {
         In <code><Visible text={text("working_directory")} mode="line" /></code> on client{" "}
         <code><Visible text={text("client")} mode="line" /></code>
       </p>
+      {args.run_context ? (
+        <p className="muted">
+          Run context (what its runs may do unasked): <code><Visible text={JSON.stringify(args.run_context)} mode="line" /></code>
+        </p>
+      ) : null}
       <pre className="code-pre" aria-label="Prompt">
         <Visible text={text("prompt")} />
       </pre>

@@ -88,8 +88,12 @@ fn job_review(arguments: &serde_json::Value) -> Review {
         format!("next runs: {}", if next.is_empty() { "none".into() } else { next.join(", ") }),
         format!("working directory: {}", one_line(text("working_directory"))),
         format!("client: {}", one_line(text("client"))),
-        "prompt:".to_string(),
     ];
+    // The runs' pre-authorisations and rule group, under which they act unattended.
+    if let Some(rc) = arguments.get("run_context").filter(|rc| !rc.is_null()) {
+        details.push(format!("run context: {}", one_line(&rc.to_string())));
+    }
+    details.push("prompt:".to_string());
     details.extend(text("prompt").split('\n').map(|l| format!("  {l}")));
     Review { what, details }
 }
@@ -246,6 +250,7 @@ mod tests {
             "prompt": "line one\nline two",
             "schedule": { "kind": "cron", "expr": "0 0 9 * * 1-5 *" },
             "timezone": "Europe/Berlin", "client": "fast", "working_directory": "/w",
+            "run_context": { "allow_fs_writes": ["/w"] },
             "schedule_in_words": "every weekday at 09:00, Europe/Berlin",
             "next_runs": ["2026-05-05T09:00:00+02:00", "2026-05-06T09:00:00+02:00"],
         });
@@ -261,6 +266,7 @@ mod tests {
                 "next runs: 2026-05-05T09:00:00+02:00, 2026-05-06T09:00:00+02:00",
                 "working directory: /w",
                 "client: fast",
+                r#"run context: {"allow_fs_writes":["/w"]}"#,
                 "prompt:",
                 "  line one",
                 "  line two",

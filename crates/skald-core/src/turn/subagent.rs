@@ -339,6 +339,8 @@ pub fn review_args(job: &CronJob) -> Value {
         "timezone": i.timezone,
         "client": i.client,
         "working_directory": i.run_context.as_ref().and_then(|r| r.working_directory.clone()),
+        // The runs' pre-authorisations and rule group too: they act unattended under them.
+        "run_context": i.run_context,
         "schedule_in_words": job.preview.description,
         "next_runs": job.preview.next,
     })

@@ -108,6 +108,7 @@ async fn a_cron_call_waits_for_the_person_under_approve_all_and_the_inbox_shows_
     assert_eq!(args["agent_id"], "scout");
     assert_eq!(args["timezone"], "Europe/Berlin");
     assert_eq!(args["working_directory"], rig.work.display().to_string());
+    assert_eq!(args["run_context"]["working_directory"], rig.work.display().to_string());
     let next = args["next_runs"].as_array().unwrap();
     assert_eq!(next.len(), 5, "{next:?}");
     assert!(
