@@ -735,13 +735,14 @@ fn done_event(tool_call_id: i64, result: String) -> Event {
     Event::ToolDone { tool_call_id, result, result_type: ResultType::String }
 }
 
-/// A job to schedule in one line: its title, agent, schedule in words and next run.
+/// A job to schedule in one line: its title (quoted and escaped: the model chose it), agent,
+/// schedule in words and next run.
 fn job_summary(args: &Value) -> String {
     let text = |k: &str| args.get(k).and_then(Value::as_str).unwrap_or("?");
     let next = args.get("next_runs").and_then(|n| n.get(0)).and_then(Value::as_str);
     format!(
-        "schedule the job \"{}\": agent {}, {}{}",
-        text("title"),
+        "schedule the job {}: agent {}, {}{}",
+        Value::from(text("title")),
         text("agent_id"),
         text("schedule_in_words"),
         next.map(|n| format!(", next {n}")).unwrap_or_default()
