@@ -44,6 +44,33 @@ describe("approval card", () => {
     expect(onDecide).toHaveBeenCalledWith(9, expect.objectContaining({ approved: false, note: "use the other file" }));
   });
 
+  it("shows a job an agent asks to schedule: schedule in words, next runs and the whole prompt", () => {
+    const args = {
+      mode: "cron",
+      title: "Morning digest",
+      agent_id: "scout",
+      prompt: "summarise the news\nand list three headlines",
+      schedule: { kind: "cron", expr: "0 0 9 * * 1-5 *" },
+      timezone: "Europe/Berlin",
+      client: "fast",
+      working_directory: "/repo",
+      schedule_in_words: "every weekday at 09:00, Europe/Berlin",
+      next_runs: ["2026-05-05T09:00:00+02:00", "2026-05-06T09:00:00+02:00"],
+      run_context: { allow_fs_writes: ["/repo"] },
+    };
+    render(
+      <ApprovalCard
+        approval={view({ kind: "tool", toolName: "execute_task", arguments: args, path: null, diff: null })}
+        onDecide={vi.fn()}
+      />,
+    );
+    expect(screen.getByText(/every weekday at 09:00, Europe\/Berlin/)).toBeTruthy();
+    expect(screen.getByText("Morning digest")).toBeTruthy();
+    expect(screen.getByText(/2026-05-05T09:00:00\+02:00, 2026-05-06T09:00:00\+02:00/)).toBeTruthy();
+    expect(screen.getByText(/"allow_fs_writes":\["\/repo"\]/)).toBeTruthy();
+    expect(screen.getByLabelText("Prompt").textContent).toBe("summarise the news\nand list three headlines");
+  });
+
   it("shows the command line and working directory for execute_cmd", () => {
     render(
       <ApprovalCard

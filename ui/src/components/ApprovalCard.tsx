@@ -113,8 +113,51 @@ function Arguments({ value }: { value: unknown }) {
   );
 }
 
+/** The arguments of `execute_task` mode `cron` (an agent asks to schedule a job), else null. */
+function jobToSchedule(approval: ApprovalView): Record<string, unknown> | null {
+  const args = approval.arguments;
+  if (approval.toolName !== "execute_task" || typeof args !== "object" || args === null) return null;
+  const record = args as Record<string, unknown>;
+  return record.mode === "cron" ? record : null;
+}
+
+/** A job an agent asks to schedule. It runs later with nobody watching, so what and when come
+ * first: title, agent, schedule in words, next runs, where and on which client, the prompt whole. */
+function JobToSchedule({ args }: { args: Record<string, unknown> }) {
+  const text = (key: string) => (typeof args[key] === "string" ? (args[key] as string) : "?");
+  const next = Array.isArray(args.next_runs)
+    ? args.next_runs.filter((t): t is string => typeof t === "string")
+    : [];
+  return (
+    <div className="approval-job">
+      <p>
+        Schedules the job <strong><Visible text={text("title")} mode="line" /></strong> for agent{" "}
+        <code><Visible text={text("agent_id")} mode="line" /></code>:{" "}
+        <Visible text={text("schedule_in_words")} mode="line" />
+      </p>
+      <p className="muted">
+        Next runs: <Visible text={next.length ? next.join(", ") : "none"} mode="line" />
+      </p>
+      <p className="muted">
+        In <code><Visible text={text("working_directory")} mode="line" /></code> on client{" "}
+        <code><Visible text={text("client")} mode="line" /></code>
+      </p>
+      {args.run_context ? (
+        <p className="muted">
+          Run context (what its runs may do unasked): <code><Visible text={JSON.stringify(args.run_context)} mode="line" /></code>
+        </p>
+      ) : null}
+      <pre className="code-pre" aria-label="Prompt">
+        <Visible text={text("prompt")} />
+      </pre>
+    </div>
+  );
+}
+
 /** The body of an approval: the reviewed diff for writes, the command line, or the raw arguments. */
 export function ApprovalSubject({ approval }: { approval: ApprovalView }): ReactNode {
+  const job = jobToSchedule(approval);
+  if (job) return <JobToSchedule args={job} />;
   if (approval.kind === "command") {
     return (
       <div className="approval-command">

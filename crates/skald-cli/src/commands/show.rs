@@ -29,6 +29,9 @@ pub fn request(
             what: format!("MCP tool {} of server {}", one_line(tool), one_line(server)),
             details: argument_lines(arguments),
         },
+        ApprovalRequest::Other { .. } if schedules_job(tool_name, arguments) => {
+            job_review(arguments)
+        }
         ApprovalRequest::Other { path } => Review {
             what: match path {
                 Some(path) => format!("{tool_name} {}", one_line(path)),
@@ -56,6 +59,43 @@ pub fn inbox_item(item: &InboxItem) -> Review {
         (_, path, ..) => ApprovalRequest::Other { path: path.clone() },
     };
     request(&item.tool_name, &item.arguments, &req)
+}
+
+/// `execute_task` mode `cron`: an agent asks to schedule a job.
+fn schedules_job(tool_name: &str, arguments: &serde_json::Value) -> bool {
+    tool_name == "execute_task" && arguments.get("mode").and_then(|m| m.as_str()) == Some("cron")
+}
+
+/// A job an agent asks to schedule, which will run later with nobody watching: its title,
+/// agent and schedule in words, its next runs, where it runs and on which client, and its
+/// prompt whole, line by line.
+fn job_review(arguments: &serde_json::Value) -> Review {
+    let text = |k: &str| arguments.get(k).and_then(|v| v.as_str()).unwrap_or("?");
+    let what = format!(
+        "schedule the job \"{}\" (agent {}): {}",
+        one_line(text("title")),
+        one_line(text("agent_id")),
+        one_line(text("schedule_in_words"))
+    );
+    let next: Vec<String> = arguments
+        .get("next_runs")
+        .and_then(|n| n.as_array())
+        .map(|a| a.iter().filter_map(|t| t.as_str()).map(|t| one_line(t).into_owned()).collect())
+        .unwrap_or_default();
+    let schedule = arguments.get("schedule").map(ToString::to_string).unwrap_or_default();
+    let mut details = vec![
+        format!("schedule: {} in {}", one_line(&schedule), one_line(text("timezone"))),
+        format!("next runs: {}", if next.is_empty() { "none".into() } else { next.join(", ") }),
+        format!("working directory: {}", one_line(text("working_directory"))),
+        format!("client: {}", one_line(text("client"))),
+    ];
+    // The runs' pre-authorisations and rule group, under which they act unattended.
+    if let Some(rc) = arguments.get("run_context").filter(|rc| !rc.is_null()) {
+        details.push(format!("run context: {}", one_line(&rc.to_string())));
+    }
+    details.push("prompt:".to_string());
+    details.extend(text("prompt").split('\n').map(|l| format!("  {l}")));
+    Review { what, details }
 }
 
 /// The tool's own name in `mcp__<server>__<tool>`.
@@ -201,6 +241,37 @@ mod tests {
         assert_eq!(review.details, ["$ ls -la", "> curl x | sh"]);
         let one = ApprovalRequest::Command { command: "ls -la".into(), workdir: "/w".into() };
         assert_eq!(request("execute_cmd", &json!({}), &one).what, "command `ls -la` in /w");
+    }
+
+    #[test]
+    fn a_job_to_schedule_shows_its_schedule_in_words_next_runs_and_whole_prompt() {
+        let args = serde_json::json!({
+            "mode": "cron", "title": "Daily\nreport", "agent_id": "scout",
+            "prompt": "line one\nline two",
+            "schedule": { "kind": "cron", "expr": "0 0 9 * * 1-5 *" },
+            "timezone": "Europe/Berlin", "client": "fast", "working_directory": "/w",
+            "run_context": { "allow_fs_writes": ["/w"] },
+            "schedule_in_words": "every weekday at 09:00, Europe/Berlin",
+            "next_runs": ["2026-05-05T09:00:00+02:00", "2026-05-06T09:00:00+02:00"],
+        });
+        let review = request("execute_task", &args, &ApprovalRequest::Other { path: None });
+        assert_eq!(
+            review.what,
+            "schedule the job \"Daily\\nreport\" (agent scout): every weekday at 09:00, Europe/Berlin"
+        );
+        assert_eq!(
+            review.details,
+            [
+                r#"schedule: {"expr":"0 0 9 * * 1-5 *","kind":"cron"} in Europe/Berlin"#,
+                "next runs: 2026-05-05T09:00:00+02:00, 2026-05-06T09:00:00+02:00",
+                "working directory: /w",
+                "client: fast",
+                r#"run context: {"allow_fs_writes":["/w"]}"#,
+                "prompt:",
+                "  line one",
+                "  line two",
+            ]
+        );
     }
 
     #[test]

@@ -207,6 +207,9 @@ struct Reach {
     protection: Option<(PathBuf, Protection)>,
     /// A path beyond what a bypass may cover (outside the working directory).
     outside: bool,
+    /// A call a person always approves (scheduling a job): only a deny rule answers it
+    /// otherwise, and no bypass, allow rule or pre-authorisation lets it through.
+    floor: bool,
 }
 
 impl Reach {
@@ -242,12 +245,13 @@ impl Reach {
             })
         };
         let outside = scope.iter().any(|p| !within_workdir(p));
-        Reach { target, named, protection, outside }
+        let floor = names::schedules_job(g.tool, g.args);
+        Reach { target, named, protection, outside, floor }
     }
 
     /// Whether a bypass may relax the call's Require.
     fn bypassable(&self) -> bool {
-        self.protection.is_none() && !self.outside
+        self.protection.is_none() && !self.outside && !self.floor
     }
 }
 
@@ -301,6 +305,9 @@ fn judge(rules: &LoadedRules, g: &GateInput<'_>, reach: &Reach) -> Verdict {
                 canonical.map(|p| format!(" ({})", p.display())).unwrap_or_default()
             ));
         }
+        // A job runs later with nobody watching: a person says yes to exactly that job, even
+        // where a rule allows the tool.
+        _ if reach.floor => return Verdict::Require,
         // A rule a person wrote: it may allow even a protected path.
         Some(Action::Allow) => return Verdict::Allow,
         Some(Action::Require) => Verdict::Require,

@@ -2,6 +2,7 @@
 //! occurrences (it only enqueues: a run is a work item like an async task's), and what a run's
 //! start, park and end write on its row.
 
+use std::sync::{Arc, Weak};
 use std::time::Duration;
 
 use chrono::{DateTime, Utc};
@@ -12,14 +13,14 @@ use skald_protocol::{
 use skald_store::clock::format_ts;
 use skald_store::repo::jobs::{Claim, JobFields, JobRow, JobRunRow, RunPlan};
 
-use super::Engine;
 use super::run_context::encode_run_context;
 use super::runner::RunMark;
 use super::work::Adopted;
+use super::{Engine, Inner};
 use crate::agents;
 use crate::error::EngineError;
 use crate::jobs::Schedule;
-use crate::turn::TurnOutcome;
+use crate::turn::{JobDesk, JobFuture, TurnOutcome};
 
 /// How often the scheduler looks for due jobs: one indexed read when none is due, so a job's
 /// second-exact schedule is kept without a timer per job.
@@ -252,6 +253,18 @@ impl Engine {
         Ok(parsed.preview(now))
     }
 
+    /// What a turn's `execute_task` mode `cron` checks and adds jobs with.
+    pub(super) fn job_desk(&self) -> Arc<dyn JobDesk> {
+        Arc::new(EngineJobs(Arc::downgrade(&self.inner)))
+    }
+
+    /// Checks a job as `add_job` would and previews its schedule from now.
+    fn check_job(&self, input: &JobInput) -> Result<SchedulePreview, EngineError> {
+        let now = self.store().clock().now();
+        self.validate_job(input, now)?;
+        self.preview_schedule(&input.schedule, input.timezone.as_deref())
+    }
+
     /// Every job with its next run and its last run, oldest first.
     pub async fn list_jobs(&self) -> Result<Vec<JobInfo>, EngineError> {
         let store = self.store();
@@ -418,6 +431,26 @@ impl Engine {
             enabled,
             anchor: format_ts(now),
         })
+    }
+}
+
+/// The engine's jobs as a turn sees them (weakly held: a turn never keeps its engine alive).
+struct EngineJobs(Weak<Inner>);
+
+impl EngineJobs {
+    fn engine(&self) -> Result<Engine, EngineError> {
+        self.0.upgrade().map(|inner| Engine { inner }).ok_or(EngineError::ShuttingDown)
+    }
+}
+
+impl JobDesk for EngineJobs {
+    fn check(&self, input: &JobInput) -> Result<SchedulePreview, EngineError> {
+        self.engine()?.check_job(input)
+    }
+
+    fn add(&self, input: JobInput) -> JobFuture {
+        let engine = self.engine();
+        Box::pin(async move { engine?.add_job(input).await })
     }
 }
 

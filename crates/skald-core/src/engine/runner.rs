@@ -584,6 +584,7 @@ impl Engine {
             start_task: self.task_starter(),
             mcp: self.mcp(),
             edit_mcp: self.mcp_editor(),
+            jobs: self.job_desk(),
         };
         let policy = TurnPolicy {
             session_id,
@@ -596,6 +597,7 @@ impl Engine {
             workdir,
             auto_deny: session.auto_deny_approvals,
             background: session.is_ephemeral,
+            interactive: session.is_interactive,
             build,
             max_rounds: cfg.llm.max_tool_rounds,
             max_subagent_depth: cfg.llm.max_subagent_depth,

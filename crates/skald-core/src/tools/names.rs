@@ -30,6 +30,13 @@ pub fn is_subagent_tool(name: &str) -> bool {
     matches!(name, EXECUTE_TASK | EXECUTE_SUBTASK)
 }
 
+/// `execute_task` mode `cron`: an agent asks to schedule a job, which runs later unattended.
+/// A person approves every such call (a floor no rule, bypass or pre-authorisation lowers).
+pub fn schedules_job(name: &str, args: &serde_json::Value) -> bool {
+    name == EXECUTE_TASK
+        && args.get("mode").and_then(serde_json::Value::as_str).map(str::trim) == Some("cron")
+}
+
 /// Tools that change files (approval class "write"; `file_changed` on success).
 pub fn is_write_tool(name: &str) -> bool {
     matches!(name, WRITE_FILE | EDIT_FILE | INSERT_AT_LINE | REPLACE_LINES)

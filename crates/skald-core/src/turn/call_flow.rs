@@ -228,8 +228,11 @@ pub async fn settle(ctx: &TurnCtx, row: &ToolCallRow) -> Result<CallFlow, Engine
             // It may have had effects: re-run only what is safe to repeat.
             // A delegation that opened no frame yet has done nothing; activating a server again
             // changes nothing; an MCP tool is as read-only as its (started) server says.
+            // A job may have been stored already (nothing keys it to the call): the person
+            // reconciles it rather than it being scheduled twice.
+            let schedules = names::schedules_job(name, &parse_args(&raw).unwrap_or(Value::Null));
             let read_only = ctx.deps.tools.get(name).is_some_and(|t| t.def().read_only)
-                || names::is_subagent_tool(name)
+                || (names::is_subagent_tool(name) && !schedules)
                 || name == names::ACTIVATE_TOOLS
                 || mcp::is_read_only(name, ctx);
             if read_only {
@@ -320,6 +323,17 @@ pub async fn gate(
     if name == names::ASK_USER_CLARIFICATION {
         return recorded(ask(ctx, id, &args).await?);
     }
+    // A job is checked before anyone is asked: a schedule that cannot run is the model's to fix
+    // (with the parser's words). What the person reviews, and what runs once they approve, is
+    // the call with its choices made explicit and its schedule in words.
+    let args = if names::schedules_job(name, &args) {
+        match subagent::cron_job(ctx, &args) {
+            Ok(job) => subagent::review_args(&job),
+            Err(m) => return recorded(fail(ctx, id, &m).await?),
+        }
+    } else {
+        args
+    };
     let target: Option<PathBuf> =
         tool.as_ref().and_then(|t| t.target_path(&args, &ctx.policy.workdir));
     let input = GateInput {
@@ -403,6 +417,7 @@ async fn park(
     // project must not pass for a file in it.
     let target_shown = target.as_ref().map(|t| t.display().to_string());
     let summary = match (&review, &command, &target_shown) {
+        _ if names::schedules_job(name, args) => job_summary(args),
         (Some((path, d)), _, _) => format!("{name} {path} ({})", d.summary),
         (None, Some(c), _) => format!("run `{c}`"),
         (None, None, Some(path)) => format!("{name} {path} {}", compact_json(args)),
@@ -718,6 +733,20 @@ async fn end_call(
 
 fn done_event(tool_call_id: i64, result: String) -> Event {
     Event::ToolDone { tool_call_id, result, result_type: ResultType::String }
+}
+
+/// A job to schedule in one line: its title (quoted and escaped: the model chose it), agent,
+/// schedule in words and next run.
+fn job_summary(args: &Value) -> String {
+    let text = |k: &str| args.get(k).and_then(Value::as_str).unwrap_or("?");
+    let next = args.get("next_runs").and_then(|n| n.get(0)).and_then(Value::as_str);
+    format!(
+        "schedule the job {}: agent {}, {}{}",
+        Value::from(text("title")),
+        text("agent_id"),
+        text("schedule_in_words"),
+        next.map(|n| format!(", next {n}")).unwrap_or_default()
+    )
 }
 
 fn compact_json(v: &Value) -> String {

@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use skald_llm::{LlmClient, ModelEndpoint};
-use skald_protocol::RunContext;
+use skald_protocol::{JobInfo, JobInput, RunContext, SchedulePreview};
 use skald_store::Store;
 use tokio_util::sync::CancellationToken;
 
@@ -14,6 +14,7 @@ use super::TurnEmitter;
 use crate::agents::{Agent, AgentKind};
 use crate::approval::gate::LoadedRules;
 use crate::context::{BuildSettings, ContextCache, ContextInputs, MessageBuilder};
+use crate::error::EngineError;
 use crate::tools::ToolRegistry;
 
 /// Engine-wide services a turn uses; the same for every frame of the tree.
@@ -32,7 +33,23 @@ pub struct TurnDeps {
     pub mcp: Arc<skald_mcp::McpManager>,
     /// Changes `mcp.servers` (the `config` tools), through the engine that owns the configuration.
     pub edit_mcp: McpEditor,
+    /// Checks and adds scheduled jobs (`execute_task` mode `cron`), through the engine.
+    pub jobs: Arc<dyn JobDesk>,
 }
+
+/// How a turn checks a job an agent asks to schedule (before the gate: what the person is
+/// shown) and adds it (after the person approved it). `EngineError::InvalidInput` says why a
+/// job is refused, in words for the model.
+pub trait JobDesk: Send + Sync {
+    /// The job's schedule in words with its next fire times, or why it is refused.
+    fn check(&self, input: &JobInput) -> Result<SchedulePreview, EngineError>;
+    /// Stores the job (enabled), checked again.
+    fn add(&self, input: JobInput) -> JobFuture;
+}
+
+/// A job being added.
+pub type JobFuture =
+    std::pin::Pin<Box<dyn std::future::Future<Output = Result<JobInfo, EngineError>> + Send>>;
 
 /// How a turn changes `mcp.servers`: the engine writes config.yml and reloads it.
 pub type McpEditor =
@@ -57,6 +74,9 @@ pub struct TurnPolicy {
     /// The session is an async task's child (run by the background runner, not a chat): its
     /// root delegates with `execute_subtask` only, so no task starts another lifecycle.
     pub background: bool,
+    /// A person's chat (not a job's run, a task, a channel or another unattended source): only
+    /// there may an agent ask to schedule a job.
+    pub interactive: bool,
     pub build: BuildSettings,
     pub max_rounds: u32,
     /// Deepest sub-agent level (`llm.max_subagent_depth`); the root is depth 0.

@@ -17,7 +17,9 @@ mod scheduler;
 mod subagent;
 mod synthetic;
 
-pub use ctx::{FrameCtx, McpEditor, TaskStarter, TurnCtx, TurnDeps, TurnPolicy};
+pub use ctx::{
+    FrameCtx, JobDesk, JobFuture, McpEditor, TaskStarter, TurnCtx, TurnDeps, TurnPolicy,
+};
 pub use emitter::TurnEmitter;
 pub use mcp::Grants;
 

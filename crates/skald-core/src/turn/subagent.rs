@@ -2,14 +2,17 @@
 //! (offered to sub-agents below `llm.max_subagent_depth`). A child frame linked to the spawning
 //! call runs inline — same task, processing lock and token — and its end becomes the call's
 //! result. Resume settles an interrupted child first, then feeds its result to the parent.
-//! `execute_task` mode `async` (an attended root only) starts a background task instead.
+//! `execute_task` mode `async` (an attended root only) starts a background task instead, and
+//! mode `cron` (a person's chat only) schedules a job once the person approves exactly it.
 
 use std::collections::{HashMap, HashSet};
 use std::future::Future;
 use std::pin::Pin;
 
 use serde_json::{Value, json};
-use skald_protocol::{Event, TaskState, ToolStatus};
+use skald_protocol::{
+    Event, JobInput, JobSchedule, RunContext, SchedulePreview, TaskState, ToolStatus,
+};
 use skald_store::repo::history::{NewMessage, Role};
 use skald_store::repo::tasks::{NewTask, TaskRow};
 use skald_store::repo::tools::ToolCallRow;
@@ -50,6 +53,12 @@ fn offers_async(ctx: &TurnCtx) -> bool {
     ctx.is_root() && !ctx.policy.auto_deny && !ctx.policy.background
 }
 
+/// Only a person's chat schedules jobs: a job runs later with nobody watching, so the one who
+/// approves it must be the one it works for (never a job's run, a task, a channel).
+fn offers_cron(ctx: &TurnCtx) -> bool {
+    offers_async(ctx) && ctx.policy.interactive
+}
+
 /// Whether `name` is this frame's delegation tool. A sub-agent at the depth limit still knows
 /// `execute_subtask` (unoffered), so a call to it gets the limit's error rather than "unknown".
 pub fn is_known(name: &str, ctx: &TurnCtx) -> bool {
@@ -72,7 +81,7 @@ pub fn definitions(ctx: &TurnCtx) -> Vec<(String, Value)> {
     }
     let listed: Vec<String> =
         agents.iter().map(|a| format!("- `{}`: {}", a.id, a.meta.description.trim())).collect();
-    let modes = if name == names::EXECUTE_TASK {
+    let mut modes = if name == names::EXECUTE_TASK {
         format!(
             " With mode `async` the task runs in the background instead: the call returns at \
              once and the task's report reaches you later as a `[task <label> reported]` \
@@ -83,6 +92,15 @@ pub fn definitions(ctx: &TurnCtx) -> Vec<(String, Value)> {
     } else {
         String::new()
     };
+    let cron = name == names::EXECUTE_TASK && offers_cron(ctx);
+    if cron {
+        modes.push_str(
+            " With mode `cron` and a `schedule` you ask to schedule a job instead: the agent \
+             runs the prompt on that schedule, unattended, in this session's working directory. \
+             The user always approves the job first; the result names it and its next run. \
+             Use it only when the user asks for recurring or later work.",
+        );
+    }
     let description = format!(
         "Delegate a self-contained task to a sub-agent and wait for its final answer, which \
          becomes this call's result. The sub-agent sees only the prompt you give it (plus the \
@@ -108,12 +126,21 @@ pub fn definitions(ctx: &TurnCtx) -> Vec<(String, Value)> {
     }
     let mut required = vec!["agent_id", "prompt"];
     if name == names::EXECUTE_TASK {
-        properties["mode"] = json!({
-            "type": "string",
-            "enum": ["sync", "async"],
-            "description": "`sync`: run now and wait for the answer. `async`: start it in the \
-                            background; its report arrives later."
-        });
+        let mut modes = vec!["sync", "async"];
+        let mut said = "`sync`: run now and wait for the answer. `async`: start it in the \
+                        background; its report arrives later."
+            .to_string();
+        if cron {
+            modes.push("cron");
+            said.push_str(" `cron`: schedule a job (with `schedule`), approved by the user.");
+            properties["schedule"] = schedule_schema();
+            properties["timezone"] = json!({
+                "type": "string",
+                "description": "With mode `cron`: the IANA time zone the schedule is read in \
+                                (`Europe/Berlin`); leave it out for the user's machine's."
+            });
+        }
+        properties["mode"] = json!({ "type": "string", "enum": modes, "description": said });
         required.insert(0, "mode");
     }
     let def = json!({
@@ -130,6 +157,31 @@ pub fn definitions(ctx: &TurnCtx) -> Vec<(String, Value)> {
         }
     });
     vec![(name.to_string(), def)]
+}
+
+/// `schedule` of mode `cron`: the grammar of `skald jobs add`.
+fn schedule_schema() -> Value {
+    json!({
+        "description": "With mode `cron`: when the job runs. `cron`: seven fields `sec min hour \
+                        day-of-month month day-of-week year` (Sunday = 0), e.g. `0 0 9 * * 1-5 *` \
+                        for weekdays at 09:00. `once`: a local time `2026-12-24T09:00` or an RFC \
+                        3339 instant. `every`: an interval in seconds (at least 60).",
+        "oneOf": [
+            variant("cron", "expr", json!({ "type": "string" })),
+            variant("once", "at", json!({ "type": "string" })),
+            variant("every", "seconds", json!({ "type": "integer", "minimum": 1 })),
+        ]
+    })
+}
+
+/// One kind of schedule: `{"kind": kind, field: …}`.
+fn variant(kind: &str, field: &str, value: Value) -> Value {
+    json!({
+        "type": "object",
+        "properties": { "kind": { "const": kind }, field: value },
+        "required": ["kind", field],
+        "additionalProperties": false
+    })
 }
 
 /// What a valid delegation asks for.
@@ -151,6 +203,9 @@ fn check(ctx: &TurnCtx, name: &str, args: &Value) -> Result<Request, String> {
         match text("mode") {
             "sync" => {}
             "async" if offers_async(ctx) => background = true,
+            "cron" if offers_cron(ctx) => {
+                return Err("mode `cron` schedules a job: it starts no sub-agent".into());
+            }
             "" => return Err("`mode` is required: use `sync` or `async`".into()),
             other => {
                 return Err(format!("mode `{other}` is not available here: use `sync`"));
@@ -199,6 +254,131 @@ fn check(ctx: &TurnCtx, name: &str, args: &Value) -> Result<Request, String> {
     Ok(Request { agent, prompt: prompt.to_string(), title, client, background })
 }
 
+/// A job an agent asks to schedule (`execute_task` mode `cron`), checked as `add_job` checks
+/// it, with its schedule in words and next fire times: what the person approves.
+pub struct CronJob {
+    pub input: JobInput,
+    pub preview: SchedulePreview,
+}
+
+/// Reads and checks a `cron` call; an `Err` is the tool error the model gets (the schedule
+/// parser's own words for a bad schedule). The call's choices are made explicit (title, time
+/// zone, client) so the job created after the approval is the one the person saw.
+pub fn cron_job(ctx: &TurnCtx, args: &Value) -> Result<CronJob, String> {
+    if !offers_cron(ctx) {
+        return Err("mode `cron` is not available here: only the user's own chat schedules \
+                    jobs. Use `sync`."
+            .into());
+    }
+    let text = |k: &str| args.get(k).and_then(Value::as_str).map(str::trim).unwrap_or("");
+    let (agent_id, prompt) = (text("agent_id"), args.get("prompt").and_then(Value::as_str));
+    let prompt = prompt.filter(|p| !p.trim().is_empty()).ok_or("`prompt` is required")?;
+    if agent_id == ctx.frame.agent.id {
+        return Err(format!("`{agent_id}` is the agent making this call: a job runs a task agent"));
+    }
+    let schedule = args.get("schedule").ok_or(
+        "`schedule` is required with mode `cron`: {\"kind\": \"cron\", \"expr\": \"0 0 9 * * 1-5 *\"}, \
+         {\"kind\": \"once\", \"at\": \"2026-12-24T09:00\"} or {\"kind\": \"every\", \"seconds\": 3600}",
+    )?;
+    let schedule: JobSchedule = serde_json::from_value(schedule.clone())
+        .map_err(|e| format!("`schedule` is invalid: {e}"))?;
+    let zone = Some(text("timezone")).filter(|z| !z.is_empty());
+    let timezone = crate::jobs::schedule::parse_timezone(zone).map_err(|e| e.to_string())?;
+    let title = match text("title") {
+        "" => default_title(prompt),
+        t => t.to_string(),
+    };
+    // The client the call named, else the one this agent runs on.
+    let client = match text("client") {
+        "" => ctx.frame.chain.first().map(|m| m.name.clone()),
+        name => Some(name.to_string()),
+    };
+    let run_context = RunContext {
+        working_directory: Some(ctx.policy.workdir.display().to_string()),
+        ..ctx.policy.run_context.clone()
+    };
+    let input = JobInput {
+        title,
+        schedule,
+        timezone: Some(timezone.name().to_string()),
+        agent_id: agent_id.to_string(),
+        prompt: prompt.to_string(),
+        run_context: Some(run_context),
+        client,
+        policies: None,
+        enabled: Some(true),
+    };
+    let preview = ctx.deps.jobs.check(&input).map_err(|e| match e {
+        EngineError::InvalidInput(m) => m,
+        other => format!("cannot check the job: {other}"),
+    })?;
+    Ok(CronJob { input, preview })
+}
+
+/// A title from the prompt's first line when the call gave none.
+fn default_title(prompt: &str) -> String {
+    const MAX: usize = 60;
+    let line = prompt.lines().map(str::trim).find(|l| !l.is_empty()).unwrap_or("Scheduled job");
+    if line.chars().count() > MAX {
+        format!("{}…", line.chars().take(MAX - 1).collect::<String>())
+    } else {
+        line.to_string()
+    }
+}
+
+/// What the person reviews and what runs once approved: the call with its choices made
+/// explicit, the working directory and client, the schedule in words and the next runs.
+pub fn review_args(job: &CronJob) -> Value {
+    let i = &job.input;
+    json!({
+        "mode": "cron",
+        "title": i.title,
+        "agent_id": i.agent_id,
+        "prompt": i.prompt,
+        "schedule": i.schedule,
+        "timezone": i.timezone,
+        "client": i.client,
+        "working_directory": i.run_context.as_ref().and_then(|r| r.working_directory.clone()),
+        // The runs' pre-authorisations and rule group too: they act unattended under them.
+        "run_context": i.run_context,
+        "schedule_in_words": job.preview.description,
+        "next_runs": job.preview.next,
+    })
+}
+
+/// Creates the job the person approved; the result names it, says its schedule and next run.
+async fn schedule_job(ctx: &TurnCtx, args: &Value) -> Result<ChildEnd, EngineError> {
+    let job = match cron_job(ctx, args) {
+        Ok(job) => job,
+        Err(message) => return Ok(ChildEnd::Failed(message)),
+    };
+    let agent = job.input.agent_id.clone();
+    let info = match ctx.deps.jobs.add(job.input).await {
+        Ok(info) => info,
+        Err(EngineError::InvalidInput(m)) => return Ok(ChildEnd::Failed(m)),
+        Err(e) => return Err(e),
+    };
+    let next = info.next_run_at.as_deref().map_or_else(
+        || "none".to_string(),
+        |at| local_time(at, &info.timezone).unwrap_or_else(|| at.to_string()),
+    );
+    Ok(ChildEnd::Answer(format!(
+        "Scheduled job {id} \"{title}\": the `{agent}` agent runs it {words}; next run {next}. \
+         Each run is its own unattended session; the user manages the job on the Jobs page \
+         (`skald jobs`).",
+        id = info.id,
+        title = info.title,
+        words = info.description,
+    )))
+}
+
+/// A stored UTC time in the job's zone.
+fn local_time(at: &str, zone: &str) -> Option<String> {
+    let tz: chrono_tz::Tz = zone.parse().ok()?;
+    let t = chrono::DateTime::parse_from_rfc3339(at).ok()?;
+    Some(t.with_timezone(&tz).to_rfc3339())
+}
+
 /// Runs a delegation the gate allowed: checks, opens the child frame (or reopens the one this
 /// call opened before a crash), runs it to its end.
 pub async fn dispatch(
@@ -207,6 +387,9 @@ pub async fn dispatch(
     name: &str,
     args: &Value,
 ) -> Result<ChildEnd, EngineError> {
+    if names::schedules_job(name, args) {
+        return schedule_job(ctx, args).await;
+    }
     let req = match check(ctx, name, args) {
         Ok(req) => req,
         Err(message) => return Ok(ChildEnd::Failed(message)),

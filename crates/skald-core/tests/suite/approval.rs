@@ -513,3 +513,46 @@ fn diff_leaves_a_rewritten_line_unmarked() {
     assert!(marked(&d, Delete).is_empty());
     assert!(marked(&d, Insert).is_empty());
 }
+
+/// Scheduling a job (`execute_task` mode `cron`) always asks a person: a rule allowing the tool
+/// (or everything), an "all tools" bypass and write pre-authorisation do not let it through;
+/// only a deny rule answers it otherwise. Its `sync` mode follows the rules as before.
+#[test]
+fn scheduling_a_job_asks_a_person_whatever_rules_and_bypasses_say() {
+    let e = env();
+    let rc =
+        RunContext { allow_fs_writes: vec![e.work.display().to_string()], ..Default::default() };
+    let judge = |rules: Vec<Rule>, bypass: &[BypassScope], mode: &str| {
+        let args = serde_json::json!({ "mode": mode, "agent_id": "scout", "prompt": "p" });
+        verdict_under(
+            &Ok(RuleSet::new(rules)),
+            bypass,
+            &GateInput {
+                session_id: 1,
+                tool: "execute_task",
+                category: None,
+                read_only: false,
+                target: None,
+                args: &args,
+                agent_id: "main",
+                source: "web",
+                workdir: &e.work,
+                data_dir: &e.data,
+                home: None,
+                run_context: &rc,
+            },
+        )
+    };
+    let allow_tool = || vec![rule(1, "execute_task", None, Action::Allow, 1)];
+    let allow_all = || vec![rule(1, "*", None, Action::Allow, 1)];
+    let all = [BypassScope::All];
+    for rules in [Vec::new(), allow_tool(), allow_all()] {
+        for bypass in [&[][..], &all[..]] {
+            assert_eq!(judge(rules.clone(), bypass, "cron"), Verdict::Require, "{rules:?}");
+        }
+    }
+    let deny = vec![rule(1, "execute_task", None, Action::Deny, 1)];
+    assert!(matches!(judge(deny, &all, "cron"), Verdict::Deny(_)));
+    assert_eq!(judge(allow_tool(), &[], "sync"), Verdict::Allow);
+    assert_eq!(judge(Vec::new(), &all, "sync"), Verdict::Allow);
+}

@@ -51,7 +51,7 @@ fn check_tools(fake: &FakeLlm) {
                 .find(|t| t["function"]["name"] == "execute_task")
                 .unwrap();
             let modes = &def["function"]["parameters"]["properties"]["mode"]["enum"];
-            assert_eq!(modes, &json!(["sync", "async"]));
+            assert_eq!(modes, &json!(["sync", "async", "cron"]));
         }
     }
 }

@@ -1,3 +1,4 @@
+mod agent_jobs;
 mod agents;
 mod approval;
 mod approval_paths;
