@@ -50,7 +50,9 @@ describe("an MCP server activated by a sub-agent, approved in its lane", () => {
         { type: "text", content: PARENT_ANSWER },
       ],
     });
-    const config = `mcp:\n  servers:\n    - name: everything\n      command: ${SERVER_BIN}\n      description: the MCP reference test server\n`;
+    // Marked trusted, so its read-only tools run freely (an untrusted server's all ask first);
+    // its toggle tool is not read-only and still asks.
+    const config = `mcp:\n  servers:\n    - name: everything\n      command: ${SERVER_BIN}\n      description: the MCP reference test server\n      trusted: true\n`;
     server = await startServer({
       cwd: workdir,
       config,
