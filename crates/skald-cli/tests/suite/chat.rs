@@ -364,6 +364,21 @@ async fn sessions_show_keeps_long_results_short_until_asked_and_list_shows_the_t
     list.args(["sessions", "list"]);
     let (_, listed, _) = run(list).await;
     assert!(listed.contains("read big.txt for me"), "titled by its prompt: {listed}");
+
+    // A prompt is anyone's text: the title it gives cannot drive the terminal that lists it.
+    fake.push(Reply::text("ok"));
+    let mut hostile = cli(&fake, &data);
+    hostile
+        .args(["chat", "--new", "--workdir"])
+        .arg(&work)
+        .arg("\u{1b}]0;owned\u{7}clear \u{202e}txt.exe");
+    let (code, out, err) = run(hostile).await;
+    assert_eq!(code, 0, "{out}\n{err}");
+    let mut list = cli(&fake, &data);
+    list.args(["sessions", "list"]);
+    let (_, listed, _) = run(list).await;
+    assert!(!listed.contains('\u{1b}') && !listed.contains('\u{202e}'), "{listed:?}");
+    assert!(listed.contains("clear"), "{listed}");
 }
 
 /// A model that cannot be reached is named as the person configured it: the client from the
