@@ -5,8 +5,11 @@ use std::str::FromStr;
 use std::sync::Arc;
 use std::time::Duration;
 
-use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteSynchronous};
-use sqlx::{Row, SqlitePool};
+use sqlx::sqlite::SqliteTransactionManager;
+use sqlx::sqlite::{
+    SqliteConnectOptions, SqliteConnection, SqliteJournalMode, SqlitePoolOptions, SqliteSynchronous,
+};
+use sqlx::{Row, SqlitePool, TransactionManager};
 
 use crate::clock::{Clock, SystemClock};
 use crate::db_file::{self, DiskProblem};
@@ -21,6 +24,8 @@ static MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("../../migrations");
 #[derive(Debug, Clone)]
 pub struct Store {
     pool: SqlitePool,
+    /// The one connection this process writes through (`None` when opened only to read).
+    writer: Option<Arc<Writer>>,
     clock: Arc<dyn Clock>,
     path: PathBuf,
     read_only: bool,
@@ -83,23 +88,34 @@ impl Store {
         Ok(opts)
     }
 
+    /// The pool both modes use. No ping before a connection is handed out: a SQLite connection
+    /// is a file handle on a thread of this process, never stale the way a socket is, and the
+    /// ping would be one more trip to that thread for every statement run on the pool.
+    fn pool_options() -> SqlitePoolOptions {
+        SqlitePoolOptions::new().max_connections(8).min_connections(1).test_before_acquire(false)
+    }
+
     async fn open_writable(path: &Path, clock: Arc<dyn Clock>) -> Result<Self, StoreError> {
         let open_err = |source| StoreError::Open { path: path.to_path_buf(), source };
         let opts = Self::options(path)?.create_if_missing(true);
-        let mut pool_opts = SqlitePoolOptions::new().max_connections(8).min_connections(1);
+        let mut pool_opts = Self::pool_options();
         // Crash tests only (`SKALD_COUNT_WRITES`, `SKALD_KILL_AFTER_WRITES`): otherwise no hook.
         if crate::kill_point::active() {
             pool_opts =
                 pool_opts.after_connect(|conn, _| Box::pin(crate::kill_point::install(conn)));
         }
         let pool = pool_opts.connect_with(opts).await.map_err(open_err)?;
-        let store = Self { pool, clock, path: path.to_path_buf(), read_only: false };
+        let mut store =
+            Self { pool, writer: None, clock, path: path.to_path_buf(), read_only: false };
         store.guard_schema_version().await?;
         store.probe_write().await?;
         MIGRATOR
             .run(&store.pool)
             .await
             .map_err(|source| StoreError::Migrate { path: path.to_path_buf(), source })?;
+        // Taken from the pool, so it was opened with the pool's options and hooks.
+        let conn = store.pool.acquire().await.map_err(open_err)?.detach();
+        store.writer = Some(Arc::new(Writer::new(conn)));
         Ok(store)
     }
 
@@ -110,7 +126,7 @@ impl Store {
         let mut last = None;
         for immutable in [false, true] {
             let opts = Self::options(path)?.read_only(true).immutable(immutable);
-            let pool = SqlitePoolOptions::new().max_connections(8).min_connections(1);
+            let pool = Self::pool_options();
             let pool = match pool.connect_with(opts).await {
                 Ok(pool) => pool,
                 Err(e) => {
@@ -118,8 +134,13 @@ impl Store {
                     continue;
                 }
             };
-            let store =
-                Self { pool, clock: clock.clone(), path: path.to_path_buf(), read_only: true };
+            let store = Self {
+                pool,
+                writer: None,
+                clock: clock.clone(),
+                path: path.to_path_buf(),
+                read_only: true,
+            };
             match store.applied_version().await {
                 Ok(Some(v)) if v == Self::supported_schema_version() => return Ok(store),
                 Ok(_) => return Err(StoreError::ReadOnly { path: path.to_path_buf() }),
@@ -200,14 +221,199 @@ impl Store {
 
     /// Starts a write transaction that takes the write lock up front, so two writers queue on the
     /// busy timeout instead of failing when a read lock cannot be upgraded.
-    pub(crate) async fn begin_write(
-        &self,
-    ) -> Result<sqlx::Transaction<'static, sqlx::Sqlite>, StoreError> {
+    ///
+    /// Every write transaction of this process runs on the store's one write connection, taken
+    /// in turn: writers of one process queue here rather than on SQLite's lock, and a
+    /// transaction costs its statements plus `BEGIN` and `COMMIT` — no pool check-out, whose
+    /// connection test and return each cost a trip to the connection's thread.
+    pub(crate) async fn begin_write(&self) -> Result<WriteTx, StoreError> {
         // Every transaction that writes starts here: on a database opened only to read it is
         // refused at once, and a read-only file or a full disk met now is said with its name.
-        if self.read_only {
-            return Err(StoreError::ReadOnly { path: self.path.clone() });
+        let conn = self.write_conn().await?;
+        WriteTx::begin(conn).await.map_err(|e| self.name_file(e.into()))
+    }
+
+    /// The write connection, for one statement that changes rows outside a transaction (in
+    /// SQLite's implicit one): the cheapest write there is. Held until the statement ends.
+    pub(crate) async fn write_conn(
+        &self,
+    ) -> Result<tokio::sync::OwnedMutexGuard<SqliteConnection>, StoreError> {
+        match self.writer.as_ref().filter(|_| !self.read_only) {
+            Some(writer) => writer.take().await,
+            None => Err(StoreError::ReadOnly { path: self.path.clone() }),
         }
-        self.pool.begin_with("BEGIN IMMEDIATE").await.map_err(|e| self.name_file(e.into()))
+    }
+}
+
+/// The connection every write of this process goes through, one holder at a time.
+#[derive(Debug)]
+pub(crate) struct Writer {
+    conn: Arc<tokio::sync::Mutex<SqliteConnection>>,
+}
+
+/// How long a writer waits for the connection before it says the database is busy: the same
+/// bound SQLite's busy timeout puts on waiting for another process's write lock.
+const WRITER_WAIT: Duration = Duration::from_secs(5);
+
+impl Writer {
+    fn new(conn: SqliteConnection) -> Self {
+        Self { conn: Arc::new(tokio::sync::Mutex::new(conn)) }
+    }
+
+    /// The connection, once the writer before has finished with it. A wait past the busy
+    /// bound is an error (a task that already holds the connection and asks again would
+    /// otherwise wait for itself forever).
+    async fn take(&self) -> Result<tokio::sync::OwnedMutexGuard<SqliteConnection>, StoreError> {
+        tokio::time::timeout(WRITER_WAIT, Arc::clone(&self.conn).lock_owned())
+            .await
+            .map_err(|_| StoreError::Sql(sqlx::Error::PoolTimedOut))
+    }
+}
+
+/// A write transaction on the store's write connection: `commit` ends it; dropped without a
+/// commit, it is rolled back before the connection's next command.
+pub struct WriteTx {
+    conn: tokio::sync::OwnedMutexGuard<SqliteConnection>,
+    open: bool,
+}
+
+impl WriteTx {
+    async fn begin(
+        mut conn: tokio::sync::OwnedMutexGuard<SqliteConnection>,
+    ) -> Result<Self, sqlx::Error> {
+        <SqliteTransactionManager as TransactionManager>::begin(
+            &mut conn,
+            Some("BEGIN IMMEDIATE".into()),
+        )
+        .await?;
+        Ok(Self { conn, open: true })
+    }
+
+    pub async fn commit(mut self) -> Result<(), sqlx::Error> {
+        <SqliteTransactionManager as TransactionManager>::commit(&mut self.conn).await?;
+        self.open = false;
+        Ok(())
+    }
+
+    pub async fn rollback(mut self) -> Result<(), sqlx::Error> {
+        <SqliteTransactionManager as TransactionManager>::rollback(&mut self.conn).await?;
+        self.open = false;
+        Ok(())
+    }
+}
+
+impl std::ops::Deref for WriteTx {
+    type Target = SqliteConnection;
+    fn deref(&self) -> &SqliteConnection {
+        &self.conn
+    }
+}
+
+impl std::ops::DerefMut for WriteTx {
+    fn deref_mut(&mut self) -> &mut SqliteConnection {
+        &mut self.conn
+    }
+}
+
+impl Drop for WriteTx {
+    fn drop(&mut self) {
+        if self.open {
+            // Queued on the connection's own thread ahead of anything the next holder sends.
+            <SqliteTransactionManager as TransactionManager>::start_rollback(&mut self.conn);
+        }
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    async fn count(store: &Store) -> i64 {
+        sqlx::query_scalar("SELECT COUNT(*) FROM session_scratchpad")
+            .fetch_one(store.pool())
+            .await
+            .unwrap()
+    }
+
+    /// A transaction dropped without its commit (an error or a cancelled task between two of
+    /// its statements) leaves nothing behind, and the next writer finds the connection free and
+    /// outside any transaction.
+    #[tokio::test]
+    async fn a_write_dropped_before_its_commit_is_rolled_back_and_the_next_one_lands() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open_in_dir(dir.path()).await.unwrap();
+        let session = store
+            .create_session(&crate::repo::sessions::NewSession::interactive("t"))
+            .await
+            .unwrap()
+            .session_id;
+        {
+            let mut tx = store.begin_write().await.unwrap();
+            sqlx::query(
+                "INSERT INTO session_scratchpad (session_id, key, value, updated_at) \
+                 VALUES (?, 'lost', 'v', 'now')",
+            )
+            .bind(session)
+            .execute(&mut *tx)
+            .await
+            .unwrap();
+        }
+        store.set_scratchpad(session, "kept", "v").await.unwrap();
+        assert_eq!(count(&store).await, 1);
+        let keys: Vec<String> =
+            store.scratchpad(session).await.unwrap().into_iter().map(|(k, _)| k).collect();
+        assert_eq!(keys, ["kept"]);
+    }
+
+    /// Many tasks writing at once all land: they take the write connection in turn instead of
+    /// meeting SQLite's lock, so none waits on the busy timeout or fails with SQLITE_BUSY.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+    async fn writers_of_one_process_take_turns_and_every_write_lands() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open_in_dir(dir.path()).await.unwrap();
+        let session = store
+            .create_session(&crate::repo::sessions::NewSession::interactive("t"))
+            .await
+            .unwrap()
+            .session_id;
+        let started = std::time::Instant::now();
+        let writes = (0..200).map(|i| {
+            let store = store.clone();
+            tokio::spawn(async move {
+                if i % 2 == 0 {
+                    store.set_scratchpad(session, &format!("k{i}"), "v").await
+                } else {
+                    let tx = store.begin_write().await?;
+                    sqlx::query(
+                        "INSERT INTO session_scratchpad (session_id, key, value, updated_at) \
+                         VALUES (?, ?, 'v', 'now')",
+                    )
+                    .bind(session)
+                    .bind(format!("k{i}"))
+                    .execute(&mut *{ tx })
+                    .await?;
+                    Ok(())
+                }
+            })
+        });
+        for w in writes.collect::<Vec<_>>() {
+            w.await.unwrap().unwrap();
+        }
+        // The transactions above were dropped without a commit: only the plain writes stay.
+        assert_eq!(count(&store).await, 100);
+        assert!(started.elapsed() < Duration::from_secs(5), "{:?}", started.elapsed());
+    }
+
+    /// A store opened only to read has no write connection: a write is refused with the file's
+    /// name, before any statement runs.
+    #[tokio::test]
+    async fn a_read_only_store_refuses_to_write() {
+        let dir = tempfile::tempdir().unwrap();
+        drop(Store::open_in_dir(dir.path()).await.unwrap());
+        let path = dir.path().join(DB_FILE_NAME);
+        let store = Store::open_read_only(&path, Arc::new(SystemClock)).await.unwrap();
+        assert!(matches!(store.begin_write().await, Err(StoreError::ReadOnly { .. })));
+        assert!(matches!(store.write_conn().await, Err(StoreError::ReadOnly { .. })));
     }
 }

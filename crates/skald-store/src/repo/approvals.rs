@@ -155,7 +155,7 @@ impl Store {
         for key in keys {
             sqlx::query("DELETE FROM approval_rules WHERE seed_key = ?")
                 .bind(key)
-                .execute(self.pool())
+                .execute(&mut *self.write_conn().await?)
                 .await?;
         }
         Ok(())
@@ -260,7 +260,7 @@ impl Store {
     pub async fn delete_rule(&self, id: i64) -> Result<(), StoreError> {
         let done = sqlx::query("DELETE FROM approval_rules WHERE id = ?")
             .bind(id)
-            .execute(self.pool())
+            .execute(&mut *self.write_conn().await?)
             .await?;
         if done.rows_affected() == 0 {
             return Err(StoreError::NotFound { what: "approval rule", id });

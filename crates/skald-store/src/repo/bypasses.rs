@@ -133,7 +133,7 @@ impl Store {
         session_id: i64,
         revoked_by: &str,
     ) -> Result<u64, StoreError> {
-        let mut conn = self.pool().acquire().await?;
+        let mut conn = self.write_conn().await?;
         self.revoke_active(&mut conn, Revoke::Session(session_id), revoked_by).await
     }
 

@@ -18,7 +18,7 @@ impl Store {
         .bind(session_id)
         .bind(group)
         .bind(self.now())
-        .execute(self.pool())
+        .execute(&mut *self.write_conn().await?)
         .await?;
         Ok(())
     }
@@ -56,7 +56,7 @@ impl Store {
         .bind(stack_id)
         .bind(group)
         .bind(self.now())
-        .execute(self.pool())
+        .execute(&mut *self.write_conn().await?)
         .await?;
         Ok(())
     }
@@ -65,7 +65,7 @@ impl Store {
     pub async fn revoke_stack_tool_groups(&self, stack_id: i64) -> Result<u64, StoreError> {
         Ok(sqlx::query("DELETE FROM stack_mcp_grants WHERE stack_id = ?")
             .bind(stack_id)
-            .execute(self.pool())
+            .execute(&mut *self.write_conn().await?)
             .await?
             .rows_affected())
     }

@@ -247,7 +247,7 @@ impl Store {
                AND later.id > chat_history.id AND later.role = 'assistant')",
         )
         .bind(message_id)
-        .execute(self.pool())
+        .execute(&mut *self.write_conn().await?)
         .await?;
         Ok(())
     }

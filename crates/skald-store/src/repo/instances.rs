@@ -74,7 +74,7 @@ impl Store {
         .bind(me.pid)
         .bind(&now)
         .bind(&now)
-        .execute(self.pool())
+        .execute(&mut *self.write_conn().await?)
         .await?;
         Ok(())
     }
@@ -84,7 +84,7 @@ impl Store {
         sqlx::query("UPDATE engine_instances SET heartbeat_at = ? WHERE id = ?")
             .bind(self.now())
             .bind(id)
-            .execute(self.pool())
+            .execute(&mut *self.write_conn().await?)
             .await?;
         Ok(())
     }
@@ -96,11 +96,11 @@ impl Store {
         sqlx::query("UPDATE engine_instances SET stopped_at = ? WHERE id = ?")
             .bind(format_ts(now))
             .bind(id)
-            .execute(self.pool())
+            .execute(&mut *self.write_conn().await?)
             .await?;
         sqlx::query("DELETE FROM work_waiters WHERE instance_id = ?")
             .bind(id)
-            .execute(self.pool())
+            .execute(&mut *self.write_conn().await?)
             .await?;
         let old = format_ts(now - chrono::Duration::hours(PRUNE_AFTER_HOURS));
         sqlx::query(
@@ -108,7 +108,7 @@ impl Store {
              (SELECT runner FROM session_runners)",
         )
         .bind(old)
-        .execute(self.pool())
+        .execute(&mut *self.write_conn().await?)
         .await?;
         Ok(())
     }
@@ -117,7 +117,7 @@ impl Store {
     pub async fn set_instance_background(&self, id: &str) -> Result<(), StoreError> {
         sqlx::query("UPDATE engine_instances SET background = 1 WHERE id = ?")
             .bind(id)
-            .execute(self.pool())
+            .execute(&mut *self.write_conn().await?)
             .await?;
         Ok(())
     }

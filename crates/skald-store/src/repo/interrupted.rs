@@ -109,7 +109,7 @@ impl Store {
         .bind(decided_by)
         .bind(self.now())
         .bind(tool_call_id)
-        .execute(self.pool())
+        .execute(&mut *self.write_conn().await?)
         .await?
         .rows_affected();
         Ok(changed == 1)
@@ -129,7 +129,7 @@ impl Store {
         .bind(status)
         .bind(result)
         .bind(tool_call_id)
-        .execute(self.pool())
+        .execute(&mut *self.write_conn().await?)
         .await?;
         Ok(())
     }
@@ -143,7 +143,7 @@ impl Store {
         sqlx::query("UPDATE interrupted_calls SET note_message_id = ? WHERE tool_call_id = ?")
             .bind(message_id)
             .bind(tool_call_id)
-            .execute(self.pool())
+            .execute(&mut *self.write_conn().await?)
             .await?;
         Ok(())
     }

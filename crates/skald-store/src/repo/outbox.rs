@@ -107,7 +107,7 @@ impl Store {
     /// Appends `events` inside `tx`, returning their sequences in order.
     pub(crate) async fn insert_events(
         &self,
-        tx: &mut sqlx::Transaction<'static, sqlx::Sqlite>,
+        tx: &mut crate::pool::WriteTx,
         instance_id: &str,
         events: &[&EventEnvelope],
     ) -> Result<Vec<i64>, StoreError> {

@@ -41,7 +41,7 @@ impl Store {
         .bind(p.owner_pid)
         .bind(p.owner_start_ticks)
         .bind(self.now())
-        .fetch_one(self.pool())
+        .fetch_one(&mut *self.write_conn().await?)
         .await?)
     }
 
@@ -49,7 +49,7 @@ impl Store {
     pub async fn remove_tool_process(&self, id: i64) -> Result<(), StoreError> {
         sqlx::query("DELETE FROM tool_processes WHERE id = ?")
             .bind(id)
-            .execute(self.pool())
+            .execute(&mut *self.write_conn().await?)
             .await?;
         Ok(())
     }

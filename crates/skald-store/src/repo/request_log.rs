@@ -24,7 +24,7 @@ impl Store {
         .bind(request_json)
         .bind(duration_ms)
         .bind(self.now())
-        .execute(self.pool())
+        .execute(&mut *self.write_conn().await?)
         .await?;
         Ok(())
     }
@@ -49,7 +49,7 @@ impl Store {
             crate::clock::format_ts(self.clock().now() - chrono::Duration::days(i64::from(days)));
         Ok(sqlx::query("DELETE FROM llm_requests WHERE created_at < ?")
             .bind(cutoff)
-            .execute(self.pool())
+            .execute(&mut *self.write_conn().await?)
             .await?
             .rows_affected())
     }

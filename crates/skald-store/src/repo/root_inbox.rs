@@ -192,7 +192,7 @@ impl Store {
 
     async fn fold_one(
         &self,
-        tx: &mut sqlx::Transaction<'static, sqlx::Sqlite>,
+        tx: &mut crate::pool::WriteTx,
         id: i64,
         stack_id: i64,
     ) -> Result<Option<FoldedInput>, StoreError> {
@@ -260,7 +260,7 @@ impl Store {
         let mut ids: Vec<i64> = sqlx::query_scalar(&sql)
             .bind(self.now())
             .bind(session_id)
-            .fetch_all(self.pool())
+            .fetch_all(&mut *self.write_conn().await?)
             .await?;
         // RETURNING gives no order guarantee.
         ids.sort_unstable();

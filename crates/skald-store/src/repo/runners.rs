@@ -103,7 +103,7 @@ impl Store {
         sqlx::query("DELETE FROM session_runners WHERE session_id = ? AND runner = ?")
             .bind(session_id)
             .bind(runner)
-            .execute(self.pool())
+            .execute(&mut *self.write_conn().await?)
             .await?;
         Ok(())
     }
@@ -121,7 +121,7 @@ impl Store {
             sqlx::query("UPDATE session_runners SET cancel_requested_at = ? WHERE session_id = ?")
                 .bind(self.now())
                 .bind(session_id)
-                .execute(self.pool())
+                .execute(&mut *self.write_conn().await?)
                 .await?;
         Ok(done.rows_affected() > 0)
     }
@@ -163,7 +163,7 @@ impl Store {
     pub async fn release_runners_of(&self, runner: &str) -> Result<u64, StoreError> {
         let done = sqlx::query("DELETE FROM session_runners WHERE runner = ?")
             .bind(runner)
-            .execute(self.pool())
+            .execute(&mut *self.write_conn().await?)
             .await?;
         Ok(done.rows_affected())
     }

@@ -24,7 +24,7 @@ impl Store {
             sqlx::query("DELETE FROM session_scratchpad WHERE session_id = ? AND key = ?")
                 .bind(session_id)
                 .bind(key)
-                .execute(self.pool())
+                .execute(&mut *self.write_conn().await?)
                 .await?;
             return Ok(());
         }
@@ -37,7 +37,7 @@ impl Store {
         .bind(key)
         .bind(value)
         .bind(self.now())
-        .execute(self.pool())
+        .execute(&mut *self.write_conn().await?)
         .await?;
         Ok(())
     }

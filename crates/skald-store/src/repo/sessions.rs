@@ -165,7 +165,8 @@ impl Store {
         value: Option<&str>,
     ) -> Result<(), StoreError> {
         let sql = format!("UPDATE chat_sessions SET {column} = ? WHERE id = ?");
-        let done = sqlx::query(&sql).bind(value).bind(id).execute(self.pool()).await?;
+        let done =
+            sqlx::query(&sql).bind(value).bind(id).execute(&mut *self.write_conn().await?).await?;
         if done.rows_affected() == 0 {
             return Err(StoreError::NotFound { what: "session", id });
         }

@@ -28,7 +28,7 @@ impl Store {
         .bind(source)
         .bind(session_id)
         .bind(self.now())
-        .execute(self.pool())
+        .execute(&mut *self.write_conn().await?)
         .await?;
         Ok(())
     }

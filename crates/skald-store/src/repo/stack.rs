@@ -97,7 +97,7 @@ impl Store {
         .bind(depth)
         .bind(parent_tool_call_id)
         .bind(self.now())
-        .fetch_one(self.pool())
+        .fetch_one(&mut *self.write_conn().await?)
         .await?)
     }
 
@@ -125,7 +125,7 @@ impl Store {
         )
         .bind(self.now())
         .bind(stack_id)
-        .execute(self.pool())
+        .execute(&mut *self.write_conn().await?)
         .await?;
         Ok(())
     }

@@ -79,10 +79,7 @@ pub async fn with_staged_events<F: Future>(
 impl Store {
     /// Commits a write transaction, first appending the events staged for it (if any are still
     /// waiting in this task): the one way repositories commit.
-    pub(crate) async fn commit(
-        &self,
-        tx: sqlx::Transaction<'static, sqlx::Sqlite>,
-    ) -> Result<(), StoreError> {
+    pub(crate) async fn commit(&self, tx: crate::pool::WriteTx) -> Result<(), StoreError> {
         self.commit_created(tx, None).await
     }
 
@@ -90,7 +87,7 @@ impl Store {
     /// name it are built with its id.
     pub(crate) async fn commit_created(
         &self,
-        mut tx: sqlx::Transaction<'static, sqlx::Sqlite>,
+        mut tx: crate::pool::WriteTx,
         created: Option<i64>,
     ) -> Result<(), StoreError> {
         let waiting = STAGED
@@ -132,7 +129,7 @@ impl Store {
         insert: sqlx::query::QueryScalar<'q, sqlx::Sqlite, i64, sqlx::sqlite::SqliteArguments<'q>>,
     ) -> Result<i64, StoreError> {
         if !events_staged() {
-            return Ok(insert.fetch_one(self.pool()).await?);
+            return Ok(insert.fetch_one(&mut *self.write_conn().await?).await?);
         }
         let mut tx = self.begin_write().await?;
         let id = insert.fetch_one(&mut *tx).await?;
@@ -147,7 +144,7 @@ impl Store {
         statement: sqlx::query::Query<'q, sqlx::Sqlite, sqlx::sqlite::SqliteArguments<'q>>,
     ) -> Result<(), StoreError> {
         if !events_staged() {
-            statement.execute(self.pool()).await?;
+            statement.execute(&mut *self.write_conn().await?).await?;
             return Ok(());
         }
         let mut tx = self.begin_write().await?;

@@ -35,7 +35,7 @@ impl Store {
         .bind(tokens_before)
         .bind(tokens_after)
         .bind(self.now())
-        .fetch_one(self.pool())
+        .fetch_one(&mut *self.write_conn().await?)
         .await?)
     }
 

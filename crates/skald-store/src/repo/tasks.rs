@@ -189,7 +189,7 @@ impl Store {
     pub async fn mark_task_running(&self, id: i64) -> Result<(), StoreError> {
         sqlx::query("UPDATE async_tasks SET status = 'running' WHERE id = ? AND status = 'queued'")
             .bind(id)
-            .execute(self.pool())
+            .execute(&mut *self.write_conn().await?)
             .await?;
         Ok(())
     }

@@ -210,7 +210,7 @@ impl Store {
             }
             changed
         } else {
-            update.execute(self.pool()).await?.rows_affected()
+            update.execute(&mut *self.write_conn().await?).await?.rows_affected()
         };
         if changed == 1 {
             return Ok(());
@@ -296,7 +296,7 @@ impl Store {
         sqlx::query("UPDATE chat_llm_tools SET file_diff = ? WHERE id = ?")
             .bind(diff_json)
             .bind(id)
-            .execute(self.pool())
+            .execute(&mut *self.write_conn().await?)
             .await?;
         Ok(())
     }

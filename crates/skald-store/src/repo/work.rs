@@ -87,7 +87,7 @@ impl Store {
     /// Queues the continuation of `session_id` (a task's session as `task`); merges into one
     /// already waiting. Returns whether a new item was queued.
     pub async fn enqueue_continue(&self, session_id: i64) -> Result<bool, StoreError> {
-        let mut conn = self.pool().acquire().await?;
+        let mut conn = self.write_conn().await?;
         enqueue_in(&mut conn, session_id, &self.now()).await
     }
 
@@ -99,7 +99,7 @@ impl Store {
         )
         .bind(child_session_id)
         .bind(self.now())
-        .execute(self.pool())
+        .execute(&mut *self.write_conn().await?)
         .await?;
         Ok(done.rows_affected() > 0)
     }
@@ -133,7 +133,7 @@ impl Store {
             .bind(self.now())
             .bind(kind.as_str())
             .bind(self.stale_before())
-            .fetch_optional(self.pool())
+            .fetch_optional(&mut *self.write_conn().await?)
             .await?;
         Ok(row.map(WorkItem::from))
     }
@@ -146,7 +146,7 @@ impl Store {
         .bind(self.now())
         .bind(outcome)
         .bind(id)
-        .execute(self.pool())
+        .execute(&mut *self.write_conn().await?)
         .await?;
         Ok(())
     }
@@ -165,7 +165,7 @@ impl Store {
              WHERE id = ? AND state = 'claimed'",
         )
         .bind(id)
-        .execute(self.pool())
+        .execute(&mut *self.write_conn().await?)
         .await?;
         Ok(())
     }
@@ -236,7 +236,7 @@ impl Store {
         )
         .bind(self.now())
         .bind(session_id)
-        .execute(self.pool())
+        .execute(&mut *self.write_conn().await?)
         .await?;
         Ok(())
     }
@@ -251,7 +251,7 @@ impl Store {
         .bind(session_id)
         .bind(me)
         .bind(self.now())
-        .execute(self.pool())
+        .execute(&mut *self.write_conn().await?)
         .await?;
         Ok(())
     }
@@ -261,7 +261,7 @@ impl Store {
         sqlx::query("DELETE FROM work_waiters WHERE session_id = ? AND instance_id = ?")
             .bind(session_id)
             .bind(me)
-            .execute(self.pool())
+            .execute(&mut *self.write_conn().await?)
             .await?;
         Ok(())
     }
@@ -297,7 +297,7 @@ impl Store {
             if !row.alive(is_alive) {
                 sqlx::query("DELETE FROM work_waiters WHERE session_id = ?")
                     .bind(session_id)
-                    .execute(self.pool())
+                    .execute(&mut *self.write_conn().await?)
                     .await?;
             }
         }
@@ -328,7 +328,7 @@ impl Store {
             crate::clock::format_ts(self.clock().now() - chrono::Duration::days(KEEP_DONE_DAYS));
         let done = sqlx::query("DELETE FROM work_items WHERE state = 'done' AND finished_at < ?")
             .bind(old)
-            .execute(self.pool())
+            .execute(&mut *self.write_conn().await?)
             .await?;
         Ok(done.rows_affected())
     }

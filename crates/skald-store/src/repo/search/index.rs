@@ -7,8 +7,6 @@
 //! a search sees every row committed before it started. Edits and deletes of rows already
 //! indexed still reach the indexes at once, through the triggers.
 
-use sqlx::{Sqlite, Transaction};
-
 use crate::error::StoreError;
 use crate::pool::Store;
 
@@ -88,7 +86,7 @@ impl Store {
 /// The highest id of the next `limit` rows of `table` above `upto` (`upto` when there are none),
 /// and whether rows remain above it.
 async fn batch_end(
-    tx: &mut Transaction<'static, Sqlite>,
+    tx: &mut crate::pool::WriteTx,
     table: &str,
     upto: i64,
     limit: i64,
@@ -105,7 +103,7 @@ async fn batch_end(
 
 /// Runs `sql` (`INDEX_MESSAGES` or `INDEX_CALLS`) over the ids in `(from, to]`; the rows indexed.
 async fn index_range(
-    tx: &mut Transaction<'static, Sqlite>,
+    tx: &mut crate::pool::WriteTx,
     sql: &str,
     from: i64,
     to: i64,
