@@ -13,7 +13,7 @@ use crate::backoff::{Sleeper, TokioSleeper, backoff_delay, parse_retry_after};
 use crate::endpoint::ModelEndpoint;
 use crate::error::{Disposition, LlmError};
 use crate::health::HealthTracker;
-use crate::request::{PROMPT_CACHE_HEADER, build_body};
+use crate::request::{PROMPT_CACHE_HEADER, body_bytes};
 use crate::settings::LlmSettings;
 use crate::sse::{SseEvent, SseParser};
 use crate::turn::{ChatRequest, LlmNotice, LlmTurn, StreamDelta};
@@ -227,12 +227,15 @@ impl LlmClient {
         stream: bool,
         on_delta: &mut (dyn FnMut(StreamDelta) + Send),
     ) -> Result<LlmTurn, Failed> {
-        let body = build_body(endpoint, req, stream);
+        let body = body_bytes(endpoint, req, stream).map_err(|e| {
+            Failed::from(LlmError::Config(format!("the request body could not be written: {e}")))
+        })?;
         let mut rb = self
             .http
             .post(endpoint.chat_url())
             .header(ACCEPT, if stream { "text/event-stream" } else { "application/json" })
-            .json(&body);
+            .header(CONTENT_TYPE, "application/json")
+            .body(body);
         if let Some(key) = endpoint.api_key.as_deref().filter(|k| !k.is_empty()) {
             rb = rb.bearer_auth(key);
         }

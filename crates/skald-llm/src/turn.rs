@@ -3,10 +3,11 @@
 use std::time::Duration;
 
 /// One chat-completions request, provider-neutral. `messages` and `tools` are OpenAI-style JSON.
+/// The tool list is shared (a frame offers the same list every round), never copied per request.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct ChatRequest {
     pub messages: crate::Messages,
-    pub tools: Vec<serde_json::Value>,
+    pub tools: std::sync::Arc<[serde_json::Value]>,
     pub temperature: Option<f32>,
     pub max_tokens: Option<u32>,
     pub stream: bool,

@@ -188,7 +188,7 @@ impl<'a> ContextCompactor<'a> {
                 focus,
             )
             .into(),
-            tools: Vec::new(),
+            tools: Vec::new().into(),
             temperature: Some(SUMMARY_TEMPERATURE),
             max_tokens: None,
             stream: false,

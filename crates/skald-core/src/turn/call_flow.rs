@@ -61,13 +61,13 @@ struct Cleared {
 /// are read at the frame's first round. Building it cost ~45 µs a round (2026-12, the fresh-session
 /// turn bench), half of it reading and copying the agents; the same list every round also keeps
 /// the request's prefix cacheable.
-pub fn offered_tools(ctx: &TurnCtx) -> Vec<Value> {
+pub fn offered_tools(ctx: &TurnCtx) -> Arc<[Value]> {
     let inputs = OfferInputs::of(ctx);
     let lock = || OFFERED.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
     if let Some(hit) = lock().iter().find(|o| o.is_for(ctx) && o.inputs == inputs) {
         return hit.defs.clone();
     }
-    let defs = build_offered_tools(ctx);
+    let defs: Arc<[Value]> = build_offered_tools(ctx).into();
     let mut cache = lock();
     // Frames of ended turns go first, then the oldest.
     cache.retain(|o| o.policy.strong_count() > 0 && !o.is_for(ctx));
@@ -97,7 +97,8 @@ struct Offered {
     policy: Weak<TurnPolicy>,
     stack_id: i64,
     inputs: OfferInputs,
-    defs: Vec<Value>,
+    /// Shared with every request of the frame: a round copies no definition.
+    defs: Arc<[Value]>,
 }
 
 impl Offered {
@@ -151,9 +152,9 @@ fn build_offered_tools(ctx: &TurnCtx) -> Vec<Value> {
 /// delegation, MCP, config), which its call is checked against.
 fn offered_schema(ctx: &TurnCtx, name: &str) -> Option<Value> {
     offered_tools(ctx)
-        .into_iter()
+        .iter()
         .find(|d| d["function"]["name"] == name)
-        .map(|mut d| d["function"]["parameters"].take())
+        .map(|d| d["function"]["parameters"].clone())
 }
 
 /// A live call the model just asked for.

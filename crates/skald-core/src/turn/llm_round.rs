@@ -1,5 +1,7 @@
 //! One model call for a round: streaming deltas out as events, fallback notices as events.
 
+use std::sync::Arc;
+
 use serde_json::Value;
 use skald_llm::{ChatRequest, LlmError, LlmNotice, LlmTurn, Messages, ModelEndpoint, StreamDelta};
 use skald_protocol::{DeltaKind, Event};
@@ -18,12 +20,12 @@ pub async fn call(
     ctx: &TurnCtx,
     chain: &[ModelEndpoint],
     messages: Messages,
-    tools: &[Value],
+    tools: &Arc<[Value]>,
     cancel: &CancellationToken,
 ) -> RoundResult {
     let req = ChatRequest {
         messages,
-        tools: tools.to_vec(),
+        tools: Arc::clone(tools),
         temperature: None,
         max_tokens: None,
         stream: true,

@@ -15,7 +15,7 @@ async fn learns_to_ask_plainly(first: Reply) {
     let (client, sleeper) = client();
     let ep = endpoint(&fake.base_url(), "m1");
     let mut req = user("list");
-    req.tools = vec![tool("ls")];
+    req.tools = vec![tool("ls")].into();
     let r = run(&client, std::slice::from_ref(&ep), &req).await;
     assert_eq!(r.turn().tool_calls[0].name, "ls", "{first:?}");
     assert!(r.notices.is_empty(), "not a retry the user is told about: {:?}", r.notices);
@@ -60,7 +60,7 @@ async fn a_stream_that_broke_after_its_first_delta_or_without_tools_is_an_ordina
     let (client, sleeper) = client();
     let ep = endpoint(&fake.base_url(), "m1");
     let mut req = user("x");
-    req.tools = vec![tool("ls")];
+    req.tools = vec![tool("ls")].into();
     assert_eq!(run(&client, std::slice::from_ref(&ep), &req).await.turn().content, "whole");
     assert_eq!(sleeper.delays.lock().unwrap().len(), 1, "backed off like any retry");
     assert_eq!(
@@ -87,7 +87,7 @@ async fn a_client_configured_not_to_stream_never_asks_for_a_stream() {
     let r = run(&client, std::slice::from_ref(&ep), &user("hi")).await;
     assert_eq!(r.turn().content, "plain");
     let mut req = user("list");
-    req.tools = vec![tool("ls")];
+    req.tools = vec![tool("ls")].into();
     assert_eq!(run(&client, &[ep], &req).await.turn().tool_calls[0].name, "ls");
     let streams: Vec<bool> = fake.requests().iter().map(|q| q.stream).collect();
     assert_eq!(streams, vec![false, false]);
@@ -116,7 +116,7 @@ async fn a_json_answer_to_a_streaming_request_is_accepted() {
     let url = serve(vec![send(&resp)]).await;
     let (client, _) = client();
     let mut req = user("ls");
-    req.tools = vec![tool("ls")];
+    req.tools = vec![tool("ls")].into();
     let r = run(&client, &[endpoint(&url, "m1")], &req).await;
     let call = &r.turn().tool_calls[0];
     assert_eq!((call.id.as_str(), call.name.as_str()), ("c9", "ls"));
@@ -140,7 +140,7 @@ async fn ids_and_names_repeated_in_every_chunk_and_no_done_marker() {
     .await;
     let (client, _) = client();
     let mut req = user("find");
-    req.tools = vec![tool("grep")];
+    req.tools = vec![tool("grep")].into();
     let r = run(&client, &[endpoint(&url, "m1")], &req).await;
     let calls = &r.turn().tool_calls;
     assert_eq!(calls.len(), 1);

@@ -45,7 +45,7 @@ async fn several_streamed_tool_calls_are_assembled_with_split_arguments() {
     ]));
     let (client, _) = client();
     let mut req = user("write it");
-    req.tools = vec![tool("write_file"), tool("read_file")];
+    req.tools = vec![tool("write_file"), tool("read_file")].into();
     let r = run(&client, &[endpoint(&fake.base_url(), "m1")], &req).await;
     let turn = r.turn();
     assert_eq!(
@@ -71,7 +71,7 @@ async fn invalid_json_tool_arguments_are_returned_raw() {
     fake.push(Reply::tool_call("read_file", r#"{"path": "a", oops"#));
     let (client, _) = client();
     let mut req = user("read");
-    req.tools = vec![tool("read_file")];
+    req.tools = vec![tool("read_file")].into();
     let r = run(&client, &[endpoint(&fake.base_url(), "m1")], &req).await;
     assert_eq!(r.turn().tool_calls[0].arguments, r#"{"path": "a", oops"#);
     assert_eq!(r.turn().tool_calls[0].name, "read_file");
@@ -89,7 +89,7 @@ async fn non_streaming_mode_parses_the_completion_json() {
     let r = run(&client, std::slice::from_ref(&ep), &req).await;
     assert_eq!(r.turn().content, "plain answer");
     assert!(r.turn().usage.is_some());
-    req.tools = vec![tool("ls")];
+    req.tools = vec![tool("ls")].into();
     let r = run(&client, &[ep], &req).await;
     assert_eq!(r.turn().tool_calls[0].name, "ls");
     let reqs = fake.requests();
@@ -126,7 +126,7 @@ async fn assistant_tool_call_with_null_content_passes_a_strict_server() {
     fake.push(Reply::text("done"));
     let (client, _) = client();
     let mut req = user("go");
-    req.tools = vec![tool("ls")];
+    req.tools = vec![tool("ls")].into();
     req.messages.push(json!({"role": "assistant", "content": null, "tool_calls": [
         {"id": "c1", "type": "function", "function": {"name": "ls", "arguments": "{}"}}]}));
     req.messages.push(json!({"role": "tool", "tool_call_id": "c1", "content": "a.txt"}));
