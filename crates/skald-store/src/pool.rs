@@ -264,10 +264,33 @@ impl Writer {
     /// bound is an error (a task that already holds the connection and asks again would
     /// otherwise wait for itself forever).
     async fn take(&self) -> Result<tokio::sync::OwnedMutexGuard<SqliteConnection>, StoreError> {
-        tokio::time::timeout(WRITER_WAIT, Arc::clone(&self.conn).lock_owned())
+        let mut conn = tokio::time::timeout(WRITER_WAIT, Arc::clone(&self.conn).lock_owned())
             .await
-            .map_err(|_| StoreError::Sql(sqlx::Error::PoolTimedOut))
+            .map_err(|_| StoreError::Sql(sqlx::Error::PoolTimedOut))?;
+        out_of_any_transaction(&mut conn).await?;
+        Ok(conn)
     }
+}
+
+/// Leaves the write connection outside any transaction, as every holder expects to find it.
+///
+/// A transaction whose `COMMIT` failed on a full disk or an I/O error may have been rolled back
+/// by SQLite itself; sqlx still counts it open, its `ROLLBACK` then fails, and every later
+/// `BEGIN` on the connection would be refused. One connection serves every write of the
+/// process, so it is set right here rather than left broken.
+async fn out_of_any_transaction(conn: &mut SqliteConnection) -> Result<(), StoreError> {
+    for _ in 0..3 {
+        if <SqliteTransactionManager as TransactionManager>::get_transaction_depth(conn) == 0 {
+            return Ok(());
+        }
+        if <SqliteTransactionManager as TransactionManager>::rollback(conn).await.is_err() {
+            // SQLite has no transaction open: give sqlx's `ROLLBACK` one to end.
+            sqlx::query("BEGIN").execute(&mut *conn).await?;
+        }
+    }
+    Err(StoreError::Sql(sqlx::Error::Protocol(
+        "the write connection could not be brought out of a transaction".into(),
+    )))
 }
 
 /// A write transaction on the store's write connection: `commit` ends it; dropped without a
@@ -403,6 +426,29 @@ mod tests {
         // The transactions above were dropped without a commit: only the plain writes stay.
         assert_eq!(count(&store).await, 100);
         assert!(started.elapsed() < Duration::from_secs(5), "{:?}", started.elapsed());
+    }
+
+    /// A transaction SQLite ended on its own (as a `COMMIT` that fails on a full disk can) and
+    /// then dropped: the write connection is set right, and the next writes land.
+    #[tokio::test]
+    async fn a_transaction_sqlite_ended_by_itself_does_not_break_the_next_writes() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open_in_dir(dir.path()).await.unwrap();
+        let session = store
+            .create_session(&crate::repo::sessions::NewSession::interactive("t"))
+            .await
+            .unwrap()
+            .session_id;
+        {
+            let mut tx = store.begin_write().await.unwrap();
+            // Ends the transaction behind sqlx's back, which still counts it open.
+            sqlx::query("ROLLBACK").execute(&mut *tx).await.unwrap();
+        }
+        store.set_scratchpad(session, "after", "v").await.unwrap();
+        let tx = store.begin_write().await.unwrap();
+        tx.commit().await.unwrap();
+        store.set_scratchpad(session, "and after", "v").await.unwrap();
+        assert_eq!(count(&store).await, 2);
     }
 
     /// A store opened only to read has no write connection: a write is refused with the file's
