@@ -18,6 +18,10 @@
 #   live from a terminal: `skald chat` in another process runs a turn with a tool call on the
 #         chat the window shows; the window shows the message, the card and the answer without a
 #         reload, each within 1 s of its commit (issue 22's events every process sees).
+#   failed job: `skald jobs add` in a terminal shows up on the open Jobs page (no reload); Run now
+#         against a provider that refuses it → exactly one native notification naming the job
+#         (title escaped, no error text); a click opens the run's session; the home chat shows
+#         the run's notice.
 #
 # Screenshots of each step: artifacts/desktop/e2e/*.png (webview) and *-screen.png (X display).
 # Usage: scripts/desktop-e2e.sh   (system packages: scripts/install-system-deps.sh desktop)

@@ -1,8 +1,9 @@
 // Desktop e2e: drives the real Skald app (tauri-driver + WebKitWebDriver) through a chat with a
 // pending write, a native notification, an approval in the inbox and deep links, then kills the
 // app mid-turn and starts it again (the turn ends by itself), then a sub-agent's lane, a
-// background task whose end notifies, and a turn run by `skald chat` in another process that the
-// open window shows live.
+// background task whose end notifies, a turn run by `skald chat` in another process that the
+// open window shows live, and a scheduled job whose run fails: a native notification, a click
+// that opens the run's session, and the run's notice in the home chat.
 // Usage: node e2e.mjs   (everything comes from the environment; see desktop-e2e.sh)
 //   E2E_DRIVER_URL, E2E_DRIVER_PID, E2E_APP, E2E_ARTIFACTS, E2E_WORKDIR, E2E_NOTIFY_LOG,
 //   E2E_SKALD, SKALD_DATA_DIR, SKALD_LLM_BASE_URL
@@ -395,6 +396,62 @@ print(json.dumps({"user": ms(user_at), "card": ms(card_at), "answer": ms(answer_
   await shot("13-live-from-terminal");
 }
 
+/** A scheduled job added from a terminal (the open Jobs page shows it, no reload) whose run the
+ * provider refuses, while the user looks elsewhere: exactly one notification names the job, its
+ * title escaped and never the provider's error; a click opens the run's session; the home chat
+ * shows the run's notice with the reason. */
+async function failedJobNotified() {
+  await go("#jobs");
+  await d.waitFor("the Jobs page", async () => (await bodyText()).includes("Add job"));
+  const title = "Nightly <b>report</b>";
+  const env = { ...process.env };
+  delete env.SKALD_DATA_DIR;
+  const added = execFileSync(
+    env.E2E_SKALD,
+    ["--data-dir", dataDir, "--json", "jobs", "add", "--title", title, "--cron", "0 0 3 * * * *", "--tz", "UTC",
+      "--agent", "generalist", "--prompt", "JOB-FAIL: write the nightly report", "--workdir", workdir],
+    { env },
+  ).toString();
+  const job = JSON.parse(added);
+  await d.waitFor("the job added in a terminal on the open Jobs page", async () => (await bodyText()).includes(title), 10_000);
+  step(`the Jobs page showed job ${job.id}, added by skald jobs add, without a reload`);
+  const secret = "sk-e2e-not-for-notifications";
+  await fakePush(
+    [{ type: "status", code: 401, body: JSON.stringify({ error: { message: `invalid api key ${secret}`, type: "auth" } }) }],
+    "JOB-FAIL",
+  );
+  execFileSync("xdotool", ["mousemove", "0", "0"]);
+  await sleep(300);
+  const before = notifications().length;
+  await clickButton("Run now", `tr[data-job-id="${job.id}"]`);
+  await d.waitFor("a notification for the failed run", async () => notifications().length > before, 15_000);
+  await sleep(2500);
+  const shown = notifications().slice(before);
+  if (shown.length !== 1) fail(`expected one notification for the failed run, saw ${shown.length}:\n${shown.join("\n---\n")}`);
+  const [note] = shown;
+  if (!note.includes("Nightly ‹b›report‹/b›") || !note.includes("failed")) fail(`the notification does not name the failed job:\n${note}`);
+  if (note.includes("<b>")) fail(`the notification passes the title's markup on:\n${note}`);
+  if (note.includes(secret)) fail(`the notification leaks the provider's error:\n${note}`);
+  step("a failed job run notified once, naming the job (escaped), not the error");
+  await shot("14-failed-job-notified");
+
+  const sessionId = sql(`SELECT session_id FROM job_runs WHERE job_id = ${Number(job.id)} ORDER BY id DESC LIMIT 1`);
+  const state = sql(`SELECT state FROM job_runs WHERE job_id = ${Number(job.id)} ORDER BY id DESC LIMIT 1`);
+  if (state !== "failed") fail(`the run is ${state}, not failed`);
+  await go("#settings");
+  execFileSync("dunstctl", ["action", "0"]);
+  await d.waitFor("the notification click to open the run's session", async () => (await hash()) === `#session/${sessionId}`, 10_000);
+  step(`clicking the notification opened #session/${sessionId}`);
+
+  await go("#chat/web");
+  const notice = await d.waitFor("the run's notice in the home chat", () =>
+    d.run(`const n = document.querySelector('.home-notice[data-state="failed"]'); return n && n.innerText;`),
+  10_000);
+  if (!notice.includes(`Job: ${title}`) || !notice.includes("401")) fail(`the home chat's notice is not the run's:\n${notice}`);
+  step("the home chat shows the failed run's notice with the reason and its session");
+  await shot("15-failed-job-notice");
+}
+
 try {
   await d.start(app);
   await chatAndApprove();
@@ -403,6 +460,7 @@ try {
   await subAgentLane();
   await backgroundTaskNotified();
   await liveFromTerminal();
+  await failedJobNotified();
   step("PASS");
 } catch (error) {
   console.error(`e2e: FAIL: ${error instanceof DriverFailure ? error.message : error.stack}`);

@@ -8,7 +8,7 @@ use tauri_plugin_notification::NotificationExt as _;
 use tokio::sync::broadcast::error::RecvError;
 use tokio::time::Instant;
 
-use crate::alerts::{self, Alert, Batch, Collected, EndedTask};
+use crate::alerts::{self, Alert, Batch, Collected, EndedTask, FailedRun};
 use crate::desktop_settings::DesktopSettings;
 use crate::lifecycle::Quitting;
 use crate::startup::MAIN_WINDOW;
@@ -71,6 +71,15 @@ async fn on_event(app: &AppHandle, engine: &Engine, batch: &mut Batch, envelope:
                 batch.task_ended(task_id, task, Instant::now());
             }
         }
+        // A scheduled job's run that failed: told unless the person is looking at Skald.
+        Event::HomeNotice { notice } => {
+            if let Some(run) = FailedRun::of(&notice)
+                && !window_has_focus(app)
+                && !app.state::<Quitting>().get()
+            {
+                batch.run_failed(notice.job_run_id, run, Instant::now());
+            }
+        }
         Event::TurnEnded { outcome } if alerts::worth_an_alert(&outcome) => {
             if let Some(session) = session
                 && window_hidden(app)
@@ -85,7 +94,7 @@ async fn on_event(app: &AppHandle, engine: &Engine, batch: &mut Batch, envelope:
 
 /// Shows what the batch collected, if notifications are on.
 async fn flush(app: &AppHandle, engine: &Engine, batch: &mut Batch) {
-    let Collected { approvals, failed_sessions: failures, ended_tasks } = batch.take();
+    let Collected { approvals, failed_sessions: failures, ended_tasks, failed_runs } = batch.take();
     if !DesktopSettings::load(engine.data_dir()).notifications {
         return;
     }
@@ -110,6 +119,7 @@ async fn flush(app: &AppHandle, engine: &Engine, batch: &mut Batch) {
     }
     shown.extend(alerts::failures_alert(&failures));
     shown.extend(alerts::tasks_alert(&ended_tasks));
+    shown.extend(alerts::runs_alert(&failed_runs));
     for alert in shown {
         notify(app, &alert);
     }
