@@ -398,8 +398,9 @@ print(json.dumps({"user": ms(user_at), "card": ms(card_at), "answer": ms(answer_
 
 /** A scheduled job added from a terminal (the open Jobs page shows it, no reload) whose run the
  * provider refuses, while the user looks elsewhere: exactly one notification names the job, its
- * title escaped and never the provider's error; a click opens the run's session; the home chat
- * shows the run's notice with the reason. */
+ * title escaped and never the provider's error; a click opens the run's session; a run of it that
+ * `skald jobs run` ends in another process notifies too; the home chat shows the run's notice
+ * with the reason. */
 async function failedJobNotified() {
   await go("#jobs");
   await d.waitFor("the Jobs page", async () => (await bodyText()).includes("Add job"));
@@ -442,6 +443,28 @@ async function failedJobNotified() {
   execFileSync("dunstctl", ["action", "0"]);
   await d.waitFor("the notification click to open the run's session", async () => (await hash()) === `#session/${sessionId}`, 10_000);
   step(`clicking the notification opened #session/${sessionId}`);
+
+  // Run by `skald jobs run` in a terminal (its own process, its own engine): the app hears of the
+  // failure through the events every process sees and tells it too.
+  await fakePush(
+    [{ type: "status", code: 401, body: JSON.stringify({ error: { message: `invalid api key ${secret}`, type: "auth" } }) }],
+    "JOB-FAIL",
+  );
+  // The click gave the window the keyboard focus (no window manager takes it back when the
+  // pointer leaves): hand it to the root window, as turning to another app would.
+  const root = execFileSync("xwininfo", ["-root"]).toString().match(/Window id: (0x[0-9a-f]+)/)?.[1];
+  if (!root) fail("xwininfo did not name the root window");
+  execFileSync("xdotool", ["windowfocus", root]);
+  await sleep(300);
+  const beforeTerminal = notifications().length;
+  const ran = spawnSync(env.E2E_SKALD, ["--data-dir", dataDir, "jobs", "run", String(job.id)], { env, encoding: "utf8", timeout: 30_000 });
+  if (ran.status !== 1 || !/failed/.test(ran.stdout)) fail(`skald jobs run: exit ${ran.status}\n${ran.stdout}\n${ran.stderr}`);
+  await d.waitFor("a notification for the run a terminal ran", async () => notifications().length > beforeTerminal, 15_000);
+  await sleep(2500);
+  const fromTerminal = notifications().slice(beforeTerminal);
+  if (fromTerminal.length !== 1) fail(`expected one notification for the terminal's run, saw ${fromTerminal.length}:\n${fromTerminal.join("\n---\n")}`);
+  if (!fromTerminal[0].includes("Nightly ‹b›report‹/b›")) fail(`unexpected notification:\n${fromTerminal[0]}`);
+  step("a job run that failed in another process notified once in the app");
 
   await go("#chat/web");
   const notice = await d.waitFor("the run's notice in the home chat", () =>

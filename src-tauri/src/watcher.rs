@@ -2,7 +2,8 @@
 //! the engine commits.
 
 use skald_core::Engine;
-use skald_protocol::{Event, EventEnvelope};
+use skald_core::events::EventFeed;
+use skald_protocol::{Event, EventEnvelope, HomeNotice};
 use tauri::{AppHandle, Manager as _};
 use tauri_plugin_notification::NotificationExt as _;
 use tokio::sync::broadcast::error::RecvError;
@@ -20,22 +21,66 @@ pub const ROUTE_KEY: &str = "route";
 /// Runs until the engine stops; spawn it once after the window exists.
 pub async fn run(app: AppHandle, engine: Engine) {
     let mut events = engine.subscribe();
+    // A job's run may end in another process on this data dir (`skald serve`, `skald jobs run`):
+    // its notice is taken from the feed of every process's events, this one's included.
+    let mut feed = match engine.subscribe_feed(None).await {
+        Ok(feed) => Some(feed),
+        Err(error) => {
+            tracing::warn!(%error, "cannot follow other processes' events; notifying this one's");
+            None
+        }
+    };
     tray::refresh(&app, &engine).await;
     let mut batch = Batch::default();
     loop {
         let deadline = batch.deadline();
         let received = tokio::select! {
             received = events.recv() => received,
+            from_feed = next_in(&mut feed) => {
+                match from_feed {
+                    Some(envelope) => on_feed_event(&app, &mut batch, envelope),
+                    // The engine stopped: its local events end the loop next.
+                    None => feed = None,
+                }
+                continue;
+            }
             () = sleep_until(deadline) => {
                 flush(&app, &engine, &mut batch).await;
                 continue;
             }
         };
         match received {
-            Ok(envelope) => on_event(&app, &engine, &mut batch, envelope).await,
+            Ok(envelope) => {
+                on_event(&app, &engine, &mut batch, envelope, feed.is_some()).await;
+            }
             Err(RecvError::Lagged(_)) => tray::refresh(&app, &engine).await,
             Err(RecvError::Closed) => return,
         }
+    }
+}
+
+/// The feed's next event; never, without a feed.
+async fn next_in(feed: &mut Option<EventFeed>) -> Option<EventEnvelope> {
+    match feed {
+        Some(feed) => feed.recv().await,
+        None => std::future::pending().await,
+    }
+}
+
+/// Events of every process: only a job run's notice is taken from here.
+fn on_feed_event(app: &AppHandle, batch: &mut Batch, envelope: EventEnvelope) {
+    if let Event::HomeNotice { notice } = envelope.event {
+        on_notice(app, batch, &notice);
+    }
+}
+
+/// A scheduled job's run that failed: told unless the person is looking at Skald.
+fn on_notice(app: &AppHandle, batch: &mut Batch, notice: &HomeNotice) {
+    if let Some(run) = FailedRun::of(notice)
+        && !window_has_focus(app)
+        && !app.state::<Quitting>().get()
+    {
+        batch.run_failed(notice.job_run_id, run, Instant::now());
     }
 }
 
@@ -46,7 +91,14 @@ async fn sleep_until(deadline: Option<Instant>) {
     }
 }
 
-async fn on_event(app: &AppHandle, engine: &Engine, batch: &mut Batch, envelope: EventEnvelope) {
+/// This process's events; `notices_from_feed`: job runs' notices come from the feed instead.
+async fn on_event(
+    app: &AppHandle,
+    engine: &Engine,
+    batch: &mut Batch,
+    envelope: EventEnvelope,
+    notices_from_feed: bool,
+) {
     let session = envelope.session_id;
     match envelope.event {
         Event::ApprovalRequested { tool_call_id, .. }
@@ -71,15 +123,7 @@ async fn on_event(app: &AppHandle, engine: &Engine, batch: &mut Batch, envelope:
                 batch.task_ended(task_id, task, Instant::now());
             }
         }
-        // A scheduled job's run that failed: told unless the person is looking at Skald.
-        Event::HomeNotice { notice } => {
-            if let Some(run) = FailedRun::of(&notice)
-                && !window_has_focus(app)
-                && !app.state::<Quitting>().get()
-            {
-                batch.run_failed(notice.job_run_id, run, Instant::now());
-            }
-        }
+        Event::HomeNotice { notice } if !notices_from_feed => on_notice(app, batch, &notice),
         Event::TurnEnded { outcome } if alerts::worth_an_alert(&outcome) => {
             if let Some(session) = session
                 && window_hidden(app)
