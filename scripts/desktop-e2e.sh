@@ -22,6 +22,8 @@
 #         against a provider that refuses it → exactly one native notification naming the job
 #         (title escaped, no error text); a click opens the run's session; a run that `skald jobs
 #         run` fails in another process notifies too; the home chat shows the run's notice.
+#   waiting job: a run that `skald jobs run` leaves waiting for an approval in a terminal
+#         notifies once in the app, naming the job; a click opens the approval in the Inbox.
 #
 # Screenshots of each step: artifacts/desktop/e2e/*.png (webview) and *-screen.png (X display).
 # Usage: scripts/desktop-e2e.sh   (system packages: scripts/install-system-deps.sh desktop)

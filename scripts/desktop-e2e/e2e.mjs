@@ -475,6 +475,53 @@ async function failedJobNotified() {
   await shot("15-failed-job-notice");
 }
 
+/** A job's run that `skald jobs run` runs in a terminal (it waits there for the decision) parks
+ * on a command that needs approval: the app, which does not run it, notifies once that a job's
+ * run waits (naming the job), and a click opens that approval in the Inbox. */
+async function waitingJobFromTerminalNotified() {
+  const env = { ...process.env };
+  delete env.SKALD_DATA_DIR;
+  const added = execFileSync(
+    env.E2E_SKALD,
+    ["--data-dir", dataDir, "--json", "jobs", "add", "--title", "Disk check", "--every", "86400",
+      "--agent", "generalist", "--prompt", "JOB-WAIT: check the disk", "--workdir", workdir],
+    { env },
+  ).toString();
+  const job = JSON.parse(added);
+  const cmd = JSON.stringify({ command: "df -h ." });
+  await fakePush([{ type: "tool_calls", calls: [{ name: "execute_cmd", arguments: cmd }] }], "JOB-WAIT");
+  const root = execFileSync("xwininfo", ["-root"]).toString().match(/Window id: (0x[0-9a-f]+)/)?.[1];
+  if (!root) fail("xwininfo did not name the root window");
+  execFileSync("xdotool", ["windowfocus", root]);
+  // Earlier notifications off the screen: the click below is on this one.
+  execFileSync("dunstctl", ["close-all"]);
+  await sleep(300);
+  const before = notifications().length;
+  const terminal = spawn(env.E2E_SKALD, ["--data-dir", dataDir, "jobs", "run", String(job.id)], { env, stdio: "ignore" });
+  try {
+    await d.waitFor("the run waiting in the terminal", async () =>
+      sql(`SELECT COUNT(*) FROM job_runs WHERE job_id = ${Number(job.id)} AND state = 'waiting'`) === "1", 15_000);
+    await d.waitFor("a notification for the waiting run", async () => notifications().length > before, 15_000);
+  } finally {
+    // Its decision is not this test's: the terminal stops waiting (the run stays in the Inbox).
+    terminal.kill("SIGTERM");
+  }
+  await sleep(2500);
+  const shown = notifications().slice(before);
+  if (shown.length !== 1) fail(`expected one notification for the waiting run, saw ${shown.length}:\n${shown.join("\n---\n")}`);
+  const [note] = shown;
+  if (!note.includes('string "Approval waiting in Skald"') || !note.includes("Job: Disk check")) {
+    fail(`the notification does not say a job's run waits:\n${note}`);
+  }
+  step("a job's run waiting in another process notified once in the app, naming the job");
+  const callId = sql("SELECT max(tool_call_id) FROM approval_requests");
+  await go("#settings");
+  execFileSync("dunstctl", ["action", "0"]);
+  await d.waitFor("the notification click to open the approval", async () => (await hash()) === `#inbox?item=${callId}`, 10_000);
+  step(`clicking it opened #inbox?item=${callId}`);
+  await shot("16-waiting-job-notified");
+}
+
 try {
   await d.start(app);
   await chatAndApprove();
@@ -484,6 +531,7 @@ try {
   await backgroundTaskNotified();
   await liveFromTerminal();
   await failedJobNotified();
+  await waitingJobFromTerminalNotified();
   step("PASS");
 } catch (error) {
   console.error(`e2e: FAIL: ${error instanceof DriverFailure ? error.message : error.stack}`);

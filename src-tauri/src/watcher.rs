@@ -21,8 +21,9 @@ pub const ROUTE_KEY: &str = "route";
 /// Runs until the engine stops; spawn it once after the window exists.
 pub async fn run(app: AppHandle, engine: Engine) {
     let mut events = engine.subscribe();
-    // A job's run may end in another process on this data dir (`skald serve`, `skald jobs run`):
-    // its notice is taken from the feed of every process's events, this one's included.
+    // A job's run may wait or end in another process on this data dir (`skald serve`, `skald jobs
+    // run`): what waits for a person and runs' notices are taken from the feed of every
+    // process's events, this one's included.
     let mut feed = match engine.subscribe_feed(None).await {
         Ok(feed) => Some(feed),
         Err(error) => {
@@ -38,7 +39,7 @@ pub async fn run(app: AppHandle, engine: Engine) {
             received = events.recv() => received,
             from_feed = next_in(&mut feed) => {
                 match from_feed {
-                    Some(envelope) => on_feed_event(&app, &mut batch, envelope),
+                    Some(envelope) => on_feed_event(&app, &engine, &mut batch, envelope).await,
                     // The engine stopped: its local events end the loop next.
                     None => feed = None,
                 }
@@ -67,10 +68,30 @@ async fn next_in(feed: &mut Option<EventFeed>) -> Option<EventEnvelope> {
     }
 }
 
-/// Events of every process: only a job run's notice is taken from here.
-fn on_feed_event(app: &AppHandle, batch: &mut Batch, envelope: EventEnvelope) {
-    if let Event::HomeNotice { notice } = envelope.event {
-        on_notice(app, batch, &notice);
+/// Events of every process: what starts waiting for a person and job runs' notices are taken
+/// from here.
+async fn on_feed_event(
+    app: &AppHandle,
+    engine: &Engine,
+    batch: &mut Batch,
+    envelope: EventEnvelope,
+) {
+    match envelope.event {
+        Event::ApprovalRequested { tool_call_id, .. }
+        | Event::AgentQuestion { tool_call_id, .. } => {
+            on_waiting(app, engine, batch, tool_call_id).await;
+        }
+        Event::HomeNotice { notice } => on_notice(app, batch, &notice),
+        _ => {}
+    }
+}
+
+/// A call started waiting for a decision or an answer: the tray counts it, and it is told
+/// unless the person is looking at Skald.
+async fn on_waiting(app: &AppHandle, engine: &Engine, batch: &mut Batch, tool_call_id: i64) {
+    tray::refresh(app, engine).await;
+    if !window_has_focus(app) {
+        batch.approval(tool_call_id, Instant::now());
     }
 }
 
@@ -91,22 +112,22 @@ async fn sleep_until(deadline: Option<Instant>) {
     }
 }
 
-/// This process's events; `notices_from_feed`: job runs' notices come from the feed instead.
+/// This process's events; `from_feed`: what waits and job runs' notices come from the feed
+/// instead (every process's, this one's included).
 async fn on_event(
     app: &AppHandle,
     engine: &Engine,
     batch: &mut Batch,
     envelope: EventEnvelope,
-    notices_from_feed: bool,
+    from_feed: bool,
 ) {
     let session = envelope.session_id;
     match envelope.event {
         Event::ApprovalRequested { tool_call_id, .. }
-        | Event::AgentQuestion { tool_call_id, .. } => {
-            tray::refresh(app, engine).await;
-            if !window_has_focus(app) {
-                batch.approval(tool_call_id, Instant::now());
-            }
+        | Event::AgentQuestion { tool_call_id, .. }
+            if !from_feed =>
+        {
+            on_waiting(app, engine, batch, tool_call_id).await;
         }
         // An interrupted call flagged by a resume, or answered: the tray counts those too.
         Event::ApprovalResolved { .. }
@@ -123,7 +144,7 @@ async fn on_event(
                 batch.task_ended(task_id, task, Instant::now());
             }
         }
-        Event::HomeNotice { notice } if !notices_from_feed => on_notice(app, batch, &notice),
+        Event::HomeNotice { notice } if !from_feed => on_notice(app, batch, &notice),
         Event::TurnEnded { outcome } if alerts::worth_an_alert(&outcome) => {
             if let Some(session) = session
                 && window_hidden(app)
