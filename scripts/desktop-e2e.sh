@@ -18,6 +18,12 @@
 #   live from a terminal: `skald chat` in another process runs a turn with a tool call on the
 #         chat the window shows; the window shows the message, the card and the answer without a
 #         reload, each within 1 s of its commit (issue 22's events every process sees).
+#   failed job: `skald jobs add` in a terminal shows up on the open Jobs page (no reload); Run now
+#         against a provider that refuses it → exactly one native notification naming the job
+#         (title escaped, no error text); a click opens the run's session; a run that `skald jobs
+#         run` fails in another process notifies too; the home chat shows the run's notice.
+#   waiting job: a run that `skald jobs run` leaves waiting for an approval in a terminal
+#         notifies once in the app, naming the job; a click opens the approval in the Inbox.
 #
 # Screenshots of each step: artifacts/desktop/e2e/*.png (webview) and *-screen.png (X display).
 # Usage: scripts/desktop-e2e.sh   (system packages: scripts/install-system-deps.sh desktop)
@@ -31,7 +37,7 @@ fail() {
   echo "desktop-e2e: FAIL: $*" >&2
   exit 1
 }
-for tool in xvfb-run dbus-run-session dbus-monitor WebKitWebDriver node python3 import xdotool gio xdg-open dunstctl; do
+for tool in xvfb-run dbus-run-session dbus-monitor WebKitWebDriver node python3 import xdotool xwininfo gio xdg-open dunstctl; do
   command -v "$tool" >/dev/null || fail "'$tool' is missing (run scripts/install-system-deps.sh desktop)"
 done
 

@@ -45,9 +45,10 @@
 # tests/jobs.test.mjs: the Jobs page against the fake provider: a job added through the form (the
 # schedule's preview in words and its next five times, a five-field cron refused under its field),
 # Run now, the run history showing the run done with its tokens, its link opening the run's session
-# with the job's prompt and answer, the delete dialog asking about the history; a run that never
-# ends killed from its history and its job deleted with its history; axe-core on the
-# form, the run history and the dialog in both themes.
+# with the job's prompt and answer, the run's notice in the home chat (answer, session link,
+# dismissed), the delete dialog asking about the history; a job added over the API shown through
+# its job_changed event, its run that never ends killed from its history and the job deleted with
+# its history; axe-core on the form, the run history, the notice and the dialog in both themes.
 # Screenshots land in artifacts/browser/*.png.
 # Exits non-zero on any failure.
 #

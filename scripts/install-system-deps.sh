@@ -10,7 +10,7 @@ build_pkgs=(build-essential pkg-config file curl libssl-dev libxdo-dev libwebkit
   libgtk-3-dev libayatana-appindicator3-dev librsvg2-dev libsoup-3.0-dev libdbus-1-dev python3-venv
   ripgrep)
 desktop_pkgs=(xvfb xauth webkit2gtk-driver dbus dbus-x11 dunst xdg-utils desktop-file-utils
-  libglib2.0-bin imagemagick xdotool libfuse2 fuse)
+  libglib2.0-bin imagemagick xdotool x11-utils libfuse2 fuse)
 browser_pkgs=(chromium)
 # The AppImage (scripts/build-appimage.sh): squashfs image, RUNPATHs of the bundled libraries.
 package_pkgs=(squashfs-tools patchelf)

@@ -2,9 +2,11 @@
 // added on the Jobs page through its form (the engine's preview of the schedule shown as it is
 // typed, a wrong cron schedule refused under its field), Run now starts a run, the run history
 // shows it done with its tokens, and its link opens the run's session with the job's prompt and
-// the agent's answer. A job added by another client shows up by itself; its run, which the model
-// never answers, is killed from the history and the job deleted with its history. axe-core finds no serious violation on the page, its form, its run history
-// or its delete dialog, in either theme.
+// the agent's answer; the home chat shows the run's notice with that answer and a link to the
+// session, until it is dismissed. A job added by another client shows up by itself (its
+// `job_changed` event, no poll); its run, which the model never answers, is killed from the
+// history and the job deleted with its history. axe-core finds no serious violation on the page,
+// its form, its run history, the notice or the delete dialog, in either theme.
 import assert from "node:assert/strict";
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -141,8 +143,24 @@ describe("scheduled jobs: add on the Jobs page, run now, open the run's session"
     await shoot("62-job-run-session");
   });
 
+  test("the home chat shows the run's notice with its answer and session, until dismissed", async () => {
+    await page.goto(`${server.base}?token=${server.token}#chat/web`);
+    const notices = page.getByRole("region", { name: "Notices from scheduled jobs" });
+    const notice = notices.getByRole("listitem").first();
+    await notice.waitFor();
+    const text = await notice.innerText();
+    assert.match(text, new RegExp(`Job: ${TITLE} — done`));
+    assert.match(text, /The project holds 17 files\./);
+    assert.equal(await notice.getByRole("link", { name: /^Open its session #\d+$/ }).getAttribute("href"), sessionHref);
+    await shoot("64-job-home-notice");
+    await axeBothThemes("the home chat's notice");
+    await notice.getByRole("button", { name: `Dismiss: Job ${TITLE} done` }).click();
+    await notices.waitFor({ state: "detached" });
+    assert.deepEqual(await server.call("home_notices", {}), []);
+  });
+
   test("the delete dialog asks about the history; cancelled, the job stays", async () => {
-    await page.goBack();
+    await page.goto(`${server.base}?token=${server.token}#jobs`);
     await page.waitForFunction(() => window.location.hash.startsWith("#jobs"));
     await page.getByRole("button", { name: `Delete: ${TITLE}` }).click();
     const dialog = page.getByRole("dialog", { name: `Delete job “${TITLE}”?` });
@@ -167,8 +185,8 @@ describe("scheduled jobs: add on the Jobs page, run now, open the run's session"
         prompt: "JOB-SLOW: take your time",
       },
     });
-    // Added by another client, which sends no event: the open page's poll (10 s) finds it.
-    await page.getByRole("button", { name: `Run now: ${SLOW}` }).click({ timeout: 20_000 });
+    // Added by another client: its job_changed event reaches the open page (nothing polls).
+    await page.getByRole("button", { name: `Run now: ${SLOW}` }).click({ timeout: 5_000 });
     const history = page.getByRole("table", { name: `Runs of ${SLOW}` });
     await history.waitFor();
     const stateOfFirst = (want) =>

@@ -1,8 +1,9 @@
 // Desktop e2e: drives the real Skald app (tauri-driver + WebKitWebDriver) through a chat with a
 // pending write, a native notification, an approval in the inbox and deep links, then kills the
 // app mid-turn and starts it again (the turn ends by itself), then a sub-agent's lane, a
-// background task whose end notifies, and a turn run by `skald chat` in another process that the
-// open window shows live.
+// background task whose end notifies, a turn run by `skald chat` in another process that the
+// open window shows live, and a scheduled job whose run fails: a native notification, a click
+// that opens the run's session, and the run's notice in the home chat.
 // Usage: node e2e.mjs   (everything comes from the environment; see desktop-e2e.sh)
 //   E2E_DRIVER_URL, E2E_DRIVER_PID, E2E_APP, E2E_ARTIFACTS, E2E_WORKDIR, E2E_NOTIFY_LOG,
 //   E2E_SKALD, SKALD_DATA_DIR, SKALD_LLM_BASE_URL
@@ -395,6 +396,132 @@ print(json.dumps({"user": ms(user_at), "card": ms(card_at), "answer": ms(answer_
   await shot("13-live-from-terminal");
 }
 
+/** A scheduled job added from a terminal (the open Jobs page shows it, no reload) whose run the
+ * provider refuses, while the user looks elsewhere: exactly one notification names the job, its
+ * title escaped and never the provider's error; a click opens the run's session; a run of it that
+ * `skald jobs run` ends in another process notifies too; the home chat shows the run's notice
+ * with the reason. */
+async function failedJobNotified() {
+  await go("#jobs");
+  await d.waitFor("the Jobs page", async () => (await bodyText()).includes("Add job"));
+  const title = "Nightly <b>report</b>";
+  const env = { ...process.env };
+  delete env.SKALD_DATA_DIR;
+  const added = execFileSync(
+    env.E2E_SKALD,
+    ["--data-dir", dataDir, "--json", "jobs", "add", "--title", title, "--cron", "0 0 3 * * * *", "--tz", "UTC",
+      "--agent", "generalist", "--prompt", "JOB-FAIL: write the nightly report", "--workdir", workdir],
+    { env },
+  ).toString();
+  const job = JSON.parse(added);
+  await d.waitFor("the job added in a terminal on the open Jobs page", async () => (await bodyText()).includes(title), 10_000);
+  step(`the Jobs page showed job ${job.id}, added by skald jobs add, without a reload`);
+  const secret = "sk-e2e-not-for-notifications";
+  await fakePush(
+    [{ type: "status", code: 401, body: JSON.stringify({ error: { message: `invalid api key ${secret}`, type: "auth" } }) }],
+    "JOB-FAIL",
+  );
+  execFileSync("xdotool", ["mousemove", "0", "0"]);
+  await sleep(300);
+  const before = notifications().length;
+  await clickButton("Run now", `tr[data-job-id="${job.id}"]`);
+  await d.waitFor("a notification for the failed run", async () => notifications().length > before, 15_000);
+  await sleep(2500);
+  const shown = notifications().slice(before);
+  if (shown.length !== 1) fail(`expected one notification for the failed run, saw ${shown.length}:\n${shown.join("\n---\n")}`);
+  const [note] = shown;
+  if (!note.includes("Nightly ‹b›report‹/b›") || !note.includes("failed")) fail(`the notification does not name the failed job:\n${note}`);
+  if (note.includes("<b>")) fail(`the notification passes the title's markup on:\n${note}`);
+  if (note.includes(secret)) fail(`the notification leaks the provider's error:\n${note}`);
+  step("a failed job run notified once, naming the job (escaped), not the error");
+  await shot("14-failed-job-notified");
+
+  const sessionId = sql(`SELECT session_id FROM job_runs WHERE job_id = ${Number(job.id)} ORDER BY id DESC LIMIT 1`);
+  const state = sql(`SELECT state FROM job_runs WHERE job_id = ${Number(job.id)} ORDER BY id DESC LIMIT 1`);
+  if (state !== "failed") fail(`the run is ${state}, not failed`);
+  await go("#settings");
+  execFileSync("dunstctl", ["action", "0"]);
+  await d.waitFor("the notification click to open the run's session", async () => (await hash()) === `#session/${sessionId}`, 10_000);
+  step(`clicking the notification opened #session/${sessionId}`);
+
+  // Run by `skald jobs run` in a terminal (its own process, its own engine): the app hears of the
+  // failure through the events every process sees and tells it too.
+  await fakePush(
+    [{ type: "status", code: 401, body: JSON.stringify({ error: { message: `invalid api key ${secret}`, type: "auth" } }) }],
+    "JOB-FAIL",
+  );
+  // The click gave the window the keyboard focus (no window manager takes it back when the
+  // pointer leaves): hand it to the root window, as turning to another app would.
+  const root = execFileSync("xwininfo", ["-root"]).toString().match(/Window id: (0x[0-9a-f]+)/)?.[1];
+  if (!root) fail("xwininfo did not name the root window");
+  execFileSync("xdotool", ["windowfocus", root]);
+  await sleep(300);
+  const beforeTerminal = notifications().length;
+  const ran = spawnSync(env.E2E_SKALD, ["--data-dir", dataDir, "jobs", "run", String(job.id)], { env, encoding: "utf8", timeout: 30_000 });
+  if (ran.status !== 1 || !/failed/.test(ran.stdout)) fail(`skald jobs run: exit ${ran.status}\n${ran.stdout}\n${ran.stderr}`);
+  await d.waitFor("a notification for the run a terminal ran", async () => notifications().length > beforeTerminal, 15_000);
+  await sleep(2500);
+  const fromTerminal = notifications().slice(beforeTerminal);
+  if (fromTerminal.length !== 1) fail(`expected one notification for the terminal's run, saw ${fromTerminal.length}:\n${fromTerminal.join("\n---\n")}`);
+  if (!fromTerminal[0].includes("Nightly ‹b›report‹/b›")) fail(`unexpected notification:\n${fromTerminal[0]}`);
+  step("a job run that failed in another process notified once in the app");
+
+  await go("#chat/web");
+  const notice = await d.waitFor("the run's notice in the home chat", () =>
+    d.run(`const n = document.querySelector('.home-notice[data-state="failed"]'); return n && n.innerText;`),
+  10_000);
+  if (!notice.includes(`Job: ${title}`) || !notice.includes("401")) fail(`the home chat's notice is not the run's:\n${notice}`);
+  step("the home chat shows the failed run's notice with the reason and its session");
+  await shot("15-failed-job-notice");
+}
+
+/** A job's run that `skald jobs run` runs in a terminal (it waits there for the decision) parks
+ * on a command that needs approval: the app, which does not run it, notifies once that a job's
+ * run waits (naming the job), and a click opens that approval in the Inbox. */
+async function waitingJobFromTerminalNotified() {
+  const env = { ...process.env };
+  delete env.SKALD_DATA_DIR;
+  const added = execFileSync(
+    env.E2E_SKALD,
+    ["--data-dir", dataDir, "--json", "jobs", "add", "--title", "Disk check", "--every", "86400",
+      "--agent", "generalist", "--prompt", "JOB-WAIT: check the disk", "--workdir", workdir],
+    { env },
+  ).toString();
+  const job = JSON.parse(added);
+  const cmd = JSON.stringify({ command: "df -h ." });
+  await fakePush([{ type: "tool_calls", calls: [{ name: "execute_cmd", arguments: cmd }] }], "JOB-WAIT");
+  const root = execFileSync("xwininfo", ["-root"]).toString().match(/Window id: (0x[0-9a-f]+)/)?.[1];
+  if (!root) fail("xwininfo did not name the root window");
+  execFileSync("xdotool", ["windowfocus", root]);
+  // Earlier notifications off the screen: the click below is on this one.
+  execFileSync("dunstctl", ["close-all"]);
+  await sleep(300);
+  const before = notifications().length;
+  const terminal = spawn(env.E2E_SKALD, ["--data-dir", dataDir, "jobs", "run", String(job.id)], { env, stdio: "ignore" });
+  try {
+    await d.waitFor("the run waiting in the terminal", async () =>
+      sql(`SELECT COUNT(*) FROM job_runs WHERE job_id = ${Number(job.id)} AND state = 'waiting'`) === "1", 15_000);
+    await d.waitFor("a notification for the waiting run", async () => notifications().length > before, 15_000);
+  } finally {
+    // Its decision is not this test's: the terminal stops waiting (the run stays in the Inbox).
+    terminal.kill("SIGTERM");
+  }
+  await sleep(2500);
+  const shown = notifications().slice(before);
+  if (shown.length !== 1) fail(`expected one notification for the waiting run, saw ${shown.length}:\n${shown.join("\n---\n")}`);
+  const [note] = shown;
+  if (!note.includes('string "Approval waiting in Skald"') || !note.includes("Job: Disk check")) {
+    fail(`the notification does not say a job's run waits:\n${note}`);
+  }
+  step("a job's run waiting in another process notified once in the app, naming the job");
+  const callId = sql("SELECT max(tool_call_id) FROM approval_requests");
+  await go("#settings");
+  execFileSync("dunstctl", ["action", "0"]);
+  await d.waitFor("the notification click to open the approval", async () => (await hash()) === `#inbox?item=${callId}`, 10_000);
+  step(`clicking it opened #inbox?item=${callId}`);
+  await shot("16-waiting-job-notified");
+}
+
 try {
   await d.start(app);
   await chatAndApprove();
@@ -403,6 +530,8 @@ try {
   await subAgentLane();
   await backgroundTaskNotified();
   await liveFromTerminal();
+  await failedJobNotified();
+  await waitingJobFromTerminalNotified();
   step("PASS");
 } catch (error) {
   console.error(`e2e: FAIL: ${error instanceof DriverFailure ? error.message : error.stack}`);

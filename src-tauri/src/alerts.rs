@@ -1,19 +1,26 @@
 //! Native notifications: which engine events alert the user (approvals and questions waiting,
-//! failed turns, background tasks that ended), batching bursts, and their text.
+//! failed turns, background tasks that ended, scheduled jobs' runs that failed), batching
+//! bursts, and their text.
 //!
 //! The text names only the tool and the path (never file contents, commands or error messages,
-//! which may carry secrets), and each notification carries the UI route a click opens.
+//! which may carry secrets), and each notification carries the UI route a click opens. Names a
+//! person or a model chose (a job's title, a session's label) are shown with their control and
+//! invisible characters escaped and cut short: a notification server may act on them.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;
 
-use skald_protocol::{ApprovalKind, InboxItem, QuestionItem, TaskState, TurnEnd};
+use skald_protocol::{
+    ApprovalKind, HomeNotice, InboxItem, JobRunState, QuestionItem, TaskState, TurnEnd,
+};
 use tokio::time::Instant;
 
 /// Approvals arriving within this window after the first become one notification.
 pub const BATCH_WINDOW: Duration = Duration::from_secs(1);
 /// How many characters of a path a notification shows (the end, which names the file).
 const MAX_PATH_CHARS: usize = 80;
+/// How many characters of a name (a job's title, a session's label) a notification shows.
+const MAX_NAME_CHARS: usize = 60;
 
 /// Alerts collected during one batch window.
 #[derive(Debug, Default)]
@@ -22,7 +29,29 @@ pub struct Batch {
     failed_sessions: BTreeSet<i64>,
     /// Background tasks that ended, by task id (a later end of the same task replaces it).
     ended_tasks: BTreeMap<i64, EndedTask>,
+    /// Scheduled jobs' runs that failed or expired, by run id.
+    failed_runs: BTreeMap<i64, FailedRun>,
     started: Option<Instant>,
+}
+
+/// A scheduled job's run that failed (or expired waiting for a person).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FailedRun {
+    pub job_title: String,
+    pub state: JobRunState,
+    pub session_id: Option<i64>,
+}
+
+impl FailedRun {
+    /// The run a notice reports, when it is one to tell: it failed or expired (a run that was
+    /// killed was killed by someone who knows).
+    pub fn of(notice: &HomeNotice) -> Option<Self> {
+        matches!(notice.state, JobRunState::Failed | JobRunState::Expired).then(|| FailedRun {
+            job_title: notice.job_title.clone(),
+            state: notice.state,
+            session_id: notice.session_id,
+        })
+    }
 }
 
 /// A background task (`execute_task` mode async) that ended while nobody watched.
@@ -43,6 +72,7 @@ pub struct Collected {
     pub approvals: BTreeSet<i64>,
     pub failed_sessions: BTreeSet<i64>,
     pub ended_tasks: Vec<EndedTask>,
+    pub failed_runs: Vec<FailedRun>,
 }
 
 /// Whether a task update is a task's end worth telling (its report reaches the chat next).
@@ -69,19 +99,35 @@ impl Batch {
         self.started.get_or_insert(now);
     }
 
+    /// Run `run_id` of a scheduled job failed.
+    pub fn run_failed(&mut self, run_id: i64, run: FailedRun, now: Instant) {
+        self.failed_runs.insert(run_id, run);
+        self.started.get_or_insert(now);
+    }
+
     /// When the batch is to be shown; `None` while it is empty.
     pub fn deadline(&self) -> Option<Instant> {
         self.started.map(|started| started + BATCH_WINDOW)
     }
 
-    /// Empties the batch: the waiting call ids, the sessions whose turn failed and the tasks
-    /// that ended (in task order).
+    /// Empties the batch: the waiting call ids, the sessions whose turn failed, the tasks that
+    /// ended (in task order) and the jobs' runs that failed (in run order). A failed run's own
+    /// session is told once, as the job's run.
     pub fn take(&mut self) -> Collected {
         self.started = None;
+        let failed_runs: Vec<FailedRun> =
+            std::mem::take(&mut self.failed_runs).into_values().collect();
+        let mut failed_sessions = std::mem::take(&mut self.failed_sessions);
+        for run in &failed_runs {
+            if let Some(session) = run.session_id {
+                failed_sessions.remove(&session);
+            }
+        }
         Collected {
             approvals: std::mem::take(&mut self.approvals),
-            failed_sessions: std::mem::take(&mut self.failed_sessions),
+            failed_sessions,
             ended_tasks: std::mem::take(&mut self.ended_tasks).into_values().collect(),
+            failed_runs,
         }
     }
 }
@@ -102,7 +148,11 @@ pub fn waiting_alert(approvals: &[&InboxItem], questions: &[&QuestionItem]) -> O
         ([], []) => None,
         ([item], []) => Some(Alert {
             title: "Approval waiting in Skald".to_owned(),
-            body: describe(item),
+            // A job's run says which job ("Job: Nightly backup"), as its Inbox card does.
+            body: match item.context_label.as_deref() {
+                Some(label) => format!("{}\n{}", shown_name(label), describe(item)),
+                None => describe(item),
+            },
             route: format!("#inbox?item={}", item.tool_call_id),
         }),
         // The question text is the model's: it stays in the window, not on the lock screen.
@@ -177,6 +227,63 @@ pub fn tasks_alert(tasks: &[EndedTask]) -> Option<Alert> {
             route,
         },
     })
+}
+
+/// The notification for scheduled jobs' runs that failed: which job (its title escaped), never
+/// why (the reason may quote a provider's error, keys and all). A click opens the run's session.
+pub fn runs_alert(runs: &[FailedRun]) -> Option<Alert> {
+    let first = runs.first()?;
+    let how = |r: &FailedRun| match r.state {
+        JobRunState::Expired => "expired waiting for a person",
+        _ => "failed",
+    };
+    Some(match runs {
+        [run] => Alert {
+            title: format!("Job \"{}\" {}", shown_name(&run.job_title), how(run)),
+            body: "Its run's session shows what happened.".to_owned(),
+            route: run
+                .session_id
+                .map_or_else(|| "#jobs".to_owned(), |session| format!("#session/{session}")),
+        },
+        _ => Alert {
+            title: format!("{} job runs failed in Skald", runs.len()),
+            body: runs
+                .iter()
+                .take(3)
+                .map(|r| format!("\"{}\" {}", shown_name(&r.job_title), how(r)))
+                .collect::<Vec<_>>()
+                .join("\n"),
+            route: if runs.iter().all(|r| r.job_title == first.job_title) {
+                first.session_id.map_or_else(|| "#jobs".to_owned(), |s| format!("#session/{s}"))
+            } else {
+                "#jobs".to_owned()
+            },
+        },
+    })
+}
+
+/// A name someone chose, as a notification may show it: on one line, control, bidi and
+/// invisible characters written as `\u{…}` escapes, markup characters (`<`, `&`, which servers
+/// with body markup would read) as look-alike text, and at most `MAX_NAME_CHARS` characters.
+pub fn shown_name(name: &str) -> String {
+    let mut out = String::new();
+    for c in name.chars() {
+        let hidden = c.is_control()
+            || matches!(c, '\u{200b}'..='\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2028}'
+                | '\u{2029}' | '\u{2060}'..='\u{2069}' | '\u{feff}' | '\u{61c}');
+        match c {
+            _ if hidden => out.push_str(&format!("\\u{{{:x}}}", u32::from(c))),
+            '<' => out.push('‹'),
+            '>' => out.push('›'),
+            '&' => out.push('＆'),
+            _ => out.push(c),
+        }
+    }
+    if out.chars().count() > MAX_NAME_CHARS {
+        out = out.chars().take(MAX_NAME_CHARS - 1).collect();
+        out.push('…');
+    }
+    out
 }
 
 /// What waits, by kind, with names and paths only: "write_file: src/main.rs", "a command in
@@ -391,5 +498,86 @@ mod tests {
         unsourced.source = None;
         assert_eq!(tasks_alert(&[unsourced]).unwrap().route, "#session/4");
         assert_eq!(tasks_alert(&[]), None);
+    }
+
+    fn failed_run(title: &str, state: JobRunState, session: i64) -> FailedRun {
+        FailedRun { job_title: title.into(), state, session_id: Some(session) }
+    }
+
+    #[test]
+    fn a_failed_job_run_names_the_job_and_opens_its_session_without_the_reason() {
+        let notice = HomeNotice {
+            id: 1,
+            job_id: 2,
+            job_run_id: 3,
+            job_title: "Nightly backup".into(),
+            state: JobRunState::Failed,
+            summary: "401 invalid api key sk-secret".into(),
+            session_id: Some(44),
+            created_at: String::new(),
+        };
+        let run = FailedRun::of(&notice).unwrap();
+        let alert = runs_alert(std::slice::from_ref(&run)).unwrap();
+        assert_eq!(alert.title, "Job \"Nightly backup\" failed");
+        assert_eq!(alert.route, "#session/44");
+        assert!(!format!("{} {}", alert.title, alert.body).contains("sk-secret"));
+        for (state, told) in
+            [(JobRunState::Expired, true), (JobRunState::Done, false), (JobRunState::Killed, false)]
+        {
+            let n = HomeNotice { state, ..notice.clone() };
+            assert_eq!(FailedRun::of(&n).is_some(), told, "{state:?}");
+        }
+        let expired = failed_run("Digest", JobRunState::Expired, 45);
+        assert_eq!(
+            runs_alert(std::slice::from_ref(&expired)).unwrap().title,
+            "Job \"Digest\" expired waiting for a person"
+        );
+        let two = runs_alert(&[run, expired]).unwrap();
+        assert_eq!(two.title, "2 job runs failed in Skald");
+        assert_eq!(two.body, "\"Nightly backup\" failed\n\"Digest\" expired waiting for a person");
+        assert_eq!(two.route, "#jobs");
+        assert_eq!(runs_alert(&[]), None);
+    }
+
+    #[test]
+    fn a_hostile_job_title_reaches_the_notification_escaped_and_short() {
+        let hostile =
+            "Re\u{202e}tro\u{1b}]8;;http://evil\u{7}\n<b>click</b> & \u{200b}".to_string();
+        let alert = runs_alert(&[failed_run(&hostile, JobRunState::Failed, 1)]).unwrap();
+        let title = &alert.title;
+        assert!(
+            !title.chars().any(|c| c.is_control() || c == '\u{202e}' || c == '\u{200b}'),
+            "{title:?}"
+        );
+        assert!(!title.contains('<') && !title.contains('&'), "{title:?}");
+        assert!(
+            title.contains("\\u{202e}") && title.contains("\\u{1b}") && title.contains("\\u{a}"),
+            "{title:?}"
+        );
+        let long = shown_name(&"x".repeat(500));
+        assert_eq!(long.chars().count(), MAX_NAME_CHARS);
+        assert!(long.ends_with('…'));
+        assert_eq!(shown_name("Morning summary"), "Morning summary");
+    }
+
+    #[test]
+    fn a_failed_run_is_told_once_not_again_as_its_sessions_failed_turn() {
+        let start = Instant::now();
+        let mut batch = Batch::default();
+        batch.failure(44, start);
+        batch.failure(12, start);
+        batch.run_failed(3, failed_run("Nightly backup", JobRunState::Failed, 44), start);
+        let taken = batch.take();
+        assert_eq!(taken.failed_sessions, BTreeSet::from([12]), "44 is the job's run");
+        assert_eq!(taken.failed_runs.len(), 1);
+    }
+
+    #[test]
+    fn an_approval_waiting_in_a_jobs_run_says_which_job() {
+        let mut write = item(7, "write_file", Some("notes/todo.md"));
+        write.context_label = Some("Job: Nightly\u{1b}[2J backup".into());
+        let alert = waiting_alert(&[&write], &[]).unwrap();
+        assert_eq!(alert.body, "Job: Nightly\\u{1b}[2J backup\nwrite_file: notes/todo.md");
+        assert_eq!(alert.route, "#inbox?item=7");
     }
 }

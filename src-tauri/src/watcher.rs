@@ -2,13 +2,14 @@
 //! the engine commits.
 
 use skald_core::Engine;
-use skald_protocol::{Event, EventEnvelope};
+use skald_core::events::EventFeed;
+use skald_protocol::{Event, EventEnvelope, HomeNotice};
 use tauri::{AppHandle, Manager as _};
 use tauri_plugin_notification::NotificationExt as _;
 use tokio::sync::broadcast::error::RecvError;
 use tokio::time::Instant;
 
-use crate::alerts::{self, Alert, Batch, Collected, EndedTask};
+use crate::alerts::{self, Alert, Batch, Collected, EndedTask, FailedRun};
 use crate::desktop_settings::DesktopSettings;
 use crate::lifecycle::Quitting;
 use crate::startup::MAIN_WINDOW;
@@ -20,22 +21,87 @@ pub const ROUTE_KEY: &str = "route";
 /// Runs until the engine stops; spawn it once after the window exists.
 pub async fn run(app: AppHandle, engine: Engine) {
     let mut events = engine.subscribe();
+    // A job's run may wait or end in another process on this data dir (`skald serve`, `skald jobs
+    // run`): what waits for a person and runs' notices are taken from the feed of every
+    // process's events, this one's included.
+    let mut feed = match engine.subscribe_feed(None).await {
+        Ok(feed) => Some(feed),
+        Err(error) => {
+            tracing::warn!(%error, "cannot follow other processes' events; notifying this one's");
+            None
+        }
+    };
     tray::refresh(&app, &engine).await;
     let mut batch = Batch::default();
     loop {
         let deadline = batch.deadline();
         let received = tokio::select! {
             received = events.recv() => received,
+            from_feed = next_in(&mut feed) => {
+                match from_feed {
+                    Some(envelope) => on_feed_event(&app, &engine, &mut batch, envelope).await,
+                    // The engine stopped: its local events end the loop next.
+                    None => feed = None,
+                }
+                continue;
+            }
             () = sleep_until(deadline) => {
                 flush(&app, &engine, &mut batch).await;
                 continue;
             }
         };
         match received {
-            Ok(envelope) => on_event(&app, &engine, &mut batch, envelope).await,
+            Ok(envelope) => {
+                on_event(&app, &engine, &mut batch, envelope, feed.is_some()).await;
+            }
             Err(RecvError::Lagged(_)) => tray::refresh(&app, &engine).await,
             Err(RecvError::Closed) => return,
         }
+    }
+}
+
+/// The feed's next event; never, without a feed.
+async fn next_in(feed: &mut Option<EventFeed>) -> Option<EventEnvelope> {
+    match feed {
+        Some(feed) => feed.recv().await,
+        None => std::future::pending().await,
+    }
+}
+
+/// Events of every process: what starts waiting for a person and job runs' notices are taken
+/// from here.
+async fn on_feed_event(
+    app: &AppHandle,
+    engine: &Engine,
+    batch: &mut Batch,
+    envelope: EventEnvelope,
+) {
+    match envelope.event {
+        Event::ApprovalRequested { tool_call_id, .. }
+        | Event::AgentQuestion { tool_call_id, .. } => {
+            on_waiting(app, engine, batch, tool_call_id).await;
+        }
+        Event::HomeNotice { notice } => on_notice(app, batch, &notice),
+        _ => {}
+    }
+}
+
+/// A call started waiting for a decision or an answer: the tray counts it, and it is told
+/// unless the person is looking at Skald.
+async fn on_waiting(app: &AppHandle, engine: &Engine, batch: &mut Batch, tool_call_id: i64) {
+    tray::refresh(app, engine).await;
+    if !window_has_focus(app) {
+        batch.approval(tool_call_id, Instant::now());
+    }
+}
+
+/// A scheduled job's run that failed: told unless the person is looking at Skald.
+fn on_notice(app: &AppHandle, batch: &mut Batch, notice: &HomeNotice) {
+    if let Some(run) = FailedRun::of(notice)
+        && !window_has_focus(app)
+        && !app.state::<Quitting>().get()
+    {
+        batch.run_failed(notice.job_run_id, run, Instant::now());
     }
 }
 
@@ -46,15 +112,22 @@ async fn sleep_until(deadline: Option<Instant>) {
     }
 }
 
-async fn on_event(app: &AppHandle, engine: &Engine, batch: &mut Batch, envelope: EventEnvelope) {
+/// This process's events; `from_feed`: what waits and job runs' notices come from the feed
+/// instead (every process's, this one's included).
+async fn on_event(
+    app: &AppHandle,
+    engine: &Engine,
+    batch: &mut Batch,
+    envelope: EventEnvelope,
+    from_feed: bool,
+) {
     let session = envelope.session_id;
     match envelope.event {
         Event::ApprovalRequested { tool_call_id, .. }
-        | Event::AgentQuestion { tool_call_id, .. } => {
-            tray::refresh(app, engine).await;
-            if !window_has_focus(app) {
-                batch.approval(tool_call_id, Instant::now());
-            }
+        | Event::AgentQuestion { tool_call_id, .. }
+            if !from_feed =>
+        {
+            on_waiting(app, engine, batch, tool_call_id).await;
         }
         // An interrupted call flagged by a resume, or answered: the tray counts those too.
         Event::ApprovalResolved { .. }
@@ -71,6 +144,7 @@ async fn on_event(app: &AppHandle, engine: &Engine, batch: &mut Batch, envelope:
                 batch.task_ended(task_id, task, Instant::now());
             }
         }
+        Event::HomeNotice { notice } if !from_feed => on_notice(app, batch, &notice),
         Event::TurnEnded { outcome } if alerts::worth_an_alert(&outcome) => {
             if let Some(session) = session
                 && window_hidden(app)
@@ -85,7 +159,7 @@ async fn on_event(app: &AppHandle, engine: &Engine, batch: &mut Batch, envelope:
 
 /// Shows what the batch collected, if notifications are on.
 async fn flush(app: &AppHandle, engine: &Engine, batch: &mut Batch) {
-    let Collected { approvals, failed_sessions: failures, ended_tasks } = batch.take();
+    let Collected { approvals, failed_sessions: failures, ended_tasks, failed_runs } = batch.take();
     if !DesktopSettings::load(engine.data_dir()).notifications {
         return;
     }
@@ -110,6 +184,7 @@ async fn flush(app: &AppHandle, engine: &Engine, batch: &mut Batch) {
     }
     shown.extend(alerts::failures_alert(&failures));
     shown.extend(alerts::tasks_alert(&ended_tasks));
+    shown.extend(alerts::runs_alert(&failed_runs));
     for alert in shown {
         notify(app, &alert);
     }

@@ -7,8 +7,8 @@
 use skald_core::engine::ChatOptions;
 use skald_protocol::{
     AgentDefinition, AgentDetail, AgentSummary, Answer, ApprovalRuleInput, ApprovalRuleView,
-    BypassView, CompactResult, ConnectionTest, DebugMessage, Decision, DecisionInput, Inbox,
-    InterruptedCall, ItemRef, JobDeleted, JobInfo, JobInput, JobRunInfo, JobSchedule,
+    BypassView, CompactResult, ConnectionTest, DebugMessage, Decision, DecisionInput, HomeNotice,
+    Inbox, InterruptedCall, ItemRef, JobDeleted, JobInfo, JobInput, JobRunInfo, JobSchedule,
     LlmClientInput, McpServerInfo, McpServerInput, Page, ReconcileChoice, RunContext,
     SchedulePreview, SearchQuery, SearchResults, SendResult, SessionDetail, SessionListQuery,
     SessionMatches, SessionMeta, SessionRef, SessionSummary, SessionUsage, SessionWindow,
@@ -626,11 +626,12 @@ operations! {
         params: AddJobParams { job: JobInput },
         result: JobInfo,
         errors: [InvalidInput, Storage, Internal],
-        events: [],
+        events: [JobChanged],
         run: |engine, _, p| engine.add_job(p.job).await,
     }
 
-    /// Replaces a job's definition; its runs stay. An interval counts again from now.
+    /// Replaces a job's definition; its runs stay. An interval counts again from now when the
+    /// schedule or zone changed; otherwise the next run stays where it was.
     edit_job {
         params: EditJobParams {
             #[ts(type = "number")]
@@ -639,7 +640,7 @@ operations! {
         },
         result: JobInfo,
         errors: [NotFound, InvalidInput, Storage, Internal],
-        events: [],
+        events: [JobChanged],
         run: |engine, _, p| engine.edit_job(p.job_id, p.job).await,
     }
 
@@ -653,7 +654,7 @@ operations! {
         },
         result: JobDeleted,
         errors: [NotFound, Conflict, Storage],
-        events: [],
+        events: [JobChanged],
         run: |engine, _, p| engine.delete_job(p.job_id, p.remove_history).await,
     }
 
@@ -668,7 +669,7 @@ operations! {
         },
         result: JobInfo,
         errors: [NotFound, InvalidInput, Storage, Internal],
-        events: [],
+        events: [JobChanged],
         run: |engine, _, p| engine.set_job_enabled(p.job_id, p.enabled).await,
     }
 
@@ -678,12 +679,13 @@ operations! {
         params: RunJobNowParams { #[ts(type = "number")] job_id: i64 },
         result: JobRunInfo,
         errors: [NotFound, Conflict, Storage, Cancelled, Internal],
-        events: [JobRunUpdate],
+        events: [JobRunUpdate, HomeNotice],
         run: |engine, _, p| engine.run_job_now(p.job_id).await,
     }
 
     /// A job's runs and recorded occurrences, newest first (`limit`, default 50, at most 1000),
-    /// each with its state, session, times, tokens, cost and the reason it did not finish.
+    /// each with its state, session, times, tokens, cost and the reason it did not finish. A
+    /// job deleted with its history kept still lists its runs.
     list_job_runs {
         params: ListJobRunsParams {
             #[ts(type = "number")]
@@ -705,7 +707,33 @@ operations! {
         params: KillJobRunParams { #[ts(type = "number")] run_id: i64 },
         result: JobRunInfo,
         errors: [NotFound, Conflict, Config, Storage, Internal],
-        events: [JobRunUpdate, SteersDiscarded, ToolCancelled, TurnEnded, TurnRunning],
+        events: [
+            JobRunUpdate, HomeNotice, SteersDiscarded, ToolCancelled, TurnEnded, TurnRunning,
+        ],
         run: |engine, _, p| engine.kill_job_run(p.run_id).await,
+    }
+
+    /// What the home conversation shows about background work: each scheduled job's run that
+    /// ended (done, failed, expired, killed) with the first lines of its answer or the reason,
+    /// and its session; newest first, not dismissed (`limit`, default 20, at most 200).
+    home_notices {
+        params: HomeNoticesParams {
+            #[serde(default)]
+            #[ts(optional)]
+            limit: Option<u32>,
+        },
+        result: Vec<HomeNotice>,
+        errors: [Storage],
+        events: [],
+        run: |engine, _, p| engine.home_notices(p.limit).await,
+    }
+
+    /// Dismisses a notice of the home conversation (again is fine); every window drops it.
+    dismiss_home_notice {
+        params: DismissHomeNoticeParams { #[ts(type = "number")] notice_id: i64 },
+        result: (),
+        errors: [NotFound, Storage],
+        events: [HomeNoticeDismissed],
+        run: |engine, _, p| engine.dismiss_home_notice(p.notice_id).await,
     }
 }

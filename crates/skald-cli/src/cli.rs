@@ -236,7 +236,8 @@ pub enum JobsCommand {
         #[arg(long)]
         no_wait: bool,
     },
-    /// A job's runs, newest first: id, state, when it was due, session, tokens, reason.
+    /// A job's runs, newest first: id, state, when it was due, session, tokens, reason (also
+    /// of a job deleted with its history kept).
     Runs {
         id: i64,
         #[arg(long, default_value_t = 20)]

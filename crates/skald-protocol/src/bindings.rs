@@ -54,6 +54,7 @@ pub fn typescript() -> String {
         JobInfo::decl(),
         SchedulePreview::decl(),
         JobDeleted::decl(),
+        HomeNotice::decl(),
         ApprovalKind::decl(),
         ApprovalRequest::decl(),
         DiffKind::decl(),

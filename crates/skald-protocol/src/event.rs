@@ -331,6 +331,22 @@ pub enum Event {
     JobRunUpdate {
         run: crate::JobRunInfo,
     },
+    /// A job was added, edited, enabled, disabled or deleted (`deleted`), by any process; a
+    /// Jobs page reads the jobs again.
+    JobChanged {
+        #[ts(type = "number")]
+        job_id: i64,
+        deleted: bool,
+    },
+    /// A notice for the home conversation was written (a job's run ended).
+    HomeNotice {
+        notice: crate::HomeNotice,
+    },
+    /// A notice was dismissed; every window showing it drops it.
+    HomeNoticeDismissed {
+        #[ts(type = "number")]
+        notice_id: i64,
+    },
     CompactionDone {
         #[ts(type = "number")]
         summary_id: i64,
@@ -383,6 +399,9 @@ pub enum EventKind {
     InterruptedCall,
     TaskUpdate,
     JobRunUpdate,
+    JobChanged,
+    HomeNotice,
+    HomeNoticeDismissed,
     CompactionDone,
 }
 
@@ -424,6 +443,9 @@ impl EventKind {
         EventKind::InterruptedCall,
         EventKind::TaskUpdate,
         EventKind::JobRunUpdate,
+        EventKind::JobChanged,
+        EventKind::HomeNotice,
+        EventKind::HomeNoticeDismissed,
         EventKind::CompactionDone,
     ];
 
@@ -465,6 +487,9 @@ impl EventKind {
             EventKind::InterruptedCall => "interrupted_call",
             EventKind::TaskUpdate => "task_update",
             EventKind::JobRunUpdate => "job_run_update",
+            EventKind::JobChanged => "job_changed",
+            EventKind::HomeNotice => "home_notice",
+            EventKind::HomeNoticeDismissed => "home_notice_dismissed",
             EventKind::CompactionDone => "compaction_done",
         }
     }
@@ -509,6 +534,9 @@ impl Event {
             Event::InterruptedCall { .. } => EventKind::InterruptedCall,
             Event::TaskUpdate { .. } => EventKind::TaskUpdate,
             Event::JobRunUpdate { .. } => EventKind::JobRunUpdate,
+            Event::JobChanged { .. } => EventKind::JobChanged,
+            Event::HomeNotice { .. } => EventKind::HomeNotice,
+            Event::HomeNoticeDismissed { .. } => EventKind::HomeNoticeDismissed,
             Event::CompactionDone { .. } => EventKind::CompactionDone,
         }
     }

@@ -222,3 +222,24 @@ pub struct JobDeleted {
     #[ts(type = "number")]
     pub runs_removed: u64,
 }
+
+/// A notice for the home conversation: a job's run ended (done, failed, expired, killed). The
+/// chat shows it as "Job: <title> — <state>: <summary>", linking the run's session.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+pub struct HomeNotice {
+    #[ts(type = "number")]
+    pub id: i64,
+    #[ts(type = "number")]
+    pub job_id: i64,
+    #[ts(type = "number")]
+    pub job_run_id: i64,
+    /// The job's title when the run ended.
+    pub job_title: String,
+    /// How the run ended.
+    pub state: JobRunState,
+    /// The first lines of the run's answer, or why it did not finish.
+    pub summary: String,
+    #[ts(type = "number | null")]
+    pub session_id: Option<i64>,
+    pub created_at: String,
+}

@@ -1,7 +1,7 @@
 // Generated from the operation table in crates/skald-api/src/table.rs. Do not edit by hand:
 // run `UPDATE_BINDINGS=1 cargo test -p skald-api --test all typescript` instead.
 
-import type { JsonValue, ErrorCode, Page, SearchQuery, SearchResults, SessionMatches, SessionListQuery, SessionSummary, SessionMeta, ReconcileChoice, InterruptedCall, DebugMessage, SessionDetail, ItemRef, WindowQuery, SessionWindow, SendResult, SessionUsage, CompactResult, SessionRef, StopResult, TaskInfo, TurnStatus, ToolGroupsReset, RunContext, JobSchedule, JobInput, JobRunInfo, JobInfo, SchedulePreview, JobDeleted, Answer, Inbox, DecisionInput, Decision, BypassView, LlmClientInput, SettingsView, ConnectionTest, ApprovalRuleView, ApprovalRuleInput, AgentSummary, McpServerInfo, McpServerInput, AgentDefinition, AgentDetail, EventKind } from "./bindings";
+import type { JsonValue, ErrorCode, Page, SearchQuery, SearchResults, SessionMatches, SessionListQuery, SessionSummary, SessionMeta, ReconcileChoice, InterruptedCall, DebugMessage, SessionDetail, ItemRef, WindowQuery, SessionWindow, SendResult, SessionUsage, CompactResult, SessionRef, StopResult, TaskInfo, TurnStatus, ToolGroupsReset, RunContext, JobSchedule, JobInput, JobRunInfo, JobInfo, SchedulePreview, JobDeleted, HomeNotice, Answer, Inbox, DecisionInput, Decision, BypassView, LlmClientInput, SettingsView, ConnectionTest, ApprovalRuleView, ApprovalRuleInput, AgentSummary, McpServerInfo, McpServerInput, AgentDefinition, AgentDetail, EventKind } from "./bindings";
 
 export type ListSessionsParams = { 
 /**
@@ -139,6 +139,10 @@ export type ListJobRunsParams = { job_id: number, limit?: number, };
 
 export type KillJobRunParams = { run_id: number, };
 
+export type HomeNoticesParams = { limit?: number, };
+
+export type DismissHomeNoticeParams = { notice_id: number, };
+
 /** Every operation the engine answers: its params and its result. */
 export type Operations = {
   list_sessions: { params: ListSessionsParams; result: Page<SessionSummary> };
@@ -195,6 +199,8 @@ export type Operations = {
   run_job_now: { params: RunJobNowParams; result: JobRunInfo };
   list_job_runs: { params: ListJobRunsParams; result: Array<JobRunInfo> };
   kill_job_run: { params: KillJobRunParams; result: JobRunInfo };
+  home_notices: { params: HomeNoticesParams; result: Array<HomeNotice> };
+  dismiss_home_notice: { params: DismissHomeNoticeParams; result: null };
 };
 
 export type OpName = keyof Operations;
@@ -255,6 +261,8 @@ export const OPERATION_NAMES: readonly OpName[] = [
   "run_job_now",
   "list_job_runs",
   "kill_job_run",
+  "home_notices",
+  "dismiss_home_notice",
 ];
 
 /** Sends one operation; resolves with its result or rejects with an `ApiError`. */
@@ -593,20 +601,21 @@ export interface Api {
    * Adds a job: a task agent runs the prompt on the schedule, each run a session of source
    * `cron`. The schedule, zone, agent and client are checked first.
    *
-   * Errors: invalid_input, storage, internal. Events: none.
+   * Errors: invalid_input, storage, internal. Events: job_changed.
    */
   add_job(params: AddJobParams): Promise<JobInfo>;
   /**
-   * Replaces a job's definition; its runs stay. An interval counts again from now.
+   * Replaces a job's definition; its runs stay. An interval counts again from now when the
+   * schedule or zone changed; otherwise the next run stays where it was.
    *
-   * Errors: not_found, invalid_input, storage, internal. Events: none.
+   * Errors: not_found, invalid_input, storage, internal. Events: job_changed.
    */
   edit_job(params: EditJobParams): Promise<JobInfo>;
   /**
    * Deletes a job; with `remove_history` its runs go too, without they stay readable by run
    * id and session. `conflict` while a run has not ended (kill it first).
    *
-   * Errors: not_found, conflict, storage. Events: none.
+   * Errors: not_found, conflict, storage. Events: job_changed.
    */
   delete_job(params: DeleteJobParams): Promise<JobDeleted>;
   /**
@@ -614,19 +623,20 @@ export interface Api {
    * missed; `invalid_input` when its schedule has no time left) or disables it (a run going
    * on is not stopped).
    *
-   * Errors: not_found, invalid_input, storage, internal. Events: none.
+   * Errors: not_found, invalid_input, storage, internal. Events: job_changed.
    */
   set_job_enabled(params: SetJobEnabledParams): Promise<JobInfo>;
   /**
    * Starts a run of the job now, outside its schedule; the overlap policy applies (the run
    * may come back `skipped` or queued behind the one going on).
    *
-   * Errors: not_found, conflict, storage, cancelled, internal. Events: job_run_update.
+   * Errors: not_found, conflict, storage, cancelled, internal. Events: job_run_update, home_notice.
    */
   run_job_now(params: RunJobNowParams): Promise<JobRunInfo>;
   /**
    * A job's runs and recorded occurrences, newest first (`limit`, default 50, at most 1000),
-   * each with its state, session, times, tokens, cost and the reason it did not finish.
+   * each with its state, session, times, tokens, cost and the reason it did not finish. A
+   * job deleted with its history kept still lists its runs.
    *
    * Errors: not_found, storage. Events: none.
    */
@@ -636,9 +646,23 @@ export interface Api {
    * waiting approvals and questions are cancelled, its model call and commands abort.
    * `conflict` when it has ended.
    *
-   * Errors: not_found, conflict, config, storage, internal. Events: job_run_update, steers_discarded, tool_cancelled, turn_ended, turn_running.
+   * Errors: not_found, conflict, config, storage, internal. Events: job_run_update, home_notice, steers_discarded, tool_cancelled, turn_ended, turn_running.
    */
   kill_job_run(params: KillJobRunParams): Promise<JobRunInfo>;
+  /**
+   * What the home conversation shows about background work: each scheduled job's run that
+   * ended (done, failed, expired, killed) with the first lines of its answer or the reason,
+   * and its session; newest first, not dismissed (`limit`, default 20, at most 200).
+   *
+   * Errors: storage. Events: none.
+   */
+  home_notices(params: HomeNoticesParams): Promise<Array<HomeNotice>>;
+  /**
+   * Dismisses a notice of the home conversation (again is fine); every window drops it.
+   *
+   * Errors: not_found, storage. Events: home_notice_dismissed.
+   */
+  dismiss_home_notice(params: DismissHomeNoticeParams): Promise<null>;
 }
 
 /** The typed client over a transport. */
@@ -698,6 +722,8 @@ export function makeApi(call: Transport): Api {
     run_job_now: (params) => call("run_job_now", params) as Promise<JobRunInfo>,
     list_job_runs: (params) => call("list_job_runs", params) as Promise<Array<JobRunInfo>>,
     kill_job_run: (params) => call("kill_job_run", params) as Promise<JobRunInfo>,
+    home_notices: (params) => call("home_notices", params) as Promise<Array<HomeNotice>>,
+    dismiss_home_notice: (params) => call("dismiss_home_notice", params) as Promise<null>,
   };
 }
 
@@ -751,5 +777,8 @@ export const EVENT_KINDS: readonly EventKind[] = [
   "interrupted_call",
   "task_update",
   "job_run_update",
+  "job_changed",
+  "home_notice",
+  "home_notice_dismissed",
   "compaction_done",
 ];

@@ -1000,6 +1000,10 @@ function applyLive(state: ChatState, event: Event): ChatState {
     case "interrupted_call":
     // A job's run is shown by the Jobs page; its own session's rows arrive as for any session.
     case "job_run_update":
+    case "job_changed":
+    // Notices have their own list above the home chat (useHomeNotices).
+    case "home_notice":
+    case "home_notice_dismissed":
       return state;
     case "task_update":
       return taskUpdate(state, event);

@@ -52,9 +52,9 @@ export {
   useJobs,
   useJobsLive,
   useSchedulePreview,
-  JOBS_POLL_MS,
   type JobActions,
 } from "./jobs";
+export { noticeKeys, useDismissNotice, useHomeNotices, HOME_SOURCE } from "./notices";
 export { mcpKeys, useMcpActions, useMcpServers, useStartMcpServers, type McpActions } from "./mcp";
 
 /** Tauri injects `__TAURI_INTERNALS__` before any page script runs; a plain browser has none. */

@@ -1,8 +1,7 @@
 // Scheduled jobs: the list, a job's runs, the schedule preview and the actions of the Jobs page.
-// Every process announces a run recorded or changing state (`job_run_update`), and the open page
-// reads the jobs and that job's runs again when it hears one. A job added, edited or switched on
-// elsewhere (`skald jobs` in a terminal) sends no event: a slow poll catches those (react-query
-// pauses it while the page is hidden).
+// Every process announces a run recorded or changing state (`job_run_update`) and a job added,
+// edited, switched on or off or deleted (`job_changed`, also from `skald jobs` in a terminal);
+// the open page reads the jobs and that job's runs again when it hears one. Nothing polls.
 import { keepPreviousData, useQuery, useQueryClient, type UseQueryResult } from "@tanstack/react-query";
 import { useMemo } from "react";
 import { useBackend, useEngineEvents } from "./index";
@@ -15,16 +14,15 @@ export const jobKeys = {
   preview: (schedule: JobSchedule, timezone: string) => ["job_preview", schedule, timezone] as const,
 };
 
-/** How often the open Jobs page reads the jobs and an open run history again without an event. */
-export const JOBS_POLL_MS = 10_000;
-
-/** Reads the jobs and the run's history again when a run is recorded or changes state. */
+/** Reads the jobs again when one changes, and a run's history when a run is recorded or moves on. */
 export function useJobsLive(): void {
   const client = useQueryClient();
   useEngineEvents(({ event }) => {
     if (event.type === "job_run_update") {
       void client.invalidateQueries({ queryKey: jobKeys.list });
       void client.invalidateQueries({ queryKey: jobKeys.runs(event.run.job_id) });
+    } else if (event.type === "job_changed") {
+      void client.invalidateQueries({ queryKey: jobKeys.list });
     } else if (event.type === "resync") {
       // Events were missed: any run may have moved on.
       void client.invalidateQueries({ queryKey: jobKeys.all });
@@ -37,7 +35,6 @@ export function useJobs(): UseQueryResult<JobInfo[], ApiError> {
   return useQuery<JobInfo[], ApiError>({
     queryKey: jobKeys.list,
     queryFn: () => backend.list_jobs({}),
-    refetchInterval: JOBS_POLL_MS,
   });
 }
 
@@ -48,7 +45,6 @@ export function useJobRuns(jobId: number | null): UseQueryResult<JobRunInfo[], A
     queryKey: jobKeys.runs(jobId ?? -1),
     queryFn: () => backend.list_job_runs({ job_id: jobId as number }),
     enabled: jobId !== null,
-    refetchInterval: JOBS_POLL_MS,
   });
 }
 

@@ -2,6 +2,7 @@
 import { useQuery } from "@tanstack/react-query";
 import { memo, useCallback, useMemo, useState } from "react";
 import {
+  HOME_SOURCE,
   queuedReason,
   type ItemRef,
   type QueuedItem,
@@ -31,6 +32,7 @@ import { Visible } from "../components/visible";
 import { laneViews, visibleItems, type LaneItem, type LaneView, type SpendSum } from "../backend/lanes";
 import type { TaskItem } from "../backend/chat";
 import { AgentPicker } from "./chat/AgentPicker";
+import { HomeNotices } from "./chat/HomeNotices";
 import { Composer } from "./chat/Composer";
 import { LaneHead, LaneRow, tokenPair, usd } from "./chat/Lane";
 import { parseSlash, SLASH_COMMANDS } from "./chat/slash";
@@ -488,6 +490,7 @@ export function ChatPage({ source, focus = null }: { source: string; focus?: Ite
           <SessionSpend usage={usage.data} />
         </span>
       </header>
+      {source === HOME_SOURCE ? <HomeNotices /> : null}
       <div className="chat-scroll">
         {body}
         <VirtualLog

@@ -1,6 +1,6 @@
 import { act, screen, waitFor, within } from "@testing-library/react";
 import userEvent from "@testing-library/user-event";
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { MockBackend } from "../test/mockBackend";
 import { jobInfo, jobRun } from "../test/mockJobs";
 import { renderApp } from "../test/renderApp";
@@ -310,5 +310,52 @@ describe("Jobs page", () => {
     act(() => backend.emit({ session_id: null, source: null, frame: null, seq: 2, event: { type: "job_run_update", run: done } }));
     await waitFor(() => expect(within(history).getAllByRole("row")[1]?.getAttribute("data-state")).toBe("done"));
     expect(within(row("Nightly backup check")).getByText("done")).toBeTruthy();
+  });
+});
+
+describe("Jobs page without polling", () => {
+  it("shows a job added, edited or deleted in another process when the engine says so", async () => {
+    const backend = backendWithJobs();
+    renderApp(backend, "#jobs");
+    await screen.findByRole("table", { name: "Jobs" });
+    const listed = () => screen.getAllByRole("button", { name: /^Run now: / }).map((b) => b.getAttribute("aria-label"));
+    expect(listed()).toEqual(["Run now: Morning summary", "Run now: Nightly backup check"]);
+    const changed = (job_id: number, deleted: boolean, seq: number) =>
+      act(() => backend.emit({ session_id: null, source: null, frame: null, seq, event: { type: "job_changed", job_id, deleted } }));
+
+    // `skald jobs add` in a terminal: only its event tells the page.
+    backend.jobs.jobs.push(jobInfo(3, { title: "Added elsewhere" }));
+    changed(3, false, 1);
+    await waitFor(() => expect(listed()).toContain("Run now: Added elsewhere"));
+
+    backend.jobs.jobs[0] = { ...backend.jobs.jobs[0]!, title: "Renamed elsewhere" };
+    changed(1, false, 2);
+    await waitFor(() => expect(listed()[0]).toBe("Run now: Renamed elsewhere"));
+
+    backend.jobs.jobs = backend.jobs.jobs.filter((j) => j.id !== 2);
+    changed(2, true, 3);
+    await waitFor(() => expect(listed()).toEqual(["Run now: Renamed elsewhere", "Run now: Added elsewhere"]));
+  });
+
+  it("reads the jobs only when something happened: no timer reads them again", async () => {
+    const backend = backendWithJobs();
+    let reads = 0;
+    const list = backend.list_jobs;
+    backend.list_jobs = () => {
+      reads += 1;
+      return list();
+    };
+    vi.useFakeTimers({ shouldAdvanceTime: true });
+    try {
+      renderApp(backend, "#jobs");
+      await screen.findByRole("table", { name: "Jobs" });
+      const before = reads;
+      await act(async () => {
+        await vi.advanceTimersByTimeAsync(60_000);
+      });
+      expect(reads).toBe(before);
+    } finally {
+      vi.useRealTimers();
+    }
   });
 });

@@ -17,6 +17,7 @@ import type {
   EventEnvelope,
   JsonValue,
   FileDiff,
+  HomeNotice,
   Inbox,
   InboxItem,
   QuestionItem,
@@ -722,6 +723,15 @@ export class MockBackend implements Backend {
   run_job_now: Backend["run_job_now"] = (p) => this.jobs.run_job_now(p);
   list_job_runs: Backend["list_job_runs"] = (p) => this.jobs.list_job_runs(p);
   kill_job_run: Backend["kill_job_run"] = (p) => this.jobs.kill_job_run(p);
+  /** Notices for the home chat, newest first; dismissed ones leave the list. */
+  notices: HomeNotice[] = [];
+  dismissed: number[] = [];
+  home_notices: Backend["home_notices"] = async () => this.notices.filter((n) => !this.dismissed.includes(n.id));
+  dismiss_home_notice: Backend["dismiss_home_notice"] = async ({ notice_id }) => {
+    if (!this.notices.some((n) => n.id === notice_id)) throw { code: "not_found", message: `no notice ${notice_id}` };
+    this.dismissed.push(notice_id);
+    return null;
+  };
 
   subscribe(onEvent: (e: EventEnvelope) => void): () => void {
     this.listeners.add(onEvent);

@@ -85,7 +85,8 @@ pub async fn run(engine: &Engine, cmd: JobsCommand, out: &Output) -> Result<u8, 
                 out.line(&format!("deleted job {id} and {} run(s)", deleted.runs_removed));
             } else {
                 out.line(&format!(
-                    "deleted job {id}; its runs are kept (--remove-history deletes them)"
+                    "deleted job {id}; its runs are kept: skald jobs runs {id} lists them \
+                     (--remove-history deletes them)"
                 ));
             }
             Ok(exit::OK)

@@ -87,6 +87,35 @@ async fn a_job_is_added_run_now_to_its_end_listed_and_deleted() {
     let (code, out, _) = skald(&fake, &data, &["jobs", "rm", "1"]).await;
     assert_eq!(code, 0);
     assert!(out.contains("its runs are kept"), "{out}");
+    assert!(out.contains("skald jobs runs 1"), "says where the runs are: {out}");
     let (_, out, _) = skald(&fake, &data, &["jobs", "list"]).await;
     assert_eq!(out.lines().count(), 1, "only the header: {out}");
+    // The deleted job's kept runs are still there to read.
+    let (code, out, err) = skald(&fake, &data, &["jobs", "runs", "1"]).await;
+    assert_eq!(code, 0, "{err}");
+    assert!(out.lines().nth(1).is_some_and(|l| l.starts_with("1      done")), "{out}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_refused_job_names_the_field_that_is_wrong() {
+    let fake = FakeLlm::start().await.unwrap();
+    let (_dir, data, _work) = dirs();
+    scout_agent(&data);
+    let base = ["jobs", "add", "--title", "t", "--agent", "scout", "--prompt", "p"];
+    let cases: [(&[&str], &str); 3] = [
+        (
+            &["--cron", "0 0 9 * * * *", "--tz", "Europe/Berln"],
+            "timezone: unknown time zone \"Europe/Berln\"",
+        ),
+        (&["--every", "5"], "schedule: an interval must be between 60 seconds"),
+        (
+            &["--cron", "0 0 9 * * * *", "--tz", "UTC", "--approval-timeout", "0"],
+            "policies.approval_timeout_secs: ",
+        ),
+    ];
+    for (args, want) in cases {
+        let (code, _, err) = skald(&fake, &data, &[&base[..], args].concat()).await;
+        assert_eq!(code, 1, "{err}");
+        assert!(err.contains(want), "{args:?}: {err}");
+    }
 }

@@ -121,6 +121,19 @@ async fn recover(fake: &FakeLlm, data: &Path) -> Result<String, String> {
             [run] => {
                 let session = run["session_id"].as_i64().ok_or("a claimed run has no session")?;
                 if run["state"] == "done" {
+                    // Its end and its notice for the home chat are one transaction: one notice.
+                    let text = ok(fake, data, &["api", "home_notices", "{}"]).await?;
+                    let all: Value =
+                        serde_json::from_str(&text).map_err(|e| format!("{e}: {text}"))?;
+                    let mine: Vec<&Value> = all
+                        .as_array()
+                        .into_iter()
+                        .flatten()
+                        .filter(|n| n["job_run_id"] == run["id"] && n["state"] == "done")
+                        .collect();
+                    if mine.len() != 1 {
+                        return Err(format!("the done run has {} notices: {all}", mine.len()));
+                    }
                     let n = asked(fake);
                     return if (1..=2).contains(&n) {
                         Ok(format!("one run, done; the prompt asked {n} time(s)"))

@@ -7,11 +7,12 @@ use std::time::Duration;
 
 use chrono::{DateTime, Utc};
 use skald_protocol::{
-    Event, EventEnvelope, JobDeleted, JobInfo, JobInput, JobPolicies, JobRunInfo, JobRunState,
-    JobSchedule, OnApproval, OnDowntime, OnOverlap, SchedulePreview,
+    Event, EventEnvelope, HomeNotice, JobDeleted, JobInfo, JobInput, JobPolicies, JobRunInfo,
+    JobRunState, JobSchedule, OnApproval, OnDowntime, OnOverlap, SchedulePreview,
 };
 use skald_store::clock::format_ts;
-use skald_store::repo::jobs::{Claim, JobFields, JobRow, JobRunRow, RunPlan};
+use skald_store::repo::jobs::{Claim, JobFields, JobRow, JobRunRow, RunEnded, RunPlan};
+use skald_store::repo::notices::NoticeRow;
 
 use super::run_context::encode_run_context;
 use super::runner::RunMark;
@@ -39,6 +40,7 @@ const MAX_TITLE_CHARS: usize = 200;
 const MAX_APPROVAL_TIMEOUT_SECS: u64 = 366 * 24 * 3600;
 const MAX_PROMPT_CHARS: usize = 100_000;
 const DEFAULT_RUNS: u32 = 50;
+const DEFAULT_NOTICES: u32 = 20;
 
 impl Engine {
     /// Starts the scheduler service (with the background: the app, `skald serve`).
@@ -63,7 +65,9 @@ impl Engine {
                 tracing::warn!(job_id = job.id, "cannot claim the job's occurrence: {e}");
             }
         }
-        self.expire_waiting(now).await.map_err(|e| format!("cannot expire waiting runs: {e}"))
+        self.expire_waiting(now).await.map_err(|e| format!("cannot expire waiting runs: {e}"))?;
+        self.start_stranded_queued().await;
+        Ok(())
     }
 
     async fn claim_due(&self, job: &JobRow, now: DateTime<Utc>) -> Result<(), EngineError> {
@@ -139,12 +143,27 @@ impl Engine {
         let Some(ended) = self.store().end_run(run.id, state, Some(reason)).await? else {
             return Ok(None);
         };
-        self.emit_run(&ended);
+        self.emit_ended(&ended);
+        let ended = ended.run;
+        // The run queued behind starts whether or not the stop below works: it has ended.
+        self.start_queued_behind(ended.job_id).await;
         if let Some(session_id) = ended.session_id {
             self.stop(session_id).await?;
         }
-        self.start_queued_behind(ended.job_id).await;
         Ok(Some(ended))
+    }
+
+    /// Runs queued behind a run that has ended, whose start nobody made (the process that ended
+    /// it died first, or its start failed), start now: a queued occurrence never waits forever.
+    async fn start_stranded_queued(&self) {
+        match self.store().jobs_with_stranded_queued_run().await {
+            Ok(jobs) => {
+                for job_id in jobs {
+                    self.start_queued_behind(job_id).await;
+                }
+            }
+            Err(e) => tracing::warn!("cannot look for runs queued behind an ended run: {e}"),
+        }
     }
 
     /// A job's run that was queued behind the one that just ended starts now.
@@ -164,6 +183,12 @@ impl Engine {
     /// Tells every process (and a Jobs page) that a run was recorded or changed state.
     fn emit_run(&self, run: &JobRunRow) {
         self.emit(EventEnvelope::global(Event::JobRunUpdate { run: run.info() }));
+    }
+
+    /// A run ended: its new state, then the notice the home conversation shows.
+    fn emit_ended(&self, ended: &RunEnded) {
+        self.emit_run(&ended.run);
+        self.emit(EventEnvelope::global(Event::HomeNotice { notice: ended.notice.info() }));
     }
 
     /// The worker claimed a session's work: a job's run is `running` from now. `false` when
@@ -217,7 +242,7 @@ impl Engine {
         };
         match store.end_run(run.id, state, reason.as_deref()).await {
             Ok(Some(ended)) => {
-                self.emit_run(&ended);
+                self.emit_ended(&ended);
                 self.start_queued_behind(run.job_id).await;
             }
             Ok(None) => {}
@@ -239,6 +264,7 @@ impl Engine {
             }
             Err(e) => tracing::warn!("cannot look for unfinished job runs: {e}"),
         }
+        self.start_stranded_queued().await;
     }
 
     /// Checks a schedule and says it in words with its next fire times.
@@ -248,8 +274,7 @@ impl Engine {
         timezone: Option<&str>,
     ) -> Result<SchedulePreview, EngineError> {
         let now = self.store().clock().now();
-        let parsed = Schedule::parse(schedule, timezone, now)
-            .map_err(|e| EngineError::InvalidInput(e.to_string()))?;
+        let parsed = Schedule::parse(schedule, timezone, now).map_err(schedule_error)?;
         Ok(parsed.preview(now))
     }
 
@@ -261,7 +286,7 @@ impl Engine {
     /// Checks a job as `add_job` would and previews its schedule from now.
     fn check_job(&self, input: &JobInput) -> Result<SchedulePreview, EngineError> {
         let now = self.store().clock().now();
-        self.validate_job(input, now)?;
+        self.validate_job(input, now, now)?;
         self.preview_schedule(&input.schedule, input.timezone.as_deref())
     }
 
@@ -282,19 +307,40 @@ impl Engine {
         Ok(job_info(&row, last))
     }
 
+    /// Adds a job; every process hears of it (`job_changed`, in the insert's transaction).
     pub async fn add_job(&self, input: JobInput) -> Result<JobInfo, EngineError> {
         let now = self.store().clock().now();
-        let valid = self.validate_job(&input, now)?;
-        let row = self.store().insert_job(&valid.fields(&input)).await?;
+        let valid = self.validate_job(&input, now, now)?;
+        let fields = valid.fields(&input);
+        let row = self
+            .commit_events(self.store().insert_job(&fields), |id| {
+                id.map(|job_id| job_changed(job_id, false)).into_iter().collect()
+            })
+            .await?;
         Ok(job_info(&row, None))
     }
 
-    /// Replaces a job's definition; its history stays. An interval counts again from now.
+    /// Replaces a job's definition; its history stays. An interval counts again from now only
+    /// when its schedule or zone changed; with both unchanged the next run stays where it was.
     pub async fn edit_job(&self, id: i64, input: JobInput) -> Result<JobInfo, EngineError> {
-        self.store().job(id).await?;
+        let old = self.store().job(id).await?;
         let now = self.store().clock().now();
-        let valid = self.validate_job(&input, now)?;
-        let row = self.store().update_job(id, &valid.fields(&input)).await?;
+        let same_schedule = serde_json::from_str::<JobSchedule>(&old.schedule)
+            .is_ok_and(|s| s == input.schedule)
+            && Schedule::parse(&input.schedule, input.timezone.as_deref(), now)
+                .is_ok_and(|s| s.timezone() == old.timezone);
+        let anchor = if same_schedule { parse_ts(&old.anchor_at)? } else { now };
+        let mut valid = self.validate_job(&input, now, anchor)?;
+        if same_schedule && valid.enabled && old.enabled && old.next_run_at.is_some() {
+            // Not claimed yet: an occurrence due right now still runs.
+            valid.next = old.next_run_at;
+        }
+        let fields = valid.fields(&input);
+        let row = self
+            .commit_events(self.store().update_job(id, &fields), move |_| {
+                vec![job_changed(id, false)]
+            })
+            .await?;
         self.job(row.id).await
     }
 
@@ -304,8 +350,26 @@ impl Engine {
         id: i64,
         remove_history: bool,
     ) -> Result<JobDeleted, EngineError> {
-        let runs_removed = self.store().delete_job(id, remove_history).await?;
+        let delete = self.store().delete_job(id, remove_history);
+        let runs_removed = self.commit_events(delete, move |_| vec![job_changed(id, true)]).await?;
         Ok(JobDeleted { runs_removed })
+    }
+
+    /// The notices the home conversation shows (runs that ended), newest first, not dismissed
+    /// (`limit`, default 20, at most 200).
+    pub async fn home_notices(&self, limit: Option<u32>) -> Result<Vec<HomeNotice>, EngineError> {
+        let limit = limit.unwrap_or(DEFAULT_NOTICES).clamp(1, 200);
+        Ok(self.store().open_notices(limit).await?.iter().map(NoticeRow::info).collect())
+    }
+
+    /// Dismisses a notice (again is fine); every window showing it drops it.
+    pub async fn dismiss_home_notice(&self, notice_id: i64) -> Result<(), EngineError> {
+        let dismissed = Event::HomeNoticeDismissed { notice_id };
+        self.commit_events(self.store().dismiss_notice(notice_id), move |_| {
+            vec![EventEnvelope::global(dismissed)]
+        })
+        .await?;
+        Ok(())
     }
 
     /// Enables a job (its next occurrence counted from now: what passed while it was disabled
@@ -325,7 +389,8 @@ impl Engine {
         } else {
             None
         };
-        self.store().set_job_enabled(id, enabled, next.as_deref()).await?;
+        let write = self.store().set_job_enabled(id, enabled, next.as_deref());
+        self.commit_events(write, move |_| vec![job_changed(id, false)]).await?;
         self.job(id).await
     }
 
@@ -364,7 +429,8 @@ impl Engine {
         job_id: i64,
         limit: Option<u32>,
     ) -> Result<Vec<JobRunInfo>, EngineError> {
-        self.store().job(job_id).await?;
+        // A job deleted with its history kept still has its runs to read.
+        self.store().job_even_deleted(job_id).await?;
         let limit = limit.unwrap_or(DEFAULT_RUNS).clamp(1, 1000);
         Ok(self.store().job_runs(job_id, limit).await?.iter().map(JobRunRow::info).collect())
     }
@@ -383,20 +449,27 @@ impl Engine {
         Ok(ended.info())
     }
 
-    fn validate_job(&self, input: &JobInput, now: DateTime<Utc>) -> Result<Valid, EngineError> {
+    /// Checks a job's input; every refusal names the field it is about (`title: …`). `anchor` is
+    /// where an interval counts from.
+    fn validate_job(
+        &self,
+        input: &JobInput,
+        now: DateTime<Utc>,
+        anchor: DateTime<Utc>,
+    ) -> Result<Valid, EngineError> {
         let bad = |m: String| Err(EngineError::InvalidInput(m));
         let title = input.title.trim();
         if title.is_empty() || title.chars().count() > MAX_TITLE_CHARS {
-            return bad(format!("a job's title is 1 to {MAX_TITLE_CHARS} characters"));
+            return bad(format!("title: a job's title is 1 to {MAX_TITLE_CHARS} characters"));
         }
         if input.prompt.trim().is_empty() || input.prompt.chars().count() > MAX_PROMPT_CHARS {
-            return bad(format!("a job's prompt is 1 to {MAX_PROMPT_CHARS} characters"));
+            return bad(format!("prompt: a job's prompt is 1 to {MAX_PROMPT_CHARS} characters"));
         }
         let dispatchable = agents::dispatchable(self.data_dir());
         if !dispatchable.iter().any(|a| a.id == input.agent_id) {
             let ids: Vec<&str> = dispatchable.iter().map(|a| a.id.as_str()).collect();
             return bad(format!(
-                "no task agent `{}` (a job runs a task agent). Available: {}",
+                "agent_id: no task agent `{}` (a job runs a task agent). Available: {}",
                 input.agent_id,
                 if ids.is_empty() { "none".to_string() } else { ids.join(", ") }
             ));
@@ -404,20 +477,23 @@ impl Engine {
         if let Some(name) = input.client.as_deref()
             && !self.configured_models(false).iter().any(|m| m.name == name)
         {
-            return bad(format!("no LLM client `{name}` is configured"));
+            return bad(format!("client: no LLM client `{name}` is configured"));
         }
         let policies = input.policies.clone().unwrap_or_default();
         if policies.approval_timeout_secs.is_some_and(|t| t == 0 || t > MAX_APPROVAL_TIMEOUT_SECS) {
             return bad(format!(
-                "an approval timeout is 1 to {MAX_APPROVAL_TIMEOUT_SECS} seconds (a year)"
+                "policies.approval_timeout_secs: an approval timeout is 1 to \
+                 {MAX_APPROVAL_TIMEOUT_SECS} seconds (a year)"
             ));
         }
-        let schedule = Schedule::parse(&input.schedule, input.timezone.as_deref(), now)
-            .map_err(|e| EngineError::InvalidInput(e.to_string()))?;
+        let schedule = Schedule::parse(&input.schedule, input.timezone.as_deref(), anchor)
+            .map_err(schedule_error)?;
         let enabled = input.enabled.unwrap_or(true);
         let next = if enabled { schedule.next_after(now).map(format_ts) } else { None };
         if enabled && next.is_none() {
-            return bad("the schedule has no fire time left (a time that has passed?)".into());
+            return bad(
+                "schedule: the schedule has no fire time left (a time that has passed?)".into()
+            );
         }
         let schedule_json = serde_json::to_string(&input.schedule)
             .map_err(|e| EngineError::Internal(format!("cannot encode a schedule: {e}")))?;
@@ -429,7 +505,7 @@ impl Engine {
             policies,
             next,
             enabled,
-            anchor: format_ts(now),
+            anchor: format_ts(anchor),
         })
     }
 }
@@ -462,7 +538,7 @@ struct Valid {
     policies: JobPolicies,
     next: Option<String>,
     enabled: bool,
-    /// Where an interval counts from: now.
+    /// Where an interval counts from: now, or (an edit that kept the schedule) as it was.
     anchor: String,
 }
 
@@ -497,6 +573,15 @@ impl Valid {
             anchor_at: &self.anchor,
         }
     }
+}
+
+/// A refused schedule, naming the input field it is about (`schedule: …`, `timezone: …`).
+fn schedule_error(e: crate::jobs::ScheduleError) -> EngineError {
+    EngineError::InvalidInput(format!("{}: {e}", e.field()))
+}
+
+fn job_changed(job_id: i64, deleted: bool) -> EventEnvelope {
+    EventEnvelope::global(Event::JobChanged { job_id, deleted })
 }
 
 fn parse_ts(ts: &str) -> Result<DateTime<Utc>, EngineError> {

@@ -78,6 +78,9 @@ pub fn outboxed(kind: EventKind) -> bool {
         | EventKind::InterruptedCall
         | EventKind::TaskUpdate
         | EventKind::JobRunUpdate
+        | EventKind::JobChanged
+        | EventKind::HomeNotice
+        | EventKind::HomeNoticeDismissed
         | EventKind::CompactionDone => true,
     }
 }

@@ -24,14 +24,23 @@ const MAX_INTERVAL_SECS: u64 = 366 * 24 * 3600;
 /// How many fire times a preview shows.
 const PREVIEW_COUNT: usize = 5;
 
-/// Why a schedule was refused; the text is meant for the person who wrote it.
+/// Why a schedule was refused; the text is meant for the person who wrote it, and `field` names
+/// what they wrote wrong (`schedule` or `timezone`, as a job's input names them).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("{0}")]
-pub struct ScheduleError(String);
+#[error("{message}")]
+pub struct ScheduleError {
+    field: &'static str,
+    message: String,
+}
 
 impl ScheduleError {
     fn new(msg: impl Into<String>) -> Self {
-        Self(msg.into())
+        Self { field: "schedule", message: msg.into() }
+    }
+
+    /// The input field the error is about: `schedule` or `timezone`.
+    pub fn field(&self) -> &'static str {
+        self.field
     }
 }
 
@@ -70,10 +79,11 @@ pub fn parse_timezone(name: Option<&str>) -> Result<Tz, ScheduleError> {
         Some(n) => n.to_string(),
         None => machine_timezone(),
     };
-    Tz::from_str(&name).map_err(|_| {
-        ScheduleError::new(format!(
+    Tz::from_str(&name).map_err(|_| ScheduleError {
+        field: "timezone",
+        message: format!(
             "unknown time zone {name:?}: give an IANA name such as Europe/Berlin or UTC"
-        ))
+        ),
     })
 }
 

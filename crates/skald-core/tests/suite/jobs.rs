@@ -11,7 +11,7 @@ use chrono::{DateTime, Utc};
 use serde_json::json;
 use skald_core::Engine;
 use skald_protocol::{
-    JobInput, JobPolicies, JobRunInfo, JobRunState, JobSchedule, OnApproval, OnOverlap,
+    ErrorCode, JobInput, JobPolicies, JobRunInfo, JobRunState, JobSchedule, OnApproval, OnOverlap,
 };
 use skald_store::ManualClock;
 use skald_testkit::{FakeLlm, Reply};
@@ -20,16 +20,16 @@ use super::auto_resume::open_at;
 use super::subagents::task_agent_in;
 use super::work_queue::asked;
 
-struct Rig {
+pub(super) struct Rig {
     _dir: tempfile::TempDir,
-    data: std::path::PathBuf,
+    pub(super) data: std::path::PathBuf,
     work: std::path::PathBuf,
-    fake: FakeLlm,
+    pub(super) fake: FakeLlm,
     clock: Arc<ManualClock>,
 }
 
 impl Rig {
-    async fn new(start: &str) -> Rig {
+    pub(super) async fn new(start: &str) -> Rig {
         let dir = tempfile::tempdir().unwrap();
         let data = dir.path().join("data");
         let work = std::fs::canonicalize(dir.path()).unwrap().join("work");
@@ -41,23 +41,29 @@ impl Rig {
     }
 
     /// An engine on the rig's data dir and clock, running the background (the scheduler too).
-    async fn engine(&self) -> Engine {
+    pub(super) async fn engine(&self) -> Engine {
         open_at(&self.data, &self.fake, Some(self.clock.clone()), true).await
     }
 
-    fn now(&self) -> DateTime<Utc> {
+    pub(super) fn now(&self) -> DateTime<Utc> {
         use skald_store::Clock;
         self.clock.now()
     }
 
     /// Moves the clock to `to` (never back).
-    fn set(&self, to: DateTime<Utc>) {
+    pub(super) fn set(&self, to: DateTime<Utc>) {
         let by = to - self.now();
         assert!(by >= chrono::Duration::zero(), "the clock never goes back");
         self.clock.advance(by);
     }
 
-    fn job(&self, key: &str, schedule: JobSchedule, tz: &str, policies: JobPolicies) -> JobInput {
+    pub(super) fn job(
+        &self,
+        key: &str,
+        schedule: JobSchedule,
+        tz: &str,
+        policies: JobPolicies,
+    ) -> JobInput {
         JobInput {
             title: format!("job {key}"),
             schedule,
@@ -75,16 +81,16 @@ impl Rig {
     }
 }
 
-fn utc(s: &str) -> DateTime<Utc> {
+pub(super) fn utc(s: &str) -> DateTime<Utc> {
     DateTime::parse_from_rfc3339(s).unwrap().with_timezone(&Utc)
 }
 
-fn cron(expr: &str) -> JobSchedule {
+pub(super) fn cron(expr: &str) -> JobSchedule {
     JobSchedule::Cron { expr: expr.into() }
 }
 
 /// Waits (bounded) until the job's runs satisfy `done`; returns them, oldest first.
-async fn runs_until(
+pub(super) async fn runs_until(
     engine: &Engine,
     job_id: i64,
     what: &str,
@@ -102,21 +108,38 @@ async fn runs_until(
     }
 }
 
-fn states(runs: &[JobRunInfo]) -> Vec<JobRunState> {
+pub(super) fn states(runs: &[JobRunInfo]) -> Vec<JobRunState> {
     runs.iter().map(|r| r.state).collect()
 }
 
-fn all_ended(runs: &[JobRunInfo]) -> bool {
+pub(super) fn all_ended(runs: &[JobRunInfo]) -> bool {
     runs.iter().all(|r| !r.state.active())
 }
 
 /// A run that asks to run a command (which needs a person), then, if it goes on, answers.
-fn script_parking_run(fake: &FakeLlm, key: &str, goes_on: bool) {
+pub(super) fn script_parking_run(fake: &FakeLlm, key: &str, goes_on: bool) {
     let cmd = json!({ "command": "echo hi" }).to_string();
     fake.push_for_prompt(key, Reply::tool_call("execute_cmd", &cmd));
     if goes_on {
         fake.push_for_prompt(key, Reply::text(&format!("{key} done")));
     }
+}
+
+/// Adds a job firing each minute with `policies`, whose first run asks for a command (and goes
+/// on when `goes_on`), and lets its 10:01 occurrence start. Returns the job's id.
+async fn start_minutely(
+    rig: &Rig,
+    engine: &Engine,
+    key: &str,
+    policies: JobPolicies,
+    goes_on: bool,
+) -> i64 {
+    let job = engine.add_job(rig.job(key, cron("0 * * * * * *"), "UTC", policies)).await;
+    let job = job.unwrap();
+    script_parking_run(&rig.fake, key, goes_on);
+    rig.set(utc("2026-05-04T10:01:00Z"));
+    engine.schedule_tick().await.unwrap();
+    job.id
 }
 
 /// Follows the job's `next_run_at` through both daylight-saving changes in Berlin: each next
@@ -351,12 +374,8 @@ async fn under_deny_a_call_that_needs_a_person_is_refused_at_once_and_the_run_go
     let rig = Rig::new("2026-05-04T10:00:30Z").await;
     let engine = rig.engine().await;
     let policies = JobPolicies { on_approval: OnApproval::Deny, ..Default::default() };
-    let job = engine.add_job(rig.job("DENY", cron("0 * * * * * *"), "UTC", policies)).await;
-    let job = job.unwrap();
-    script_parking_run(&rig.fake, "DENY", true);
-    rig.set(utc("2026-05-04T10:01:00Z"));
-    engine.schedule_tick().await.unwrap();
-    let runs = runs_until(&engine, job.id, "the run ends", |r| r.len() == 1 && all_ended(r)).await;
+    let job = start_minutely(&rig, &engine, "DENY", policies, true).await;
+    let runs = runs_until(&engine, job, "the run ends", |r| r.len() == 1 && all_ended(r)).await;
     assert_eq!(states(&runs), [JobRunState::Done]);
     assert!(engine.inbox().await.unwrap().items.is_empty(), "nobody was asked");
     let store = skald_store::Store::open_in_dir(&rig.data).await.unwrap();
@@ -372,12 +391,8 @@ async fn under_queue_one_an_occurrence_waits_for_the_previous_run_and_then_runs(
     let rig = Rig::new("2026-05-04T10:00:30Z").await;
     let engine = rig.engine().await;
     let policies = JobPolicies { on_overlap: OnOverlap::QueueOne, ..Default::default() };
-    let job = engine.add_job(rig.job("QUEUE", cron("0 * * * * * *"), "UTC", policies)).await;
-    let job = job.unwrap();
-    script_parking_run(&rig.fake, "QUEUE", true);
-    rig.set(utc("2026-05-04T10:01:00Z"));
-    engine.schedule_tick().await.unwrap();
-    runs_until(&engine, job.id, "the run waits", |r| {
+    let job = start_minutely(&rig, &engine, "QUEUE", policies, true).await;
+    runs_until(&engine, job, "the run waits", |r| {
         r.first().is_some_and(|r| r.state == JobRunState::Waiting)
     })
     .await;
@@ -386,7 +401,7 @@ async fn under_queue_one_an_occurrence_waits_for_the_previous_run_and_then_runs(
         rig.set(utc(&format!("2026-05-04T{minute}:00Z")));
         engine.schedule_tick().await.unwrap();
     }
-    let runs = runs_until(&engine, job.id, "two more recorded", |r| r.len() == 3).await;
+    let runs = runs_until(&engine, job, "two more recorded", |r| r.len() == 3).await;
     use JobRunState::{Done, Queued, Skipped, Waiting};
     assert_eq!(states(&runs), [Waiting, Queued, Skipped]);
     assert!(runs[1].session_id.is_none(), "a queued run has no session until it starts");
@@ -394,7 +409,7 @@ async fn under_queue_one_an_occurrence_waits_for_the_previous_run_and_then_runs(
     let item = engine.inbox().await.unwrap().items.remove(0);
     let approve = skald_protocol::DecisionInput { approved: true, note: None, bypass: None };
     engine.decide(item.tool_call_id, approve, "test").await.unwrap();
-    let runs = runs_until(&engine, job.id, "both ran", all_ended).await;
+    let runs = runs_until(&engine, job, "both ran", all_ended).await;
     assert_eq!(states(&runs), [Done, Done, Skipped]);
     assert_eq!(asked(&rig.fake, "QUEUE"), 3, "two requests for the first run, one for the second");
     // A run is unattended: it may delegate (`execute_subtask`) but never start a job or task.
@@ -419,28 +434,137 @@ async fn a_job_is_checked_before_it_is_stored() {
             }
         }
     };
+    // Each refusal starts with the input field it is about.
+    let starts = |m: String, field: &str, what: &str| {
+        assert!(m.starts_with(&format!("{field}: ")) && m.contains(what), "{m}");
+    };
     let mut chat_agent = ok();
     chat_agent.agent_id = "main".into();
-    assert!(refused(chat_agent).await.contains("no task agent `main`"));
+    starts(refused(chat_agent).await, "agent_id", "no task agent `main`");
     let mut no_title = ok();
     no_title.title = "  ".into();
-    assert!(refused(no_title).await.contains("title"));
+    starts(refused(no_title).await, "title", "1 to 200 characters");
+    let mut no_prompt = ok();
+    no_prompt.prompt = "\n".into();
+    starts(refused(no_prompt).await, "prompt", "1 to 100000 characters");
     let mut huge_timeout = ok();
     huge_timeout.policies =
         Some(JobPolicies { approval_timeout_secs: Some(u64::MAX), ..Default::default() });
-    assert!(refused(huge_timeout).await.contains("approval timeout"));
+    starts(refused(huge_timeout).await, "policies.approval_timeout_secs", "approval timeout");
     let mut feb_31 = ok();
     feb_31.schedule = cron("0 0 0 31 2 * *");
-    assert!(refused(feb_31).await.contains("no fire time"));
+    starts(refused(feb_31).await, "schedule", "no fire time");
     let mut past = ok();
     past.schedule = JobSchedule::Once { at: "2026-05-04T09:00:00Z".into() };
-    assert!(refused(past).await.contains("no fire time"));
+    starts(refused(past).await, "schedule", "no fire time");
+    let mut five_fields = ok();
+    five_fields.schedule = cron("0 9 * * 1");
+    starts(refused(five_fields).await, "schedule", "");
+    let mut typo_zone = ok();
+    typo_zone.timezone = Some("Europe/Berln".into());
+    starts(refused(typo_zone).await, "timezone", "unknown time zone \"Europe/Berln\"");
     let mut client = ok();
     client.client = Some("nope".into());
-    assert!(refused(client).await.contains("no LLM client `nope`"));
+    starts(refused(client).await, "client", "no LLM client `nope`");
+    // The preview names the field the same way.
+    let preview = engine.preview_schedule(&cron("0 0 9 * * * *"), Some("Mars/Base"));
+    assert!(
+        matches!(&preview, Err(skald_core::EngineError::InvalidInput(m)) if m.starts_with("timezone: ")),
+        "{preview:?}"
+    );
     assert!(engine.list_jobs().await.unwrap().is_empty(), "nothing was stored");
     let job = engine.add_job(ok()).await.unwrap();
     assert_eq!(job.description, "every weekday at 09:00, Europe/Berlin");
     assert_eq!(job.next_run_at.as_deref(), Some("2026-05-05T07:00:00.000Z"));
+    engine.shutdown(Duration::from_secs(5)).await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_run_queued_behind_one_whose_ender_died_before_starting_it_still_runs() {
+    let rig = Rig::new("2026-05-04T10:00:30Z").await;
+    let engine = rig.engine().await;
+    let policies = JobPolicies { on_overlap: OnOverlap::QueueOne, ..Default::default() };
+    let job = start_minutely(&rig, &engine, "STRAND", policies, false).await;
+    let first = runs_until(&engine, job, "the run waits", |r| {
+        r.first().is_some_and(|r| r.state == JobRunState::Waiting)
+    })
+    .await
+    .remove(0);
+    rig.set(utc("2026-05-04T10:02:00Z"));
+    engine.schedule_tick().await.unwrap();
+    let runs = runs_until(&engine, job, "one queued behind", |r| r.len() == 2).await;
+    assert_eq!(states(&runs), [JobRunState::Waiting, JobRunState::Queued]);
+    // Another process ended the waiting run and died before it started the one queued behind
+    // (the end is its own transaction): only the end is stored.
+    let store = skald_store::Store::open_in_dir(&rig.data).await.unwrap();
+    store.end_run(first.id, JobRunState::Expired, Some("waited too long")).await.unwrap();
+    assert_eq!(store.jobs_with_stranded_queued_run().await.unwrap(), [job]);
+    rig.fake.push_for_prompt("STRAND", Reply::text("second done"));
+    // The scheduler's next pass finds it and starts it.
+    engine.schedule_tick().await.unwrap();
+    let runs = runs_until(&engine, job, "the queued run ran", |r| {
+        r.get(1).is_some_and(|r| r.state == JobRunState::Done)
+    })
+    .await;
+    assert_eq!(states(&runs), [JobRunState::Expired, JobRunState::Done]);
+    assert_eq!(asked(&rig.fake, "STRAND"), 2, "one request each");
+    assert!(store.jobs_with_stranded_queued_run().await.unwrap().is_empty());
+    engine.shutdown(Duration::from_secs(5)).await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn editing_an_interval_job_restarts_its_interval_only_when_the_schedule_changed() {
+    let rig = Rig::new("2026-05-04T10:00:00Z").await;
+    let engine = rig.engine().await;
+    let hourly = JobSchedule::Every { seconds: 3600 };
+    let input = rig.job("EVERY", hourly, "UTC", JobPolicies::default());
+    let job = engine.add_job(input.clone()).await.unwrap();
+    assert_eq!(job.next_run_at.as_deref(), Some("2026-05-04T11:00:00.000Z"));
+    rig.set(utc("2026-05-04T10:20:00Z"));
+    // A new title, prompt and policies: the hour still counts from 10:00.
+    let mut renamed = input.clone();
+    renamed.title = "hourly look".into();
+    renamed.prompt = "EVERY: look again".into();
+    renamed.policies = Some(JobPolicies { on_overlap: OnOverlap::QueueOne, ..Default::default() });
+    let edited = engine.edit_job(job.id, renamed.clone()).await.unwrap();
+    assert_eq!(edited.next_run_at.as_deref(), Some("2026-05-04T11:00:00.000Z"));
+    rig.set(utc("2026-05-04T10:40:00Z"));
+    let edited = engine.edit_job(job.id, renamed.clone()).await.unwrap();
+    assert_eq!(edited.next_run_at.as_deref(), Some("2026-05-04T11:00:00.000Z"), "kept again");
+    // Its interval changed: it counts from now.
+    let mut half = renamed.clone();
+    half.schedule = JobSchedule::Every { seconds: 1800 };
+    let edited = engine.edit_job(job.id, half.clone()).await.unwrap();
+    assert_eq!(edited.next_run_at.as_deref(), Some("2026-05-04T11:10:00.000Z"));
+    // Its zone changed (an interval's times do not depend on it, but the edit says it is new).
+    rig.set(utc("2026-05-04T10:45:00Z"));
+    let mut zoned = half.clone();
+    zoned.timezone = Some("Europe/Berlin".into());
+    let edited = engine.edit_job(job.id, zoned).await.unwrap();
+    assert_eq!(edited.next_run_at.as_deref(), Some("2026-05-04T11:15:00.000Z"));
+    engine.shutdown(Duration::from_secs(5)).await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_job_deleted_with_its_history_kept_still_lists_its_runs() {
+    let rig = Rig::new("2026-05-04T10:00:30Z").await;
+    let engine = rig.engine().await;
+    let job = rig.job("KEPT", cron("0 * * * * * *"), "UTC", JobPolicies::default());
+    let job = engine.add_job(job).await.unwrap();
+    rig.fake.push_for_prompt("KEPT", Reply::text("kept answer"));
+    rig.set(utc("2026-05-04T10:01:00Z"));
+    engine.schedule_tick().await.unwrap();
+    let runs = runs_until(&engine, job.id, "the run ends", |r| r.len() == 1 && all_ended(r)).await;
+    engine.delete_job(job.id, false).await.unwrap();
+    assert!(engine.list_jobs().await.unwrap().is_empty(), "gone from the list");
+    assert_eq!(engine.job(job.id).await.unwrap_err().code(), ErrorCode::NotFound);
+    let kept = engine.list_job_runs(job.id, None).await.unwrap();
+    assert_eq!(kept, runs, "its runs are still there to read");
+    // Removed with its history: nothing is left to list.
+    let other = rig.job("GONE", cron("0 * * * * * *"), "UTC", JobPolicies::default());
+    let other = engine.add_job(other).await.unwrap();
+    engine.delete_job(other.id, true).await.unwrap();
+    let gone = engine.list_job_runs(other.id, None).await;
+    assert_eq!(gone.unwrap_err().code(), ErrorCode::NotFound);
     engine.shutdown(Duration::from_secs(5)).await;
 }

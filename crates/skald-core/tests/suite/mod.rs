@@ -15,6 +15,7 @@ mod engine;
 mod independent_llm;
 mod interrupted;
 mod jobs;
+mod jobs_home;
 mod lifecycle;
 mod local_llm;
 mod matrix;

@@ -7,6 +7,7 @@ use sqlx::{FromRow, SqliteConnection};
 
 use crate::error::StoreError;
 use crate::pool::Store;
+use crate::repo::notices::{NoticeRow, insert_run_notice};
 use crate::repo::sessions::{NewSession, insert_session};
 
 /// A job's row.
@@ -95,6 +96,13 @@ impl JobRunRow {
     }
 }
 
+/// A run that `end_run` ended, and the notice it wrote for the home conversation.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RunEnded {
+    pub run: JobRunRow,
+    pub notice: NoticeRow,
+}
+
 /// One claim of a job's due occurrences.
 #[derive(Debug, Clone)]
 pub struct Claim<'a> {
@@ -152,7 +160,8 @@ impl Store {
             .bind(&now)
             .fetch_one(&mut *tx)
             .await?;
-        self.commit(tx).await?;
+        // Staged events learn the new job's id.
+        self.commit_created(tx, Some(row.id)).await?;
         Ok(row)
     }
 
@@ -249,6 +258,25 @@ impl Store {
             .fetch_optional(self.pool())
             .await?
             .ok_or(StoreError::NotFound { what: "job", id })
+    }
+
+    /// A job, also one deleted with its history kept (its runs stay readable).
+    pub async fn job_even_deleted(&self, id: i64) -> Result<JobRow, StoreError> {
+        job_in(&mut *self.pool().acquire().await?, id).await
+    }
+
+    /// Jobs with a run queued behind another (no session yet) while none of their runs with a
+    /// session is active: the run it waited for has ended and nobody started it.
+    pub async fn jobs_with_stranded_queued_run(&self) -> Result<Vec<i64>, StoreError> {
+        Ok(sqlx::query_scalar(&format!(
+            // `q.{ACTIVE}` spelled out lets the partial index of active runs answer it.
+            "SELECT DISTINCT q.job_id FROM job_runs q WHERE q.{ACTIVE} AND q.state = 'queued' \
+             AND q.session_id IS NULL AND NOT EXISTS (SELECT 1 FROM job_runs b \
+             WHERE b.job_id = q.job_id AND b.session_id IS NOT NULL AND b.{ACTIVE}) \
+             ORDER BY q.job_id"
+        ))
+        .fetch_all(self.pool())
+        .await?)
     }
 
     /// Every job not deleted, oldest first.
@@ -432,13 +460,14 @@ impl Store {
     }
 
     /// Ends run `id` as `state` (an end) with `reason`, its tokens and cost summed from its
-    /// session. Only a run not ended yet changes: `None` when it had ended already.
+    /// session, and writes its notice for the home conversation in the same transaction. Only
+    /// a run not ended yet changes: `None` when it had ended already.
     pub async fn end_run(
         &self,
         id: i64,
         state: JobRunState,
         reason: Option<&str>,
-    ) -> Result<Option<JobRunRow>, StoreError> {
+    ) -> Result<Option<RunEnded>, StoreError> {
         let usage = "FROM chat_history WHERE role = 'assistant' AND session_stack_id IN \
              (SELECT s.id FROM chat_sessions_stack s WHERE s.session_id = job_runs.session_id)";
         let sql = format!(
@@ -448,16 +477,21 @@ impl Store {
              cost_usd = (SELECT SUM(cost) {usage}) \
              WHERE id = ? AND {ACTIVE} RETURNING {RUN_COLUMNS}"
         );
+        let now = self.now();
         let mut tx = self.begin_write().await?;
-        let row = sqlx::query_as(&sql)
+        let row: Option<JobRunRow> = sqlx::query_as(&sql)
             .bind(state.as_str())
             .bind(reason)
-            .bind(self.now())
+            .bind(&now)
             .bind(id)
             .fetch_optional(&mut *tx)
             .await?;
+        let Some(run) = row else { return Ok(None) };
+        let notice =
+            insert_run_notice(&mut tx, run.id, run.job_id, run.session_id, state, reason, &now)
+                .await?;
         self.commit(tx).await?;
-        Ok(row)
+        Ok(Some(RunEnded { run, notice }))
     }
 
     /// Runs waiting for a person whose job has an approval timeout, with that timeout in

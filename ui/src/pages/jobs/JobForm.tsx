@@ -7,6 +7,7 @@ import { toApiError, useAgents, useSchedulePreview, type JobInfo, type JobInput,
 import {
   draftErrors,
   draftOf,
+  errorText,
   fieldOfError,
   formatInZone,
   inputOf,
@@ -107,8 +108,9 @@ export function JobForm({
   const schedule = useMemo(() => JSON.parse(settledSchedule) as JobSchedule | null, [settledSchedule]);
   const timezone = useSettled(draft.timezone, PREVIEW_DELAY_MS);
   const preview = useSchedulePreview(schedule, timezone);
-  const previewError = preview.isError ? preview.error.message : null;
-  const previewField = previewError ? (fieldOfError(previewError) ?? "schedule") : null;
+  const previewMessage = preview.isError ? preview.error.message : null;
+  const previewField = previewMessage ? (fieldOfError(previewMessage) ?? "schedule") : null;
+  const previewError = previewMessage ? errorText(previewMessage) : null;
 
   function set<K extends keyof JobDraft>(key: K, value: JobDraft[K], field?: JobField) {
     setDraft((d) => ({ ...d, [key]: value }));
@@ -136,7 +138,7 @@ export function JobForm({
     } catch (e) {
       const error = toApiError(e);
       const field = error.code === "invalid_input" ? fieldOfError(error.message) : null;
-      if (field) setErrors({ [field]: error.message });
+      if (field) setErrors({ [field]: errorText(error.message) });
       else setFormError(error.message);
     } finally {
       setBusy(false);

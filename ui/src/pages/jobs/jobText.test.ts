@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { jobInfo } from "../../test/mockJobs";
-import { draftOf, fieldOfError, formatCost, localInZone, scheduleOf } from "./jobText";
+import { draftOf, errorText, fieldOfError, formatCost, localInZone, scheduleOf } from "./jobText";
 
 describe("job form helpers", () => {
   it("puts each engine message under the field it is about", () => {
@@ -14,6 +14,22 @@ describe("job form helpers", () => {
     expect(fieldOfError("2027-03-28T02:30 does not exist in Europe/Berlin (the clocks skip it)")).toBe("schedule");
     expect(fieldOfError("the schedule has no fire time left (a time that has passed?)")).toBe("schedule");
     expect(fieldOfError("database is locked")).toBeNull();
+  });
+
+  it("reads the field the engine names first, and shows the message without it", () => {
+    // The name wins over the words: this timezone message mentions the schedule.
+    const zone = 'timezone: unknown time zone "Europe/Berln": give an IANA name such as Europe/Berlin or UTC';
+    expect(fieldOfError(zone)).toBe("timezone");
+    expect(errorText(zone)).toBe('unknown time zone "Europe/Berln": give an IANA name such as Europe/Berlin or UTC');
+    expect(fieldOfError("schedule: the time zone has no 02:30 that day")).toBe("schedule");
+    expect(fieldOfError("agent_id: no task agent `main` (a job runs a task agent). Available: scout")).toBe("agent");
+    expect(fieldOfError("policies.approval_timeout_secs: an approval timeout is 1 to 31622400 seconds (a year)")).toBe("timeout");
+    expect(fieldOfError("title: a job's title is 1 to 200 characters")).toBe("title");
+    // Named, but not a field of the form: shown above its buttons, whole.
+    expect(fieldOfError("client: no LLM client `nope` is configured")).toBeNull();
+    // A prefix that is no field name is part of the message.
+    expect(errorText("error: something")).toBe("error: something");
+    expect(fieldOfError("note: the time is wrong")).toBe("schedule");
   });
 
   it("reads a one-shot time back into the field in the job's zone", () => {

@@ -146,8 +146,35 @@ export function scheduleOf(d: JobDraft): JobSchedule | null {
 /** The fields a message can be shown under. */
 export type JobField = "title" | "agent" | "prompt" | "schedule" | "timezone" | "workdir" | "timeout";
 
+/** The input fields the engine names at the start of an `invalid_input` message (`timezone: …`). */
+const NAMED_FIELDS: Record<string, JobField | null> = {
+  title: "title",
+  prompt: "prompt",
+  agent_id: "agent",
+  schedule: "schedule",
+  timezone: "timezone",
+  "policies.approval_timeout_secs": "timeout",
+  "run_context.working_directory": "workdir",
+  run_context: "workdir",
+  // The form has no client field: the message shows above its buttons.
+  client: null,
+};
+
+/** Splits `field: text` as the engine writes it; `null` field when the message names none. */
+function namedField(message: string): { name: string; text: string } | null {
+  const m = /^([a-z_.]+): (.*)$/s.exec(message);
+  return m && m[1] !== undefined && m[2] !== undefined && m[1] in NAMED_FIELDS ? { name: m[1], text: m[2] } : null;
+}
+
+/** An engine message without the field name it starts with (shown under that field). */
+export function errorText(message: string): string {
+  return namedField(message)?.text ?? message;
+}
+
 /** The field an engine `invalid_input` message is about; `null` when it names none. */
 export function fieldOfError(message: string): JobField | null {
+  const named = namedField(message);
+  if (named) return NAMED_FIELDS[named.name] ?? null;
   const m = message.toLowerCase();
   if (m.includes("time zone")) return "timezone";
   if (m.includes("title")) return "title";
