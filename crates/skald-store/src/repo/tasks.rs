@@ -194,6 +194,16 @@ impl Store {
         Ok(())
     }
 
+    /// Marks the running task of child session `session_id` `queued` again: its run was cut
+    /// off (its engine shut down) and waits for the next one. Returns the row when it changed.
+    pub async fn mark_task_waiting(&self, session_id: i64) -> Result<Option<TaskRow>, StoreError> {
+        let sql = format!(
+            "UPDATE async_tasks SET status = 'queued' WHERE child_session_id = ? \
+             AND status = 'running' RETURNING {TASK_COLUMNS}"
+        );
+        Ok(sqlx::query_as(&sql).bind(session_id).fetch_optional(self.pool()).await?)
+    }
+
     /// Records how the task of child session `session_id` ended and, in the same transaction,
     /// puts its report in the parent's root inbox. Only an unfinished task takes a report:
     /// returns the row when this call recorded it, `None` otherwise.
