@@ -129,7 +129,7 @@ impl Store {
         .bind(&now)
         .execute(&mut *tx)
         .await?;
-        let label = format!("{}#{child_session_id}", new.agent_id);
+        let label = skald_protocol::origin::agent_label(new.agent_id, child_session_id);
         let sql = format!(
             "INSERT INTO async_tasks (parent_session_id, parent_tool_call_id, child_session_id, \
              agent_id, label, created_at) VALUES (?, ?, ?, ?, ?, ?) RETURNING {TASK_COLUMNS}"
