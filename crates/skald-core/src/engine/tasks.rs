@@ -114,7 +114,10 @@ impl Engine {
     /// next engine that runs the background, or with `continue_task`.
     pub(super) async fn task_ended(&self, session_id: i64, outcome: &TurnOutcome) {
         if self.inner.lifecycle.stopping() {
-            if self.cut_off_by_shutdown(outcome) {
+            // Most runs are no task's: a read answers that without a write.
+            if self.cut_off_by_shutdown(outcome)
+                && matches!(self.store().task_of_session(session_id).await, Ok(Some(_)))
+            {
                 match self.store().mark_task_waiting(session_id).await {
                     Ok(Some(task)) => self.emit_task(&task, TaskState::Queued, None, None).await,
                     Ok(None) => {}
