@@ -405,7 +405,7 @@ impl Engine {
                     Some(var) => std::env::var(var).ok().filter(|k| !k.is_empty()),
                     None => self.inner.secrets.get(&c.name).ok().flatten(),
                 };
-                ModelEndpoint {
+                let mut endpoint = ModelEndpoint {
                     name: c.name.clone(),
                     base_url: c.base_url.clone(),
                     model: c.model.clone(),
@@ -416,7 +416,9 @@ impl Engine {
                     scope: c.scope.clone(),
                     context_window: c.effective_context_window(),
                     stream: c.streams(),
-                }
+                };
+                self.inner.windows.apply(&mut endpoint);
+                endpoint
             })
             .collect()
     }
@@ -582,6 +584,7 @@ impl Engine {
             mcp: self.mcp(),
             edit_mcp: self.mcp_editor(),
             jobs: self.job_desk(),
+            windows: self.inner.windows.clone(),
         };
         let policy = TurnPolicy {
             session_id,
