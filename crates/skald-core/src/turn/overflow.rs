@@ -59,14 +59,17 @@ pub(super) async fn recover(
             overflow.message
         )));
     }
-    let requested = overflow.requested.map(|r| format!(" ({r} tokens)")).unwrap_or_default();
+    let needs = match overflow.requested {
+        Some(r) => format!("the request needs {r} tokens"),
+        None => "the request is larger than that".to_string(),
+    };
     let how = if exact { "as the server said" } else { "estimated from the refused request" };
     ctx.frame.emitter.emit(Event::ModelRetry {
         model: endpoint.name.clone(),
         attempt: 1,
         reason: format!(
-            "the request{requested} is larger than its context window of {window} tokens \
-             ({how}; remembered for {} {}); summarising the conversation",
+            "its context window is {window} tokens {how}, now remembered for {} {}; {needs}: \
+             summarising the conversation",
             endpoint.name, endpoint.model
         ),
     });

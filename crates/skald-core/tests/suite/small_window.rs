@@ -56,8 +56,8 @@ async fn an_overflow_teaches_the_window_compacts_and_asks_once_more() {
     });
     let (model, reason) = told.expect("no notice of the overflow");
     assert_eq!(model, "env");
-    assert!(reason.contains("context window of 4096 tokens"), "{reason}");
-    assert!(reason.contains("(5000 tokens)") && reason.contains("summarising"), "{reason}");
+    assert!(reason.contains("context window is 4096 tokens as the server said"), "{reason}");
+    assert!(reason.contains("needs 5000 tokens") && reason.contains("summarising"), "{reason}");
     assert!(events.iter().any(|e| matches!(e, Event::Compacting {})), "{events:?}");
     assert!(events.iter().any(|e| matches!(e, Event::CompactionDone { .. })), "{events:?}");
     assert!(!events.iter().any(|e| matches!(e, Event::LlmFailed { .. })), "{events:?}");
