@@ -164,6 +164,18 @@ async fn the_first_request_of_each_built_in_agent_stays_small() {
         let each: Vec<String> = each.iter().map(|(n, name)| format!("{name} {n}")).collect();
         println!("  tools (B): {}", each.join(", "));
     }
+    // The `config` group is advertised where an agent may manage servers (the root of a chat a
+    // person attends), and nowhere else: the generalist is offered no `activate_tools` at all.
+    let names = super::subagents::tool_names;
+    let activate = |body: &serde_json::Value| {
+        body["tools"].as_array().into_iter().flatten().find_map(|t| {
+            (t["function"]["name"] == "activate_tools").then(|| {
+                t["function"]["parameters"]["properties"]["groups"]["items"]["enum"].clone()
+            })
+        })
+    };
+    assert_eq!(activate(&requests[0].body), Some(serde_json::json!(["config"])));
+    assert_eq!(activate(&child.body), None, "{:?}", names(&child.body));
     // Budgets a little over today's sizes: a prompt or tool description that grows past them
     // is a decision, made here and in docs/benchmarks.md.
     assert!(main.2 <= MAIN_BUDGET, "main's first request ≈ {} tokens", main.2);
