@@ -176,7 +176,10 @@ fn label(item: &InboxItem) -> String {
         ApprovalKind::Write | ApprovalKind::Tool => item.path.clone(),
     };
     let what = place.or_else(|| item.context_label.clone()).unwrap_or_else(|| item.source.clone());
-    cut(&format!("{} · {what}", item.tool_name), MAX_LABEL_CHARS)
+    // The tool name (an MCP server's) and the path (the model's) are untrusted: a bidi override
+    // or a control character must not disguise what is approved from the menu.
+    let text = format!("{} · {what}", item.tool_name);
+    cut(&skald_protocol::origin::shown_escaped(&text), MAX_LABEL_CHARS)
 }
 
 /// The scope the engine gives a bypass asked for without one: the call's MCP server, else its
@@ -187,7 +190,7 @@ fn bypass_scope(item: &InboxItem) -> Option<String> {
         (None, Some(category)) => format!("{category} tools"),
         (None, None) => return None,
     };
-    Some(cut(&scope, MAX_LABEL_CHARS / 2))
+    Some(cut(&skald_protocol::origin::shown_escaped(&scope), MAX_LABEL_CHARS / 2))
 }
 
 fn cut(text: &str, max: usize) -> String {
@@ -413,6 +416,18 @@ mod tests {
         command.workdir = Some("/home/me/project".into());
         let view = TrayView::of(&Inbox { items: vec![command], questions: vec![], total: 1 }, 0);
         assert_eq!(view.recent[0].label, "execute_cmd · in /home/me/project");
+    }
+
+    #[test]
+    fn a_hostile_path_is_listed_escaped() {
+        // With the right-to-left override applied, "notes<RLO>txt.exe" reads as "notesexe.txt".
+        let inbox = Inbox {
+            items: vec![item(1, Some("notes\u{202e}txt.exe\n"))],
+            questions: vec![],
+            total: 1,
+        };
+        let view = TrayView::of(&inbox, 0);
+        assert_eq!(view.recent[0].label, "write_file · notes\\u{202e}txt.exe\\u{a}");
     }
 
     #[test]

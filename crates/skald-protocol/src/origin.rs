@@ -76,9 +76,23 @@ pub fn agent_label(agent_id: &str, id: i64) -> String {
     format!("{name}#{id}")
 }
 
+/// `text` with every character that `hides_text` shown as a `\u{…}` escape, as labels show
+/// them: for surfaces that draw untrusted text where no richer rendering exists (the tray menu).
+pub fn shown_escaped(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        if hides_text(c) {
+            let _ = write!(out, "\\u{{{:x}}}", u32::from(c));
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
 /// Characters a label shows escaped: controls (C0, DEL, C1), bidi controls, zero-width and
 /// line-separating characters, the byte-order mark.
-fn hides_text(c: char) -> bool {
+pub fn hides_text(c: char) -> bool {
     c.is_control()
         || matches!(
             c,
@@ -120,6 +134,8 @@ mod tests {
         assert_eq!(long, format!("{}…#7", "a".repeat(LABEL_NAME_MAX)));
         // Non-ASCII letters are names like any other.
         assert_eq!(agent_label("späher", 9), "späher#9");
+        assert_eq!(shown_escaped("a\u{202e}b\tc"), "a\\u{202e}b\\u{9}c");
+        assert_eq!(shown_escaped("plain > text"), "plain > text");
         // A name cannot fake a nesting level.
         assert_eq!(agent_label("a>b", 4), "a\\u{3e}b#4");
     }
