@@ -3,7 +3,9 @@
 
 use skald_api::{Caller, DecideParams};
 use skald_core::Engine;
-use skald_protocol::{ApprovalKind, DecisionInput, Inbox, InboxItem};
+use skald_protocol::{
+    ApprovalKind, BypassDuration, BypassRequest, DecisionInput, Inbox, InboxItem,
+};
 use tauri::image::Image;
 use tauri::menu::{IsMenuItem, Menu, MenuItem, PredefinedMenuItem, Submenu};
 use tauri::tray::{TrayIcon, TrayIconBuilder};
@@ -28,6 +30,9 @@ pub enum TrayAction {
     OpenInbox,
     Quit,
     Approve(i64),
+    /// Approves and grants a bypass of the narrowest scope that fits the call (its MCP server,
+    /// else its category) for this long, as the inbox's "Approve + bypass" does.
+    ApproveWithBypass(i64, BypassDuration),
     /// Opens the item in the inbox, where the user writes the rejection note.
     Reject(i64),
     Show(i64),
@@ -40,6 +45,9 @@ impl TrayAction {
             Self::OpenInbox => "inbox".to_owned(),
             Self::Quit => "quit".to_owned(),
             Self::Approve(call) => format!("approve:{call}"),
+            Self::ApproveWithBypass(call, duration) => {
+                format!("approve-{}:{call}", duration_id(duration))
+            }
             Self::Reject(call) => format!("reject:{call}"),
             Self::Show(call) => format!("show:{call}"),
         }
@@ -56,11 +64,51 @@ impl TrayAction {
         let call = call.parse::<i64>().ok()?;
         match verb {
             "approve" => Some(Self::Approve(call)),
+            "approve-15m" => Some(Self::ApproveWithBypass(call, BypassDuration::FifteenMinutes)),
+            "approve-1h" => Some(Self::ApproveWithBypass(call, BypassDuration::OneHour)),
+            "approve-session" => Some(Self::ApproveWithBypass(call, BypassDuration::Session)),
             "reject" => Some(Self::Reject(call)),
             "show" => Some(Self::Show(call)),
             _ => None,
         }
     }
+}
+
+fn duration_id(duration: BypassDuration) -> &'static str {
+    match duration {
+        BypassDuration::FifteenMinutes => "15m",
+        BypassDuration::OneHour => "1h",
+        BypassDuration::Session => "session",
+    }
+}
+
+/// The bypass durations the tray offers, with their menu words (the inbox's choices).
+const BYPASS_CHOICES: [(BypassDuration, &str); 3] = [
+    (BypassDuration::FifteenMinutes, "for 15 minutes"),
+    (BypassDuration::OneHour, "for 1 hour"),
+    (BypassDuration::Session, "for this session (at most 24 h)"),
+];
+
+/// The decision a menu entry records, if it records one.
+pub fn decision_of(action: TrayAction) -> Option<(i64, DecisionInput)> {
+    let (call, bypass) = match action {
+        TrayAction::Approve(call) => (call, None),
+        TrayAction::ApproveWithBypass(call, duration) => {
+            (call, Some(BypassRequest { duration, scope: None }))
+        }
+        _ => return None,
+    };
+    Some((call, DecisionInput { approved: true, note: None, bypass }))
+}
+
+/// One approval the menu lists.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RecentApproval {
+    pub call: i64,
+    pub label: String,
+    /// What a bypass granted with it would cover (`MCP server gh`, `files tools`); `None` when no
+    /// narrow scope fits the call, and then the menu offers no bypass.
+    pub bypass_scope: Option<String>,
 }
 
 /// What the tray shows for the current inbox.
@@ -71,8 +119,8 @@ pub struct TrayView {
     pub title: Option<String>,
     pub attention: bool,
     pub inbox_label: String,
-    /// (call id, label), newest first.
-    pub recent: Vec<(i64, String)>,
+    /// Newest first.
+    pub recent: Vec<RecentApproval>,
 }
 
 impl TrayView {
@@ -104,7 +152,11 @@ impl TrayView {
             .iter()
             .rev()
             .take(RECENT_APPROVALS)
-            .map(|item| (item.tool_call_id, label(item)))
+            .map(|item| RecentApproval {
+                call: item.tool_call_id,
+                label: label(item),
+                bypass_scope: bypass_scope(item),
+            })
             .collect();
         Self {
             tooltip,
@@ -124,11 +176,28 @@ fn label(item: &InboxItem) -> String {
         ApprovalKind::Write | ApprovalKind::Tool => item.path.clone(),
     };
     let what = place.or_else(|| item.context_label.clone()).unwrap_or_else(|| item.source.clone());
+    // The tool name (an MCP server's) and the path (the model's) are untrusted: a bidi override
+    // or a control character must not disguise what is approved from the menu.
     let text = format!("{} · {what}", item.tool_name);
-    if text.chars().count() <= MAX_LABEL_CHARS {
-        return text;
+    cut(&skald_protocol::origin::shown_escaped(&text), MAX_LABEL_CHARS)
+}
+
+/// The scope the engine gives a bypass asked for without one: the call's MCP server, else its
+/// category (what the inbox offers first).
+fn bypass_scope(item: &InboxItem) -> Option<String> {
+    let scope = match (&item.mcp_server, &item.tool_category) {
+        (Some(server), _) => format!("MCP server {server}"),
+        (None, Some(category)) => format!("{category} tools"),
+        (None, None) => return None,
+    };
+    Some(cut(&skald_protocol::origin::shown_escaped(&scope), MAX_LABEL_CHARS / 2))
+}
+
+fn cut(text: &str, max: usize) -> String {
+    if text.chars().count() <= max {
+        return text.to_owned();
     }
-    let kept: String = text.chars().take(MAX_LABEL_CHARS - 1).collect();
+    let kept: String = text.chars().take(max - 1).collect();
     format!("{kept}…")
 }
 
@@ -183,11 +252,20 @@ fn menu(app: &AppHandle, view: &TrayView) -> Result<Menu<Wry>, DesktopError> {
     let open = item(TrayAction::OpenApp, "Open Skald")?;
     let inbox = item(TrayAction::OpenInbox, &view.inbox_label)?;
     let mut approvals = Vec::with_capacity(view.recent.len());
-    for (call, text) in &view.recent {
-        let approve = item(TrayAction::Approve(*call), "Approve")?;
-        let reject = item(TrayAction::Reject(*call), "Reject…")?;
-        let show = item(TrayAction::Show(*call), "Open")?;
-        approvals.push(Submenu::with_items(app, text, true, &[&approve, &reject, &show])?);
+    for recent in &view.recent {
+        let call = recent.call;
+        let mut entries = vec![item(TrayAction::Approve(call), "Approve")?];
+        if let Some(scope) = &recent.bypass_scope {
+            for (duration, words) in BYPASS_CHOICES {
+                let text = format!("Approve + allow {scope} {words}");
+                entries.push(item(TrayAction::ApproveWithBypass(call, duration), &text)?);
+            }
+        }
+        entries.push(item(TrayAction::Reject(call), "Reject…")?);
+        entries.push(item(TrayAction::Show(call), "Open")?);
+        let refs: Vec<&dyn IsMenuItem<Wry>> =
+            entries.iter().map(|e| e as &dyn IsMenuItem<Wry>).collect();
+        approvals.push(Submenu::with_items(app, &recent.label, true, &refs)?);
     }
     let separator = PredefinedMenuItem::separator(app)?;
     let separator_2 = PredefinedMenuItem::separator(app)?;
@@ -215,17 +293,21 @@ fn on_menu(app: &AppHandle, id: &str) {
             navigator.open(app, Some(&format!("#inbox?item={call}")));
         }
         TrayAction::Quit => lifecycle::quit(app),
-        TrayAction::Approve(call) => {
+        TrayAction::Approve(_) | TrayAction::ApproveWithBypass(..) => {
+            let Some((call, input)) = decision_of(action) else { return };
             let Some(engine) = app.try_state::<Engine>().map(|engine| engine.inner().clone())
             else {
                 return;
             };
             let app = app.clone();
             tauri::async_runtime::spawn(async move {
-                let input = DecisionInput { approved: true, note: None, bypass: None };
                 let params = DecideParams { tool_call_id: call, input };
                 if let Err(error) = skald_api::ops::decide(&engine, &Caller::Tray, params).await {
                     tracing::warn!(call, "the tray could not approve: {}", error.message);
+                    // Nothing was recorded (a bypass that does not fit, say): the inbox shows
+                    // the call and lets the person decide there.
+                    let navigator = app.state::<Navigator>();
+                    navigator.open(&app, Some(&format!("#inbox?item={call}")));
                 }
                 refresh(&app, &engine).await;
             });
@@ -235,6 +317,8 @@ fn on_menu(app: &AppHandle, id: &str) {
 
 #[cfg(test)]
 mod tests {
+    #![allow(clippy::unwrap_used, clippy::expect_used)]
+
     use skald_protocol::QuestionItem;
 
     use super::*;
@@ -279,9 +363,9 @@ mod tests {
         assert_eq!(view.title.as_deref(), Some("7"));
         assert!(view.attention);
         assert_eq!(view.inbox_label, "Agent Inbox (7)");
-        let ids: Vec<_> = view.recent.iter().map(|(id, _)| *id).collect();
+        let ids: Vec<_> = view.recent.iter().map(|r| r.call).collect();
         assert_eq!(ids, vec![7, 6, 5, 4, 3]);
-        assert_eq!(view.recent[0].1, "write_file · f7.txt");
+        assert_eq!(view.recent[0].label, "write_file · f7.txt");
     }
 
     #[test]
@@ -331,7 +415,19 @@ mod tests {
         command.command = Some("curl -H 'Authorization: sk-secret'".into());
         command.workdir = Some("/home/me/project".into());
         let view = TrayView::of(&Inbox { items: vec![command], questions: vec![], total: 1 }, 0);
-        assert_eq!(view.recent[0].1, "execute_cmd · in /home/me/project");
+        assert_eq!(view.recent[0].label, "execute_cmd · in /home/me/project");
+    }
+
+    #[test]
+    fn a_hostile_path_is_listed_escaped() {
+        // With the right-to-left override applied, "notes<RLO>txt.exe" reads as "notesexe.txt".
+        let inbox = Inbox {
+            items: vec![item(1, Some("notes\u{202e}txt.exe\n"))],
+            questions: vec![],
+            total: 1,
+        };
+        let view = TrayView::of(&inbox, 0);
+        assert_eq!(view.recent[0].label, "write_file · notes\\u{202e}txt.exe\\u{a}");
     }
 
     #[test]
@@ -340,8 +436,8 @@ mod tests {
         let inbox = Inbox { items: vec![item(1, Some(&long))], questions: vec![], total: 1 };
         let view = TrayView::of(&inbox, 0);
         assert_eq!(view.tooltip, "Skald: 1 approval waiting");
-        assert_eq!(view.recent[0].1.chars().count(), MAX_LABEL_CHARS);
-        assert!(view.recent[0].1.ends_with('…'));
+        assert_eq!(view.recent[0].label.chars().count(), MAX_LABEL_CHARS);
+        assert!(view.recent[0].label.ends_with('…'));
     }
 
     #[test]
@@ -351,6 +447,9 @@ mod tests {
             TrayAction::OpenInbox,
             TrayAction::Quit,
             TrayAction::Approve(12),
+            TrayAction::ApproveWithBypass(12, BypassDuration::FifteenMinutes),
+            TrayAction::ApproveWithBypass(12, BypassDuration::OneHour),
+            TrayAction::ApproveWithBypass(12, BypassDuration::Session),
             TrayAction::Reject(12),
             TrayAction::Show(12),
         ] {
@@ -358,6 +457,101 @@ mod tests {
         }
         assert_eq!(TrayAction::parse("approve:x"), None);
         assert_eq!(TrayAction::parse("delete:3"), None);
+        assert_eq!(TrayAction::parse("approve-forever:3"), None);
         assert_eq!(TrayAction::parse(""), None);
+    }
+
+    #[test]
+    fn an_approval_offers_a_bypass_of_the_scope_the_engine_would_give_it() {
+        let mut mcp = item(3, None);
+        mcp.tool_name = "mcp__gh__create_issue".into();
+        mcp.kind = ApprovalKind::Tool;
+        mcp.mcp_server = Some("gh".into());
+        mcp.tool_category = Some("network".into());
+        let mut write = item(2, Some("notes.md"));
+        write.tool_category = Some("files".into());
+        let unknown = item(1, Some("x"));
+        let inbox = Inbox { items: vec![unknown, write, mcp], questions: vec![], total: 3 };
+        let view = TrayView::of(&inbox, 0);
+        let scopes: Vec<_> = view.recent.iter().map(|r| r.bypass_scope.as_deref()).collect();
+        // The MCP server before the category; nothing narrow known, nothing offered.
+        assert_eq!(scopes, [Some("MCP server gh"), Some("files tools"), None]);
+    }
+
+    #[test]
+    fn each_approve_entry_records_its_decision_and_the_others_record_none() {
+        let (call, plain) = decision_of(TrayAction::Approve(4)).unwrap();
+        assert_eq!((call, plain.approved, plain.bypass), (4, true, None));
+        let (call, hour) =
+            decision_of(TrayAction::ApproveWithBypass(5, BypassDuration::OneHour)).unwrap();
+        assert_eq!(call, 5);
+        assert!(hour.approved && hour.note.is_none());
+        // No scope: the engine gives the narrowest that fits, the one the menu named.
+        assert_eq!(
+            hour.bypass,
+            Some(BypassRequest { duration: BypassDuration::OneHour, scope: None })
+        );
+        for other in [TrayAction::Reject(4), TrayAction::Show(4), TrayAction::OpenInbox] {
+            assert_eq!(decision_of(other), None);
+        }
+    }
+
+    /// What the menu offers is what the engine grants: a write parked for approval, approved
+    /// through the tray's "Approve + allow … for 1 hour" entry, records a bypass of the scope the
+    /// menu named, granted by the tray.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn the_trays_bypass_entry_grants_the_scope_it_names() {
+        use std::sync::Arc;
+
+        use skald_core::EngineOptions;
+        use skald_core::config::{EnvOverrides, MemorySecrets};
+        use skald_core::engine::ChatOptions;
+        use skald_core::turn::ParkMode;
+        use skald_testkit::{FakeLlm, Reply};
+
+        let fake = FakeLlm::start().await.unwrap();
+        fake.push(Reply::tool_call("write_file", r#"{"path":"notes.md","content":"hi\n"}"#));
+        fake.push(Reply::text("Wrote it."));
+        let dir = tempfile::tempdir().unwrap();
+        let work = std::fs::canonicalize(dir.path()).unwrap();
+        let engine = Engine::open(EngineOptions {
+            data_dir: Some(dir.path().join("data")),
+            env: Some(EnvOverrides {
+                base_url: Some(fake.base_url()),
+                model: Some("fake-model".into()),
+                api_key: None,
+            }),
+            secrets: Some(Arc::new(MemorySecrets::default())),
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+        let opts = ChatOptions {
+            workdir: Some(work.clone()),
+            park_mode: ParkMode::Exit,
+            ..Default::default()
+        };
+        let receipt = engine.send_message("tray-test", "write notes", opts).await.unwrap();
+        engine.wait_turn(receipt.session_id).await;
+
+        let view = TrayView::of(&engine.inbox().await.unwrap(), 0);
+        let offered = view.recent.first().expect("the write waits in the inbox").clone();
+        let scope = offered.bypass_scope.clone().expect("a write has a category to bypass");
+        let action = TrayAction::ApproveWithBypass(offered.call, BypassDuration::OneHour);
+        // Through the menu id, as a click arrives.
+        let (call, input) = decision_of(TrayAction::parse(&action.id()).unwrap()).unwrap();
+        let params = DecideParams { tool_call_id: call, input };
+        let decision = skald_api::ops::decide(&engine, &Caller::Tray, params).await.unwrap();
+        let bypass = decision.bypass.expect("no bypass was granted");
+        assert_eq!(bypass.label, scope);
+        assert_eq!(
+            (bypass.duration, bypass.granted_by.as_str()),
+            (BypassDuration::OneHour, "tray")
+        );
+        assert!(decision.approved);
+        // The approved write runs when the session goes on.
+        engine.start_resume(receipt.session_id, ParkMode::Exit).await.unwrap();
+        engine.wait_turn(receipt.session_id).await;
+        assert_eq!(std::fs::read_to_string(work.join("notes.md")).unwrap(), "hi\n");
     }
 }

@@ -131,7 +131,10 @@ impl LlmClient {
                 Err(Outcome::Cancelled) => return Err(LlmError::Cancelled),
                 Err(Outcome::NextModel(e)) => last_error = e.to_string(),
                 Err(Outcome::FailFast(e)) => {
-                    on_notice(LlmNotice::LlmFailed { tried, last_error: e.to_string() });
+                    // An overflow is the caller's to fix (it compacts and asks again): no failure yet.
+                    if !matches!(e, LlmError::ContextOverflow { .. }) {
+                        on_notice(LlmNotice::LlmFailed { tried, last_error: e.to_string() });
+                    }
                     return Err(e);
                 }
             }
@@ -263,12 +266,15 @@ impl LlmClient {
                 .ok()
                 .and_then(Result::ok)
                 .unwrap_or_default();
-            return Err(LlmError::Http {
-                status: status.as_u16(),
-                body: truncate(text.trim(), MAX_ERROR_BODY),
-                retry_after,
+            let (status, body) = (status.as_u16(), truncate(text.trim(), MAX_ERROR_BODY));
+            if let Some(o) = crate::overflow::overflow_of(status, &body) {
+                let model = endpoint.name.clone();
+                let (window, requested) = (o.window, o.requested);
+                return Err(
+                    LlmError::ContextOverflow { model, window, requested, status, body }.into()
+                );
             }
-            .into());
+            return Err(LlmError::Http { status, body, retry_after }.into());
         }
 
         let content_type = resp

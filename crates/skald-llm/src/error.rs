@@ -10,6 +10,16 @@ pub enum LlmError {
     Cancelled,
     #[error("HTTP {status}: {body}")]
     Http { status: u16, body: String, retry_after: Option<Duration> },
+    /// The request did not fit model `model`'s (the client alias) context window: an HTTP 400
+    /// `context_length_exceeded` or its equivalent, with the numbers when the server gave them.
+    #[error("the request is larger than {model}'s context window{}: HTTP {status}: {body}", window_detail(*window, *requested))]
+    ContextOverflow {
+        model: String,
+        window: Option<u64>,
+        requested: Option<u64>,
+        status: u16,
+        body: String,
+    },
     #[error("request timed out after {0:?}")]
     Timeout(Duration),
     #[error("stream idle for {0:?}")]
@@ -32,6 +42,16 @@ pub enum LlmError {
     AllFailed { tried: Vec<String>, last_error: String },
 }
 
+/// ` (4096 tokens; 5000 requested)`, or less when the server did not say.
+fn window_detail(window: Option<u64>, requested: Option<u64>) -> String {
+    match (window, requested) {
+        (Some(w), Some(r)) => format!(" ({w} tokens; {r} requested)"),
+        (Some(w), None) => format!(" ({w} tokens)"),
+        (None, Some(r)) => format!(" ({r} tokens requested)"),
+        (None, None) => String::new(),
+    }
+}
+
 /// What the failover loop does after a failed attempt.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Disposition {
@@ -52,6 +72,8 @@ impl LlmError {
                 s if s >= 500 => Disposition::Retry { retry_after: *retry_after },
                 _ => Disposition::FailFast,
             },
+            // Every model of the chain would get the same request: the caller makes it smaller.
+            LlmError::ContextOverflow { .. } => Disposition::FailFast,
             LlmError::Timeout(_)
             | LlmError::IdleTimeout(_)
             | LlmError::Connect(_)
@@ -71,7 +93,10 @@ impl LlmError {
     pub(crate) fn counts_against_health(&self) -> bool {
         match self {
             LlmError::Http { status, .. } => !matches!(*status, 400 | 413 | 422),
-            LlmError::Cancelled | LlmError::NoModels | LlmError::AllFailed { .. } => false,
+            LlmError::Cancelled
+            | LlmError::NoModels
+            | LlmError::AllFailed { .. }
+            | LlmError::ContextOverflow { .. } => false,
             _ => true,
         }
     }

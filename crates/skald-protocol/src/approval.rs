@@ -111,7 +111,7 @@ pub struct InboxItem {
     pub source: String,
     pub agent_id: String,
     pub context_label: Option<String>,
-    /// The sub-agent that asks (`scout#0000002a`, nested with `>`); `null` for the root agent.
+    /// The sub-agent that asks (`scout#42`, nested with `>`); `null` for the root agent.
     pub frame_label: Option<String>,
     pub tool_name: String,
     /// `filesystem`, `shell`, `session`; `null` for MCP or unknown tools.
@@ -144,7 +144,7 @@ pub struct QuestionItem {
     pub source: String,
     pub agent_id: String,
     pub context_label: Option<String>,
-    /// The sub-agent that asks (`scout#0000002a`, nested with `>`); `null` for the root agent.
+    /// The sub-agent that asks (`scout#42`, nested with `>`); `null` for the root agent.
     pub frame_label: Option<String>,
     pub title: String,
     /// Markdown.

@@ -590,7 +590,7 @@ mod tests {
         let child = FrameOrigin::root(3).child(9, "researcher", 4);
         let json = serde_json::to_value(EventEnvelope::framed(7, "web", child, running)).unwrap();
         assert_eq!(json["frame"]["depth"], 1);
-        assert_eq!(json["frame"]["label"], "researcher#00000009");
+        assert_eq!(json["frame"]["label"], "researcher#9");
         assert_eq!(json["frame"]["parent_tool_call_id"], 4);
         let whole = EventEnvelope::session(7, "web", Event::SessionsChanged {});
         assert_eq!(serde_json::to_value(&whole).unwrap()["frame"], serde_json::Value::Null);

@@ -486,7 +486,7 @@ export type InboxItem = {
  */
 tool_call_id: number, session_id: number, source: string, agent_id: string, context_label: string | null, 
 /**
- * The sub-agent that asks (`scout#0000002a`, nested with `>`); `null` for the root agent.
+ * The sub-agent that asks (`scout#42`, nested with `>`); `null` for the root agent.
  */
 frame_label: string | null, tool_name: string, 
 /**
@@ -512,7 +512,7 @@ export type QuestionItem = {
  */
 tool_call_id: number, session_id: number, source: string, agent_id: string, context_label: string | null, 
 /**
- * The sub-agent that asks (`scout#0000002a`, nested with `>`); `null` for the root agent.
+ * The sub-agent that asks (`scout#42`, nested with `>`); `null` for the root agent.
  */
 frame_label: string | null, title: string, 
 /**
@@ -798,8 +798,8 @@ stack_id: number,
  */
 depth: number, 
 /**
- * `null` for the root frame; for a sub-agent its chain of `agent#shortid` parts below the
- * root, joined by `>`.
+ * `null` for the root frame; for a sub-agent its chain of `agent#N` parts (N its frame)
+ * below the root, joined by `>`.
  */
 label: string | null, 
 /**

@@ -10,8 +10,8 @@ const child = (stack: number, label: string, call: number, depth = 1): FrameOrig
   label,
   parent_tool_call_id: call,
 });
-const RESEARCHER = child(42, "researcher#0000002a", 10);
-const CODER = child(43, "coder#0000002b", 11);
+const RESEARCHER = child(42, "researcher#42", 10);
+const CODER = child(43, "coder#43", 11);
 
 function run(events: Array<[Event, FrameOrigin]>, from: ChatState = emptyChat(5, true)): ChatState {
   return events.reduce((s, [e, f]) => applyEvent(s, e, f), from);
@@ -83,7 +83,7 @@ describe("sub-agent lanes in the chat", () => {
     expect(shape(s)).toEqual([
       "-/assistant:Delegating.",
       "-/tool:10",
-      "42/lane:researcher#0000002a",
+      "42/lane:researcher#42",
       "42/assistant:Looking.",
       "42/tool:20",
       "42/assistant:It says abc.",
@@ -107,10 +107,10 @@ describe("sub-agent lanes in the chat", () => {
     ]);
     expect(shape(s)).toEqual([
       "-/tool:10",
-      "42/lane:researcher#0000002a",
+      "42/lane:researcher#42",
       "42/assistant:R1 R2…",
       "-/tool:11",
-      "43/lane:coder#0000002b",
+      "43/lane:coder#43",
       "43/assistant:C1 ",
       "43/tool:21",
       "43/assistant:C2…",
@@ -123,7 +123,7 @@ describe("sub-agent lanes in the chat", () => {
   });
 
   it("nests a grandchild in its parent's lane and rolls its tokens and cost up to the lane and the call", () => {
-    const grandchild = child(44, "researcher#0000002a>coder#0000002c", 30, 2);
+    const grandchild = child(44, "researcher#42>coder#44", 30, 2);
     const s = run([
       [toolStart(10, "execute_task"), ROOT],
       [thinking(2, "", 100, 10, 0.25), RESEARCHER],
@@ -134,9 +134,9 @@ describe("sub-agent lanes in the chat", () => {
     ]);
     expect(shape(s)).toEqual([
       "-/tool:10",
-      "42/lane:researcher#0000002a",
+      "42/lane:researcher#42",
       "42/tool:30",
-      "44/lane:researcher#0000002a>coder#0000002c",
+      "44/lane:researcher#42>coder#44",
       "44/assistant:Coding.",
       "44/tool:31",
       "42/assistant:Meanwhile.",
@@ -201,11 +201,11 @@ describe("sub-agent lanes from history", () => {
     expect(shape(s)).toEqual([
       "-/user:research this",
       "-/tool:10",
-      "42/lane:researcher#0000002a",
+      "42/lane:researcher#42",
       "42/user:find it",
       "42/assistant:Delegating deeper.",
       "42/tool:30",
-      "44/lane:researcher#0000002a>coder#0000002c",
+      "44/lane:researcher#42>coder#44",
       "44/tool:31",
     ]);
     expect([s.inputTokens, s.outputTokens]).toEqual([900, 30]);
@@ -216,14 +216,14 @@ describe("sub-agent lanes from history", () => {
     const live = applyEvent(
       s,
       { type: "approval_resolved", request_id: 1, tool_call_id: 31, approved: true },
-      child(44, "researcher#0000002a>coder#0000002c", 30, 2),
+      child(44, "researcher#42>coder#44", 30, 2),
     );
     expect(shape(live)).toEqual(shape(s));
   });
 
   it("shows a window that starts inside a child under a placeholder head until the earlier page names it", () => {
     const later = chatFromWindow(page(rows.slice(5), { before: true }), true);
-    expect(shape(later)[0]).toBe("42/lane:#0000002a");
+    expect(shape(later)[0]).toBe("42/lane:#42");
     const whole = prependChat(later, page(rows.slice(0, 5)));
     expect(shape(whole)).toEqual(shape(chatFromWindow(page(rows), true)));
     expect(whole.spend).toEqual(chatFromWindow(page(rows), true).spend);

@@ -3,6 +3,7 @@
 // A flat list keeps the chat windowed: a lane is rows of the list, not one tall row.
 import type { DebugMessage, FrameOrigin } from "./bindings";
 import type { CardStatus, ChatItem } from "./chat";
+import { agentLabel } from "./labels";
 
 /** How a sub-agent frame ended, when a live event said so. */
 export type LaneOutcome = "done" | "failed" | "stopped";
@@ -14,7 +15,7 @@ export type LaneItem = {
   key: string;
   lane: number;
   depth: number;
-  /** The origin label as the live stream says it (`researcher#0000002a>coder#0000002f`). */
+  /** The origin label as the live stream says it (`researcher#42>coder#47`). */
   label: string;
   agentId: string | null;
   /** The call (in the parent frame) that opened the frame. */
@@ -42,8 +43,6 @@ const MAX_DEPTH = 64;
 
 const laneKey = (stackId: number): string => `agent-${stackId}`;
 
-/** A frame's id as origin labels write it: eight hex digits (the engine's `short_id`). */
-const shortId = (stackId: number): string => stackId.toString(16).padStart(8, "0");
 
 export const laneOf = (item: ChatItem): number | null => item.lane ?? null;
 
@@ -118,7 +117,7 @@ function agentOfLabel(label: string): string | null {
 export function ensureLane(items: ChatItem[], frame: FrameOrigin | null): ChatItem[] {
   const lane = frameLane(frame);
   if (frame === null || lane === null) return items;
-  const label = frame.label ?? `#${shortId(lane)}`;
+  const label = frame.label ?? `#${lane}`;
   const known = items.findIndex((i) => i.kind === "lane" && i.lane === lane);
   if (known >= 0) {
     const head = items[known] as LaneItem;
@@ -173,7 +172,7 @@ export class RowLanes {
     if (m.kind === "agent_end") return { head: null, lane: undefined };
     if (m.kind === "agent") {
       const parentLane = m.parent_tool_call_id === null ? null : (this.callLane.get(m.parent_tool_call_id) ?? null);
-      const part = `${m.agent_id}#${shortId(m.stack_id)}`;
+      const part = agentLabel(m.agent_id, m.stack_id);
       const parentLabel = parentLane === null ? null : this.heads.get(parentLane)?.label;
       const head: LaneItem = {
         kind: "lane",
@@ -206,7 +205,7 @@ function placeholderLane(lane: number, depth: number): LaneItem {
     key: laneKey(lane),
     lane,
     depth,
-    label: `#${shortId(lane)}`,
+    label: `#${lane}`,
     agentId: null,
     parentCallId: null,
     parentLane: null,
@@ -246,7 +245,7 @@ function relabel(items: ChatItem[]): ChatItem[] {
     if (i.agentId !== null && i.parentCallId !== null && callLane.has(i.parentCallId)) {
       const parentLane = callLane.get(i.parentCallId) ?? null;
       const parentLabel = parentLane === null ? null : byLane.get(parentLane)?.label;
-      const part = `${i.agentId}#${shortId(i.lane)}`;
+      const part = agentLabel(i.agentId, i.lane);
       head = { ...i, parentLane, label: parentLabel ? `${parentLabel}>${part}` : part };
     }
     byLane.set(head.lane, head);

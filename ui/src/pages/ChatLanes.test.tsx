@@ -8,8 +8,8 @@ import { nextFrame } from "../test/viewport";
 
 const SID = 5;
 const ROOT: FrameOrigin = { stack_id: 1, depth: 0, label: null, parent_tool_call_id: null };
-const RESEARCHER: FrameOrigin = { stack_id: 42, depth: 1, label: "researcher#0000002a", parent_tool_call_id: 10 };
-const CODER: FrameOrigin = { stack_id: 43, depth: 1, label: "coder#0000002b", parent_tool_call_id: 11 };
+const RESEARCHER: FrameOrigin = { stack_id: 42, depth: 1, label: "researcher#42", parent_tool_call_id: 10 };
+const CODER: FrameOrigin = { stack_id: 43, depth: 1, label: "coder#43", parent_tool_call_id: 11 };
 
 function setup(messages: DebugMessage[] = []) {
   const detail: SessionDetail = { ...emptyDetail(SID), messages };
@@ -63,9 +63,9 @@ describe("sub-agent lanes in the chat page", () => {
     const user = await open(backend);
     await emit(backend, spawn(10), ROOT);
     await emit(backend, { type: "token_delta", kind: "content", delta: "Reading the docs" }, RESEARCHER);
-    expect(rows()).toEqual(["tool@0", "lane:researcher#0000002a@1", "assistant@1"]);
+    expect(rows()).toEqual(["tool@0", "lane:researcher#42@1", "assistant@1"]);
     const head = log().getByTestId("lane-head");
-    expect(within(head).getByRole("button", { name: "researcher#0000002a" }).getAttribute("aria-expanded")).toBe("true");
+    expect(within(head).getByRole("button", { name: "researcher#42" }).getAttribute("aria-expanded")).toBe("true");
     expect(within(head).getByText("writing: Reading the docs")).toBeTruthy();
     expect(within(head).getByText("running")).toBeTruthy();
 
@@ -81,9 +81,9 @@ describe("sub-agent lanes in the chat page", () => {
     expect(screen.queryByText(/Context 1,200 tok/)).toBeNull();
 
     // Folded: the head keeps the progress, the lane's rows go.
-    await user.click(within(head).getByRole("button", { name: "researcher#0000002a" }));
-    expect(rows()).toEqual(["tool@0", "lane:researcher#0000002a@1"]);
-    expect(within(log().getByTestId("lane-head")).getByRole("button", { name: "researcher#0000002a" }).getAttribute("aria-expanded")).toBe("false");
+    await user.click(within(head).getByRole("button", { name: "researcher#42" }));
+    expect(rows()).toEqual(["tool@0", "lane:researcher#42@1"]);
+    expect(within(log().getByTestId("lane-head")).getByRole("button", { name: "researcher#42" }).getAttribute("aria-expanded")).toBe("false");
 
     await emit(backend, { type: "done", message_id: 4, stack_id: 42, content: "The docs say yes.", input_tokens: 1300, output_tokens: 12 , cost_usd: null}, RESEARCHER);
     expect(within(log().getByTestId("lane-head")).getByText("done")).toBeTruthy();
@@ -100,7 +100,7 @@ describe("sub-agent lanes in the chat page", () => {
     await emit(backend, { type: "token_delta", kind: "content", delta: "R" }, RESEARCHER);
     await emit(backend, { type: "tool_start", tool_call_id: 21, message_id: 5, name: "list_dir", arguments: {}, label_short: "ls", label_full: "list_dir src", path: null }, CODER);
     await emit(backend, { type: "token_delta", kind: "content", delta: "esearching" }, RESEARCHER);
-    expect(rows()).toEqual(["tool@0", "lane:researcher#0000002a@1", "assistant@1", "tool@0", "lane:coder#0000002b@1", "tool@1"]);
+    expect(rows()).toEqual(["tool@0", "lane:researcher#42@1", "assistant@1", "tool@0", "lane:coder#43@1", "tool@1"]);
     const [researcher, coder] = log().getAllByTestId("lane-head") as [HTMLElement, HTMLElement];
     expect(within(researcher).getByText("writing: Researching")).toBeTruthy();
     expect(within(coder).getByText("list_dir src (running)")).toBeTruthy();
@@ -115,12 +115,12 @@ describe("sub-agent lanes in the chat page", () => {
       { type: "approval_requested", request_id: 1, tool_call_id: 22, tool_name: "execute_cmd", arguments: { command: "make" }, request: { kind: "command", command: "make", workdir: "/w" } },
       RESEARCHER,
     );
-    const card = log().getByRole("region", { name: "Approval for execute_cmd, asked by researcher#0000002a" });
-    expect(within(card).getByText("researcher#0000002a")).toBeTruthy();
+    const card = log().getByRole("region", { name: "Approval for execute_cmd, asked by researcher#42" });
+    expect(within(card).getByText("researcher#42")).toBeTruthy();
     expect(within(log().getByTestId("lane-head")).getByText("waiting for approval: execute_cmd")).toBeTruthy();
     // Folding the lane never hides a decision it waits for.
-    await user.click(screen.getByRole("button", { name: "researcher#0000002a" }));
-    expect(log().getByRole("region", { name: "Approval for execute_cmd, asked by researcher#0000002a" })).toBeTruthy();
+    await user.click(screen.getByRole("button", { name: "researcher#42" }));
+    expect(log().getByRole("region", { name: "Approval for execute_cmd, asked by researcher#42" })).toBeTruthy();
     await user.click(within(card).getByRole("button", { name: "Approve" }));
     expect(backend.decisions.at(-1)).toMatchObject({ toolCallId: 22 });
   });
@@ -136,7 +136,7 @@ describe("sub-agent lanes in the chat page", () => {
       { kind: "assistant", message_id: 4, content: "Yes.", reasoning: null, is_synthetic: false, input_tokens: 1500, output_tokens: 3, cost_usd: null, stack_id: 1, depth: 0, ...at },
     ]);
     await open(backend);
-    await waitFor(() => expect(rows()).toEqual(["user@0", "tool@0", "lane:researcher#0000002a@1", "assistant@1", "assistant@0"]));
+    await waitFor(() => expect(rows()).toEqual(["user@0", "tool@0", "lane:researcher#42@1", "assistant@1", "assistant@0"]));
     const head = log().getByTestId("lane-head");
     expect(within(head).getByText("done")).toBeTruthy();
     expect(within(head).getByText("↑700 · ↓9 tok")).toBeTruthy();
@@ -153,7 +153,7 @@ describe("sub-agent lanes in the chat page", () => {
       { kind: "agent_end", stack_id: 42, agent_id: "researcher", depth: 1 },
     ]);
     await open(backend);
-    await waitFor(() => expect(rows()).toEqual(["user@0", "tool@0", "lane:researcher#0000002a@1", "user@1"]));
+    await waitFor(() => expect(rows()).toEqual(["user@0", "tool@0", "lane:researcher#42@1", "user@1"]));
     const [own, task] = log().getAllByRole("listitem").filter((li) => li.dataset.kind === "user");
     expect(own?.querySelector(".bubble-user")?.textContent).toBe("research");
     expect(task?.querySelector(".bubble-user")).toBeNull();
@@ -201,8 +201,8 @@ describe("questions in the chat", () => {
     await emit(backend, spawn(10), ROOT);
     await emit(backend, ask(25), RESEARCHER);
     await emit(backend, question(25), RESEARCHER);
-    const card = log().getByRole("region", { name: "Question from researcher#0000002a: Which branch?" });
-    expect(within(card).getByText("researcher#0000002a")).toBeTruthy();
+    const card = log().getByRole("region", { name: "Question from researcher#42: Which branch?" });
+    expect(within(card).getByText("researcher#42")).toBeTruthy();
     expect(within(card).getByText("main", { selector: "strong" })).toBeTruthy();
     // Never mistaken for an approval.
     expect(log().queryByRole("region", { name: /^Approval/ })).toBeNull();

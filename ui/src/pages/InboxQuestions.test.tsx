@@ -5,7 +5,7 @@ import type { FrameOrigin } from "../backend";
 import { MockBackend, inboxItem, questionItem } from "../test/mockBackend";
 import { renderApp } from "../test/renderApp";
 
-const RESEARCHER: FrameOrigin = { stack_id: 42, depth: 1, label: "researcher#0000002a", parent_tool_call_id: 10 };
+const RESEARCHER: FrameOrigin = { stack_id: 42, depth: 1, label: "researcher#42", parent_tool_call_id: 10 };
 
 describe("questions and sub-agents in the inbox", () => {
   it("lists the questions waiting for an answer and answers one", async () => {
@@ -45,26 +45,26 @@ describe("questions and sub-agents in the inbox", () => {
       });
     });
     const approvals = await screen.findByRole("list", { name: "Waiting approvals" });
-    expect(within(approvals).getByText(/asked by researcher#0000002a/)).toBeTruthy();
+    expect(within(approvals).getByText(/asked by researcher#42/)).toBeTruthy();
     const detail = screen.getByRole("region", { name: "Details of execute_cmd call #3" });
-    expect(within(detail).getByText("researcher#0000002a")).toBeTruthy();
+    expect(within(detail).getByText("researcher#42")).toBeTruthy();
     const questions = await screen.findByRole("list", { name: "Waiting questions" });
-    expect(within(questions).getByRole("region", { name: "Question from researcher#0000002a: Which branch?" })).toBeTruthy();
+    expect(within(questions).getByRole("region", { name: "Question from researcher#42: Which branch?" })).toBeTruthy();
   });
 
   it("names the asking sub-agent from the engine after a restart, with no live events seen", async () => {
     const backend = new MockBackend();
     backend.inboxItems = [
-      inboxItem(3, { tool_name: "execute_cmd", kind: "command", command: "make", summary: "run make", frame_label: "scout#0000002a>coder#0000002f" }),
+      inboxItem(3, { tool_name: "execute_cmd", kind: "command", command: "make", summary: "run make", frame_label: "scout#42>coder#47" }),
     ];
-    backend.inboxQuestions = [questionItem(25, { frame_label: "scout#0000002a" })];
+    backend.inboxQuestions = [questionItem(25, { frame_label: "scout#42" })];
     renderApp(backend, "#inbox");
     const approvals = await screen.findByRole("list", { name: "Waiting approvals" });
     // The asker has a line of its own in the row: the cut-to-fit origin line never hides it.
-    const asker = within(approvals).getByText("asked by scout#0000002a>coder#0000002f");
+    const asker = within(approvals).getByText("asked by scout#42>coder#47");
     expect(asker.classList.contains("inbox-asker")).toBe(true);
     expect(within(approvals).getByText(/session #\d+ · web · main$/)).toBeTruthy();
     const questions = await screen.findByRole("list", { name: "Waiting questions" });
-    expect(within(questions).getByRole("region", { name: "Question from scout#0000002a: Which branch?" })).toBeTruthy();
+    expect(within(questions).getByRole("region", { name: "Question from scout#42: Which branch?" })).toBeTruthy();
   });
 });

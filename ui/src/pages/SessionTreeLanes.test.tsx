@@ -41,17 +41,17 @@ describe("sub-agents in the debug tree", () => {
     renderApp(setup(rows), "#session/7");
     await screen.findByRole("list", { name: "Session messages" });
     const [researcher, coder] = boxes("agent") as [HTMLElement, HTMLElement];
-    expect(within(researcher).getByText("researcher#0000002a")).toBeTruthy();
+    expect(within(researcher).getByText("researcher#42")).toBeTruthy();
     expect(researcher.textContent).toContain("by call #10");
     // Its spawning call still runs: so does the child.
     expect(within(researcher).getByText("running")).toBeTruthy();
-    expect(within(coder).getByText("researcher#0000002a>coder#0000002c")).toBeTruthy();
+    expect(within(coder).getByText("researcher#42>coder#44")).toBeTruthy();
     expect(within(coder).getByText("done")).toBeTruthy();
     // Every row of a child says whose it is, as the live stream does.
     const [, childCall] = boxes("tool") as [HTMLElement, HTMLElement];
-    expect(within(childCall).getByText("researcher#0000002a")).toBeTruthy();
+    expect(within(childCall).getByText("researcher#42")).toBeTruthy();
     const [answer] = boxes("assistant") as [HTMLElement];
-    expect(within(answer).getByText("researcher#0000002a>coder#0000002c")).toBeTruthy();
+    expect(within(answer).getByText("researcher#42>coder#44")).toBeTruthy();
     const [root] = boxes("user") as [HTMLElement];
     expect(root.querySelector(".origin")).toBeNull();
   });
@@ -67,7 +67,7 @@ describe("sub-agents in the debug tree", () => {
       seq: null,
       session_id: 7,
       source: "web",
-      frame: { stack_id: 42, depth: 1, label: "researcher#0000002a", parent_tool_call_id: 10 },
+      frame: { stack_id: 42, depth: 1, label: "researcher#42", parent_tool_call_id: 10 },
       event: { type: "done", message_id: 5, stack_id: 42, content: "Still reading.", input_tokens: 1, output_tokens: 1 , cost_usd: null},
     });
     expect(await screen.findByText("Still reading.")).toBeTruthy();

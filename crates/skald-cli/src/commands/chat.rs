@@ -458,7 +458,7 @@ async fn follow_tasks(
     );
     if tasks == Tasks::Leave {
         if !out.is_json() {
-            out.line(&format!("background task {open} left running: {later}"));
+            out.line(&format!("background task {open} left for later: {later}"));
         }
         return Ok(None);
     }

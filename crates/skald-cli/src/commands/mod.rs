@@ -15,6 +15,7 @@ mod slash;
 mod tasks;
 
 use std::path::PathBuf;
+use std::time::Duration;
 
 use skald_core::turn::ParkMode;
 use skald_core::{Engine, EngineOptions};
@@ -37,10 +38,18 @@ pub async fn run(
     }
     let engine = Engine::open(EngineOptions { data_dir, ..Default::default() }).await?;
     let result = dispatch(&engine, command, out).await;
-    // What the command changed reaches an open app or `skald serve` through the event outbox.
-    engine.flush_events().await;
+    // Every way out of a command ends here: what still runs in this process (the background
+    // tasks `chat --no-wait` leaves) is cut off and its work queued again, the sessions it held
+    // released and the instance recorded as stopped, so a running app, `skald serve` or the
+    // next command continues it without taking anything from a dead process. What the command
+    // changed reaches them through the event outbox (flushed by the shutdown).
+    engine.shutdown(EXIT_GRACE).await;
     result
 }
+
+/// How long work still running when a command has finished gets to record that it was cut
+/// off before the process exits.
+const EXIT_GRACE: Duration = Duration::from_secs(5);
 
 async fn dispatch(engine: &Engine, command: Command, out: &Output) -> Result<u8, ApiError> {
     match command {

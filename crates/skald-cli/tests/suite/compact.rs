@@ -59,3 +59,43 @@ async fn slash_compact_summarises_and_the_next_request_starts_from_the_summary()
     assert!(text.contains("Question 3 answered."), "{text}");
     assert!(!text.contains("Write tests."), "the old summary is replaced: {text}");
 }
+
+/// A model whose window the request outgrows: `skald chat` says so in a line (the window the
+/// server named, that it is summarising), then prints the answer to the retried request; the
+/// next `skald chat` knows the window (`/context` shows it).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn chat_tells_of_a_context_overflow_then_answers_after_summarising() {
+    use super::chat::{cli, dirs, run};
+
+    let fake = FakeLlm::start().await.unwrap();
+    let (_dir, data, work) = dirs();
+    let say = |msg: &str| {
+        let mut cmd = cli(&fake, &data);
+        cmd.args(["chat", "--workdir"]).arg(&work).arg(msg);
+        cmd
+    };
+    fake.push(Reply::text("first answer"));
+    assert_eq!(run(say("a first question")).await.0, 0);
+    let overflow = r#"{"error":{"message":"Requested tokens (5000) exceed context window of 4096","type":"invalid_request_error","code":"context_length_exceeded"}}"#;
+    fake.push(Reply::Status {
+        code: 400,
+        times: 1,
+        retry_after: None,
+        body: Some(overflow.into()),
+    });
+    fake.push(Reply::text("SUMMARY: one question asked."));
+    fake.push(Reply::text("second answer"));
+    let (code, out, err) = run(say("a second question")).await;
+    assert_eq!(code, 0, "{out}\n{err}");
+    let told = out.lines().find(|l| l.contains("context window is 4096 tokens")).expect(&out);
+    assert!(told.trim_start().starts_with("↻ model env"), "{told}");
+    assert!(told.contains("needs 5000 tokens: summarising"), "{told}");
+    assert!(told.ends_with("asking again"), "{told}");
+    assert!(out.trim_end().ends_with("second answer"), "{out}");
+
+    let mut context = cli(&fake, &data);
+    context.args(["chat", "--workdir"]).arg(&work).arg("/context");
+    let (code, out, err) = run(context).await;
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("of a 4096-token window"), "the window is known now: {out}");
+}

@@ -42,7 +42,13 @@ async fn a_task_left_behind_by_no_wait_is_listed_and_continued_and_a_done_one_is
     chat.args(["chat", "--no-wait", "--workdir"]).arg(&work).arg("look around in the background");
     let (code, out, err) = run(chat).await;
     assert_eq!(code, 0, "{out}\n{err}");
-    assert!(out.contains("background task scout#2 left running"), "{out}");
+    assert!(out.contains("background task scout#2 left for later"), "{out}");
+    // The chat's process left nothing to take over: no session held, its instance stopped,
+    // the task's run back in the queue (a running app or serve claims it at once).
+    let left = left_behind(&data).await;
+    assert_eq!(left.runners, Vec::<(i64, String)>::new(), "sessions still held");
+    assert_eq!(left.live_instances, Vec::<String>::new(), "an instance not marked stopped");
+    assert_eq!(left.task_items, vec![("queued".to_string(), None)], "the task's run");
 
     let mut list = cli(&fake, &data);
     list.args(["--json", "tasks", "list", "1"]);
@@ -52,7 +58,7 @@ async fn a_task_left_behind_by_no_wait_is_listed_and_continued_and_a_done_one_is
     let task = &tasks.as_array().unwrap()[0];
     assert_eq!(task["label"], "scout#2");
     assert_eq!(task["child_session_id"], 2);
-    assert!(matches!(task["state"].as_str(), Some("queued" | "running")), "{task}");
+    assert_eq!(task["state"], "queued", "{task}");
 
     let mut text = cli(&fake, &data);
     text.args(["tasks", "list", "1"]);
@@ -71,6 +77,11 @@ async fn a_task_left_behind_by_no_wait_is_listed_and_continued_and_a_done_one_is
     let tasks: Value = serde_json::from_str(&out).unwrap();
     assert_eq!(tasks[0]["state"], "done", "{tasks}");
     assert_eq!(tasks[0]["delivered"], true, "{tasks}");
+    // The run the chat gave back is the one that ran (claimed a second time, not merged away).
+    let left = left_behind(&data).await;
+    assert_eq!(left.task_items, vec![("done".to_string(), Some("final".to_string()))]);
+    assert_eq!(left.runners, Vec::<(i64, String)>::new(), "sessions still held");
+    assert_eq!(left.live_instances, Vec::<String>::new(), "an instance not marked stopped");
 
     let mut done = cli(&fake, &data);
     done.args(["tasks", "continue", "2"]);
@@ -83,6 +94,38 @@ async fn a_task_left_behind_by_no_wait_is_listed_and_continued_and_a_done_one_is
     let (code, _, err) = run(not_task).await;
     assert_eq!(code, 1);
     assert!(err.contains("not an async task"), "{err}");
+}
+
+/// What processes that exited left in the database.
+struct LeftBehind {
+    /// Runner rows: (session, instance).
+    runners: Vec<(i64, String)>,
+    /// Instances not recorded as stopped.
+    live_instances: Vec<String>,
+    /// The work items of the task's session (2): (state, outcome).
+    task_items: Vec<(String, Option<String>)>,
+}
+
+async fn left_behind(data: &std::path::Path) -> LeftBehind {
+    let store = skald_store::Store::open_in_dir(data).await.unwrap();
+    let runners = sqlx::query_as("SELECT session_id, runner FROM session_runners")
+        .fetch_all(store.pool())
+        .await
+        .unwrap();
+    let live_instances =
+        sqlx::query_scalar("SELECT id FROM engine_instances WHERE stopped_at IS NULL")
+            .fetch_all(store.pool())
+            .await
+            .unwrap();
+    let task_items = store
+        .work_history(2)
+        .await
+        .unwrap()
+        .into_iter()
+        .filter(|w| w.kind == "task")
+        .map(|w| (w.state, w.outcome))
+        .collect();
+    LeftBehind { runners, live_instances, task_items }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

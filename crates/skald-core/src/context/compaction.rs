@@ -95,13 +95,20 @@ impl<'a> ContextCompactor<'a> {
     }
 
     /// Context size above which the frame is compacted: `threshold_tokens` when set, else the
-    /// first model's window minus the reserve; `None` (never) for an unknown window.
+    /// first model's window minus the reserve (three quarters of a window no larger than the
+    /// reserve); `None` (never) for an unknown window.
     pub fn trigger_tokens(&self) -> Option<i64> {
         if let Some(t) = self.config.threshold_tokens {
             return Some(to_i64(t));
         }
         let window = self.chain.first()?.context_window?;
-        Some(to_i64(window.saturating_sub(self.config.reserve_tokens))).filter(|t| *t > 0)
+        // A reserve as large as the window (the default 16k against a small local model's 4k)
+        // would mean never: such a window compacts at three quarters instead.
+        let trigger = match window.checked_sub(self.config.reserve_tokens) {
+            Some(t) if t > 0 => t,
+            _ => window / 4 * 3,
+        };
+        Some(to_i64(trigger)).filter(|t| *t > 0)
     }
 
     /// The accounted context size of the request `builder` would build now.

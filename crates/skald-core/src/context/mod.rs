@@ -13,6 +13,7 @@ pub mod history;
 mod incremental;
 mod system;
 pub mod tokens;
+mod windows;
 
 pub use builder::{
     BuildSettings, BuiltContext, BuiltRequest, ContextInputs, MemoryFile, MessageBuilder,
@@ -23,3 +24,4 @@ pub use compaction::{CompactionError, CompactionReport, ContextCompactor};
 pub use dynamic::{DynamicTail, format_now};
 pub use history::HistoryOptions;
 pub use system::{render_static_system, scratchpad_message, summary_message};
+pub use windows::LearnedWindows;

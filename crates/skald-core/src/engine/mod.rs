@@ -92,6 +92,8 @@ struct Inner {
     llm: skald_llm::LlmClient,
     /// Each frame's built history, extended round after round instead of rebuilt.
     context_cache: crate::context::ContextCache,
+    /// Context windows servers revealed by refusing larger requests (cap the configured ones).
+    windows: crate::context::LearnedWindows,
     /// Every task the engine starts, and how they end (`start_background`, `shutdown`).
     lifecycle: lifecycle::Lifecycle,
     /// Slots of the async task runner (`llm.max_async_tasks`).
@@ -180,6 +182,7 @@ impl Engine {
         if !store.is_read_only() {
             store.register_instance(&me).await.map_err(|e| store.name_file(e))?;
         }
+        let windows = crate::context::LearnedWindows::load(&store).await;
         let tools = Arc::new(ToolRegistry::builtin_recording(ProcessRegistry::new(store.clone())));
         let mcp_servers = config
             .read()
@@ -204,6 +207,7 @@ impl Engine {
                 context_cache: crate::context::ContextCache::with_budget(
                     opts.context_cache_bytes.unwrap_or(crate::context::DEFAULT_BUDGET_BYTES),
                 ),
+                windows,
                 lifecycle: lifecycle::Lifecycle::new(),
                 task_slots: Arc::new(tokio::sync::Semaphore::new(max_async_tasks)),
                 task_runs: tokio::sync::watch::Sender::new(0),

@@ -15,7 +15,6 @@ use tokio_util::sync::CancellationToken;
 
 use super::Engine;
 use super::run_context::stored_run_context;
-use super::work::outcome_name;
 use crate::approval::gate::load_rules;
 use crate::context::BuildSettings;
 use crate::error::{EngineError, Holder};
@@ -172,10 +171,8 @@ impl Engine {
         let item = lease.work_item;
         self.inner.lifecycle.spawn(async move {
             let outcome = engine.run_steps(lease, chain, &source, first).await;
-            if let Some(id) = item
-                && let Err(e) = engine.store().finish_work(id, outcome_name(&outcome)).await
-            {
-                tracing::warn!(session_id, "cannot record how a work item ended: {e}");
+            if let Some(id) = item {
+                engine.item_ended(session_id, id, &outcome).await;
             }
             engine.after_run(session_id, mark, counted, mode, outcome).await;
         });
@@ -408,7 +405,7 @@ impl Engine {
                     Some(var) => std::env::var(var).ok().filter(|k| !k.is_empty()),
                     None => self.inner.secrets.get(&c.name).ok().flatten(),
                 };
-                ModelEndpoint {
+                let mut endpoint = ModelEndpoint {
                     name: c.name.clone(),
                     base_url: c.base_url.clone(),
                     model: c.model.clone(),
@@ -419,7 +416,9 @@ impl Engine {
                     scope: c.scope.clone(),
                     context_window: c.effective_context_window(),
                     stream: c.streams(),
-                }
+                };
+                self.inner.windows.apply(&mut endpoint);
+                endpoint
             })
             .collect()
     }
@@ -585,6 +584,7 @@ impl Engine {
             mcp: self.mcp(),
             edit_mcp: self.mcp_editor(),
             jobs: self.job_desk(),
+            windows: self.inner.windows.clone(),
         };
         let policy = TurnPolicy {
             session_id,

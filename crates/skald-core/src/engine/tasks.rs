@@ -110,9 +110,20 @@ impl Engine {
 
     /// Called at the end of every run: when the session is an async task's child that ended,
     /// records its report (once) and wakes the parent. A run cut off by shutdown is no end:
-    /// the task continues at the next `start_background`.
+    /// the task is `queued` again (its work item went back to the queue) and continues in the
+    /// next engine that runs the background, or with `continue_task`.
     pub(super) async fn task_ended(&self, session_id: i64, outcome: &TurnOutcome) {
         if self.inner.lifecycle.stopping() {
+            // Most runs are no task's: a read answers that without a write.
+            if self.cut_off_by_shutdown(outcome)
+                && matches!(self.store().task_of_session(session_id).await, Ok(Some(_)))
+            {
+                match self.store().mark_task_waiting(session_id).await {
+                    Ok(Some(task)) => self.emit_task(&task, TaskState::Queued, None, None).await,
+                    Ok(None) => {}
+                    Err(e) => tracing::warn!(session_id, "cannot mark the cut-off task: {e}"),
+                }
+            }
             return;
         }
         let Some((status, report)) = report_of(outcome) else { return };

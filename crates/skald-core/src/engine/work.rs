@@ -58,6 +58,26 @@ pub(super) fn outcome_name(outcome: &TurnOutcome) -> &'static str {
 }
 
 impl Engine {
+    /// Records how a claimed item's run ended. A run cut off by this engine's shutdown did not
+    /// end: its item goes back to the queue, so a running app or `skald serve` claims it at once
+    /// and the next engine otherwise (nobody has to take it from a dead claimant).
+    pub(super) async fn item_ended(&self, session_id: i64, item_id: i64, outcome: &TurnOutcome) {
+        let store = self.store();
+        let recorded = if self.cut_off_by_shutdown(outcome) {
+            store.unclaim_work(item_id).await
+        } else {
+            store.finish_work(item_id, outcome_name(outcome)).await
+        };
+        if let Err(e) = recorded {
+            tracing::warn!(session_id, "cannot record how a work item ended: {e}");
+        }
+    }
+
+    /// Whether a run ended because this engine is shutting down (not by its own end or a stop).
+    pub(super) fn cut_off_by_shutdown(&self, outcome: &TurnOutcome) -> bool {
+        matches!(outcome, TurnOutcome::Cancelled) && self.inner.lifecycle.stopping()
+    }
+
     /// Continues `session_id` in this process when its work comes, even without the background.
     /// Without the background the claim is recorded (`work_waiters`): the session's work is this
     /// engine's while it lives, and `skald approve` elsewhere can say the turn goes on.
@@ -263,9 +283,7 @@ impl Engine {
         self.inner.lifecycle.spawn(async move {
             let _slot = slot;
             let outcome = engine.run_steps(lease, chain, &source, Step::Resume).await;
-            if let Err(e) = engine.store().finish_work(item.id, outcome_name(&outcome)).await {
-                tracing::warn!(session_id, "cannot record how a work item ended: {e}");
-            }
+            engine.item_ended(session_id, item.id, &outcome).await;
             engine.after_run(session_id, mark, counted, ParkMode::Wait, outcome).await;
         });
     }

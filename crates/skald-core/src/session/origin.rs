@@ -1,4 +1,4 @@
-//! The origin of a stored frame (id, depth, nested `agent#shortid` label), for events the engine
+//! The origin of a stored frame (id, depth, nested `agent#N` label), for events the engine
 //! sends outside a running turn (decisions, answers, steers).
 
 use skald_protocol::FrameOrigin;

@@ -35,6 +35,8 @@ pub struct TurnDeps {
     pub edit_mcp: McpEditor,
     /// Checks and adds scheduled jobs (`execute_task` mode `cron`), through the engine.
     pub jobs: Arc<dyn JobDesk>,
+    /// Windows learned from overflow answers (a turn that hits one teaches it here).
+    pub windows: crate::context::LearnedWindows,
 }
 
 /// How a turn checks a job an agent asks to schedule (before the gate: what the person is

@@ -14,6 +14,18 @@ pub enum RoundResult {
     Turn(LlmTurn),
     Cancelled,
     Failed(String),
+    /// The request did not fit a model's context window (`LlmError::ContextOverflow`).
+    Overflow(Overflow),
+}
+
+/// A request refused as larger than model `model`'s window, with what the server said.
+pub struct Overflow {
+    /// The client alias that refused it.
+    pub model: String,
+    pub window: Option<u64>,
+    pub requested: Option<u64>,
+    /// The whole error, for a turn that cannot recover.
+    pub message: String,
 }
 
 pub async fn call(
@@ -55,6 +67,13 @@ pub async fn call(
     match ctx.deps.llm.complete(chain, &req, cancel.clone(), &mut on_delta, &mut on_notice).await {
         Ok(turn) => RoundResult::Turn(turn),
         Err(LlmError::Cancelled) => RoundResult::Cancelled,
+        Err(e @ LlmError::ContextOverflow { .. }) => {
+            let message = format!("the model request failed: {e}");
+            let LlmError::ContextOverflow { model, window, requested, .. } = e else {
+                return RoundResult::Failed(message);
+            };
+            RoundResult::Overflow(Overflow { model, window, requested, message })
+        }
         Err(e) => RoundResult::Failed(format!("the model request failed: {e}")),
     }
 }

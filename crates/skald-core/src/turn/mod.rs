@@ -13,6 +13,7 @@ mod emitter;
 mod llm_round;
 mod mcp;
 mod mcp_results;
+mod overflow;
 mod scheduler;
 mod subagent;
 mod synthetic;
@@ -148,22 +149,40 @@ async fn root_input_waits(ctx: &TurnCtx) -> Result<bool, EngineError> {
 
 /// Builds the frame's request and asks its models; once switched, the fallback model serves
 /// the rest of the frame's rounds.
+/// A request refused as larger than the model's window is asked once more after the
+/// conversation is summarised (`overflow::recover`).
 async fn ask_model(ctx: &TurnCtx, chain_start: &mut usize) -> Result<Asked, EngineError> {
     mcp::prepare_round(ctx).await;
     let tool_defs = call_flow::offered_tools(ctx);
-    let built = ctx.builder().build_request(&ctx.context_inputs()).await?;
     let all = &ctx.frame.chain;
     let chain = &all[(*chain_start).min(all.len().saturating_sub(1))..];
-    let logged = ctx
-        .policy
-        .request_log
-        .then(|| serde_json::json!({ "messages": &built.messages, "tools": &tool_defs }));
-    let started = std::time::Instant::now();
     let cancel = &ctx.frame.cancel;
-    let turn = match llm_round::call(ctx, chain, built.messages, &tool_defs, cancel).await {
-        RoundResult::Turn(t) => t,
-        RoundResult::Cancelled => return Ok(Asked::Ended(TurnOutcome::Cancelled)),
-        RoundResult::Failed(message) => return Ok(Asked::Ended(TurnOutcome::Failed { message })),
+    let mut recovered = false;
+    let (turn, logged, started) = loop {
+        let built = ctx.builder().build_request(&ctx.context_inputs()).await?;
+        let estimated = built.estimated_tokens;
+        let logged = ctx
+            .policy
+            .request_log
+            .then(|| serde_json::json!({ "messages": &built.messages, "tools": &tool_defs }));
+        let started = std::time::Instant::now();
+        let failed = match llm_round::call(ctx, chain, built.messages, &tool_defs, cancel).await {
+            RoundResult::Turn(t) => break (t, logged, started),
+            RoundResult::Cancelled => return Ok(Asked::Ended(TurnOutcome::Cancelled)),
+            RoundResult::Failed(message) => message,
+            RoundResult::Overflow(o) if !recovered => {
+                recovered = true;
+                match overflow::recover(ctx, chain, &o, estimated).await? {
+                    overflow::Recovery::Retry => continue,
+                    overflow::Recovery::Fail(message) => message,
+                    overflow::Recovery::Cancelled => {
+                        return Ok(Asked::Ended(TurnOutcome::Cancelled));
+                    }
+                }
+            }
+            RoundResult::Overflow(o) => format!("{} (even after summarising)", o.message),
+        };
+        return Ok(Asked::Ended(TurnOutcome::Failed { message: failed }));
     };
     if let Some(i) = all.iter().position(|e| e.name == turn.model) {
         *chain_start = i;

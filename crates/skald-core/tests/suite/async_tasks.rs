@@ -269,10 +269,14 @@ async fn a_task_cut_off_by_a_restart_continues_at_the_next_open_and_reports_once
     let (sid, _, _) = rig.turn("summarise in the background").await;
     rig.fake.wait_in_flight(1).await;
 
-    // The app quits mid-task: the task is not ended, nothing is reported.
+    // The app quits mid-task: the task is not ended, nothing is reported; it waits in the
+    // queue again (its run given back, not left claimed by an engine that is gone).
     rig.engine.shutdown(Duration::from_secs(5)).await;
     let cut = tasks(&rig, sid).await.remove(0);
-    assert_eq!((cut.status.as_str(), cut.delivered_message_id), ("running", None));
+    assert_eq!((cut.status.as_str(), cut.delivered_message_id), ("queued", None));
+    let items = rig.store().await.work_history(cut.child_session_id).await.unwrap();
+    assert!(items.iter().all(|w| w.state != "claimed"), "{items:?}");
+    assert!(items.iter().any(|w| w.state == "queued"), "{items:?}");
 
     let app = open_engine(&rig.data_dir(), fake_env(&rig.fake)).await;
     rig.fake.push_for_prompt("TASK-R", Reply::text("The log is quiet."));

@@ -27,6 +27,7 @@ mod processes;
 mod search;
 mod search_tools;
 mod settings;
+mod small_window;
 mod streaming;
 mod subagents;
 mod tools;

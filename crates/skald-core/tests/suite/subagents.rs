@@ -141,7 +141,7 @@ async fn a_sync_sub_agent_runs_in_a_child_frame_and_its_answer_is_the_call_resul
     // The child's events carry its frame: depth 1, `scout#<id>`, under the spawning call; its
     // final answer is a `done` of the child frame, and only the root's turn ends.
     let events = drain(&mut rx, sid);
-    let label = format!("scout#{:08x}", child.id);
+    let label = format!("scout#{}", child.id);
     let child_done = events
         .iter()
         .find(|e| matches!(e.event, Event::Done { .. }) && e.frame.as_ref().unwrap().depth == 1)
@@ -205,7 +205,7 @@ async fn a_sub_agent_delegates_again_at_depth_two_with_a_nested_label() {
         lineage.iter().map(|f| f.id).collect::<Vec<_>>(),
         [frames[0].id, scout.id, coder.id]
     );
-    let want = format!("scout#{:08x}>coder#{:08x}", scout.id, coder.id);
+    let want = format!("scout#{}>coder#{}", scout.id, coder.id);
     let labels: HashSet<String> =
         drain(&mut rx, sid).into_iter().filter_map(|e| e.frame.and_then(|f| f.label)).collect();
     assert!(labels.contains(&want), "{labels:?}");
@@ -358,7 +358,7 @@ async fn a_child_asks_the_user_and_the_answer_reaches_it() {
     assert_eq!(item.tool_call_id, question);
     let store = rig.store().await;
     let child = store.frames(sid).await.unwrap()[1].clone();
-    assert_eq!(item.frame_label.as_deref(), Some(format!("scout#{:08x}", child.id).as_str()));
+    assert_eq!(item.frame_label.as_deref(), Some(format!("scout#{}", child.id).as_str()));
     rig.engine.answer(question, "b", "web").await.unwrap();
     let (_, outcome) = finish(&rig.engine, receipt).await;
     assert!(matches!(outcome, TurnOutcome::Final { .. }), "{outcome:?}");
@@ -526,7 +526,7 @@ async fn a_child_parked_for_approval_resumes_through_the_cascade() {
     assert_eq!(tool_call_ids, [item.tool_call_id], "the child's call is what waits");
     let store = rig.store().await;
     let child = store.frames(sid).await.unwrap()[1].clone();
-    assert_eq!(item.frame_label.as_deref(), Some(format!("scout#{:08x}", child.id).as_str()));
+    assert_eq!(item.frame_label.as_deref(), Some(format!("scout#{}", child.id).as_str()));
     let decision = skald_protocol::DecisionInput { approved: true, note: None, bypass: None };
     rig.engine.decide(item.tool_call_id, decision, "web").await.unwrap();
     let outcome = rig.engine.resume(sid, ParkMode::Exit).await.unwrap();

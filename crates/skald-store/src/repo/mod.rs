@@ -28,4 +28,5 @@ pub mod tasks;
 pub mod tools;
 pub mod tree_page;
 pub mod turn_ends;
+pub mod windows;
 pub mod work;

@@ -129,7 +129,7 @@ impl Store {
         .bind(&now)
         .execute(&mut *tx)
         .await?;
-        let label = format!("{}#{child_session_id}", new.agent_id);
+        let label = skald_protocol::origin::agent_label(new.agent_id, child_session_id);
         let sql = format!(
             "INSERT INTO async_tasks (parent_session_id, parent_tool_call_id, child_session_id, \
              agent_id, label, created_at) VALUES (?, ?, ?, ?, ?, ?) RETURNING {TASK_COLUMNS}"
@@ -192,6 +192,16 @@ impl Store {
             .execute(&mut *self.write_conn().await?)
             .await?;
         Ok(())
+    }
+
+    /// Marks the running task of child session `session_id` `queued` again: its run was cut
+    /// off (its engine shut down) and waits for the next one. Returns the row when it changed.
+    pub async fn mark_task_waiting(&self, session_id: i64) -> Result<Option<TaskRow>, StoreError> {
+        let sql = format!(
+            "UPDATE async_tasks SET status = 'queued' WHERE child_session_id = ? \
+             AND status = 'running' RETURNING {TASK_COLUMNS}"
+        );
+        Ok(sqlx::query_as(&sql).bind(session_id).fetch_optional(self.pool()).await?)
     }
 
     /// Records how the task of child session `session_id` ended and, in the same transaction,
