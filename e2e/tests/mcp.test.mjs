@@ -73,7 +73,7 @@ describe("an MCP server activated by a sub-agent, approved in its lane", () => {
     const head = page.locator('[data-testid="lane-head"]');
     await head.waitFor();
     const label = await head.getAttribute("data-lane-label");
-    assert.match(label, /^generalist#[0-9a-f]{8}$/);
+    assert.match(label, /^generalist#[1-9][0-9]*$/);
     const card = page.locator(`section.approval-card[data-origin="${label}"]`);
     await card.waitFor();
     const text = await card.innerText();

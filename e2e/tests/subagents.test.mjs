@@ -19,7 +19,7 @@ const REPORT = "# Report\nThe harbour is calm today.\n";
 const CHILD_ANSWER = "The sub-agent wrote report.md with the summary.";
 const PARENT_ANSWER = "Done: your generalist sub-agent wrote report.md.";
 /** An origin label of a child of the root: `agent#` and the frame id in eight hex digits. */
-const CHILD_LABEL = /^generalist#[0-9a-f]{8}$/;
+const CHILD_LABEL = /^generalist#[1-9][0-9]*$/;
 
 const call = (name, args) => ({ type: "tool_calls", calls: [{ name, arguments: JSON.stringify(args) }] });
 

@@ -284,7 +284,7 @@ async function subAgentLane() {
        return head && answer ? { label: head.dataset.laneLabel, status: head.dataset.status } : null;`,
     ),
   );
-  if (!/^generalist#[0-9a-f]{8}$/.test(lane.label)) fail(`the lane's label is ${lane.label}`);
+  if (!/^generalist#[1-9][0-9]*$/.test(lane.label)) fail(`the lane's label is ${lane.label}`);
   if (lane.status !== "done") fail(`the lane ended as ${lane.status}`);
   step(`the chat shows the sub-agent's lane ${lane.label}`);
   await shot("11-sub-agent-lane");
