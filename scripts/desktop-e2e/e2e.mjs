@@ -422,6 +422,9 @@ async function failedJobNotified() {
     "JOB-FAIL",
   );
   execFileSync("xdotool", ["mousemove", "0", "0"]);
+  // Earlier notifications (the background task's) off the screen: the click below is on this
+  // run's, not on one still shown from before.
+  execFileSync("dunstctl", ["close-all"]);
   await sleep(300);
   const before = notifications().length;
   await clickButton("Run now", `tr[data-job-id="${job.id}"]`);
