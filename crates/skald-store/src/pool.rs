@@ -352,6 +352,17 @@ impl Drop for WriteTx {
 mod tests {
     use super::*;
 
+    /// A new database in a temporary folder (kept alive by the first value) with one session.
+    async fn store_with_session() -> (tempfile::TempDir, Store, i64) {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open_in_dir(dir.path()).await.unwrap();
+        let created = store
+            .create_session(&crate::repo::sessions::NewSession::interactive("t"))
+            .await
+            .unwrap();
+        (dir, store, created.session_id)
+    }
+
     async fn count(store: &Store) -> i64 {
         sqlx::query_scalar("SELECT COUNT(*) FROM session_scratchpad")
             .fetch_one(store.pool())
@@ -364,13 +375,7 @@ mod tests {
     /// outside any transaction.
     #[tokio::test]
     async fn a_write_dropped_before_its_commit_is_rolled_back_and_the_next_one_lands() {
-        let dir = tempfile::tempdir().unwrap();
-        let store = Store::open_in_dir(dir.path()).await.unwrap();
-        let session = store
-            .create_session(&crate::repo::sessions::NewSession::interactive("t"))
-            .await
-            .unwrap()
-            .session_id;
+        let (_dir, store, session) = store_with_session().await;
         {
             let mut tx = store.begin_write().await.unwrap();
             sqlx::query(
@@ -393,13 +398,7 @@ mod tests {
     /// meeting SQLite's lock, so none waits on the busy timeout or fails with SQLITE_BUSY.
     #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
     async fn writers_of_one_process_take_turns_and_every_write_lands() {
-        let dir = tempfile::tempdir().unwrap();
-        let store = Store::open_in_dir(dir.path()).await.unwrap();
-        let session = store
-            .create_session(&crate::repo::sessions::NewSession::interactive("t"))
-            .await
-            .unwrap()
-            .session_id;
+        let (_dir, store, session) = store_with_session().await;
         let started = std::time::Instant::now();
         let writes = (0..200).map(|i| {
             let store = store.clone();
@@ -432,13 +431,7 @@ mod tests {
     /// then dropped: the write connection is set right, and the next writes land.
     #[tokio::test]
     async fn a_transaction_sqlite_ended_by_itself_does_not_break_the_next_writes() {
-        let dir = tempfile::tempdir().unwrap();
-        let store = Store::open_in_dir(dir.path()).await.unwrap();
-        let session = store
-            .create_session(&crate::repo::sessions::NewSession::interactive("t"))
-            .await
-            .unwrap()
-            .session_id;
+        let (_dir, store, session) = store_with_session().await;
         {
             let mut tx = store.begin_write().await.unwrap();
             // Ends the transaction behind sqlx's back, which still counts it open.
