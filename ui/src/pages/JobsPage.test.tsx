@@ -293,6 +293,14 @@ describe("Jobs page", () => {
     const first = within(runs).getAllByRole("row")[1]!;
     expect(first.getAttribute("data-state")).toBe("queued");
     expect(within(first).getByText("run now")).toBeTruthy();
+
+    // Once that run has ended, the line saying it started goes.
+    const started = backend.jobs.runs.find((r) => r.id === 5)!;
+    const done = { ...started, state: "done" as const, ended_at: "2026-12-01T08:00:09Z" };
+    backend.jobs.runs[backend.jobs.runs.indexOf(started)] = done;
+    act(() => backend.emit({ session_id: null, source: null, frame: null, seq: 1, event: { type: "job_run_update", run: done } }));
+    await waitFor(() => expect(within(row("Morning summary")).getByText("done")).toBeTruthy());
+    expect(screen.queryByText("Run 5 started.")).toBeNull();
   });
 
   it("follows a run's state as the engine announces it, in the list and the open history", async () => {

@@ -11,7 +11,16 @@ import { JobForm } from "./jobs/JobForm";
 import { HeadRow, JobRuns, RunState } from "./jobs/JobRuns";
 
 type Editing = { mode: "add" } | { mode: "edit"; job: JobInfo } | null;
-type Note = { text: string; error: boolean };
+/** A line under a job saying what an action did; `runId` when it tells of a run starting. */
+type Note = { text: string; error: boolean; runId?: number };
+
+const UNDERWAY: readonly JobRunInfo["state"][] = ["queued", "running", "waiting"];
+
+/** A "Run N started." line says nothing once that run is the job's last and has ended. */
+function outlived(n: Note, job: JobInfo): boolean {
+  const last = job.last_run;
+  return n.runId !== undefined && last !== null && last.id === n.runId && !UNDERWAY.includes(last.state);
+}
 
 /** What pressing Run now did, in words. */
 function runNowNote(run: JobRunInfo): Note {
@@ -21,7 +30,7 @@ function runNowNote(run: JobRunInfo): Note {
   if (run.state === "queued" && run.session_id === null) {
     return { text: "Queued: it starts when the run going on ends.", error: false };
   }
-  return { text: `Run ${run.id} started.`, error: false };
+  return { text: `Run ${run.id} started.`, error: false, runId: run.id };
 }
 
 function LastRun({ run }: { run: JobRunInfo | null }) {
@@ -86,7 +95,8 @@ export function JobsPage({ openJob }: { openJob: number | null }) {
             {data.map((job) => {
               const open = openJob === job.id;
               const runsId = `job-${job.id}-runs`;
-              const n = notes[job.id];
+              const shown = notes[job.id];
+              const n = shown && !outlived(shown, job) ? shown : undefined;
               return (
                 <Fragment key={job.id}>
                   <tr data-job-id={job.id} className={job.enabled ? undefined : "is-disabled"}>
