@@ -79,7 +79,9 @@ impl Engine {
                 // A schedule that no longer parses (a zone gone from the database) would be due
                 // forever: the job is disabled and says why in the log.
                 tracing::warn!(job_id = job.id, "disabling a job whose schedule is invalid: {e}");
-                self.store().set_job_enabled(job.id, false, None).await?;
+                let (id, write) = (job.id, self.store().set_job_enabled(job.id, false, None));
+                // Open Jobs pages in every process show it disabled at once.
+                self.commit_events(write, move |_| vec![job_changed(id, false)]).await?;
                 return Ok(());
             }
         };

@@ -173,3 +173,28 @@ async fn adding_editing_switching_and_deleting_a_job_each_put_an_event_in_the_ou
     assert_eq!(job_changes(&store, head).await.len(), 7);
     engine.shutdown(Duration::from_secs(5)).await;
 }
+
+/// A job whose stored schedule no longer parses (its zone gone from the time-zone database) is
+/// disabled by the scheduler rather than left due forever, and open pages hear of it.
+#[tokio::test(flavor = "multi_thread")]
+async fn the_scheduler_disabling_a_job_whose_zone_is_gone_tells_every_process() {
+    let rig = Rig::new("2026-05-04T10:00:30Z").await;
+    let engine = rig.engine().await;
+    let store = skald_store::Store::open_in_dir(&rig.data).await.unwrap();
+    let input = rig.job("GONE", cron("0 * * * * * *"), "UTC", JobPolicies::default());
+    let job = engine.add_job(input).await.unwrap();
+    sqlx::query("UPDATE scheduled_jobs SET timezone = 'Mars/Base' WHERE id = ?")
+        .bind(job.id)
+        .execute(store.pool())
+        .await
+        .unwrap();
+    let head = store.outbox_head().await.unwrap();
+    rig.set(utc("2026-05-04T10:01:00Z"));
+    engine.schedule_tick().await.unwrap();
+    let after = engine.job(job.id).await.unwrap();
+    assert!(!after.enabled, "{after:?}");
+    assert_eq!(after.next_run_at, None);
+    assert_eq!(job_changes(&store, head).await, [(job.id, false)]);
+    assert!(engine.list_job_runs(job.id, None).await.unwrap().is_empty());
+    engine.shutdown(Duration::from_secs(5)).await;
+}
