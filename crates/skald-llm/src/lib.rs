@@ -33,7 +33,7 @@ pub use health::{DEGRADED_AFTER, DOWN_AFTER, Health, HealthTracker};
 pub use messages::Messages;
 pub use models::list_models;
 pub use overflow::{Overflow, overflow_of};
-pub use request::{PROMPT_CACHE_HEADER, build_body};
+pub use request::PROMPT_CACHE_HEADER;
 pub use resolve::resolve_chain;
 pub use settings::LlmSettings;
 pub use sse::{SseEvent, SseParser};

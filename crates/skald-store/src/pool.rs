@@ -25,7 +25,7 @@ static MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("../../migrations");
 pub struct Store {
     pool: SqlitePool,
     /// The one connection this process writes through (`None` when opened only to read).
-    writer: Option<Arc<Writer>>,
+    writer: Option<Writer>,
     clock: Arc<dyn Clock>,
     path: PathBuf,
     read_only: bool,
@@ -115,7 +115,7 @@ impl Store {
             .map_err(|source| StoreError::Migrate { path: path.to_path_buf(), source })?;
         // Taken from the pool, so it was opened with the pool's options and hooks.
         let conn = store.pool.acquire().await.map_err(open_err)?.detach();
-        store.writer = Some(Arc::new(Writer::new(conn)));
+        store.writer = Some(Writer::new(conn));
         Ok(store)
     }
 
@@ -238,15 +238,16 @@ impl Store {
     pub(crate) async fn write_conn(
         &self,
     ) -> Result<tokio::sync::OwnedMutexGuard<SqliteConnection>, StoreError> {
-        match self.writer.as_ref().filter(|_| !self.read_only) {
+        match &self.writer {
             Some(writer) => writer.take().await,
             None => Err(StoreError::ReadOnly { path: self.path.clone() }),
         }
     }
 }
 
-/// The connection every write of this process goes through, one holder at a time.
-#[derive(Debug)]
+/// The connection every write of this process goes through, one holder at a time; clones of
+/// the store share it.
+#[derive(Debug, Clone)]
 pub(crate) struct Writer {
     conn: Arc<tokio::sync::Mutex<SqliteConnection>>,
 }
