@@ -81,6 +81,11 @@ impl ToolRegistry {
         }
     }
 
+    /// Every tool, sorted by name.
+    pub fn all(&self) -> Vec<Arc<dyn Tool>> {
+        self.tools.values().cloned().collect()
+    }
+
     /// Definitions sorted by name.
     pub fn defs(&self) -> Vec<&ToolDef> {
         self.tools.values().map(|t| t.def()).collect()

@@ -3,7 +3,7 @@
 //! same functions, so a live turn and a resume gate and record identically.
 
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex, Weak};
+use std::sync::Arc;
 
 use serde_json::Value;
 use skald_protocol::{ApprovalKind, ApprovalRequest, Event, FileDiff, ResultType, ToolStatus};
@@ -12,7 +12,8 @@ use skald_store::repo::tools::ToolCallRow;
 use tokio_util::sync::CancellationToken;
 
 use super::subagent::{self, ChildEnd};
-use super::{TurnCtx, TurnDeps, TurnPolicy, config_tools, mcp, synthetic};
+use super::tool_set::{OfferedTool, ToolSet, labels_of};
+use super::{TurnCtx, config_tools, mcp, synthetic};
 use crate::approval::gate::{self, GateInput, verdict};
 use crate::approval::protected::Protection;
 use crate::approval::read_filter::ReadScope;
@@ -22,7 +23,8 @@ use crate::context::call_results::{
     CANCELLED_UNSTARTED,
 };
 use crate::error::EngineError;
-use crate::tools::{self, ArgsError, ToolContext, ToolError, names, parse_args, paths};
+use crate::tools::names::{SessionTool, ToolName};
+use crate::tools::{self, ArgsError, ToolContext, ToolError, parse_args, paths};
 
 /// What the loop does after a call.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -38,7 +40,7 @@ pub enum CallFlow {
 /// parked for a human.
 pub enum Gate {
     Recorded(CallFlow),
-    Allowed(Value, Option<PathBuf>),
+    Allowed(Arc<OfferedTool>, Value, Option<PathBuf>),
     Parked(Value),
 }
 
@@ -51,112 +53,6 @@ struct Cleared {
     diff: Option<FileDiff>,
 }
 
-/// Tool definitions offered this turn, sorted by name (byte-identical across processes), minus
-/// tools whose first name-matching rule denies them.
-///
-/// Built once per frame and turn, then again only when what can change during a turn changes:
-/// the frame's grants, the configured MCP servers, or the tools of a granted server. Everything
-/// else it is built from is fixed for the turn (the policy: rules, limits, models; the frame's
-/// agent and depth; the engine's tools), including the task agents `execute_task` lists, which
-/// are read at the frame's first round. Building it cost ~45 µs a round (2026-12, the fresh-session
-/// turn bench), half of it reading and copying the agents; the same list every round also keeps
-/// the request's prefix cacheable.
-pub fn offered_tools(ctx: &TurnCtx) -> Arc<[Value]> {
-    let inputs = OfferInputs::of(ctx);
-    let lock = || OFFERED.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-    if let Some(hit) = lock().iter().find(|o| o.is_for(ctx) && o.inputs == inputs) {
-        return hit.defs.clone();
-    }
-    let defs: Arc<[Value]> = build_offered_tools(ctx).into();
-    let mut cache = lock();
-    // Frames of ended turns go first, then the oldest.
-    cache.retain(|o| o.policy.strong_count() > 0 && !o.is_for(ctx));
-    if cache.len() >= OFFERED_FRAMES {
-        cache.remove(0);
-    }
-    cache.push(Offered {
-        deps: Arc::downgrade(&ctx.deps),
-        policy: Arc::downgrade(&ctx.policy),
-        stack_id: ctx.frame.stack_id,
-        inputs,
-        defs: defs.clone(),
-    });
-    defs
-}
-
-/// The offered tools of the frames run lately (any engine of the process).
-static OFFERED: Mutex<Vec<Offered>> = Mutex::new(Vec::new());
-/// Frames whose list is kept: more than run at once in practice (a turn's frames, its batch of
-/// sub-agents, a few sessions).
-const OFFERED_FRAMES: usize = 64;
-
-/// One frame's list. The weak references name the engine and the turn without keeping them
-/// alive, and keep their addresses from being reused while the entry exists.
-struct Offered {
-    deps: Weak<TurnDeps>,
-    policy: Weak<TurnPolicy>,
-    stack_id: i64,
-    inputs: OfferInputs,
-    /// Shared with every request of the frame: a round copies no definition.
-    defs: Arc<[Value]>,
-}
-
-impl Offered {
-    /// Built for this frame of this turn.
-    fn is_for(&self, ctx: &TurnCtx) -> bool {
-        self.stack_id == ctx.frame.stack_id
-            && std::ptr::eq(self.policy.as_ptr(), Arc::as_ptr(&ctx.policy))
-            && std::ptr::eq(self.deps.as_ptr(), Arc::as_ptr(&ctx.deps))
-    }
-}
-
-/// What a frame's list depends on that can change while its turn runs: `activate_tools` grants,
-/// the `config` tools edit the servers, a server restarts.
-#[derive(PartialEq)]
-struct OfferInputs {
-    grants: Vec<String>,
-    servers: Vec<(String, Option<String>)>,
-    granted_tools: Vec<Option<Vec<skald_mcp::McpTool>>>,
-}
-
-impl OfferInputs {
-    fn of(ctx: &TurnCtx) -> Self {
-        let grants = ctx.frame.grants.list();
-        let granted_tools = grants.iter().map(|s| ctx.deps.mcp.tools(s)).collect();
-        Self { grants, servers: ctx.deps.mcp.enabled(), granted_tools }
-    }
-}
-
-fn build_offered_tools(ctx: &TurnCtx) -> Vec<Value> {
-    let hidden = |name: &str| {
-        let read_only = mcp::is_read_only(name, ctx);
-        ctx.policy.rules.as_ref().is_ok_and(|r| r.hides_tool(name, read_only))
-    };
-    let mut defs: Vec<(String, Value)> = ctx
-        .deps
-        .tools
-        .defs()
-        .into_iter()
-        .map(|d| (d.name.to_string(), d.to_openai()))
-        .chain(synthetic::definitions(ctx))
-        .chain(subagent::definitions(ctx))
-        .chain(mcp::definitions(ctx))
-        .chain(config_tools::definitions(ctx))
-        .filter(|(name, _)| !hidden(name))
-        .collect();
-    defs.sort_by(|a, b| a.0.cmp(&b.0));
-    defs.into_iter().map(|(_, d)| d).collect()
-}
-
-/// The argument schema the model was offered for `name` (any provider's: built-in, synthetic,
-/// delegation, MCP, config), which its call is checked against.
-fn offered_schema(ctx: &TurnCtx, name: &str) -> Option<Value> {
-    offered_tools(ctx)
-        .iter()
-        .find(|d| d["function"]["name"] == name)
-        .map(|d| d["function"]["parameters"].clone())
-}
-
 /// A live call the model just asked for.
 pub async fn handle(
     ctx: &TurnCtx,
@@ -165,35 +61,28 @@ pub async fn handle(
     name: &str,
     raw_args: &str,
 ) -> Result<CallFlow, EngineError> {
-    let parsed = announce(ctx, id, message_id, name, raw_args);
-    gate_and_run(ctx, id, name, parsed, &ctx.frame.cancel).await
+    let set = ToolSet::resolve(ctx);
+    let parsed = announce(ctx, &set, id, message_id, name, raw_args);
+    gate_and_run(ctx, &set, id, name, parsed, &ctx.frame.cancel).await
 }
 
 /// Tells every client the call starts (`tool_start`, with its labels); returns its arguments.
 pub fn announce(
     ctx: &TurnCtx,
+    set: &ToolSet,
     id: i64,
     message_id: i64,
     name: &str,
     raw_args: &str,
 ) -> Result<Value, ArgsError> {
     let parsed = parse_args(raw_args);
-    let tool = ctx.deps.tools.get(name);
     let shown_args = parsed.clone().unwrap_or_else(|_| Value::String(raw_args.to_string()));
-    let (label_short, label_full, path) = match (&tool, &parsed) {
-        (Some(t), Ok(a)) => (
-            t.describe(a, false),
-            t.describe(a, true),
-            t.target_path(a, &ctx.policy.workdir).map(|p| p.display().to_string()),
-        ),
-        (None, Ok(a)) => match (
-            crate::tools::interface_label(name, a, false),
-            crate::tools::interface_label(name, a, true),
-        ) {
-            (Some(short), Some(full)) => (short, full, None),
-            _ => (name.to_string(), name.to_string(), None),
-        },
-        _ => (name.to_string(), name.to_string(), None),
+    let ((label_short, label_full), path) = match (set.get(name), &parsed) {
+        (Some(t), Ok(a)) => {
+            (t.labels(a), t.target_path(a, &ctx.policy.workdir).map(|p| p.display().to_string()))
+        }
+        (None, Ok(a)) => (labels_of(name, a), None),
+        _ => ((name.to_string(), name.to_string()), None),
     };
     ctx.frame.emitter.emit(Event::ToolStart {
         tool_call_id: id,
@@ -212,8 +101,9 @@ pub async fn settle(ctx: &TurnCtx, row: &ToolCallRow) -> Result<CallFlow, Engine
     let cancel = &ctx.frame.cancel;
     let name = row.name.as_str();
     let raw = row.arguments.clone().unwrap_or_default();
+    let typed = ToolName::parse(name);
     // A delegation whose child frame exists: the child settles first, its end is the result.
-    if names::is_subagent_tool(name)
+    if matches!(typed, ToolName::Delegation(_))
         && let Some(end) = subagent::settle(ctx, row).await?
     {
         return record_child_end(ctx, row.id, end).await;
@@ -221,24 +111,16 @@ pub async fn settle(ctx: &TurnCtx, row: &ToolCallRow) -> Result<CallFlow, Engine
     // A fresh process has not started the frame's servers yet: an MCP call, open or cut off,
     // is gated and judged by what its server lists (found by the kill harness: a call stored
     // just before a kill was refused as unknown on resume).
-    if names::mcp_tool(name).is_some() {
+    if matches!(typed, ToolName::Mcp { .. }) {
         mcp::prepare_round(ctx).await;
     }
+    let set = ToolSet::resolve(ctx);
     match row.status()? {
         ToolStatus::Running => {
             // It may have had effects: re-run only what is safe to repeat.
-            // A delegation that opened no frame yet has done nothing; activating a server again
-            // changes nothing; an MCP tool is as read-only as its (started) server says.
-            // A job may have been stored already (nothing keys it to the call): the person
-            // reconciles it rather than it being scheduled twice.
-            let schedules = names::schedules_job(name, &parse_args(&raw).unwrap_or(Value::Null));
-            let read_only = ctx.deps.tools.get(name).is_some_and(|t| t.def().read_only)
-                || (names::is_subagent_tool(name) && !schedules)
-                || name == names::ACTIVATE_TOOLS
-                || mcp::is_read_only(name, ctx);
-            if read_only {
-                let args = parse_args(&raw).unwrap_or(Value::Null);
-                return execute(ctx, row.id, name, &args, cancel).await;
+            let args = parse_args(&raw).unwrap_or(Value::Null);
+            if let Some(tool) = set.get(name).filter(|t| t.safe_to_rerun(&args)) {
+                return execute(ctx, tool, row.id, &args, cancel).await;
             }
             // Any other gets the interrupted result and is flagged for the user to reconcile.
             let (store, tools, emitter) = (&ctx.deps.store, &ctx.deps.tools, &ctx.frame.emitter);
@@ -254,10 +136,10 @@ pub async fn settle(ctx: &TurnCtx, row: &ToolCallRow) -> Result<CallFlow, Engine
             // Parked before: settle the human's decision (or keep waiting for it).
             Some(request) => {
                 let args = parse_args(&request.arguments).unwrap_or(Value::Null);
-                await_decision_and_run(ctx, row.id, name, &args, cancel).await
+                await_decision_and_run(ctx, &set, row.id, name, &args, cancel).await
             }
             // Never reached the gate (later call of a batch, or a crash before gating).
-            None => gate_and_run(ctx, row.id, name, parse_args(&raw), cancel).await,
+            None => gate_and_run(ctx, &set, row.id, name, parse_args(&raw), cancel).await,
         },
         _ => Ok(CallFlow::Continue),
     }
@@ -265,18 +147,19 @@ pub async fn settle(ctx: &TurnCtx, row: &ToolCallRow) -> Result<CallFlow, Engine
 
 async fn gate_and_run(
     ctx: &TurnCtx,
+    set: &ToolSet,
     id: i64,
     name: &str,
     parsed: Result<Value, ArgsError>,
     cancel: &CancellationToken,
 ) -> Result<CallFlow, EngineError> {
-    match gate(ctx, id, name, parsed).await? {
+    match gate(ctx, set, id, name, parsed).await? {
         Gate::Recorded(flow) => Ok(flow),
-        Gate::Allowed(args, target) => {
+        Gate::Allowed(tool, args, target) => {
             let cleared = Cleared { target, diff: None };
-            execute_cleared(ctx, id, name, &args, cancel, cleared).await
+            execute_cleared(ctx, &tool, id, &args, cancel, cleared).await
         }
-        Gate::Parked(args) => await_decision_and_run(ctx, id, name, &args, cancel).await,
+        Gate::Parked(args) => await_decision_and_run(ctx, set, id, name, &args, cancel).await,
     }
 }
 
@@ -284,30 +167,19 @@ async fn gate_and_run(
 /// request recorded and announced). Questions are asked and answered here.
 pub async fn gate(
     ctx: &TurnCtx,
+    set: &ToolSet,
     id: i64,
     name: &str,
     parsed: Result<Value, ArgsError>,
 ) -> Result<Gate, EngineError> {
     let cancel = &ctx.frame.cancel;
     let recorded = |flow| Ok(Gate::Recorded(flow));
-    let tool = ctx.deps.tools.get(name);
-    let read_only =
-        tool.as_ref().map_or_else(|| mcp::is_read_only(name, ctx), |t| t.def().read_only);
-    let hidden = ctx.policy.rules.as_ref().is_ok_and(|r| r.hides_tool(name, read_only));
-    let known = tool.is_some()
-        || synthetic::is_synthetic(name, ctx)
-        || mcp::is_known(name, ctx)
-        || config_tools::is_known(name, ctx);
-    if !known || hidden {
-        let available: Vec<String> = offered_tools(ctx)
-            .iter()
-            .filter_map(|d| d["function"]["name"].as_str().map(str::to_string))
-            .collect();
+    let Some(tool) = set.get(name) else {
         let msg = mcp::unknown_call(name, ctx).unwrap_or_else(|| {
-            format!("unknown tool `{name}`. Available tools: {}", available.join(", "))
+            format!("unknown tool `{name}`. Available tools: {}", set.offered_names().join(", "))
         });
         return recorded(fail(ctx, id, &msg).await?);
-    }
+    };
     let args = match parsed {
         Ok(a) => a,
         Err(e) => {
@@ -315,19 +187,19 @@ pub async fn gate(
             return recorded(fail(ctx, id, &msg).await?);
         }
     };
-    if let Some(schema) = offered_schema(ctx, name)
-        && let Err(e) = tools::check_args(&schema, &args)
+    if let Some(schema) = tool.schema()
+        && let Err(e) = tools::check_args(schema, &args)
     {
         let msg = format!("invalid arguments: {e}. Call `{name}` again.");
         return recorded(fail(ctx, id, &msg).await?);
     }
-    if name == names::ASK_USER_CLARIFICATION {
+    if tool.name == ToolName::Session(SessionTool::Question) {
         return recorded(ask(ctx, id, &args).await?);
     }
     // A job is checked before anyone is asked: a schedule that cannot run is the model's to fix
     // (with the parser's words). What the person reviews, and what runs once they approve, is
     // the call with its choices made explicit and its schedule in words.
-    let args = if names::schedules_job(name, &args) {
+    let args = if tool.schedules_job(&args) {
         match subagent::cron_job(ctx, &args) {
             Ok(job) => subagent::review_args(&job),
             Err(m) => return recorded(fail(ctx, id, &m).await?),
@@ -335,13 +207,12 @@ pub async fn gate(
     } else {
         args
     };
-    let target: Option<PathBuf> =
-        tool.as_ref().and_then(|t| t.target_path(&args, &ctx.policy.workdir));
+    let target: Option<PathBuf> = tool.target_path(&args, &ctx.policy.workdir);
     let input = GateInput {
         session_id: ctx.policy.session_id,
         tool: name,
-        category: ctx.deps.tools.category_of(name),
-        read_only,
+        category: tool.category,
+        read_only: tool.read_only,
         target: target.as_deref(),
         args: &args,
         agent_id: &ctx.frame.agent.id,
@@ -352,7 +223,7 @@ pub async fn gate(
         run_context: &ctx.policy.run_context,
     };
     match verdict(&ctx.deps.store, &ctx.policy.rules, &input).await {
-        Verdict::Allow => Ok(Gate::Allowed(args, target)),
+        Verdict::Allow => Ok(Gate::Allowed(tool.clone(), args, target)),
         Verdict::Deny(reason) => recorded(reject(ctx, id, &reason).await?),
         Verdict::Require if ctx.policy.auto_deny => {
             let reason = "Rejected automatically: this unattended session cannot ask for approval.";
@@ -362,19 +233,14 @@ pub async fn gate(
             // The write's outcome, predicted once: the human reviews it as a diff, and an edit
             // that cannot apply (text not found, binary file, ...) is the model's to fix —
             // asking a human to approve it would only waste their attention.
-            let predicted =
-                match tool.as_ref().filter(|_| names::is_write_tool(name)).and_then(|t| {
-                    t.predict_write(
-                        &args,
-                        &ToolContext::new(ctx.policy.workdir.clone(), cancel.clone()),
-                    )
-                }) {
-                    Some(Err(e)) => return recorded(fail(ctx, id, &e.to_string()).await?),
-                    Some(Ok(write)) => Some(write),
-                    None => None,
-                };
+            let tctx = ToolContext::new(ctx.policy.workdir.clone(), cancel.clone());
+            let predicted = match tool.predict_write(&args, &tctx) {
+                Some(Err(e)) => return recorded(fail(ctx, id, &e.to_string()).await?),
+                Some(Ok(write)) => Some(write),
+                None => None,
+            };
             let protected = gate::protection(&input);
-            park(ctx, id, name, &args, predicted, target, protected).await?;
+            park(ctx, tool, id, &args, predicted, target, protected).await?;
             Ok(Gate::Parked(args))
         }
     }
@@ -384,13 +250,14 @@ pub async fn gate(
 /// write tool's (current, new) content.
 async fn park(
     ctx: &TurnCtx,
+    tool: &OfferedTool,
     id: i64,
-    name: &str,
     args: &Value,
     predicted: Option<(Option<String>, String)>,
     target: Option<PathBuf>,
     protected: Option<(PathBuf, Protection)>,
 ) -> Result<(), EngineError> {
+    let name = tool.wire();
     let mut kind = ApprovalKind::Tool;
     let mut review = None;
     if let Some((old, new)) = predicted {
@@ -401,9 +268,7 @@ async fn park(
         kind = ApprovalKind::Write;
         review = Some((shown, d));
     }
-    let command = (name == names::EXECUTE_CMD)
-        .then(|| args.get("command").and_then(Value::as_str).map(str::to_string))
-        .flatten();
+    let command = tool.command(args).map(str::to_string);
     let workdir = command.as_ref().map(|_| {
         args.get("workdir")
             .and_then(Value::as_str)
@@ -418,7 +283,7 @@ async fn park(
     // project must not pass for a file in it.
     let target_shown = target.as_ref().map(|t| t.display().to_string());
     let summary = match (&review, &command, &target_shown) {
-        _ if names::schedules_job(name, args) => job_summary(args),
+        _ if tool.schedules_job(args) => job_summary(args),
         (Some((path, d)), _, _) => format!("{name} {path} ({})", d.summary),
         (None, Some(c), _) => format!("run `{c}`"),
         (None, None, Some(path)) => format!("{name} {path} {}", compact_json(args)),
@@ -449,7 +314,7 @@ async fn park(
         diff: diff_json,
         summary,
     };
-    let request = match (review, command.zip(workdir), names::mcp_tool(name)) {
+    let request = match (review, command.zip(workdir), tool.mcp_tool()) {
         (Some((path, diff)), ..) => ApprovalRequest::Write { path, diff },
         (None, Some((command, workdir)), _) => ApprovalRequest::Command { command, workdir },
         (None, None, Some((server, tool))) => {
@@ -472,6 +337,7 @@ async fn park(
 /// Waits for the decision row (written by this or any other process), then settles the call.
 pub async fn await_decision_and_run(
     ctx: &TurnCtx,
+    set: &ToolSet,
     id: i64,
     name: &str,
     args: &Value,
@@ -485,6 +351,9 @@ pub async fn await_decision_and_run(
     if !d.approved {
         return reject(ctx, id, &rejection_message(d.note.as_deref())).await;
     }
+    let Some(tool) = set.get(name) else {
+        return fail(ctx, id, &format!("`{name}` is no longer available here")).await;
+    };
     // What the human saw: the call runs only while it still acts on that path and a write
     // still makes exactly that change.
     let request = ctx.deps.store.approval_request(id).await?;
@@ -492,7 +361,7 @@ pub async fn await_decision_and_run(
         target: request.as_ref().and_then(|r| r.path.as_deref()).map(PathBuf::from),
         diff: request.and_then(|r| r.diff).and_then(|d| serde_json::from_str::<FileDiff>(&d).ok()),
     };
-    execute_cleared(ctx, id, name, args, cancel, cleared).await
+    execute_cleared(ctx, tool, id, args, cancel, cleared).await
 }
 
 /// What looking for a human's row (a decision or an answer) came to.
@@ -570,36 +439,36 @@ async fn await_answer(ctx: &TurnCtx, id: i64) -> Result<CallFlow, EngineError> {
 /// Runs a call judged earlier (a read-only one re-run after a crash).
 async fn execute(
     ctx: &TurnCtx,
+    tool: &OfferedTool,
     id: i64,
-    name: &str,
     args: &Value,
     cancel: &CancellationToken,
 ) -> Result<CallFlow, EngineError> {
-    execute_cleared(ctx, id, name, args, cancel, Cleared::default()).await
+    execute_cleared(ctx, tool, id, args, cancel, Cleared::default()).await
 }
 
 /// Runs the call as `cleared` let it through.
 async fn execute_cleared(
     ctx: &TurnCtx,
+    tool: &OfferedTool,
     id: i64,
-    name: &str,
     args: &Value,
     cancel: &CancellationToken,
     cleared: Cleared,
 ) -> Result<CallFlow, EngineError> {
     ctx.deps.store.start_tool_call(id).await?;
-    if names::is_subagent_tool(name) {
-        let end = subagent::dispatch(ctx, id, name, args).await?;
-        return record_child_end(ctx, id, end).await;
-    }
-    let outcome = match ctx.deps.tools.get(name) {
-        Some(t) => {
+    let outcome = match (&tool.name, tool.registered()) {
+        (ToolName::Delegation(delegation), _) => {
+            let end = subagent::dispatch(ctx, id, *delegation, args).await?;
+            return record_child_end(ctx, id, end).await;
+        }
+        (_, Some(t)) => {
             let now = t.target_path(args, &ctx.policy.workdir);
             match paths::moved_since_cleared(cleared.target.as_deref(), now.as_deref()) {
                 Some(e) => Err(e),
                 None => {
                     let tctx = ToolContext::new(ctx.policy.workdir.clone(), cancel.clone())
-                        .with_read_filter(read_filter(ctx, name))
+                        .with_read_filter(read_filter(ctx, tool.wire()))
                         .with_approved_diff(cleared.diff)
                         .with_expected_target(cleared.target)
                         .for_call(id);
@@ -607,9 +476,15 @@ async fn execute_cleared(
                 }
             }
         }
-        None if mcp::is_known(name, ctx) => mcp::run(ctx, name, args).await,
-        None if config_tools::is_known(name, ctx) => config_tools::run(ctx, name, args).await,
-        None => synthetic::run(ctx, name, args).await,
+        (ToolName::Session(session_tool), None) => synthetic::run(ctx, *session_tool, args).await,
+        (ToolName::Activate, None) => mcp::activate(ctx, args).await,
+        (ToolName::Config(config_tool), None) => config_tools::run(ctx, *config_tool, args).await,
+        (ToolName::Mcp { server, tool: mcp_tool }, None) => {
+            mcp::call(ctx, server, mcp_tool, args).await
+        }
+        (ToolName::Registered(name), None) => {
+            Err(ToolError::Failed(format!("`{name}` is not registered in this engine")))
+        }
     };
     match outcome {
         Ok(out) => {

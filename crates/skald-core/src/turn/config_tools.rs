@@ -6,8 +6,11 @@
 use serde_json::{Value, json};
 
 use super::TurnCtx;
+use super::synthetic::function;
+use super::tool_set::OfferedTool;
 use crate::config::{McpEdit, McpServerEntry};
-use crate::tools::{ToolError, ToolOutput, names};
+use crate::tools::names::{self, ConfigTool, ToolName};
+use crate::tools::{ToolError, ToolOutput};
 
 /// The group's name in `activate_tools`.
 pub const GROUP: &str = "config";
@@ -23,24 +26,8 @@ pub fn allowed(ctx: &TurnCtx) -> bool {
     ctx.is_root() && !ctx.policy.auto_deny && !ctx.policy.background
 }
 
-pub fn is_tool(name: &str) -> bool {
-    matches!(name, names::REGISTER_MCP | names::DELETE_MCP | names::TOGGLE_ITEM)
-}
-
-/// The group's tools, when the frame activated it.
-pub fn is_known(name: &str, ctx: &TurnCtx) -> bool {
-    is_tool(name) && ctx.frame.grants.contains(GROUP)
-}
-
-fn function(name: &str, description: &str, parameters: Value) -> (String, Value) {
-    let def = json!({
-        "type": "function",
-        "function": { "name": name, "description": description, "parameters": parameters },
-    });
-    (name.to_string(), def)
-}
-
-pub fn definitions(ctx: &TurnCtx) -> Vec<(String, Value)> {
+/// The group's tools, once the frame activated it.
+pub fn tools(ctx: &TurnCtx) -> Vec<OfferedTool> {
     if !ctx.frame.grants.contains(GROUP) {
         return Vec::new();
     }
@@ -48,7 +35,7 @@ pub fn definitions(ctx: &TurnCtx) -> Vec<(String, Value)> {
         json!({ "type": "string", "description": "The server's name: letters, digits, _ and -." });
     vec![
         function(
-            names::REGISTER_MCP,
+            ToolName::Config(ConfigTool::RegisterMcp),
             "Register an MCP server in Skald's configuration: `command` (with `args`, `env`) for \
              a local server, or `url` (with `api_key_env`, the environment variable holding its \
              key) for a remote one. The user approves it first. Activate it with activate_tools \
@@ -69,7 +56,7 @@ pub fn definitions(ctx: &TurnCtx) -> Vec<(String, Value)> {
             }),
         ),
         function(
-            names::DELETE_MCP,
+            ToolName::Config(ConfigTool::DeleteMcp),
             "Remove an MCP server from Skald's configuration. The user approves it first.",
             json!({
                 "type": "object",
@@ -79,7 +66,7 @@ pub fn definitions(ctx: &TurnCtx) -> Vec<(String, Value)> {
             }),
         ),
         function(
-            names::TOGGLE_ITEM,
+            ToolName::Config(ConfigTool::ToggleItem),
             "Enable or disable an MCP server (a disabled one is never started nor offered). The \
              user approves it first.",
             json!({
@@ -109,9 +96,9 @@ fn required(args: &Value, key: &str) -> Result<String, ToolError> {
 }
 
 /// Runs one of the group's tools (after the user approved it).
-pub async fn run(ctx: &TurnCtx, name: &str, args: &Value) -> Result<ToolOutput, ToolError> {
-    let (edit, done) = match name {
-        names::REGISTER_MCP => {
+pub async fn run(ctx: &TurnCtx, tool: ConfigTool, args: &Value) -> Result<ToolOutput, ToolError> {
+    let (edit, done) = match tool {
+        ConfigTool::RegisterMcp => {
             let server = required(args, "name")?;
             let strings = |key: &str| -> Vec<String> {
                 args.get(key)
@@ -148,11 +135,11 @@ pub async fn run(ctx: &TurnCtx, name: &str, args: &Value) -> Result<ToolOutput, 
             );
             (McpEdit::Add(entry), done)
         }
-        names::DELETE_MCP => {
+        ConfigTool::DeleteMcp => {
             let server = required(args, "name")?;
             (McpEdit::Remove(server.clone()), format!("Removed the MCP server `{server}`."))
         }
-        names::TOGGLE_ITEM => {
+        ConfigTool::ToggleItem => {
             let server = required(args, "id")?;
             if text(args, "kind").as_deref() != Some("mcp") {
                 return Err(ToolError::InvalidArguments("`kind` must be \"mcp\"".into()));
@@ -164,7 +151,6 @@ pub async fn run(ctx: &TurnCtx, name: &str, args: &Value) -> Result<ToolOutput, 
             let done = format!("{word} the MCP server `{server}`.");
             (McpEdit::SetEnabled { name: server, enabled }, done)
         }
-        other => return Err(ToolError::Failed(format!("`{other}` is not a config tool"))),
     };
     (ctx.deps.edit_mcp)(edit).map_err(|e| ToolError::Failed(e.to_string()))?;
     Ok(ToolOutput::text(done))

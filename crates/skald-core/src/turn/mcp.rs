@@ -8,8 +8,10 @@ use std::sync::{Arc, Mutex};
 use serde_json::{Value, json};
 use skald_mcp::{McpError, McpTool};
 
+use super::tool_set::OfferedTool;
 use super::{TurnCtx, config_tools, mcp_results};
-use crate::tools::{ToolError, ToolOutput, names};
+use crate::tools::names::{self, ConfigTool, ToolName};
+use crate::tools::{ToolError, ToolOutput};
 
 /// The tool groups a frame may use. Clones share the set, so a grant made while one round's
 /// calls run is offered by the next round.
@@ -81,8 +83,9 @@ pub async fn prepare_round(ctx: &TurnCtx) {
     }
 }
 
-/// `activate_tools` and the tools of the frame's granted servers.
-pub fn definitions(ctx: &TurnCtx) -> Vec<(String, Value)> {
+/// `activate_tools` (when there is something to activate) and the tools of the frame's granted
+/// servers.
+pub fn tools(ctx: &TurnCtx) -> Vec<OfferedTool> {
     let mut defs = Vec::new();
     let enabled = ctx.deps.mcp.enabled();
     let mut listing: Vec<String> = enabled
@@ -102,8 +105,8 @@ pub fn definitions(ctx: &TurnCtx) -> Vec<(String, Value)> {
         return granted_tools(ctx);
     }
     let scope = if ctx.is_root() { "this session" } else { "you, until your task ends" };
-    defs.push((
-        names::ACTIVATE_TOOLS.to_string(),
+    defs.push(OfferedTool::interface(
+        ToolName::Activate,
         json!({
             "type": "function",
             "function": {
@@ -136,22 +139,22 @@ pub fn definitions(ctx: &TurnCtx) -> Vec<(String, Value)> {
     defs
 }
 
-/// The tools of the frame's granted servers.
-fn granted_tools(ctx: &TurnCtx) -> Vec<(String, Value)> {
+/// The tools of the frame's granted servers, read-only as far as their server is trusted to
+/// say so.
+fn granted_tools(ctx: &TurnCtx) -> Vec<OfferedTool> {
     let mut defs = Vec::new();
     for server in ctx.frame.grants.list() {
         let (tools, _) = offerable(&server, ctx.deps.mcp.tools(&server).unwrap_or_default());
         for tool in tools {
-            let name = names::mcp_tool_name(&server, &tool.name);
             let def = json!({
                 "type": "function",
                 "function": {
-                    "name": name,
+                    "name": names::mcp_tool_name(&server, &tool.name),
                     "description": tool.description,
                     "parameters": tool.input_schema,
                 }
             });
-            defs.push((name, def));
+            defs.push(OfferedTool::mcp(&server, &tool.name, def, tool.read_only));
         }
     }
     defs
@@ -180,20 +183,6 @@ fn offerable(server: &str, tools: Vec<McpTool>) -> (Vec<McpTool>, Vec<String>) {
     (kept, skipped)
 }
 
-/// Whether the frame may call `name` now: `activate_tools`, or a tool of a granted server.
-pub fn is_known(name: &str, ctx: &TurnCtx) -> bool {
-    if name == names::ACTIVATE_TOOLS {
-        return !ctx.deps.mcp.enabled().is_empty() || config_tools::allowed(ctx);
-    }
-    names::mcp_tool(name).is_some_and(|(server, tool)| {
-        ctx.frame.grants.contains(server)
-            && offerable(server, ctx.deps.mcp.tools(server).unwrap_or_default())
-                .0
-                .iter()
-                .any(|t| t.name == tool)
-    })
-}
-
 /// What the model is told when it calls an MCP tool it may not call now: activate its server
 /// first, or the server has no such tool (with the ones it has). `None` for other names.
 pub fn unknown_call(name: &str, ctx: &TurnCtx) -> Option<String> {
@@ -217,22 +206,13 @@ pub fn unknown_call(name: &str, ctx: &TurnCtx) -> Option<String> {
     ))
 }
 
-/// What the server says of the tool: read-only tools need no approval by default and are run
-/// again after a crash.
-pub fn is_read_only(name: &str, ctx: &TurnCtx) -> bool {
-    names::mcp_tool(name)
-        .and_then(|(server, tool)| ctx.deps.mcp.tool(server, tool))
-        .is_some_and(|t| t.read_only)
-}
-
-/// Runs `activate_tools` or an MCP tool.
-pub async fn run(ctx: &TurnCtx, name: &str, args: &Value) -> Result<ToolOutput, ToolError> {
-    if name == names::ACTIVATE_TOOLS {
-        return activate(ctx, args).await;
-    }
-    let Some((server, tool)) = names::mcp_tool(name) else {
-        return Err(ToolError::Failed(format!("`{name}` is not an MCP tool")));
-    };
+/// Runs a tool of an MCP server; its result as the model may see it (capped, media saved).
+pub async fn call(
+    ctx: &TurnCtx,
+    server: &str,
+    tool: &str,
+    args: &Value,
+) -> Result<ToolOutput, ToolError> {
     let kept = |out| mcp_results::for_model(out, &ctx.deps.data_dir, ctx.policy.session_id);
     match ctx.deps.mcp.call(server, tool, args, &ctx.frame.cancel).await {
         Ok(out) if out.is_error => Err(ToolError::Failed(kept(out))),
@@ -254,7 +234,8 @@ async fn grant(ctx: &TurnCtx, group: &str) -> Result<(), skald_store::StoreError
     Ok(())
 }
 
-async fn activate(ctx: &TurnCtx, args: &Value) -> Result<ToolOutput, ToolError> {
+/// Runs `activate_tools`.
+pub async fn activate(ctx: &TurnCtx, args: &Value) -> Result<ToolOutput, ToolError> {
     let groups: Vec<String> = match args.get("groups") {
         Some(Value::Array(items)) => {
             items.iter().filter_map(Value::as_str).map(|s| s.trim().to_string()).collect()
@@ -284,7 +265,7 @@ async fn activate(ctx: &TurnCtx, args: &Value) -> Result<ToolOutput, ToolError> 
                 continue;
             }
             grant(ctx, &group).await.map_err(storage)?;
-            let offered = [names::REGISTER_MCP, names::DELETE_MCP, names::TOGGLE_ITEM];
+            let offered = ConfigTool::ALL.map(ConfigTool::name);
             tools.insert(group.clone(), json!(offered));
             activated.push(group);
             continue;

@@ -17,6 +17,7 @@ mod overflow;
 mod scheduler;
 mod subagent;
 mod synthetic;
+pub mod tool_set;
 
 pub use ctx::{
     FrameCtx, JobDesk, JobFuture, McpEditor, TaskStarter, TurnCtx, TurnDeps, TurnPolicy,
@@ -153,7 +154,7 @@ async fn root_input_waits(ctx: &TurnCtx) -> Result<bool, EngineError> {
 /// conversation is summarised (`overflow::recover`).
 async fn ask_model(ctx: &TurnCtx, chain_start: &mut usize) -> Result<Asked, EngineError> {
     mcp::prepare_round(ctx).await;
-    let tool_defs = call_flow::offered_tools(ctx);
+    let tool_defs = tool_set::ToolSet::resolve(ctx).defs();
     let all = &ctx.frame.chain;
     let chain = &all[(*chain_start).min(all.len().saturating_sub(1))..];
     let cancel = &ctx.frame.cancel;

@@ -10,8 +10,9 @@ use skald_store::repo::tools::ToolCallRow;
 use super::TurnCtx;
 use super::call_flow::{self, CallFlow, Gate};
 use super::subagent::{self, ChildEnd};
+use super::tool_set::ToolSet;
 use crate::error::EngineError;
-use crate::tools::names;
+use crate::tools::names::{Delegation, ToolName};
 
 /// A call the model asked for, its row already stored.
 #[derive(Debug, Clone)]
@@ -37,8 +38,8 @@ pub async fn run_calls(
     message_id: i64,
     calls: &[PlannedCall],
 ) -> Result<BatchFlow, EngineError> {
-    if is_batch(calls.iter().map(|c| c.name.as_str()), ctx) {
-        return run_batch(ctx, message_id, calls).await;
+    if let Some(delegations) = batch_of(calls.iter().map(|c| c.name.as_str()), ctx) {
+        return run_batch(ctx, message_id, calls, &delegations).await;
     }
     let ids: Vec<i64> = calls.iter().map(|c| c.id).collect();
     one_by_one(ctx, &ids, calls, |call| {
@@ -50,7 +51,7 @@ pub async fn run_calls(
 /// Settles calls an earlier run left open (decisions, crash leftovers), in id order; the
 /// children of an interrupted sub-agent batch resume side by side.
 pub async fn settle_open(ctx: &TurnCtx, open: &[ToolCallRow]) -> Result<BatchFlow, EngineError> {
-    if is_batch(open.iter().map(|r| r.name.as_str()), ctx) {
+    if batch_of(open.iter().map(|r| r.name.as_str()), ctx).is_some() {
         return settle_batch(ctx, open).await;
     }
     let ids: Vec<i64> = open.iter().map(|r| r.id).collect();
@@ -81,11 +82,20 @@ async fn one_by_one<'a, T>(
     Ok(if parked.is_empty() { BatchFlow::Continue } else { BatchFlow::Parked(parked) })
 }
 
-/// Two or more calls, all sync delegations, with concurrency allowed.
-fn is_batch<'a>(mut names_: impl ExactSizeIterator<Item = &'a str>, ctx: &TurnCtx) -> bool {
-    ctx.policy.max_parallel_subagents > 1
-        && names_.len() >= 2
-        && names_.all(names::is_subagent_tool)
+/// Two or more calls, all delegations, with concurrency allowed: their delegation tools.
+fn batch_of<'a>(
+    names: impl ExactSizeIterator<Item = &'a str>,
+    ctx: &TurnCtx,
+) -> Option<Vec<Delegation>> {
+    if ctx.policy.max_parallel_subagents <= 1 || names.len() < 2 {
+        return None;
+    }
+    names
+        .map(|name| match ToolName::parse(name) {
+            ToolName::Delegation(delegation) => Some(delegation),
+            _ => None,
+        })
+        .collect()
 }
 
 /// One sibling's work, tagged with its place in the batch.
@@ -108,11 +118,15 @@ async fn run_batch(
     ctx: &TurnCtx,
     message_id: i64,
     calls: &[PlannedCall],
+    delegations: &[Delegation],
 ) -> Result<BatchFlow, EngineError> {
+    let set = ToolSet::resolve(ctx);
+    let set = &*set;
     let mut gated = Vec::with_capacity(calls.len());
     for call in calls {
-        let parsed = call_flow::announce(ctx, call.id, message_id, &call.name, &call.arguments);
-        gated.push(call_flow::gate(ctx, call.id, &call.name, parsed).await?);
+        let (id, name) = (call.id, call.name.as_str());
+        let parsed = call_flow::announce(ctx, set, id, message_id, name, &call.arguments);
+        gated.push(call_flow::gate(ctx, set, id, name, parsed).await?);
     }
     let limit = ctx.policy.max_parallel_subagents;
     // Boxed before they enter the stream: a stream of closures over borrowed calls trips the
@@ -120,9 +134,10 @@ async fn run_batch(
     let runs: Vec<Indexed<'_, Deferred>> = calls
         .iter()
         .zip(gated)
+        .zip(delegations)
         .enumerate()
-        .map(|(i, (call, gate))| -> BoxFuture<'_, _> {
-            Box::pin(async move { (i, run_gated(ctx, call, gate).await) })
+        .map(|(i, ((call, gate), delegation))| -> BoxFuture<'_, _> {
+            Box::pin(async move { (i, run_gated(ctx, set, call, gate, *delegation).await) })
         })
         .collect();
     let mut done: Vec<_> = futures::stream::iter(runs).buffer_unordered(limit).collect().await;
@@ -134,17 +149,23 @@ async fn run_batch(
     record_in_order(ctx, results).await
 }
 
-async fn run_gated(ctx: &TurnCtx, call: &PlannedCall, gate: Gate) -> Result<Deferred, EngineError> {
+async fn run_gated(
+    ctx: &TurnCtx,
+    set: &ToolSet,
+    call: &PlannedCall,
+    gate: Gate,
+    delegation: Delegation,
+) -> Result<Deferred, EngineError> {
     let cancel = &ctx.frame.cancel;
     match gate {
         Gate::Recorded(flow) => Ok(Deferred::Recorded(flow)),
         _ if cancel.is_cancelled() => Ok(Deferred::Unstarted),
-        Gate::Allowed(args, _) => {
+        Gate::Allowed(_, args, _) => {
             ctx.deps.store.start_tool_call(call.id).await?;
-            Ok(Deferred::Child(subagent::dispatch(ctx, call.id, &call.name, &args).await?))
+            Ok(Deferred::Child(subagent::dispatch(ctx, call.id, delegation, &args).await?))
         }
         Gate::Parked(args) => Ok(Deferred::Recorded(
-            call_flow::await_decision_and_run(ctx, call.id, &call.name, &args, cancel).await?,
+            call_flow::await_decision_and_run(ctx, set, call.id, &call.name, &args, cancel).await?,
         )),
     }
 }

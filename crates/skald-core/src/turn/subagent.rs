@@ -17,10 +17,11 @@ use skald_store::repo::history::{NewMessage, Role};
 use skald_store::repo::tasks::{NewTask, TaskRow};
 use skald_store::repo::tools::ToolCallRow;
 
+use super::tool_set::OfferedTool;
 use super::{TurnCtx, TurnOutcome};
 use crate::agents::{self, Agent};
 use crate::error::EngineError;
-use crate::tools::names;
+use crate::tools::names::{Delegation, ToolName};
 
 /// How a child frame ended, as its spawning call records it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -40,11 +41,11 @@ type FrameFuture<'a> = Pin<Box<dyn Future<Output = Result<TurnOutcome, EngineErr
 /// The delegation tool this frame would call: `execute_task` at the root of an attended session,
 /// `execute_subtask` below it and at the root of an unattended one (sync only: no background
 /// lifecycles start from there). `None` when delegation is off.
-fn tool_of(ctx: &TurnCtx) -> Option<&'static str> {
+fn tool_of(ctx: &TurnCtx) -> Option<Delegation> {
     if ctx.policy.max_subagent_depth == 0 {
         return None;
     }
-    Some(if offers_async(ctx) { names::EXECUTE_TASK } else { names::EXECUTE_SUBTASK })
+    Some(if offers_async(ctx) { Delegation::Task } else { Delegation::Subtask })
 }
 
 /// Only an attended chat's root starts async tasks: unattended roots, task children and
@@ -59,29 +60,27 @@ fn offers_cron(ctx: &TurnCtx) -> bool {
     offers_async(ctx) && ctx.policy.interactive
 }
 
-/// Whether `name` is this frame's delegation tool. A sub-agent at the depth limit still knows
-/// `execute_subtask` (unoffered), so a call to it gets the limit's error rather than "unknown".
-pub fn is_known(name: &str, ctx: &TurnCtx) -> bool {
-    tool_of(ctx) == Some(name)
-}
-
 /// The frame's delegation tool, derived for this level only (never inherited, so no name is
 /// offered twice): offered below the depth limit when a task agent other than this one exists.
-pub fn definitions(ctx: &TurnCtx) -> Vec<(String, Value)> {
-    let Some(name) = tool_of(ctx) else { return Vec::new() };
+/// A sub-agent at the depth limit may still call `execute_subtask` (unoffered), so its call gets
+/// the limit's error rather than "unknown tool".
+pub fn tools(ctx: &TurnCtx) -> Vec<OfferedTool> {
+    let Some(delegation) = tool_of(ctx) else { return Vec::new() };
+    let unoffered = || vec![OfferedTool::callable_unoffered(ToolName::Delegation(delegation))];
     if ctx.frame.depth >= ctx.policy.max_subagent_depth {
-        return Vec::new();
+        return unoffered();
     }
     let agents: Vec<Agent> = agents::dispatchable(&ctx.deps.data_dir)
         .into_iter()
         .filter(|a| a.id != ctx.frame.agent.id)
         .collect();
     if agents.is_empty() {
-        return Vec::new();
+        return unoffered();
     }
+    let task = delegation == Delegation::Task;
     let listed: Vec<String> =
         agents.iter().map(|a| format!("- `{}`: {}", a.id, a.meta.description.trim())).collect();
-    let mut modes = if name == names::EXECUTE_TASK {
+    let mut modes = if task {
         format!(
             " With mode `async` the task runs in the background instead: the call returns at \
              once and the task's report reaches you later as a `[task <label> reported]` \
@@ -92,7 +91,7 @@ pub fn definitions(ctx: &TurnCtx) -> Vec<(String, Value)> {
     } else {
         String::new()
     };
-    let cron = name == names::EXECUTE_TASK && offers_cron(ctx);
+    let cron = task && offers_cron(ctx);
     if cron {
         modes.push_str(
             " With mode `cron` and a `schedule` you ask to schedule a job instead: the agent \
@@ -125,7 +124,7 @@ pub fn definitions(ctx: &TurnCtx) -> Vec<(String, Value)> {
         });
     }
     let mut required = vec!["agent_id", "prompt"];
-    if name == names::EXECUTE_TASK {
+    if task {
         let mut modes = vec!["sync", "async"];
         let mut said = "`sync`: run now and wait for the answer. `async`: start it in the \
                         background; its report arrives later."
@@ -146,7 +145,7 @@ pub fn definitions(ctx: &TurnCtx) -> Vec<(String, Value)> {
     let def = json!({
         "type": "function",
         "function": {
-            "name": name,
+            "name": delegation.name(),
             "description": description,
             "parameters": {
                 "type": "object",
@@ -156,7 +155,7 @@ pub fn definitions(ctx: &TurnCtx) -> Vec<(String, Value)> {
             }
         }
     });
-    vec![(name.to_string(), def)]
+    vec![OfferedTool::interface(ToolName::Delegation(delegation), def)]
 }
 
 /// `schedule` of mode `cron`: the grammar of `skald jobs add`.
@@ -196,10 +195,10 @@ struct Request {
 }
 
 /// The dispatch checks, in order; an `Err` is the tool error the caller's model gets.
-fn check(ctx: &TurnCtx, name: &str, args: &Value) -> Result<Request, String> {
+fn check(ctx: &TurnCtx, delegation: Delegation, args: &Value) -> Result<Request, String> {
     let text = |k: &str| args.get(k).and_then(Value::as_str).map(str::trim).unwrap_or("");
     let mut background = false;
-    if name == names::EXECUTE_TASK {
+    if delegation == Delegation::Task {
         match text("mode") {
             "sync" => {}
             "async" if offers_async(ctx) => background = true,
@@ -384,13 +383,13 @@ fn local_time(at: &str, zone: &str) -> Option<String> {
 pub async fn dispatch(
     ctx: &TurnCtx,
     call_id: i64,
-    name: &str,
+    delegation: Delegation,
     args: &Value,
 ) -> Result<ChildEnd, EngineError> {
-    if names::schedules_job(name, args) {
+    if ToolName::Delegation(delegation).schedules_job(args) {
         return schedule_job(ctx, args).await;
     }
-    let req = match check(ctx, name, args) {
+    let req = match check(ctx, delegation, args) {
         Ok(req) => req,
         Err(message) => return Ok(ChildEnd::Failed(message)),
     };
@@ -516,7 +515,9 @@ async fn started(ctx: &TurnCtx, call_id: i64) -> Result<Started, EngineError> {
     // ones still open count when they are starts this check lets through; the first ones the
     // model listed start, whichever runs first.
     let with_task: HashSet<i64> = tasks.iter().map(|t| t.parent_tool_call_id).collect();
-    for call in of_reply.iter().filter(|c| c.id < call_id && c.name == names::EXECUTE_TASK) {
+    let is_task =
+        |c: &&&ToolCallRow| ToolName::parse(&c.name) == ToolName::Delegation(Delegation::Task);
+    for call in of_reply.iter().filter(|c| c.id < call_id).filter(is_task) {
         if count.reply >= per_reply || count.turn >= per_turn {
             break;
         }
@@ -533,7 +534,7 @@ async fn started(ctx: &TurnCtx, call_id: i64) -> Result<Started, EngineError> {
 fn starts_a_task(ctx: &TurnCtx, call: &ToolCallRow) -> bool {
     let args: Value =
         serde_json::from_str(call.arguments.as_deref().unwrap_or("{}")).unwrap_or(Value::Null);
-    check(ctx, &call.name, &args).is_ok_and(|req| req.background)
+    check(ctx, Delegation::Task, &args).is_ok_and(|req| req.background)
 }
 
 /// The tasks started by the replies of this turn before reply `reply` (whose first call is

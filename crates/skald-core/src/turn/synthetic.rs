@@ -5,28 +5,24 @@ use serde_json::{Value, json};
 use skald_store::repo::scratchpad::Todo;
 
 use super::TurnCtx;
-use crate::tools::{ToolError, ToolOutput, names};
+use super::tool_set::OfferedTool;
+use crate::tools::names::{SessionTool, ToolName};
+use crate::tools::{ToolError, ToolOutput};
 
-pub fn is_synthetic(name: &str, ctx: &TurnCtx) -> bool {
-    matches!(name, names::UPDATE_SCRATCHPAD | names::WRITE_TODOS)
-        || (ctx.questions_available() && name == names::ASK_USER_CLARIFICATION)
-        || super::subagent::is_known(name, ctx)
+/// A tool the loop runs, offered as `description` with `parameters`.
+pub fn function(name: ToolName, description: &str, parameters: Value) -> OfferedTool {
+    let def = json!({
+        "type": "function",
+        "function": { "name": name.wire(), "description": description, "parameters": parameters },
+    });
+    OfferedTool::interface(name, def)
 }
 
-fn function(name: &str, description: &str, parameters: Value) -> (String, Value) {
-    (
-        name.to_string(),
-        json!({
-            "type": "function",
-            "function": { "name": name, "description": description, "parameters": parameters },
-        }),
-    )
-}
-
-pub fn definitions(ctx: &TurnCtx) -> Vec<(String, Value)> {
+/// The session's tools: scratchpad and todos always, the question where someone can answer.
+pub fn tools(ctx: &TurnCtx) -> Vec<OfferedTool> {
     let mut defs = vec![
         function(
-            names::UPDATE_SCRATCHPAD,
+            ToolName::Session(SessionTool::Scratchpad),
             "Save a short note on the session scratchpad, shared with every agent of this session \
              (an empty value deletes the note).",
             json!({
@@ -40,7 +36,7 @@ pub fn definitions(ctx: &TurnCtx) -> Vec<(String, Value)> {
             }),
         ),
         function(
-            names::WRITE_TODOS,
+            ToolName::Session(SessionTool::Todos),
             "Replace your todo list for this task. Send the whole list every time; keep at most \
              one item in_progress.",
             json!({
@@ -66,7 +62,7 @@ pub fn definitions(ctx: &TurnCtx) -> Vec<(String, Value)> {
     ];
     if ctx.questions_available() {
         defs.push(function(
-            names::ASK_USER_CLARIFICATION,
+            ToolName::Session(SessionTool::Question),
             "Ask the user a question when you cannot proceed without their input (a choice \
              between options, a missing fact). The turn waits for the answer. Do not ask for \
              things you can find out with your tools.",
@@ -89,10 +85,11 @@ pub fn definitions(ctx: &TurnCtx) -> Vec<(String, Value)> {
     defs
 }
 
-pub async fn run(ctx: &TurnCtx, name: &str, args: &Value) -> Result<ToolOutput, ToolError> {
+/// Runs a session tool (the question is asked and answered by the call flow, never run).
+pub async fn run(ctx: &TurnCtx, tool: SessionTool, args: &Value) -> Result<ToolOutput, ToolError> {
     let storage = |e: skald_store::StoreError| ToolError::Failed(format!("storage error: {e}"));
-    match name {
-        names::UPDATE_SCRATCHPAD => {
+    match tool {
+        SessionTool::Scratchpad => {
             let key = str_arg(args, "key")?;
             let value = str_arg(args, "value")?;
             if key.trim().is_empty() {
@@ -109,7 +106,7 @@ pub async fn run(ctx: &TurnCtx, name: &str, args: &Value) -> Result<ToolOutput, 
                 format!("Saved note `{key}`.")
             }))
         }
-        names::WRITE_TODOS => {
+        SessionTool::Todos => {
             let todos: Vec<Todo> = serde_json::from_value(
                 args.get("todos").cloned().unwrap_or(Value::Null),
             )
@@ -136,7 +133,9 @@ pub async fn run(ctx: &TurnCtx, name: &str, args: &Value) -> Result<ToolOutput, 
             let done = todos.iter().filter(|t| t.status == "completed").count();
             Ok(ToolOutput::text(format!("Todo list updated: {done} of {} done.", todos.len())))
         }
-        other => Err(ToolError::Failed(format!("`{other}` is not a session tool"))),
+        SessionTool::Question => {
+            Err(ToolError::Failed("a question is asked, not run: call it again".into()))
+        }
     }
 }
 
