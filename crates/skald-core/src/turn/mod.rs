@@ -154,12 +154,13 @@ async fn root_input_waits(ctx: &TurnCtx) -> Result<bool, EngineError> {
 /// conversation is summarised (`overflow::recover`).
 async fn ask_model(ctx: &TurnCtx, chain_start: &mut usize) -> Result<Asked, EngineError> {
     mcp::prepare_round(ctx).await;
-    let tool_defs = tool_set::ToolSet::resolve(ctx).defs();
     let all = &ctx.frame.chain;
     let chain = &all[(*chain_start).min(all.len().saturating_sub(1))..];
     let cancel = &ctx.frame.cancel;
     let mut recovered = false;
     let (turn, logged, started) = loop {
+        // Again on a retry: a window learned from the refusal may leave fewer tools offered.
+        let tool_defs = tool_set::ToolSet::resolve(ctx).defs();
         let built = ctx.builder().build_request(&ctx.context_inputs()).await?;
         let estimated = built.estimated_tokens;
         let logged = ctx
@@ -173,7 +174,7 @@ async fn ask_model(ctx: &TurnCtx, chain_start: &mut usize) -> Result<Asked, Engi
             RoundResult::Failed(message) => message,
             RoundResult::Overflow(o) if !recovered => {
                 recovered = true;
-                match overflow::recover(ctx, chain, &o, estimated).await? {
+                match overflow::recover(ctx, chain, &o, estimated, tool_defs.len()).await? {
                     overflow::Recovery::Retry => continue,
                     overflow::Recovery::Fail(message) => message,
                     overflow::Recovery::Cancelled => {

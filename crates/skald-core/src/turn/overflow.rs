@@ -7,12 +7,13 @@ use skald_protocol::Event;
 
 use super::TurnCtx;
 use super::llm_round::Overflow;
+use super::tool_set::ToolSet;
 use crate::context::{CompactionError, ContextCompactor};
 use crate::error::EngineError;
 
 /// What follows an overflow.
 pub(super) enum Recovery {
-    /// Compacted: ask the model again.
+    /// Compacted, or fewer tools offered on the window learned: ask the model again.
     Retry,
     /// Nothing can make the request smaller: the turn fails with this reason.
     Fail(String),
@@ -20,12 +21,15 @@ pub(super) enum Recovery {
 }
 
 /// Learns the window, compacts the root frame and says so; `estimated` is the refused
-/// request's estimated size (for a server that named no numbers).
+/// request's estimated size (for a server that named no numbers), `offered` how many tools it
+/// carried: on the window learned the frame may be offered fewer (the core tools of a small
+/// window), which is a retry of its own where nothing can be summarised.
 pub(super) async fn recover(
     ctx: &TurnCtx,
     chain: &[ModelEndpoint],
     overflow: &Overflow,
     estimated: i64,
+    offered: usize,
 ) -> Result<Recovery, EngineError> {
     let at = chain.iter().position(|e| e.name == overflow.model).unwrap_or(0);
     let Some(endpoint) = chain.get(at) else {
@@ -45,7 +49,19 @@ pub(super) async fn recover(
             (overflow.window.unwrap_or(estimated / 4 * 3), overflow.window.is_some())
         }
     };
+    let how = if exact { "as the server said" } else { "estimated from the refused request" };
+    let now_offered = ToolSet::resolve(ctx).defs().len();
+    let fewer_tools = now_offered < offered;
+    let core_tools = if fewer_tools {
+        format!("; offering only the core tools ({now_offered} instead of {offered})")
+    } else {
+        String::new()
+    };
     if !ctx.is_root() {
+        if fewer_tools {
+            tell(ctx, endpoint, format!("its context window is {window} tokens {how}{core_tools}"));
+            return Ok(Recovery::Retry);
+        }
         return Ok(Recovery::Fail(format!(
             "{} (a sub-agent's conversation is not compacted; the window of {window} tokens is \
              remembered for the next turns)",
@@ -54,6 +70,10 @@ pub(super) async fn recover(
     }
     let configured = ctx.policy.build.compaction;
     if configured.is_some_and(|c| !c.enabled) {
+        if fewer_tools {
+            tell(ctx, endpoint, format!("its context window is {window} tokens {how}{core_tools}"));
+            return Ok(Recovery::Retry);
+        }
         return Ok(Recovery::Fail(format!(
             "{} (compaction is off: llm.compaction.enabled is false)",
             overflow.message
@@ -63,16 +83,13 @@ pub(super) async fn recover(
         Some(r) => format!("the request needs {r} tokens"),
         None => "the request is larger than that".to_string(),
     };
-    let how = if exact { "as the server said" } else { "estimated from the refused request" };
-    ctx.frame.emitter.emit(Event::ModelRetry {
-        model: endpoint.name.clone(),
-        attempt: 1,
-        reason: format!(
-            "its context window is {window} tokens {how}, now remembered for {} {}; {needs}: \
-             summarising the conversation",
-            endpoint.name, endpoint.model
+    tell(
+        ctx,
+        endpoint,
+        format!(
+            "its context window is {window} tokens {how}; {needs}{core_tools}: summarising the conversation"
         ),
-    });
+    );
     // Everything before the current prompt is summarised: a kept tail is "at least" its budget,
     // so any budget could keep the very result that overflowed.
     let mut config = configured.unwrap_or_default();
@@ -97,6 +114,8 @@ pub(super) async fn recover(
             });
             Ok(Recovery::Retry)
         }
+        // The core tools may be all it takes.
+        Ok(None) if fewer_tools => Ok(Recovery::Retry),
         Ok(None) => Ok(Recovery::Fail(format!(
             "{} (nothing older in the conversation to summarise: the request itself — system \
              prompt, tools and the last message — does not fit {window} tokens)",
@@ -109,4 +128,15 @@ pub(super) async fn recover(
             overflow.message
         ))),
     }
+}
+
+/// Tells the person why the round is asked again (`reason` names the window and what changes),
+/// and that the window is remembered for the model.
+fn tell(ctx: &TurnCtx, endpoint: &ModelEndpoint, reason: String) {
+    let remembered = format!("now remembered for {} {}", endpoint.name, endpoint.model);
+    ctx.frame.emitter.emit(Event::ModelRetry {
+        model: endpoint.name.clone(),
+        attempt: 1,
+        reason: format!("{reason} ({remembered})"),
+    });
 }

@@ -8,7 +8,7 @@ use std::sync::{Arc, Mutex, Weak};
 use serde_json::Value;
 
 use super::{TurnCtx, TurnDeps, TurnPolicy, config_tools, mcp, subagent, synthetic};
-use crate::tools::names::ToolName;
+use crate::tools::names::{self, SessionTool, ToolName};
 use crate::tools::{Tool, ToolCategory, ToolContext, ToolError};
 
 /// One tool of the set.
@@ -138,6 +138,19 @@ impl OfferedTool {
         self.registered.as_ref().and_then(|t| t.predict_write(args, ctx))
     }
 
+    /// Offered on a small window (see [`SMALL_WINDOW`]): reading, searching, writing, editing
+    /// and running commands, asking the person, and what the frame activated. Left out there:
+    /// the line-edit variants, `find_files`, notes and todos, and delegation (a sub-agent's
+    /// brief alone would crowd such a window).
+    fn fits_small_window(&self) -> bool {
+        match &self.name {
+            ToolName::Registered(name) => SMALL_WINDOW_TOOLS.contains(&name.as_str()),
+            ToolName::Session(tool) => *tool == SessionTool::Question,
+            ToolName::Delegation(_) => false,
+            ToolName::Activate | ToolName::Config(_) | ToolName::Mcp { .. } => true,
+        }
+    }
+
     /// The call's labels for the UI (short, full).
     pub fn labels(&self, args: &Value) -> (String, String) {
         match &self.registered {
@@ -221,11 +234,41 @@ impl ToolSet {
     }
 }
 
+/// A model whose window is at most this many tokens is offered the core tools only: the full
+/// set's definitions alone are ~3,300 tokens by bytes / 4 and ~5,000 in a small local model's
+/// own count (SmolLM2 under llama-cpp-python), more than a 4,096-token window holds.
+pub const SMALL_WINDOW: u64 = 8_192;
+
+/// The registry's tools offered on a small window.
+const SMALL_WINDOW_TOOLS: [&str; 6] = [
+    names::READ_FILE,
+    names::LIST_DIR,
+    names::SEARCH_FILES,
+    names::WRITE_FILE,
+    names::EDIT_FILE,
+    names::EXECUTE_CMD,
+];
+
+/// Whether the frame's model has a small window: configured so, or learned from a refusal
+/// (during this turn too).
+fn small_window(ctx: &TurnCtx) -> bool {
+    ctx.frame.chain.first().is_some_and(|model| {
+        let learned = ctx.deps.windows.get(&model.name, &model.model);
+        let window = match (model.context_window, learned) {
+            (Some(configured), Some(learned)) => Some(configured.min(learned)),
+            (configured, learned) => configured.or(learned),
+        };
+        window.is_some_and(|w| w <= SMALL_WINDOW)
+    })
+}
+
 /// Every provider's tools for the frame, minus those whose first name-matching rule denies
-/// them.
+/// them, and only the core ones on a small window.
 fn build(ctx: &TurnCtx) -> ToolSet {
+    let small = small_window(ctx);
     let hidden = |t: &OfferedTool| {
-        ctx.policy.rules.as_ref().is_ok_and(|r| r.hides_tool(&t.wire, t.read_only))
+        (small && !t.fits_small_window())
+            || ctx.policy.rules.as_ref().is_ok_and(|r| r.hides_tool(&t.wire, t.read_only))
     };
     let tools = ctx
         .deps
@@ -274,13 +317,16 @@ struct SetInputs {
     grants: Vec<String>,
     servers: Vec<(String, Option<String>)>,
     granted_tools: Vec<Option<Vec<skald_mcp::McpTool>>>,
+    /// A refusal may teach a small window in the middle of a turn.
+    small_window: bool,
 }
 
 impl SetInputs {
     fn of(ctx: &TurnCtx) -> Self {
         let grants = ctx.frame.grants.list();
         let granted_tools = grants.iter().map(|s| ctx.deps.mcp.tools(s)).collect();
-        Self { grants, servers: ctx.deps.mcp.enabled(), granted_tools }
+        let small_window = small_window(ctx);
+        Self { grants, servers: ctx.deps.mcp.enabled(), granted_tools, small_window }
     }
 }
 

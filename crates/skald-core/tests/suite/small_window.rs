@@ -186,3 +186,82 @@ async fn the_first_request_of_each_built_in_agent_stays_small() {
 const MAIN_BUDGET: usize = 3_600;
 /// ≈ tokens of `generalist`'s first request: 2,408 measured on 2026-12-05.
 const GENERALIST_BUDGET: usize = 2_650;
+
+/// The tools `main` is offered on a small window, sorted: what a small model needs to read,
+/// search, write, edit and run, and to ask the person.
+const CORE_TOOLS: [&str; 8] = [
+    "activate_tools",
+    "ask_user_clarification",
+    "edit_file",
+    "execute_cmd",
+    "list_dir",
+    "read_file",
+    "search_files",
+    "write_file",
+];
+
+/// ≈ tokens (bytes / 4) of `main`'s first request on a small window: 1,899 measured on
+/// 2026-12-05 (against 3,313 with every tool), so a 4,096-token window keeps room for the
+/// conversation even in a small model's own count (~1.5x bytes / 4).
+const SMALL_WINDOW_BUDGET: usize = 2_100;
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_client_with_a_small_window_is_offered_the_core_tools_only() {
+    let rig = Rig::configured(|url| {
+        format!(
+            "llm:\n  clients:\n    - name: small\n      base_url: {url}\n      model: \
+             fake-model\n      context_window: 4096\n"
+        )
+    })
+    .await;
+    rig.fake.push(Reply::text("Hi."));
+    rig.turn("hello").await;
+    let first = &rig.fake.requests()[0].body;
+    assert_eq!(super::subagents::tool_names(first), CORE_TOOLS);
+    let (messages, tools, tokens) = cost(first);
+    println!("first request on a small window: {messages} B messages + {tools} B tools ≈ {tokens}");
+    assert!(tokens <= SMALL_WINDOW_BUDGET, "≈ {tokens} tokens");
+
+    // A tool left out is not callable either: the model is told what it has.
+    rig.fake.push(Reply::tool_call("write_todos", r#"{"todos":[]}"#));
+    rig.fake.push(Reply::text("ok"));
+    rig.turn("plan it").await;
+    let requests = rig.fake.requests();
+    let told = super::subagents::tool_results(&requests[requests.len() - 1].body);
+    assert!(told.iter().any(|t| t.contains("unknown tool `write_todos`")), "{told:?}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_first_request_refused_for_its_size_is_asked_again_with_the_core_tools() {
+    // No window configured: the refusal teaches it, and a window this small needs fewer tools
+    // rather than a summary (there is nothing older to summarise).
+    let rig = Rig::new("").await;
+    rig.fake.push(overflow(OVERFLOW_4096));
+    rig.fake.push(Reply::text("Hello from a small model."));
+    let (_, outcome, events) = rig.turn("hello").await;
+    assert!(
+        matches!(&outcome, TurnOutcome::Final { content, .. } if content == "Hello from a small model."),
+        "{outcome:?}"
+    );
+    let requests = rig.fake.requests();
+    assert_eq!(requests.len(), 2, "refused, then asked again (no summary)");
+    let offered = |i: usize| super::subagents::tool_names(&requests[i].body);
+    assert!(offered(0).len() > CORE_TOOLS.len(), "{:?}", offered(0));
+    assert!(offered(0).iter().any(|t| t == "execute_task"), "{:?}", offered(0));
+    assert_eq!(offered(1), CORE_TOOLS);
+    let reason = events
+        .iter()
+        .find_map(|e| match e {
+            Event::ModelRetry { reason, .. } => Some(reason.clone()),
+            _ => None,
+        })
+        .expect("the person is told");
+    assert!(reason.contains("4096 tokens") && reason.contains("core tools"), "{reason}");
+    assert!(!events.iter().any(|e| matches!(e, Event::Compacting {})), "{events:?}");
+
+    // Remembered: the next turn starts with the core tools.
+    rig.fake.push(Reply::text("again"));
+    rig.turn("and again").await;
+    let last = rig.fake.requests().pop().unwrap();
+    assert_eq!(super::subagents::tool_names(&last.body), CORE_TOOLS);
+}
