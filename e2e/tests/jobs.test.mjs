@@ -3,7 +3,7 @@
 // typed, a wrong cron schedule refused under its field), Run now starts a run, the run history
 // shows it done with its tokens, and its link opens the run's session with the job's prompt and
 // the agent's answer; the home chat shows the run's notice with that answer and a link to the
-// session, until it is dismissed. A job added by another client shows up by itself (its
+// session, until it is dismissed, and the home agent's briefing of the run's end. A job added by another client shows up by itself (its
 // `job_changed` event, no poll); its run, which the model never answers, is killed from the
 // history and the job deleted with its history. axe-core finds no serious violation on the page,
 // its form, its run history, the notice or the delete dialog, in either theme.
@@ -21,6 +21,7 @@ import { stopAll } from "../lib/teardown.mjs";
 const TITLE = "Morning file count";
 const PROMPT = "JOB-COUNT: count the files in the project and say how many";
 const ANSWER = "The project holds 17 files.";
+const BRIEFING = "BRIEFING-E2E: your morning file count ran fine (17 files).";
 
 describe("scheduled jobs: add on the Jobs page, run now, open the run's session", () => {
   let fake;
@@ -50,6 +51,9 @@ describe("scheduled jobs: add on the Jobs page, run now, open the run's session"
     fake = await startFakeLlm({ chunkDelayMs: 5 });
     // The run's requests start with the job's prompt, whatever else asks the provider.
     await fake.push(textReply(ANSWER), { prompt: "JOB-COUNT" });
+    // Each run's end is reported home, where the home agent writes a briefing (the killed
+    // run's too, later).
+    await fake.push([textReply(BRIEFING), textReply("BRIEFING-E2E: the slow job was stopped.")], { prompt: "[briefing]" });
     server = await startServer({
       cwd: workdir,
       env: { SKALD_LLM_BASE_URL: fake.baseUrl, SKALD_LLM_MODEL: "fake-model" },
@@ -157,6 +161,19 @@ describe("scheduled jobs: add on the Jobs page, run now, open the run's session"
     await notice.getByRole("button", { name: `Dismiss: Job ${TITLE} done` }).click();
     await notices.waitFor({ state: "detached" });
     assert.deepEqual(await server.call("home_notices", {}), []);
+
+    // The run's end also reached home as a briefing: a line saying what arrived (never the
+    // reported facts themselves), then the home agent's briefing.
+    const log = page.getByRole("list", { name: "Conversation" });
+    await log.getByText("Briefing: Background work reported 1 thing while you were away.").waitFor({ timeout: 15_000 });
+    await log.getByText(BRIEFING).waitFor({ timeout: 15_000 });
+    assert.equal(await log.getByText(/"fact":/).count(), 0, "the raw facts stay out of the chat");
+    const [note] = await server.call("list_notifications", {});
+    assert.equal(note.event_type, "job_run_done");
+    assert.match(note.summary, new RegExp(`${TITLE}.*finished: The project holds 17 files`));
+    assert.notEqual(note.delivered_session_id, null);
+    await shoot("65-job-briefing-at-home");
+    await axeBothThemes("the home chat's briefing");
   });
 
   test("the delete dialog asks about the history; cancelled, the job stays", async () => {

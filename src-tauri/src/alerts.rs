@@ -31,7 +31,18 @@ pub struct Batch {
     ended_tasks: BTreeMap<i64, EndedTask>,
     /// Scheduled jobs' runs that failed or expired, by run id.
     failed_runs: BTreeMap<i64, FailedRun>,
+    /// Briefings delivered home, by home session.
+    briefings: BTreeMap<i64, Briefing>,
     started: Option<Instant>,
+}
+
+/// A briefing delivered to the home session: how many reports it carries and the chat that
+/// shows it (its agent writes the briefing there next).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Briefing {
+    pub session_id: i64,
+    pub source: Option<String>,
+    pub notifications: u32,
 }
 
 /// A scheduled job's run that failed (or expired waiting for a person).
@@ -73,6 +84,7 @@ pub struct Collected {
     pub failed_sessions: BTreeSet<i64>,
     pub ended_tasks: Vec<EndedTask>,
     pub failed_runs: Vec<FailedRun>,
+    pub briefings: Vec<Briefing>,
 }
 
 /// Whether a task update is a task's end worth telling (its report reaches the chat next).
@@ -105,6 +117,15 @@ impl Batch {
         self.started.get_or_insert(now);
     }
 
+    /// A briefing was delivered to a home session (several in one window add up).
+    pub fn briefing(&mut self, briefing: Briefing, now: Instant) {
+        self.briefings
+            .entry(briefing.session_id)
+            .and_modify(|b| b.notifications += briefing.notifications)
+            .or_insert(briefing);
+        self.started.get_or_insert(now);
+    }
+
     /// When the batch is to be shown; `None` while it is empty.
     pub fn deadline(&self) -> Option<Instant> {
         self.started.map(|started| started + BATCH_WINDOW)
@@ -128,6 +149,7 @@ impl Batch {
             failed_sessions,
             ended_tasks: std::mem::take(&mut self.ended_tasks).into_values().collect(),
             failed_runs,
+            briefings: std::mem::take(&mut self.briefings).into_values().collect(),
         }
     }
 }
@@ -259,6 +281,24 @@ pub fn runs_alert(runs: &[FailedRun]) -> Option<Alert> {
                 "#jobs".to_owned()
             },
         },
+    })
+}
+
+/// The notification for a briefing delivered home: how many reports, never what they say (an
+/// agent or a server wrote them). A click opens the home chat, where the agent's briefing is.
+pub fn briefings_alert(briefings: &[Briefing]) -> Option<Alert> {
+    let first = briefings.first()?;
+    let total: u32 = briefings.iter().map(|b| b.notifications).sum();
+    let route = match (&first.source, briefings.len()) {
+        (Some(source), 1) => format!("#chat/{source}"),
+        (None, 1) => format!("#session/{}", first.session_id),
+        _ => "#sessions".to_owned(),
+    };
+    let reports = if total == 1 { "1 report".to_owned() } else { format!("{total} reports") };
+    Some(Alert {
+        title: "A briefing is ready in Skald".to_owned(),
+        body: format!("{reports} from background work, summarised in your home chat."),
+        route,
     })
 }
 
@@ -537,6 +577,29 @@ mod tests {
         assert_eq!(two.body, "\"Nightly backup\" failed\n\"Digest\" expired waiting for a person");
         assert_eq!(two.route, "#jobs");
         assert_eq!(runs_alert(&[]), None);
+    }
+
+    #[test]
+    fn briefings_in_one_window_are_one_notification_naming_the_count_not_the_facts() {
+        let start = Instant::now();
+        let mut batch = Batch::default();
+        let home = |n| Briefing { session_id: 7, source: Some("web".into()), notifications: n };
+        batch.briefing(home(2), start);
+        batch.briefing(home(1), start);
+        assert_eq!(batch.deadline(), Some(start + BATCH_WINDOW));
+        let collected = batch.take();
+        assert_eq!(collected.briefings, [home(3)]);
+        let alert = briefings_alert(&collected.briefings).unwrap();
+        assert_eq!(alert.title, "A briefing is ready in Skald");
+        assert_eq!(alert.body, "3 reports from background work, summarised in your home chat.");
+        assert_eq!(alert.route, "#chat/web");
+        assert_eq!(briefings_alert(&[]), None);
+        let unknown = Briefing { session_id: 9, source: None, notifications: 1 };
+        let alert = briefings_alert(&[unknown]).unwrap();
+        assert_eq!(
+            (alert.body.as_str(), alert.route.as_str()),
+            ("1 report from background work, summarised in your home chat.", "#session/9")
+        );
     }
 
     #[test]

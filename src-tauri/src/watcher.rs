@@ -9,7 +9,7 @@ use tauri_plugin_notification::NotificationExt as _;
 use tokio::sync::broadcast::error::RecvError;
 use tokio::time::Instant;
 
-use crate::alerts::{self, Alert, Batch, Collected, EndedTask, FailedRun};
+use crate::alerts::{self, Alert, Batch, Briefing, Collected, EndedTask, FailedRun};
 use crate::desktop_settings::DesktopSettings;
 use crate::lifecycle::Quitting;
 use crate::startup::MAIN_WINDOW;
@@ -82,7 +82,26 @@ async fn on_feed_event(
             on_waiting(app, engine, batch, tool_call_id).await;
         }
         Event::HomeNotice { notice } => on_notice(app, batch, &notice),
+        Event::BriefingDelivered { notifications } => {
+            on_briefing(app, batch, envelope.session_id, envelope.source, notifications);
+        }
         _ => {}
+    }
+}
+
+/// A briefing was delivered home (by any process): told unless the person is looking at Skald.
+fn on_briefing(
+    app: &AppHandle,
+    batch: &mut Batch,
+    session_id: Option<i64>,
+    source: Option<String>,
+    notifications: u32,
+) {
+    if let Some(session_id) = session_id
+        && !window_has_focus(app)
+        && !app.state::<Quitting>().get()
+    {
+        batch.briefing(Briefing { session_id, source, notifications }, Instant::now());
     }
 }
 
@@ -145,6 +164,9 @@ async fn on_event(
             }
         }
         Event::HomeNotice { notice } if !from_feed => on_notice(app, batch, &notice),
+        Event::BriefingDelivered { notifications } if !from_feed => {
+            on_briefing(app, batch, session, envelope.source, notifications);
+        }
         Event::TurnEnded { outcome } if alerts::worth_an_alert(&outcome) => {
             if let Some(session) = session
                 && window_hidden(app)
@@ -159,7 +181,8 @@ async fn on_event(
 
 /// Shows what the batch collected, if notifications are on.
 async fn flush(app: &AppHandle, engine: &Engine, batch: &mut Batch) {
-    let Collected { approvals, failed_sessions: failures, ended_tasks, failed_runs } = batch.take();
+    let Collected { approvals, failed_sessions: failures, ended_tasks, failed_runs, briefings } =
+        batch.take();
     if !DesktopSettings::load(engine.data_dir()).notifications {
         return;
     }
@@ -185,6 +208,7 @@ async fn flush(app: &AppHandle, engine: &Engine, batch: &mut Batch) {
     shown.extend(alerts::failures_alert(&failures));
     shown.extend(alerts::tasks_alert(&ended_tasks));
     shown.extend(alerts::runs_alert(&failed_runs));
+    shown.extend(alerts::briefings_alert(&briefings));
     for alert in shown {
         notify(app, &alert);
     }

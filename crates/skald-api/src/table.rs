@@ -8,11 +8,12 @@ use skald_core::engine::ChatOptions;
 use skald_protocol::{
     AgentDefinition, AgentDetail, AgentSummary, Answer, ApprovalRuleInput, ApprovalRuleView,
     BypassView, CompactResult, ConnectionTest, DebugMessage, Decision, DecisionInput, HomeNotice,
-    Inbox, InterruptedCall, ItemRef, JobDeleted, JobInfo, JobInput, JobRunInfo, JobSchedule,
-    LlmClientInput, McpServerInfo, McpServerInput, Page, ReconcileChoice, RunContext,
-    SchedulePreview, SearchQuery, SearchResults, SendResult, SessionDetail, SessionListQuery,
-    SessionMatches, SessionMeta, SessionRef, SessionSummary, SessionUsage, SessionWindow,
-    SettingsView, StopResult, TaskInfo, ToolGroupsReset, TurnStatus, WindowQuery,
+    HomeSource, Inbox, InterruptedCall, ItemRef, JobDeleted, JobInfo, JobInput, JobRunInfo,
+    JobSchedule, LlmClientInput, McpServerInfo, McpServerInput, NotificationInfo, Page,
+    ReconcileChoice, RunContext, SchedulePreview, SearchQuery, SearchResults, SendResult,
+    SessionDetail, SessionListQuery, SessionMatches, SessionMeta, SessionRef, SessionSummary,
+    SessionUsage, SessionWindow, SettingsView, StopResult, TaskInfo, ToolGroupsReset, TurnStatus,
+    WindowQuery,
 };
 
 use crate::Caller;
@@ -735,5 +736,48 @@ operations! {
         errors: [NotFound, Storage],
         events: [HomeNoticeDismissed],
         run: |engine, _, p| engine.dismiss_home_notice(p.notice_id).await,
+    }
+
+    /// What background work reported to the person (a job's run ended, a TIC tick's
+    /// `notify`), delivered home as briefings; newest first (`limit`, default 50, at most 500).
+    list_notifications {
+        params: ListNotificationsParams {
+            #[serde(default)]
+            #[ts(optional)]
+            limit: Option<u32>,
+        },
+        result: Vec<NotificationInfo>,
+        errors: [Storage],
+        events: [],
+        run: |engine, _, p| engine.notifications(p.limit).await,
+    }
+
+    /// The source whose session receives briefings (`web` until one is chosen).
+    home_source {
+        params: HomeSourceParams {},
+        result: HomeSource,
+        errors: [Storage],
+        events: [],
+        run: |engine, _, _p| engine.home_source().await,
+    }
+
+    /// Delivers what background work reported now (the background does it within a few
+    /// seconds anyway): one briefing input to the home session, whose agent then writes it.
+    /// The number of reports it carried (0: nothing waited, or briefings are off).
+    deliver_briefing {
+        params: DeliverBriefingParams {},
+        result: usize,
+        errors: [InvalidInput, Storage],
+        events: [BriefingDelivered],
+        run: |engine, _, _p| engine.deliver_briefing().await,
+    }
+
+    /// `/sethome`: briefings go to `source`'s session from now on.
+    set_home_source {
+        params: SetHomeSourceParams { source: String },
+        result: HomeSource,
+        errors: [InvalidInput, Storage],
+        events: [],
+        run: |engine, _, p| engine.set_home_source(&p.source).await,
     }
 }

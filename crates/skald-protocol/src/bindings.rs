@@ -55,6 +55,8 @@ pub fn typescript() -> String {
         SchedulePreview::decl(),
         JobDeleted::decl(),
         HomeNotice::decl(),
+        NotificationInfo::decl(),
+        HomeSource::decl(),
         ApprovalKind::decl(),
         ApprovalRequest::decl(),
         DiffKind::decl(),

@@ -347,6 +347,12 @@ pub enum Event {
         #[ts(type = "number")]
         notice_id: i64,
     },
+    /// Notifications of background work were delivered to this (home) session as one briefing
+    /// input; its agent writes the briefing next. Carries no reported text (a notification
+    /// shows the count, never what an agent wrote).
+    BriefingDelivered {
+        notifications: u32,
+    },
     CompactionDone {
         #[ts(type = "number")]
         summary_id: i64,
@@ -402,6 +408,7 @@ pub enum EventKind {
     JobChanged,
     HomeNotice,
     HomeNoticeDismissed,
+    BriefingDelivered,
     CompactionDone,
 }
 
@@ -446,6 +453,7 @@ impl EventKind {
         EventKind::JobChanged,
         EventKind::HomeNotice,
         EventKind::HomeNoticeDismissed,
+        EventKind::BriefingDelivered,
         EventKind::CompactionDone,
     ];
 
@@ -490,6 +498,7 @@ impl EventKind {
             EventKind::JobChanged => "job_changed",
             EventKind::HomeNotice => "home_notice",
             EventKind::HomeNoticeDismissed => "home_notice_dismissed",
+            EventKind::BriefingDelivered => "briefing_delivered",
             EventKind::CompactionDone => "compaction_done",
         }
     }
@@ -537,6 +546,7 @@ impl Event {
             Event::JobChanged { .. } => EventKind::JobChanged,
             Event::HomeNotice { .. } => EventKind::HomeNotice,
             Event::HomeNoticeDismissed { .. } => EventKind::HomeNoticeDismissed,
+            Event::BriefingDelivered { .. } => EventKind::BriefingDelivered,
             Event::CompactionDone { .. } => EventKind::CompactionDone,
         }
     }

@@ -1,7 +1,7 @@
 // Generated from the operation table in crates/skald-api/src/table.rs. Do not edit by hand:
 // run `UPDATE_BINDINGS=1 cargo test -p skald-api --test all typescript` instead.
 
-import type { JsonValue, ErrorCode, Page, SearchQuery, SearchResults, SessionMatches, SessionListQuery, SessionSummary, SessionMeta, ReconcileChoice, InterruptedCall, DebugMessage, SessionDetail, ItemRef, WindowQuery, SessionWindow, SendResult, SessionUsage, CompactResult, SessionRef, StopResult, TaskInfo, TurnStatus, ToolGroupsReset, RunContext, JobSchedule, JobInput, JobRunInfo, JobInfo, SchedulePreview, JobDeleted, HomeNotice, Answer, Inbox, DecisionInput, Decision, BypassView, LlmClientInput, SettingsView, ConnectionTest, ApprovalRuleView, ApprovalRuleInput, AgentSummary, McpServerInfo, McpServerInput, AgentDefinition, AgentDetail, EventKind } from "./bindings";
+import type { JsonValue, ErrorCode, Page, SearchQuery, SearchResults, SessionMatches, SessionListQuery, SessionSummary, SessionMeta, ReconcileChoice, InterruptedCall, DebugMessage, SessionDetail, ItemRef, WindowQuery, SessionWindow, SendResult, SessionUsage, CompactResult, SessionRef, StopResult, TaskInfo, TurnStatus, ToolGroupsReset, RunContext, JobSchedule, JobInput, JobRunInfo, JobInfo, SchedulePreview, JobDeleted, HomeNotice, NotificationInfo, HomeSource, Answer, Inbox, DecisionInput, Decision, BypassView, LlmClientInput, SettingsView, ConnectionTest, ApprovalRuleView, ApprovalRuleInput, AgentSummary, McpServerInfo, McpServerInput, AgentDefinition, AgentDetail, EventKind } from "./bindings";
 
 export type ListSessionsParams = { 
 /**
@@ -143,6 +143,14 @@ export type HomeNoticesParams = { limit?: number, };
 
 export type DismissHomeNoticeParams = { notice_id: number, };
 
+export type ListNotificationsParams = { limit?: number, };
+
+export type HomeSourceParams = Record<string, never>;
+
+export type DeliverBriefingParams = Record<string, never>;
+
+export type SetHomeSourceParams = { source: string, };
+
 /** Every operation the engine answers: its params and its result. */
 export type Operations = {
   list_sessions: { params: ListSessionsParams; result: Page<SessionSummary> };
@@ -201,6 +209,10 @@ export type Operations = {
   kill_job_run: { params: KillJobRunParams; result: JobRunInfo };
   home_notices: { params: HomeNoticesParams; result: Array<HomeNotice> };
   dismiss_home_notice: { params: DismissHomeNoticeParams; result: null };
+  list_notifications: { params: ListNotificationsParams; result: Array<NotificationInfo> };
+  home_source: { params: HomeSourceParams; result: HomeSource };
+  deliver_briefing: { params: DeliverBriefingParams; result: number };
+  set_home_source: { params: SetHomeSourceParams; result: HomeSource };
 };
 
 export type OpName = keyof Operations;
@@ -263,6 +275,10 @@ export const OPERATION_NAMES: readonly OpName[] = [
   "kill_job_run",
   "home_notices",
   "dismiss_home_notice",
+  "list_notifications",
+  "home_source",
+  "deliver_briefing",
+  "set_home_source",
 ];
 
 /** Sends one operation; resolves with its result or rejects with an `ApiError`. */
@@ -663,6 +679,33 @@ export interface Api {
    * Errors: not_found, storage. Events: home_notice_dismissed.
    */
   dismiss_home_notice(params: DismissHomeNoticeParams): Promise<null>;
+  /**
+   * What background work reported to the person (a job's run ended, a TIC tick's
+   * `notify`), delivered home as briefings; newest first (`limit`, default 50, at most 500).
+   *
+   * Errors: storage. Events: none.
+   */
+  list_notifications(params: ListNotificationsParams): Promise<Array<NotificationInfo>>;
+  /**
+   * The source whose session receives briefings (`web` until one is chosen).
+   *
+   * Errors: storage. Events: none.
+   */
+  home_source(params: HomeSourceParams): Promise<HomeSource>;
+  /**
+   * Delivers what background work reported now (the background does it within a few
+   * seconds anyway): one briefing input to the home session, whose agent then writes it.
+   * The number of reports it carried (0: nothing waited, or briefings are off).
+   *
+   * Errors: invalid_input, storage. Events: briefing_delivered.
+   */
+  deliver_briefing(params: DeliverBriefingParams): Promise<number>;
+  /**
+   * `/sethome`: briefings go to `source`'s session from now on.
+   *
+   * Errors: invalid_input, storage. Events: none.
+   */
+  set_home_source(params: SetHomeSourceParams): Promise<HomeSource>;
 }
 
 /** The typed client over a transport. */
@@ -724,6 +767,10 @@ export function makeApi(call: Transport): Api {
     kill_job_run: (params) => call("kill_job_run", params) as Promise<JobRunInfo>,
     home_notices: (params) => call("home_notices", params) as Promise<Array<HomeNotice>>,
     dismiss_home_notice: (params) => call("dismiss_home_notice", params) as Promise<null>,
+    list_notifications: (params) => call("list_notifications", params) as Promise<Array<NotificationInfo>>,
+    home_source: (params) => call("home_source", params) as Promise<HomeSource>,
+    deliver_briefing: (params) => call("deliver_briefing", params) as Promise<number>,
+    set_home_source: (params) => call("set_home_source", params) as Promise<HomeSource>,
   };
 }
 
@@ -780,5 +827,6 @@ export const EVENT_KINDS: readonly EventKind[] = [
   "job_changed",
   "home_notice",
   "home_notice_dismissed",
+  "briefing_delivered",
   "compaction_done",
 ];

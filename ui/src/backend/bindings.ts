@@ -440,6 +440,30 @@ state: JobRunState,
  */
 summary: string, session_id: number | null, created_at: string, };
 
+export type NotificationInfo = { id: number, 
+/**
+ * Who reported it: `job`, `tic`, `task`.
+ */
+origin: string, 
+/**
+ * What happened: `job_run_failed`, `notify`, …
+ */
+event_type: string, 
+/**
+ * The fact, in neutral words (the home agent writes the briefing).
+ */
+summary: string, 
+/**
+ * The session it is about (the run's, the tick's).
+ */
+session_id: number | null, created_at: string, 
+/**
+ * The home session it was delivered to, once delivered.
+ */
+delivered_session_id: number | null, delivered_at: string | null, };
+
+export type HomeSource = { source: string, chosen: boolean, };
+
 export type ApprovalKind = "write" | "command" | "tool";
 
 export type ApprovalRequest = { "kind": "write", path: string, diff: FileDiff, } | { "kind": "command", command: string, workdir: string, } | { "kind": "mcp_call", server: string, tool: string, } | { "kind": "other", path: string | null, };
@@ -784,9 +808,9 @@ report: string | null,
 /**
  * The parent's history row the report became (`delivered`).
  */
-message_id: number | null, } | { "type": "job_run_update", run: JobRunInfo, } | { "type": "job_changed", job_id: number, deleted: boolean, } | { "type": "home_notice", notice: HomeNotice, } | { "type": "home_notice_dismissed", notice_id: number, } | { "type": "compaction_done", summary_id: number, covers_up_to_message_id: number, tokens_before: number, tokens_after: number, };
+message_id: number | null, } | { "type": "job_run_update", run: JobRunInfo, } | { "type": "job_changed", job_id: number, deleted: boolean, } | { "type": "home_notice", notice: HomeNotice, } | { "type": "home_notice_dismissed", notice_id: number, } | { "type": "briefing_delivered", notifications: number, } | { "type": "compaction_done", summary_id: number, covers_up_to_message_id: number, tokens_before: number, tokens_after: number, };
 
-export type EventKind = "sessions_changed" | "resync" | "subscribed" | "config_reloaded" | "agents_changed" | "new_session" | "user_message" | "steer_queued" | "steer_folded" | "steers_discarded" | "turn_running" | "token_delta" | "thinking" | "tool_start" | "tool_done" | "tool_error" | "tool_cancelled" | "tool_rejected" | "approval_requested" | "approval_resolved" | "bypasses_changed" | "agent_question" | "clarification_resolved" | "file_changed" | "model_fallback" | "model_retry" | "llm_failed" | "truncated" | "interim_answer" | "done" | "turn_ended" | "compacting" | "interrupted_call" | "task_update" | "job_run_update" | "job_changed" | "home_notice" | "home_notice_dismissed" | "compaction_done";
+export type EventKind = "sessions_changed" | "resync" | "subscribed" | "config_reloaded" | "agents_changed" | "new_session" | "user_message" | "steer_queued" | "steer_folded" | "steers_discarded" | "turn_running" | "token_delta" | "thinking" | "tool_start" | "tool_done" | "tool_error" | "tool_cancelled" | "tool_rejected" | "approval_requested" | "approval_resolved" | "bypasses_changed" | "agent_question" | "clarification_resolved" | "file_changed" | "model_fallback" | "model_retry" | "llm_failed" | "truncated" | "interim_answer" | "done" | "turn_ended" | "compacting" | "interrupted_call" | "task_update" | "job_run_update" | "job_changed" | "home_notice" | "home_notice_dismissed" | "briefing_delivered" | "compaction_done";
 
 export type FrameOrigin = { 
 /**

@@ -313,11 +313,26 @@ function toolFromDebug(m: Extract<DebugMessage, { kind: "tool" }>): ToolItem {
   };
 }
 
+/** How the engine starts a briefing input (what background work reported, for the home agent). */
+export const BRIEFING_PREFIX = "[briefing] ";
+
+/**
+ * A briefing input as the chat shows it: a line saying how many reports arrived (the agent's
+ * briefing follows as its answer); the reported facts themselves stay in the debug tree.
+ */
+export function briefingItem(messageId: number, content: string): NoticeItem | null {
+  if (!content.startsWith(BRIEFING_PREFIX)) return null;
+  const count = /reported (\d+) things?/.exec(content)?.[1];
+  const what = count === undefined ? "Background work reported" : `Background work reported ${count} ${count === "1" ? "thing" : "things"}`;
+  return { kind: "notice", key: `briefing-${messageId}`, tone: "info", text: `Briefing: ${what} while you were away.` };
+}
+
 /** The chat item a tree row shows as, if any: synthetic rows and sub-agent bookkeeping are left out. */
 export function chatItem(m: DebugMessage): ChatItem | null {
   switch (m.kind) {
     case "user":
-      return m.is_synthetic ? null : { ...userItem(m.message_id, m.content), truncated: m.truncated };
+      if (m.is_synthetic) return briefingItem(m.message_id, m.content);
+      return { ...userItem(m.message_id, m.content), truncated: m.truncated };
     case "thinking":
     case "assistant":
       if (m.is_synthetic || !(m.content || m.reasoning)) return null;
@@ -918,6 +933,11 @@ function applyLive(state: ChatState, event: Event): ChatState {
     case "steer_folded": {
       // Folded at a round boundary: everything before it in the history is already on screen.
       const rest = state.queued.filter((q) => q.pendingInputId !== event.pending_input_id);
+      const briefing = briefingItem(event.message_id, event.content);
+      if (briefing) {
+        if (state.items.some((i) => i.key === briefing.key)) return { ...state, queued: rest };
+        return { ...state, queued: rest, items: insertInLane(state.items, briefing) };
+      }
       return addUser({ ...state, queued: rest }, event.message_id, event.content);
     }
     case "steers_discarded": {
@@ -1004,6 +1024,8 @@ function applyLive(state: ChatState, event: Event): ChatState {
     // Notices have their own list above the home chat (useHomeNotices).
     case "home_notice":
     case "home_notice_dismissed":
+    // The briefing itself arrives as its input's fold and the agent's answer.
+    case "briefing_delivered":
       return state;
     case "task_update":
       return taskUpdate(state, event);

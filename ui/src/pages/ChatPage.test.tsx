@@ -472,7 +472,7 @@ describe("chat page", () => {
     expect(within(menu).getAllByRole("option").map((o) => o.textContent?.split(" ")[0])).toEqual(
       expect.arrayContaining([expect.stringContaining("/new"), expect.stringContaining("/cost")]),
     );
-    expect(within(menu).getAllByRole("option")).toHaveLength(6);
+    expect(within(menu).getAllByRole("option")).toHaveLength(7);
     await user.type(input(), "c");
     const options = () => within(screen.getByRole("listbox", { name: "Commands" })).getAllByRole("option");
     expect(options().map((o) => o.querySelector("code")?.textContent)).toEqual(["/compact", "/context", "/cost"]);
@@ -524,6 +524,33 @@ describe("chat page", () => {
     backend.compactResult = { code: "conflict", message: "session 5 is running a turn; compact after it ends" };
     await user.type(input(), "/compact{Enter}");
     expect(await log().findByText("/compact failed: session 5 is running a turn; compact after it ends")).toBeTruthy();
+    expect(backend.sent).toEqual([]);
+  });
+
+  it("a briefing shows as a line saying what arrived, live and after a reload, never its raw facts", async () => {
+    const facts = '[briefing] Background work (scheduled jobs, TIC ticks) reported 2 things while the user may have been away. [{"fact": "SECRET-ISH RAW FACT"}]';
+    const backend = setup([
+      { kind: "user", message_id: 1, content: facts, is_synthetic: true, failed: false, ...base },
+      { kind: "assistant", message_id: 2, content: "Your backup failed last night.", reasoning: null, is_synthetic: false, input_tokens: null, output_tokens: null, cost_usd: null, ...base },
+    ]);
+    await open(backend);
+    expect(kinds()).toEqual(["notice:Briefing: Background work reported 2 things while you were away.", "assistant:Your backup failed last night."]);
+    expect(log().queryByText(/SECRET-ISH RAW FACT/)).toBeNull();
+    // Live: the input's fold is the same line (once, whatever repeats), then the agent's answer.
+    const one = facts.replace("2 things", "1 thing");
+    await emit(backend, { type: "steer_folded", pending_input_id: 7, message_id: 3, content: one });
+    await emit(backend, { type: "steer_folded", pending_input_id: 7, message_id: 3, content: one });
+    await emit(backend, { type: "briefing_delivered", notifications: 1 });
+    expect(log().getAllByText("Briefing: Background work reported 1 thing while you were away.")).toHaveLength(1);
+    expect(log().queryByText(/SECRET-ISH RAW FACT/)).toBeNull();
+  });
+
+  it("/sethome makes this chat's source the home of briefings", async () => {
+    const backend = setup();
+    const user = await open(backend);
+    await user.type(input(), "/sethome{Enter}");
+    expect(await log().findByText("Briefings from jobs and ticks now come to this chat (source “web”).")).toBeTruthy();
+    expect(backend.homeSource).toBe("web");
     expect(backend.sent).toEqual([]);
   });
 

@@ -324,11 +324,21 @@ export function describeCost(u: SessionUsage): string {
 async function runSlash(
   backend: Backend,
   chat: ReturnType<typeof useChat>,
+  source: string,
   name: string,
   args: string,
 ): Promise<void> {
   if (name === "new") return void (await chat.newSession());
   if (name === "stop") return void (await chat.stop());
+  if (name === "sethome") {
+    try {
+      const home = await backend.set_home_source({ source });
+      chat.notice("info", `Briefings from jobs and ticks now come to this chat (source “${home.source}”).`);
+    } catch (e) {
+      chat.notice("error", `/sethome failed: ${toApiError(e).message}`);
+    }
+    return;
+  }
   const sessionId = chat.state.sessionId;
   if (sessionId === null) return chat.notice("warn", "There is no session yet: send a message first.");
   try {
@@ -431,7 +441,7 @@ export function ChatPage({ source, focus = null }: { source: string; focus?: Ite
       chat.notice("warn", `Unknown command /${cmd.name}. Commands: ${SLASH_COMMANDS.map((c) => `/${c.name}`).join(" ")}`);
       return true;
     }
-    await runSlash(backend, chat, cmd.name, cmd.args);
+    await runSlash(backend, chat, source, cmd.name, cmd.args);
     return true;
   };
 

@@ -65,6 +65,7 @@ import type {
   LlmRequestParams,
   NewSessionParams,
   ResetToolGroupsParams,
+  SetHomeSourceParams,
   RenameSessionParams,
   RevokeBypassParams,
   RunContextParams,
@@ -86,7 +87,7 @@ import type {
   TestConnectionParams,
   TurnRunningParams,
 } from "../backend/api";
-import type { Answer, RunContext, WindowQuery } from "../backend/bindings";
+import type { Answer, HomeSource, NotificationInfo, RunContext, WindowQuery } from "../backend/bindings";
 import type { Backend } from "../backend/types";
 import { MockJobs } from "./mockJobs";
 
@@ -397,6 +398,27 @@ export class MockBackend implements Backend {
       replies: 0,
       ...this.usage.get(sessionId),
     });
+  }
+
+  /** The home source `/sethome` chose (null: the default). */
+  homeSource: string | null = null;
+
+  home_source(): Promise<HomeSource> {
+    return Promise.resolve({ source: this.homeSource ?? "web", chosen: this.homeSource !== null });
+  }
+
+  set_home_source({ source }: SetHomeSourceParams): Promise<HomeSource> {
+    if (!source.trim()) return Promise.reject({ code: "invalid_input", message: "a source name is required" });
+    this.homeSource = source.trim();
+    return this.home_source();
+  }
+
+  list_notifications(): Promise<NotificationInfo[]> {
+    return Promise.resolve([]);
+  }
+
+  deliver_briefing(): Promise<number> {
+    return Promise.resolve(0);
   }
 
   reset_tool_groups({ session_id: sessionId }: ResetToolGroupsParams): Promise<ToolGroupsReset> {

@@ -18,6 +18,23 @@ pub struct Config {
     pub mcp: super::mcp::McpConfig,
     /// IANA zone for the date shown to the model and for cron; `None` = the OS zone.
     pub timezone: Option<String>,
+    pub notifications: NotificationsConfig,
+}
+
+/// `notifications:` — what background work reports reaches the person.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct NotificationsConfig {
+    /// Deliver what jobs and ticks report to the home source's session, where its agent writes
+    /// one briefing per batch (default true). Off: reports are kept (listed by
+    /// `list_notifications`) and not delivered, so no model request is made for them.
+    pub briefings: bool,
+}
+
+impl Default for NotificationsConfig {
+    fn default() -> Self {
+        Self { briefings: true }
+    }
 }
 
 /// The deepest `llm.max_subagent_depth` accepted: each level is a live frame of one turn.

@@ -191,6 +191,8 @@ impl Engine {
     fn emit_ended(&self, ended: &RunEnded) {
         self.emit_run(&ended.run);
         self.emit(EventEnvelope::global(Event::HomeNotice { notice: ended.notice.info() }));
+        // Its end was reported with it: delivered home with whatever else arrives meanwhile.
+        self.briefing_soon();
     }
 
     /// The worker claimed a session's work: a job's run is `running` from now. `false` when

@@ -105,6 +105,10 @@ impl Engine {
         self.spawn_service("reclaim", RECLAIM_EVERY, |engine| async move {
             engine.reclaim_work().await
         });
+        // Notifications another process stored (a job run by `skald`), or left by a crash.
+        self.spawn_service("briefings", super::briefings::DELIVER_EVERY, |engine| async move {
+            engine.deliver_briefing().await.map(|_| ()).map_err(|e| e.to_string())
+        });
         self.start_scheduler();
     }
 

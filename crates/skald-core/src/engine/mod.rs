@@ -2,6 +2,7 @@
 
 mod agents;
 mod approvals;
+mod briefings;
 mod bypasses;
 mod chat;
 mod compact;

@@ -81,6 +81,7 @@ pub fn outboxed(kind: EventKind) -> bool {
         | EventKind::JobChanged
         | EventKind::HomeNotice
         | EventKind::HomeNoticeDismissed
+        | EventKind::BriefingDelivered
         | EventKind::CompactionDone => true,
     }
 }

@@ -14,6 +14,9 @@ pub const UPDATE_SCRATCHPAD: &str = "update_scratchpad";
 /// Synthetic, intercepted by the turn loop.
 pub const WRITE_TODOS: &str = "write_todos";
 pub const ASK_USER_CLARIFICATION: &str = "ask_user_clarification";
+/// Interface tool of unattended sessions (job runs, TIC ticks, tasks): tell the person
+/// something, delivered home in the next briefing.
+pub const NOTIFY: &str = "notify";
 /// Synthetic: the root agent delegates to a task agent (a sync sub-agent).
 pub const EXECUTE_TASK: &str = "execute_task";
 /// Synthetic: a sub-agent below the depth limit delegates further.
@@ -50,6 +53,8 @@ pub enum SessionTool {
     Todos,
     /// A question to the person; the call waits for the answer.
     Question,
+    /// A fact for the person, delivered home in the next briefing.
+    Notify,
 }
 
 /// The two delegation tools.
@@ -75,6 +80,7 @@ impl SessionTool {
             Self::Scratchpad => UPDATE_SCRATCHPAD,
             Self::Todos => WRITE_TODOS,
             Self::Question => ASK_USER_CLARIFICATION,
+            Self::Notify => NOTIFY,
         }
     }
 }
@@ -107,6 +113,7 @@ impl ToolName {
             UPDATE_SCRATCHPAD => Self::Session(SessionTool::Scratchpad),
             WRITE_TODOS => Self::Session(SessionTool::Todos),
             ASK_USER_CLARIFICATION => Self::Session(SessionTool::Question),
+            NOTIFY => Self::Session(SessionTool::Notify),
             EXECUTE_TASK => Self::Delegation(Delegation::Task),
             EXECUTE_SUBTASK => Self::Delegation(Delegation::Subtask),
             ACTIVATE_TOOLS => Self::Activate,
@@ -195,6 +202,7 @@ mod tests {
             (UPDATE_SCRATCHPAD, ToolName::Session(SessionTool::Scratchpad)),
             (WRITE_TODOS, ToolName::Session(SessionTool::Todos)),
             (ASK_USER_CLARIFICATION, ToolName::Session(SessionTool::Question)),
+            (NOTIFY, ToolName::Session(SessionTool::Notify)),
             (EXECUTE_TASK, ToolName::Delegation(Delegation::Task)),
             (EXECUTE_SUBTASK, ToolName::Delegation(Delegation::Subtask)),
             (ACTIVATE_TOOLS, ToolName::Activate),

@@ -53,13 +53,17 @@ pub(super) async fn recover(
     let now_offered = ToolSet::resolve(ctx).defs().len();
     let fewer_tools = now_offered < offered;
     let core_tools = if fewer_tools {
-        format!("; offering only the core tools ({now_offered} instead of {offered})")
+        format!("offering only the core tools ({now_offered} of {offered})")
     } else {
         String::new()
     };
+    let window_line = format!(
+        "its context window is {window} tokens {how}, now remembered for {} {}",
+        endpoint.name, endpoint.model
+    );
     if !ctx.is_root() {
         if fewer_tools {
-            tell(ctx, endpoint, format!("its context window is {window} tokens {how}{core_tools}"));
+            tell(ctx, endpoint, format!("{window_line}; {core_tools}"));
             return Ok(Recovery::Retry);
         }
         return Ok(Recovery::Fail(format!(
@@ -71,7 +75,7 @@ pub(super) async fn recover(
     let configured = ctx.policy.build.compaction;
     if configured.is_some_and(|c| !c.enabled) {
         if fewer_tools {
-            tell(ctx, endpoint, format!("its context window is {window} tokens {how}{core_tools}"));
+            tell(ctx, endpoint, format!("{window_line}; {core_tools}"));
             return Ok(Recovery::Retry);
         }
         return Ok(Recovery::Fail(format!(
@@ -83,13 +87,8 @@ pub(super) async fn recover(
         Some(r) => format!("the request needs {r} tokens"),
         None => "the request is larger than that".to_string(),
     };
-    tell(
-        ctx,
-        endpoint,
-        format!(
-            "its context window is {window} tokens {how}; {needs}{core_tools}: summarising the conversation"
-        ),
-    );
+    let also = if fewer_tools { format!(" and {core_tools}") } else { String::new() };
+    tell(ctx, endpoint, format!("{window_line}; {needs}: summarising the conversation{also}"));
     // Everything before the current prompt is summarised: a kept tail is "at least" its budget,
     // so any budget could keep the very result that overflowed.
     let mut config = configured.unwrap_or_default();
@@ -130,13 +129,7 @@ pub(super) async fn recover(
     }
 }
 
-/// Tells the person why the round is asked again (`reason` names the window and what changes),
-/// and that the window is remembered for the model.
+/// Tells the person why the round is asked again: the window learned and what changes.
 fn tell(ctx: &TurnCtx, endpoint: &ModelEndpoint, reason: String) {
-    let remembered = format!("now remembered for {} {}", endpoint.name, endpoint.model);
-    ctx.frame.emitter.emit(Event::ModelRetry {
-        model: endpoint.name.clone(),
-        attempt: 1,
-        reason: format!("{reason} ({remembered})"),
-    });
+    ctx.frame.emitter.emit(Event::ModelRetry { model: endpoint.name.clone(), attempt: 1, reason });
 }

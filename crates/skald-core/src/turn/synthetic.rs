@@ -2,6 +2,7 @@
 //! (delegation is `subagent`).
 
 use serde_json::{Value, json};
+use skald_store::repo::notifications::{MAX_SUMMARY_CHARS, NewNotification};
 use skald_store::repo::scratchpad::Todo;
 
 use super::TurnCtx;
@@ -60,6 +61,27 @@ pub fn tools(ctx: &TurnCtx) -> Vec<OfferedTool> {
             }),
         ),
     ];
+    if !ctx.policy.interactive {
+        defs.push(function(
+            ToolName::Session(SessionTool::Notify),
+            "Tell the user something that matters to them: it reaches their home chat in the \
+             next briefing (batched with other background reports). One neutral, factual \
+             sentence or two; only what they would want to know, never routine noise.",
+            json!({
+                "type": "object",
+                "properties": {
+                    "summary": {
+                        "type": "string",
+                        "minLength": 1,
+                        "maxLength": MAX_SUMMARY_CHARS,
+                        "description": "The fact, in a sentence or two."
+                    }
+                },
+                "required": ["summary"],
+                "additionalProperties": false
+            }),
+        ));
+    }
     if ctx.questions_available() {
         defs.push(function(
             ToolName::Session(SessionTool::Question),
@@ -132,6 +154,28 @@ pub async fn run(ctx: &TurnCtx, tool: SessionTool, args: &Value) -> Result<ToolO
             ctx.deps.store.replace_todos(ctx.frame.stack_id, &todos).await.map_err(storage)?;
             let done = todos.iter().filter(|t| t.status == "completed").count();
             Ok(ToolOutput::text(format!("Todo list updated: {done} of {} done.", todos.len())))
+        }
+        SessionTool::Notify => {
+            let summary = str_arg(args, "summary")?.trim();
+            if summary.is_empty() {
+                return Err(ToolError::InvalidArguments("`summary` must not be empty".into()));
+            }
+            let origin = match ctx.policy.source.as_str() {
+                "tic" => "tic",
+                "cron" => "job",
+                _ => "agent",
+            };
+            let fact = NewNotification {
+                origin: origin.into(),
+                event_type: "notify".into(),
+                summary: summary.to_string(),
+                session_id: Some(ctx.policy.session_id),
+                job_run_id: None,
+            };
+            let id = ctx.deps.store.insert_notification(&fact).await.map_err(storage)?;
+            Ok(ToolOutput::text(format!(
+                "Noted (notification {id}): the user reads it in their next briefing."
+            )))
         }
         SessionTool::Question => {
             Err(ToolError::Failed("a question is asked, not run: call it again".into()))

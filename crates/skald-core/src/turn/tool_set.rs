@@ -139,13 +139,13 @@ impl OfferedTool {
     }
 
     /// Offered on a small window (see [`SMALL_WINDOW`]): reading, searching, writing, editing
-    /// and running commands, asking the person, and what the frame activated. Left out there:
-    /// the line-edit variants, `find_files`, notes and todos, and delegation (a sub-agent's
-    /// brief alone would crowd such a window).
+    /// and running commands, asking or telling the person, and what the frame activated. Left
+    /// out there: the line-edit variants, `find_files`, notes and todos, and delegation (a
+    /// sub-agent's brief alone would crowd such a window).
     fn fits_small_window(&self) -> bool {
         match &self.name {
             ToolName::Registered(name) => SMALL_WINDOW_TOOLS.contains(&name.as_str()),
-            ToolName::Session(tool) => *tool == SessionTool::Question,
+            ToolName::Session(tool) => matches!(tool, SessionTool::Question | SessionTool::Notify),
             ToolName::Delegation(_) => false,
             ToolName::Activate | ToolName::Config(_) | ToolName::Mcp { .. } => true,
         }

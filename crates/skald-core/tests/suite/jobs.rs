@@ -35,6 +35,9 @@ impl Rig {
         let work = std::fs::canonicalize(dir.path()).unwrap().join("work");
         std::fs::create_dir_all(&work).unwrap();
         task_agent_in(&data, "scout");
+        // A run's end is reported home, where a briefing turn would ask the model: these tests
+        // script the runs only (suite::briefings turns briefings on).
+        std::fs::write(data.join("config.yml"), "notifications:\n  briefings: false\n").unwrap();
         let fake = FakeLlm::start().await.unwrap();
         let clock = Arc::new(ManualClock::new(utc(start)));
         Rig { _dir: dir, data, work, fake, clock }
@@ -43,6 +46,11 @@ impl Rig {
     /// An engine on the rig's data dir and clock, running the background (the scheduler too).
     pub(super) async fn engine(&self) -> Engine {
         open_at(&self.data, &self.fake, Some(self.clock.clone()), true).await
+    }
+
+    /// The data dir's store, opened on its own.
+    pub(super) async fn store(&self) -> skald_store::Store {
+        skald_store::Store::open_in_dir(&self.data).await.unwrap()
     }
 
     pub(super) fn now(&self) -> DateTime<Utc> {

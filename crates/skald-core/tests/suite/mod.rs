@@ -6,6 +6,7 @@ mod approved_writes;
 mod args_schema;
 mod async_tasks;
 mod auto_resume;
+mod briefings;
 mod bypasses;
 mod compaction;
 mod config;

@@ -256,7 +256,10 @@ async fn a_first_request_refused_for_its_size_is_asked_again_with_the_core_tools
             _ => None,
         })
         .expect("the person is told");
-    assert!(reason.contains("4096 tokens") && reason.contains("core tools"), "{reason}");
+    assert!(
+        reason.contains("4096 tokens") && reason.contains("offering only the core tools (8 of"),
+        "{reason}"
+    );
     assert!(!events.iter().any(|e| matches!(e, Event::Compacting {})), "{events:?}");
 
     // Remembered: the next turn starts with the core tools.

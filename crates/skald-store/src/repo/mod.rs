@@ -9,6 +9,7 @@ pub mod instances;
 pub mod interrupted;
 pub mod jobs;
 pub mod notices;
+pub mod notifications;
 pub mod outbox;
 pub mod processes;
 pub mod questions;

@@ -6,6 +6,7 @@ use sqlx::{FromRow, SqliteConnection};
 
 use crate::error::StoreError;
 use crate::pool::Store;
+use crate::repo::notifications::{NewNotification, insert_notification_in};
 
 /// How many lines of a run's answer a notice keeps.
 const SUMMARY_LINES: usize = 3;
@@ -117,16 +118,46 @@ pub(crate) async fn insert_run_notice(
          ON CONFLICT(job_run_id) DO UPDATE SET state = excluded.state \
          RETURNING {COLUMNS}"
     );
-    Ok(sqlx::query_as(&sql)
+    let notice: NoticeRow = sqlx::query_as(&sql)
         .bind(run_id)
         .bind(job_id)
-        .bind(title)
+        .bind(&title)
         .bind(state.as_str())
-        .bind(summary)
+        .bind(&summary)
         .bind(session_id)
         .bind(now)
         .fetch_one(&mut *conn)
-        .await?)
+        .await?;
+    // The run's end is reported at home too, once (a briefing reads it with the rest).
+    let reported: bool =
+        sqlx::query_scalar("SELECT EXISTS (SELECT 1 FROM notifications WHERE job_run_id = ?)")
+            .bind(run_id)
+            .fetch_one(&mut *conn)
+            .await?;
+    if !reported {
+        let fact = NewNotification {
+            origin: "job".into(),
+            event_type: format!("job_run_{}", state.as_str()),
+            summary: format!("The scheduled job {:?} {}: {summary}", title, ended_as(state)),
+            session_id,
+            job_run_id: Some(run_id),
+        };
+        insert_notification_in(&mut *conn, &fact, now).await?;
+    }
+    Ok(notice)
+}
+
+/// How a run's end reads in a notification.
+fn ended_as(state: JobRunState) -> &'static str {
+    match state {
+        JobRunState::Done => "finished",
+        JobRunState::Failed => "failed",
+        JobRunState::Expired => "expired waiting for a person",
+        JobRunState::Killed => "was stopped",
+        JobRunState::Skipped => "was skipped (its previous run was still going)",
+        JobRunState::Missed => "was missed (Skald was not running)",
+        JobRunState::Queued | JobRunState::Running | JobRunState::Waiting => "ended",
+    }
 }
 
 /// The first non-blank lines of `text`, trimmed, at most `SUMMARY_LINES` lines and

@@ -8,6 +8,7 @@ export const SLASH_COMMANDS: SlashCommand[] = [
   { name: "resettools", description: "Revoke the tool groups activated in this session", available: true },
   { name: "context", description: "Show the last request's size against the model's window", available: true },
   { name: "cost", description: "Show what this session has cost", available: true },
+  { name: "sethome", description: "Make this chat the home of briefings from jobs and ticks", available: true },
 ];
 
 /** Commands offered while the composer holds just `/prefix` (no space yet). */
