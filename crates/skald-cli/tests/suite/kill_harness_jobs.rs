@@ -203,3 +203,116 @@ async fn kill_harness_a_job_run_started_now_recovers_at_every_write() {
     eprintln!("{line}");
     assert!(failures.is_empty(), "{line}\n{}", failures.join("\n"));
 }
+
+/// `skald api deliver_briefing` on `dir`, counting its writes, killed after `kill_after`.
+async fn deliver(fake: &FakeLlm, dir: &Dir, kill_after: Option<u64>) -> ExitStatus {
+    let mut cmd = skald(fake, &dir.data, &["api", "deliver_briefing", "{}"]);
+    cmd.env("SKALD_COUNT_WRITES", &dir.count);
+    if let Some(k) = kill_after {
+        cmd.env("SKALD_KILL_AFTER_WRITES", k.to_string());
+    }
+    output(cmd).await.0
+}
+
+/// After a (killed) delivery and a whole one: every notification delivered, all by one briefing
+/// input of the home session, which holds exactly one.
+async fn delivered_once(fake: &FakeLlm, data: &Path) -> Result<String, String> {
+    let text = ok(fake, data, &["api", "list_notifications", "{}"]).await?;
+    let notes: Value = serde_json::from_str(&text).map_err(|e| format!("{e}: {text}"))?;
+    let notes = notes.as_array().cloned().unwrap_or_default();
+    if notes.is_empty() {
+        return Err("no notification of the run".into());
+    }
+    let homes: std::collections::BTreeSet<Option<i64>> =
+        notes.iter().map(|n| n["delivered_session_id"].as_i64()).collect();
+    let [Some(home)] = homes.iter().copied().collect::<Vec<_>>()[..] else {
+        return Err(format!("not all delivered to one session: {notes:?}"));
+    };
+    let store = skald_store::Store::open_in_dir(data).await.map_err(|e| e.to_string())?;
+    let count = |sql: &'static str| {
+        let pool = store.pool().clone();
+        async move { sqlx::query_scalar::<_, i64>(sql).fetch_one(&pool).await }
+    };
+    let briefings = count("SELECT COUNT(*) FROM pending_inputs WHERE kind = 'briefing'")
+        .await
+        .map_err(|e| e.to_string())?;
+    let inputs = count("SELECT COUNT(DISTINCT briefing_input_id) FROM notifications")
+        .await
+        .map_err(|e| e.to_string())?;
+    if inputs != 1 {
+        return Err(format!("the notifications went in {inputs} briefings"));
+    }
+    if briefings == 1 {
+        Ok(format!("{} notification(s), one briefing in session {home}", notes.len()))
+    } else {
+        Err(format!("{briefings} briefing inputs in session {home}"))
+    }
+}
+
+/// A briefing's delivery (the home session made, the batch put in its root inbox and marked) is
+/// killed after each of its writes; delivering again afterwards gives the home session exactly
+/// one briefing carrying every notification — never none, never two.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "dozens of processes: run by scripts/test.sh with the other kill harness"]
+async fn kill_harness_a_briefing_delivery_is_delivered_once_at_every_write() {
+    let root = tempfile::tempdir().unwrap();
+    let template = root.path().join("template");
+    let work = root.path().join("work");
+    std::fs::create_dir_all(&work).unwrap();
+    let agent = template.join("agents").join("scout");
+    std::fs::create_dir_all(&agent).unwrap();
+    let meta = serde_json::json!({ "name": "scout", "description": "the scout", "type": "task" });
+    std::fs::write(agent.join("meta.json"), meta.to_string()).unwrap();
+    std::fs::write(agent.join("AGENT.md"), "You are the scout.").unwrap();
+    let fake = FakeLlm::start().await.unwrap();
+    let work_s = work.display().to_string();
+    let mut add: Vec<&str> =
+        "jobs add --title nightly --every 86400 --agent scout".split(' ').collect();
+    add.extend(["--prompt", "JOB-KILL: look around", "--workdir", &work_s]);
+    ok(&fake, &template, &add).await.unwrap();
+    // A run that ended: its end waits as a notification (a one-shot `jobs run` delivers none).
+    fake_script(&fake);
+    let template_dir = Dir {
+        _root: tempfile::tempdir().unwrap(),
+        data: template.clone(),
+        count: root.path().join("run-writes"),
+    };
+    assert!(run_now(&fake, &template_dir, None).await.success());
+
+    let counting = copy(&template);
+    assert!(deliver(&fake, &counting, None).await.success());
+    let writes: Vec<String> =
+        std::fs::read_to_string(&counting.count).unwrap().lines().map(str::to_string).collect();
+    delivered_once(&fake, &counting.data).await.unwrap();
+    assert!(!writes.is_empty(), "a delivery writes");
+
+    let mut failures = Vec::new();
+    for (k, next) in writes.iter().enumerate() {
+        let dir = copy(&template);
+        let status = deliver(&fake, &dir, Some(k as u64)).await;
+        if status.signal() != Some(9) {
+            failures.push(format!("after {k} writes: not killed ({status})"));
+            continue;
+        }
+        let again = deliver(&fake, &dir, None).await;
+        let checked = if again.success() {
+            delivered_once(&fake, &dir.data).await
+        } else {
+            Err(format!("the second delivery ended {again}"))
+        };
+        match checked {
+            Ok(note) => eprintln!("  after {k} writes, before [{next}]: {note}"),
+            Err(e) => {
+                eprintln!("  after {k} writes, before [{next}]: FAILED {e}");
+                failures.push(format!("after {k} writes: {e}"));
+            }
+        }
+    }
+    let line = format!(
+        "briefing kill points: {}, delivered once: {}",
+        writes.len(),
+        writes.len() - failures.len()
+    );
+    eprintln!("{line}");
+    assert!(failures.is_empty(), "{line}\n{}", failures.join("\n"));
+}

@@ -24,7 +24,18 @@ impl Drop for Serve {
 }
 
 pub(super) fn start(data: &std::path::Path, work: &std::path::Path, fake: &FakeLlm) -> Serve {
+    start_with(data, work, fake, &[])
+}
+
+/// `start` with more environment variables for the server.
+pub(super) fn start_with(
+    data: &std::path::Path,
+    work: &std::path::Path,
+    fake: &FakeLlm,
+    env: &[(&str, &str)],
+) -> Serve {
     let mut child = Command::new(env!("CARGO_BIN_EXE_skald"))
+        .envs(env.iter().copied())
         .args(["--data-dir", data.to_str().unwrap(), "serve", "--port", "0"])
         .current_dir(work)
         .env("SKALD_UI_DIR", work)
@@ -280,4 +291,46 @@ async fn reader(data: std::path::PathBuf) -> skald_core::Engine {
     })
     .await
     .unwrap()
+}
+
+/// Waits (bounded) until no turn of `session` runs.
+async fn turn_over(s: &Serve, session: i64) {
+    let deadline = Instant::now() + HANG_GUARD;
+    while s.call("turn_running", json!({ "session_id": session })).await["running"] == true {
+        assert!(Instant::now() < deadline, "the turn never ended");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+/// A bug that panics inside a turn (injected by the crash-test variable) ends that turn as
+/// failed, recorded and said; the server keeps serving the source: its next message runs a turn
+/// in the same session.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_turn_that_panics_is_recorded_failed_and_the_source_keeps_being_served() {
+    let fake = FakeLlm::start().await.unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let work = dir.path().join("work");
+    std::fs::create_dir_all(&work).unwrap();
+    let s = start_with(
+        &dir.path().join("data"),
+        &work,
+        &fake,
+        &[("SKALD_PANIC_ON_PROMPT", "BOOM-PANIC")],
+    );
+    let sent = s.call("send_message", json!({ "source": "web", "text": "BOOM-PANIC: trip" })).await;
+    let session = sent["session_id"].as_i64().expect("a session");
+    turn_over(&s, session).await;
+    let detail = s.call("session_detail", json!({ "session_id": session })).await;
+    let last = detail["turn_ends"].as_array().and_then(|e| e.last()).cloned().unwrap();
+    assert_eq!(last["outcome"]["kind"], "failed", "{last}");
+    let reason = last["outcome"]["reason"].as_str().unwrap();
+    assert!(reason.contains("internal error") && reason.contains("injected"), "{reason}");
+
+    fake.push(Reply::text("still here"));
+    let again = s.call("send_message", json!({ "source": "web", "text": "are you there?" })).await;
+    assert_eq!(again["session_id"].as_i64(), Some(session));
+    assert_eq!(again["steered"], false, "a new turn, not a steer into a dead one");
+    turn_over(&s, session).await;
+    let detail = s.call("session_detail", json!({ "session_id": session })).await;
+    assert!(detail.to_string().contains("still here"), "{detail}");
 }

@@ -22,7 +22,7 @@ mod work;
 
 pub use chat::{ChatOptions, SendReceipt};
 pub use lifecycle::ShutdownReport;
-pub use runner::Lease;
+pub use runner::{Lease, PANIC_ON_PROMPT_ENV};
 pub use services::ServiceHealth;
 
 use std::path::{Path, PathBuf};

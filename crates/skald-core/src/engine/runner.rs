@@ -2,9 +2,12 @@
 //! compaction) in this process and across processes; runs are tasks the engine tracks, and the
 //! steps they take (a turn, a resume, the late input after either, how each ends) live here.
 
+use std::panic::AssertUnwindSafe;
 use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
+
+use futures::FutureExt;
 
 use skald_llm::{LlmSettings, ModelEndpoint};
 use skald_protocol::{Event, EventEnvelope, FrameOrigin, TurnEnd};
@@ -448,13 +451,24 @@ impl Engine {
             }
         };
         let emitter = self.emitter(session_id, source, frame);
-        let ran = match step {
-            Step::Turn(text) => {
-                let text = text.as_deref();
-                self.prepare_and_run(session_id, text, chain, &emitter, cancel).await
+        let steps = async {
+            match step {
+                Step::Turn(text) => {
+                    let text = text.as_deref();
+                    self.prepare_and_run(session_id, text, chain, &emitter, cancel).await
+                }
+                Step::Resume => self.settle_and_run(session_id, chain, &emitter, cancel).await,
             }
-            Step::Resume => self.settle_and_run(session_id, chain, &emitter, cancel).await,
         };
+        // A bug that panics inside one turn ends that turn as failed, recorded and said, and the
+        // session is released: its source keeps being served (the next message runs a turn).
+        let ran = AssertUnwindSafe(steps).catch_unwind().await.unwrap_or_else(|panic| {
+            let what = panic_text(panic.as_ref());
+            tracing::error!(session_id, "a turn panicked: {what}");
+            Err(EngineError::Internal(format!(
+                "the turn stopped on an internal error ({what}); the session goes on"
+            )))
+        });
         let outcome = match ran {
             Ok(o) => o,
             Err(e) => {
@@ -498,6 +512,7 @@ impl Engine {
         // Without a new message the turn runs on those steers (already echoed when sent).
         crate::turn::fold_root_inputs(store, emitter, session_id, root.id).await?;
         if let Some(text) = text {
+            panic_if_injected(text);
             let new = NewMessage {
                 stack_id: root.id,
                 role: Some(Role::User),
@@ -649,4 +664,26 @@ impl Engine {
         self.job_run_ended(session_id, outcome).await;
         emitter.emit(Event::TurnRunning { running: false });
     }
+}
+
+/// Crash tests only: a prompt containing the text of `SKALD_PANIC_ON_PROMPT` panics its turn (as
+/// a bug would), so the tests can see the session survive it. Unset: nothing happens.
+pub const PANIC_ON_PROMPT_ENV: &str = "SKALD_PANIC_ON_PROMPT";
+
+fn panic_if_injected(prompt: &str) {
+    if let Some(marker) = std::env::var_os(PANIC_ON_PROMPT_ENV)
+        && let Some(marker) = marker.to_str().filter(|m| !m.is_empty())
+        && prompt.contains(marker)
+    {
+        panic!("injected by {PANIC_ON_PROMPT_ENV}");
+    }
+}
+
+/// What a panic said, when it said it with text.
+fn panic_text(panic: &(dyn std::any::Any + Send)) -> String {
+    panic
+        .downcast_ref::<&str>()
+        .map(|s| (*s).to_string())
+        .or_else(|| panic.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "a panic without a message".to_string())
 }

@@ -13,6 +13,7 @@ mod config;
 mod context;
 mod context_cache;
 mod engine;
+mod hub;
 mod independent_llm;
 mod interrupted;
 mod jobs;
