@@ -12,6 +12,7 @@ pub mod event;
 pub mod interrupted;
 pub mod job;
 pub mod mcp;
+pub mod memory;
 pub mod origin;
 pub mod run_context;
 pub mod search;
@@ -26,6 +27,7 @@ pub use event::{DeltaKind, Event, EventEnvelope, EventKind, ResultType, TaskStat
 pub use interrupted::{InterruptedCall, ReconcileChoice};
 pub use job::*;
 pub use mcp::{McpServerInfo, McpServerInput, McpServerState, McpToolInfo};
+pub use memory::{MemoryAuthor, MemoryEdit, MemoryFileContent, MemoryFileInfo};
 pub use origin::FrameOrigin;
 pub use run_context::RunContext;
 pub use search::*;

@@ -615,6 +615,7 @@ impl Engine {
             grants,
             emitter: emitter.clone(),
             cancel: CancellationToken::new(),
+            memory: Default::default(),
         };
         Ok(TurnCtx::new(deps, policy, frame))
     }
