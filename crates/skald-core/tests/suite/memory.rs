@@ -252,3 +252,53 @@ async fn injected_memory_files_in_the_static_system_message() {
     assert!(!system.contains("do not show"), "a link out of memory/ was followed");
     insta::assert_snapshot!("context_injected_memory", system);
 }
+
+/// Without the seeded rule a memory write is an ordinary write: a person approves its diff, and
+/// once approved it is recorded like any other; a file changed after the approval is not
+/// overwritten.
+#[tokio::test]
+async fn without_the_seeded_rule_a_person_approves_the_diff_and_the_write_is_still_recorded() {
+    let rig = Rig::new("").await;
+    let seeded = rig.engine.approval_rules().await.unwrap();
+    let rule = seeded.iter().find(|r| r.seed_key.as_deref() == Some("memory-write-allow")).unwrap();
+    rig.engine.delete_approval_rule(rule.id).await.unwrap();
+    let file = rig.data_dir().join("memory/notes.md");
+    std::fs::write(&file, "one\n").unwrap();
+
+    let park = |content: &str| {
+        let args = json!({"path": "notes.md", "content": content}).to_string();
+        rig.fake.push(Reply::tool_calls(vec![ScriptedToolCall::new("memory_write", &args)]));
+        rig.fake.push(Reply::text("ok"));
+    };
+    park("one\ntwo\n");
+    let receipt = rig.engine.send_message("test", "remember", gated(&rig)).await.unwrap();
+    let (sid, outcome) = finish(&rig.engine, receipt).await;
+    let TurnOutcome::Parked { tool_call_ids } = outcome else { panic!("not parked: {outcome:?}") };
+    let inbox = rig.engine.inbox().await.unwrap();
+    let item = inbox.items.iter().find(|i| i.tool_call_id == tool_call_ids[0]).unwrap();
+    assert_eq!(item.kind, skald_protocol::ApprovalKind::Write);
+    let diff = item.diff.as_ref().unwrap();
+    assert!(diff.unified.contains("+two"), "{}", diff.unified);
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), "one\n", "nothing written before approval");
+    let yes = skald_protocol::DecisionInput { approved: true, note: None, bypass: None };
+    rig.engine.decide(tool_call_ids[0], yes.clone(), "test").await.unwrap();
+    let outcome = rig.engine.resume(sid, ParkMode::Exit).await.unwrap();
+    assert!(matches!(outcome, TurnOutcome::Final { .. }), "{outcome:?}");
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), "one\ntwo\n");
+    let history = rig.engine.memory_history(None, None).await.unwrap();
+    assert_eq!(history.len(), 1);
+    assert_eq!(history[0].tool_call_id, Some(tool_call_ids[0]));
+
+    // Approved, then the file changes before the write runs: nothing is written.
+    park("one\ntwo\nthree\n");
+    let receipt = rig.engine.send_message("test", "more", gated(&rig)).await.unwrap();
+    let (sid, outcome) = finish(&rig.engine, receipt).await;
+    let TurnOutcome::Parked { tool_call_ids } = outcome else { panic!("not parked: {outcome:?}") };
+    std::fs::write(&file, "rewritten by hand\n").unwrap();
+    rig.engine.decide(tool_call_ids[0], yes, "test").await.unwrap();
+    rig.engine.resume(sid, ParkMode::Exit).await.unwrap();
+    let result = told(&rig.fake.requests().pop().unwrap().body);
+    assert!(result.contains("changed after this write was approved"), "{result}");
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), "rewritten by hand\n");
+    assert_eq!(rig.engine.memory_history(None, None).await.unwrap().len(), 1);
+}
