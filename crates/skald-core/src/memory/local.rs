@@ -73,7 +73,7 @@ impl MemoryStore for LocalMemory {
             Ok(bytes) => Ok(Some(String::from_utf8_lossy(&bytes).into_owned())),
             Err(e) if e.is_not_found() => Ok(None),
             Err(ReadError::TooLarge { len, max, .. }) => {
-                Err(MemoryError::TooLarge { path: path.to_string(), len, max })
+                Err(MemoryError::Oversized { path: path.to_string(), len, max })
             }
             Err(e) => Err(MemoryError::Io(format!("memory file {path}: {}", e.reason()))),
         }

@@ -43,6 +43,12 @@ pub enum MemoryError {
          drop what is stale or repeated — and write it again, or split it into several files."
     )]
     TooLarge { path: String, len: u64, max: u64 },
+    /// A file already larger than what is read (put there by hand): it is not read or changed.
+    #[error(
+        "memory file {path} is {len} bytes, more than the {max} bytes read here, so it is left \
+         alone; shorten it outside Skald"
+    )]
+    Oversized { path: String, len: u64, max: u64 },
     #[error("memory file {0} does not exist")]
     NotFound(String),
     /// The file changed between the check and the write (an approved diff, an undo).
@@ -57,7 +63,8 @@ impl From<MemoryError> for EngineError {
         match e {
             MemoryError::InvalidPath(_)
             | MemoryError::Outside(_)
-            | MemoryError::TooLarge { .. } => EngineError::InvalidInput(e.to_string()),
+            | MemoryError::TooLarge { .. }
+            | MemoryError::Oversized { .. } => EngineError::InvalidInput(e.to_string()),
             MemoryError::NotFound(_) => EngineError::NotFound(e.to_string()),
             MemoryError::Changed(_) => EngineError::Conflict(e.to_string()),
             MemoryError::Io(m) => EngineError::Internal(m),

@@ -302,3 +302,30 @@ async fn without_the_seeded_rule_a_person_approves_the_diff_and_the_write_is_sti
     assert_eq!(std::fs::read_to_string(&file).unwrap(), "rewritten by hand\n");
     assert_eq!(rig.engine.memory_history(None, None).await.unwrap().len(), 1);
 }
+
+/// A file put in memory/ by hand past what is read is left alone by writes and reads, each
+/// saying why; a FIFO named like a memory file never blocks a read.
+#[tokio::test]
+async fn an_oversized_or_special_file_is_refused_without_blocking() {
+    let rig = Rig::new("").await;
+    let memory = rig.data_dir().join("memory");
+    std::fs::write(memory.join("huge.md"), "h".repeat(300 * 1024)).unwrap();
+    let (_, result) = write_turn(&rig, json!({"path": "huge.md", "content": "short"})).await;
+    assert!(
+        result.contains("huge.md is 307200 bytes, more than the 262144 bytes read"),
+        "{result}"
+    );
+    assert_eq!(std::fs::metadata(memory.join("huge.md")).unwrap().len(), 300 * 1024);
+    let e = rig.engine.read_memory("huge.md").await.unwrap_err();
+    assert!(matches!(&e, EngineError::InvalidInput(m) if m.contains("left alone")), "{e:?}");
+
+    let fifo = memory.join("pipe.md");
+    let made = std::process::Command::new("mkfifo").arg(&fifo).status().unwrap();
+    assert!(made.success());
+    let read =
+        tokio::time::timeout(std::time::Duration::from_secs(5), rig.engine.read_memory("pipe.md"));
+    let e = read.await.expect("a read of a FIFO blocked").unwrap_err();
+    assert!(e.to_string().contains("FIFO"), "{e:?}");
+    let (_, result) = write_turn(&rig, json!({"path": "pipe.md", "content": "x"})).await;
+    assert!(result.starts_with("Error:") && result.contains("FIFO"), "{result}");
+}
