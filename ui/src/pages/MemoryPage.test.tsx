@@ -1,4 +1,4 @@
-import { screen, waitFor, within } from "@testing-library/react";
+import { act, screen, waitFor, within } from "@testing-library/react";
 import userEvent from "@testing-library/user-event";
 import { describe, expect, it } from "vitest";
 import { MockBackend } from "../test/mockBackend";
@@ -26,6 +26,25 @@ describe("Memory page", () => {
     expect(within(agentEdit).getByRole("link", { name: "session 7" }).getAttribute("href")).toBe("#session/7?call=70");
     expect(within(agentEdit).getByText("The cat is Miso.")).toBeTruthy();
     expect(edit(1).textContent).toContain("prefs.md created by you");
+  });
+
+  it("shows an agent's write while the page is open, from its file_changed event", async () => {
+    const backend = backendWithMemory();
+    renderApp(backend, "#memory?file=notes.md");
+    const text = (await screen.findByLabelText("Content of notes.md")) as HTMLTextAreaElement;
+    expect(text.value).toBe("The cat is Miso.\n");
+    const written = backend.memory.write("notes.md", "The cat is Miso.\nShe is a tabby.\n", { agentId: "main", sessionId: 8, callId: 80 });
+    act(() =>
+      backend.emit({
+        session_id: 8,
+        source: "web",
+        frame: null,
+        seq: 1,
+        event: { type: "file_changed", path: "/data/memory/notes.md", tool_call_id: 80, diff: written.diff },
+      }),
+    );
+    await waitFor(() => expect(text.value).toBe("The cat is Miso.\nShe is a tabby.\n"));
+    expect(await within(await waitFor(() => edit(written.id))).findByText("She is a tabby.")).toBeTruthy();
   });
 
   it("says what the page is for when there is no file", async () => {
