@@ -49,6 +49,11 @@
 # dismissed), the delete dialog asking about the history; a job added over the API shown through
 # its job_changed event, its run that never ends killed from its history and the job deleted with
 # its history; axe-core on the form, the run history, the notice and the dialog in both themes.
+# tests/memory.test.mjs: agent memory against the fake provider: a turn whose memory_write the
+# seeded rule lets through shows on the Memory page as the agent's edit (diff, session link); a
+# second write arrives live and is undone from the page (the file on disk goes back); the person's
+# save is recorded and an undo of the agent's first edit after it is refused with the reason;
+# axe-core on the page with a diff and with the refusal in both themes.
 # Screenshots land in artifacts/browser/*.png.
 # Exits non-zero on any failure.
 #

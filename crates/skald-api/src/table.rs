@@ -9,11 +9,11 @@ use skald_protocol::{
     AgentDefinition, AgentDetail, AgentSummary, Answer, ApprovalRuleInput, ApprovalRuleView,
     BypassView, CompactResult, ConnectionTest, DebugMessage, Decision, DecisionInput, HomeNotice,
     HomeSource, Inbox, InterruptedCall, ItemRef, JobDeleted, JobInfo, JobInput, JobRunInfo,
-    JobSchedule, LlmClientInput, McpServerInfo, McpServerInput, NotificationInfo, Page,
-    ReconcileChoice, RunContext, SchedulePreview, SearchQuery, SearchResults, SendResult,
-    SessionDetail, SessionListQuery, SessionMatches, SessionMeta, SessionRef, SessionSummary,
-    SessionUsage, SessionWindow, SettingsView, StopResult, TaskInfo, ToolGroupsReset, TurnStatus,
-    WindowQuery,
+    JobSchedule, LlmClientInput, McpServerInfo, McpServerInput, MemoryEdit, MemoryFileContent,
+    MemoryFileInfo, NotificationInfo, Page, ReconcileChoice, RunContext, SchedulePreview,
+    SearchQuery, SearchResults, SendResult, SessionDetail, SessionListQuery, SessionMatches,
+    SessionMeta, SessionRef, SessionSummary, SessionUsage, SessionWindow, SettingsView, StopResult,
+    TaskInfo, ToolGroupsReset, TurnStatus, WindowQuery,
 };
 
 use crate::Caller;
@@ -779,5 +779,64 @@ operations! {
         errors: [InvalidInput, Storage],
         events: [],
         run: |engine, _, p| engine.set_home_source(&p.source).await,
+    }
+
+    /// Every agent memory file (Markdown under the data dir's `memory/`), by path; links are
+    /// not listed.
+    list_memory_files {
+        params: ListMemoryFilesParams {},
+        result: Vec<MemoryFileInfo>,
+        errors: [Internal],
+        events: [],
+        run: |engine, _, _| engine.list_memory().await,
+    }
+
+    /// One memory file's content, with the size limit a save must stay within. `path` is
+    /// relative to `memory/` and ends in `.md`; `..`, absolute paths and links leading out of
+    /// `memory/` are `invalid_input`.
+    read_memory_file {
+        params: ReadMemoryFileParams { path: String },
+        result: MemoryFileContent,
+        errors: [NotFound, InvalidInput, Internal],
+        events: [],
+        run: |engine, _, p| engine.read_memory(&p.path).await,
+    }
+
+    /// The recorded writes of memory files, newest first, each with its diff, author (an
+    /// agent's call and session, or the person) and whether it was undone; of one file when
+    /// `path` is given (`limit`, default 100, at most 1000).
+    memory_history {
+        params: MemoryHistoryParams {
+            #[serde(default)]
+            #[ts(optional)]
+            path: Option<String>,
+            #[serde(default)]
+            #[ts(optional)]
+            limit: Option<u32>,
+        },
+        result: Vec<MemoryEdit>,
+        errors: [InvalidInput, Storage],
+        events: [],
+        run: |engine, _, p| engine.memory_history(p.path.as_deref(), p.limit).await,
+    }
+
+    /// Saves the person's content of a memory file (created when new), recorded like an
+    /// agent's write; `invalid_input` past `memory.max_file_bytes` or for a bad path.
+    save_memory_file {
+        params: SaveMemoryFileParams { path: String, content: String },
+        result: MemoryFileContent,
+        errors: [InvalidInput, Conflict, Internal],
+        events: [],
+        run: |engine, _, p| engine.save_memory(&p.path, &p.content).await,
+    }
+
+    /// Undoes a recorded write: the file gets its content from before it back (a file the
+    /// write created is deleted). `conflict` when the file changed since or it was undone.
+    undo_memory_edit {
+        params: UndoMemoryEditParams { #[ts(type = "number")] edit_id: i64 },
+        result: MemoryEdit,
+        errors: [NotFound, Conflict, InvalidInput, Storage, Internal],
+        events: [],
+        run: |engine, _, p| engine.undo_memory_edit(p.edit_id).await,
     }
 }

@@ -145,6 +145,10 @@ pub enum Command {
     /// a one-shot time or an interval), each run a session of source `cron`.
     #[command(subcommand)]
     Jobs(JobsCommand),
+    /// Agent memory: the Markdown files of the data dir's `memory/` and what was written to
+    /// them (each agent write recorded with its diff, which can be undone).
+    #[command(subcommand)]
+    Memory(MemoryCommand),
     /// Agents (`agents/<id>/` in the data dir over the built-ins); `chat --agent ID` picks one
     /// for a new session.
     #[command(subcommand)]
@@ -183,6 +187,23 @@ pub enum TasksCommand {
         #[arg(value_parser = parse_id, allow_hyphen_values = true)]
         id: i64,
     },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum MemoryCommand {
+    /// Every memory file: size and path.
+    List,
+    /// A memory file's content (PATH relative to `memory/`, e.g. notes.md).
+    Show { path: String },
+    /// The recorded writes, newest first, each with its author and diff (of PATH when given).
+    History {
+        path: Option<String>,
+        #[arg(long, default_value_t = 20)]
+        limit: u32,
+    },
+    /// Undo recorded write ID: the file gets its content from before it back (refused when the
+    /// file changed since).
+    Undo { id: i64 },
 }
 
 #[derive(Debug, Subcommand)]

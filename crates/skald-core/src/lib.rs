@@ -10,6 +10,7 @@ pub mod error;
 pub mod events;
 pub mod jobs;
 pub mod launch_env;
+pub mod memory;
 pub mod regular_file;
 pub mod session;
 pub mod tools;

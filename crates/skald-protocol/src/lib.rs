@@ -12,6 +12,7 @@ pub mod event;
 pub mod interrupted;
 pub mod job;
 pub mod mcp;
+pub mod memory;
 pub mod notification;
 pub mod origin;
 pub mod run_context;
@@ -27,6 +28,7 @@ pub use event::{DeltaKind, Event, EventEnvelope, EventKind, ResultType, TaskStat
 pub use interrupted::{InterruptedCall, ReconcileChoice};
 pub use job::*;
 pub use mcp::{McpServerInfo, McpServerInput, McpServerState, McpToolInfo};
+pub use memory::{MemoryAuthor, MemoryEdit, MemoryFileContent, MemoryFileInfo};
 pub use notification::{HomeSource, NotificationInfo};
 pub use origin::FrameOrigin;
 pub use run_context::RunContext;

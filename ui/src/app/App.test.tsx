@@ -4,7 +4,7 @@ import { describe, expect, it } from "vitest";
 import { MockBackend, summary } from "../test/mockBackend";
 import { goTo, renderApp } from "../test/renderApp";
 
-const NAV = ["Chat", "Inbox", "Sessions", "TIC", "Jobs", "Settings"];
+const NAV = ["Chat", "Inbox", "Sessions", "TIC", "Jobs", "Memory", "Settings"];
 
 function nav() {
   return within(screen.getByRole("navigation", { name: "Main" }));

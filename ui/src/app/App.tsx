@@ -5,6 +5,7 @@ import { Loading } from "../components/StatusViews";
 import { ChatPage } from "../pages/ChatPage";
 import { InboxPage } from "../pages/InboxPage";
 import { JobsPage } from "../pages/JobsPage";
+import { MemoryPage } from "../pages/MemoryPage";
 import { NotFoundPage } from "../pages/NotFoundPage";
 import { SessionDetailPage } from "../pages/SessionDetailPage";
 import { SessionsPage } from "../pages/SessionsPage";
@@ -22,6 +23,7 @@ const PAGE_TITLE: Record<Route["name"], string> = {
   session: "The session",
   tic: "The TIC list",
   jobs: "The jobs page",
+  memory: "The memory page",
   settings: "Settings",
   not_found: "This page",
 };
@@ -40,6 +42,8 @@ function Page({ route }: { route: Route }) {
       return <TicPage page={route.page} />;
     case "jobs":
       return <JobsPage openJob={route.job} />;
+    case "memory":
+      return <MemoryPage file={route.file} />;
     case "settings":
       return <SettingsPage />;
     case "not_found":

@@ -11,6 +11,7 @@ const ITEMS: Item[] = [
   { label: "Sessions", href: "#sessions", matches: (r) => r.name === "sessions", icon: "M5 6h14M5 12h14M5 18h14" },
   { label: "TIC", href: "#tic", matches: (r) => r.name === "tic", icon: "M12 4a8 8 0 1 0 0 16a8 8 0 1 0 0-16M12 8v4l3 2" },
   { label: "Jobs", href: "#jobs", matches: (r) => r.name === "jobs", icon: "M4 6h16v14H4zM4 10h16M8 3v5M16 3v5M8 14h3v3H8z" },
+  { label: "Memory", href: "#memory", matches: (r) => r.name === "memory", icon: "M6 4h9l3 3v13H6zM9 9h6M9 13h6M9 17h4" },
   { label: "Settings", href: "#settings", matches: (r) => r.name === "settings", icon: "M12 9a3 3 0 1 0 0 6a3 3 0 1 0 0-6M12 3v3M12 18v3M3 12h3M18 12h3M5.6 5.6l2.1 2.1M16.3 16.3l2.1 2.1M5.6 18.4l2.1-2.1M16.3 7.7l2.1-2.1" },
 ];
 

@@ -18,6 +18,8 @@ describe("hash routes", () => {
     expect(parseHash("#tic?page=3")).toEqual({ name: "tic", page: 3 });
     expect(parseHash("#jobs")).toEqual({ name: "jobs", job: null });
     expect(parseHash("#jobs/12")).toEqual({ name: "jobs", job: 12 });
+    expect(parseHash("#memory")).toEqual({ name: "memory", file: null });
+    expect(parseHash("#memory?file=projects%2Fskald.md")).toEqual({ name: "memory", file: "projects/skald.md" });
     expect(parseHash("#sessions?source=cron&search=disk&page=2")).toEqual({
       name: "sessions",
       params: { source: "cron", search: "disk", page: 2 },
@@ -25,7 +27,7 @@ describe("hash routes", () => {
   });
 
   it("rejects what no page claims", () => {
-    for (const hash of ["#session", "#session/0", "#session/-1", "#session/1.5", "#session/1/2", "#inbox/x", "#jobs/0", "#jobs/x", "#jobs/1/2", "#chat/%E0%A4%A", "#whatever"]) {
+    for (const hash of ["#session", "#session/0", "#session/-1", "#session/1.5", "#session/1/2", "#inbox/x", "#jobs/0", "#jobs/x", "#jobs/1/2", "#memory/x", "#chat/%E0%A4%A", "#whatever"]) {
       expect(parseHash(hash).name, hash).toBe("not_found");
     }
   });
@@ -42,6 +44,8 @@ describe("hash routes", () => {
       { name: "tic", page: 4 },
       { name: "jobs", job: null },
       { name: "jobs", job: 5 },
+      { name: "memory", file: null },
+      { name: "memory", file: "a b/c&d.md" },
       { name: "session", id: 7, focus: null },
       { name: "session", id: 7, focus: { type: "tool", id: 8 } },
       { name: "sessions", params: { source: "tic", search: "x & y", page: 3 } },

@@ -20,6 +20,8 @@ export type Route =
   | { name: "tic"; page: number }
   /** `job`: the job whose run history is open (`#jobs/ID`). */
   | { name: "jobs"; job: number | null }
+  /** `file`: the memory file open (`#memory?file=notes.md`). */
+  | { name: "memory"; file: string | null }
   | { name: "settings" }
   | { name: "not_found"; hash: string };
 
@@ -87,6 +89,8 @@ export function parseHash(hash: string): Route {
       const job = rest.length === 1 ? positiveInt(rest[0]) : null;
       return job ? { name: "jobs", job } : notFound;
     }
+    case "memory":
+      return rest.length === 0 ? { name: "memory", file: query.get("file") || null } : notFound;
     case "session": {
       const id = rest.length === 1 ? positiveInt(rest[0]) : null;
       return id ? { name: "session", id, focus: focusOf(query) } : notFound;
@@ -110,6 +114,8 @@ export function formatRoute(route: Exclude<Route, { name: "not_found" }>): strin
       return route.page > 1 ? `#tic?page=${route.page}` : "#tic";
     case "jobs":
       return route.job ? `#jobs/${route.job}` : "#jobs";
+    case "memory":
+      return route.file ? `#memory?${new URLSearchParams({ file: route.file }).toString()}` : "#memory";
     case "sessions": {
       const q = new URLSearchParams();
       if (route.params.source) q.set("source", route.params.source);

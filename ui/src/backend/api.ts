@@ -1,7 +1,7 @@
 // Generated from the operation table in crates/skald-api/src/table.rs. Do not edit by hand:
 // run `UPDATE_BINDINGS=1 cargo test -p skald-api --test all typescript` instead.
 
-import type { JsonValue, ErrorCode, Page, SearchQuery, SearchResults, SessionMatches, SessionListQuery, SessionSummary, SessionMeta, ReconcileChoice, InterruptedCall, DebugMessage, SessionDetail, ItemRef, WindowQuery, SessionWindow, SendResult, SessionUsage, CompactResult, SessionRef, StopResult, TaskInfo, TurnStatus, ToolGroupsReset, RunContext, JobSchedule, JobInput, JobRunInfo, JobInfo, SchedulePreview, JobDeleted, HomeNotice, NotificationInfo, HomeSource, Answer, Inbox, DecisionInput, Decision, BypassView, LlmClientInput, SettingsView, ConnectionTest, ApprovalRuleView, ApprovalRuleInput, AgentSummary, McpServerInfo, McpServerInput, AgentDefinition, AgentDetail, EventKind } from "./bindings";
+import type { JsonValue, ErrorCode, Page, SearchQuery, SearchResults, SessionMatches, SessionListQuery, SessionSummary, SessionMeta, ReconcileChoice, InterruptedCall, DebugMessage, SessionDetail, ItemRef, WindowQuery, SessionWindow, SendResult, SessionUsage, CompactResult, SessionRef, StopResult, TaskInfo, TurnStatus, ToolGroupsReset, RunContext, JobSchedule, JobInput, JobRunInfo, JobInfo, SchedulePreview, JobDeleted, HomeNotice, NotificationInfo, HomeSource, MemoryFileInfo, MemoryFileContent, MemoryEdit, Answer, Inbox, DecisionInput, Decision, BypassView, LlmClientInput, SettingsView, ConnectionTest, ApprovalRuleView, ApprovalRuleInput, AgentSummary, McpServerInfo, McpServerInput, AgentDefinition, AgentDetail, EventKind } from "./bindings";
 
 export type ListSessionsParams = { 
 /**
@@ -151,6 +151,16 @@ export type DeliverBriefingParams = Record<string, never>;
 
 export type SetHomeSourceParams = { source: string, };
 
+export type ListMemoryFilesParams = Record<string, never>;
+
+export type ReadMemoryFileParams = { path: string, };
+
+export type MemoryHistoryParams = { path?: string, limit?: number, };
+
+export type SaveMemoryFileParams = { path: string, content: string, };
+
+export type UndoMemoryEditParams = { edit_id: number, };
+
 /** Every operation the engine answers: its params and its result. */
 export type Operations = {
   list_sessions: { params: ListSessionsParams; result: Page<SessionSummary> };
@@ -213,6 +223,11 @@ export type Operations = {
   home_source: { params: HomeSourceParams; result: HomeSource };
   deliver_briefing: { params: DeliverBriefingParams; result: number };
   set_home_source: { params: SetHomeSourceParams; result: HomeSource };
+  list_memory_files: { params: ListMemoryFilesParams; result: Array<MemoryFileInfo> };
+  read_memory_file: { params: ReadMemoryFileParams; result: MemoryFileContent };
+  memory_history: { params: MemoryHistoryParams; result: Array<MemoryEdit> };
+  save_memory_file: { params: SaveMemoryFileParams; result: MemoryFileContent };
+  undo_memory_edit: { params: UndoMemoryEditParams; result: MemoryEdit };
 };
 
 export type OpName = keyof Operations;
@@ -279,6 +294,11 @@ export const OPERATION_NAMES: readonly OpName[] = [
   "home_source",
   "deliver_briefing",
   "set_home_source",
+  "list_memory_files",
+  "read_memory_file",
+  "memory_history",
+  "save_memory_file",
+  "undo_memory_edit",
 ];
 
 /** Sends one operation; resolves with its result or rejects with an `ApiError`. */
@@ -706,6 +726,43 @@ export interface Api {
    * Errors: invalid_input, storage. Events: none.
    */
   set_home_source(params: SetHomeSourceParams): Promise<HomeSource>;
+  /**
+   * Every agent memory file (Markdown under the data dir's `memory/`), by path; links are
+   * not listed.
+   *
+   * Errors: internal. Events: none.
+   */
+  list_memory_files(params: ListMemoryFilesParams): Promise<Array<MemoryFileInfo>>;
+  /**
+   * One memory file's content, with the size limit a save must stay within. `path` is
+   * relative to `memory/` and ends in `.md`; `..`, absolute paths and links leading out of
+   * `memory/` are `invalid_input`.
+   *
+   * Errors: not_found, invalid_input, internal. Events: none.
+   */
+  read_memory_file(params: ReadMemoryFileParams): Promise<MemoryFileContent>;
+  /**
+   * The recorded writes of memory files, newest first, each with its diff, author (an
+   * agent's call and session, or the person) and whether it was undone; of one file when
+   * `path` is given (`limit`, default 100, at most 1000).
+   *
+   * Errors: invalid_input, storage. Events: none.
+   */
+  memory_history(params: MemoryHistoryParams): Promise<Array<MemoryEdit>>;
+  /**
+   * Saves the person's content of a memory file (created when new), recorded like an
+   * agent's write; `invalid_input` past `memory.max_file_bytes` or for a bad path.
+   *
+   * Errors: invalid_input, conflict, internal. Events: none.
+   */
+  save_memory_file(params: SaveMemoryFileParams): Promise<MemoryFileContent>;
+  /**
+   * Undoes a recorded write: the file gets its content from before it back (a file the
+   * write created is deleted). `conflict` when the file changed since or it was undone.
+   *
+   * Errors: not_found, conflict, invalid_input, storage, internal. Events: none.
+   */
+  undo_memory_edit(params: UndoMemoryEditParams): Promise<MemoryEdit>;
 }
 
 /** The typed client over a transport. */
@@ -771,6 +828,11 @@ export function makeApi(call: Transport): Api {
     home_source: (params) => call("home_source", params) as Promise<HomeSource>,
     deliver_briefing: (params) => call("deliver_briefing", params) as Promise<number>,
     set_home_source: (params) => call("set_home_source", params) as Promise<HomeSource>,
+    list_memory_files: (params) => call("list_memory_files", params) as Promise<Array<MemoryFileInfo>>,
+    read_memory_file: (params) => call("read_memory_file", params) as Promise<MemoryFileContent>,
+    memory_history: (params) => call("memory_history", params) as Promise<Array<MemoryEdit>>,
+    save_memory_file: (params) => call("save_memory_file", params) as Promise<MemoryFileContent>,
+    undo_memory_edit: (params) => call("undo_memory_edit", params) as Promise<MemoryEdit>,
   };
 }
 

@@ -464,6 +464,38 @@ delivered_session_id: number | null, delivered_at: string | null, };
 
 export type HomeSource = { source: string, chosen: boolean, };
 
+export type MemoryFileInfo = { 
+/**
+ * Relative to `memory/`, with `/` separators (what `memory_write` takes).
+ */
+path: string, size: number, 
+/**
+ * Last modification, RFC 3339 UTC (`None` when the file system does not say).
+ */
+modified_at: string | null, };
+
+export type MemoryFileContent = { path: string, content: string, 
+/**
+ * The size limit a write must stay within (`memory.max_file_bytes`).
+ */
+max_bytes: number, };
+
+export type MemoryAuthor = "agent" | "user";
+
+export type MemoryEdit = { id: number, path: string, author: MemoryAuthor, 
+/**
+ * The agent's session and call (agent edits).
+ */
+session_id: number | null, tool_call_id: number | null, agent_id: string | null, 
+/**
+ * The file did not exist before this write.
+ */
+created_file: boolean, diff: FileDiff, created_at: string, 
+/**
+ * When it was undone, if it was.
+ */
+undone_at: string | null, };
+
 export type ApprovalKind = "write" | "command" | "tool";
 
 export type ApprovalRequest = { "kind": "write", path: string, diff: FileDiff, } | { "kind": "command", command: string, workdir: string, } | { "kind": "mcp_call", server: string, tool: string, } | { "kind": "other", path: string | null, };

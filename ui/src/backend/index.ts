@@ -56,6 +56,15 @@ export {
 } from "./jobs";
 export { noticeKeys, useDismissNotice, useHomeNotices, HOME_SOURCE } from "./notices";
 export { mcpKeys, useMcpActions, useMcpServers, useStartMcpServers, type McpActions } from "./mcp";
+export {
+  memoryKeys,
+  useMemoryActions,
+  useMemoryFile,
+  useMemoryFiles,
+  useMemoryHistory,
+  useMemoryLive,
+  type MemoryActions,
+} from "./memory";
 
 /** Tauri injects `__TAURI_INTERNALS__` before any page script runs; a plain browser has none. */
 export function detectBackend(win: Window = window): Backend {

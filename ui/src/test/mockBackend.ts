@@ -89,6 +89,7 @@ import type {
 } from "../backend/api";
 import type { Answer, HomeSource, NotificationInfo, RunContext, WindowQuery } from "../backend/bindings";
 import type { Backend } from "../backend/types";
+import { MockMemory } from "./mockMemory";
 import { MockJobs } from "./mockJobs";
 
 export function summary(id: number, over: Partial<SessionSummary> = {}): SessionSummary {
@@ -745,6 +746,13 @@ export class MockBackend implements Backend {
   run_job_now: Backend["run_job_now"] = (p) => this.jobs.run_job_now(p);
   list_job_runs: Backend["list_job_runs"] = (p) => this.jobs.list_job_runs(p);
   kill_job_run: Backend["kill_job_run"] = (p) => this.jobs.kill_job_run(p);
+  /** Agent memory files and their recorded writes (see mockMemory.ts). */
+  memory = new MockMemory();
+  list_memory_files: Backend["list_memory_files"] = () => this.memory.list_memory_files();
+  read_memory_file: Backend["read_memory_file"] = (p) => this.memory.read_memory_file(p);
+  memory_history: Backend["memory_history"] = (p) => this.memory.memory_history(p);
+  save_memory_file: Backend["save_memory_file"] = (p) => this.memory.save_memory_file(p);
+  undo_memory_edit: Backend["undo_memory_edit"] = (p) => this.memory.undo_memory_edit(p);
   /** Notices for the home chat, newest first; dismissed ones leave the list. */
   notices: HomeNotice[] = [];
   dismissed: number[] = [];

@@ -33,6 +33,12 @@ pub(super) async fn rig() -> Rig {
     Rig { _dir: dir, fake, engine }
 }
 
+impl Rig {
+    pub(super) fn fake(&self) -> &FakeLlm {
+        &self.fake
+    }
+}
+
 pub(super) async fn web(rig: &Rig, op: &str, params: Value) -> Result<Value, ApiError> {
     call(&rig.engine, &Caller::Web, op, params).await
 }

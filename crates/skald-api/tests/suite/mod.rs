@@ -1,4 +1,5 @@
 mod agents;
 mod declarations;
 mod dispatch;
+mod memory;
 mod typescript;

@@ -7,6 +7,7 @@ mod bypasses;
 mod chat;
 mod jobs;
 mod mcp;
+mod memory;
 mod prompt;
 mod serve;
 mod sessions;
@@ -58,6 +59,7 @@ async fn dispatch(engine: &Engine, command: Command, out: &Output) -> Result<u8,
         Command::Mcp(cmd) => mcp::run(engine, cmd, out).await,
         Command::Tasks(cmd) => tasks::run(engine, cmd, out).await,
         Command::Jobs(cmd) => jobs::run(engine, cmd, out).await,
+        Command::Memory(cmd) => memory::run(engine, cmd, out).await,
         Command::Api { op, params } => {
             api::run(engine, op.as_deref().unwrap_or_default(), params.as_deref(), out).await
         }

@@ -9,6 +9,7 @@ mod kill_harness;
 mod kill_harness_jobs;
 mod matrix;
 mod mcp;
+mod memory;
 mod one_runtime;
 mod processes;
 mod prompts;

@@ -18,6 +18,7 @@ pub struct Config {
     pub mcp: super::mcp::McpConfig,
     /// IANA zone for the date shown to the model and for cron; `None` = the OS zone.
     pub timezone: Option<String>,
+    pub memory: MemoryConfig,
     pub notifications: NotificationsConfig,
 }
 
@@ -36,6 +37,24 @@ impl Default for NotificationsConfig {
         Self { briefings: true }
     }
 }
+
+/// `memory:` — agent memory in the data dir's `memory/`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct MemoryConfig {
+    /// Largest memory file an agent (or the Memory page) may write, in bytes (default 64 KiB):
+    /// a write past it is refused with an error that asks the agent to condense the file.
+    pub max_file_bytes: u64,
+}
+
+impl Default for MemoryConfig {
+    fn default() -> Self {
+        Self { max_file_bytes: 64 * 1024 }
+    }
+}
+
+/// The bounds of `memory.max_file_bytes`.
+const MEMORY_FILE_BYTES: std::ops::RangeInclusive<u64> = 1024..=16 * 1024 * 1024;
 
 /// The deepest `llm.max_subagent_depth` accepted: each level is a live frame of one turn.
 const MAX_SUBAGENT_DEPTH: u32 = 16;
@@ -315,6 +334,17 @@ pub(super) fn validate(path: &Path, text: Option<&str>, c: &Config) -> Result<()
             format!(
                 "llm.max_async_tasks_per_reply: at most llm.max_async_tasks_per_turn ({}), not {}",
                 c.llm.max_async_tasks_per_turn, c.llm.max_async_tasks_per_reply
+            ),
+        ));
+    }
+    if !MEMORY_FILE_BYTES.contains(&c.memory.max_file_bytes) {
+        return Err(fail(
+            "max_file_bytes",
+            format!(
+                "memory.max_file_bytes: must be between {} and {}, not {}",
+                MEMORY_FILE_BYTES.start(),
+                MEMORY_FILE_BYTES.end(),
+                c.memory.max_file_bytes
             ),
         ));
     }

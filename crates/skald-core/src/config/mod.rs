@@ -11,8 +11,8 @@ mod watch;
 pub use edit::{ClientEdit, McpEdit, MergeError, edit_mcp_servers, merge_clients};
 pub use env::{ENV_API_KEY, ENV_CLIENT_NAME, EnvOverrides};
 pub use file::{
-    ClientConfig, CompactionConfig, Config, DatetimeConfig, LlmConfig, RequestLogConfig, Strength,
-    default_config_text,
+    ClientConfig, CompactionConfig, Config, DatetimeConfig, LlmConfig, MemoryConfig,
+    RequestLogConfig, Strength, default_config_text,
 };
 pub use mcp::{McpConfig, McpServerEntry};
 pub use secrets::{KeyringSecrets, MemorySecrets, SecretError, SecretStore};

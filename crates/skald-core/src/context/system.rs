@@ -24,7 +24,7 @@ pub fn render_static_system(
     for m in memory {
         text.push_str(&format!(
             "\n\n<memory_file path=\"{}\">\n{}\n</memory_file>",
-            m.shown_path,
+            escape_attr(&m.shown_path),
             m.content.as_deref().unwrap_or("(file not created yet)").trim_end()
         ));
     }

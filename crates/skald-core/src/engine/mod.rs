@@ -10,6 +10,7 @@ mod instance;
 mod jobs;
 mod lifecycle;
 mod mcp;
+mod memory;
 mod reconcile;
 mod run_context;
 mod runner;
@@ -87,6 +88,8 @@ struct Inner {
     events: EventBus,
     sessions: SessionRegistry,
     tools: Arc<ToolRegistry>,
+    /// Agent memory (the data dir's `memory/`) and the record of its writes.
+    memory: Arc<crate::memory::MemoryManager>,
     secrets: Arc<dyn SecretStore>,
     /// One model client for the engine's life: its connections and the per-model health are
     /// shared by every turn (each turn applies the current timeouts with `with_settings`).
@@ -184,7 +187,10 @@ impl Engine {
             store.register_instance(&me).await.map_err(|e| store.name_file(e))?;
         }
         let windows = crate::context::LearnedWindows::load(&store).await;
-        let tools = Arc::new(ToolRegistry::builtin_recording(ProcessRegistry::new(store.clone())));
+        let memory = open_memory(&dir, &store, &config)?;
+        let mut tools = ToolRegistry::builtin_recording(ProcessRegistry::new(store.clone()));
+        tools.register_memory(memory.clone());
+        let tools = Arc::new(tools);
         let mcp_servers = config
             .read()
             .unwrap_or_else(|p| p.into_inner())
@@ -203,6 +209,7 @@ impl Engine {
                 events,
                 sessions: SessionRegistry::default(),
                 tools,
+                memory,
                 secrets: opts.secrets.unwrap_or_else(|| Arc::new(KeyringSecrets)),
                 llm,
                 context_cache: crate::context::ContextCache::with_budget(
@@ -426,6 +433,23 @@ impl Engine {
         self.emit(EventEnvelope::session(session_id, &session.source, Event::SessionsChanged {}));
         Ok(session.meta())
     }
+}
+
+/// The memory manager over the data dir's `memory/` (created here), its size limit read from
+/// the configuration in force at each write.
+fn open_memory(
+    dir: &Path,
+    store: &Store,
+    config: &Arc<RwLock<Arc<Config>>>,
+) -> Result<Arc<crate::memory::MemoryManager>, EngineError> {
+    let memory_dir = dir.join(crate::memory::MEMORY_DIR);
+    let local = crate::memory::LocalMemory::new(memory_dir.clone()).map_err(|e| {
+        EngineError::DataDir { path: memory_dir.display().to_string(), message: e.to_string() }
+    })?;
+    let config = config.clone();
+    let limit: crate::memory::SizeLimit =
+        Arc::new(move || config.read().unwrap_or_else(|p| p.into_inner()).memory.max_file_bytes);
+    Ok(Arc::new(crate::memory::MemoryManager::new(Arc::new(local), store.clone(), limit)))
 }
 
 fn prepare_dir(dir: &Path) -> Result<(), EngineError> {

@@ -630,6 +630,7 @@ impl Engine {
             grants,
             emitter: emitter.clone(),
             cancel: CancellationToken::new(),
+            memory: Default::default(),
         };
         Ok(TurnCtx::new(deps, policy, frame))
     }

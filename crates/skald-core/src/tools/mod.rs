@@ -9,6 +9,7 @@ mod execute_cmd;
 mod insert_at_line;
 mod label;
 mod list_dir;
+mod memory;
 pub mod names;
 pub mod paths;
 mod proc_stat;

@@ -27,6 +27,9 @@ pub const ACTIVATE_TOOLS: &str = "activate_tools";
 pub const REGISTER_MCP: &str = "register_mcp";
 pub const DELETE_MCP: &str = "delete_mcp";
 pub const TOGGLE_ITEM: &str = "toggle_item";
+/// Agent memory (the data dir's `memory/`): search or read the files, and write one.
+pub const MEMORY_SEARCH: &str = "memory_search";
+pub const MEMORY_WRITE: &str = "memory_write";
 
 /// A tool's name, typed: what provides the tool is read from the name once, here, and code
 /// that runs tools matches on the variant instead of comparing strings.
@@ -162,7 +165,7 @@ pub fn schedules_job(name: &str, args: &serde_json::Value) -> bool {
 
 /// Tools that change files (approval class "write"; `file_changed` on success).
 pub fn is_write_tool(name: &str) -> bool {
-    matches!(name, WRITE_FILE | EDIT_FILE | INSERT_AT_LINE | REPLACE_LINES)
+    matches!(name, WRITE_FILE | EDIT_FILE | INSERT_AT_LINE | REPLACE_LINES | MEMORY_WRITE)
 }
 
 /// Tools that change which programs Skald starts (the `config` group): no bypass covers them.

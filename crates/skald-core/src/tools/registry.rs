@@ -62,6 +62,12 @@ impl ToolRegistry {
         registry
     }
 
+    /// Adds the memory tools (`memory_search`, `memory_write`) over `memory`.
+    pub fn register_memory(&mut self, memory: std::sync::Arc<crate::memory::MemoryManager>) {
+        self.register(Arc::new(super::memory::MemorySearch::new(memory.clone())));
+        self.register(Arc::new(super::memory::MemoryWrite::new(memory)));
+    }
+
     /// Adds a tool, replacing (and returning) one with the same name.
     pub fn register(&mut self, tool: Arc<dyn Tool>) -> Option<Arc<dyn Tool>> {
         self.tools.insert(tool.def().name, tool)

@@ -13,7 +13,7 @@ use tokio_util::sync::CancellationToken;
 use super::TurnEmitter;
 use crate::agents::{Agent, AgentKind};
 use crate::approval::gate::LoadedRules;
-use crate::context::{BuildSettings, ContextCache, ContextInputs, MessageBuilder};
+use crate::context::{BuildSettings, ContextCache, ContextInputs, MemoryFile, MessageBuilder};
 use crate::error::EngineError;
 use crate::tools::ToolRegistry;
 
@@ -108,7 +108,14 @@ pub struct FrameCtx {
     pub emitter: TurnEmitter,
     /// A clone of the turn's token: one stop reaches every frame.
     pub cancel: CancellationToken,
+    /// The agent's `inject_memory` files, read for the frame's first request and kept for the
+    /// rest of the turn: the static system message stays byte-identical between rounds (a
+    /// `memory_write` shows in the next turn).
+    pub memory: MemorySnapshot,
 }
+
+/// A frame's memory files, read once.
+pub type MemorySnapshot = Arc<std::sync::OnceLock<Vec<MemoryFile>>>;
 
 /// Everything one frame of a turn needs. Cheap to clone.
 #[derive(Clone)]
@@ -151,6 +158,7 @@ impl TurnCtx {
                 grants,
                 emitter,
                 cancel: self.frame.cancel.clone(),
+                memory: MemorySnapshot::default(),
             },
             ..self.clone()
         }
@@ -182,6 +190,20 @@ impl TurnCtx {
             .with_cache(self.deps.context_cache.clone())
     }
 
+    /// The frame's `inject_memory` files as its first request read them.
+    fn memory_files(&self) -> Vec<MemoryFile> {
+        self.frame
+            .memory
+            .get_or_init(|| {
+                crate::memory::inject(
+                    &self.frame.agent.meta.inject_memory,
+                    &self.deps.data_dir,
+                    &self.policy.workdir,
+                )
+            })
+            .clone()
+    }
+
     pub(super) fn context_inputs(&self) -> ContextInputs {
         let mut substitutions = BTreeMap::new();
         for key in &self.frame.agent.substitution_keys {
@@ -195,7 +217,7 @@ impl TurnCtx {
             stack_id: self.frame.stack_id,
             scratchpad_session_id: self.policy.scratchpad_session_id,
             agent_prompt: self.frame.agent.prompt.clone(),
-            memory: Vec::new(),
+            memory: self.memory_files(),
             extra_static: None,
             substitutions,
             cache_hints: false,

@@ -22,6 +22,7 @@ mod lifecycle;
 mod local_llm;
 mod matrix;
 mod mcp;
+mod memory;
 mod model_powers;
 mod outbox;
 mod parked_input;

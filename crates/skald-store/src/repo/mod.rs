@@ -8,6 +8,7 @@ pub mod history;
 pub mod instances;
 pub mod interrupted;
 pub mod jobs;
+pub mod memory;
 pub mod notices;
 pub mod notifications;
 pub mod outbox;
