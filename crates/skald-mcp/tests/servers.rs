@@ -4,10 +4,15 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::collections::BTreeMap;
+use std::pin::Pin;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use serde_json::json;
-use skald_mcp::{McpError, McpManager, ServerConfig, ServerState, Transport};
+use skald_mcp::{
+    Answer, Elicitor, FieldKind, Form, McpError, McpManager, Progress, ServerConfig, ServerState,
+    Transport,
+};
 use tokio_util::sync::CancellationToken;
 
 fn everything_bin() -> String {
@@ -403,5 +408,99 @@ async fn log_messages_are_logged_sanitised_and_other_notifications_kept_as_event
     assert_eq!(events[0].params, Some(json!({"subject": "hello"})));
     assert!(events[0].at >= before - chrono::Duration::seconds(1));
     assert_eq!(manager.statuses()[0].events, events);
+    manager.shutdown().await;
+}
+
+#[tokio::test]
+#[ignore = "needs mcp-server-everything (scripts/mcp-peers/install.sh)"]
+async fn progress_reaches_the_caller_and_keeps_a_long_call_alive_past_its_idle_timeout() {
+    // Idle timeout 2 s; the operation takes 4 s and reports progress every second.
+    let config = ServerConfig { call_timeout: Some(Duration::from_secs(2)), ..stdio("long") };
+    let manager = McpManager::new(vec![config], None);
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let sink: skald_mcp::ProgressSink = {
+        let seen = seen.clone();
+        Arc::new(move |p: Progress| seen.lock().unwrap().push(p))
+    };
+    let cancel = CancellationToken::new();
+    let args = json!({"duration": 4, "steps": 4});
+    let started = Instant::now();
+    let out = manager
+        .call_watched("long", "trigger-long-running-operation", &args, &cancel, Some(sink))
+        .await
+        .unwrap();
+    assert!(out.text.contains("Long running operation completed"), "{}", out.text);
+    assert!(started.elapsed() >= Duration::from_secs(4), "{:?}", started.elapsed());
+    let seen = seen.lock().unwrap().clone();
+    let steps: Vec<f64> = seen.iter().map(|p| p.progress).collect();
+    assert_eq!(steps, [1.0, 2.0, 3.0, 4.0], "{seen:?}");
+    assert!(seen.iter().all(|p| p.total == Some(4.0)), "{seen:?}");
+
+    // Without progress inside the idle time, the same timeout ends it.
+    let args = json!({"duration": 3, "steps": 1});
+    let err = manager.call("long", "trigger-long-running-operation", &args, &cancel).await;
+    assert!(matches!(err, Err(McpError::Timeout { secs: 2, .. })), "{err:?}");
+    manager.shutdown().await;
+}
+
+/// Answers every form as `answer` says, keeping what it was asked.
+struct Asked {
+    forms: Mutex<Vec<Form>>,
+    answer: fn(&Form) -> Answer,
+}
+
+impl Elicitor for Asked {
+    fn elicit(&self, _server: &str, form: Form) -> Pin<Box<dyn Future<Output = Answer> + Send>> {
+        let answer = (self.answer)(&form);
+        self.forms.lock().unwrap().push(form);
+        Box::pin(async move { answer })
+    }
+}
+
+#[tokio::test]
+#[ignore = "needs mcp-server-everything (scripts/mcp-peers/install.sh)"]
+async fn a_servers_question_is_put_to_the_elicitor_as_a_form_and_its_answer_sent_back() {
+    let accept = Arc::new(Asked {
+        forms: Mutex::new(Vec::new()),
+        answer: |form| {
+            let mut values = form.defaults();
+            values.insert("name".into(), json!("Ada Lovelace"));
+            values.insert("integer".into(), json!("7"));
+            Answer::Accept(values)
+        },
+    });
+    let manager = McpManager::new(vec![stdio("asks")], None);
+    manager.set_elicitor(accept.clone());
+    let tools = manager.connect("asks", false).await.unwrap();
+    assert!(tools.iter().any(|t| t.name == "trigger-elicitation-request"), "elicitation offered");
+    let cancel = CancellationToken::new();
+    let out =
+        manager.call("asks", "trigger-elicitation-request", &json!({}), &cancel).await.unwrap();
+    assert!(out.text.contains("- Name: Ada Lovelace"), "{}", out.text);
+    assert!(out.text.contains("- Favorite Integer: 7"), "a number typed as text: {}", out.text);
+    let form = accept.forms.lock().unwrap()[0].clone();
+    let field = |n: &str| form.fields.iter().find(|f| f.name == n).unwrap().clone();
+    assert!(field("name").required);
+    assert!(matches!(field("untitledMultipleSelectEnum").kind, FieldKind::MultiChoice { .. }));
+    assert!(matches!(field("legacyTitledEnum").kind, FieldKind::Choice { .. }));
+    assert_eq!(field("integer").default, Some(json!(42)));
+    manager.shutdown().await;
+
+    // An answer that does not fit the form is not sent: the server hears "cancel".
+    let wrong = Arc::new(Asked {
+        forms: Mutex::new(Vec::new()),
+        answer: |_| Answer::Accept(serde_json::Map::from_iter([("integer".into(), json!(500))])),
+    });
+    let manager = McpManager::new(vec![stdio("asks")], None);
+    manager.set_elicitor(wrong);
+    let out =
+        manager.call("asks", "trigger-elicitation-request", &json!({}), &cancel).await.unwrap();
+    assert!(out.text.contains("cancelled"), "{}", out.text);
+    manager.shutdown().await;
+
+    // Without an elicitor Skald does not say it can ask, and the server does not offer the tool.
+    let manager = McpManager::new(vec![stdio("asks")], None);
+    let tools = manager.connect("asks", false).await.unwrap();
+    assert!(!tools.iter().any(|t| t.name == "trigger-elicitation-request"));
     manager.shutdown().await;
 }
