@@ -154,7 +154,7 @@ operations! {
         errors: [InvalidInput, Config, Storage, Cancelled],
         events: [
             SessionsChanged, UserMessage, SteerQueued, SteerFolded, TurnRunning, TokenDelta,
-            Thinking, ToolStart, ToolDone, ToolError, ToolCancelled, ToolRejected,
+            Thinking, ToolStart, ToolProgress, ToolDone, ToolError, ToolCancelled, ToolRejected,
             ApprovalRequested, AgentQuestion, FileChanged, ModelFallback, ModelRetry, LlmFailed,
             Truncated, InterimAnswer, Done, TurnEnded, Compacting, CompactionDone, TaskUpdate,
         ],
@@ -208,7 +208,7 @@ operations! {
         errors: [NotFound, Conflict, Storage, Cancelled],
         events: [
             TaskUpdate, UserMessage, SteerFolded, TurnRunning, TokenDelta, Thinking, ToolStart,
-            ToolDone, ToolError, ToolCancelled, ToolRejected, ApprovalRequested, AgentQuestion,
+            ToolProgress, ToolDone, ToolError, ToolCancelled, ToolRejected, ApprovalRequested, AgentQuestion,
             FileChanged, ModelFallback, ModelRetry, LlmFailed, Truncated, InterimAnswer, Done,
             TurnEnded,
         ],

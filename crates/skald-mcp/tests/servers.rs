@@ -150,11 +150,24 @@ async fn a_streamable_http_server_is_reached_by_url_and_its_log_messages_arrive(
     let mut child = tokio::process::Command::new(everything_bin())
         .arg("streamableHttp")
         .env("PORT", port.to_string())
-        .stdout(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::null())
         .kill_on_drop(true)
         .spawn()
         .unwrap();
+    // What the server prints of each request (it says when a session is terminated).
+    let said = Arc::new(Mutex::new(Vec::<String>::new()));
+    {
+        let said = said.clone();
+        let stdout = child.stdout.take().unwrap();
+        tokio::spawn(async move {
+            use tokio::io::AsyncBufReadExt as _;
+            let mut lines = tokio::io::BufReader::new(stdout).lines();
+            while let Ok(Some(line)) = lines.next_line().await {
+                said.lock().unwrap().push(line);
+            }
+        });
+    }
     let url = format!("http://127.0.0.1:{port}/mcp");
     let deadline = Instant::now() + Duration::from_secs(20);
     while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
@@ -163,7 +176,7 @@ async fn a_streamable_http_server_is_reached_by_url_and_its_log_messages_arrive(
     }
     let config = ServerConfig {
         name: "remote".into(),
-        transport: Transport::Http { url, api_key: Some("k".into()) },
+        transport: Transport::Http { url: url.clone(), api_key: Some("k".into()) },
         description: None,
         enabled: true,
         call_timeout: None,
@@ -179,8 +192,65 @@ async fn a_streamable_http_server_is_reached_by_url_and_its_log_messages_arrive(
         manager.statuses()[0].log_lines.iter().any(|l| l.contains("-level message - SessionId "))
     })
     .await;
+    // Progress comes over HTTP as well.
+    let seen = Arc::new(Mutex::new(0));
+    let sink: skald_mcp::ProgressSink = {
+        let seen = seen.clone();
+        Arc::new(move |_| *seen.lock().unwrap() += 1)
+    };
+    let args = json!({"duration": 1, "steps": 2});
+    manager
+        .call_watched("remote", "trigger-long-running-operation", &args, &cancel, Some(sink))
+        .await
+        .unwrap();
+    assert_eq!(*seen.lock().unwrap(), 2);
+    // Stopping ends the HTTP session at the server (DELETE), not only on our side.
     manager.shutdown().await;
+    eventually("the session terminated at the server", || {
+        said.lock().unwrap().iter().any(|l| l.contains("Received session termination request"))
+    })
+    .await;
+
+    // A server that is gone is said in words, without Rust type names.
     child.kill().await.unwrap();
+    let err = manager.call("remote", "echo", &json!({"message": "x"}), &cancel).await.unwrap_err();
+    let text = err.to_string();
+    assert!(text.contains("could not reach the server"), "{text}");
+    assert!(!text.contains("rmcp::") && !text.contains("Transport ["), "{text}");
+}
+
+#[tokio::test]
+async fn a_server_that_refuses_the_key_says_it_needs_authorization_in_words() {
+    // An HTTP endpoint that answers every request 401, as a server does to a wrong API key.
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    std::thread::spawn(move || {
+        use std::io::{Read as _, Write as _};
+        for stream in listener.incoming() {
+            let Ok(mut stream) = stream else { return };
+            let mut buf = [0u8; 8192];
+            let _ = stream.read(&mut buf);
+            let _ = stream.write_all(
+                b"HTTP/1.1 401 Unauthorized\r\nWWW-Authenticate: Bearer\r\n\
+                  Content-Length: 0\r\nConnection: close\r\n\r\n",
+            );
+        }
+    });
+    let config = ServerConfig {
+        name: "locked".into(),
+        transport: Transport::Http {
+            url: format!("http://127.0.0.1:{port}/mcp"),
+            api_key: Some("wrong".into()),
+        },
+        description: None,
+        enabled: true,
+        call_timeout: None,
+        trusted: false,
+    };
+    let manager = McpManager::new(vec![config], None);
+    let text = manager.connect("locked", false).await.unwrap_err().to_string();
+    assert!(text.contains("requires authorization"), "{text}");
+    assert!(!text.contains("rmcp::") && !text.contains("Transport ["), "{text}");
 }
 
 /// Pids of the processes whose environment holds `marker`.

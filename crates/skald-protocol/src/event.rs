@@ -176,6 +176,17 @@ pub enum Event {
         label_full: String,
         path: Option<String>,
     },
+    /// A running call's progress as its MCP server reports it (`notifications/progress`):
+    /// live only, never stored; the card shows the latest.
+    ToolProgress {
+        #[ts(type = "number")]
+        tool_call_id: i64,
+        /// Done so far, in the server's unit.
+        progress: f64,
+        /// Of how much, when the server knows.
+        total: Option<f64>,
+        message: Option<String>,
+    },
     ToolDone {
         #[ts(type = "number")]
         tool_call_id: i64,
@@ -378,6 +389,7 @@ pub enum EventKind {
     TokenDelta,
     Thinking,
     ToolStart,
+    ToolProgress,
     ToolDone,
     ToolError,
     ToolCancelled,
@@ -422,6 +434,7 @@ impl EventKind {
         EventKind::TokenDelta,
         EventKind::Thinking,
         EventKind::ToolStart,
+        EventKind::ToolProgress,
         EventKind::ToolDone,
         EventKind::ToolError,
         EventKind::ToolCancelled,
@@ -466,6 +479,7 @@ impl EventKind {
             EventKind::TokenDelta => "token_delta",
             EventKind::Thinking => "thinking",
             EventKind::ToolStart => "tool_start",
+            EventKind::ToolProgress => "tool_progress",
             EventKind::ToolDone => "tool_done",
             EventKind::ToolError => "tool_error",
             EventKind::ToolCancelled => "tool_cancelled",
@@ -513,6 +527,7 @@ impl Event {
             Event::TokenDelta { .. } => EventKind::TokenDelta,
             Event::Thinking { .. } => EventKind::Thinking,
             Event::ToolStart { .. } => EventKind::ToolStart,
+            Event::ToolProgress { .. } => EventKind::ToolProgress,
             Event::ToolDone { .. } => EventKind::ToolDone,
             Event::ToolError { .. } => EventKind::ToolError,
             Event::ToolCancelled { .. } => EventKind::ToolCancelled,

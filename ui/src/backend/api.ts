@@ -330,7 +330,7 @@ export interface Api {
    * running (folded in at its next round). The turn runs on by itself; its progress arrives
    * as events, and a call that needs a human waits in the inbox.
    *
-   * Errors: invalid_input, config, storage, cancelled. Events: sessions_changed, user_message, steer_queued, steer_folded, turn_running, token_delta, thinking, tool_start, tool_done, tool_error, tool_cancelled, tool_rejected, approval_requested, agent_question, file_changed, model_fallback, model_retry, llm_failed, truncated, interim_answer, done, turn_ended, compacting, compaction_done, task_update.
+   * Errors: invalid_input, config, storage, cancelled. Events: sessions_changed, user_message, steer_queued, steer_folded, turn_running, token_delta, thinking, tool_start, tool_progress, tool_done, tool_error, tool_cancelled, tool_rejected, approval_requested, agent_question, file_changed, model_fallback, model_retry, llm_failed, truncated, interim_answer, done, turn_ended, compacting, compaction_done, task_update.
    */
   send_message(params: SendMessageParams): Promise<SendResult>;
   /**
@@ -352,7 +352,7 @@ export interface Api {
    * step in the background; its new report reaches the parent session like the first.
    * `conflict` when the task is not failed or cancelled.
    *
-   * Errors: not_found, conflict, storage, cancelled. Events: task_update, user_message, steer_folded, turn_running, token_delta, thinking, tool_start, tool_done, tool_error, tool_cancelled, tool_rejected, approval_requested, agent_question, file_changed, model_fallback, model_retry, llm_failed, truncated, interim_answer, done, turn_ended.
+   * Errors: not_found, conflict, storage, cancelled. Events: task_update, user_message, steer_folded, turn_running, token_delta, thinking, tool_start, tool_progress, tool_done, tool_error, tool_cancelled, tool_rejected, approval_requested, agent_question, file_changed, model_fallback, model_retry, llm_failed, truncated, interim_answer, done, turn_ended.
    */
   continue_task(params: ContinueTaskParams): Promise<TaskInfo>;
   /**
@@ -756,6 +756,7 @@ export const EVENT_KINDS: readonly EventKind[] = [
   "token_delta",
   "thinking",
   "tool_start",
+  "tool_progress",
   "tool_done",
   "tool_error",
   "tool_cancelled",

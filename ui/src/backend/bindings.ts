@@ -748,7 +748,15 @@ cost_usd: number | null, } | { "type": "tool_start", tool_call_id: number, messa
 /**
  * As the model sent them (before working-directory injection).
  */
-arguments: unknown, label_short: string, label_full: string, path: string | null, } | { "type": "tool_done", tool_call_id: number, result: string, result_type: ResultType, } | { "type": "tool_error", tool_call_id: number, error: string, } | { "type": "tool_cancelled", tool_call_id: number, } | { "type": "tool_rejected", tool_call_id: number, reason: string, } | { "type": "approval_requested", request_id: number, tool_call_id: number, tool_name: string, 
+arguments: unknown, label_short: string, label_full: string, path: string | null, } | { "type": "tool_progress", tool_call_id: number, 
+/**
+ * Done so far, in the server's unit.
+ */
+progress: number, 
+/**
+ * Of how much, when the server knows.
+ */
+total: number | null, message: string | null, } | { "type": "tool_done", tool_call_id: number, result: string, result_type: ResultType, } | { "type": "tool_error", tool_call_id: number, error: string, } | { "type": "tool_cancelled", tool_call_id: number, } | { "type": "tool_rejected", tool_call_id: number, reason: string, } | { "type": "approval_requested", request_id: number, tool_call_id: number, tool_name: string, 
 /**
  * As the model sent them.
  */
@@ -786,7 +794,7 @@ report: string | null,
  */
 message_id: number | null, } | { "type": "job_run_update", run: JobRunInfo, } | { "type": "job_changed", job_id: number, deleted: boolean, } | { "type": "home_notice", notice: HomeNotice, } | { "type": "home_notice_dismissed", notice_id: number, } | { "type": "compaction_done", summary_id: number, covers_up_to_message_id: number, tokens_before: number, tokens_after: number, };
 
-export type EventKind = "sessions_changed" | "resync" | "subscribed" | "config_reloaded" | "agents_changed" | "new_session" | "user_message" | "steer_queued" | "steer_folded" | "steers_discarded" | "turn_running" | "token_delta" | "thinking" | "tool_start" | "tool_done" | "tool_error" | "tool_cancelled" | "tool_rejected" | "approval_requested" | "approval_resolved" | "bypasses_changed" | "agent_question" | "clarification_resolved" | "file_changed" | "model_fallback" | "model_retry" | "llm_failed" | "truncated" | "interim_answer" | "done" | "turn_ended" | "compacting" | "interrupted_call" | "task_update" | "job_run_update" | "job_changed" | "home_notice" | "home_notice_dismissed" | "compaction_done";
+export type EventKind = "sessions_changed" | "resync" | "subscribed" | "config_reloaded" | "agents_changed" | "new_session" | "user_message" | "steer_queued" | "steer_folded" | "steers_discarded" | "turn_running" | "token_delta" | "thinking" | "tool_start" | "tool_progress" | "tool_done" | "tool_error" | "tool_cancelled" | "tool_rejected" | "approval_requested" | "approval_resolved" | "bypasses_changed" | "agent_question" | "clarification_resolved" | "file_changed" | "model_fallback" | "model_retry" | "llm_failed" | "truncated" | "interim_answer" | "done" | "turn_ended" | "compacting" | "interrupted_call" | "task_update" | "job_run_update" | "job_changed" | "home_notice" | "home_notice_dismissed" | "compaction_done";
 
 export type FrameOrigin = { 
 /**

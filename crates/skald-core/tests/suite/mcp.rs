@@ -658,3 +658,40 @@ async fn a_tool_an_untrusted_server_adds_later_waits_for_approval_like_its_first
     assert_eq!(tool_results(&last).pop().unwrap(), "added says hi");
     rig.engine.shutdown(std::time::Duration::from_secs(5)).await;
 }
+
+#[tokio::test]
+#[ignore = "needs mcp-server-everything (scripts/mcp-peers/install.sh)"]
+async fn a_servers_progress_reaches_the_running_calls_card_live() {
+    let rig = rig().await;
+    rig.fake.push(activate(&["everything"]));
+    let long = json!({ "duration": 2, "steps": 4 }).to_string();
+    rig.fake.push(Reply::tool_call("mcp__everything__trigger-long-running-operation", &long));
+    rig.fake.push(Reply::text("Done."));
+    let mut rx = rig.engine.subscribe();
+    let receipt = rig.engine.send_message(SOURCE, "run the long one", rig.opts()).await.unwrap();
+    let mut call = None;
+    let mut progress = Vec::new();
+    loop {
+        let envelope = tokio::time::timeout(std::time::Duration::from_secs(30), rx.recv())
+            .await
+            .expect("no tool_done within 30 s")
+            .unwrap();
+        match envelope.event {
+            Event::ToolStart { tool_call_id, name, .. } if name.contains("long-running") => {
+                call = Some(tool_call_id);
+            }
+            Event::ToolProgress { tool_call_id, progress: p, total, message } => {
+                assert_eq!(Some(tool_call_id), call, "progress names its call");
+                assert_eq!(total, Some(4.0));
+                assert_eq!(message, None);
+                progress.push(p);
+            }
+            Event::ToolDone { tool_call_id, .. } if Some(tool_call_id) == call => break,
+            _ => {}
+        }
+    }
+    assert_eq!(progress, [1.0, 2.0, 3.0, 4.0], "one event per step, in order");
+    let (_, outcome) = finish(&rig.engine, receipt).await;
+    assert!(matches!(outcome, TurnOutcome::Final { .. }), "{outcome:?}");
+    rig.engine.shutdown(std::time::Duration::from_secs(5)).await;
+}
