@@ -165,15 +165,39 @@ pub struct Progress {
     pub message: Option<String>,
 }
 
+/// Who answers what a server asks during one call (`None`: the connection's default).
+type CallElicitor = Option<Arc<dyn Elicitor>>;
+
 /// The calls running on one connection, as the handler sees them: where each call's progress
 /// goes (by the progress token rmcp put on its request), and how many questions the server is
 /// asking a person now (a call's timeout does not run out meanwhile).
-#[derive(Debug, Clone, Default)]
+#[derive(Clone, Default)]
 pub struct Calls {
     progress: Arc<Mutex<HashMap<ProgressToken, tokio::sync::mpsc::Sender<Progress>>>>,
+    /// The calls in flight and who answers a question asked during each.
+    running: Arc<Mutex<HashMap<u64, CallElicitor>>>,
+    next: Arc<AtomicU64>,
     asking: Arc<AtomicUsize>,
     /// Woken when a question is answered: a call's idle timer starts again from then.
     answered: Arc<tokio::sync::Notify>,
+}
+
+impl std::fmt::Debug for Calls {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Calls").field("running", &lock(&self.running).len()).finish_non_exhaustive()
+    }
+}
+
+/// A call in flight, counted while it lives.
+pub struct Running {
+    calls: Calls,
+    id: u64,
+}
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        lock(&self.calls.running).remove(&self.id);
+    }
 }
 
 /// A call's subscription to its progress; dropped, it ends.
@@ -190,6 +214,25 @@ impl Drop for Watch {
 }
 
 impl Calls {
+    /// Counts a call as in flight until the returned guard drops; `elicitor` answers what the
+    /// server asks while it is the only call in flight.
+    pub fn start(&self, elicitor: Option<Arc<dyn Elicitor>>) -> Running {
+        let id = self.next.fetch_add(1, Ordering::Relaxed);
+        lock(&self.running).insert(id, elicitor);
+        Running { calls: self.clone(), id }
+    }
+
+    /// Who answers a question the server asks now: the elicitor of the one call in flight. With
+    /// several calls in flight the question cannot be told apart (it might be another session's):
+    /// `None`, and so is none.
+    fn elicitor_now(&self) -> Option<Arc<dyn Elicitor>> {
+        let running = lock(&self.running);
+        match running.len() {
+            1 => running.values().next().cloned().flatten(),
+            _ => None,
+        }
+    }
+
     pub fn watch(&self, token: ProgressToken) -> Watch {
         // Bounded: a server flooding progress loses updates, not memory.
         let (tx, rx) = tokio::sync::mpsc::channel(16);
@@ -250,7 +293,8 @@ pub struct Handler {
     pub tools: ToolList,
     pub events: Events,
     pub calls: Calls,
-    /// Who answers the server's questions (`None`: every question is declined).
+    /// Who answers the server's questions asked outside a call's own elicitor (`None`: they
+    /// are declined). Skald says it can ask only when this is set.
     pub elicitor: Option<Arc<dyn Elicitor>>,
 }
 
@@ -272,7 +316,7 @@ impl Handler {
                 return Ok(declined());
             }
         };
-        let Some(elicitor) = &self.elicitor else {
+        let Some(elicitor) = self.calls.elicitor_now().or_else(|| self.elicitor.clone()) else {
             self.log.line("lifecycle", "elicitation declined: nobody to ask");
             return Ok(declined());
         };
@@ -368,6 +412,9 @@ impl Handler {
 pub struct Watched<T> {
     pub inner: T,
     pub tools: ToolList,
+    /// Progress is handed to its call here, in the order it arrives: before the call's answer
+    /// behind it (rmcp runs notification handlers as tasks of their own, in no set order).
+    pub calls: Calls,
 }
 
 impl<T: Transport<RoleClient>> Transport<RoleClient> for Watched<T> {
@@ -386,10 +433,12 @@ impl<T: Transport<RoleClient>> Transport<RoleClient> for Watched<T> {
 
     async fn receive(&mut self) -> Option<RxJsonRpcMessage<RoleClient>> {
         let message = self.inner.receive().await;
-        if let Some(JsonRpcMessage::Notification(n)) = &message
-            && matches!(n.notification, ServerNotification::ToolListChangedNotification(_))
-        {
-            self.tools.changed();
+        if let Some(JsonRpcMessage::Notification(n)) = &message {
+            match &n.notification {
+                ServerNotification::ToolListChangedNotification(_) => self.tools.changed(),
+                ServerNotification::ProgressNotification(p) => self.calls.report(p.params.clone()),
+                _ => {}
+            }
         }
         message
     }
@@ -442,14 +491,6 @@ impl ClientHandler for Handler {
         _context: RequestContext<RoleClient>,
     ) -> Result<ElicitResult, ErrorData> {
         self.elicit(request).await
-    }
-
-    async fn on_progress(
-        &self,
-        params: ProgressNotificationParam,
-        _context: NotificationContext<RoleClient>,
-    ) {
-        self.calls.report(params);
     }
 
     async fn on_tool_list_changed(&self, context: NotificationContext<RoleClient>) {

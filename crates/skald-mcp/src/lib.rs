@@ -22,7 +22,7 @@ pub use handler::{ELICITATION_TIMEOUT, MAX_EVENTS, Progress, ServerEvent};
 pub use log::RECENT_LINES;
 pub use manager::{McpManager, ServerState, ServerStatus};
 pub use result::{CallOutput, Media};
-pub use server::{CALL_TIMEOUT, CONNECT_TIMEOUT, MAX_CALL_TIME, McpTool, ProgressSink};
+pub use server::{CALL_TIMEOUT, CONNECT_TIMEOUT, CallHooks, MAX_CALL_TIME, McpTool, ProgressSink};
 
 /// What went wrong talking to a server, in words the model and the user can act on.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

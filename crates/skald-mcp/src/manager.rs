@@ -11,7 +11,7 @@ use tokio_util::sync::CancellationToken;
 use crate::elicit::Elicitor;
 use crate::handler::{Events, ServerEvent};
 use crate::log::ServerLog;
-use crate::server::{CALL_TIMEOUT, Connection, McpTool, ProgressSink};
+use crate::server::{CALL_TIMEOUT, CallHooks, Connection, McpTool};
 use crate::{CallOutput, McpError, ServerConfig, Transport};
 
 /// Where a server stands.
@@ -226,18 +226,18 @@ impl McpManager {
         args: &Value,
         cancel: &CancellationToken,
     ) -> Result<CallOutput, McpError> {
-        self.call_watched(server, tool, args, cancel, None).await
+        self.call_watched(server, tool, args, cancel, CallHooks::default()).await
     }
 
-    /// [`Self::call`], each progress report the server sends for it given to `on_progress`
-    /// (progress also starts the call's timeout again).
+    /// [`Self::call`] with `hooks`: each progress report the server sends for it (progress
+    /// also starts the call's timeout again), and who answers what the server asks meanwhile.
     pub async fn call_watched(
         &self,
         server: &str,
         tool: &str,
         args: &Value,
         cancel: &CancellationToken,
-        on_progress: Option<ProgressSink>,
+        hooks: CallHooks,
     ) -> Result<CallOutput, McpError> {
         let conn = self.connection(server, false).await?;
         // The list as it is now: a tool the server added since the connection started is
@@ -248,7 +248,7 @@ impl McpManager {
         // A call the server may have received is never sent again here (it may have had its
         // effect): a server that died under it fails the call, and the next one restarts it.
         let timeout = self.slot(server).and_then(|s| s.config.call_timeout).unwrap_or(CALL_TIMEOUT);
-        conn.call(server, tool, args, cancel, timeout, on_progress).await
+        conn.call(server, tool, args, cancel, timeout, hooks).await
     }
 
     /// Every server and where it stands.

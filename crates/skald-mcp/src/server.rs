@@ -34,6 +34,15 @@ pub const MAX_CALL_TIME: Duration = Duration::from_secs(60 * 60);
 /// Where a call's progress goes.
 pub type ProgressSink = Arc<dyn Fn(Progress) + Send + Sync>;
 
+/// What a caller hooks into one call.
+#[derive(Default, Clone)]
+pub struct CallHooks {
+    /// Each progress report the server sends for the call.
+    pub progress: Option<ProgressSink>,
+    /// Answers what the server asks while the call runs (when it is its only call in flight).
+    pub elicitor: Option<Arc<dyn Elicitor>>,
+}
+
 /// A tool a server offers, as the engine needs it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct McpTool {
@@ -212,7 +221,8 @@ impl Connection {
                         }
                     });
                 }
-                let transport = Watched { inner: transport, tools: tools.clone() };
+                let transport =
+                    Watched { inner: transport, tools: tools.clone(), calls: calls.clone() };
                 info.serve(transport).await.map_err(|e| crate::error::describe_init(&e))?
             }
             Transport::Http { url, api_key } => {
@@ -221,7 +231,8 @@ impl Connection {
                     http = http.auth_header(key.clone());
                 }
                 let transport = StreamableHttpClientTransport::from_config(http);
-                let transport = Watched { inner: transport, tools: tools.clone() };
+                let transport =
+                    Watched { inner: transport, tools: tools.clone(), calls: calls.clone() };
                 info.serve(transport)
                     .await
                     .map_err(|e| format!("{url}: {}", crate::error::describe_init(&e)))?
@@ -250,8 +261,9 @@ impl Connection {
         args: &Value,
         cancel: &CancellationToken,
         timeout: Duration,
-        on_progress: Option<ProgressSink>,
+        hooks: CallHooks,
     ) -> Result<CallOutput, McpError> {
+        let on_progress = hooks.progress;
         let failed =
             |message: String| McpError::Call { server: server.into(), tool: tool.into(), message };
         let mut params = CallToolRequestParams::new(tool.to_string());
@@ -261,6 +273,7 @@ impl Connection {
             other => return Err(failed(format!("arguments must be a JSON object, not {other}"))),
         };
         let peer = self.service.peer().clone();
+        let _running = self.calls.start(hooks.elicitor);
         let request = ClientRequest::CallToolRequest(CallToolRequest::new(params));
         let timed_out = || McpError::Timeout {
             server: server.into(),
@@ -305,8 +318,14 @@ impl Connection {
                 }
             }
         };
-        // Answered (or the transport closed): nothing to cancel.
+        // Answered (or the transport closed): nothing to cancel. Progress read before the
+        // answer is still delivered.
         guard.id = None;
+        if let Some(sink) = &on_progress {
+            while let Ok(p) = watch.progress.try_recv() {
+                sink(p);
+            }
+        }
         drop(watch);
         // A tool list the server changed while answering (a tool the call added) is fetched
         // before the call returns, so the next round offers it.

@@ -200,7 +200,7 @@ async fn a_streamable_http_server_is_reached_by_url_and_its_log_messages_arrive(
     };
     let args = json!({"duration": 1, "steps": 2});
     manager
-        .call_watched("remote", "trigger-long-running-operation", &args, &cancel, Some(sink))
+        .call_watched("remote", "trigger-long-running-operation", &args, &cancel, hooks(sink))
         .await
         .unwrap();
     assert_eq!(*seen.lock().unwrap(), 2);
@@ -426,7 +426,7 @@ async fn a_changed_tool_list_is_listed_again_before_the_call_that_changed_it_ret
     );
     let cancel = CancellationToken::new();
     let tools = manager.connect("trusted", false).await.unwrap();
-    assert_eq!(names(&tools), ["add_tool", "remove_tool", "log", "emit_event"]);
+    assert_eq!(names(&tools), ["add_tool", "remove_tool", "log", "login", "emit_event"]);
     let err = manager.call("trusted", "added", &json!({"word": "hi"}), &cancel).await.unwrap_err();
     assert_eq!(err, McpError::UnknownTool { server: "trusted".into(), tool: "added".into() });
 
@@ -437,15 +437,15 @@ async fn a_changed_tool_list_is_listed_again_before_the_call_that_changed_it_ret
     assert!(added.read_only, "a trusted server's read-only hint counts for a new tool too");
     let out = manager.call("trusted", "added", &json!({"word": "hi"}), &cancel).await.unwrap();
     assert_eq!(out.text, "added says hi");
-    assert_eq!(manager.statuses()[0].tools.len(), 5);
+    assert_eq!(manager.statuses()[0].tools.len(), 6);
 
     manager.call("trusted", "remove_tool", &json!({}), &cancel).await.unwrap();
     assert!(manager.tool("trusted", "added").is_none());
     let err = manager.call("trusted", "added", &json!({"word": "hi"}), &cancel).await.unwrap_err();
     assert_eq!(err, McpError::UnknownTool { server: "trusted".into(), tool: "added".into() });
     let log = std::fs::read_to_string(logs.path().join("trusted.log")).unwrap();
-    assert!(log.contains("[lifecycle] tool list changed (5 tools); added: added\n"), "{log}");
-    assert!(log.contains("[lifecycle] tool list changed (4 tools); removed: added\n"), "{log}");
+    assert!(log.contains("[lifecycle] tool list changed (6 tools); added: added\n"), "{log}");
+    assert!(log.contains("[lifecycle] tool list changed (5 tools); removed: added\n"), "{log}");
 
     // A tool that appears later is judged like the first ones: the same hint from a server
     // nobody trusted is only a claim.
@@ -496,7 +496,7 @@ async fn progress_reaches_the_caller_and_keeps_a_long_call_alive_past_its_idle_t
     let args = json!({"duration": 4, "steps": 4});
     let started = Instant::now();
     let out = manager
-        .call_watched("long", "trigger-long-running-operation", &args, &cancel, Some(sink))
+        .call_watched("long", "trigger-long-running-operation", &args, &cancel, hooks(sink))
         .await
         .unwrap();
     assert!(out.text.contains("Long running operation completed"), "{}", out.text);
@@ -573,4 +573,8 @@ async fn a_servers_question_is_put_to_the_elicitor_as_a_form_and_its_answer_sent
     let tools = manager.connect("asks", false).await.unwrap();
     assert!(!tools.iter().any(|t| t.name == "trigger-elicitation-request"));
     manager.shutdown().await;
+}
+
+fn hooks(sink: skald_mcp::ProgressSink) -> skald_mcp::CallHooks {
+    skald_mcp::CallHooks { progress: Some(sink), elicitor: None }
 }

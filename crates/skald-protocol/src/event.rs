@@ -248,6 +248,24 @@ pub enum Event {
         #[ts(type = "number")]
         tool_call_id: i64,
     },
+    /// An MCP server asks the user something during call `tool_call_id` (the Agent Inbox lists
+    /// it with its form).
+    ElicitationRequested {
+        #[ts(type = "number")]
+        elicitation_id: i64,
+        #[ts(type = "number")]
+        tool_call_id: i64,
+        server: String,
+        message: String,
+    },
+    /// A server's question was answered, declined, cancelled or given up (from any process).
+    ElicitationResolved {
+        #[ts(type = "number")]
+        elicitation_id: i64,
+        #[ts(type = "number")]
+        tool_call_id: i64,
+        action: crate::ElicitationAction,
+    },
     /// A write tool changed a file: what changed, for the call's card.
     FileChanged {
         path: String,
@@ -399,6 +417,8 @@ pub enum EventKind {
     BypassesChanged,
     AgentQuestion,
     ClarificationResolved,
+    ElicitationRequested,
+    ElicitationResolved,
     FileChanged,
     ModelFallback,
     ModelRetry,
@@ -444,6 +464,8 @@ impl EventKind {
         EventKind::BypassesChanged,
         EventKind::AgentQuestion,
         EventKind::ClarificationResolved,
+        EventKind::ElicitationRequested,
+        EventKind::ElicitationResolved,
         EventKind::FileChanged,
         EventKind::ModelFallback,
         EventKind::ModelRetry,
@@ -489,6 +511,8 @@ impl EventKind {
             EventKind::BypassesChanged => "bypasses_changed",
             EventKind::AgentQuestion => "agent_question",
             EventKind::ClarificationResolved => "clarification_resolved",
+            EventKind::ElicitationRequested => "elicitation_requested",
+            EventKind::ElicitationResolved => "elicitation_resolved",
             EventKind::FileChanged => "file_changed",
             EventKind::ModelFallback => "model_fallback",
             EventKind::ModelRetry => "model_retry",
@@ -537,6 +561,8 @@ impl Event {
             Event::BypassesChanged { .. } => EventKind::BypassesChanged,
             Event::AgentQuestion { .. } => EventKind::AgentQuestion,
             Event::ClarificationResolved { .. } => EventKind::ClarificationResolved,
+            Event::ElicitationRequested { .. } => EventKind::ElicitationRequested,
+            Event::ElicitationResolved { .. } => EventKind::ElicitationResolved,
             Event::FileChanged { .. } => EventKind::FileChanged,
             Event::ModelFallback { .. } => EventKind::ModelFallback,
             Event::ModelRetry { .. } => EventKind::ModelRetry,

@@ -1014,6 +1014,9 @@ function applyLive(state: ChatState, event: Event): ChatState {
     // Notices have their own list above the home chat (useHomeNotices).
     case "home_notice":
     case "home_notice_dismissed":
+    // A server's question is a form in the inbox (useInbox).
+    case "elicitation_requested":
+    case "elicitation_resolved":
       return state;
     case "task_update":
       return taskUpdate(state, event);

@@ -70,6 +70,8 @@ pub fn outboxed(kind: EventKind) -> bool {
         | EventKind::BypassesChanged
         | EventKind::AgentQuestion
         | EventKind::ClarificationResolved
+        | EventKind::ElicitationRequested
+        | EventKind::ElicitationResolved
         | EventKind::FileChanged
         | EventKind::LlmFailed
         | EventKind::Truncated

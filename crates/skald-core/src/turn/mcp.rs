@@ -244,8 +244,11 @@ pub async fn call(
     args: &Value,
 ) -> Result<ToolOutput, ToolError> {
     let kept = |out| mcp_results::for_model(out, &ctx.deps.data_dir, ctx.policy.session_id);
-    let sink = Some(progress_sink(ctx, id));
-    match ctx.deps.mcp.call_watched(server, tool, args, &ctx.frame.cancel, sink).await {
+    let hooks = skald_mcp::CallHooks {
+        progress: Some(progress_sink(ctx, id)),
+        elicitor: Some(crate::engine::elicitations::for_call(ctx, id)),
+    };
+    match ctx.deps.mcp.call_watched(server, tool, args, &ctx.frame.cancel, hooks).await {
         Ok(out) if out.is_error => Err(ToolError::Failed(kept(out))),
         Ok(out) => Ok(ToolOutput::text(kept(out))),
         Err(McpError::Cancelled) => Err(ToolError::Cancelled),
