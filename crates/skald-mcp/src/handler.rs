@@ -23,6 +23,7 @@ use rmcp::service::{NotificationContext, RequestContext, RxJsonRpcMessage, TxJso
 use rmcp::transport::Transport;
 use rmcp::{ClientHandler, RoleClient};
 use serde_json::Value;
+use tokio_util::sync::CancellationToken;
 
 use crate::elicit::{Answer, Elicitor, Form};
 use crate::log::{ServerLog, sanitize};
@@ -175,7 +176,7 @@ type CallElicitor = Option<Arc<dyn Elicitor>>;
 pub struct Calls {
     progress: Arc<Mutex<HashMap<ProgressToken, tokio::sync::mpsc::Sender<Progress>>>>,
     /// The calls in flight and who answers a question asked during each.
-    running: Arc<Mutex<HashMap<u64, CallElicitor>>>,
+    running: Arc<Mutex<HashMap<u64, (CallElicitor, CancellationToken)>>>,
     next: Arc<AtomicU64>,
     asking: Arc<AtomicUsize>,
     /// Woken when a question is answered: a call's idle timer starts again from then.
@@ -196,7 +197,10 @@ pub struct Running {
 
 impl Drop for Running {
     fn drop(&mut self) {
-        lock(&self.calls.running).remove(&self.id);
+        // A question asked during the call is withdrawn with it (answered, stopped, timed out).
+        if let Some((_, ended)) = lock(&self.calls.running).remove(&self.id) {
+            ended.cancel();
+        }
     }
 }
 
@@ -218,18 +222,18 @@ impl Calls {
     /// server asks while it is the only call in flight.
     pub fn start(&self, elicitor: Option<Arc<dyn Elicitor>>) -> Running {
         let id = self.next.fetch_add(1, Ordering::Relaxed);
-        lock(&self.running).insert(id, elicitor);
+        lock(&self.running).insert(id, (elicitor, CancellationToken::new()));
         Running { calls: self.clone(), id }
     }
 
-    /// Who answers a question the server asks now: the elicitor of the one call in flight. With
-    /// several calls in flight the question cannot be told apart (it might be another session's):
-    /// `None`, and so is none.
-    fn elicitor_now(&self) -> Option<Arc<dyn Elicitor>> {
+    /// Who answers a question the server asks now: the elicitor of the one call in flight, and
+    /// that call's end. With several calls in flight the question cannot be told apart (it might
+    /// be another session's): no elicitor.
+    fn elicitor_now(&self) -> (Option<Arc<dyn Elicitor>>, Option<CancellationToken>) {
         let running = lock(&self.running);
-        match running.len() {
-            1 => running.values().next().cloned().flatten(),
-            _ => None,
+        match (running.len(), running.values().next()) {
+            (1, Some((elicitor, ended))) => (elicitor.clone(), Some(ended.clone())),
+            _ => (None, None),
         }
     }
 
@@ -306,7 +310,11 @@ impl Handler {
     /// A server's `elicitation/create`: its form put to a person through the elicitor, the
     /// answer checked against the form. Nobody to ask, a URL-mode request or no answer within
     /// [`ELICITATION_TIMEOUT`] is a decline or cancel; a form Skald cannot show is an error.
-    async fn elicit(&self, request: ElicitRequestParams) -> Result<ElicitResult, ErrorData> {
+    async fn elicit(
+        &self,
+        request: ElicitRequestParams,
+        withdrawn: CancellationToken,
+    ) -> Result<ElicitResult, ErrorData> {
         let (message, schema) = match request {
             ElicitRequestParams::FormElicitationParams { message, requested_schema, .. } => {
                 (message, requested_schema)
@@ -316,7 +324,9 @@ impl Handler {
                 return Ok(declined());
             }
         };
-        let Some(elicitor) = self.calls.elicitor_now().or_else(|| self.elicitor.clone()) else {
+        let (call_elicitor, call_ended) = self.calls.elicitor_now();
+        let call_ended = call_ended.unwrap_or_default();
+        let Some(elicitor) = call_elicitor.or_else(|| self.elicitor.clone()) else {
             self.log.line("lifecycle", "elicitation declined: nobody to ask");
             return Ok(declined());
         };
@@ -331,7 +341,15 @@ impl Handler {
         let answer = {
             let _asking = Asking::new(&self.calls);
             let ask = elicitor.elicit(&self.server, form.clone());
-            tokio::time::timeout(ELICITATION_TIMEOUT, ask).await.unwrap_or(Answer::Cancel)
+            // The server withdrew the question (its call was stopped) or the connection ended:
+            // the person is no longer asked.
+            tokio::select! {
+                answer = tokio::time::timeout(ELICITATION_TIMEOUT, ask) => {
+                    answer.unwrap_or(Answer::Cancel)
+                }
+                () = withdrawn.cancelled() => Answer::Cancel,
+                () = call_ended.cancelled() => Answer::Cancel,
+            }
         };
         let (result, how) = match answer {
             Answer::Accept(content) => match form.check(&content) {
@@ -488,9 +506,9 @@ impl ClientHandler for Handler {
     async fn create_elicitation(
         &self,
         request: ElicitRequestParams,
-        _context: RequestContext<RoleClient>,
+        context: RequestContext<RoleClient>,
     ) -> Result<ElicitResult, ErrorData> {
-        self.elicit(request).await
+        self.elicit(request, context.ct).await
     }
 
     async fn on_tool_list_changed(&self, context: NotificationContext<RoleClient>) {

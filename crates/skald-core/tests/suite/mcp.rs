@@ -842,3 +842,33 @@ async fn a_password_a_server_asks_for_reaches_it_and_is_stored_only_as_given() {
     rig.engine.shutdown(std::time::Duration::from_secs(5)).await;
     assert!(!everything_stored(&rig.data_dir()).contains(SECRET), "the password was written");
 }
+
+#[tokio::test]
+#[ignore = "needs mcp-server-everything (scripts/mcp-peers/install.sh)"]
+async fn a_stop_while_a_server_asks_withdraws_its_question_from_the_inbox() {
+    let rig = rig().await;
+    rig.fake.push(activate(&["everything"]));
+    rig.fake.push(ask());
+    let mut rx = rig.engine.subscribe();
+    let receipt = rig.engine.send_message(SOURCE, "ask me", rig.opts()).await.unwrap();
+    let asked =
+        super::turn::wait_event(&mut rx, |e| matches!(e, Event::ElicitationRequested { .. })).await;
+    let Event::ElicitationRequested { elicitation_id: id, .. } = asked else { unreachable!() };
+    assert!(rig.engine.stop(receipt.session_id).await.unwrap());
+    let (_, outcome) = finish(&rig.engine, receipt).await;
+    assert_eq!(outcome, TurnOutcome::Cancelled);
+    assert!(rig.engine.inbox().await.unwrap().elicitations.is_empty());
+    // The server withdrew it (notifications/cancelled), so the question is closed as cancelled.
+    let withdrawn = super::turn::wait_event(
+        &mut rx,
+        |e| matches!(e, Event::ElicitationResolved { elicitation_id, .. } if *elicitation_id == id),
+    )
+    .await;
+    assert!(
+        matches!(withdrawn, Event::ElicitationResolved { action: ElicitationAction::Cancel, .. }),
+        "{withdrawn:?}"
+    );
+    let err = rig.engine.answer_elicitation(id, ElicitationAction::Decline, None, "t").await;
+    assert!(err.is_err(), "a withdrawn question cannot be answered");
+    rig.engine.shutdown(std::time::Duration::from_secs(5)).await;
+}
