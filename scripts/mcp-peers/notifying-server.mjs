@@ -2,7 +2,10 @@
 // A small MCP server (stdio) for the tests of what a server sends on its own, written with the
 // official SDK: `add_tool` adds the tool `added` and `remove_tool` removes it (each sends
 // `notifications/tools/list_changed`), `log` sends a log message (`notifications/message`),
-// `emit_event` sends a server event (`event/new_email`). server-everything has no way to
+// `emit_event` sends a server event (`event/new_email`), `login` asks the user for a name and a
+// password (`elicitation/create`; a secret by its name: the spec has no `format: password`) and
+// says whether the password, read backwards, is what the call expects (so that the password
+// itself is never in the call's arguments). server-everything has no way to
 // change its tool list on demand. Every tool says it is read-only (`readOnlyHint`), which Skald
 // honours only when the test marks the server trusted.
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
@@ -47,6 +50,27 @@ server.registerTool(
   async ({ level, message }) => {
     await server.sendLoggingMessage({ level, logger: "notifier", data: message });
     return text("logged");
+  },
+);
+
+server.registerTool(
+  "login",
+  { description: "Asks the user to log in.", inputSchema: { expect: z.string() }, annotations },
+  async ({ expect }) => {
+    const answer = await server.server.elicitInput({
+      message: "Log in to the test service",
+      requestedSchema: {
+        type: "object",
+        properties: {
+          user: { type: "string", title: "User" },
+          password: { type: "string", title: "Password" },
+        },
+        required: ["user", "password"],
+      },
+    });
+    if (answer.action !== "accept") return text(`login ${answer.action}`);
+    const { user, password } = answer.content;
+    return text(`user=${user}; password ${[...password].reverse().join("") === expect ? "matches" : "does not match"}`);
   },
 );
 

@@ -203,7 +203,10 @@ fn cut(text: &str, max: usize) -> String {
 
 /// Creates the tray icon with an empty inbox; `refresh` fills it in.
 pub fn create(app: &AppHandle) -> Result<TrayIcon, DesktopError> {
-    let view = TrayView::of(&Inbox { items: Vec::new(), questions: Vec::new(), total: 0 }, 0);
+    let view = TrayView::of(
+        &Inbox { items: Vec::new(), questions: Vec::new(), elicitations: Vec::new(), total: 0 },
+        0,
+    );
     let tray = TrayIconBuilder::with_id(TRAY_ID)
         .icon(Image::from_bytes(ICON)?)
         .tooltip(&view.tooltip)
@@ -348,7 +351,10 @@ mod tests {
 
     #[test]
     fn an_empty_inbox_shows_the_plain_icon() {
-        let view = TrayView::of(&Inbox { items: vec![], questions: vec![], total: 0 }, 0);
+        let view = TrayView::of(
+            &Inbox { items: vec![], questions: vec![], elicitations: vec![], total: 0 },
+            0,
+        );
         assert_eq!(view.tooltip, "Skald");
         assert_eq!((view.title, view.attention), (None, false));
         assert_eq!(view.inbox_label, "Agent Inbox (0)");
@@ -358,7 +364,8 @@ mod tests {
     #[test]
     fn waiting_approvals_badge_the_icon_and_the_newest_five_are_listed() {
         let items: Vec<_> = (1..=7).map(|id| item(id, Some(&format!("f{id}.txt")))).collect();
-        let view = TrayView::of(&Inbox { items, questions: vec![], total: 7 }, 0);
+        let view =
+            TrayView::of(&Inbox { items, questions: vec![], elicitations: vec![], total: 7 }, 0);
         assert_eq!(view.tooltip, "Skald: 7 approvals waiting");
         assert_eq!(view.title.as_deref(), Some("7"));
         assert!(view.attention);
@@ -383,7 +390,12 @@ mod tests {
             created_at: String::new(),
             age_secs: 0,
         };
-        let inbox = Inbox { items: vec![item(1, Some("a"))], questions: vec![question], total: 2 };
+        let inbox = Inbox {
+            items: vec![item(1, Some("a"))],
+            questions: vec![question],
+            elicitations: vec![],
+            total: 2,
+        };
         let view = TrayView::of(&inbox, 0);
         assert_eq!(view.tooltip, "Skald: 2 approvals and questions waiting");
         assert_eq!(view.inbox_label, "Agent Inbox (2)");
@@ -393,14 +405,19 @@ mod tests {
 
     #[test]
     fn interrupted_calls_count_and_badge_too() {
-        let empty = Inbox { items: vec![], questions: vec![], total: 0 };
+        let empty = Inbox { items: vec![], questions: vec![], elicitations: vec![], total: 0 };
         let view = TrayView::of(&empty, 1);
         assert_eq!(view.tooltip, "Skald: 1 interrupted call to check");
         assert_eq!((view.title.as_deref(), view.attention), (Some("1"), true));
         assert_eq!(view.inbox_label, "Agent Inbox (1)");
         assert!(view.recent.is_empty(), "they are answered in the window");
 
-        let inbox = Inbox { items: vec![item(1, Some("a"))], questions: vec![], total: 1 };
+        let inbox = Inbox {
+            items: vec![item(1, Some("a"))],
+            questions: vec![],
+            elicitations: vec![],
+            total: 1,
+        };
         let view = TrayView::of(&inbox, 2);
         assert_eq!(view.tooltip, "Skald: 1 approval waiting · 2 interrupted calls to check");
         assert_eq!(view.inbox_label, "Agent Inbox (3)");
@@ -414,7 +431,10 @@ mod tests {
         command.kind = ApprovalKind::Command;
         command.command = Some("curl -H 'Authorization: sk-secret'".into());
         command.workdir = Some("/home/me/project".into());
-        let view = TrayView::of(&Inbox { items: vec![command], questions: vec![], total: 1 }, 0);
+        let view = TrayView::of(
+            &Inbox { items: vec![command], questions: vec![], elicitations: vec![], total: 1 },
+            0,
+        );
         assert_eq!(view.recent[0].label, "execute_cmd · in /home/me/project");
     }
 
@@ -424,6 +444,7 @@ mod tests {
         let inbox = Inbox {
             items: vec![item(1, Some("notes\u{202e}txt.exe\n"))],
             questions: vec![],
+            elicitations: vec![],
             total: 1,
         };
         let view = TrayView::of(&inbox, 0);
@@ -433,7 +454,12 @@ mod tests {
     #[test]
     fn long_labels_are_cut() {
         let long = "x".repeat(200);
-        let inbox = Inbox { items: vec![item(1, Some(&long))], questions: vec![], total: 1 };
+        let inbox = Inbox {
+            items: vec![item(1, Some(&long))],
+            questions: vec![],
+            elicitations: vec![],
+            total: 1,
+        };
         let view = TrayView::of(&inbox, 0);
         assert_eq!(view.tooltip, "Skald: 1 approval waiting");
         assert_eq!(view.recent[0].label.chars().count(), MAX_LABEL_CHARS);
@@ -471,7 +497,12 @@ mod tests {
         let mut write = item(2, Some("notes.md"));
         write.tool_category = Some("files".into());
         let unknown = item(1, Some("x"));
-        let inbox = Inbox { items: vec![unknown, write, mcp], questions: vec![], total: 3 };
+        let inbox = Inbox {
+            items: vec![unknown, write, mcp],
+            questions: vec![],
+            elicitations: vec![],
+            total: 3,
+        };
         let view = TrayView::of(&inbox, 0);
         let scopes: Vec<_> = view.recent.iter().map(|r| r.bypass_scope.as_deref()).collect();
         // The MCP server before the category; nothing narrow known, nothing offered.

@@ -7,13 +7,14 @@
 use skald_core::engine::ChatOptions;
 use skald_protocol::{
     AgentDefinition, AgentDetail, AgentSummary, Answer, ApprovalRuleInput, ApprovalRuleView,
-    BypassView, CompactResult, ConnectionTest, DebugMessage, Decision, DecisionInput, HomeNotice,
-    HomeSource, Inbox, InterruptedCall, ItemRef, JobDeleted, JobInfo, JobInput, JobRunInfo,
-    JobSchedule, LlmClientInput, McpServerInfo, McpServerInput, MemoryEdit, MemoryFileContent,
-    MemoryFileInfo, NotificationInfo, Page, ReconcileChoice, RunContext, SchedulePreview,
-    SearchQuery, SearchResults, SendResult, SessionDetail, SessionListQuery, SessionMatches,
-    SessionMeta, SessionRef, SessionSummary, SessionUsage, SessionWindow, SettingsView, StopResult,
-    TaskInfo, ToolGroupsReset, TurnStatus, WindowQuery,
+    BypassView, CompactResult, ConnectionTest, DebugMessage, Decision, DecisionInput,
+    ElicitationAction, ElicitationAnswered, HomeNotice, HomeSource, Inbox, InterruptedCall,
+    ItemRef, JobDeleted, JobInfo, JobInput, JobRunInfo, JobSchedule, LlmClientInput, McpServerInfo,
+    McpServerInput, MemoryEdit, MemoryFileContent, MemoryFileInfo, NotificationInfo, Page,
+    ReconcileChoice, RunContext, SchedulePreview, SearchQuery, SearchResults, SendResult,
+    SessionDetail, SessionListQuery, SessionMatches, SessionMeta, SessionRef, SessionSummary,
+    SessionUsage, SessionWindow, SettingsView, StopResult, TaskInfo, ToolGroupsReset, TurnStatus,
+    WindowQuery,
 };
 
 use crate::Caller;
@@ -155,9 +156,10 @@ operations! {
         errors: [InvalidInput, Config, Storage, Cancelled],
         events: [
             SessionsChanged, UserMessage, SteerQueued, SteerFolded, TurnRunning, TokenDelta,
-            Thinking, ToolStart, ToolDone, ToolError, ToolCancelled, ToolRejected,
+            Thinking, ToolStart, ToolProgress, ToolDone, ToolError, ToolCancelled, ToolRejected,
             ApprovalRequested, AgentQuestion, FileChanged, ModelFallback, ModelRetry, LlmFailed,
             Truncated, InterimAnswer, Done, TurnEnded, Compacting, CompactionDone, TaskUpdate,
+            ElicitationRequested, ElicitationResolved,
         ],
         run: |engine, caller, p| {
             let explicit = p.workdir.map(std::path::PathBuf::from);
@@ -209,9 +211,9 @@ operations! {
         errors: [NotFound, Conflict, Storage, Cancelled],
         events: [
             TaskUpdate, UserMessage, SteerFolded, TurnRunning, TokenDelta, Thinking, ToolStart,
-            ToolDone, ToolError, ToolCancelled, ToolRejected, ApprovalRequested, AgentQuestion,
+            ToolProgress, ToolDone, ToolError, ToolCancelled, ToolRejected, ApprovalRequested, AgentQuestion,
             FileChanged, ModelFallback, ModelRetry, LlmFailed, Truncated, InterimAnswer, Done,
-            TurnEnded,
+            TurnEnded, ElicitationRequested, ElicitationResolved,
         ],
         run: |engine, _, p| engine.continue_task(p.session_id).await,
     }
@@ -355,6 +357,25 @@ operations! {
         errors: [InvalidInput, NotFound, Conflict, Storage],
         events: [ClarificationResolved, TurnRunning],
         run: |engine, caller, p| engine.answer(p.tool_call_id, &p.answer, caller.surface()).await,
+    }
+
+    /// Answers a question an MCP server asks during a call (accept with the form's values,
+    /// decline or cancel), as the calling surface. `delivered`: the waiting call got it now.
+    answer_elicitation {
+        params: AnswerElicitationParams {
+            #[ts(type = "number")]
+            elicitation_id: i64,
+            action: ElicitationAction,
+            #[ts(type = "Record<string, unknown> | null")]
+            content: Option<serde_json::Map<String, serde_json::Value>>,
+        },
+        result: ElicitationAnswered,
+        errors: [InvalidInput, NotFound, Conflict, Storage, Internal],
+        events: [ElicitationResolved],
+        run: |engine, caller, p| engine
+            .answer_elicitation(p.elicitation_id, p.action, p.content, caller.surface())
+            .await
+            .map(|delivered| ElicitationAnswered { delivered }),
     }
 
     /// The session's calls that a crash cut off while they ran and that were not safe to run

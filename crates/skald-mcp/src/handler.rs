@@ -3,8 +3,8 @@
 //! as an event with its server, method and time.
 
 use std::borrow::Cow;
-use std::collections::VecDeque;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::collections::{HashMap, VecDeque};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 use chrono::{DateTime, Utc};
@@ -14,17 +14,25 @@ use chrono::{DateTime, Utc};
 )]
 use rmcp::model::LoggingMessageNotificationParam;
 use rmcp::model::{
-    ClientConfig, CustomNotification, ResourceUpdatedNotificationParam,
+    ClientConfig, CustomNotification, ElicitRequestParams, ElicitResult, ElicitationAction,
+    ErrorData, ProgressNotificationParam, ProgressToken, ResourceUpdatedNotificationParam,
     SubscriptionsAcknowledgedNotificationParams, TaskStatusNotificationParams,
 };
 use rmcp::model::{JsonRpcMessage, ServerNotification};
-use rmcp::service::{NotificationContext, RxJsonRpcMessage, TxJsonRpcMessage};
+use rmcp::service::{NotificationContext, RequestContext, RxJsonRpcMessage, TxJsonRpcMessage};
 use rmcp::transport::Transport;
 use rmcp::{ClientHandler, RoleClient};
 use serde_json::Value;
+use tokio_util::sync::CancellationToken;
 
+use crate::elicit::{Answer, Elicitor, Form};
 use crate::log::{ServerLog, sanitize};
 use crate::server::{McpTool, to_tools};
+
+/// How long a person has to answer a server's question before it is cancelled.
+pub const ELICITATION_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(5 * 60);
+/// Longest progress message kept (characters).
+const MAX_PROGRESS_MESSAGE: usize = 300;
 
 /// How many events a server keeps (the oldest go first).
 pub const MAX_EVENTS: usize = 100;
@@ -148,6 +156,136 @@ impl ToolList {
     }
 }
 
+/// Progress a server reported for a running call (`notifications/progress`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Progress {
+    /// Done so far (grows; its unit is the server's).
+    pub progress: f64,
+    /// Of how much, when the server knows.
+    pub total: Option<f64>,
+    pub message: Option<String>,
+}
+
+/// Who answers what a server asks during one call (`None`: the connection's default).
+type CallElicitor = Option<Arc<dyn Elicitor>>;
+
+/// The calls running on one connection, as the handler sees them: where each call's progress
+/// goes (by the progress token rmcp put on its request), and how many questions the server is
+/// asking a person now (a call's timeout does not run out meanwhile).
+#[derive(Clone, Default)]
+pub struct Calls {
+    progress: Arc<Mutex<HashMap<ProgressToken, tokio::sync::mpsc::Sender<Progress>>>>,
+    /// The calls in flight and who answers a question asked during each.
+    running: Arc<Mutex<HashMap<u64, (CallElicitor, CancellationToken)>>>,
+    next: Arc<AtomicU64>,
+    asking: Arc<AtomicUsize>,
+    /// Woken when a question is answered: a call's idle timer starts again from then.
+    answered: Arc<tokio::sync::Notify>,
+}
+
+impl std::fmt::Debug for Calls {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Calls").field("running", &lock(&self.running).len()).finish_non_exhaustive()
+    }
+}
+
+/// A call in flight, counted while it lives.
+pub struct Running {
+    calls: Calls,
+    id: u64,
+}
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        // A question asked during the call is withdrawn with it (answered, stopped, timed out).
+        if let Some((_, ended)) = lock(&self.calls.running).remove(&self.id) {
+            ended.cancel();
+        }
+    }
+}
+
+/// A call's subscription to its progress; dropped, it ends.
+pub struct Watch {
+    calls: Calls,
+    token: ProgressToken,
+    pub progress: tokio::sync::mpsc::Receiver<Progress>,
+}
+
+impl Drop for Watch {
+    fn drop(&mut self) {
+        lock(&self.calls.progress).remove(&self.token);
+    }
+}
+
+impl Calls {
+    /// Counts a call as in flight until the returned guard drops; `elicitor` answers what the
+    /// server asks while it is the only call in flight.
+    pub fn start(&self, elicitor: Option<Arc<dyn Elicitor>>) -> Running {
+        let id = self.next.fetch_add(1, Ordering::Relaxed);
+        lock(&self.running).insert(id, (elicitor, CancellationToken::new()));
+        Running { calls: self.clone(), id }
+    }
+
+    /// Who answers a question the server asks now: the elicitor of the one call in flight, and
+    /// that call's end. With several calls in flight the question cannot be told apart (it might
+    /// be another session's): no elicitor.
+    fn elicitor_now(&self) -> (Option<Arc<dyn Elicitor>>, Option<CancellationToken>) {
+        let running = lock(&self.running);
+        match (running.len(), running.values().next()) {
+            (1, Some((elicitor, ended))) => (elicitor.clone(), Some(ended.clone())),
+            _ => (None, None),
+        }
+    }
+
+    pub fn watch(&self, token: ProgressToken) -> Watch {
+        // Bounded: a server flooding progress loses updates, not memory.
+        let (tx, rx) = tokio::sync::mpsc::channel(16);
+        lock(&self.progress).insert(token.clone(), tx);
+        Watch { calls: self.clone(), token, progress: rx }
+    }
+
+    /// Whether a person is being asked something by this server now.
+    pub fn asking(&self) -> bool {
+        self.asking.load(Ordering::SeqCst) > 0
+    }
+
+    /// Resolves when a question to a person is over.
+    pub fn answered(&self) -> tokio::sync::futures::Notified<'_> {
+        self.answered.notified()
+    }
+
+    fn report(&self, p: ProgressNotificationParam) {
+        let Some(tx) = lock(&self.progress).get(&p.progress_token).cloned() else { return };
+        let finite = |n: f64| n.is_finite().then_some(n);
+        let Some(progress) = finite(p.progress) else { return };
+        let message = p.message.map(|m| {
+            let m: String = m.chars().filter(|c| !c.is_control()).collect();
+            match m.char_indices().nth(MAX_PROGRESS_MESSAGE) {
+                Some((at, _)) => format!("{}…", &m[..at]),
+                None => m,
+            }
+        });
+        let _ = tx.try_send(Progress { progress, total: p.total.and_then(finite), message });
+    }
+}
+
+/// Counts a question as pending while it lives.
+struct Asking<'a>(&'a Calls);
+
+impl<'a> Asking<'a> {
+    fn new(calls: &'a Calls) -> Self {
+        calls.asking.fetch_add(1, Ordering::SeqCst);
+        Self(calls)
+    }
+}
+
+impl Drop for Asking<'_> {
+    fn drop(&mut self) {
+        self.0.asking.fetch_sub(1, Ordering::SeqCst);
+        self.0.answered.notify_waiters();
+    }
+}
+
 /// The client side of one connection.
 pub struct Handler {
     pub info: ClientConfig,
@@ -158,9 +296,80 @@ pub struct Handler {
     pub log: ServerLog,
     pub tools: ToolList,
     pub events: Events,
+    pub calls: Calls,
+    /// Who answers the server's questions asked outside a call's own elicitor (`None`: they
+    /// are declined). Skald says it can ask only when this is set.
+    pub elicitor: Option<Arc<dyn Elicitor>>,
+}
+
+fn declined() -> ElicitResult {
+    ElicitResult::new(ElicitationAction::Decline)
 }
 
 impl Handler {
+    /// A server's `elicitation/create`: its form put to a person through the elicitor, the
+    /// answer checked against the form. Nobody to ask, a URL-mode request or no answer within
+    /// [`ELICITATION_TIMEOUT`] is a decline or cancel; a form Skald cannot show is an error.
+    async fn elicit(
+        &self,
+        request: ElicitRequestParams,
+        withdrawn: CancellationToken,
+    ) -> Result<ElicitResult, ErrorData> {
+        let (message, schema) = match request {
+            ElicitRequestParams::FormElicitationParams { message, requested_schema, .. } => {
+                (message, requested_schema)
+            }
+            _ => {
+                self.log.line("lifecycle", "elicitation declined: only forms are supported");
+                return Ok(declined());
+            }
+        };
+        let (call_elicitor, call_ended) = self.calls.elicitor_now();
+        let call_ended = call_ended.unwrap_or_default();
+        let Some(elicitor) = call_elicitor.or_else(|| self.elicitor.clone()) else {
+            self.log.line("lifecycle", "elicitation declined: nobody to ask");
+            return Ok(declined());
+        };
+        let schema = serde_json::to_value(&schema)
+            .map_err(|e| ErrorData::invalid_params(format!("requestedSchema: {e}"), None))?;
+        let form = Form::from_schema(&message, &schema).map_err(|e| {
+            self.log.line("lifecycle", &format!("elicitation refused: {e}"));
+            ErrorData::invalid_params(format!("unsupported elicitation form: {e}"), None)
+        })?;
+        // The values are never logged: only that a question was asked and how it ended.
+        self.log.line("lifecycle", &format!("elicitation: asking ({} fields)", form.fields.len()));
+        let answer = {
+            let _asking = Asking::new(&self.calls);
+            let ask = elicitor.elicit(&self.server, form.clone());
+            // The server withdrew the question (its call was stopped) or the connection ended:
+            // the person is no longer asked.
+            tokio::select! {
+                answer = tokio::time::timeout(ELICITATION_TIMEOUT, ask) => {
+                    answer.unwrap_or(Answer::Cancel)
+                }
+                () = withdrawn.cancelled() => Answer::Cancel,
+                () = call_ended.cancelled() => Answer::Cancel,
+            }
+        };
+        let (result, how) = match answer {
+            Answer::Accept(content) => match form.check(&content) {
+                Ok(content) => (
+                    ElicitResult::new(ElicitationAction::Accept)
+                        .with_content(Value::Object(content)),
+                    "accepted",
+                ),
+                Err(e) => {
+                    tracing::warn!(server = %self.server, "elicitation answer did not fit: {e}");
+                    (ElicitResult::new(ElicitationAction::Cancel), "cancelled (invalid answer)")
+                }
+            },
+            Answer::Decline => (declined(), "declined"),
+            Answer::Cancel => (ElicitResult::new(ElicitationAction::Cancel), "cancelled"),
+        };
+        self.log.line("lifecycle", &format!("elicitation {how}"));
+        Ok(result)
+    }
+
     fn event(&self, method: &str, params: Option<Value>) {
         tracing::debug!(server = %self.server, method, "MCP server notification");
         self.events.push(method, params);
@@ -221,6 +430,9 @@ impl Handler {
 pub struct Watched<T> {
     pub inner: T,
     pub tools: ToolList,
+    /// Progress is handed to its call here, in the order it arrives: before the call's answer
+    /// behind it (rmcp runs notification handlers as tasks of their own, in no set order).
+    pub calls: Calls,
 }
 
 impl<T: Transport<RoleClient>> Transport<RoleClient> for Watched<T> {
@@ -239,10 +451,12 @@ impl<T: Transport<RoleClient>> Transport<RoleClient> for Watched<T> {
 
     async fn receive(&mut self) -> Option<RxJsonRpcMessage<RoleClient>> {
         let message = self.inner.receive().await;
-        if let Some(JsonRpcMessage::Notification(n)) = &message
-            && matches!(n.notification, ServerNotification::ToolListChangedNotification(_))
-        {
-            self.tools.changed();
+        if let Some(JsonRpcMessage::Notification(n)) = &message {
+            match &n.notification {
+                ServerNotification::ToolListChangedNotification(_) => self.tools.changed(),
+                ServerNotification::ProgressNotification(p) => self.calls.report(p.params.clone()),
+                _ => {}
+            }
         }
         message
     }
@@ -287,6 +501,14 @@ impl ClientHandler for Handler {
             .and_then(|v| v.as_str().map(str::to_string))
             .unwrap_or_else(|| "log".into());
         self.log.line(&level, &log_text(&params));
+    }
+
+    async fn create_elicitation(
+        &self,
+        request: ElicitRequestParams,
+        context: RequestContext<RoleClient>,
+    ) -> Result<ElicitResult, ErrorData> {
+        self.elicit(request, context.ct).await
     }
 
     async fn on_tool_list_changed(&self, context: NotificationContext<RoleClient>) {

@@ -8,6 +8,8 @@
 //! gated and recorded are the engine's business, not this crate's.
 
 mod config;
+mod elicit;
+mod error;
 mod handler;
 mod log;
 mod manager;
@@ -15,11 +17,12 @@ mod result;
 mod server;
 
 pub use config::{ServerConfig, Transport, validate_name};
-pub use handler::{MAX_EVENTS, ServerEvent};
+pub use elicit::{Answer, Elicitor, Field, FieldKind, Form, MAX_FIELDS};
+pub use handler::{ELICITATION_TIMEOUT, MAX_EVENTS, Progress, ServerEvent};
 pub use log::RECENT_LINES;
 pub use manager::{McpManager, ServerState, ServerStatus};
 pub use result::{CallOutput, Media};
-pub use server::{CALL_TIMEOUT, CONNECT_TIMEOUT, McpTool};
+pub use server::{CALL_TIMEOUT, CONNECT_TIMEOUT, CallHooks, MAX_CALL_TIME, McpTool, ProgressSink};
 
 /// What went wrong talking to a server, in words the model and the user can act on.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

@@ -8,9 +8,10 @@ use std::sync::{Arc, Mutex, RwLock};
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
+use crate::elicit::Elicitor;
 use crate::handler::{Events, ServerEvent};
 use crate::log::ServerLog;
-use crate::server::{CALL_TIMEOUT, Connection, McpTool};
+use crate::server::{CALL_TIMEOUT, CallHooks, Connection, McpTool};
 use crate::{CallOutput, McpError, ServerConfig, Transport};
 
 /// Where a server stands.
@@ -60,6 +61,9 @@ struct Slot {
 pub struct McpManager {
     log_dir: Option<PathBuf>,
     slots: RwLock<BTreeMap<String, Arc<Slot>>>,
+    /// Answers servers' questions (`elicitation/create`); servers started without one are not
+    /// told that Skald can ask (and their questions are declined).
+    elicitor: RwLock<Option<Arc<dyn Elicitor>>>,
 }
 
 impl std::fmt::Debug for McpManager {
@@ -75,9 +79,15 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 impl McpManager {
     /// Servers of `configs`, none started; each logs under `log_dir` (`None`: nowhere).
     pub fn new(configs: Vec<ServerConfig>, log_dir: Option<PathBuf>) -> Self {
-        let manager = Self { log_dir, slots: RwLock::new(BTreeMap::new()) };
+        let manager =
+            Self { log_dir, slots: RwLock::new(BTreeMap::new()), elicitor: RwLock::new(None) };
         drop(manager.configure(configs));
         manager
+    }
+
+    /// Who answers servers' questions from now on (servers started later advertise it).
+    pub fn set_elicitor(&self, elicitor: Arc<dyn Elicitor>) {
+        *self.elicitor.write().unwrap_or_else(std::sync::PoisonError::into_inner) = Some(elicitor);
     }
 
     fn slots(&self) -> BTreeMap<String, Arc<Slot>> {
@@ -187,7 +197,9 @@ impl McpManager {
             _ => {}
         }
         slot.log.line("lifecycle", &format!("starting ({})", endpoint(&slot.config)));
-        match Connection::open(&slot.config, &slot.log, &slot.events).await {
+        let elicitor =
+            self.elicitor.read().unwrap_or_else(std::sync::PoisonError::into_inner).clone();
+        match Connection::open(&slot.config, &slot.log, &slot.events, elicitor).await {
             Ok(c) => {
                 let count = c.tools.len();
                 slot.log.line("lifecycle", &format!("connected ({count} tools)"));
@@ -214,6 +226,19 @@ impl McpManager {
         args: &Value,
         cancel: &CancellationToken,
     ) -> Result<CallOutput, McpError> {
+        self.call_watched(server, tool, args, cancel, CallHooks::default()).await
+    }
+
+    /// [`Self::call`] with `hooks`: each progress report the server sends for it (progress
+    /// also starts the call's timeout again), and who answers what the server asks meanwhile.
+    pub async fn call_watched(
+        &self,
+        server: &str,
+        tool: &str,
+        args: &Value,
+        cancel: &CancellationToken,
+        hooks: CallHooks,
+    ) -> Result<CallOutput, McpError> {
         let conn = self.connection(server, false).await?;
         // The list as it is now: a tool the server added since the connection started is
         // called, one it removed is refused here.
@@ -223,7 +248,7 @@ impl McpManager {
         // A call the server may have received is never sent again here (it may have had its
         // effect): a server that died under it fails the call, and the next one restarts it.
         let timeout = self.slot(server).and_then(|s| s.config.call_timeout).unwrap_or(CALL_TIMEOUT);
-        conn.call(server, tool, args, cancel, timeout).await
+        conn.call(server, tool, args, cancel, timeout, hooks).await
     }
 
     /// Every server and where it stands.

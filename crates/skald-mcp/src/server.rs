@@ -3,9 +3,15 @@
 
 use std::time::Duration;
 
-use rmcp::model::CallToolResponse;
-use rmcp::model::{CallToolRequestParams, ClientCapabilities, ClientConfig, Implementation};
-use rmcp::service::RunningService;
+use std::sync::Arc;
+
+use rmcp::model::{
+    CallToolRequest, CallToolRequestParams, CallToolResult, CancelledNotification,
+    CancelledNotificationParam, ClientCapabilities, ClientConfig, ClientRequest,
+    ElicitationCapability, FormElicitationCapability, Implementation, ProtocolVersion, RequestId,
+    ServerResult,
+};
+use rmcp::service::{PeerRequestOptions, RunningService};
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
 use rmcp::{RoleClient, ServiceExt as _};
@@ -13,7 +19,8 @@ use serde_json::Value;
 use tokio::io::AsyncBufReadExt as _;
 use tokio_util::sync::CancellationToken;
 
-use crate::handler::{Events, Handler, ToolList, Watched};
+use crate::elicit::Elicitor;
+use crate::handler::{Calls, Events, Handler, Progress, ToolList, Watched};
 use crate::log::ServerLog;
 use crate::{CallOutput, McpError, ServerConfig, Transport};
 
@@ -21,6 +28,20 @@ use crate::{CallOutput, McpError, ServerConfig, Transport};
 pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(120);
 /// How long one `tools/call` may take before it is cancelled.
 pub const CALL_TIMEOUT: Duration = Duration::from_secs(120);
+/// Longest a call may run however often its server reports progress.
+pub const MAX_CALL_TIME: Duration = Duration::from_secs(60 * 60);
+
+/// Where a call's progress goes.
+pub type ProgressSink = Arc<dyn Fn(Progress) + Send + Sync>;
+
+/// What a caller hooks into one call.
+#[derive(Default, Clone)]
+pub struct CallHooks {
+    /// Each progress report the server sends for the call.
+    pub progress: Option<ProgressSink>,
+    /// Answers what the server asks while the call runs (when it is its only call in flight).
+    pub elicitor: Option<Arc<dyn Elicitor>>,
+}
 
 /// A tool a server offers, as the engine needs it.
 #[derive(Debug, Clone, PartialEq)]
@@ -101,6 +122,28 @@ pub struct Connection {
     service: Service,
     /// Replaced when the server says its tools changed.
     pub tools: ToolList,
+    calls: Calls,
+}
+
+/// Sends `notifications/cancelled` for a request dropped before its answer (a stop, a timeout,
+/// a caller gone), unless disarmed.
+struct CancelOnDrop {
+    peer: rmcp::Peer<RoleClient>,
+    id: Option<RequestId>,
+    reason: &'static str,
+}
+
+impl Drop for CancelOnDrop {
+    fn drop(&mut self) {
+        let Some(id) = self.id.take() else { return };
+        let Ok(runtime) = tokio::runtime::Handle::try_current() else { return };
+        let peer = self.peer.clone();
+        let params = CancelledNotificationParam::new(Some(id), Some(self.reason.to_string()));
+        runtime.spawn(async move {
+            let note = CancelledNotification::new(params);
+            let _ = peer.send_notification(note.into()).await;
+        });
+    }
 }
 
 impl Connection {
@@ -109,8 +152,10 @@ impl Connection {
         config: &ServerConfig,
         log: &ServerLog,
         events: &Events,
+        elicitor: Option<Arc<dyn Elicitor>>,
     ) -> Result<Self, String> {
-        match tokio::time::timeout(CONNECT_TIMEOUT, Self::open_inner(config, log, events)).await {
+        let open = Self::open_inner(config, log, events, elicitor);
+        match tokio::time::timeout(CONNECT_TIMEOUT, open).await {
             Ok(r) => r,
             Err(_) => Err(format!("no answer within {} s", CONNECT_TIMEOUT.as_secs())),
         }
@@ -120,18 +165,31 @@ impl Connection {
         config: &ServerConfig,
         log: &ServerLog,
         events: &Events,
+        elicitor: Option<Arc<dyn Elicitor>>,
     ) -> Result<Self, String> {
         let tools = ToolList::default();
+        let calls = Calls::default();
+        let mut capabilities = ClientCapabilities::default();
+        if elicitor.is_some() {
+            capabilities.elicitation =
+                Some(ElicitationCapability::new().with_form(FormElicitationCapability::default()));
+        }
         let info = Handler {
+            // The newest version that still has an `initialize` handshake: rmcp's LATEST
+            // (2026-07-28) has none, and servers on it would negotiate down from a version
+            // they cannot have answered.
             info: ClientConfig::new(
-                ClientCapabilities::default(),
+                capabilities,
                 Implementation::new("skald", env!("CARGO_PKG_VERSION")),
-            ),
+            )
+            .with_protocol_version(ProtocolVersion::LATEST_WITH_INITIALIZE),
             server: config.name.clone(),
             trusted: config.trusted,
             log: log.clone(),
             tools: tools.clone(),
             events: events.clone(),
+            calls: calls.clone(),
+            elicitor,
         };
         let service = match &config.transport {
             Transport::Stdio { command, args, env, cwd } => {
@@ -163,8 +221,9 @@ impl Connection {
                         }
                     });
                 }
-                let transport = Watched { inner: transport, tools: tools.clone() };
-                info.serve(transport).await.map_err(|e| e.to_string())?
+                let transport =
+                    Watched { inner: transport, tools: tools.clone(), calls: calls.clone() };
+                info.serve(transport).await.map_err(|e| crate::error::describe_init(&e))?
             }
             Transport::Http { url, api_key } => {
                 let mut http = StreamableHttpClientTransportConfig::with_uri(url.as_str());
@@ -172,21 +231,29 @@ impl Connection {
                     http = http.auth_header(key.clone());
                 }
                 let transport = StreamableHttpClientTransport::from_config(http);
-                let transport = Watched { inner: transport, tools: tools.clone() };
-                info.serve(transport).await.map_err(|e| format!("{url}: {e}"))?
+                let transport =
+                    Watched { inner: transport, tools: tools.clone(), calls: calls.clone() };
+                info.serve(transport)
+                    .await
+                    .map_err(|e| format!("{url}: {}", crate::error::describe_init(&e)))?
             }
         };
         // A `tools/list_changed` that arrives while this listing runs lists again under a later
         // ticket, which this one never overwrites.
         let ticket = tools.ticket();
-        let listed =
-            service.peer().list_all_tools().await.map_err(|e| format!("tools/list: {e}"))?;
+        let listed = service
+            .peer()
+            .list_all_tools()
+            .await
+            .map_err(|e| format!("tools/list: {}", crate::error::describe(&e)))?;
         tools.set(ticket, to_tools(config.trusted, listed));
-        Ok(Self { service, tools })
+        Ok(Self { service, tools, calls })
     }
 
     /// Calls `tool`; a stop or the timeout drops the request, which tells the server
-    /// (`notifications/cancelled`).
+    /// (`notifications/cancelled`). `timeout` is an idle time: progress the server reports
+    /// starts it again, and it waits while the server is asking a person something; the whole
+    /// call is bounded by [`MAX_CALL_TIME`]. Each progress report goes to `on_progress`.
     pub async fn call(
         &self,
         server: &str,
@@ -194,48 +261,89 @@ impl Connection {
         args: &Value,
         cancel: &CancellationToken,
         timeout: Duration,
+        hooks: CallHooks,
     ) -> Result<CallOutput, McpError> {
+        let on_progress = hooks.progress;
+        let failed =
+            |message: String| McpError::Call { server: server.into(), tool: tool.into(), message };
         let mut params = CallToolRequestParams::new(tool.to_string());
         params.arguments = match args {
             Value::Object(map) => Some(map.clone()),
             Value::Null => None,
-            other => {
-                return Err(McpError::Call {
-                    server: server.into(),
-                    tool: tool.into(),
-                    message: format!("arguments must be a JSON object, not {other}"),
-                });
-            }
+            other => return Err(failed(format!("arguments must be a JSON object, not {other}"))),
         };
         let peer = self.service.peer().clone();
-        let call = peer.call_tool_once(params);
-        let response = tokio::select! {
-            r = call => r,
-            () = cancel.cancelled() => return Err(McpError::Cancelled),
-            () = tokio::time::sleep(timeout) => {
-                return Err(McpError::Timeout {
-                    server: server.into(),
-                    tool: tool.into(),
-                    secs: timeout.as_secs(),
-                });
+        let _running = self.calls.start(hooks.elicitor);
+        let request = ClientRequest::CallToolRequest(CallToolRequest::new(params));
+        let timed_out = || McpError::Timeout {
+            server: server.into(),
+            tool: tool.into(),
+            secs: timeout.as_secs(),
+        };
+        // Sent under a guard: from here on, a call dropped before its answer is cancelled at
+        // the server.
+        let handle = peer
+            .send_request_with_option(request, PeerRequestOptions::no_options())
+            .await
+            .map_err(|e| failed(crate::error::describe(&e)))?;
+        let mut guard =
+            CancelOnDrop { peer: peer.clone(), id: Some(handle.id.clone()), reason: "stopped" };
+        let mut watch = self.calls.watch(handle.progress_token.clone());
+        let response = handle.await_response();
+        tokio::pin!(response);
+        let started = tokio::time::Instant::now();
+        let mut idle = Box::pin(tokio::time::sleep(timeout));
+        let response = loop {
+            tokio::select! {
+                r = &mut response => break r,
+                () = cancel.cancelled() => return Err(McpError::Cancelled),
+                () = &mut idle => {
+                    // A person answering the server's question is not the server idling.
+                    if self.calls.asking() && started.elapsed() < MAX_CALL_TIME {
+                        idle.as_mut().reset(tokio::time::Instant::now() + timeout);
+                        continue;
+                    }
+                    guard.reason = "timeout";
+                    return Err(timed_out());
+                }
+                () = self.calls.answered() => {
+                    idle.as_mut().reset(tokio::time::Instant::now() + timeout);
+                }
+                Some(p) = watch.progress.recv() => {
+                    let deadline = (tokio::time::Instant::now() + timeout).min(started + MAX_CALL_TIME);
+                    idle.as_mut().reset(deadline);
+                    if let Some(sink) = &on_progress {
+                        sink(p);
+                    }
+                }
             }
         };
+        // Answered (or the transport closed): nothing to cancel. Progress read before the
+        // answer is still delivered.
+        guard.id = None;
+        if let Some(sink) = &on_progress {
+            while let Ok(p) = watch.progress.try_recv() {
+                sink(p);
+            }
+        }
+        drop(watch);
         // A tool list the server changed while answering (a tool the call added) is fetched
         // before the call returns, so the next round offers it.
         self.tools.settled().await;
-        let failed =
-            |message: String| McpError::Call { server: server.into(), tool: tool.into(), message };
-        match response.map_err(|e| failed(e.to_string()))? {
-            CallToolResponse::Complete(result) => {
-                let wire = serde_json::to_value(&result).map_err(|e| failed(e.to_string()))?;
-                Ok(CallOutput::from_wire(&wire))
-            }
-            _ => Err(failed(
-                "the server answered with a task or an input request, which Skald does not \
-                 support yet"
-                    .into(),
-            )),
-        }
+        let result: CallToolResult =
+            match response.map_err(|e| failed(crate::error::describe(&e)))? {
+                ServerResult::CallToolResult(result) => result,
+                ServerResult::EmptyResult(_) => CallToolResult::success(vec![]),
+                _ => {
+                    return Err(failed(
+                    "the server answered with a task or an input request, which Skald does not \
+                     support yet"
+                        .into(),
+                ));
+                }
+            };
+        let wire = serde_json::to_value(&result).map_err(|e| failed(e.to_string()))?;
+        Ok(CallOutput::from_wire(&wire))
     }
 
     /// The transport is gone (the server exited or the HTTP session ended).

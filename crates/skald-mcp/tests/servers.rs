@@ -4,10 +4,15 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::collections::BTreeMap;
+use std::pin::Pin;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use serde_json::json;
-use skald_mcp::{McpError, McpManager, ServerConfig, ServerState, Transport};
+use skald_mcp::{
+    Answer, Elicitor, FieldKind, Form, McpError, McpManager, Progress, ServerConfig, ServerState,
+    Transport,
+};
 use tokio_util::sync::CancellationToken;
 
 fn everything_bin() -> String {
@@ -145,11 +150,24 @@ async fn a_streamable_http_server_is_reached_by_url_and_its_log_messages_arrive(
     let mut child = tokio::process::Command::new(everything_bin())
         .arg("streamableHttp")
         .env("PORT", port.to_string())
-        .stdout(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::null())
         .kill_on_drop(true)
         .spawn()
         .unwrap();
+    // What the server prints of each request (it says when a session is terminated).
+    let said = Arc::new(Mutex::new(Vec::<String>::new()));
+    {
+        let said = said.clone();
+        let stdout = child.stdout.take().unwrap();
+        tokio::spawn(async move {
+            use tokio::io::AsyncBufReadExt as _;
+            let mut lines = tokio::io::BufReader::new(stdout).lines();
+            while let Ok(Some(line)) = lines.next_line().await {
+                said.lock().unwrap().push(line);
+            }
+        });
+    }
     let url = format!("http://127.0.0.1:{port}/mcp");
     let deadline = Instant::now() + Duration::from_secs(20);
     while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
@@ -158,7 +176,7 @@ async fn a_streamable_http_server_is_reached_by_url_and_its_log_messages_arrive(
     }
     let config = ServerConfig {
         name: "remote".into(),
-        transport: Transport::Http { url, api_key: Some("k".into()) },
+        transport: Transport::Http { url: url.clone(), api_key: Some("k".into()) },
         description: None,
         enabled: true,
         call_timeout: None,
@@ -174,8 +192,65 @@ async fn a_streamable_http_server_is_reached_by_url_and_its_log_messages_arrive(
         manager.statuses()[0].log_lines.iter().any(|l| l.contains("-level message - SessionId "))
     })
     .await;
+    // Progress comes over HTTP as well.
+    let seen = Arc::new(Mutex::new(0));
+    let sink: skald_mcp::ProgressSink = {
+        let seen = seen.clone();
+        Arc::new(move |_| *seen.lock().unwrap() += 1)
+    };
+    let args = json!({"duration": 1, "steps": 2});
+    manager
+        .call_watched("remote", "trigger-long-running-operation", &args, &cancel, hooks(sink))
+        .await
+        .unwrap();
+    assert_eq!(*seen.lock().unwrap(), 2);
+    // Stopping ends the HTTP session at the server (DELETE), not only on our side.
     manager.shutdown().await;
+    eventually("the session terminated at the server", || {
+        said.lock().unwrap().iter().any(|l| l.contains("Received session termination request"))
+    })
+    .await;
+
+    // A server that is gone is said in words, without Rust type names.
     child.kill().await.unwrap();
+    let err = manager.call("remote", "echo", &json!({"message": "x"}), &cancel).await.unwrap_err();
+    let text = err.to_string();
+    assert!(text.contains("could not reach the server"), "{text}");
+    assert!(!text.contains("rmcp::") && !text.contains("Transport ["), "{text}");
+}
+
+#[tokio::test]
+async fn a_server_that_refuses_the_key_says_it_needs_authorization_in_words() {
+    // An HTTP endpoint that answers every request 401, as a server does to a wrong API key.
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    std::thread::spawn(move || {
+        use std::io::{Read as _, Write as _};
+        for stream in listener.incoming() {
+            let Ok(mut stream) = stream else { return };
+            let mut buf = [0u8; 8192];
+            let _ = stream.read(&mut buf);
+            let _ = stream.write_all(
+                b"HTTP/1.1 401 Unauthorized\r\nWWW-Authenticate: Bearer\r\n\
+                  Content-Length: 0\r\nConnection: close\r\n\r\n",
+            );
+        }
+    });
+    let config = ServerConfig {
+        name: "locked".into(),
+        transport: Transport::Http {
+            url: format!("http://127.0.0.1:{port}/mcp"),
+            api_key: Some("wrong".into()),
+        },
+        description: None,
+        enabled: true,
+        call_timeout: None,
+        trusted: false,
+    };
+    let manager = McpManager::new(vec![config], None);
+    let text = manager.connect("locked", false).await.unwrap_err().to_string();
+    assert!(text.contains("requires authorization"), "{text}");
+    assert!(!text.contains("rmcp::") && !text.contains("Transport ["), "{text}");
 }
 
 /// Pids of the processes whose environment holds `marker`.
@@ -351,7 +426,7 @@ async fn a_changed_tool_list_is_listed_again_before_the_call_that_changed_it_ret
     );
     let cancel = CancellationToken::new();
     let tools = manager.connect("trusted", false).await.unwrap();
-    assert_eq!(names(&tools), ["add_tool", "remove_tool", "log", "emit_event"]);
+    assert_eq!(names(&tools), ["add_tool", "remove_tool", "log", "login", "emit_event"]);
     let err = manager.call("trusted", "added", &json!({"word": "hi"}), &cancel).await.unwrap_err();
     assert_eq!(err, McpError::UnknownTool { server: "trusted".into(), tool: "added".into() });
 
@@ -362,15 +437,15 @@ async fn a_changed_tool_list_is_listed_again_before_the_call_that_changed_it_ret
     assert!(added.read_only, "a trusted server's read-only hint counts for a new tool too");
     let out = manager.call("trusted", "added", &json!({"word": "hi"}), &cancel).await.unwrap();
     assert_eq!(out.text, "added says hi");
-    assert_eq!(manager.statuses()[0].tools.len(), 5);
+    assert_eq!(manager.statuses()[0].tools.len(), 6);
 
     manager.call("trusted", "remove_tool", &json!({}), &cancel).await.unwrap();
     assert!(manager.tool("trusted", "added").is_none());
     let err = manager.call("trusted", "added", &json!({"word": "hi"}), &cancel).await.unwrap_err();
     assert_eq!(err, McpError::UnknownTool { server: "trusted".into(), tool: "added".into() });
     let log = std::fs::read_to_string(logs.path().join("trusted.log")).unwrap();
-    assert!(log.contains("[lifecycle] tool list changed (5 tools); added: added\n"), "{log}");
-    assert!(log.contains("[lifecycle] tool list changed (4 tools); removed: added\n"), "{log}");
+    assert!(log.contains("[lifecycle] tool list changed (6 tools); added: added\n"), "{log}");
+    assert!(log.contains("[lifecycle] tool list changed (5 tools); removed: added\n"), "{log}");
 
     // A tool that appears later is judged like the first ones: the same hint from a server
     // nobody trusted is only a claim.
@@ -404,4 +479,102 @@ async fn log_messages_are_logged_sanitised_and_other_notifications_kept_as_event
     assert!(events[0].at >= before - chrono::Duration::seconds(1));
     assert_eq!(manager.statuses()[0].events, events);
     manager.shutdown().await;
+}
+
+#[tokio::test]
+#[ignore = "needs mcp-server-everything (scripts/mcp-peers/install.sh)"]
+async fn progress_reaches_the_caller_and_keeps_a_long_call_alive_past_its_idle_timeout() {
+    // Idle timeout 2 s; the operation takes 4 s and reports progress every second.
+    let config = ServerConfig { call_timeout: Some(Duration::from_secs(2)), ..stdio("long") };
+    let manager = McpManager::new(vec![config], None);
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let sink: skald_mcp::ProgressSink = {
+        let seen = seen.clone();
+        Arc::new(move |p: Progress| seen.lock().unwrap().push(p))
+    };
+    let cancel = CancellationToken::new();
+    let args = json!({"duration": 4, "steps": 4});
+    let started = Instant::now();
+    let out = manager
+        .call_watched("long", "trigger-long-running-operation", &args, &cancel, hooks(sink))
+        .await
+        .unwrap();
+    assert!(out.text.contains("Long running operation completed"), "{}", out.text);
+    assert!(started.elapsed() >= Duration::from_secs(4), "{:?}", started.elapsed());
+    let seen = seen.lock().unwrap().clone();
+    let steps: Vec<f64> = seen.iter().map(|p| p.progress).collect();
+    assert_eq!(steps, [1.0, 2.0, 3.0, 4.0], "{seen:?}");
+    assert!(seen.iter().all(|p| p.total == Some(4.0)), "{seen:?}");
+
+    // Without progress inside the idle time, the same timeout ends it.
+    let args = json!({"duration": 3, "steps": 1});
+    let err = manager.call("long", "trigger-long-running-operation", &args, &cancel).await;
+    assert!(matches!(err, Err(McpError::Timeout { secs: 2, .. })), "{err:?}");
+    manager.shutdown().await;
+}
+
+/// Answers every form as `answer` says, keeping what it was asked.
+struct Asked {
+    forms: Mutex<Vec<Form>>,
+    answer: fn(&Form) -> Answer,
+}
+
+impl Elicitor for Asked {
+    fn elicit(&self, _server: &str, form: Form) -> Pin<Box<dyn Future<Output = Answer> + Send>> {
+        let answer = (self.answer)(&form);
+        self.forms.lock().unwrap().push(form);
+        Box::pin(async move { answer })
+    }
+}
+
+#[tokio::test]
+#[ignore = "needs mcp-server-everything (scripts/mcp-peers/install.sh)"]
+async fn a_servers_question_is_put_to_the_elicitor_as_a_form_and_its_answer_sent_back() {
+    let accept = Arc::new(Asked {
+        forms: Mutex::new(Vec::new()),
+        answer: |form| {
+            let mut values = form.defaults();
+            values.insert("name".into(), json!("Ada Lovelace"));
+            values.insert("integer".into(), json!("7"));
+            Answer::Accept(values)
+        },
+    });
+    let manager = McpManager::new(vec![stdio("asks")], None);
+    manager.set_elicitor(accept.clone());
+    let tools = manager.connect("asks", false).await.unwrap();
+    assert!(tools.iter().any(|t| t.name == "trigger-elicitation-request"), "elicitation offered");
+    let cancel = CancellationToken::new();
+    let out =
+        manager.call("asks", "trigger-elicitation-request", &json!({}), &cancel).await.unwrap();
+    assert!(out.text.contains("- Name: Ada Lovelace"), "{}", out.text);
+    assert!(out.text.contains("- Favorite Integer: 7"), "a number typed as text: {}", out.text);
+    let form = accept.forms.lock().unwrap()[0].clone();
+    let field = |n: &str| form.fields.iter().find(|f| f.name == n).unwrap().clone();
+    assert!(field("name").required);
+    assert!(matches!(field("untitledMultipleSelectEnum").kind, FieldKind::MultiChoice { .. }));
+    assert!(matches!(field("legacyTitledEnum").kind, FieldKind::Choice { .. }));
+    assert_eq!(field("integer").default, Some(json!(42)));
+    manager.shutdown().await;
+
+    // An answer that does not fit the form is not sent: the server hears "cancel".
+    let wrong = Arc::new(Asked {
+        forms: Mutex::new(Vec::new()),
+        answer: |_| Answer::Accept(serde_json::Map::from_iter([("integer".into(), json!(500))])),
+    });
+    let manager = McpManager::new(vec![stdio("asks")], None);
+    manager.set_elicitor(wrong);
+    let out =
+        manager.call("asks", "trigger-elicitation-request", &json!({}), &cancel).await.unwrap();
+    assert!(out.text.contains("cancelled"), "{}", out.text);
+    manager.shutdown().await;
+
+    // Without an elicitor Skald does not say it can ask, and the server does not offer the tool.
+    let manager = McpManager::new(vec![stdio("asks")], None);
+    let tools = manager.connect("asks", false).await.unwrap();
+    assert!(!tools.iter().any(|t| t.name == "trigger-elicitation-request"));
+    manager.shutdown().await;
+}
+
+fn hooks(sink: skald_mcp::ProgressSink) -> skald_mcp::CallHooks {
+    skald_mcp::CallHooks { progress: Some(sink), elicitor: None }
 }

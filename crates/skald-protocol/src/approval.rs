@@ -167,11 +167,128 @@ pub struct Answer {
     pub resumed: bool,
 }
 
+/// What a server's question asks to fill (the shape of `skald_mcp::Form`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+pub struct ElicitationForm {
+    /// The server's words (plain text).
+    pub message: String,
+    /// None: a yes/no confirmation.
+    pub fields: Vec<ElicitationField>,
+}
+
+/// One field of a server's form.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+pub struct ElicitationField {
+    /// The name the server reads the value under.
+    pub name: String,
+    #[serde(default)]
+    pub title: Option<String>,
+    #[serde(default)]
+    pub description: Option<String>,
+    #[serde(flatten)]
+    pub kind: ElicitationFieldKind,
+    pub required: bool,
+    /// A secret: typed masked, handed to the server from memory, never stored.
+    pub sensitive: bool,
+    /// Pre-filled (never for a secret).
+    #[serde(default)]
+    #[ts(type = "unknown")]
+    pub default: Option<serde_json::Value>,
+}
+
+/// What a field holds.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum ElicitationFieldKind {
+    /// `format`: `email`, `uri`, `date` or `date-time`.
+    Text {
+        #[serde(default)]
+        format: Option<String>,
+        #[serde(default)]
+        #[ts(type = "number | null")]
+        min_length: Option<u64>,
+        #[serde(default)]
+        #[ts(type = "number | null")]
+        max_length: Option<u64>,
+    },
+    Number {
+        integer: bool,
+        #[serde(default)]
+        minimum: Option<f64>,
+        #[serde(default)]
+        maximum: Option<f64>,
+    },
+    Boolean,
+    /// One of `options`; `labels` as shown, in the same order.
+    Choice {
+        options: Vec<String>,
+        labels: Vec<String>,
+    },
+    /// Some of `options`.
+    MultiChoice {
+        options: Vec<String>,
+        labels: Vec<String>,
+        #[serde(default)]
+        #[ts(type = "number | null")]
+        min_items: Option<u64>,
+        #[serde(default)]
+        #[ts(type = "number | null")]
+        max_items: Option<u64>,
+    },
+}
+
+/// A question an MCP server asks during a call (`elicitation/create`), open in the Agent Inbox.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+pub struct ElicitationItem {
+    #[ts(type = "number")]
+    pub elicitation_id: i64,
+    /// The MCP call it was asked during.
+    #[ts(type = "number")]
+    pub tool_call_id: i64,
+    #[ts(type = "number")]
+    pub session_id: i64,
+    pub source: String,
+    /// The server that asks.
+    pub server: String,
+    pub form: ElicitationForm,
+    pub created_at: String,
+    #[ts(type = "number")]
+    pub age_secs: i64,
+}
+
+/// `answer_elicitation`'s result.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+pub struct ElicitationAnswered {
+    /// The waiting call got the answer now (false: the same answer was recorded before).
+    pub delivered: bool,
+}
+
+/// How a person answers a server's question.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "snake_case")]
+pub enum ElicitationAction {
+    Accept,
+    Decline,
+    Cancel,
+}
+
+impl ElicitationAction {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Accept => "accept",
+            Self::Decline => "decline",
+            Self::Cancel => "cancel",
+        }
+    }
+}
+
 /// `GET /api/inbox`: oldest first. `total` counts approvals and questions.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
 pub struct Inbox {
     pub items: Vec<InboxItem>,
     pub questions: Vec<QuestionItem>,
+    /// Questions MCP servers ask during calls.
+    pub elicitations: Vec<ElicitationItem>,
     #[ts(type = "number")]
     pub total: u64,
 }

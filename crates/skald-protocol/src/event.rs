@@ -176,6 +176,17 @@ pub enum Event {
         label_full: String,
         path: Option<String>,
     },
+    /// A running call's progress as its MCP server reports it (`notifications/progress`):
+    /// live only, never stored; the card shows the latest.
+    ToolProgress {
+        #[ts(type = "number")]
+        tool_call_id: i64,
+        /// Done so far, in the server's unit.
+        progress: f64,
+        /// Of how much, when the server knows.
+        total: Option<f64>,
+        message: Option<String>,
+    },
     ToolDone {
         #[ts(type = "number")]
         tool_call_id: i64,
@@ -236,6 +247,24 @@ pub enum Event {
         request_id: i64,
         #[ts(type = "number")]
         tool_call_id: i64,
+    },
+    /// An MCP server asks the user something during call `tool_call_id` (the Agent Inbox lists
+    /// it with its form).
+    ElicitationRequested {
+        #[ts(type = "number")]
+        elicitation_id: i64,
+        #[ts(type = "number")]
+        tool_call_id: i64,
+        server: String,
+        message: String,
+    },
+    /// A server's question was answered, declined, cancelled or given up (from any process).
+    ElicitationResolved {
+        #[ts(type = "number")]
+        elicitation_id: i64,
+        #[ts(type = "number")]
+        tool_call_id: i64,
+        action: crate::ElicitationAction,
     },
     /// A write tool changed a file: what changed, for the call's card.
     FileChanged {
@@ -384,6 +413,7 @@ pub enum EventKind {
     TokenDelta,
     Thinking,
     ToolStart,
+    ToolProgress,
     ToolDone,
     ToolError,
     ToolCancelled,
@@ -393,6 +423,8 @@ pub enum EventKind {
     BypassesChanged,
     AgentQuestion,
     ClarificationResolved,
+    ElicitationRequested,
+    ElicitationResolved,
     FileChanged,
     ModelFallback,
     ModelRetry,
@@ -429,6 +461,7 @@ impl EventKind {
         EventKind::TokenDelta,
         EventKind::Thinking,
         EventKind::ToolStart,
+        EventKind::ToolProgress,
         EventKind::ToolDone,
         EventKind::ToolError,
         EventKind::ToolCancelled,
@@ -438,6 +471,8 @@ impl EventKind {
         EventKind::BypassesChanged,
         EventKind::AgentQuestion,
         EventKind::ClarificationResolved,
+        EventKind::ElicitationRequested,
+        EventKind::ElicitationResolved,
         EventKind::FileChanged,
         EventKind::ModelFallback,
         EventKind::ModelRetry,
@@ -474,6 +509,7 @@ impl EventKind {
             EventKind::TokenDelta => "token_delta",
             EventKind::Thinking => "thinking",
             EventKind::ToolStart => "tool_start",
+            EventKind::ToolProgress => "tool_progress",
             EventKind::ToolDone => "tool_done",
             EventKind::ToolError => "tool_error",
             EventKind::ToolCancelled => "tool_cancelled",
@@ -483,6 +519,8 @@ impl EventKind {
             EventKind::BypassesChanged => "bypasses_changed",
             EventKind::AgentQuestion => "agent_question",
             EventKind::ClarificationResolved => "clarification_resolved",
+            EventKind::ElicitationRequested => "elicitation_requested",
+            EventKind::ElicitationResolved => "elicitation_resolved",
             EventKind::FileChanged => "file_changed",
             EventKind::ModelFallback => "model_fallback",
             EventKind::ModelRetry => "model_retry",
@@ -522,6 +560,7 @@ impl Event {
             Event::TokenDelta { .. } => EventKind::TokenDelta,
             Event::Thinking { .. } => EventKind::Thinking,
             Event::ToolStart { .. } => EventKind::ToolStart,
+            Event::ToolProgress { .. } => EventKind::ToolProgress,
             Event::ToolDone { .. } => EventKind::ToolDone,
             Event::ToolError { .. } => EventKind::ToolError,
             Event::ToolCancelled { .. } => EventKind::ToolCancelled,
@@ -531,6 +570,8 @@ impl Event {
             Event::BypassesChanged { .. } => EventKind::BypassesChanged,
             Event::AgentQuestion { .. } => EventKind::AgentQuestion,
             Event::ClarificationResolved { .. } => EventKind::ClarificationResolved,
+            Event::ElicitationRequested { .. } => EventKind::ElicitationRequested,
+            Event::ElicitationResolved { .. } => EventKind::ElicitationResolved,
             Event::FileChanged { .. } => EventKind::FileChanged,
             Event::ModelFallback { .. } => EventKind::ModelFallback,
             Event::ModelRetry { .. } => EventKind::ModelRetry,

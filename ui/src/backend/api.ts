@@ -1,7 +1,7 @@
 // Generated from the operation table in crates/skald-api/src/table.rs. Do not edit by hand:
 // run `UPDATE_BINDINGS=1 cargo test -p skald-api --test all typescript` instead.
 
-import type { JsonValue, ErrorCode, Page, SearchQuery, SearchResults, SessionMatches, SessionListQuery, SessionSummary, SessionMeta, ReconcileChoice, InterruptedCall, DebugMessage, SessionDetail, ItemRef, WindowQuery, SessionWindow, SendResult, SessionUsage, CompactResult, SessionRef, StopResult, TaskInfo, TurnStatus, ToolGroupsReset, RunContext, JobSchedule, JobInput, JobRunInfo, JobInfo, SchedulePreview, JobDeleted, HomeNotice, NotificationInfo, HomeSource, MemoryFileInfo, MemoryFileContent, MemoryEdit, Answer, Inbox, DecisionInput, Decision, BypassView, LlmClientInput, SettingsView, ConnectionTest, ApprovalRuleView, ApprovalRuleInput, AgentSummary, McpServerInfo, McpServerInput, AgentDefinition, AgentDetail, EventKind } from "./bindings";
+import type { JsonValue, ErrorCode, Page, SearchQuery, SearchResults, SessionMatches, SessionListQuery, SessionSummary, SessionMeta, ReconcileChoice, InterruptedCall, DebugMessage, SessionDetail, ItemRef, WindowQuery, SessionWindow, SendResult, SessionUsage, CompactResult, SessionRef, StopResult, TaskInfo, TurnStatus, ToolGroupsReset, RunContext, JobSchedule, JobInput, JobRunInfo, JobInfo, SchedulePreview, JobDeleted, HomeNotice, NotificationInfo, HomeSource, MemoryFileInfo, MemoryFileContent, MemoryEdit, ElicitationAction, ElicitationAnswered, Answer, Inbox, DecisionInput, Decision, BypassView, LlmClientInput, SettingsView, ConnectionTest, ApprovalRuleView, ApprovalRuleInput, AgentSummary, McpServerInfo, McpServerInput, AgentDefinition, AgentDetail, EventKind } from "./bindings";
 
 export type ListSessionsParams = { 
 /**
@@ -76,6 +76,8 @@ export type SessionBypassesParams = { session_id: number, };
 export type RevokeBypassParams = { id: number, };
 
 export type AnswerQuestionParams = { tool_call_id: number, answer: string, };
+
+export type AnswerElicitationParams = { elicitation_id: number, action: ElicitationAction, content: Record<string, unknown> | null, };
 
 export type InterruptedCallsParams = { session_id: number, };
 
@@ -186,6 +188,7 @@ export type Operations = {
   session_bypasses: { params: SessionBypassesParams; result: Array<BypassView> };
   revoke_bypass: { params: RevokeBypassParams; result: BypassView };
   answer_question: { params: AnswerQuestionParams; result: Answer };
+  answer_elicitation: { params: AnswerElicitationParams; result: ElicitationAnswered };
   interrupted_calls: { params: InterruptedCallsParams; result: Array<InterruptedCall> };
   open_interrupted_calls: { params: OpenInterruptedCallsParams; result: Array<InterruptedCall> };
   reconcile_call: { params: ReconcileCallParams; result: InterruptedCall };
@@ -257,6 +260,7 @@ export const OPERATION_NAMES: readonly OpName[] = [
   "session_bypasses",
   "revoke_bypass",
   "answer_question",
+  "answer_elicitation",
   "interrupted_calls",
   "open_interrupted_calls",
   "reconcile_call",
@@ -366,7 +370,7 @@ export interface Api {
    * running (folded in at its next round). The turn runs on by itself; its progress arrives
    * as events, and a call that needs a human waits in the inbox.
    *
-   * Errors: invalid_input, config, storage, cancelled. Events: sessions_changed, user_message, steer_queued, steer_folded, turn_running, token_delta, thinking, tool_start, tool_done, tool_error, tool_cancelled, tool_rejected, approval_requested, agent_question, file_changed, model_fallback, model_retry, llm_failed, truncated, interim_answer, done, turn_ended, compacting, compaction_done, task_update.
+   * Errors: invalid_input, config, storage, cancelled. Events: sessions_changed, user_message, steer_queued, steer_folded, turn_running, token_delta, thinking, tool_start, tool_progress, tool_done, tool_error, tool_cancelled, tool_rejected, approval_requested, agent_question, file_changed, model_fallback, model_retry, llm_failed, truncated, interim_answer, done, turn_ended, compacting, compaction_done, task_update, elicitation_requested, elicitation_resolved.
    */
   send_message(params: SendMessageParams): Promise<SendResult>;
   /**
@@ -388,7 +392,7 @@ export interface Api {
    * step in the background; its new report reaches the parent session like the first.
    * `conflict` when the task is not failed or cancelled.
    *
-   * Errors: not_found, conflict, storage, cancelled. Events: task_update, user_message, steer_folded, turn_running, token_delta, thinking, tool_start, tool_done, tool_error, tool_cancelled, tool_rejected, approval_requested, agent_question, file_changed, model_fallback, model_retry, llm_failed, truncated, interim_answer, done, turn_ended.
+   * Errors: not_found, conflict, storage, cancelled. Events: task_update, user_message, steer_folded, turn_running, token_delta, thinking, tool_start, tool_progress, tool_done, tool_error, tool_cancelled, tool_rejected, approval_requested, agent_question, file_changed, model_fallback, model_retry, llm_failed, truncated, interim_answer, done, turn_ended, elicitation_requested, elicitation_resolved.
    */
   continue_task(params: ContinueTaskParams): Promise<TaskInfo>;
   /**
@@ -468,6 +472,13 @@ export interface Api {
    * Errors: invalid_input, not_found, conflict, storage. Events: clarification_resolved, turn_running.
    */
   answer_question(params: AnswerQuestionParams): Promise<Answer>;
+  /**
+   * Answers a question an MCP server asks during a call (accept with the form's values,
+   * decline or cancel), as the calling surface. `delivered`: the waiting call got it now.
+   *
+   * Errors: invalid_input, not_found, conflict, storage, internal. Events: elicitation_resolved.
+   */
+  answer_elicitation(params: AnswerElicitationParams): Promise<ElicitationAnswered>;
   /**
    * The session's calls that a crash cut off while they ran and that were not safe to run
    * again by themselves (decision 3), with what the user said about each, oldest first.
@@ -791,6 +802,7 @@ export function makeApi(call: Transport): Api {
     session_bypasses: (params) => call("session_bypasses", params) as Promise<Array<BypassView>>,
     revoke_bypass: (params) => call("revoke_bypass", params) as Promise<BypassView>,
     answer_question: (params) => call("answer_question", params) as Promise<Answer>,
+    answer_elicitation: (params) => call("answer_elicitation", params) as Promise<ElicitationAnswered>,
     interrupted_calls: (params) => call("interrupted_calls", params) as Promise<Array<InterruptedCall>>,
     open_interrupted_calls: (params) => call("open_interrupted_calls", params) as Promise<Array<InterruptedCall>>,
     reconcile_call: (params) => call("reconcile_call", params) as Promise<InterruptedCall>,
@@ -865,6 +877,7 @@ export const EVENT_KINDS: readonly EventKind[] = [
   "token_delta",
   "thinking",
   "tool_start",
+  "tool_progress",
   "tool_done",
   "tool_error",
   "tool_cancelled",
@@ -874,6 +887,8 @@ export const EVENT_KINDS: readonly EventKind[] = [
   "bypasses_changed",
   "agent_question",
   "clarification_resolved",
+  "elicitation_requested",
+  "elicitation_resolved",
   "file_changed",
   "model_fallback",
   "model_retry",

@@ -576,13 +576,61 @@ frame_label: string | null, title: string,
  */
 question: string, suggested_answers: Array<string>, created_at: string, age_secs: number, };
 
+export type ElicitationForm = { 
+/**
+ * The server's words (plain text).
+ */
+message: string, 
+/**
+ * None: a yes/no confirmation.
+ */
+fields: Array<ElicitationField>, };
+
+export type ElicitationField = { 
+/**
+ * The name the server reads the value under.
+ */
+name: string, title: string | null, description: string | null, required: boolean, 
+/**
+ * A secret: typed masked, handed to the server from memory, never stored.
+ */
+sensitive: boolean, 
+/**
+ * Pre-filled (never for a secret).
+ */
+default: unknown, } & ({ "kind": "text", format: string | null, min_length: number | null, max_length: number | null, } | { "kind": "number", integer: boolean, minimum: number | null, maximum: number | null, } | { "kind": "boolean" } | { "kind": "choice", options: Array<string>, labels: Array<string>, } | { "kind": "multi_choice", options: Array<string>, labels: Array<string>, min_items: number | null, max_items: number | null, });
+
+export type ElicitationFieldKind = { "kind": "text", format: string | null, min_length: number | null, max_length: number | null, } | { "kind": "number", integer: boolean, minimum: number | null, maximum: number | null, } | { "kind": "boolean" } | { "kind": "choice", options: Array<string>, labels: Array<string>, } | { "kind": "multi_choice", options: Array<string>, labels: Array<string>, min_items: number | null, max_items: number | null, };
+
+export type ElicitationItem = { elicitation_id: number, 
+/**
+ * The MCP call it was asked during.
+ */
+tool_call_id: number, session_id: number, source: string, 
+/**
+ * The server that asks.
+ */
+server: string, form: ElicitationForm, created_at: string, age_secs: number, };
+
+export type ElicitationAction = "accept" | "decline" | "cancel";
+
+export type ElicitationAnswered = { 
+/**
+ * The waiting call got the answer now (false: the same answer was recorded before).
+ */
+delivered: boolean, };
+
 export type Answer = { tool_call_id: number, session_id: number, answer: string, 
 /**
  * Whether a turn picked the answer up right away (false: the next resume settles it).
  */
 resumed: boolean, };
 
-export type Inbox = { items: Array<InboxItem>, questions: Array<QuestionItem>, total: number, };
+export type Inbox = { items: Array<InboxItem>, questions: Array<QuestionItem>, 
+/**
+ * Questions MCP servers ask during calls.
+ */
+elicitations: Array<ElicitationItem>, total: number, };
 
 export type BypassScopeKind = "all" | "category" | "mcp_server";
 
@@ -804,7 +852,15 @@ cost_usd: number | null, } | { "type": "tool_start", tool_call_id: number, messa
 /**
  * As the model sent them (before working-directory injection).
  */
-arguments: unknown, label_short: string, label_full: string, path: string | null, } | { "type": "tool_done", tool_call_id: number, result: string, result_type: ResultType, } | { "type": "tool_error", tool_call_id: number, error: string, } | { "type": "tool_cancelled", tool_call_id: number, } | { "type": "tool_rejected", tool_call_id: number, reason: string, } | { "type": "approval_requested", request_id: number, tool_call_id: number, tool_name: string, 
+arguments: unknown, label_short: string, label_full: string, path: string | null, } | { "type": "tool_progress", tool_call_id: number, 
+/**
+ * Done so far, in the server's unit.
+ */
+progress: number, 
+/**
+ * Of how much, when the server knows.
+ */
+total: number | null, message: string | null, } | { "type": "tool_done", tool_call_id: number, result: string, result_type: ResultType, } | { "type": "tool_error", tool_call_id: number, error: string, } | { "type": "tool_cancelled", tool_call_id: number, } | { "type": "tool_rejected", tool_call_id: number, reason: string, } | { "type": "approval_requested", request_id: number, tool_call_id: number, tool_name: string, 
 /**
  * As the model sent them.
  */
@@ -812,7 +868,7 @@ arguments: unknown, request: ApprovalRequest, } | { "type": "approval_resolved",
 /**
  * Markdown.
  */
-question: string, suggested_answers: Array<string>, } | { "type": "clarification_resolved", request_id: number, tool_call_id: number, } | { "type": "file_changed", path: string, tool_call_id: number, diff: FileDiff, } | { "type": "model_fallback", from: string, to: string, reason: string, } | { "type": "model_retry", model: string, 
+question: string, suggested_answers: Array<string>, } | { "type": "clarification_resolved", request_id: number, tool_call_id: number, } | { "type": "elicitation_requested", elicitation_id: number, tool_call_id: number, server: string, message: string, } | { "type": "elicitation_resolved", elicitation_id: number, tool_call_id: number, action: ElicitationAction, } | { "type": "file_changed", path: string, tool_call_id: number, diff: FileDiff, } | { "type": "model_fallback", from: string, to: string, reason: string, } | { "type": "model_retry", model: string, 
 /**
  * Which retry this is (1 = the first).
  */
@@ -842,7 +898,7 @@ report: string | null,
  */
 message_id: number | null, } | { "type": "job_run_update", run: JobRunInfo, } | { "type": "job_changed", job_id: number, deleted: boolean, } | { "type": "home_notice", notice: HomeNotice, } | { "type": "home_notice_dismissed", notice_id: number, } | { "type": "briefing_delivered", notifications: number, } | { "type": "compaction_done", summary_id: number, covers_up_to_message_id: number, tokens_before: number, tokens_after: number, };
 
-export type EventKind = "sessions_changed" | "resync" | "subscribed" | "config_reloaded" | "agents_changed" | "new_session" | "user_message" | "steer_queued" | "steer_folded" | "steers_discarded" | "turn_running" | "token_delta" | "thinking" | "tool_start" | "tool_done" | "tool_error" | "tool_cancelled" | "tool_rejected" | "approval_requested" | "approval_resolved" | "bypasses_changed" | "agent_question" | "clarification_resolved" | "file_changed" | "model_fallback" | "model_retry" | "llm_failed" | "truncated" | "interim_answer" | "done" | "turn_ended" | "compacting" | "interrupted_call" | "task_update" | "job_run_update" | "job_changed" | "home_notice" | "home_notice_dismissed" | "briefing_delivered" | "compaction_done";
+export type EventKind = "sessions_changed" | "resync" | "subscribed" | "config_reloaded" | "agents_changed" | "new_session" | "user_message" | "steer_queued" | "steer_folded" | "steers_discarded" | "turn_running" | "token_delta" | "thinking" | "tool_start" | "tool_progress" | "tool_done" | "tool_error" | "tool_cancelled" | "tool_rejected" | "approval_requested" | "approval_resolved" | "bypasses_changed" | "agent_question" | "clarification_resolved" | "elicitation_requested" | "elicitation_resolved" | "file_changed" | "model_fallback" | "model_retry" | "llm_failed" | "truncated" | "interim_answer" | "done" | "turn_ended" | "compacting" | "interrupted_call" | "task_update" | "job_run_update" | "job_changed" | "home_notice" | "home_notice_dismissed" | "briefing_delivered" | "compaction_done";
 
 export type FrameOrigin = { 
 /**

@@ -93,9 +93,12 @@ export type ToolItem = {
   question: QuestionInfo | null;
   /** The change a write call made, once it is done. */
   diff: FileDiff | null;
+  /** The latest progress its MCP server reported while it runs (live only, never stored). */
+  progress?: ToolProgressInfo | null;
   depth: number;
   lane?: number;
 };
+export type ToolProgressInfo = { progress: number; total: number | null; message: string | null };
 export type NoticeItem = { kind: "notice"; key: string; tone: "info" | "warn" | "error"; text: string; lane?: number };
 export type { LaneItem, LaneOutcome, Spend };
 /** An async task the session started (`execute_task` mode async): its card follows its state. */
@@ -771,10 +774,16 @@ function applyCall(state: ChatState, event: Event, frame: FrameOrigin | null): C
         }),
         () => newTool(event.tool_call_id, event.name, event.arguments, frame),
       );
+    case "tool_progress":
+      // Only a running call shows progress; a report that arrives after its end is stale.
+      return updateTool(state, event.tool_call_id, (t) =>
+        t.status === "running" ? { ...t, progress: { progress: event.progress, total: event.total, message: event.message } } : t,
+      );
     case "tool_done":
       return updateTool(state, event.tool_call_id, (t) => ({
         ...t,
         status: "done",
+        progress: null,
         result: event.result,
         resultChars: event.result.length,
         resultType: event.result_type,
@@ -782,11 +791,11 @@ function applyCall(state: ChatState, event: Event, frame: FrameOrigin | null): C
         question: null,
       }));
     case "tool_error":
-      return updateTool(state, event.tool_call_id, (t) => ({ ...t, status: "error", error: event.error, approval: null, question: null }));
+      return updateTool(state, event.tool_call_id, (t) => ({ ...t, status: "error", error: event.error, progress: null, approval: null, question: null }));
     case "tool_cancelled":
-      return updateTool(state, event.tool_call_id, (t) => ({ ...t, status: "cancelled", approval: null, question: null }));
+      return updateTool(state, event.tool_call_id, (t) => ({ ...t, status: "cancelled", progress: null, approval: null, question: null }));
     case "tool_rejected":
-      return updateTool(state, event.tool_call_id, (t) => ({ ...t, status: "rejected", error: event.reason, approval: null, question: null }));
+      return updateTool(state, event.tool_call_id, (t) => ({ ...t, status: "rejected", error: event.reason, progress: null, approval: null, question: null }));
     case "agent_question":
       return updateTool(
         state,
@@ -1009,6 +1018,7 @@ function applyLive(state: ChatState, event: Event): ChatState {
     case "agent_question":
     case "clarification_resolved":
     case "tool_start":
+    case "tool_progress":
     case "tool_done":
     case "tool_error":
     case "tool_cancelled":
@@ -1026,6 +1036,9 @@ function applyLive(state: ChatState, event: Event): ChatState {
     case "home_notice_dismissed":
     // The briefing itself arrives as its input's fold and the agent's answer.
     case "briefing_delivered":
+    // A server's question is a form in the inbox (useInbox).
+    case "elicitation_requested":
+    case "elicitation_resolved":
       return state;
     case "task_update":
       return taskUpdate(state, event);

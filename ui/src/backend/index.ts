@@ -10,6 +10,8 @@ import {
 import { createContext, createElement, useCallback, useContext, useEffect, useEffectEvent, useMemo, useState, type ReactNode } from "react";
 import type {
   Answer,
+  ElicitationAction,
+  ElicitationAnswered,
   ApiError,
   ApprovalRuleInput,
   ApprovalRuleView,
@@ -109,6 +111,8 @@ export const settingsKeys = {
 
 /** Events after which the set of waiting approvals may have changed. */
 const INBOX_EVENTS = new Set([
+  "elicitation_requested",
+  "elicitation_resolved",
   "approval_requested",
   "approval_resolved",
   "agent_question",
@@ -274,6 +278,26 @@ export function useDecide(): (toolCallId: number, input: DecisionInput) => Promi
 
 /** Bypasses in force: the session's when `sessionId` is given, else across sessions. `null`
  * (no session yet) fetches nothing. Expiry sends no event, so the list is read again every 30 s. */
+/** Answers an MCP server's question as this surface, and refreshes the inbox. */
+export function useAnswerElicitation(): (
+  id: number,
+  action: ElicitationAction,
+  content: Record<string, unknown> | null,
+) => Promise<ElicitationAnswered> {
+  const backend = useBackend();
+  const client = useQueryClient();
+  return useCallback(
+    async (id, action, content) => {
+      try {
+        return await backend.answer_elicitation({ elicitation_id: id, action, content });
+      } finally {
+        void client.invalidateQueries({ queryKey: inboxKeys.all });
+      }
+    },
+    [backend, client],
+  );
+}
+
 /** Answers a clarification question as this surface, and refreshes the inbox. */
 export function useAnswer(): (toolCallId: number, answer: string) => Promise<Answer> {
   const backend = useBackend();

@@ -298,3 +298,31 @@ describe("async task cards", () => {
     expect(shape(next)).toEqual(["-/user:look around", "-/tool:10", "-/task:scout#9=done", "-/assistant:Started it."]);
   });
 });
+
+describe("a call's live progress", () => {
+  const progress = (id: number, p: number, total: number | null, message: string | null = null): Event => ({
+    type: "tool_progress",
+    tool_call_id: id,
+    progress: p,
+    total,
+    message,
+  });
+  const card = (s: ChatState, id: number) => s.items.find((i) => i.kind === "tool" && i.toolCallId === id);
+
+  it("shows the latest report on the running call, in a sub-agent's lane too, and clears at its end", () => {
+    let s = run([
+      [toolStart(10, "execute_task"), ROOT],
+      [toolStart(20, "mcp__everything__trigger-long-running-operation"), RESEARCHER],
+      [progress(20, 1, 4), RESEARCHER],
+      [progress(20, 2, 4, "halfway"), RESEARCHER],
+    ]);
+    expect(card(s, 20)).toMatchObject({ status: "running", progress: { progress: 2, total: 4, message: "halfway" }, lane: 42 });
+    expect(card(s, 10)).not.toHaveProperty("progress.progress");
+    s = applyEvent(s, { type: "tool_done", tool_call_id: 20, result: "ok", result_type: "string" }, RESEARCHER);
+    expect(card(s, 20)).toMatchObject({ status: "done", progress: null });
+    // A report that arrives after the end is stale; one for a call not shown adds nothing.
+    const late = run([[progress(20, 4, 4), RESEARCHER], [progress(99, 1, null), ROOT]], s);
+    expect(card(late, 20)).toMatchObject({ progress: null });
+    expect(late.items).toHaveLength(s.items.length);
+  });
+});

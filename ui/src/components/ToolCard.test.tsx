@@ -144,3 +144,24 @@ describe("tool results as files", () => {
     expect(plain.container.querySelector("pre.file-view")).toBeNull();
   });
 });
+
+describe("tool card progress", () => {
+  it("shows a running call's progress as a bar and text, and none once it ended", () => {
+    const running = tool({ status: "running", result: null, progress: { progress: 3, total: 4, message: "step 3\u202E" } });
+    const { rerender } = render(<ToolCard tool={running} />);
+    const bar = screen.getByRole("progressbar");
+    expect(bar.getAttribute("value")).toBe("3");
+    expect(bar.getAttribute("max")).toBe("4");
+    const text = document.querySelector(".tool-progress-text");
+    expect(text?.textContent).toBe("3 of 4 (75%) · step 3⟨U+202E⟩");
+    rerender(<ToolCard tool={{ ...running, status: "done", result: "ok", progress: null }} />);
+    expect(screen.queryByRole("progressbar")).toBeNull();
+    expect(document.querySelector(".tool-progress")).toBeNull();
+  });
+
+  it("shows a count without a bar when the server gives no total", () => {
+    render(<ToolCard tool={tool({ status: "running", result: null, progress: { progress: 12, total: null, message: null } })} />);
+    expect(screen.queryByRole("progressbar")).toBeNull();
+    expect(document.querySelector(".tool-progress-text")?.textContent).toBe("12");
+  });
+});

@@ -1,5 +1,5 @@
-// One tool call in the chat: label, status colour, the file change a write made, arguments, and a
-// foldable, truncated result.
+// One tool call in the chat: label, status colour, the progress its MCP server reports while it
+// runs, the file change a write made, arguments, and a foldable, truncated result.
 import { useState, type ReactNode } from "react";
 import type { CardStatus, ToolItem } from "../backend";
 import { DiffViewer } from "./DiffViewer";
@@ -67,6 +67,31 @@ function ResultBody({
   );
 }
 
+/** "3 of 4 (75%) · message", or "3 · message" when the server gives no total. */
+function progressText(p: NonNullable<ToolItem["progress"]>): string {
+  const amount =
+    p.total !== null && p.total > 0
+      ? `${p.progress.toLocaleString()} of ${p.total.toLocaleString()} (${Math.min(100, Math.round((100 * p.progress) / p.total))}%)`
+      : p.progress.toLocaleString();
+  return p.message ? `${amount} · ${p.message}` : amount;
+}
+
+/** The latest progress a running call's server reported: a bar when it says of how much. */
+function ProgressLine({ progress }: { progress: NonNullable<ToolItem["progress"]> }) {
+  const text = progressText(progress);
+  const bounded = progress.total !== null && progress.total > 0;
+  return (
+    <div className="tool-section tool-progress">
+      {bounded ? (
+        <progress value={Math.min(progress.progress, progress.total as number)} max={progress.total as number} aria-label={visibleString(text)} />
+      ) : null}
+      <span className="tool-progress-text">
+        <Visible text={text} mode="line" />
+      </span>
+    </div>
+  );
+}
+
 /** `onLoadAll` fetches the whole call when the page held a preview of it (`tool.truncated`). */
 export function ToolCard({
   tool,
@@ -93,6 +118,7 @@ export function ToolCard({
         </span>
         <span className={`status status-${tool.status}`}>{STATUS_TEXT[tool.status]}</span>
       </header>
+      {tool.status === "running" && tool.progress ? <ProgressLine progress={tool.progress} /> : null}
       {tool.diff ? (
         <div className="tool-section tool-diff">
           <DiffViewer diff={tool.diff} />

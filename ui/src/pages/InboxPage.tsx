@@ -3,6 +3,7 @@
 import { useEffect, useEffectEvent, useId, useMemo, useRef, useState, type RefObject } from "react";
 import {
   useAnswer,
+  useAnswerElicitation,
   useCallOrigin,
   useDecide,
   useInbox,
@@ -15,6 +16,8 @@ import {
   type InterruptedCall,
   type QuestionItem,
 } from "../backend";
+import type { ElicitationItem } from "../backend/bindings";
+import { ElicitationCard } from "../components/ElicitationCard";
 import { useNavigate } from "../app/route";
 import { ApprovalSubject, BYPASS_DURATIONS, BypassChoice } from "../components/ApprovalCard";
 import { BypassList } from "../components/BypassList";
@@ -74,6 +77,30 @@ function Questions({ questions }: { questions: QuestionItem[] }) {
               origin={q.frame_label ?? originOf(q.tool_call_id)}
               onAnswer={answer}
             />
+          </li>
+        ))}
+      </ul>
+    </section>
+  );
+}
+
+/** The questions MCP servers ask during calls, oldest first, each a form answerable here. */
+function ServerQuestions({ elicitations }: { elicitations: ElicitationItem[] }) {
+  const answer = useAnswerElicitation();
+  if (elicitations.length === 0) return null;
+  return (
+    <section className="inbox-questions" aria-labelledby="inbox-elicitations-title">
+      <h2 id="inbox-elicitations-title">Server questions</h2>
+      <ul className="inbox-question-list" aria-label="Questions from MCP servers">
+        {elicitations.map((e) => (
+          <li key={e.elicitation_id} data-tool-call-id={e.tool_call_id}>
+            <p className="muted inbox-origin">
+              <a href={`#session/${e.session_id}`}>
+                session {e.session_id} · {visibleString(e.source)}
+              </a>{" "}
+              · waiting {formatSpan(e.age_secs)}
+            </p>
+            <ElicitationCard item={e} onAnswer={answer} />
           </li>
         ))}
       </ul>
@@ -226,6 +253,7 @@ export function InboxPage() {
     () => [...(inbox.data?.questions ?? [])].sort((a, b) => a.created_at.localeCompare(b.created_at)),
     [inbox.data],
   );
+  const elicitations = inbox.data?.elicitations ?? [];
   const originOf = useCallOrigin();
   // The selected call, and the row it was last seen at (where a decided item's successor is).
   const [selection, setSelection] = useState<{ id: number | null; index: number }>({ id: null, index: 0 });
@@ -356,7 +384,7 @@ export function InboxPage() {
     body = <Loading label="Loading the inbox…" />;
   } else if (inbox.isError) {
     body = <ErrorView title="Could not load the inbox" error={inbox.error} onRetry={() => void inbox.refetch()} />;
-  } else if (items.length === 0 && questions.length === 0 && interrupted.length === 0) {
+  } else if (items.length === 0 && questions.length === 0 && elicitations.length === 0 && interrupted.length === 0) {
     body = (
       <Empty title="Nothing is waiting for you">
         Approvals appear here when an agent wants to do something that needs your OK.
@@ -365,6 +393,7 @@ export function InboxPage() {
   } else if (items.length === 0) {
     body = (
       <>
+        <ServerQuestions elicitations={elicitations} />
         <Questions questions={questions} />
         <InterruptedCalls calls={interrupted} />
       </>
@@ -431,6 +460,7 @@ export function InboxPage() {
             />
           ) : null}
         </div>
+        <ServerQuestions elicitations={elicitations} />
         <Questions questions={questions} />
         <InterruptedCalls calls={interrupted} />
       </>

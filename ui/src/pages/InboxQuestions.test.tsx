@@ -68,3 +68,48 @@ describe("questions and sub-agents in the inbox", () => {
     expect(within(questions).getByRole("region", { name: "Question from scout#42: Which branch?" })).toBeTruthy();
   });
 });
+
+describe("MCP servers' questions in the inbox", () => {
+  it("appear when a server asks, as a form answered here, and leave once answered", async () => {
+    const backend = new MockBackend();
+    const user = userEvent.setup();
+    renderApp(backend, "#inbox");
+    await screen.findByText("Nothing is waiting for you");
+    backend.inboxElicitations = [
+      {
+        elicitation_id: 9,
+        tool_call_id: 31,
+        session_id: 12,
+        source: "web",
+        server: "github",
+        created_at: "2026-12-05T12:00:00Z",
+        age_secs: 2,
+        form: {
+          message: "Which repository?",
+          fields: [
+            { name: "repo", title: "Repository", description: null, kind: "text", format: null, min_length: null, max_length: null, required: true, sensitive: false, default: null },
+            { name: "token", title: "Token", description: null, kind: "text", format: null, min_length: null, max_length: null, required: true, sensitive: true, default: null },
+          ],
+        },
+      },
+    ];
+    await act(async () => {
+      backend.emit({
+        seq: null,
+        session_id: 12,
+        source: "web",
+        frame: null,
+        event: { type: "elicitation_requested", elicitation_id: 9, tool_call_id: 31, server: "github", message: "Which repository?" },
+      });
+    });
+    const list = await screen.findByRole("list", { name: "Questions from MCP servers" });
+    const card = within(list).getByRole("region", { name: "Question from the MCP server github" });
+    expect(within(list).getByText(/session 12 · web/)).toBeTruthy();
+    expect((within(card).getByLabelText("Token (required)") as HTMLInputElement).type).toBe("password");
+    await user.type(within(card).getByLabelText("Repository (required)"), "skald");
+    await user.type(within(card).getByLabelText("Token (required)"), "ghp_x");
+    await user.click(within(card).getByRole("button", { name: "Submit" }));
+    expect(backend.elicitationAnswers).toEqual([{ elicitation_id: 9, action: "accept", content: { repo: "skald", token: "ghp_x" } }]);
+    await screen.findByText("Nothing is waiting for you");
+  });
+});

@@ -21,6 +21,8 @@ import type {
   Inbox,
   InboxItem,
   QuestionItem,
+  ElicitationItem,
+  ElicitationAnswered,
   InterruptedCall,
   LlmClientInput,
   LlmClientView,
@@ -55,6 +57,7 @@ import type {
   SetMcpServerEnabledParams,
   SaveAgentParams,
   AnswerQuestionParams,
+  AnswerElicitationParams,
   CompactSessionParams,
   InterruptedCallsParams,
   OpenInterruptedCallsParams,
@@ -161,6 +164,10 @@ export class MockBackend implements Backend {
   inboxItems: InboxItem[] = [];
   /** Open clarification questions the inbox lists. */
   inboxQuestions: QuestionItem[] = [];
+  /** Open questions of MCP servers the inbox lists. */
+  inboxElicitations: ElicitationItem[] = [];
+  /** Server questions answered, in order. */
+  elicitationAnswers: AnswerElicitationParams[] = [];
   inboxError: ApiError | null = null;
   inboxCalls = 0;
   decisions: Array<{ toolCallId: number; input: DecisionInput }> = [];
@@ -520,7 +527,8 @@ export class MockBackend implements Backend {
     return Promise.resolve({
       items: [...this.inboxItems],
       questions: [...this.inboxQuestions],
-      total: this.inboxItems.length + this.inboxQuestions.length,
+      elicitations: [...this.inboxElicitations],
+      total: this.inboxItems.length + this.inboxQuestions.length + this.inboxElicitations.length,
     });
   }
 
@@ -617,6 +625,12 @@ export class MockBackend implements Backend {
   answer_question(params: AnswerQuestionParams): Promise<Answer> {
     this.answers.push(params);
     return Promise.resolve({ tool_call_id: params.tool_call_id, session_id: 7, answer: params.answer, resumed: true });
+  }
+
+  answer_elicitation(params: AnswerElicitationParams): Promise<ElicitationAnswered> {
+    this.elicitationAnswers.push(params);
+    this.inboxElicitations = this.inboxElicitations.filter((e) => e.elicitation_id !== params.elicitation_id);
+    return Promise.resolve({ delivered: true });
   }
 
   settings(): Promise<SettingsView> {

@@ -144,7 +144,8 @@ async fn api_needs_the_right_bearer_token() {
     // An empty body is an operation without params.
     let ok = s.authed(http.post(s.url("/api/inbox"))).send().await.unwrap();
     assert_eq!(ok.status(), 200);
-    assert_eq!(json(ok).await, serde_json::json!({"items": [], "questions": [], "total": 0}));
+    let empty = serde_json::json!({"items": [], "questions": [], "elicitations": [], "total": 0});
+    assert_eq!(json(ok).await, empty);
 
     let unknown = s.op(&http, "anything", serde_json::json!({})).await;
     assert_eq!(unknown.status(), 404);

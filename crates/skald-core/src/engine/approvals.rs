@@ -62,8 +62,9 @@ impl Engine {
                 created_at: q.created_at,
             });
         }
-        let total = (items.len() + questions.len()) as u64;
-        Ok(Inbox { items, questions, total })
+        let elicitations = self.open_elicitations().await?;
+        let total = (items.len() + questions.len() + elicitations.len()) as u64;
+        Ok(Inbox { items, questions, elicitations, total })
     }
 
     /// Which sub-agent asks, as the live stream labels it (`None` for the root agent).

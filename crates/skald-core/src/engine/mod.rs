@@ -6,6 +6,7 @@ mod briefings;
 mod bypasses;
 mod chat;
 mod compact;
+pub(crate) mod elicitations;
 mod instance;
 mod jobs;
 mod lifecycle;
@@ -106,6 +107,8 @@ struct Inner {
     task_runs: tokio::sync::watch::Sender<usize>,
     /// The MCP servers of `mcp.servers`, started on first need.
     mcp: Arc<skald_mcp::McpManager>,
+    /// MCP servers' questions this process's calls wait on.
+    elicitations: elicitations::Waiting,
     /// Identifies this process in `session_runners`.
     /// This engine as other processes see it (`engine_instances`).
     instance: instance::InstanceState,
@@ -197,6 +200,8 @@ impl Engine {
             .mcp
             .server_configs(&|k| std::env::var(k).ok());
         let mcp = Arc::new(skald_mcp::McpManager::new(mcp_servers, Some(dir.join("logs/mcp"))));
+        // Skald can ask: each call's own elicitor puts a question to a person or declines it.
+        mcp.set_elicitor(Arc::new(elicitations::Decline));
         let llm = skald_llm::LlmClient::new(skald_llm::LlmSettings::default())
             .map_err(|e| EngineError::Internal(format!("cannot create the HTTP client: {e}")))?;
         let engine = Self {
@@ -220,6 +225,7 @@ impl Engine {
                 task_slots: Arc::new(tokio::sync::Semaphore::new(max_async_tasks)),
                 task_runs: tokio::sync::watch::Sender::new(0),
                 mcp,
+                elicitations: elicitations::Waiting::default(),
                 instance: instance::InstanceState::new(me),
                 work: work::WorkState::default(),
                 services: services::Services::default(),

@@ -600,6 +600,7 @@ impl Engine {
             edit_mcp: self.mcp_editor(),
             jobs: self.job_desk(),
             windows: self.inner.windows.clone(),
+            elicitations: self.inner.elicitations.clone(),
         };
         let policy = TurnPolicy {
             session_id,

@@ -36,7 +36,8 @@ const PRUNE_EVERY: Duration = Duration::from_secs(3600);
 
 /// Whether events of `kind` go to the outbox, i.e. reach other processes and a client that
 /// resumes. Everything that describes a stored change does. What stays in the process: streamed
-/// token deltas (the stored reply follows as `thinking`/`done`), `model_retry` and
+/// token deltas (the stored reply follows as `thinking`/`done`), a call's live progress (its
+/// end follows as `tool_done`/`tool_error`; a server reporting progress often writes nothing), `model_retry` and
 /// `model_fallback` (they tell a viewer to drop text streamed for a failed attempt, which never
 /// left this process; the reply that follows is stored), `config_reloaded` and `agents_changed`
 /// (each process that shows them watches the files itself), and what a subscription sends of its
@@ -44,6 +45,7 @@ const PRUNE_EVERY: Duration = Duration::from_secs(3600);
 pub fn outboxed(kind: EventKind) -> bool {
     match kind {
         EventKind::TokenDelta
+        | EventKind::ToolProgress
         | EventKind::ModelRetry
         | EventKind::ModelFallback
         | EventKind::ConfigReloaded
@@ -68,6 +70,8 @@ pub fn outboxed(kind: EventKind) -> bool {
         | EventKind::BypassesChanged
         | EventKind::AgentQuestion
         | EventKind::ClarificationResolved
+        | EventKind::ElicitationRequested
+        | EventKind::ElicitationResolved
         | EventKind::FileChanged
         | EventKind::LlmFailed
         | EventKind::Truncated

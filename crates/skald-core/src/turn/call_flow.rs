@@ -480,7 +480,7 @@ async fn execute_cleared(
         (ToolName::Activate, None) => mcp::activate(ctx, args).await,
         (ToolName::Config(config_tool), None) => config_tools::run(ctx, *config_tool, args).await,
         (ToolName::Mcp { server, tool: mcp_tool }, None) => {
-            mcp::call(ctx, server, mcp_tool, args).await
+            mcp::call(ctx, id, server, mcp_tool, args).await
         }
         (ToolName::Registered(name), None) => {
             Err(ToolError::Failed(format!("`{name}` is not registered in this engine")))

@@ -37,6 +37,8 @@ pub struct TurnDeps {
     pub jobs: Arc<dyn JobDesk>,
     /// Windows learned from overflow answers (a turn that hits one teaches it here).
     pub windows: crate::context::LearnedWindows,
+    /// MCP servers' questions this process's calls wait on (answered through the engine).
+    pub elicitations: crate::engine::elicitations::Waiting,
 }
 
 /// How a turn checks a job an agent asks to schedule (before the gate: what the person is

@@ -6,7 +6,8 @@ use std::collections::BTreeSet;
 use std::sync::{Arc, Mutex};
 
 use serde_json::{Value, json};
-use skald_mcp::{McpError, McpTool};
+use skald_mcp::{McpError, McpTool, Progress};
+use skald_protocol::Event;
 
 use super::tool_set::OfferedTool;
 use super::{TurnCtx, config_tools, mcp_results};
@@ -206,15 +207,48 @@ pub fn unknown_call(name: &str, ctx: &TurnCtx) -> Option<String> {
     ))
 }
 
-/// Runs a tool of an MCP server; its result as the model may see it (capped, media saved).
+/// Least time between two progress events of one call (the last report before it ends may be
+/// skipped; its end follows anyway).
+const PROGRESS_EVERY: std::time::Duration = std::time::Duration::from_millis(200);
+
+/// Shows the progress the server reports for call `id` on its card (`tool_progress`), at most
+/// one event per [`PROGRESS_EVERY`] however often the server reports.
+fn progress_sink(ctx: &TurnCtx, id: i64) -> skald_mcp::ProgressSink {
+    let emitter = ctx.frame.emitter.clone();
+    let last: Mutex<Option<std::time::Instant>> = Mutex::new(None);
+    Arc::new(move |p: Progress| {
+        {
+            let mut last = last.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+            let finished = p.total.is_some_and(|t| p.progress >= t);
+            if last.is_some_and(|at| at.elapsed() < PROGRESS_EVERY) && !finished {
+                return;
+            }
+            *last = Some(std::time::Instant::now());
+        }
+        emitter.emit(Event::ToolProgress {
+            tool_call_id: id,
+            progress: p.progress,
+            total: p.total,
+            message: p.message,
+        });
+    })
+}
+
+/// Runs a tool of an MCP server as call `id`; its result as the model may see it (capped,
+/// media saved). The progress the server reports shows on the call's card.
 pub async fn call(
     ctx: &TurnCtx,
+    id: i64,
     server: &str,
     tool: &str,
     args: &Value,
 ) -> Result<ToolOutput, ToolError> {
     let kept = |out| mcp_results::for_model(out, &ctx.deps.data_dir, ctx.policy.session_id);
-    match ctx.deps.mcp.call(server, tool, args, &ctx.frame.cancel).await {
+    let hooks = skald_mcp::CallHooks {
+        progress: Some(progress_sink(ctx, id)),
+        elicitor: Some(crate::engine::elicitations::for_call(ctx, id)),
+    };
+    match ctx.deps.mcp.call_watched(server, tool, args, &ctx.frame.cancel, hooks).await {
         Ok(out) if out.is_error => Err(ToolError::Failed(kept(out))),
         Ok(out) => Ok(ToolOutput::text(kept(out))),
         Err(McpError::Cancelled) => Err(ToolError::Cancelled),

@@ -8,7 +8,7 @@
 use serde_json::{Value, json};
 use skald_core::engine::ChatOptions;
 use skald_core::turn::{ParkMode, TurnOutcome};
-use skald_protocol::{ApprovalRequest, DecisionInput, Event};
+use skald_protocol::{ApprovalRequest, DecisionInput, ElicitationAction, Event};
 use skald_testkit::{FakeLlm, Reply, ScriptedToolCall};
 
 use super::subagents::{first_text, task_agent, tool_names, tool_results};
@@ -608,10 +608,10 @@ async fn a_tool_the_server_adds_is_offered_from_the_next_round_and_one_it_remove
     let listed = rig.engine.list_mcp_servers(false, Some("notifier")).await.unwrap();
     let lines = &listed[0].log_lines;
     assert!(
-        lines.iter().any(|l| l.ends_with("tool list changed (5 tools); added: added")),
+        lines.iter().any(|l| l.ends_with("tool list changed (6 tools); added: added")),
         "{lines:?}"
     );
-    assert!(lines.iter().any(|l| l.ends_with("tool list changed (4 tools); removed: added")));
+    assert!(lines.iter().any(|l| l.ends_with("tool list changed (5 tools); removed: added")));
     rig.engine.shutdown(std::time::Duration::from_secs(5)).await;
 }
 
@@ -656,5 +656,219 @@ async fn a_tool_an_untrusted_server_adds_later_waits_for_approval_like_its_first
     assert!(matches!(outcome, TurnOutcome::Final { .. }), "{outcome:?}");
     let last = rig.fake.requests().last().unwrap().body.clone();
     assert_eq!(tool_results(&last).pop().unwrap(), "added says hi");
+    rig.engine.shutdown(std::time::Duration::from_secs(5)).await;
+}
+
+#[tokio::test]
+#[ignore = "needs mcp-server-everything (scripts/mcp-peers/install.sh)"]
+async fn a_servers_progress_reaches_the_running_calls_card_live() {
+    let rig = rig().await;
+    rig.fake.push(activate(&["everything"]));
+    let long = json!({ "duration": 2, "steps": 4 }).to_string();
+    rig.fake.push(Reply::tool_call("mcp__everything__trigger-long-running-operation", &long));
+    rig.fake.push(Reply::text("Done."));
+    let mut rx = rig.engine.subscribe();
+    let receipt = rig.engine.send_message(SOURCE, "run the long one", rig.opts()).await.unwrap();
+    let mut call = None;
+    let mut progress = Vec::new();
+    loop {
+        let envelope = tokio::time::timeout(std::time::Duration::from_secs(30), rx.recv())
+            .await
+            .expect("no tool_done within 30 s")
+            .unwrap();
+        match envelope.event {
+            Event::ToolStart { tool_call_id, name, .. } if name.contains("long-running") => {
+                call = Some(tool_call_id);
+            }
+            Event::ToolProgress { tool_call_id, progress: p, total, message } => {
+                assert_eq!(Some(tool_call_id), call, "progress names its call");
+                assert_eq!(total, Some(4.0));
+                assert_eq!(message, None);
+                progress.push(p);
+            }
+            Event::ToolDone { tool_call_id, .. } if Some(tool_call_id) == call => break,
+            _ => {}
+        }
+    }
+    assert_eq!(progress, [1.0, 2.0, 3.0, 4.0], "one event per step, in order");
+    let (_, outcome) = finish(&rig.engine, receipt).await;
+    assert!(matches!(outcome, TurnOutcome::Final { .. }), "{outcome:?}");
+    rig.engine.shutdown(std::time::Duration::from_secs(5)).await;
+}
+
+fn ask() -> Reply {
+    Reply::tool_call("mcp__everything__trigger-elicitation-request", "{}")
+}
+
+#[tokio::test]
+#[ignore = "needs mcp-server-everything (scripts/mcp-peers/install.sh)"]
+async fn a_servers_question_waits_in_the_inbox_as_a_form_and_the_answer_reaches_the_server() {
+    let rig = rig().await;
+    rig.fake.push(activate(&["everything"]));
+    rig.fake.push(ask());
+    rig.fake.push(Reply::text("Thanks."));
+    let mut rx = rig.engine.subscribe();
+    let receipt = rig.engine.send_message(SOURCE, "ask me", rig.opts()).await.unwrap();
+    let asked =
+        super::turn::wait_event(&mut rx, |e| matches!(e, Event::ElicitationRequested { .. })).await;
+    let Event::ElicitationRequested { elicitation_id, tool_call_id, server, message } = asked
+    else {
+        unreachable!()
+    };
+    assert_eq!(server, "everything");
+    assert!(message.contains("Please provide inputs"), "{message}");
+    let inbox = rig.engine.inbox().await.unwrap();
+    assert_eq!(inbox.elicitations.len(), 1);
+    assert_eq!(inbox.total, 1);
+    let item = &inbox.elicitations[0];
+    assert_eq!((item.elicitation_id, item.tool_call_id), (elicitation_id, tool_call_id));
+    let name = item.form.fields.iter().find(|f| f.name == "name").unwrap();
+    assert!(matches!(name.kind, skald_protocol::ElicitationFieldKind::Text { .. }));
+    assert!(name.required && !name.sensitive);
+
+    // A value that does not fit the form is refused and the question stays open.
+    let wrong = json!({"name": "Ada", "integer": 1000}).as_object().cloned();
+    let err = rig
+        .engine
+        .answer_elicitation(elicitation_id, ElicitationAction::Accept, wrong, "test")
+        .await
+        .unwrap_err();
+    assert!(err.to_string().contains("integer"), "{err}");
+    let content = json!({"name": "Ada Lovelace", "check": true}).as_object().cloned();
+    let delivered = rig
+        .engine
+        .answer_elicitation(elicitation_id, ElicitationAction::Accept, content, "test")
+        .await
+        .unwrap();
+    assert!(delivered);
+    super::turn::wait_event(&mut rx, |e| matches!(e, Event::ElicitationResolved { .. })).await;
+    let (_, outcome) = finish(&rig.engine, receipt).await;
+    assert!(matches!(outcome, TurnOutcome::Final { .. }), "{outcome:?}");
+    let last = rig.fake.requests().last().unwrap().body.clone();
+    let result = tool_results(&last).last().unwrap().clone();
+    assert!(result.contains("- Name: Ada Lovelace"), "{result}");
+    assert!(result.contains("- Agreed to terms: true"), "{result}");
+    assert!(
+        rig.engine.inbox().await.unwrap().elicitations.is_empty(),
+        "answered: out of the inbox"
+    );
+    // A second answer is refused, the same again is a no-op.
+    let again =
+        rig.engine.answer_elicitation(elicitation_id, ElicitationAction::Decline, None, "t");
+    assert!(again.await.is_err());
+    rig.engine.shutdown(std::time::Duration::from_secs(5)).await;
+}
+
+#[tokio::test]
+#[ignore = "needs mcp-server-everything (scripts/mcp-peers/install.sh)"]
+async fn a_servers_question_in_a_session_nobody_attends_is_declined_at_once() {
+    let rig = rig().await;
+    let store = rig.store().await;
+    let new = skald_store::repo::sessions::NewSession {
+        is_interactive: false,
+        run_context: Some(json!({ "working_directory": rig.work }).to_string()),
+        ..skald_store::repo::sessions::NewSession::interactive(SOURCE)
+    };
+    let created = store.create_session(&new).await.unwrap();
+    store.set_active_session(SOURCE, created.session_id).await.unwrap();
+    rig.fake.push(activate(&["everything"]));
+    rig.fake.push(ask());
+    rig.fake.push(Reply::text("Declined."));
+    let (sid, outcome, _) = rig.turn("ask me").await;
+    assert_eq!(sid, created.session_id);
+    assert!(matches!(outcome, TurnOutcome::Final { .. }), "{outcome:?}");
+    let last = rig.fake.requests().last().unwrap().body.clone();
+    let result = tool_results(&last).last().unwrap().clone();
+    assert!(result.contains("declined"), "{result}");
+    assert!(rig.engine.inbox().await.unwrap().elicitations.is_empty());
+    rig.engine.shutdown(std::time::Duration::from_secs(5)).await;
+}
+
+/// Every byte under `dir` (the database, its WAL, the logs), as text.
+fn everything_stored(dir: &std::path::Path) -> String {
+    let mut all = String::new();
+    for entry in walkdir(dir) {
+        if let Ok(bytes) = std::fs::read(&entry) {
+            all.push_str(&String::from_utf8_lossy(&bytes));
+        }
+    }
+    all
+}
+
+fn walkdir(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
+    let mut files = Vec::new();
+    for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+        let path = entry.path();
+        if path.is_dir() { files.extend(walkdir(&path)) } else { files.push(path) }
+    }
+    files
+}
+
+#[tokio::test]
+#[ignore = "needs the SDK of scripts/mcp-peers (scripts/mcp-peers/install.sh)"]
+async fn a_password_a_server_asks_for_reaches_it_and_is_stored_only_as_given() {
+    const SECRET: &str = "s3cret-Horse-Battery";
+    let rig = Rig::new(&notifier_config(true)).await;
+    rig.fake.push(activate(&["notifier"]));
+    let backwards: String = SECRET.chars().rev().collect();
+    rig.fake.push(notifier_call("login", &json!({"expect": backwards})));
+    rig.fake.push(Reply::text("Logged in."));
+    let mut rx = rig.engine.subscribe();
+    let receipt = rig.engine.send_message(SOURCE, "log in", rig.opts()).await.unwrap();
+    let asked =
+        super::turn::wait_event(&mut rx, |e| matches!(e, Event::ElicitationRequested { .. })).await;
+    let Event::ElicitationRequested { elicitation_id: id, .. } = asked else { unreachable!() };
+    let form = rig.engine.inbox().await.unwrap().elicitations[0].form.clone();
+    let password = form.fields.iter().find(|f| f.name == "password");
+    assert!(password.unwrap().sensitive, "{form:?}");
+
+    // Another process on the same data dir cannot hand the secret over: it would have to store it.
+    let other = open_engine(&rig.data_dir(), fake_env(&rig.fake)).await;
+    let content = json!({"user": "ada", "password": SECRET}).as_object().cloned();
+    let err = other
+        .answer_elicitation(id, ElicitationAction::Accept, content.clone(), "cli")
+        .await
+        .unwrap_err();
+    assert!(err.to_string().contains("never stores"), "{err}");
+    other.shutdown(std::time::Duration::from_secs(5)).await;
+
+    rig.engine.answer_elicitation(id, ElicitationAction::Accept, content, "app").await.unwrap();
+    let (_, outcome) = finish(&rig.engine, receipt).await;
+    assert!(matches!(outcome, TurnOutcome::Final { .. }), "{outcome:?}");
+    let last = rig.fake.requests().last().unwrap().body.clone();
+    assert_eq!(tool_results(&last).last().unwrap(), "user=ada; password matches");
+    let row = rig.store().await.elicitation(id).await.unwrap().unwrap();
+    assert_eq!(row.answer.as_deref(), Some(r#"{"password":true,"user":"ada"}"#));
+    rig.engine.shutdown(std::time::Duration::from_secs(5)).await;
+    assert!(!everything_stored(&rig.data_dir()).contains(SECRET), "the password was written");
+}
+
+#[tokio::test]
+#[ignore = "needs mcp-server-everything (scripts/mcp-peers/install.sh)"]
+async fn a_stop_while_a_server_asks_withdraws_its_question_from_the_inbox() {
+    let rig = rig().await;
+    rig.fake.push(activate(&["everything"]));
+    rig.fake.push(ask());
+    let mut rx = rig.engine.subscribe();
+    let receipt = rig.engine.send_message(SOURCE, "ask me", rig.opts()).await.unwrap();
+    let asked =
+        super::turn::wait_event(&mut rx, |e| matches!(e, Event::ElicitationRequested { .. })).await;
+    let Event::ElicitationRequested { elicitation_id: id, .. } = asked else { unreachable!() };
+    assert!(rig.engine.stop(receipt.session_id).await.unwrap());
+    let (_, outcome) = finish(&rig.engine, receipt).await;
+    assert_eq!(outcome, TurnOutcome::Cancelled);
+    assert!(rig.engine.inbox().await.unwrap().elicitations.is_empty());
+    // The server withdrew it (notifications/cancelled), so the question is closed as cancelled.
+    let withdrawn = super::turn::wait_event(
+        &mut rx,
+        |e| matches!(e, Event::ElicitationResolved { elicitation_id, .. } if *elicitation_id == id),
+    )
+    .await;
+    assert!(
+        matches!(withdrawn, Event::ElicitationResolved { action: ElicitationAction::Cancel, .. }),
+        "{withdrawn:?}"
+    );
+    let err = rig.engine.answer_elicitation(id, ElicitationAction::Decline, None, "t").await;
+    assert!(err.is_err(), "a withdrawn question cannot be answered");
     rig.engine.shutdown(std::time::Duration::from_secs(5)).await;
 }

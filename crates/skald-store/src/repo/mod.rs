@@ -3,6 +3,7 @@
 pub mod approvals;
 mod bulk;
 pub mod bypasses;
+pub mod elicitations;
 pub mod grants;
 pub mod history;
 pub mod instances;
