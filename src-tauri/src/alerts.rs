@@ -33,6 +33,8 @@ pub struct Batch {
     failed_runs: BTreeMap<i64, FailedRun>,
     /// Briefings delivered home, by home session.
     briefings: BTreeMap<i64, Briefing>,
+    /// MCP servers' questions (elicitations) waiting, by id: the server's name.
+    server_questions: BTreeMap<i64, String>,
     started: Option<Instant>,
 }
 
@@ -85,6 +87,8 @@ pub struct Collected {
     pub ended_tasks: Vec<EndedTask>,
     pub failed_runs: Vec<FailedRun>,
     pub briefings: Vec<Briefing>,
+    /// The servers whose questions wait, one entry per question.
+    pub server_questions: Vec<String>,
 }
 
 /// Whether a task update is a task's end worth telling (its report reaches the chat next).
@@ -126,6 +130,12 @@ impl Batch {
         self.started.get_or_insert(now);
     }
 
+    /// MCP server `server` asks the person something (elicitation `id`).
+    pub fn server_question(&mut self, id: i64, server: String, now: Instant) {
+        self.server_questions.insert(id, server);
+        self.started.get_or_insert(now);
+    }
+
     /// When the batch is to be shown; `None` while it is empty.
     pub fn deadline(&self) -> Option<Instant> {
         self.started.map(|started| started + BATCH_WINDOW)
@@ -150,6 +160,7 @@ impl Batch {
             ended_tasks: std::mem::take(&mut self.ended_tasks).into_values().collect(),
             failed_runs,
             briefings: std::mem::take(&mut self.briefings).into_values().collect(),
+            server_questions: std::mem::take(&mut self.server_questions).into_values().collect(),
         }
     }
 }
@@ -280,6 +291,24 @@ pub fn runs_alert(runs: &[FailedRun]) -> Option<Alert> {
             } else {
                 "#jobs".to_owned()
             },
+        },
+    })
+}
+
+/// The notification for MCP servers' questions waiting: which server (its name escaped),
+/// never what it asks (a program Skald does not control wrote it). A click opens the Inbox.
+pub fn server_questions_alert(servers: &[String]) -> Option<Alert> {
+    let first = servers.first()?;
+    Some(match servers {
+        [_] => Alert {
+            title: "An MCP server asks for your input in Skald".to_owned(),
+            body: format!("\"{}\" waits for a form in the Inbox.", shown_name(first)),
+            route: "#inbox".to_owned(),
+        },
+        _ => Alert {
+            title: format!("{} MCP server questions wait in Skald", servers.len()),
+            body: "Their forms are in the Inbox.".to_owned(),
+            route: "#inbox".to_owned(),
         },
     })
 }
@@ -600,6 +629,22 @@ mod tests {
             (alert.body.as_str(), alert.route.as_str()),
             ("1 report from background work, summarised in your home chat.", "#session/9")
         );
+    }
+
+    #[test]
+    fn a_servers_question_notifies_naming_the_server_escaped_never_its_words() {
+        let start = Instant::now();
+        let mut batch = Batch::default();
+        batch.server_question(4, "evil\u{202e}txt\nname".into(), start);
+        let collected = batch.take();
+        let alert = server_questions_alert(&collected.server_questions).unwrap();
+        assert_eq!(alert.route, "#inbox");
+        assert!(alert.body.contains("evil\\u{202e}txt\\u{a}name"), "{}", alert.body);
+        batch.server_question(5, "a".into(), start);
+        batch.server_question(6, "b".into(), start);
+        let two = server_questions_alert(&batch.take().server_questions).unwrap();
+        assert_eq!(two.title, "2 MCP server questions wait in Skald");
+        assert_eq!(server_questions_alert(&[]), None);
     }
 
     #[test]

@@ -85,6 +85,12 @@ async fn on_feed_event(
         Event::BriefingDelivered { notifications } => {
             on_briefing(app, batch, envelope.session_id, envelope.source, notifications);
         }
+        Event::ElicitationRequested { elicitation_id, server, .. } => {
+            tray::refresh(app, engine).await;
+            if !window_has_focus(app) && !app.state::<Quitting>().get() {
+                batch.server_question(elicitation_id, server, Instant::now());
+            }
+        }
         _ => {}
     }
 }
@@ -181,8 +187,14 @@ async fn on_event(
 
 /// Shows what the batch collected, if notifications are on.
 async fn flush(app: &AppHandle, engine: &Engine, batch: &mut Batch) {
-    let Collected { approvals, failed_sessions: failures, ended_tasks, failed_runs, briefings } =
-        batch.take();
+    let Collected {
+        approvals,
+        failed_sessions: failures,
+        ended_tasks,
+        failed_runs,
+        briefings,
+        server_questions,
+    } = batch.take();
     if !DesktopSettings::load(engine.data_dir()).notifications {
         return;
     }
@@ -209,6 +221,7 @@ async fn flush(app: &AppHandle, engine: &Engine, batch: &mut Batch) {
     shown.extend(alerts::tasks_alert(&ended_tasks));
     shown.extend(alerts::runs_alert(&failed_runs));
     shown.extend(alerts::briefings_alert(&briefings));
+    shown.extend(alerts::server_questions_alert(&server_questions));
     for alert in shown {
         notify(app, &alert);
     }
