@@ -13,6 +13,7 @@ mod log;
 mod manager;
 mod result;
 mod server;
+mod sink;
 
 pub use config::{ServerConfig, Transport, validate_name};
 pub use handler::{MAX_EVENTS, ServerEvent};
@@ -20,6 +21,7 @@ pub use log::RECENT_LINES;
 pub use manager::{McpManager, ServerState, ServerStatus};
 pub use result::{CallOutput, Media};
 pub use server::{CALL_TIMEOUT, CONNECT_TIMEOUT, McpTool};
+pub use sink::EventSink;
 
 /// What went wrong talking to a server, in words the model and the user can act on.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

@@ -63,4 +63,8 @@ pub struct McpServerInput {
     /// Trust the server's annotations: its tools marked read-only run without approval.
     #[serde(default)]
     pub trusted: bool,
+    /// Keep it connected (started with Skald, restarted when it exits) so what it pushes is
+    /// stored for TIC ticks.
+    #[serde(default)]
+    pub keep_connected: bool,
 }

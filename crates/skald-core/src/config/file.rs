@@ -18,6 +18,7 @@ pub struct Config {
     pub mcp: super::mcp::McpConfig,
     /// IANA zone for the date shown to the model and for cron; `None` = the OS zone.
     pub timezone: Option<String>,
+    pub tic: super::tic::TicConfig,
 }
 
 /// The deepest `llm.max_subagent_depth` accepted: each level is a live frame of one turn.
@@ -267,6 +268,9 @@ pub(super) fn validate(path: &Path, text: Option<&str>, c: &Config) -> Result<()
         }
     }
     if let Some((needle, message)) = c.mcp.problem() {
+        return Err(fail(&needle, message));
+    }
+    if let Some((needle, message)) = c.tic.problem() {
         return Err(fail(&needle, message));
     }
     if c.llm.max_tool_rounds == 0 {

@@ -106,6 +106,7 @@ impl Engine {
             engine.reclaim_work().await
         });
         self.start_scheduler();
+        self.start_tic();
     }
 
     /// What a crash or a stop left behind gets queued once at start: turns a dead process held,
@@ -114,6 +115,7 @@ impl Engine {
         self.continue_abandoned().await;
         self.continue_tasks().await;
         self.continue_job_runs().await;
+        self.continue_ticks().await;
         let store = self.store();
         let mut ids = store.sessions_with_unsettled_decisions().await.unwrap_or_default();
         ids.extend(store.sessions_with_unsettled_answers().await.unwrap_or_default());

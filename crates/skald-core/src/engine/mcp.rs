@@ -95,6 +95,7 @@ impl Engine {
             enabled: true,
             timeout_secs: None,
             trusted: server.trusted,
+            keep_connected: server.keep_connected,
         };
         self.edit_mcp(McpEdit::Add(entry)).await
     }

@@ -420,6 +420,7 @@ async fn a_server_added_or_disabled_in_settings_is_offered_or_not_from_the_next_
         url: None,
         api_key_env: None,
         trusted: true,
+        keep_connected: false,
     };
     let listed = rig.engine.add_mcp_server(server).await.unwrap();
     assert_eq!(listed.len(), 1);
