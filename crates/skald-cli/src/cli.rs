@@ -145,6 +145,10 @@ pub enum Command {
     /// a one-shot time or an interval), each run a session of source `cron`.
     #[command(subcommand)]
     Jobs(JobsCommand),
+    /// TIC ticks: every `tic.interval_secs` the hidden `tic` agent reads what MCP servers kept
+    /// connected pushed (only when something did).
+    #[command(subcommand)]
+    Tic(TicCommand),
     /// Agents (`agents/<id>/` in the data dir over the built-ins); `chat --agent ID` picks one
     /// for a new session.
     #[command(subcommand)]
@@ -182,6 +186,22 @@ pub enum TasksCommand {
         /// The task's child session id (`skald tasks list` shows it).
         #[arg(value_parser = parse_id, allow_hyphen_values = true)]
         id: i64,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum TicCommand {
+    /// Run one tick now. With events waiting and without the app or `skald serve` running, it
+    /// runs in this process, which waits for its end; with none, nothing is asked of a model.
+    Run {
+        /// Start it and return: the app or `skald serve` runs it.
+        #[arg(long)]
+        no_wait: bool,
+    },
+    /// The settings in force, the events waiting and the ticks, newest first.
+    List {
+        #[arg(long, default_value_t = 20)]
+        limit: u32,
     },
 }
 
@@ -343,6 +363,10 @@ pub enum McpCommand {
         /// `openWorldHint`) run without asking. Without it every tool of the server asks.
         #[arg(long)]
         trusted: bool,
+        /// Keep it connected: started with the app or `skald serve` and started again when it
+        /// exits, so what it pushes is stored for TIC ticks.
+        #[arg(long)]
+        keep_connected: bool,
         /// The local server's command and its arguments, after `--`.
         #[arg(last = true, value_name = "COMMAND")]
         command: Vec<String>,

@@ -1,7 +1,7 @@
 // Generated from the operation table in crates/skald-api/src/table.rs. Do not edit by hand:
 // run `UPDATE_BINDINGS=1 cargo test -p skald-api --test all typescript` instead.
 
-import type { JsonValue, ErrorCode, Page, SearchQuery, SearchResults, SessionMatches, SessionListQuery, SessionSummary, SessionMeta, ReconcileChoice, InterruptedCall, DebugMessage, SessionDetail, ItemRef, WindowQuery, SessionWindow, SendResult, SessionUsage, CompactResult, SessionRef, StopResult, TaskInfo, TurnStatus, ToolGroupsReset, RunContext, JobSchedule, JobInput, JobRunInfo, JobInfo, SchedulePreview, JobDeleted, HomeNotice, Answer, Inbox, DecisionInput, Decision, BypassView, LlmClientInput, SettingsView, ConnectionTest, ApprovalRuleView, ApprovalRuleInput, AgentSummary, McpServerInfo, McpServerInput, AgentDefinition, AgentDetail, EventKind } from "./bindings";
+import type { JsonValue, ErrorCode, Page, SearchQuery, SearchResults, SessionMatches, SessionListQuery, SessionSummary, SessionMeta, ReconcileChoice, InterruptedCall, DebugMessage, SessionDetail, ItemRef, WindowQuery, SessionWindow, SendResult, SessionUsage, CompactResult, SessionRef, StopResult, TaskInfo, TurnStatus, ToolGroupsReset, RunContext, JobSchedule, JobInput, JobRunInfo, TicTickInfo, TicTickDetail, TicStatus, JobInfo, SchedulePreview, JobDeleted, HomeNotice, Answer, Inbox, DecisionInput, Decision, BypassView, LlmClientInput, SettingsView, ConnectionTest, ApprovalRuleView, ApprovalRuleInput, AgentSummary, McpServerInfo, McpServerInput, AgentDefinition, AgentDetail, EventKind } from "./bindings";
 
 export type ListSessionsParams = { 
 /**
@@ -143,6 +143,12 @@ export type HomeNoticesParams = { limit?: number, };
 
 export type DismissHomeNoticeParams = { notice_id: number, };
 
+export type TicStatusParams = { limit?: number, };
+
+export type TicTickParams = { tick_id: number, };
+
+export type RunTicParams = Record<string, never>;
+
 /** Every operation the engine answers: its params and its result. */
 export type Operations = {
   list_sessions: { params: ListSessionsParams; result: Page<SessionSummary> };
@@ -201,6 +207,9 @@ export type Operations = {
   kill_job_run: { params: KillJobRunParams; result: JobRunInfo };
   home_notices: { params: HomeNoticesParams; result: Array<HomeNotice> };
   dismiss_home_notice: { params: DismissHomeNoticeParams; result: null };
+  tic_status: { params: TicStatusParams; result: TicStatus };
+  tic_tick: { params: TicTickParams; result: TicTickDetail };
+  run_tic: { params: RunTicParams; result: TicTickInfo };
 };
 
 export type OpName = keyof Operations;
@@ -263,6 +272,9 @@ export const OPERATION_NAMES: readonly OpName[] = [
   "kill_job_run",
   "home_notices",
   "dismiss_home_notice",
+  "tic_status",
+  "tic_tick",
+  "run_tic",
 ];
 
 /** Sends one operation; resolves with its result or rejects with an `ApiError`. */
@@ -663,6 +675,28 @@ export interface Api {
    * Errors: not_found, storage. Events: home_notice_dismissed.
    */
   dismiss_home_notice(params: DismissHomeNoticeParams): Promise<null>;
+  /**
+   * The TIC page: the settings in force (interval, batch, active hours), how many events of
+   * servers kept connected wait, those servers, and the ticks that read events, newest first
+   * (`limit`, default 50, at most 500), each with its event count, servers, session and end.
+   *
+   * Errors: storage. Events: none.
+   */
+  tic_status(params: TicStatusParams): Promise<TicStatus>;
+  /**
+   * One tick with the events it read (server, method, params as stored, time).
+   *
+   * Errors: not_found, storage. Events: none.
+   */
+  tic_tick(params: TicTickParams): Promise<TicTickDetail>;
+  /**
+   * Runs one TIC tick now (`skald tic run`): with events waiting, the `tic` agent reads a
+   * batch in a new session; with none, the tick is recorded `empty` and no model is asked.
+   * `conflict` while a tick runs (ticks never overlap).
+   *
+   * Errors: conflict, config, storage, cancelled, internal. Events: none.
+   */
+  run_tic(params: RunTicParams): Promise<TicTickInfo>;
 }
 
 /** The typed client over a transport. */
@@ -724,6 +758,9 @@ export function makeApi(call: Transport): Api {
     kill_job_run: (params) => call("kill_job_run", params) as Promise<JobRunInfo>,
     home_notices: (params) => call("home_notices", params) as Promise<Array<HomeNotice>>,
     dismiss_home_notice: (params) => call("dismiss_home_notice", params) as Promise<null>,
+    tic_status: (params) => call("tic_status", params) as Promise<TicStatus>,
+    tic_tick: (params) => call("tic_tick", params) as Promise<TicTickDetail>,
+    run_tic: (params) => call("run_tic", params) as Promise<TicTickInfo>,
   };
 }
 

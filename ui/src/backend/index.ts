@@ -55,6 +55,7 @@ export {
   type JobActions,
 } from "./jobs";
 export { noticeKeys, useDismissNotice, useHomeNotices, HOME_SOURCE } from "./notices";
+export { ticKeys, useRunTic, useTicStatus, useTicTick } from "./tic";
 export { mcpKeys, useMcpActions, useMcpServers, useStartMcpServers, type McpActions } from "./mcp";
 
 /** Tauri injects `__TAURI_INTERNALS__` before any page script runs; a plain browser has none. */

@@ -96,6 +96,7 @@ describe("Settings: MCP servers", () => {
       url: null,
       api_key_env: null,
       trusted: false,
+      keep_connected: false,
     });
 
     await userEvent.click(screen.getByRole("button", { name: "Add a server" }));
@@ -109,9 +110,16 @@ describe("Settings: MCP servers", () => {
     await userEvent.type(within(remote).getByLabelText("URL"), "https://mcp.example.com/mcp");
     await userEvent.type(within(remote).getByLabelText(/Key variable/), "TK");
     await userEvent.click(within(remote).getByLabelText(/Trust its read-only hints/));
+    await userEvent.click(within(remote).getByLabelText(/Keep it connected/));
     await userEvent.click(within(remote).getByRole("button", { name: "Add server" }));
     await waitFor(() => serverItem("tracker"));
-    expect(backend.addedMcpServers[1]).toMatchObject({ url: "https://mcp.example.com/mcp", api_key_env: "TK", command: null, trusted: true });
+    expect(backend.addedMcpServers[1]).toMatchObject({
+      url: "https://mcp.example.com/mcp",
+      api_key_env: "TK",
+      command: null,
+      trusted: true,
+      keep_connected: true,
+    });
 
     await userEvent.click(screen.getByRole("button", { name: "Disable MCP server tracker" }));
     await waitFor(() => expect(within(serverItem("tracker")).getByText("Disabled")).toBeTruthy());

@@ -39,6 +39,9 @@ import type {
   SettingsView,
   StopResult,
   TaskInfo,
+  TicEventInfo,
+  TicStatus,
+  TicTickInfo,
   ToolGroupsReset,
   TurnStatus,
   DebugMessage,
@@ -723,6 +726,37 @@ export class MockBackend implements Backend {
   run_job_now: Backend["run_job_now"] = (p) => this.jobs.run_job_now(p);
   list_job_runs: Backend["list_job_runs"] = (p) => this.jobs.list_job_runs(p);
   kill_job_run: Backend["kill_job_run"] = (p) => this.jobs.kill_job_run(p);
+  /** TIC: the status the page reads, each tick's events, and what Run a tick now starts. */
+  tic: TicStatus = { interval_secs: 900, batch_size: 50, active_hours: null, pending_events: 0, kept_connected: [], ticks: [] };
+  ticEvents: Record<number, TicEventInfo[]> = {};
+  ticRuns = 0;
+  tic_status: Backend["tic_status"] = async () => structuredClone(this.tic);
+  tic_tick: Backend["tic_tick"] = async ({ tick_id }) => {
+    const tick = this.tic.ticks.find((t) => t.id === tick_id);
+    if (!tick) throw { code: "not_found", message: `no tick ${tick_id}` };
+    return { tick, events: this.ticEvents[tick_id] ?? [] };
+  };
+  run_tic: Backend["run_tic"] = async () => {
+    this.ticRuns += 1;
+    if (this.tic.ticks.some((t) => t.state === "running")) throw { code: "conflict", message: "a tick is running" };
+    const id = Math.max(0, ...this.tic.ticks.map((t) => t.id)) + 1;
+    const events = Math.min(this.tic.pending_events, this.tic.batch_size);
+    const tick: TicTickInfo = {
+      id,
+      slot: "2026-05-04T10:00:00.000Z",
+      manual: true,
+      state: events ? "running" : "empty",
+      events,
+      servers: [],
+      session_id: events ? 500 + id : null,
+      started_at: "2026-05-04T10:00:00.000Z",
+      ended_at: null,
+      reason: events ? null : "nothing new",
+    };
+    this.tic.pending_events -= events;
+    if (events) this.tic.ticks.unshift(tick);
+    return tick;
+  };
   /** Notices for the home chat, newest first; dismissed ones leave the list. */
   notices: HomeNotice[] = [];
   dismissed: number[] = [];
