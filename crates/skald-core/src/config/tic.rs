@@ -90,7 +90,7 @@ mod tests {
 
     use chrono::NaiveTime;
 
-    use super::ActiveHours;
+    use super::{ActiveHours, TicConfig};
 
     fn t(s: &str) -> NaiveTime {
         NaiveTime::parse_from_str(s, "%H:%M").unwrap()
@@ -107,5 +107,24 @@ mod tests {
         for bad in ["", "8-20", "08:00", "25:00-26:00", "08:00-08:00", "08:00-20:00-21:00"] {
             assert!(ActiveHours::parse(bad).is_err(), "{bad:?} accepted");
         }
+    }
+
+    #[test]
+    fn out_of_range_settings_are_refused_naming_the_key() {
+        assert_eq!(TicConfig::default().problem(), None);
+        let bad = |c: TicConfig| c.problem().unwrap().1;
+        assert!(
+            bad(TicConfig { interval_secs: 5, ..Default::default() })
+                .starts_with("tic.interval_secs")
+        );
+        assert!(
+            bad(TicConfig { batch_size: 0, ..Default::default() }).starts_with("tic.batch_size")
+        );
+        assert!(
+            bad(TicConfig { batch_size: 10_000, ..Default::default() })
+                .starts_with("tic.batch_size")
+        );
+        let hours = TicConfig { active_hours: Some("8-20".into()), ..Default::default() };
+        assert!(bad(hours).starts_with("tic.active_hours"));
     }
 }

@@ -325,6 +325,11 @@ impl Engine {
         if self.store().tick_slot_taken(&slot).await.map_err(|e| e.to_string())? {
             return Ok(());
         }
+        // A tick running keeps the next from starting: looked at with a read first, so a long
+        // tick costs no write transaction per pass.
+        if !self.store().running_tick_sessions().await.map_err(|e| e.to_string())?.is_empty() {
+            return Ok(());
+        }
         if let Some(hours) = cfg.tic.active_hours.as_deref() {
             let hours = ActiveHours::parse(hours)?;
             let tz = crate::jobs::schedule::parse_timezone(cfg.timezone.as_deref())
