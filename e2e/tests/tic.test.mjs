@@ -115,7 +115,7 @@ describe("TIC: a kept server's pushes read by a tick, shown on the TIC page", ()
   });
 
   test("its events show as text, and its link opens the tick's session", async () => {
-    await page.getByRole("button", { name: `Show the events of tick ${tickId}` }).click();
+    await page.getByRole("button", { name: `Events of tick ${tickId}` }).click();
     const list = page.getByRole("list", { name: `Events of tick ${tickId}` });
     await list.waitFor();
     assert.equal(await list.getByRole("listitem").count(), 2);

@@ -69,14 +69,14 @@ describe("TIC page", () => {
     const user = userEvent.setup();
     renderApp(backendWithTicks(), "#tic");
     await screen.findByRole("table", { name: "TIC ticks" });
-    await user.click(screen.getByRole("button", { name: "Show the events of tick 1" }));
+    await user.click(screen.getByRole("button", { name: "Events of tick 1" }));
     const list = await screen.findByRole("list", { name: "Events of tick 1" });
     const items = within(list).getAllByRole("listitem");
     expect(items).toHaveLength(2);
     expect(within(items[0]!).getByText("event/new_email")).toBeTruthy();
     expect(items[0]!.textContent).toContain("<img src=x onerror=alert(1)> Quarterly report");
     expect(list.querySelector("img")).toBeNull();
-    await user.click(screen.getByRole("button", { name: "Hide the events of tick 1" }));
+    await user.click(screen.getByRole("button", { name: "Hide events of tick 1" }));
     await waitFor(() => expect(screen.queryByRole("list", { name: "Events of tick 1" })).toBeNull());
   });
 

@@ -72,7 +72,7 @@ function TickRow({ tick, open, onToggle }: { tick: TicTickInfo; open: boolean; o
               type="button"
               className="button button-small"
               aria-expanded={open}
-              aria-label={`${open ? "Hide" : "Show"} the events of tick ${tick.id}`}
+              aria-label={open ? `Hide events of tick ${tick.id}` : `Events of tick ${tick.id}`}
               onClick={onToggle}
             >
               {open ? "Hide events" : "Events"}
