@@ -390,3 +390,35 @@ async fn a_kept_server_that_exits_is_started_again() {
     pending(3).await;
     engine.shutdown(Duration::from_secs(5)).await;
 }
+
+/// A flood is bounded: past the cap the oldest unprocessed events go (and are counted), and
+/// processed ones are pruned past theirs.
+#[tokio::test(flavor = "multi_thread")]
+async fn the_event_table_is_bounded_oldest_first() {
+    let rig = Rig::new(&config("")).await;
+    let store =
+        Store::open(&rig.data.join(skald_store::DB_FILE_NAME), rig.clock.clone()).await.unwrap();
+    let event = |i: usize| NewMcpEvent {
+        server: "flood".into(),
+        method: "event/spam".into(),
+        params: Some(json!({ "i": i }).to_string()),
+        received_at: "2026-05-04T10:00:00.000Z".into(),
+    };
+    let rows: Vec<NewMcpEvent> = (0..250).map(event).collect();
+    assert_eq!(store.insert_mcp_events(&rows, 100, 100).await.unwrap(), 150);
+    let pending = store.pending_mcp_events(1000).await.unwrap();
+    assert_eq!(pending.len(), 100);
+    assert!(pending[0].params.as_deref().unwrap().contains("\"i\":150"), "{:?}", pending[0]);
+    assert_eq!(store.insert_mcp_events(&[event(250)], 100, 100).await.unwrap(), 1);
+    assert_eq!(store.pending_mcp_event_count().await.unwrap(), 100);
+    drop(store);
+    // A tick takes a batch (the oldest of those kept); the rest wait.
+    let engine = rig.engine().await;
+    rig.fake.push_for_prompt("TIC tick:", Reply::text("spam"));
+    engine.tic_pass().await.unwrap();
+    let ticks = ticks_until(&engine, "the tick ends", |t| t.len() == 1 && ended(t)).await;
+    assert_eq!(ticks[0].events, 3);
+    assert_eq!(engine.tic_status(None).await.unwrap().pending_events, 97);
+    rig.fake.assert_script_consumed();
+    engine.shutdown(Duration::from_secs(5)).await;
+}
