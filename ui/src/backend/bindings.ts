@@ -746,7 +746,12 @@ log_path: string | null,
  * The last lines of that log, oldest first, as the file has them (kept in memory since
  * Skald started; empty before the server's first start).
  */
-log_lines: Array<string>, };
+log_lines: Array<string>, 
+/**
+ * Marked `keep_connected`: the app and `skald serve` keep it running, and what it pushes
+ * is read by TIC ticks.
+ */
+keep_connected: boolean, };
 
 export type McpServerInput = { name: string, description: string | null, command: string | null, args: Array<string>, 
 /**

@@ -440,7 +440,7 @@ export class MockBackend implements Backend {
     const endpoint = server.command ? `stdio: ${[server.command, ...server.args].join(" ")}` : `http: ${server.url ?? ""}`;
     this.mcpServers = [
       ...this.mcpServers,
-      { name: server.name, description: server.description, endpoint, state: "not_started", error: null, tools: [], log_path: null, log_lines: [] },
+      { name: server.name, description: server.description, endpoint, state: "not_started", error: null, tools: [], log_path: null, log_lines: [], keep_connected: server.keep_connected },
     ];
     return Promise.resolve(this.mcpServers);
   }

@@ -332,6 +332,10 @@ async fn what_a_kept_server_pushes_is_stored_and_read_by_a_tick_and_a_server_not
     }
     tokio::time::sleep(Duration::from_millis(500)).await;
     assert_eq!(engine.tic_status(None).await.unwrap().pending_events, 3);
+    let listed = engine.list_mcp_servers(false, None).await.unwrap();
+    let kept: Vec<(&str, bool)> =
+        listed.iter().map(|s| (s.name.as_str(), s.keep_connected)).collect();
+    assert_eq!(kept, [("inbox", true), ("other", false)]);
     rig.fake.push_for_prompt("TIC tick:", Reply::text("three pushes from inbox"));
     rig.advance(900);
     engine.tic_pass().await.unwrap();

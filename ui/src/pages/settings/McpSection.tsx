@@ -174,6 +174,7 @@ function Server({ server, actions, onError }: { server: McpServerInfo; actions: 
       <div className="mcp-server-head">
         <strong>{server.name}</strong>
         <span className={`mcp-state mcp-state-${server.state}`}>{STATE_LABEL[server.state]}</span>
+        {server.keep_connected ? <span className="badge">kept connected</span> : null}
         <span className="mcp-server-actions">
           <button
             type="button"
