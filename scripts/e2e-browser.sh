@@ -2,8 +2,8 @@
 # Browser end-to-end test: the built web UI served by `skald serve`, driven by system Chromium.
 #
 # tests/ui.test.mjs: `skald serve --port 0` on a temp data dir without an LLM (first run lands on
-# #settings), 25 seeded TIC sessions: #sessions, #tic paging (page 1 of 2 → page 2 with 5 rows), a
-# session's debug tree, Back, and a live WebSocket update.
+# #settings), 25 seeded sessions of source tic: #sessions, the TIC page (no ticks: sessions are not
+# ticks), a session's debug tree, Back, and a live WebSocket update.
 # tests/flows.test.mjs: `skald serve` against the strict fake provider (skald-fake-llm): a streamed
 # turn, an edit rejected with a note from the Inbox then one approved (file checked on disk, note
 # checked in the provider's journal), the debug tree with a raw request, a reload mid-turn that
@@ -54,6 +54,11 @@
 # second write arrives live and is undone from the page (the file on disk goes back); the person's
 # save is recorded and an undo of the agent's first edit after it is refused with the reason;
 # axe-core on the page with a diff and with the refusal in both themes.
+# tests/tic.test.mjs: a Python-SDK MCP server that pushes notifications (scripts/mcp-peers/
+# push_server.py, venv made by scripts/mcp-peers/install.sh) marked keep_connected: the engine
+# starts it, stores its pushes, a tick (Run a tick now) has the tic agent read them (one request
+# to the fake provider); the TIC page shows the tick done with its events as text and opens its
+# session; axe-core on the page and the events in both themes.
 # Screenshots land in artifacts/browser/*.png.
 # Exits non-zero on any failure.
 #
@@ -77,7 +82,7 @@ command -v python3 >/dev/null || { echo "e2e-browser: python3 is needed to seed 
 echo "e2e-browser: installing e2e dependencies (playwright-core, axe-core)"
 npm --prefix e2e ci --no-audit --no-fund
 
-if [[ -z ${SKALD_MCP_EVERYTHING:-} ]]; then
+if [[ -z ${SKALD_MCP_EVERYTHING:-} || ! -x scripts/mcp-peers/.venv/bin/python ]]; then
   echo "e2e-browser: installing the MCP test server (scripts/mcp-peers)"
   SKALD_MCP_EVERYTHING=$(scripts/mcp-peers/install.sh)
   export SKALD_MCP_EVERYTHING

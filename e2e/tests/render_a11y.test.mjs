@@ -138,7 +138,7 @@ describe("rendering of model output and accessibility of every page", () => {
       ["sessions list", "#sessions", "tbody tr.row-link"],
       ["session detail", `#session/${web}`, 'li[data-kind="tool"]'],
       ["inbox with an approval", "#inbox", "figure.diff"],
-      ["TIC", "#tic", `tbody tr[data-session-id="${tic[0]}"]`],
+      ["TIC", "#tic", '[data-testid="tic-summary"]'],
       ["TIC session detail", `#session/${tic[0]}`, 'li[data-kind="user"]'],
       ["session with every end status", `#session/${statuses}`, ".status-cancelled"],
       ["settings", "#settings", "dl.facts"],

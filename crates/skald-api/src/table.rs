@@ -13,8 +13,8 @@ use skald_protocol::{
     McpServerInput, MemoryEdit, MemoryFileContent, MemoryFileInfo, NotificationInfo, Page,
     ReconcileChoice, RunContext, SchedulePreview, SearchQuery, SearchResults, SendResult,
     SessionDetail, SessionListQuery, SessionMatches, SessionMeta, SessionRef, SessionSummary,
-    SessionUsage, SessionWindow, SettingsView, StopResult, TaskInfo, ToolGroupsReset, TurnStatus,
-    WindowQuery,
+    SessionUsage, SessionWindow, SettingsView, StopResult, TaskInfo, TicStatus, TicTickDetail,
+    TicTickInfo, ToolGroupsReset, TurnStatus, WindowQuery,
 };
 
 use crate::Caller;
@@ -859,5 +859,40 @@ operations! {
         errors: [NotFound, Conflict, InvalidInput, Storage, Internal],
         events: [],
         run: |engine, _, p| engine.undo_memory_edit(p.edit_id).await,
+    }
+
+    /// The TIC page: the settings in force (interval, batch, active hours), how many events of
+    /// servers kept connected wait, those servers, and the ticks that read events, newest first
+    /// (`limit`, default 50, at most 500), each with its event count, servers, session and end.
+    tic_status {
+        params: TicStatusParams {
+            #[serde(default)]
+            #[ts(optional)]
+            limit: Option<u32>,
+        },
+        result: TicStatus,
+        errors: [Storage],
+        events: [],
+        run: |engine, _, p| engine.tic_status(p.limit).await,
+    }
+
+    /// One tick with the events it read (server, method, params as stored, time).
+    tic_tick {
+        params: TicTickParams { #[ts(type = "number")] tick_id: i64 },
+        result: TicTickDetail,
+        errors: [NotFound, Storage],
+        events: [],
+        run: |engine, _, p| engine.tic_tick(p.tick_id).await,
+    }
+
+    /// Runs one TIC tick now (`skald tic run`): with events waiting, the `tic` agent reads a
+    /// batch in a new session; with none, the tick is recorded `empty` and no model is asked.
+    /// `conflict` while a tick runs (ticks never overlap).
+    run_tic {
+        params: RunTicParams {},
+        result: TicTickInfo,
+        errors: [Conflict, Config, Storage, Cancelled, Internal],
+        events: [],
+        run: |engine, _, _p| engine.run_tic_now().await,
     }
 }

@@ -149,6 +149,10 @@ pub enum Command {
     /// them (each agent write recorded with its diff, which can be undone).
     #[command(subcommand)]
     Memory(MemoryCommand),
+    /// TIC ticks: every `tic.interval_secs` the hidden `tic` agent reads what MCP servers kept
+    /// connected pushed (only when something did).
+    #[command(subcommand)]
+    Tic(TicCommand),
     /// Agents (`agents/<id>/` in the data dir over the built-ins); `chat --agent ID` picks one
     /// for a new session.
     #[command(subcommand)]
@@ -204,6 +208,22 @@ pub enum MemoryCommand {
     /// Undo recorded write ID: the file gets its content from before it back (refused when the
     /// file changed since).
     Undo { id: i64 },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum TicCommand {
+    /// Run one tick now. With events waiting and without the app or `skald serve` running, it
+    /// runs in this process, which waits for its end; with none, nothing is asked of a model.
+    Run {
+        /// Start it and return: the app or `skald serve` runs it.
+        #[arg(long)]
+        no_wait: bool,
+    },
+    /// The settings in force, the events waiting and the ticks, newest first.
+    List {
+        #[arg(long, default_value_t = 20)]
+        limit: u32,
+    },
 }
 
 #[derive(Debug, Subcommand)]
@@ -364,6 +384,10 @@ pub enum McpCommand {
         /// `openWorldHint`) run without asking. Without it every tool of the server asks.
         #[arg(long)]
         trusted: bool,
+        /// Keep it connected: started with the app or `skald serve` and started again when it
+        /// exits, so what it pushes is stored for TIC ticks.
+        #[arg(long)]
+        keep_connected: bool,
         /// The local server's command and its arguments, after `--`.
         #[arg(last = true, value_name = "COMMAND")]
         command: Vec<String>,

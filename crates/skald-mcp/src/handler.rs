@@ -53,10 +53,10 @@ pub struct ServerEvent {
     pub params: Option<Value>,
 }
 
-/// A server's last [`MAX_EVENTS`] events. In memory only: the engine's event table (TIC) is not
-/// there yet.
+/// A server's last [`MAX_EVENTS`] events in memory; each also goes to the engine's sink when
+/// it set one (stored for TIC ticks).
 #[derive(Debug, Clone, Default)]
-pub struct Events(Arc<Mutex<VecDeque<ServerEvent>>>);
+pub struct Events(pub(crate) Arc<Mutex<VecDeque<ServerEvent>>>, pub(crate) crate::sink::ServerSink);
 
 impl Events {
     fn push(&self, method: &str, params: Option<Value>) {
@@ -64,11 +64,13 @@ impl Events {
             let text = p.to_string();
             if text.len() > MAX_EVENT_PARAMS { Value::String(sanitize(&text)) } else { p }
         });
+        let event = ServerEvent { at: Utc::now(), method: method.to_string(), params };
+        self.1.send(&event);
         let mut events = lock(&self.0);
         if events.len() == MAX_EVENTS {
             events.pop_front();
         }
-        events.push_back(ServerEvent { at: Utc::now(), method: method.to_string(), params });
+        events.push_back(event);
     }
 
     /// Oldest first.

@@ -15,6 +15,7 @@ mod log;
 mod manager;
 mod result;
 mod server;
+mod sink;
 
 pub use config::{ServerConfig, Transport, validate_name};
 pub use elicit::{Answer, Elicitor, Field, FieldKind, Form, MAX_FIELDS};
@@ -23,6 +24,7 @@ pub use log::RECENT_LINES;
 pub use manager::{McpManager, ServerState, ServerStatus};
 pub use result::{CallOutput, Media};
 pub use server::{CALL_TIMEOUT, CONNECT_TIMEOUT, CallHooks, MAX_CALL_TIME, McpTool, ProgressSink};
+pub use sink::EventSink;
 
 /// What went wrong talking to a server, in words the model and the user can act on.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

@@ -12,6 +12,7 @@ use crate::elicit::Elicitor;
 use crate::handler::{Events, ServerEvent};
 use crate::log::ServerLog;
 use crate::server::{CALL_TIMEOUT, CallHooks, Connection, McpTool};
+use crate::sink::{EventSink, ServerSink, SharedSink};
 use crate::{CallOutput, McpError, ServerConfig, Transport};
 
 /// Where a server stands.
@@ -64,6 +65,7 @@ pub struct McpManager {
     /// Answers servers' questions (`elicitation/create`); servers started without one are not
     /// told that Skald can ask (and their questions are declined).
     elicitor: RwLock<Option<Arc<dyn Elicitor>>>,
+    sink: SharedSink,
 }
 
 impl std::fmt::Debug for McpManager {
@@ -79,8 +81,12 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 impl McpManager {
     /// Servers of `configs`, none started; each logs under `log_dir` (`None`: nowhere).
     pub fn new(configs: Vec<ServerConfig>, log_dir: Option<PathBuf>) -> Self {
-        let manager =
-            Self { log_dir, slots: RwLock::new(BTreeMap::new()), elicitor: RwLock::new(None) };
+        let manager = Self {
+            log_dir,
+            slots: RwLock::new(BTreeMap::new()),
+            elicitor: RwLock::new(None),
+            sink: SharedSink::default(),
+        };
         drop(manager.configure(configs));
         manager
     }
@@ -113,10 +119,12 @@ impl McpManager {
                 old => {
                     closed.extend(old);
                     let log = ServerLog::new(self.log_dir.as_deref(), &config.name);
+                    let sink =
+                        ServerSink { server: config.name.clone(), shared: self.sink.clone() };
                     let slot = Slot {
                         config,
                         log,
-                        events: Events::default(),
+                        events: Events(Arc::default(), sink),
                         conn: Mutex::new(Conn::Idle),
                         starting: tokio::sync::Mutex::new(()),
                     };
@@ -130,6 +138,18 @@ impl McpManager {
                 close(&slot).await;
             }
         }
+    }
+
+    /// Hands every server's events (from now on, also those of servers configured later) to
+    /// `sink` besides their in-memory list. Set once: a second sink is refused (false).
+    pub fn set_event_sink(&self, sink: Arc<dyn EventSink>) -> bool {
+        self.sink.set(sink)
+    }
+
+    /// Whether `server` is connected now (started, and its process or session not gone).
+    pub fn is_connected(&self, server: &str) -> bool {
+        self.slot(server)
+            .is_some_and(|s| matches!(&*lock(&s.conn), Conn::Ready(c) if !c.is_closed()))
     }
 
     /// Every configured server's name, in order.

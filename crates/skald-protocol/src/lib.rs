@@ -19,6 +19,7 @@ pub mod run_context;
 pub mod search;
 pub mod session;
 pub mod settings;
+pub mod tic;
 pub mod turn;
 
 pub use agent::*;
@@ -35,4 +36,5 @@ pub use run_context::RunContext;
 pub use search::*;
 pub use session::*;
 pub use settings::*;
+pub use tic::{TicEventInfo, TicStatus, TicTickDetail, TicTickInfo, TickState};
 pub use turn::{EndedTurn, TurnEnd};

@@ -43,6 +43,9 @@ pub struct McpServerInfo {
     /// The last lines of that log, oldest first, as the file has them (kept in memory since
     /// Skald started; empty before the server's first start).
     pub log_lines: Vec<String>,
+    /// Marked `keep_connected`: the app and `skald serve` keep it running, and what it pushes
+    /// is read by TIC ticks.
+    pub keep_connected: bool,
 }
 
 /// A server to add to `mcp.servers`: `command` (with `args`, `env`, `cwd`) for a local server, or
@@ -63,4 +66,8 @@ pub struct McpServerInput {
     /// Trust the server's annotations: its tools marked read-only run without approval.
     #[serde(default)]
     pub trusted: bool,
+    /// Keep it connected (started with Skald, restarted when it exits) so what it pushes is
+    /// stored for TIC ticks.
+    #[serde(default)]
+    pub keep_connected: bool,
 }

@@ -36,7 +36,7 @@ describe("app frame", () => {
     expect(currentLinks()).toEqual(["Inbox"]);
 
     await user.click(nav().getByRole("link", { name: "TIC" }));
-    await screen.findByRole("heading", { level: 1, name: "TIC sessions" });
+    await screen.findByRole("heading", { level: 1, name: "TIC" });
     expect(currentLinks()).toEqual(["TIC"]);
 
     await user.click(nav().getByRole("link", { name: "Chat" }));

@@ -1,7 +1,7 @@
 // Generated from the operation table in crates/skald-api/src/table.rs. Do not edit by hand:
 // run `UPDATE_BINDINGS=1 cargo test -p skald-api --test all typescript` instead.
 
-import type { JsonValue, ErrorCode, Page, SearchQuery, SearchResults, SessionMatches, SessionListQuery, SessionSummary, SessionMeta, ReconcileChoice, InterruptedCall, DebugMessage, SessionDetail, ItemRef, WindowQuery, SessionWindow, SendResult, SessionUsage, CompactResult, SessionRef, StopResult, TaskInfo, TurnStatus, ToolGroupsReset, RunContext, JobSchedule, JobInput, JobRunInfo, JobInfo, SchedulePreview, JobDeleted, HomeNotice, NotificationInfo, HomeSource, MemoryFileInfo, MemoryFileContent, MemoryEdit, ElicitationAction, ElicitationAnswered, Answer, Inbox, DecisionInput, Decision, BypassView, LlmClientInput, SettingsView, ConnectionTest, ApprovalRuleView, ApprovalRuleInput, AgentSummary, McpServerInfo, McpServerInput, AgentDefinition, AgentDetail, EventKind } from "./bindings";
+import type { JsonValue, ErrorCode, Page, SearchQuery, SearchResults, SessionMatches, SessionListQuery, SessionSummary, SessionMeta, ReconcileChoice, InterruptedCall, DebugMessage, SessionDetail, ItemRef, WindowQuery, SessionWindow, SendResult, SessionUsage, CompactResult, SessionRef, StopResult, TaskInfo, TurnStatus, ToolGroupsReset, RunContext, JobSchedule, JobInput, JobRunInfo, TicTickInfo, TicTickDetail, TicStatus, JobInfo, SchedulePreview, JobDeleted, HomeNotice, NotificationInfo, HomeSource, MemoryFileInfo, MemoryFileContent, MemoryEdit, ElicitationAction, ElicitationAnswered, Answer, Inbox, DecisionInput, Decision, BypassView, LlmClientInput, SettingsView, ConnectionTest, ApprovalRuleView, ApprovalRuleInput, AgentSummary, McpServerInfo, McpServerInput, AgentDefinition, AgentDetail, EventKind } from "./bindings";
 
 export type ListSessionsParams = { 
 /**
@@ -163,6 +163,12 @@ export type SaveMemoryFileParams = { path: string, content: string, };
 
 export type UndoMemoryEditParams = { edit_id: number, };
 
+export type TicStatusParams = { limit?: number, };
+
+export type TicTickParams = { tick_id: number, };
+
+export type RunTicParams = Record<string, never>;
+
 /** Every operation the engine answers: its params and its result. */
 export type Operations = {
   list_sessions: { params: ListSessionsParams; result: Page<SessionSummary> };
@@ -231,6 +237,9 @@ export type Operations = {
   memory_history: { params: MemoryHistoryParams; result: Array<MemoryEdit> };
   save_memory_file: { params: SaveMemoryFileParams; result: MemoryFileContent };
   undo_memory_edit: { params: UndoMemoryEditParams; result: MemoryEdit };
+  tic_status: { params: TicStatusParams; result: TicStatus };
+  tic_tick: { params: TicTickParams; result: TicTickDetail };
+  run_tic: { params: RunTicParams; result: TicTickInfo };
 };
 
 export type OpName = keyof Operations;
@@ -303,6 +312,9 @@ export const OPERATION_NAMES: readonly OpName[] = [
   "memory_history",
   "save_memory_file",
   "undo_memory_edit",
+  "tic_status",
+  "tic_tick",
+  "run_tic",
 ];
 
 /** Sends one operation; resolves with its result or rejects with an `ApiError`. */
@@ -774,6 +786,28 @@ export interface Api {
    * Errors: not_found, conflict, invalid_input, storage, internal. Events: none.
    */
   undo_memory_edit(params: UndoMemoryEditParams): Promise<MemoryEdit>;
+  /**
+   * The TIC page: the settings in force (interval, batch, active hours), how many events of
+   * servers kept connected wait, those servers, and the ticks that read events, newest first
+   * (`limit`, default 50, at most 500), each with its event count, servers, session and end.
+   *
+   * Errors: storage. Events: none.
+   */
+  tic_status(params: TicStatusParams): Promise<TicStatus>;
+  /**
+   * One tick with the events it read (server, method, params as stored, time).
+   *
+   * Errors: not_found, storage. Events: none.
+   */
+  tic_tick(params: TicTickParams): Promise<TicTickDetail>;
+  /**
+   * Runs one TIC tick now (`skald tic run`): with events waiting, the `tic` agent reads a
+   * batch in a new session; with none, the tick is recorded `empty` and no model is asked.
+   * `conflict` while a tick runs (ticks never overlap).
+   *
+   * Errors: conflict, config, storage, cancelled, internal. Events: none.
+   */
+  run_tic(params: RunTicParams): Promise<TicTickInfo>;
 }
 
 /** The typed client over a transport. */
@@ -845,6 +879,9 @@ export function makeApi(call: Transport): Api {
     memory_history: (params) => call("memory_history", params) as Promise<Array<MemoryEdit>>,
     save_memory_file: (params) => call("save_memory_file", params) as Promise<MemoryFileContent>,
     undo_memory_edit: (params) => call("undo_memory_edit", params) as Promise<MemoryEdit>,
+    tic_status: (params) => call("tic_status", params) as Promise<TicStatus>,
+    tic_tick: (params) => call("tic_tick", params) as Promise<TicTickDetail>,
+    run_tic: (params) => call("run_tic", params) as Promise<TicTickInfo>,
   };
 }
 

@@ -400,6 +400,52 @@ manual: boolean, session_id: number | null, started_at: string | null, ended_at:
  */
 reason: string | null, };
 
+export type TickState = "running" | "done" | "failed" | "cancelled" | "empty";
+
+export type TicEventInfo = { id: number, server: string, method: string, 
+/**
+ * The params as JSON text (a JSON string when they were cut).
+ */
+params: string | null, received_at: string, };
+
+export type TicTickInfo = { id: number, 
+/**
+ * The interval it belongs to (RFC 3339 UTC), or when a manual run was asked for.
+ */
+slot: string, 
+/**
+ * Started by `skald tic run` / the page, not by the interval.
+ */
+manual: boolean, state: TickState, 
+/**
+ * How many events it read.
+ */
+events: number, 
+/**
+ * The servers those events came from.
+ */
+servers: Array<string>, session_id: number | null, started_at: string, ended_at: string | null, reason: string | null, };
+
+export type TicTickDetail = { tick: TicTickInfo, events: Array<TicEventInfo>, };
+
+export type TicStatus = { 
+/**
+ * Seconds between ticks (`tic.interval_secs`).
+ */
+interval_secs: number, batch_size: number, active_hours: string | null, 
+/**
+ * Events stored and not read by a tick yet.
+ */
+pending_events: number, 
+/**
+ * Servers marked `keep_connected` (only their events are stored).
+ */
+kept_connected: Array<string>, 
+/**
+ * Newest first (empty ticks left out).
+ */
+ticks: Array<TicTickInfo>, };
+
 export type JobInfo = { id: number, title: string, schedule: JobSchedule, timezone: string, agent_id: string, prompt: string, run_context: RunContext | null, client: string | null, policies: JobPolicies, enabled: boolean, 
 /**
  * The schedule in words, with the zone.
@@ -804,7 +850,12 @@ log_path: string | null,
  * The last lines of that log, oldest first, as the file has them (kept in memory since
  * Skald started; empty before the server's first start).
  */
-log_lines: Array<string>, };
+log_lines: Array<string>, 
+/**
+ * Marked `keep_connected`: the app and `skald serve` keep it running, and what it pushes
+ * is read by TIC ticks.
+ */
+keep_connected: boolean, };
 
 export type McpServerInput = { name: string, description: string | null, command: string | null, args: Array<string>, 
 /**
@@ -814,7 +865,12 @@ env: { [key in string]?: string }, cwd: string | null, url: string | null, api_k
 /**
  * Trust the server's annotations: its tools marked read-only run without approval.
  */
-trusted: boolean, };
+trusted: boolean, 
+/**
+ * Keep it connected (started with Skald, restarted when it exits) so what it pushes is
+ * stored for TIC ticks.
+ */
+keep_connected: boolean, };
 
 export type AgentDefinition = { name: string, 
 /**

@@ -57,6 +57,7 @@ export {
   type JobActions,
 } from "./jobs";
 export { noticeKeys, useDismissNotice, useHomeNotices, HOME_SOURCE } from "./notices";
+export { ticKeys, useRunTic, useTicStatus, useTicTick } from "./tic";
 export { mcpKeys, useMcpActions, useMcpServers, useStartMcpServers, type McpActions } from "./mcp";
 export {
   memoryKeys,

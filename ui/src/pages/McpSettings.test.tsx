@@ -14,6 +14,7 @@ const notStarted: McpServerInfo = {
   tools: [],
   log_path: "/data/logs/mcp/everything.log",
   log_lines: [],
+  keep_connected: false,
 };
 
 const broken: McpServerInfo = {
@@ -25,6 +26,7 @@ const broken: McpServerInfo = {
   tools: [],
   log_path: "/data/logs/mcp/broken.log",
   log_lines: ["2026-12-05T07:40:14.123Z [stderr]    node: bad option: --nope"],
+  keep_connected: false,
 };
 
 function serverItem(name: string): HTMLElement {
@@ -96,6 +98,7 @@ describe("Settings: MCP servers", () => {
       url: null,
       api_key_env: null,
       trusted: false,
+      keep_connected: false,
     });
 
     await userEvent.click(screen.getByRole("button", { name: "Add a server" }));
@@ -109,9 +112,18 @@ describe("Settings: MCP servers", () => {
     await userEvent.type(within(remote).getByLabelText("URL"), "https://mcp.example.com/mcp");
     await userEvent.type(within(remote).getByLabelText(/Key variable/), "TK");
     await userEvent.click(within(remote).getByLabelText(/Trust its read-only hints/));
+    await userEvent.click(within(remote).getByLabelText(/Keep it connected/));
     await userEvent.click(within(remote).getByRole("button", { name: "Add server" }));
     await waitFor(() => serverItem("tracker"));
-    expect(backend.addedMcpServers[1]).toMatchObject({ url: "https://mcp.example.com/mcp", api_key_env: "TK", command: null, trusted: true });
+    expect(within(serverItem("tracker")).getByText("kept connected")).toBeTruthy();
+    expect(within(serverItem("notes")).queryByText("kept connected")).toBeNull();
+    expect(backend.addedMcpServers[1]).toMatchObject({
+      url: "https://mcp.example.com/mcp",
+      api_key_env: "TK",
+      command: null,
+      trusted: true,
+      keep_connected: true,
+    });
 
     await userEvent.click(screen.getByRole("button", { name: "Disable MCP server tracker" }));
     await waitFor(() => expect(within(serverItem("tracker")).getByText("Disabled")).toBeTruthy());

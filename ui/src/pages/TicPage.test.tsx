@@ -1,76 +1,106 @@
 import { screen, waitFor, within } from "@testing-library/react";
 import userEvent from "@testing-library/user-event";
 import { describe, expect, it } from "vitest";
-import { MockBackend, summary } from "../test/mockBackend";
+import type { TicTickInfo } from "../backend";
+import { MockBackend } from "../test/mockBackend";
 import { renderApp } from "../test/renderApp";
 
-// 45 TIC sessions (ids 1..45) plus one web session that must never show up here.
-function backendWithTicks() {
-  const ticks = Array.from({ length: 45 }, (_, i) => summary(i + 1, { source: "tic", agent_id: "ticker" }));
-  return new MockBackend({ sessions: [...ticks, summary(999, { source: "web", title: "Not a tick" })] });
+function tick(id: number, over: Partial<TicTickInfo> = {}): TicTickInfo {
+  return {
+    id,
+    slot: "2026-05-04T10:00:00.000Z",
+    manual: false,
+    state: "done",
+    events: 2,
+    servers: ["inbox"],
+    session_id: 40 + id,
+    started_at: "2026-05-04T10:00:00.000Z",
+    ended_at: "2026-05-04T10:00:05.000Z",
+    reason: null,
+    ...over,
+  };
 }
 
-function ids(): string[] {
-  return within(screen.getByTestId("session-list"))
-    .getAllByRole("link")
-    .map((a) => a.textContent ?? "");
+function backendWithTicks(): MockBackend {
+  const backend = new MockBackend();
+  backend.tic = {
+    interval_secs: 900,
+    batch_size: 50,
+    active_hours: "08:00-20:00",
+    pending_events: 3,
+    kept_connected: ["inbox"],
+    ticks: [tick(2, { state: "failed", reason: "the model could not be reached", events: 1 }), tick(1)],
+  };
+  backend.ticEvents[1] = [
+    {
+      id: 7,
+      server: "inbox",
+      method: "event/new_email",
+      params: JSON.stringify({ subject: "<img src=x onerror=alert(1)> Quarterly report" }),
+      received_at: "2026-05-04T09:59:00.000Z",
+    },
+    { id: 8, server: "inbox", method: "notifications/resources/updated", params: null, received_at: "2026-05-04T09:59:30.000Z" },
+  ];
+  return backend;
+}
+
+function rows(): HTMLElement[] {
+  return within(screen.getByRole("table", { name: "TIC ticks" })).getAllByRole("row").slice(1);
 }
 
 describe("TIC page", () => {
-  it("pages through TIC sessions with Prev/Next and page N of M", async () => {
+  it("lists the ticks with their events, servers, end and session", async () => {
+    renderApp(backendWithTicks(), "#tic");
+    await screen.findByRole("table", { name: "TIC ticks" });
+    const summary = screen.getByTestId("tic-summary").textContent ?? "";
+    expect(summary).toContain("every 15 minutes, between 08:00 and 20:00");
+    expect(summary).toContain("3 event(s) waiting");
+    expect(summary).toContain("Servers kept connected: inbox.");
+    const [failed, done] = rows();
+    expect(within(failed!).getByText("failed")).toBeTruthy();
+    expect(within(failed!).getByText("the model could not be reached")).toBeTruthy();
+    expect(within(done!).getByText("done")).toBeTruthy();
+    expect(within(done!).getByText("inbox")).toBeTruthy();
+    const link = within(done!).getByRole("link", { name: "Session #41" });
+    expect(link.getAttribute("href")).toBe("#session/41");
+  });
+
+  it("shows a tick's events as text, never as markup", async () => {
+    const user = userEvent.setup();
+    renderApp(backendWithTicks(), "#tic");
+    await screen.findByRole("table", { name: "TIC ticks" });
+    await user.click(screen.getByRole("button", { name: "Events of tick 1" }));
+    const list = await screen.findByRole("list", { name: "Events of tick 1" });
+    const items = within(list).getAllByRole("listitem");
+    expect(items).toHaveLength(2);
+    expect(within(items[0]!).getByText("event/new_email")).toBeTruthy();
+    expect(items[0]!.textContent).toContain("<img src=x onerror=alert(1)> Quarterly report");
+    expect(list.querySelector("img")).toBeNull();
+    await user.click(screen.getByRole("button", { name: "Hide events of tick 1" }));
+    await waitFor(() => expect(screen.queryByRole("list", { name: "Events of tick 1" })).toBeNull());
+  });
+
+  it("runs a tick now, and says when there was nothing new", async () => {
     const user = userEvent.setup();
     const backend = backendWithTicks();
     renderApp(backend, "#tic");
-
-    expect(await screen.findByText("page 1 of 3")).toBeTruthy();
-    expect(ids()[0]).toBe("#1");
-    expect(ids()).toHaveLength(20);
-    expect(ids()).not.toContain("#999");
-    const prev = screen.getByRole("button", { name: "Prev" }) as HTMLButtonElement;
-    const next = screen.getByRole("button", { name: "Next" }) as HTMLButtonElement;
-    expect(prev.disabled).toBe(true);
-
-    await user.click(next);
-    expect(await screen.findByText("page 2 of 3")).toBeTruthy();
-    await waitFor(() => expect(ids()[0]).toBe("#21"));
-    expect(window.location.hash).toBe("#tic?page=2");
-    expect(prev.disabled).toBe(false);
-
-    await user.click(next);
-    await waitFor(() => expect(ids()[0]).toBe("#41"));
-    expect(screen.getByText("page 3 of 3")).toBeTruthy();
-    expect(ids()).toHaveLength(5);
-    expect(next.disabled).toBe(true);
-
-    await user.click(prev);
-    await waitFor(() => expect(ids()[0]).toBe("#21"));
-    expect(backend.listCalls.every((q) => q.source === "tic" && q.per_page === 20)).toBe(true);
+    await screen.findByRole("table", { name: "TIC ticks" });
+    await user.click(screen.getByRole("button", { name: "Run a tick now" }));
+    expect(await screen.findByText("Tick 3 started on 3 event(s).")).toBeTruthy();
+    await waitFor(() => expect(rows()).toHaveLength(3));
+    expect(rows()[0]!.getAttribute("data-state")).toBe("running");
+    // A tick is running: another is refused, and the page says why.
+    await user.click(screen.getByRole("button", { name: "Run a tick now" }));
+    expect((await screen.findByRole("alert")).textContent).toContain("a tick is running");
+    backend.tic.ticks[0]!.state = "done";
+    await user.click(screen.getByRole("button", { name: "Run a tick now" }));
+    expect(await screen.findByText("Nothing new: no tick was needed and no model was asked.")).toBeTruthy();
+    expect(backend.ticRuns).toBe(3);
   });
 
-  it("shows TIC columns: id, agent, created, messages, last message", async () => {
-    renderApp(backendWithTicks(), "#tic");
-    await screen.findByText("page 1 of 3");
-    const headers = within(screen.getByTestId("session-list"))
-      .getAllByRole("columnheader")
-      .map((h) => h.textContent);
-    expect(headers).toEqual(["ID", "Agent", "Created", "Messages", "Last message"]);
-  });
-
-  it("opens the page named in a deep link", async () => {
-    renderApp(backendWithTicks(), "#tic?page=3");
-    expect(await screen.findByText("page 3 of 3")).toBeTruthy();
-    expect(ids()[0]).toBe("#41");
-  });
-
-  it("offers the first page when the requested one is past the end", async () => {
-    const user = userEvent.setup();
-    renderApp(backendWithTicks(), "#tic?page=9");
-    await user.click(await screen.findByRole("button", { name: "Go to the first page" }));
-    expect(await screen.findByText("page 1 of 3")).toBeTruthy();
-  });
-
-  it("says No sessions yet without TIC sessions", async () => {
-    renderApp(new MockBackend({ sessions: [summary(1, { source: "web" })] }), "#tic");
-    expect(await screen.findByText("No sessions yet")).toBeTruthy();
+  it("says what to do without ticks or servers kept connected", async () => {
+    renderApp(new MockBackend(), "#tic");
+    expect(await screen.findByText("No ticks yet")).toBeTruthy();
+    expect(screen.getByTestId("tic-summary").textContent).toContain("No MCP server is kept connected yet");
   });
 });

@@ -41,6 +41,9 @@ import type {
   SettingsView,
   StopResult,
   TaskInfo,
+  TicEventInfo,
+  TicStatus,
+  TicTickInfo,
   ToolGroupsReset,
   TurnStatus,
   DebugMessage,
@@ -467,7 +470,7 @@ export class MockBackend implements Backend {
     const endpoint = server.command ? `stdio: ${[server.command, ...server.args].join(" ")}` : `http: ${server.url ?? ""}`;
     this.mcpServers = [
       ...this.mcpServers,
-      { name: server.name, description: server.description, endpoint, state: "not_started", error: null, tools: [], log_path: null, log_lines: [] },
+      { name: server.name, description: server.description, endpoint, state: "not_started", error: null, tools: [], log_path: null, log_lines: [], keep_connected: server.keep_connected },
     ];
     return Promise.resolve(this.mcpServers);
   }
@@ -767,6 +770,37 @@ export class MockBackend implements Backend {
   memory_history: Backend["memory_history"] = (p) => this.memory.memory_history(p);
   save_memory_file: Backend["save_memory_file"] = (p) => this.memory.save_memory_file(p);
   undo_memory_edit: Backend["undo_memory_edit"] = (p) => this.memory.undo_memory_edit(p);
+  /** TIC: the status the page reads, each tick's events, and what Run a tick now starts. */
+  tic: TicStatus = { interval_secs: 900, batch_size: 50, active_hours: null, pending_events: 0, kept_connected: [], ticks: [] };
+  ticEvents: Record<number, TicEventInfo[]> = {};
+  ticRuns = 0;
+  tic_status: Backend["tic_status"] = async () => structuredClone(this.tic);
+  tic_tick: Backend["tic_tick"] = async ({ tick_id }) => {
+    const tick = this.tic.ticks.find((t) => t.id === tick_id);
+    if (!tick) throw { code: "not_found", message: `no tick ${tick_id}` };
+    return { tick, events: this.ticEvents[tick_id] ?? [] };
+  };
+  run_tic: Backend["run_tic"] = async () => {
+    this.ticRuns += 1;
+    if (this.tic.ticks.some((t) => t.state === "running")) throw { code: "conflict", message: "a tick is running" };
+    const id = Math.max(0, ...this.tic.ticks.map((t) => t.id)) + 1;
+    const events = Math.min(this.tic.pending_events, this.tic.batch_size);
+    const tick: TicTickInfo = {
+      id,
+      slot: "2026-05-04T10:00:00.000Z",
+      manual: true,
+      state: events ? "running" : "empty",
+      events,
+      servers: [],
+      session_id: events ? 500 + id : null,
+      started_at: "2026-05-04T10:00:00.000Z",
+      ended_at: null,
+      reason: events ? null : "nothing new",
+    };
+    this.tic.pending_events -= events;
+    if (events) this.tic.ticks.unshift(tick);
+    return tick;
+  };
   /** Notices for the home chat, newest first; dismissed ones leave the list. */
   notices: HomeNotice[] = [];
   dismissed: number[] = [];

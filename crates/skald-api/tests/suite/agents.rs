@@ -26,8 +26,10 @@ async fn agents_are_listed_saved_read_and_deleted_through_the_table() {
     let listed = web(&rig, "list_agents", json!({})).await.unwrap();
     let ids: Vec<&str> =
         listed.as_array().unwrap().iter().map(|a| a["id"].as_str().unwrap()).collect();
-    assert_eq!(ids, ["generalist", "main"]);
+    assert_eq!(ids, ["generalist", "main", "tic"]);
     assert_eq!(listed[1]["type"], "chat");
+    // TIC's agent is listed as a system agent (never dispatchable, never a chat's).
+    assert_eq!(listed[2]["type"], "system");
     assert_eq!((listed[1]["built_in"].as_bool(), listed[1]["error"].is_null()), (Some(true), true));
 
     let saved = web(
@@ -79,7 +81,7 @@ async fn agents_are_listed_saved_read_and_deleted_through_the_table() {
     web(&rig, "delete_agent", json!({ "id": "scout" })).await.unwrap();
     let listed = web(&rig, "list_agents", json!({})).await.unwrap();
     assert_eq!(listed[0]["built_in"], true, "the built-in generalist is back");
-    assert_eq!(listed.as_array().unwrap().len(), 2);
+    assert_eq!(listed.as_array().unwrap().len(), 3);
 }
 
 #[tokio::test]

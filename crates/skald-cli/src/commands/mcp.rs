@@ -85,7 +85,17 @@ pub async fn run(engine: &Engine, cmd: McpCommand, out: &Output) -> Result<u8, A
             }
             Ok(exit::OK)
         }
-        McpCommand::Add { name, description, url, api_key_env, env, cwd, trusted, command } => {
+        McpCommand::Add {
+            name,
+            description,
+            url,
+            api_key_env,
+            env,
+            cwd,
+            trusted,
+            keep_connected,
+            command,
+        } => {
             let mut words = command.into_iter();
             let server = McpServerInput {
                 name: name.clone(),
@@ -97,6 +107,7 @@ pub async fn run(engine: &Engine, cmd: McpCommand, out: &Output) -> Result<u8, A
                 url,
                 api_key_env,
                 trusted,
+                keep_connected,
             };
             let params = AddMcpServerParams { server };
             let servers = ops::add_mcp_server(engine, &Caller::Cli, params).await?;

@@ -14,6 +14,7 @@ mod sessions;
 mod show;
 mod slash;
 mod tasks;
+mod tic;
 
 use std::path::PathBuf;
 use std::time::Duration;
@@ -60,6 +61,7 @@ async fn dispatch(engine: &Engine, command: Command, out: &Output) -> Result<u8,
         Command::Tasks(cmd) => tasks::run(engine, cmd, out).await,
         Command::Jobs(cmd) => jobs::run(engine, cmd, out).await,
         Command::Memory(cmd) => memory::run(engine, cmd, out).await,
+        Command::Tic(cmd) => tic::run(engine, cmd, out).await,
         Command::Api { op, params } => {
             api::run(engine, op.as_deref().unwrap_or_default(), params.as_deref(), out).await
         }

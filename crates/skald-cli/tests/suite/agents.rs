@@ -29,13 +29,14 @@ fn agents_list_shows_built_ins_user_agents_and_a_broken_one_with_its_file() {
     assert!(row("scout").contains("task   user      auto, ≥ high"), "{text}");
     assert!(row("main").contains("chat   built-in  auto"), "{text}");
     assert!(row("generalist").contains("task   built-in"), "{text}");
+    assert!(row("tic").contains("system built-in"), "{text}");
     let missing = broken.join("AGENT.md").display().to_string();
     assert!(text.contains(&format!("error: agent `broken`: {missing}: missing")), "{text}");
 
     let json = skald(&["--data-dir", d.to_str().unwrap(), "--json", "agents", "list"]);
     let v: serde_json::Value = serde_json::from_str(&stdout(&json)).unwrap();
     let ids: Vec<&str> = v.as_array().unwrap().iter().map(|a| a["id"].as_str().unwrap()).collect();
-    assert_eq!(ids, ["broken", "generalist", "main", "scout"]);
+    assert_eq!(ids, ["broken", "generalist", "main", "scout", "tic"]);
 }
 
 #[test]

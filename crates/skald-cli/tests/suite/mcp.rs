@@ -128,6 +128,7 @@ fn servers_are_added_disabled_enabled_and_removed_in_config_yml_keeping_the_rest
         "--api-key-env",
         "TK",
         "--trusted",
+        "--keep-connected",
     ]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     assert_eq!(run(&["disable", "tracker"]).status.code(), Some(0));
@@ -137,7 +138,7 @@ fn servers_are_added_disabled_enabled_and_removed_in_config_yml_keeping_the_rest
         "# my settings\nllm:\n  max_tool_rounds: 9 # nine\nmcp:\n  servers:\n    - name: notes\n      \
          description: my notes\n      command: npx\n      args:\n      - -y\n      - srv\n      - /n\n      \
          env:\n        T: ${TOKEN}\n    - name: tracker\n      url: https://h.example/mcp\n      \
-         api_key_env: TK\n      trusted: true\n      enabled: false\n"
+         api_key_env: TK\n      trusted: true\n      keep_connected: true\n      enabled: false\n"
     );
     let listed = stdout(&run(&["list"]));
     assert!(listed.contains("tracker              disabled"), "{listed}");
@@ -165,7 +166,8 @@ fn servers_are_added_disabled_enabled_and_removed_in_config_yml_keeping_the_rest
     assert_eq!(
         std::fs::read_to_string(&file).unwrap(),
         "# my settings\nllm:\n  max_tool_rounds: 9 # nine\nmcp:\n  servers:\n    - name: tracker\n      \
-         url: https://h.example/mcp\n      api_key_env: TK\n      trusted: true\n      enabled: true\n"
+         url: https://h.example/mcp\n      api_key_env: TK\n      trusted: true\n      keep_connected: true\n      \
+         enabled: true\n"
     );
     let gone = run(&["remove", "ghost"]);
     assert_eq!(gone.status.code(), Some(1));

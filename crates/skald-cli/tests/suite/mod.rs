@@ -20,6 +20,7 @@ mod serve_installed;
 mod serve_live;
 mod sessions;
 mod tasks;
+mod tic;
 
 use std::process::{Command, Output};
 

@@ -1,5 +1,5 @@
 //! The agents Skald ships: `main` (chat) and `generalist` (task), so a fresh data dir can chat and
-//! delegate. A user folder with the same id replaces one.
+//! delegate, and `tic` (system: TIC ticks run it). A user folder with the same id replaces one.
 
 use super::{AgentKind, AgentMeta};
 
@@ -17,6 +17,7 @@ pub(super) const BUILT_INS: &[BuiltIn] = &[
         meta: generalist_meta,
         prompt: include_str!("builtin/generalist.md"),
     },
+    BuiltIn { id: super::TIC_AGENT, meta: tic_meta, prompt: include_str!("builtin/tic.md") },
 ];
 
 pub(super) fn find(id: &str) -> Option<&'static BuiltIn> {
@@ -52,5 +53,14 @@ fn generalist_meta() -> AgentMeta {
          files, run and check commands); give it a complete brief, it returns a report of what it \
          did and found.",
         AgentKind::Task,
+    )
+}
+
+fn tic_meta() -> AgentMeta {
+    meta(
+        "TIC",
+        "Reads what MCP servers kept connected pushed since the last tick and reports what \
+         matters. Run by TIC ticks only.",
+        AgentKind::System,
     )
 }

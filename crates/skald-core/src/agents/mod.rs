@@ -21,6 +21,9 @@ use crate::config::Strength;
 /// The agent every interactive session starts with.
 pub const MAIN_AGENT: &str = "main";
 
+/// The system agent TIC ticks run (never dispatchable, never a chat's).
+pub const TIC_AGENT: &str = "tic";
+
 /// `meta.json`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]

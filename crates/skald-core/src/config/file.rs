@@ -20,6 +20,7 @@ pub struct Config {
     pub timezone: Option<String>,
     pub memory: MemoryConfig,
     pub notifications: NotificationsConfig,
+    pub tic: super::tic::TicConfig,
 }
 
 /// `notifications:` — what background work reports reaches the person.
@@ -303,6 +304,9 @@ pub(super) fn validate(path: &Path, text: Option<&str>, c: &Config) -> Result<()
         }
     }
     if let Some((needle, message)) = c.mcp.problem() {
+        return Err(fail(&needle, message));
+    }
+    if let Some((needle, message)) = c.tic.problem() {
         return Err(fail(&needle, message));
     }
     if c.llm.max_tool_rounds == 0 {

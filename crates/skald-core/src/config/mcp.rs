@@ -43,6 +43,10 @@ pub struct McpServerEntry {
     /// (config.yml, `skald mcp add --trusted`, Settings), never by an agent's `register_mcp`.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub trusted: bool,
+    /// Started with the engine and started again (with backoff) when it exits, so what it
+    /// pushes is stored for TIC ticks; only such servers' events are stored.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub keep_connected: bool,
 }
 
 /// The longest call timeout accepted: an hour (a call the user waits for, not a daemon).
@@ -57,6 +61,15 @@ fn is_true(b: &bool) -> bool {
 }
 
 impl McpConfig {
+    /// Enabled servers marked `keep_connected`, by name.
+    pub fn kept_connected(&self) -> Vec<String> {
+        self.servers
+            .iter()
+            .filter(|s| s.enabled && s.keep_connected)
+            .map(|s| s.name.clone())
+            .collect()
+    }
+
     /// What is wrong with the server list, as `(text to find in the file, message)`.
     pub(super) fn problem(&self) -> Option<(String, String)> {
         let mut seen = std::collections::HashSet::new();

@@ -6,6 +6,7 @@ mod env;
 mod file;
 mod mcp;
 mod secrets;
+mod tic;
 mod watch;
 
 pub use edit::{ClientEdit, McpEdit, MergeError, edit_mcp_servers, merge_clients};
@@ -16,6 +17,7 @@ pub use file::{
 };
 pub use mcp::{McpConfig, McpServerEntry};
 pub use secrets::{KeyringSecrets, MemorySecrets, SecretError, SecretStore};
+pub use tic::{ActiveHours, TicConfig};
 pub use watch::ConfigWatcher;
 
 use std::path::{Path, PathBuf};

@@ -110,6 +110,7 @@ impl Engine {
             engine.deliver_briefing().await.map(|_| ()).map_err(|e| e.to_string())
         });
         self.start_scheduler();
+        self.start_tic();
     }
 
     /// What a crash or a stop left behind gets queued once at start: turns a dead process held,
@@ -118,6 +119,7 @@ impl Engine {
         self.continue_abandoned().await;
         self.continue_tasks().await;
         self.continue_job_runs().await;
+        self.continue_ticks().await;
         let store = self.store();
         let mut ids = store.sessions_with_unsettled_decisions().await.unwrap_or_default();
         ids.extend(store.sessions_with_unsettled_answers().await.unwrap_or_default());

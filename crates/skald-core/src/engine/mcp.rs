@@ -43,6 +43,7 @@ impl Engine {
             // A server that fails says so in its status; the others are listed all the same.
             let _ = futures::future::join_all(starts).await;
         }
+        let kept = self.config().mcp.kept_connected();
         Ok(mcp
             .statuses()
             .into_iter()
@@ -64,6 +65,7 @@ impl Engine {
                     })
                     .collect();
                 McpServerInfo {
+                    keep_connected: kept.contains(&s.name),
                     name: s.name,
                     description: s.description,
                     endpoint: s.endpoint,
@@ -95,6 +97,7 @@ impl Engine {
             enabled: true,
             timeout_secs: None,
             trusted: server.trusted,
+            keep_connected: server.keep_connected,
         };
         self.edit_mcp(McpEdit::Add(entry)).await
     }

@@ -19,6 +19,7 @@ mod search;
 mod services;
 mod settings;
 mod tasks;
+mod tic;
 mod usage;
 mod work;
 

@@ -664,6 +664,8 @@ impl Engine {
         self.task_ended(session_id, outcome).await;
         // A scheduled job's run records how it ended.
         self.job_run_ended(session_id, outcome).await;
+        // A TIC tick records how it ended.
+        self.tic_tick_ended(session_id, outcome).await;
         emitter.emit(Event::TurnRunning { running: false });
     }
 }

@@ -127,6 +127,7 @@ pub async fn run(ctx: &TurnCtx, tool: ConfigTool, args: &Value) -> Result<ToolOu
                 enabled: true,
                 timeout_secs: None,
                 trusted: false,
+                keep_connected: false,
             };
             let done = format!(
                 "Registered the MCP server `{server}`. Activate it with {}([\"{server}\"]) to \

@@ -45,9 +45,25 @@ impl Grants {
 /// `<!-- MCP_LIST -->` in an agent's prompt: the servers it can activate and those it has.
 pub const MCP_LIST_KEY: &str = "MCP_LIST";
 
+/// The enabled servers the frame may activate: all of them, except for the `tic` system agent,
+/// which has only the servers its tick granted (those whose events it reads).
+pub fn activatable(ctx: &TurnCtx) -> Vec<(String, Option<String>)> {
+    let enabled = ctx.deps.mcp.enabled();
+    if tic_frame(ctx) {
+        return enabled.into_iter().filter(|(name, _)| ctx.frame.grants.contains(name)).collect();
+    }
+    enabled
+}
+
+/// The frame runs the `tic` system agent (a TIC tick).
+fn tic_frame(ctx: &TurnCtx) -> bool {
+    ctx.frame.agent.id == crate::agents::TIC_AGENT
+        && ctx.frame.agent.meta.kind == crate::agents::AgentKind::System
+}
+
 /// The `## MCP servers` block for the frame: empty without servers.
 pub fn prompt_block(ctx: &TurnCtx) -> String {
-    let enabled = ctx.deps.mcp.enabled();
+    let enabled = activatable(ctx);
     if enabled.is_empty() {
         return String::new();
     }
@@ -88,7 +104,7 @@ pub async fn prepare_round(ctx: &TurnCtx) {
 /// servers.
 pub fn tools(ctx: &TurnCtx) -> Vec<OfferedTool> {
     let mut defs = Vec::new();
-    let enabled = ctx.deps.mcp.enabled();
+    let enabled = activatable(ctx);
     let mut listing: Vec<String> = enabled
         .iter()
         .map(|(name, description)| match description {
@@ -302,6 +318,11 @@ pub async fn activate(ctx: &TurnCtx, args: &Value) -> Result<ToolOutput, ToolErr
             let offered = ConfigTool::ALL.map(ConfigTool::name);
             tools.insert(group.clone(), json!(offered));
             activated.push(group);
+            continue;
+        }
+        if tic_frame(ctx) {
+            let reason = "a TIC tick has only the servers whose events it reads";
+            refused.push(json!({ "group": group, "reason": reason }));
             continue;
         }
         // Started now (again, after a failure), so a server that cannot run is said at once.

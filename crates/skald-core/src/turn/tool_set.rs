@@ -326,7 +326,7 @@ impl SetInputs {
         let grants = ctx.frame.grants.list();
         let granted_tools = grants.iter().map(|s| ctx.deps.mcp.tools(s)).collect();
         let small_window = small_window(ctx);
-        Self { grants, servers: ctx.deps.mcp.enabled(), granted_tools, small_window }
+        Self { grants, servers: super::mcp::activatable(ctx), granted_tools, small_window }
     }
 }
 

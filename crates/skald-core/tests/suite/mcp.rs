@@ -420,9 +420,11 @@ async fn a_server_added_or_disabled_in_settings_is_offered_or_not_from_the_next_
         url: None,
         api_key_env: None,
         trusted: true,
+        keep_connected: false,
     };
     let listed = rig.engine.add_mcp_server(server).await.unwrap();
     assert_eq!(listed.len(), 1);
+    assert!(!listed[0].keep_connected, "kept connected only when asked");
     // The person's trust is written with the server (an agent's `register_mcp` never sets it).
     let written = std::fs::read_to_string(rig.data_dir().join("config.yml")).unwrap();
     assert!(written.contains("      trusted: true\n"), "{written}");

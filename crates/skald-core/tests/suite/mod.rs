@@ -33,6 +33,7 @@ mod settings;
 mod small_window;
 mod streaming;
 mod subagents;
+mod tic;
 mod tools;
 mod turn;
 mod turn_ends;

@@ -28,6 +28,7 @@ pub mod stack;
 pub mod staged_events;
 pub mod summaries;
 pub mod tasks;
+pub mod tic;
 pub mod tools;
 pub mod tree_page;
 pub mod turn_ends;

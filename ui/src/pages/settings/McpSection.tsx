@@ -63,6 +63,7 @@ function AddServerForm({ actions, onDone }: { actions: McpActions; onDone(): voi
   const [url, setUrl] = useState("");
   const [keyEnv, setKeyEnv] = useState("");
   const [trusted, setTrusted] = useState(false);
+  const [keepConnected, setKeepConnected] = useState(false);
   const [error, setError] = useState<string | null>(null);
   const [busy, setBusy] = useState(false);
 
@@ -77,10 +78,10 @@ function AddServerForm({ actions, onDone }: { actions: McpActions; onDone(): voi
       if (words.length === 0) return setError("The command is required: the program that runs the server, and its arguments.");
       const parsed = parseEnv(env);
       if (typeof parsed === "string") return setError(parsed);
-      server = { name: id, description: orNull(description), command: words[0] ?? null, args: words.slice(1), env: parsed, cwd: null, url: null, api_key_env: null, trusted };
+      server = { name: id, description: orNull(description), command: words[0] ?? null, args: words.slice(1), env: parsed, cwd: null, url: null, api_key_env: null, trusted, keep_connected: keepConnected };
     } else {
       if (!/^https?:\/\//.test(url.trim())) return setError("The URL must start with http:// or https://.");
-      server = { name: id, description: orNull(description), command: null, args: [], env: {}, cwd: null, url: url.trim(), api_key_env: orNull(keyEnv), trusted };
+      server = { name: id, description: orNull(description), command: null, args: [], env: {}, cwd: null, url: url.trim(), api_key_env: orNull(keyEnv), trusted, keep_connected: keepConnected };
     }
     setBusy(true);
     setError(null);
@@ -149,6 +150,15 @@ function AddServerForm({ actions, onDone }: { actions: McpActions; onDone(): voi
             Tools this server marks read-only then run without asking (never those that reach the internet). Leave off for a server you did not write or review.
           </span>
         </div>
+        <div className="field field-wide field-check">
+          <label htmlFor={`${fid}-keep`}>
+            <input id={`${fid}-keep`} type="checkbox" checked={keepConnected} onChange={(e) => setKeepConnected(e.target.checked)} aria-describedby={`${fid}-keep-hint`} />{" "}
+            Keep it connected
+          </label>
+          <span id={`${fid}-keep-hint`} className="field-hint">
+            Skald starts it with the app and again if it stops, and what it pushes (new mail, a changed file…) is read by TIC ticks.
+          </span>
+        </div>
       </div>
       <FormFooter error={error} busy={busy} label="Add server" onCancel={onDone} />
     </form>
@@ -164,6 +174,7 @@ function Server({ server, actions, onError }: { server: McpServerInfo; actions: 
       <div className="mcp-server-head">
         <strong>{server.name}</strong>
         <span className={`mcp-state mcp-state-${server.state}`}>{STATE_LABEL[server.state]}</span>
+        {server.keep_connected ? <span className="badge">kept connected</span> : null}
         <span className="mcp-server-actions">
           <button
             type="button"

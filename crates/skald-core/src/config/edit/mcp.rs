@@ -192,6 +192,7 @@ mod tests {
             enabled: true,
             timeout_secs: None,
             trusted: false,
+            keep_connected: false,
         }
     }
 
