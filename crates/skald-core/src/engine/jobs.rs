@@ -231,7 +231,11 @@ impl Engine {
         let (state, reason) = match outcome {
             TurnOutcome::Parked { .. } => {
                 match store.mark_run_waiting(session_id).await {
-                    Ok(Some(run)) => self.emit_run(&run),
+                    Ok(Some(run)) => {
+                        self.emit_run(&run);
+                        // Told at home too, with whatever else arrives meanwhile.
+                        self.briefing_soon();
+                    }
                     Ok(None) => {}
                     Err(e) => tracing::warn!(session_id, "cannot mark the job's run waiting: {e}"),
                 }

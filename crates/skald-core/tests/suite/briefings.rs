@@ -167,3 +167,30 @@ async fn with_briefings_off_reports_are_kept_and_no_model_is_asked() {
     assert!(briefing_requests(&rig).is_empty());
     engine.shutdown(Duration::from_secs(5)).await;
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_job_waiting_for_a_person_is_announced_at_home() {
+    let rig = rig("2026-05-04T10:00:30Z").await;
+    let engine = rig.engine().await;
+    let once = JobSchedule::Once { at: "2026-05-04T10:01:00Z".into() };
+    let job = rig.job("BRIEF-WAIT", once, "UTC", JobPolicies::default());
+    let job = engine.add_job(job).await.unwrap();
+    super::jobs::script_parking_run(&rig.fake, "BRIEF-WAIT", false);
+    rig.fake.push_for_prompt(
+        "[briefing]",
+        Reply::text("BRIEFING: the nightly job waits for your approval in the Inbox."),
+    );
+    rig.set(utc("2026-05-04T10:01:00Z"));
+    engine.schedule_tick().await.unwrap();
+    runs_until(&engine, job.id, "the run waits", |r| {
+        r.len() == 1 && r[0].state == skald_protocol::JobRunState::Waiting
+    })
+    .await;
+    briefings_answered(&rig, &engine, "web", 1).await;
+    let text = super::subagents::first_text(&briefing_requests(&rig)[0]);
+    assert!(text.contains("\"what\": \"job_run_waiting\""), "{text}");
+    assert!(text.contains("waits for a person's decision"), "{text}");
+    // The approval is still the person's, in the Inbox: the briefing only tells of it.
+    assert_eq!(engine.inbox().await.unwrap().items.len(), 1);
+    engine.shutdown(Duration::from_secs(5)).await;
+}

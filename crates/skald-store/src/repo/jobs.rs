@@ -8,6 +8,7 @@ use sqlx::{FromRow, SqliteConnection};
 use crate::error::StoreError;
 use crate::pool::Store;
 use crate::repo::notices::{NoticeRow, insert_run_notice};
+use crate::repo::notifications::{NewNotification, insert_notification_in};
 use crate::repo::sessions::{NewSession, insert_session};
 
 /// A job's row.
@@ -433,14 +434,37 @@ impl Store {
         .await
     }
 
-    /// A run parked on a person: `waiting`, from now.
+    /// A run parked on a person: `waiting`, from now. Each time it starts waiting, the home
+    /// conversation is told (a notification in the same transaction): a person who is away
+    /// learns in their next briefing that a job waits for them.
     pub async fn mark_run_waiting(&self, session_id: i64) -> Result<Option<JobRunRow>, StoreError> {
-        self.move_run(
-            session_id,
-            "state = 'waiting', waiting_since = COALESCE(waiting_since, ?1)",
-            "state IN ('queued', 'running')",
-        )
-        .await
+        let sql = format!(
+            "UPDATE job_runs SET state = 'waiting', waiting_since = COALESCE(waiting_since, ?1) \
+             WHERE session_id = ?2 AND state IN ('queued', 'running') RETURNING {RUN_COLUMNS}"
+        );
+        let now = self.now();
+        let mut tx = self.begin_write().await?;
+        let row: Option<JobRunRow> =
+            sqlx::query_as(&sql).bind(&now).bind(session_id).fetch_optional(&mut *tx).await?;
+        if let Some(run) = &row {
+            let title: String = sqlx::query_scalar("SELECT title FROM scheduled_jobs WHERE id = ?")
+                .bind(run.job_id)
+                .fetch_one(&mut *tx)
+                .await?;
+            let fact = NewNotification {
+                origin: "job".into(),
+                event_type: "job_run_waiting".into(),
+                summary: format!(
+                    "The scheduled job {title:?} waits for a person's decision (an approval or \
+                     an answer) in the Inbox."
+                ),
+                session_id: Some(session_id),
+                job_run_id: Some(run.id),
+            };
+            insert_notification_in(&mut tx, &fact, &now).await?;
+        }
+        self.commit(tx).await?;
+        Ok(row)
     }
 
     async fn move_run(

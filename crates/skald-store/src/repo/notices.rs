@@ -129,11 +129,13 @@ pub(crate) async fn insert_run_notice(
         .fetch_one(&mut *conn)
         .await?;
     // The run's end is reported at home too, once (a briefing reads it with the rest).
-    let reported: bool =
-        sqlx::query_scalar("SELECT EXISTS (SELECT 1 FROM notifications WHERE job_run_id = ?)")
-            .bind(run_id)
-            .fetch_one(&mut *conn)
-            .await?;
+    let reported: bool = sqlx::query_scalar(
+        "SELECT EXISTS (SELECT 1 FROM notifications WHERE job_run_id = ? \
+             AND event_type != 'job_run_waiting')",
+    )
+    .bind(run_id)
+    .fetch_one(&mut *conn)
+    .await?;
     if !reported {
         let fact = NewNotification {
             origin: "job".into(),
