@@ -196,10 +196,7 @@ impl Run {
         let dir = tempfile::tempdir().unwrap();
         let data = dir.path().join("data");
         std::fs::create_dir_all(&data).unwrap();
-        for entry in std::fs::read_dir(template).unwrap() {
-            let entry = entry.unwrap();
-            std::fs::copy(entry.path(), data.join(entry.file_name())).unwrap();
-        }
+        copy_tree(template, &data);
         for task in tasks() {
             let helper = data.join("agents").join(helper_of(task));
             std::fs::create_dir_all(&helper).unwrap();
@@ -763,4 +760,18 @@ async fn kill_harness_every_persisted_step_of_a_turn_recovers() {
     eprintln!("{line}");
     println!("{line}");
     assert!(failures.is_empty(), "{line}\n{}", failures.join("\n"));
+}
+
+/// Copies the directory `from` into `to`, folders (the data dir's `memory/`, `logs/`) included.
+pub(super) fn copy_tree(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        let target = to.join(entry.file_name());
+        if entry.file_type().unwrap().is_dir() {
+            copy_tree(&entry.path(), &target);
+        } else {
+            std::fs::copy(entry.path(), target).unwrap();
+        }
+    }
 }

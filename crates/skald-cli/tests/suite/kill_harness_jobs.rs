@@ -15,7 +15,7 @@ use std::process::ExitStatus;
 use serde_json::Value;
 use skald_testkit::{FakeLlm, Reply, When};
 
-use super::kill_harness::output;
+use super::kill_harness::{copy_tree, output};
 use tokio::process::Command;
 
 const KEY: &str = "JOB-KILL";
@@ -34,19 +34,6 @@ fn copy(template: &Path) -> Dir {
     copy_tree(template, &data);
     let count = root.path().join("writes");
     Dir { _root: root, data, count }
-}
-
-fn copy_tree(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for entry in std::fs::read_dir(from).unwrap() {
-        let entry = entry.unwrap();
-        let target = to.join(entry.file_name());
-        if entry.file_type().unwrap().is_dir() {
-            copy_tree(&entry.path(), &target);
-        } else {
-            std::fs::copy(entry.path(), target).unwrap();
-        }
-    }
 }
 
 fn skald(fake: &FakeLlm, data: &Path, args: &[&str]) -> Command {
