@@ -41,12 +41,12 @@ describe("skald serve + web UI in a real browser", () => {
     }
   });
 
-  test("loads the app frame with the five sidebar entries, hides the token, lands on the first-run guide", async () => {
+  test("loads the app frame with its sidebar entries, hides the token, lands on the first-run guide", async () => {
     const response = await page.goto(server.url);
     assert.equal(response?.status(), 200);
     await page.getByTestId("app-frame").waitFor();
     const labels = await page.locator('nav[aria-label="Main"] a.nav-link').allTextContents();
-    assert.deepEqual(labels.map((l) => l.trim()), ["Chat", "Inbox", "Sessions", "TIC", "Jobs", "Settings"]);
+    assert.deepEqual(labels.map((l) => l.trim()), ["Chat", "Inbox", "Sessions", "TIC", "Jobs", "Memory", "Settings"]);
     await page.waitForFunction(() => !window.location.search.includes("token="));
     // No LLM is configured here: the first visit to the chat lands on #settings and its guide.
     await page.waitForFunction(() => window.location.hash === "#settings");
