@@ -136,24 +136,31 @@ async fn recover(fake: &FakeLlm, data: &Path) -> Result<String, String> {
     Err(format!("the run did not end in 4 recovery steps: {:?}", runs(fake, data).await?))
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[ignore = "dozens of processes: run by scripts/test.sh with the other kill harness"]
-async fn kill_harness_a_job_run_started_now_recovers_at_every_write() {
-    let root = tempfile::tempdir().unwrap();
-    let template = root.path().join("template");
-    let work = root.path().join("work");
+/// A data dir under `root` with a task agent `scout` and one daily job of it, working in a
+/// folder of its own: the template every kill point starts from.
+async fn template_with_a_job(fake: &FakeLlm, root: &Path) -> PathBuf {
+    let template = root.join("template");
+    let work = root.join("work");
     std::fs::create_dir_all(&work).unwrap();
     let agent = template.join("agents").join("scout");
     std::fs::create_dir_all(&agent).unwrap();
     let meta = serde_json::json!({ "name": "scout", "description": "the scout", "type": "task" });
     std::fs::write(agent.join("meta.json"), meta.to_string()).unwrap();
     std::fs::write(agent.join("AGENT.md"), "You are the scout.").unwrap();
-    let fake = FakeLlm::start().await.unwrap();
     let work_s = work.display().to_string();
     let mut add: Vec<&str> =
         "jobs add --title nightly --every 86400 --agent scout".split(' ').collect();
     add.extend(["--prompt", "JOB-KILL: look around", "--workdir", &work_s]);
-    ok(&fake, &template, &add).await.unwrap();
+    ok(fake, &template, &add).await.unwrap();
+    template
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "dozens of processes: run by scripts/test.sh with the other kill harness"]
+async fn kill_harness_a_job_run_started_now_recovers_at_every_write() {
+    let root = tempfile::tempdir().unwrap();
+    let fake = FakeLlm::start().await.unwrap();
+    let template = template_with_a_job(&fake, root.path()).await;
 
     // The counting run: the whole `jobs run` once.
     let counting = copy(&template);
@@ -243,20 +250,8 @@ async fn delivered_once(fake: &FakeLlm, data: &Path) -> Result<String, String> {
 #[ignore = "dozens of processes: run by scripts/test.sh with the other kill harness"]
 async fn kill_harness_a_briefing_delivery_is_delivered_once_at_every_write() {
     let root = tempfile::tempdir().unwrap();
-    let template = root.path().join("template");
-    let work = root.path().join("work");
-    std::fs::create_dir_all(&work).unwrap();
-    let agent = template.join("agents").join("scout");
-    std::fs::create_dir_all(&agent).unwrap();
-    let meta = serde_json::json!({ "name": "scout", "description": "the scout", "type": "task" });
-    std::fs::write(agent.join("meta.json"), meta.to_string()).unwrap();
-    std::fs::write(agent.join("AGENT.md"), "You are the scout.").unwrap();
     let fake = FakeLlm::start().await.unwrap();
-    let work_s = work.display().to_string();
-    let mut add: Vec<&str> =
-        "jobs add --title nightly --every 86400 --agent scout".split(' ').collect();
-    add.extend(["--prompt", "JOB-KILL: look around", "--workdir", &work_s]);
-    ok(&fake, &template, &add).await.unwrap();
+    let template = template_with_a_job(&fake, root.path()).await;
     // A run that ended: its end waits as a notification (a one-shot `jobs run` delivers none).
     fake_script(&fake);
     let template_dir = Dir {

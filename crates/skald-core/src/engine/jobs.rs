@@ -21,7 +21,7 @@ use super::{Engine, Inner};
 use crate::agents;
 use crate::error::EngineError;
 use crate::jobs::Schedule;
-use crate::turn::{JobDesk, JobFuture, TurnOutcome};
+use crate::turn::{JobDesk, JobFuture, RunEnd, TurnOutcome};
 
 /// How often the scheduler looks for due jobs: one indexed read when none is due, so a job's
 /// second-exact schedule is kept without a timer per job.
@@ -228,27 +228,24 @@ impl Engine {
         if !run.run_state().active() {
             return;
         }
-        let (state, reason) = match outcome {
-            TurnOutcome::Parked { .. } => {
-                match store.mark_run_waiting(session_id).await {
-                    Ok(Some(run)) => {
-                        self.emit_run(&run);
-                        // Told at home too, with whatever else arrives meanwhile.
-                        self.briefing_soon();
-                    }
-                    Ok(None) => {}
-                    Err(e) => tracing::warn!(session_id, "cannot mark the job's run waiting: {e}"),
+        let Some(end) = outcome.run_end() else {
+            match store.mark_run_waiting(session_id).await {
+                Ok(Some(run)) => {
+                    self.emit_run(&run);
+                    // Told at home too, with whatever else arrives meanwhile.
+                    self.briefing_soon();
                 }
-                return;
+                Ok(None) => {}
+                Err(e) => tracing::warn!(session_id, "cannot mark the job's run waiting: {e}"),
             }
-            TurnOutcome::Final { .. } => (JobRunState::Done, None),
-            TurnOutcome::Cancelled => (JobRunState::Killed, Some("stopped".to_string())),
-            TurnOutcome::Exhausted { rounds } => {
-                (JobRunState::Failed, Some(format!("used its {rounds} rounds without an answer")))
-            }
-            TurnOutcome::Failed { message } => (JobRunState::Failed, Some(message.clone())),
+            return;
         };
-        match store.end_run(run.id, state, reason.as_deref()).await {
+        let state = match end {
+            RunEnd::Done => JobRunState::Done,
+            RunEnd::Stopped => JobRunState::Killed,
+            RunEnd::Failed { .. } => JobRunState::Failed,
+        };
+        match store.end_run(run.id, state, end.reason()).await {
             Ok(Some(ended)) => {
                 self.emit_ended(&ended);
                 self.start_queued_behind(run.job_id).await;

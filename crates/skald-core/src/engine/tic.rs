@@ -27,7 +27,7 @@ use super::{Engine, Inner};
 use crate::agents::{self, AgentKind, TIC_AGENT};
 use crate::config::ActiveHours;
 use crate::error::EngineError;
-use crate::turn::TurnOutcome;
+use crate::turn::{RunEnd, TurnOutcome};
 
 /// How often the tick service looks whether the current interval has its tick (one indexed
 /// read when it has).
@@ -421,20 +421,17 @@ impl Engine {
         if self.inner.lifecycle.stopping() {
             return;
         }
-        let (state, reason) = match outcome {
-            TurnOutcome::Final { .. } => (TickState::Done, None),
-            TurnOutcome::Cancelled => (TickState::Cancelled, Some("stopped".to_string())),
-            TurnOutcome::Exhausted { rounds } => {
-                (TickState::Failed, Some(format!("used its {rounds} rounds without an answer")))
-            }
-            TurnOutcome::Failed { message } => (TickState::Failed, Some(message.clone())),
-            // Approvals are denied at once and the system agent cannot ask: a parked tick
-            // would wait for nobody.
-            TurnOutcome::Parked { .. } => {
-                (TickState::Failed, Some("waited for a person, which a tick never does".into()))
-            }
+        // Approvals are denied at once and the system agent cannot ask: a parked tick would
+        // wait for nobody.
+        let end = outcome.run_end().unwrap_or(RunEnd::Failed {
+            reason: "waited for a person, which a tick never does".into(),
+        });
+        let state = match end {
+            RunEnd::Done => TickState::Done,
+            RunEnd::Stopped => TickState::Cancelled,
+            RunEnd::Failed { .. } => TickState::Failed,
         };
-        match self.store().end_tick(session_id, state.as_str(), reason.as_deref()).await {
+        match self.store().end_tick(session_id, state.as_str(), end.reason()).await {
             Ok(Some(_)) => {
                 // What its agent told the person (`notify`) goes home with whatever else waits.
                 self.briefing_soon();

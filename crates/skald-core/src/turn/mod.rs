@@ -65,6 +65,42 @@ impl TurnOutcome {
             Self::Failed { message } => TurnEnd::Failed { reason: message.clone() },
         }
     }
+
+    /// How an unattended run (a job's run, a TIC tick) ended, for its own record; `None` when
+    /// it parked on a person, which each kind of run handles its own way.
+    pub fn run_end(&self) -> Option<RunEnd> {
+        match self {
+            Self::Final { .. } => Some(RunEnd::Done),
+            Self::Cancelled => Some(RunEnd::Stopped),
+            Self::Exhausted { rounds } => Some(RunEnd::Failed {
+                reason: format!("used its {rounds} rounds without an answer"),
+            }),
+            Self::Failed { message } => Some(RunEnd::Failed { reason: message.clone() }),
+            Self::Parked { .. } => None,
+        }
+    }
+}
+
+/// The end of an unattended run, shared by job runs and ticks so both say it the same way.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum RunEnd {
+    Done,
+    /// `/stop` or a stop from another process.
+    Stopped,
+    Failed {
+        reason: String,
+    },
+}
+
+impl RunEnd {
+    /// What the run's record says about its end (`None` when it simply finished).
+    pub fn reason(&self) -> Option<&str> {
+        match self {
+            Self::Done => None,
+            Self::Stopped => Some("stopped"),
+            Self::Failed { reason } => Some(reason),
+        }
+    }
 }
 
 /// What a call that needs a human does in this process.

@@ -9,7 +9,7 @@ use crate::error::StoreError;
 use crate::pool::Store;
 use crate::repo::notices::{NoticeRow, insert_run_notice};
 use crate::repo::notifications::{NewNotification, insert_notification_in};
-use crate::repo::sessions::{NewSession, insert_session};
+use crate::repo::sessions::{NewSession, insert_run_session};
 
 /// A job's row.
 #[derive(Debug, Clone, PartialEq, FromRow)]
@@ -609,30 +609,15 @@ async fn start_run_in(
         auto_deny_approvals: job.on_approval == "deny",
         context_label: Some(format!("Job: {}", job.title)),
     };
-    let created = insert_session(&mut *conn, &new, now).await?;
+    let created = insert_run_session(&mut *conn, &new, &job.prompt, false, now).await?;
     sqlx::query("UPDATE chat_sessions SET client = ? WHERE id = ?")
         .bind(&job.client)
         .bind(created.session_id)
         .execute(&mut *conn)
         .await?;
-    sqlx::query(
-        "INSERT INTO chat_history (session_stack_id, role, content, created_at) \
-         VALUES (?, 'user', ?, ?)",
-    )
-    .bind(created.root_stack_id)
-    .bind(&job.prompt)
-    .bind(now)
-    .execute(&mut *conn)
-    .await?;
     sqlx::query("UPDATE job_runs SET session_id = ?, reason = NULL WHERE id = ?")
         .bind(created.session_id)
         .bind(run_id)
-        .execute(&mut *conn)
-        .await?;
-    // A run holds a task slot while it runs, like an async task; parked, it holds none.
-    sqlx::query("INSERT INTO work_items (session_id, kind, created_at) VALUES (?, 'task', ?)")
-        .bind(created.session_id)
-        .bind(now)
         .execute(&mut *conn)
         .await?;
     Ok(created.session_id)

@@ -212,6 +212,35 @@ impl Store {
     }
 }
 
+/// An unattended run's session (a job's run, a TIC tick) on `conn`: the session, its first
+/// user message and its queued run. The run holds a task slot while it runs, like an async
+/// task; parked, it holds none.
+pub(crate) async fn insert_run_session(
+    conn: &mut sqlx::SqliteConnection,
+    new: &NewSession,
+    prompt: &str,
+    prompt_is_synthetic: bool,
+    now: &str,
+) -> Result<CreatedSession, StoreError> {
+    let created = insert_session(&mut *conn, new, now).await?;
+    sqlx::query(
+        "INSERT INTO chat_history (session_stack_id, role, content, is_synthetic, created_at) \
+         VALUES (?, 'user', ?, ?, ?)",
+    )
+    .bind(created.root_stack_id)
+    .bind(prompt)
+    .bind(prompt_is_synthetic)
+    .bind(now)
+    .execute(&mut *conn)
+    .await?;
+    sqlx::query("INSERT INTO work_items (session_id, kind, created_at) VALUES (?, 'task', ?)")
+        .bind(created.session_id)
+        .bind(now)
+        .execute(&mut *conn)
+        .await?;
+    Ok(created)
+}
+
 /// Inserts a session and its root stack frame on `conn` (inside the caller's transaction).
 pub(crate) async fn insert_session(
     conn: &mut sqlx::SqliteConnection,

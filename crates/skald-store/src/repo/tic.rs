@@ -7,7 +7,7 @@ use sqlx::{FromRow, SqliteConnection};
 
 use crate::error::StoreError;
 use crate::pool::Store;
-use crate::repo::sessions::{NewSession, insert_session};
+use crate::repo::sessions::{NewSession, insert_run_session};
 
 /// One stored event.
 #[derive(Debug, Clone, PartialEq, FromRow)]
@@ -303,7 +303,7 @@ async fn start_tick_session(
     made: &TickSession,
     now: &str,
 ) -> Result<i64, StoreError> {
-    let created = insert_session(&mut *conn, &made.session, now).await?;
+    let created = insert_run_session(&mut *conn, &made.session, &made.prompt, true, now).await?;
     for group in &made.grants {
         sqlx::query(
             "INSERT INTO session_mcp_grants (session_id, mcp_name, granted_at) VALUES (?, ?, ?) \
@@ -315,19 +315,5 @@ async fn start_tick_session(
         .execute(&mut *conn)
         .await?;
     }
-    sqlx::query(
-        "INSERT INTO chat_history (session_stack_id, role, content, is_synthetic, created_at) \
-         VALUES (?, 'user', ?, 1, ?)",
-    )
-    .bind(created.root_stack_id)
-    .bind(&made.prompt)
-    .bind(now)
-    .execute(&mut *conn)
-    .await?;
-    sqlx::query("INSERT INTO work_items (session_id, kind, created_at) VALUES (?, 'task', ?)")
-        .bind(created.session_id)
-        .bind(now)
-        .execute(&mut *conn)
-        .await?;
     Ok(created.session_id)
 }
