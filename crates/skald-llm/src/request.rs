@@ -65,7 +65,8 @@ impl Serialize for RequestBody<'_> {
                 map.serialize_entry("tools", &self.tools)?;
             }
             if ours("tool_choice") {
-                map.serialize_entry("tool_choice", "auto")?;
+                let choice = if self.req.answer_only { "none" } else { "auto" };
+                map.serialize_entry("tool_choice", choice)?;
             }
         }
         if ours("stream") {
@@ -157,6 +158,7 @@ mod tests {
             temperature: Some(0.7),
             max_tokens: Some(100),
             stream: true,
+            answer_only: false,
         }
     }
 
@@ -174,6 +176,16 @@ mod tests {
         // Only assistant messages are touched.
         assert!(b["messages"][3]["content"].is_null());
         assert_eq!(b["messages"][0]["content"], "be brief");
+    }
+
+    #[test]
+    fn an_answer_only_request_keeps_its_tools_listed_and_forbids_calling_them() {
+        let ep = ModelEndpoint::new("a", "http://x/v1", "m");
+        let mut r = req();
+        r.answer_only = true;
+        let b = build_body(&ep, &r, true);
+        assert_eq!(b["tools"], build_body(&ep, &req(), true)["tools"]);
+        assert_eq!(b["tool_choice"], "none");
     }
 
     #[test]

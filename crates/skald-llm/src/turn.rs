@@ -11,6 +11,9 @@ pub struct ChatRequest {
     pub temperature: Option<f32>,
     pub max_tokens: Option<u32>,
     pub stream: bool,
+    /// The tools stay listed (so a cached prompt prefix still holds) but the model may not call
+    /// them (`tool_choice: "none"`): a request that must end in words.
+    pub answer_only: bool,
 }
 
 /// A tool call as the model produced it. `arguments` is the raw text, which may be invalid JSON:

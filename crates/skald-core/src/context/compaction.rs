@@ -198,6 +198,7 @@ impl<'a> ContextCompactor<'a> {
             tools: Vec::new().into(),
             temperature: Some(SUMMARY_TEMPERATURE),
             max_tokens: None,
+            answer_only: false,
             stream: false,
         };
         let answer =

@@ -33,6 +33,7 @@ pub async fn call(
     chain: &[ModelEndpoint],
     messages: Messages,
     tools: &Arc<[Value]>,
+    answer_only: bool,
     cancel: &CancellationToken,
 ) -> RoundResult {
     let req = ChatRequest {
@@ -41,6 +42,7 @@ pub async fn call(
         temperature: None,
         max_tokens: None,
         stream: true,
+        answer_only,
     };
     let emitter = ctx.frame.emitter.clone();
     let mut on_delta = |d: StreamDelta| {

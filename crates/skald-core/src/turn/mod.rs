@@ -133,7 +133,7 @@ pub(crate) async fn run_frame(ctx: &TurnCtx) -> Result<TurnOutcome, EngineError>
             return Ok(TurnOutcome::Cancelled);
         }
         fold_root_steers(ctx).await?;
-        let reply = match ask_model(ctx, &mut chain_start).await? {
+        let reply = match ask_model(ctx, &mut chain_start, false).await? {
             Asked::Reply(reply) => reply,
             Asked::Ended(outcome) => return Ok(outcome),
         };
@@ -150,7 +150,42 @@ pub(crate) async fn run_frame(ctx: &TurnCtx) -> Result<TurnOutcome, EngineError>
             BatchFlow::Cancelled => return Ok(TurnOutcome::Cancelled),
         }
     }
-    Ok(TurnOutcome::Exhausted { rounds: max_rounds })
+    answer_at_round_limit(ctx, &mut chain_start).await
+}
+
+/// Every round asked for tools. Asked once more with calls forbidden, the model answers with
+/// what it found rather than the turn ending on a bare error (a small model that only ever
+/// calls tools still says something). A reply that calls tools anyway (a server that ignores
+/// `tool_choice`) is dropped and the turn ends exhausted, as it did before.
+async fn answer_at_round_limit(
+    ctx: &TurnCtx,
+    chain_start: &mut usize,
+) -> Result<TurnOutcome, EngineError> {
+    let rounds = ctx.policy.max_rounds;
+    if ctx.frame.cancel.is_cancelled() {
+        return Ok(TurnOutcome::Cancelled);
+    }
+    match ask_model(ctx, chain_start, true).await? {
+        Asked::Ended(outcome) => Ok(outcome),
+        Asked::Reply(reply) if reply.turn.tool_calls.is_empty() => {
+            // At the limit no waiting steer extends the turn: it wakes a turn of its own.
+            let outcome = record_answer(ctx, *reply, rounds).await?;
+            Ok(outcome.unwrap_or(TurnOutcome::Exhausted { rounds }))
+        }
+        Asked::Reply(reply) => {
+            let calls = reply.turn.tool_calls.len();
+            tracing::info!(rounds, calls, "the model called tools after its last round");
+            Ok(TurnOutcome::Exhausted { rounds })
+        }
+    }
+}
+
+/// What the request after the last round adds at the very end of the context.
+fn round_limit_note(rounds: u32) -> String {
+    format!(
+        "All {rounds} tool rounds of this turn are used: no tool can be called now. Answer the \
+         user with what you have found so far, and say plainly what is left undone."
+    )
 }
 
 /// A model reply with what is needed to record it.
@@ -187,8 +222,13 @@ async fn root_input_waits(ctx: &TurnCtx) -> Result<bool, EngineError> {
 /// Builds the frame's request and asks its models; once switched, the fallback model serves
 /// the rest of the frame's rounds.
 /// A request refused as larger than the model's window is asked once more after the
-/// conversation is summarised (`overflow::recover`).
-async fn ask_model(ctx: &TurnCtx, chain_start: &mut usize) -> Result<Asked, EngineError> {
+/// conversation is summarised (`overflow::recover`). `answer_only`: the request after the last
+/// round, which lists the tools but forbids calling them.
+async fn ask_model(
+    ctx: &TurnCtx,
+    chain_start: &mut usize,
+    answer_only: bool,
+) -> Result<Asked, EngineError> {
     mcp::prepare_round(ctx).await;
     let all = &ctx.frame.chain;
     let chain = &all[(*chain_start).min(all.len().saturating_sub(1))..];
@@ -197,29 +237,39 @@ async fn ask_model(ctx: &TurnCtx, chain_start: &mut usize) -> Result<Asked, Engi
     let (turn, logged, started) = loop {
         // Again on a retry: a window learned from the refusal may leave fewer tools offered.
         let tool_defs = tool_set::ToolSet::resolve(ctx).defs();
-        let built = ctx.builder().build_request(&ctx.context_inputs()).await?;
+        let mut inputs = ctx.context_inputs();
+        if answer_only {
+            let note = round_limit_note(ctx.policy.max_rounds);
+            inputs.tail_reminder = Some(match inputs.tail_reminder.take() {
+                Some(reminder) => format!("{reminder}\n\n{note}"),
+                None => note,
+            });
+        }
+        let built = ctx.builder().build_request(&inputs).await?;
         let estimated = built.estimated_tokens;
         let logged = ctx
             .policy
             .request_log
             .then(|| serde_json::json!({ "messages": &built.messages, "tools": &tool_defs }));
         let started = std::time::Instant::now();
-        let failed = match llm_round::call(ctx, chain, built.messages, &tool_defs, cancel).await {
-            RoundResult::Turn(t) => break (t, logged, started),
-            RoundResult::Cancelled => return Ok(Asked::Ended(TurnOutcome::Cancelled)),
-            RoundResult::Failed(message) => message,
-            RoundResult::Overflow(o) if !recovered => {
-                recovered = true;
-                match overflow::recover(ctx, chain, &o, estimated, tool_defs.len()).await? {
-                    overflow::Recovery::Retry => continue,
-                    overflow::Recovery::Fail(message) => message,
-                    overflow::Recovery::Cancelled => {
-                        return Ok(Asked::Ended(TurnOutcome::Cancelled));
+        let messages = built.messages;
+        let failed =
+            match llm_round::call(ctx, chain, messages, &tool_defs, answer_only, cancel).await {
+                RoundResult::Turn(t) => break (t, logged, started),
+                RoundResult::Cancelled => return Ok(Asked::Ended(TurnOutcome::Cancelled)),
+                RoundResult::Failed(message) => message,
+                RoundResult::Overflow(o) if !recovered => {
+                    recovered = true;
+                    match overflow::recover(ctx, chain, &o, estimated, tool_defs.len()).await? {
+                        overflow::Recovery::Retry => continue,
+                        overflow::Recovery::Fail(message) => message,
+                        overflow::Recovery::Cancelled => {
+                            return Ok(Asked::Ended(TurnOutcome::Cancelled));
+                        }
                     }
                 }
-            }
-            RoundResult::Overflow(o) => format!("{} (even after summarising)", o.message),
-        };
+                RoundResult::Overflow(o) => format!("{} (even after summarising)", o.message),
+            };
         return Ok(Asked::Ended(TurnOutcome::Failed { message: failed }));
     };
     if let Some(i) = all.iter().position(|e| e.name == turn.model) {

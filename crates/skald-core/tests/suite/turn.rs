@@ -640,9 +640,49 @@ async fn the_round_limit_ends_the_turn_as_exhausted_with_an_error() {
     }
     let (_, outcome, events) = rig.turn("loop forever").await;
     assert_eq!(outcome, TurnOutcome::Exhausted { rounds: 3 });
-    assert_eq!(rig.fake.requests().len(), 3);
+    // Three rounds, then one request that forbids calls: the model called a tool anyway.
+    let requests = rig.fake.requests();
+    assert_eq!(requests.len(), 4);
+    assert_eq!(requests[3].body["tool_choice"], "none");
     assert!(events.contains(&Event::TurnEnded { outcome: TurnEnd::Exhausted { rounds: 3 } }));
     assert!(!events.iter().any(|e| matches!(e, Event::Done { .. })));
+    // The call it asked for after its last round never ran.
+    let store = rig.store().await;
+    let calls: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM chat_llm_tools")
+        .fetch_one(store.pool())
+        .await
+        .unwrap();
+    assert_eq!(calls, 3);
+}
+
+#[tokio::test]
+async fn at_the_round_limit_the_model_is_asked_once_more_without_calls_and_answers() {
+    let rig = Rig::new("llm:\n  max_tool_rounds: 2\n").await;
+    for i in 0..2 {
+        rig.fake.push(Reply::tool_call(
+            "update_scratchpad",
+            &args(json!({"key": format!("k{i}"), "value": "v"})),
+        ));
+    }
+    rig.fake.push(Reply::text("I noted k0 and k1; the rest is undone."));
+    let (_, outcome, events) = rig.turn("note many things").await;
+    assert!(
+        matches!(&outcome, TurnOutcome::Final { content, .. } if content.contains("undone")),
+        "{outcome:?}"
+    );
+    assert!(events.iter().any(|e| matches!(e, Event::Done { .. })));
+    let requests = rig.fake.requests();
+    assert_eq!(requests.len(), 3);
+    // The same tools are listed (the cached prefix holds); calling them is forbidden, and the
+    // last thing the model reads says why.
+    assert_eq!(requests[2].body["tools"], requests[1].body["tools"]);
+    assert_eq!(requests[1].body["tool_choice"], "auto");
+    assert_eq!(requests[2].body["tool_choice"], "none");
+    let last = requests[2].body["messages"].as_array().unwrap().last().unwrap().clone();
+    assert_eq!(last["role"], "system", "{last}");
+    assert!(text_of(&last).contains("All 2 tool rounds of this turn are used"), "{last}");
+    // An ordinary round's request carries no such note.
+    assert!(!requests[1].body.to_string().contains("tool rounds of this turn"));
 }
 
 #[tokio::test]
@@ -857,7 +897,8 @@ async fn a_steer_does_not_reset_the_round_budget() {
     std::fs::write(rig.work.join("go"), "").unwrap();
     let (_, outcome) = finish(&rig.engine, receipt).await;
     assert_eq!(outcome, TurnOutcome::Exhausted { rounds: 2 });
-    assert_eq!(rig.fake.requests().len(), 2);
+    // Two rounds and the request after the last (which called a tool anyway).
+    assert_eq!(rig.fake.requests().len(), 3);
 }
 
 #[tokio::test]

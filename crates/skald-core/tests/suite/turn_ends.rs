@@ -88,6 +88,8 @@ async fn the_round_limit_ends_exhausted() {
     let rig = Rig::new("llm:\n  max_tool_rounds: 1\n").await;
     let note = json!({"key": "k", "value": "v"}).to_string();
     rig.fake.push(Reply::tool_call("update_scratchpad", &note));
+    // Asked once more with calls forbidden, the model calls a tool anyway.
+    rig.fake.push(Reply::tool_call("update_scratchpad", &note));
     ended(&rig, rig.opts(), TurnEnd::Exhausted { rounds: 1 }).await;
 }
 
