@@ -469,3 +469,54 @@ async fn a_ticks_notify_becomes_one_briefing_at_home() {
     assert_eq!(engine.deliver_briefing().await.unwrap(), 0, "nothing is delivered twice");
     engine.shutdown(Duration::from_secs(5)).await;
 }
+
+/// Decision 20: events are processed when their tick ends well. A tick whose model fails gives
+/// its batch back, the next interval's tick reads it again; a batch that fails with every tick
+/// is given up after `MAX_EVENT_ATTEMPTS` ticks instead of being paid for forever.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_failed_tick_gives_its_events_back_and_a_batch_failing_every_time_is_given_up() {
+    use skald_store::repo::tic::MAX_EVENT_ATTEMPTS;
+    let rig = Rig::new(&config("")).await;
+    rig.store_events("mail", &["RETRY-1 a", "b"]).await;
+    let engine = rig.engine().await;
+    // The first tick's request is refused (a 401 fails at once, no retry): the tick fails.
+    rig.fake.push_for_prompt("RETRY-1", Reply::status(401, 1));
+    rig.fake.push_for_prompt("RETRY-1", Reply::text("two messages, nothing urgent"));
+    engine.tic_pass().await.unwrap();
+    let ticks = ticks_until(&engine, "the first tick ends", |t| t.len() == 1 && ended(t)).await;
+    assert_eq!(ticks[0].state, TickState::Failed, "{ticks:#?}");
+    assert_eq!(engine.tic_status(None).await.unwrap().pending_events, 2, "given back");
+    rig.advance(900);
+    engine.tic_pass().await.unwrap();
+    let ticks = ticks_until(&engine, "the second tick ends", |t| t.len() == 2 && ended(t)).await;
+    assert_eq!((ticks[0].state, ticks[0].events), (TickState::Done, 2), "{ticks:#?}");
+    let detail = engine.tic_tick(ticks[0].id).await.unwrap();
+    assert_eq!(detail.events.len(), 2);
+    // Read again by the second tick, then processed: a third interval has nothing new.
+    rig.advance(900);
+    engine.tic_pass().await.unwrap();
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    assert_eq!(tick_requests(&rig.fake).len(), 2);
+    assert_eq!(engine.tic_status(None).await.unwrap().pending_events, 0);
+
+    // A batch every tick fails on: taken MAX_EVENT_ATTEMPTS times, then left alone.
+    rig.store_events("mail", &["POISON x"]).await;
+    let attempts = usize::try_from(MAX_EVENT_ATTEMPTS).unwrap();
+    for _ in 0..attempts {
+        rig.fake.push_for_prompt("POISON", Reply::status(401, 1));
+    }
+    for n in 0..attempts {
+        rig.advance(900);
+        engine.tic_pass().await.unwrap();
+        let want = 3 + n;
+        ticks_until(&engine, "the poisoned tick ends", |t| t.len() == want && ended(t)).await;
+    }
+    assert_eq!(engine.tic_status(None).await.unwrap().pending_events, 0, "given up");
+    rig.advance(900);
+    engine.tic_pass().await.unwrap();
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let ticks = engine.tic_status(Some(500)).await.unwrap().ticks;
+    assert_eq!(ticks.len(), 2 + attempts, "no tick after the batch was given up: {ticks:#?}");
+    rig.fake.assert_script_consumed();
+    engine.shutdown(Duration::from_secs(5)).await;
+}

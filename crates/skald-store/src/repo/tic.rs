@@ -71,6 +71,9 @@ pub enum TickClaim {
 
 const TICK_COLUMNS: &str =
     "id, slot, manual, state, events, servers, session_id, started_at, ended_at, reason";
+/// How many ticks may take an event before a failing batch is given up.
+pub const MAX_EVENT_ATTEMPTS: i64 = 3;
+
 const EVENT_COLUMNS: &str = "id, server, method, params, received_at, processed_at, tick_id";
 
 impl Store {
@@ -216,12 +219,12 @@ impl Store {
         .await?;
         let first = events.first().map_or(0, |e| e.id);
         let last = events.last().map_or(0, |e| e.id);
+        // Taken, not processed: `end_tick` marks them when the tick ends well (decision 20).
         sqlx::query(
-            "UPDATE mcp_events SET tick_id = ?, processed_at = ? \
+            "UPDATE mcp_events SET tick_id = ?, attempts = attempts + 1 \
              WHERE tick_id IS NULL AND id BETWEEN ? AND ?",
         )
         .bind(tick_id)
-        .bind(&now)
         .bind(first)
         .bind(last)
         .execute(&mut *tx)
@@ -240,7 +243,10 @@ impl Store {
     }
 
     /// Ends the running tick of session `session_id` as `state` with `reason`; `None` when it
-    /// had ended already or the session is no tick's.
+    /// had ended already or the session is no tick's. In the same transaction its events are
+    /// settled (decision 20, at least once): a tick that ended well or was stopped by a person
+    /// marks them processed; a failed one gives them back to the next tick, except those
+    /// already taken by [`MAX_EVENT_ATTEMPTS`] ticks, which are given up (marked processed).
     pub async fn end_tick(
         &self,
         session_id: i64,
@@ -251,14 +257,31 @@ impl Store {
             "UPDATE tic_ticks SET state = ?, reason = ?, ended_at = ? \
              WHERE session_id = ? AND state = 'running' RETURNING {TICK_COLUMNS}"
         );
+        let now = self.now();
         let mut tx = self.begin_write().await?;
-        let row = sqlx::query_as(&sql)
+        let row: Option<TickRow> = sqlx::query_as(&sql)
             .bind(state)
             .bind(reason)
-            .bind(self.now())
+            .bind(&now)
             .bind(session_id)
             .fetch_optional(&mut *tx)
             .await?;
+        if let Some(tick) = &row {
+            if state == "failed" {
+                sqlx::query(
+                    "UPDATE mcp_events SET tick_id = NULL WHERE tick_id = ? AND attempts < ?",
+                )
+                .bind(tick.id)
+                .bind(MAX_EVENT_ATTEMPTS)
+                .execute(&mut *tx)
+                .await?;
+            }
+            sqlx::query("UPDATE mcp_events SET processed_at = ? WHERE tick_id = ?")
+                .bind(&now)
+                .bind(tick.id)
+                .execute(&mut *tx)
+                .await?;
+        }
         self.commit(tx).await?;
         Ok(row)
     }
