@@ -485,6 +485,8 @@ async fn a_failed_tick_gives_its_events_back_and_a_batch_failing_every_time_is_g
     engine.tic_pass().await.unwrap();
     let ticks = ticks_until(&engine, "the first tick ends", |t| t.len() == 1 && ended(t)).await;
     assert_eq!(ticks[0].state, TickState::Failed, "{ticks:#?}");
+    let reason = ticks[0].reason.as_deref().unwrap_or_default();
+    assert!(reason.ends_with("; its 2 events go to the next tick"), "{reason}");
     assert_eq!(engine.tic_status(None).await.unwrap().pending_events, 2, "given back");
     rig.advance(900);
     engine.tic_pass().await.unwrap();

@@ -253,37 +253,51 @@ impl Store {
         state: &str,
         reason: Option<&str>,
     ) -> Result<Option<TickRow>, StoreError> {
-        let sql = format!(
-            "UPDATE tic_ticks SET state = ?, reason = ?, ended_at = ? \
-             WHERE session_id = ? AND state = 'running' RETURNING {TICK_COLUMNS}"
-        );
         let now = self.now();
         let mut tx = self.begin_write().await?;
-        let row: Option<TickRow> = sqlx::query_as(&sql)
-            .bind(state)
-            .bind(reason)
-            .bind(&now)
-            .bind(session_id)
-            .fetch_optional(&mut *tx)
-            .await?;
-        if let Some(tick) = &row {
-            if state == "failed" {
-                sqlx::query(
-                    "UPDATE mcp_events SET tick_id = NULL WHERE tick_id = ? AND attempts < ?",
-                )
-                .bind(tick.id)
-                .bind(MAX_EVENT_ATTEMPTS)
-                .execute(&mut *tx)
-                .await?;
+        let running: Option<i64> = sqlx::query_scalar(
+            "SELECT id FROM tic_ticks WHERE session_id = ? AND state = 'running'",
+        )
+        .bind(session_id)
+        .fetch_optional(&mut *tx)
+        .await?;
+        let Some(tick_id) = running else {
+            return Ok(None);
+        };
+        let mut reason = reason.map(str::to_string);
+        if state == "failed" {
+            let back = sqlx::query(
+                "UPDATE mcp_events SET tick_id = NULL WHERE tick_id = ? AND attempts < ?",
+            )
+            .bind(tick_id)
+            .bind(MAX_EVENT_ATTEMPTS)
+            .execute(&mut *tx)
+            .await?
+            .rows_affected();
+            if back > 0 {
+                // Its page lists only what it kept: say where the rest went.
+                let said = reason.as_deref().unwrap_or("failed");
+                let events = if back == 1 { "event goes" } else { "events go" };
+                reason = Some(format!("{said}; its {back} {events} to the next tick"));
             }
-            sqlx::query("UPDATE mcp_events SET processed_at = ? WHERE tick_id = ?")
-                .bind(&now)
-                .bind(tick.id)
-                .execute(&mut *tx)
-                .await?;
         }
+        sqlx::query("UPDATE mcp_events SET processed_at = ? WHERE tick_id = ?")
+            .bind(&now)
+            .bind(tick_id)
+            .execute(&mut *tx)
+            .await?;
+        let row: TickRow = sqlx::query_as(&format!(
+            "UPDATE tic_ticks SET state = ?, reason = ?, ended_at = ? WHERE id = ? \
+             RETURNING {TICK_COLUMNS}"
+        ))
+        .bind(state)
+        .bind(&reason)
+        .bind(&now)
+        .bind(tick_id)
+        .fetch_one(&mut *tx)
+        .await?;
         self.commit(tx).await?;
-        Ok(row)
+        Ok(Some(row))
     }
 
     /// The tick whose session is `session_id`, if any.
