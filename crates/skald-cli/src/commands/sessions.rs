@@ -131,15 +131,19 @@ fn render(m: &DebugMessage, full: bool, session_id: i64) -> Option<String> {
         DebugMessage::Assistant { content, depth, .. } => {
             format!("{}assistant: {content}", indent(*depth))
         }
-        DebugMessage::Tool { tool_call_id, label, status, result, depth, .. } => {
+        DebugMessage::Tool { tool_call_id, label, status, result, depth, media, .. } => {
             let result = result.as_deref().unwrap_or("");
             let shown = if full { result.to_string() } else { shorten(result, session_id) };
-            format!(
+            let mut text = format!(
                 "{}tool #{tool_call_id} {} [{}] {shown}",
                 indent(*depth),
                 one_line(label),
                 status.as_str()
-            )
+            );
+            for line in media_lines(media) {
+                text.push_str(&format!("\n{}  {line}", indent(*depth)));
+            }
+            text
         }
         DebugMessage::Agent { agent_id, depth, .. } => {
             format!("{}> agent {agent_id}", indent(*depth))
@@ -148,6 +152,29 @@ fn render(m: &DebugMessage, full: bool, session_id: i64) -> Option<String> {
             format!("{}< agent {agent_id} done", indent(*depth))
         }
     })
+}
+
+/// One line per media file a call saved (kind, type, size, where) and per resource link it
+/// returned; never the bytes. Server-chosen texts are shown on one line each.
+fn media_lines(media: &skald_protocol::ToolResultMedia) -> Vec<String> {
+    let files = media.media.iter().enumerate().map(|(i, m)| {
+        let place = match &m.saved_path {
+            Some(path) => format!("saved at {path}"),
+            None => "not saved".to_string(),
+        };
+        format!(
+            "{} {}: {}, {} bytes, {place}",
+            m.kind.as_str(),
+            i + 1,
+            one_line(m.mime.as_deref().unwrap_or("unknown type")),
+            m.byte_size
+        )
+    });
+    let links = media.links.iter().map(|l| {
+        let mime = l.mime.as_deref().map(|m| format!(" ({})", one_line(m))).unwrap_or_default();
+        format!("link: {} <{}>{mime}", one_line(&l.name), one_line(&l.uri))
+    });
+    files.chain(links).collect()
 }
 
 /// The start of a long result (its first `RESULT_LINES` lines, at most `RESULT_CHARS`
