@@ -28,7 +28,7 @@ const AUDIO_TYPES = new Set([
 
 /** How a media file is shown: by its declared type only (lower-cased, parameters dropped). */
 export function mediaDisplay(mime: string | null): { as: "image" | "audio" | "file"; mime: string } {
-  const base = (mime ?? "").split(";")[0].trim().toLowerCase();
+  const base = (mime ?? "").split(";", 1).join("").trim().toLowerCase();
   if (IMAGE_TYPES.has(base)) return { as: "image", mime: base };
   if (AUDIO_TYPES.has(base)) return { as: "audio", mime: base };
   return { as: "file", mime: base };
