@@ -70,6 +70,8 @@ describe("an MCP tool's image in the chat and the debug tree", () => {
     await img.waitFor();
     assert.match(await img.getAttribute("src"), /^data:image\/png;base64,iVBORw0KGgo/);
     assert.ok((await decodedWidth(img)) > 0, "the browser decoded the PNG");
+    const box = await img.boundingBox();
+    assert.ok(box.width >= 64 && box.height >= 64, `a tiny image is drawn large enough to see: ${JSON.stringify(box)}`);
 
     const links = page.getByRole("list", { name: "Resource links" });
     await links.waitFor();
