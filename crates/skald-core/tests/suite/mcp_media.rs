@@ -146,10 +146,7 @@ async fn resource_links_are_listed_for_the_user_and_described_to_the_model() {
     let listed: Vec<_> = links.iter().map(|l| (l.name.as_str(), l.mime.as_deref())).collect();
     assert_eq!(
         listed,
-        [
-            ("Blob Resource 1", Some("text/plain")),
-            ("Text Resource 2", Some("text/plain"))
-        ]
+        [("Blob Resource 1", Some("text/plain")), ("Text Resource 2", Some("text/plain"))]
     );
     assert!(links.iter().all(|l| l.uri.starts_with("demo://resource/")), "{links:?}");
     let told = tool_results(&rig.fake.requests().last().unwrap().body).pop().unwrap();
