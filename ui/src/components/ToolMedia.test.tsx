@@ -2,6 +2,7 @@ import { QueryClient } from "@tanstack/react-query";
 import { render, screen } from "@testing-library/react";
 import { describe, expect, it } from "vitest";
 import { BackendProvider, type ToolItem, type ToolResultMedia } from "../backend";
+import { applyEvent, chatItem, emptyChat } from "../backend/chat";
 import { MockBackend } from "../test/mockBackend";
 import { ToolCard } from "./ToolCard";
 import { mediaDisplay } from "./ToolMedia";
@@ -89,5 +90,21 @@ describe("media on a tool card", () => {
     expect(mediaDisplay("text/html")).toEqual({ as: "file", mime: "text/html" });
     expect(mediaDisplay("image/svg+xml").as).toBe("file");
     expect(mediaDisplay(null).as).toBe("file");
+  });
+});
+
+describe("media in the chat's state", () => {
+  it("comes with the live tool_done and with a row read from the tree", () => {
+    const media: ToolResultMedia = { media: [file("image/png")], links: [] };
+    const args = {};
+    let state = applyEvent(emptyChat(1, true), { type: "tool_start", tool_call_id: 7, message_id: 2, name: "mcp__everything__get-tiny-image", arguments: args, label_short: "x", label_full: "x", path: null });
+    state = applyEvent(state, { type: "tool_done", tool_call_id: 7, result: "[image 1: saved at /etc/passwd]", result_type: "string", media });
+    const live = state.items.find((i) => i.kind === "tool");
+    expect(live?.kind === "tool" ? live.media : null).toEqual(media);
+    const row = chatItem({
+      kind: "tool", tool_call_id: 7, message_id: 2, name: "mcp__everything__get-tiny-image", label: "x", arguments: args, status: "done",
+      result: "ok", diff: null, media, stack_id: 1, depth: 0, created_at: "2026-12-05T16:00:00Z", result_chars: 2, truncated: false,
+    });
+    expect(row?.kind === "tool" ? row.media : null).toEqual(media);
   });
 });
