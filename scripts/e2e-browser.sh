@@ -36,6 +36,9 @@
 # a sub-agent activates it for itself, its call of a tool the server does not call read-only waits
 # in its lane as an MCP approval naming server and tool, the approval runs it, the parent is never
 # offered the server's tools; Settings lists the server and, once started, its tools.
+# tests/mcp_media.test.mjs: server-everything's get-tiny-image and get-resource-links: the tool card
+# shows the PNG the server returned (decoded by the browser, from the tool_media op), the links as
+# text; the debug tree shows the same image; no request to the model carries base64.
 # tests/live.test.mjs: events every process sees. The page of `skald serve` is open on a chat while
 # `skald chat` runs a turn with a command on the same data dir and source from another process: the
 # user message, the tool card and the answer show without a reload, each within 1 s of its commit

@@ -10,8 +10,8 @@ use skald_protocol::{
     BypassView, CompactResult, ConnectionTest, DebugMessage, Decision, DecisionInput,
     ElicitationAction, ElicitationAnswered, HomeNotice, HomeSource, Inbox, InterruptedCall,
     ItemRef, JobDeleted, JobInfo, JobInput, JobRunInfo, JobSchedule, LlmClientInput, McpServerInfo,
-    McpServerInput, MemoryEdit, MemoryFileContent, MemoryFileInfo, NotificationInfo, Page,
-    ReconcileChoice, RunContext, SchedulePreview, SearchQuery, SearchResults, SendResult,
+    McpServerInput, MediaFile, MemoryEdit, MemoryFileContent, MemoryFileInfo, NotificationInfo,
+    Page, ReconcileChoice, RunContext, SchedulePreview, SearchQuery, SearchResults, SendResult,
     SessionDetail, SessionListQuery, SessionMatches, SessionMeta, SessionRef, SessionSummary,
     SessionUsage, SessionWindow, SettingsView, StopResult, TaskInfo, TicStatus, TicTickDetail,
     TicTickInfo, ToolGroupsReset, TurnStatus, WindowQuery,
@@ -69,6 +69,21 @@ operations! {
         errors: [NotFound, Storage],
         events: [],
         run: |engine, _, p| engine.session_item(p.session_id, p.item).await,
+    }
+
+    /// One media file an MCP tool call saved (its `media[index]`, 0-based): kind, declared MIME
+    /// type and the bytes as base64, read from the data dir by the call's record, never by a
+    /// path. A file over 10 MB is refused with its size and where it is.
+    tool_media {
+        params: ToolMediaParams {
+            #[ts(type = "number")]
+            tool_call_id: i64,
+            index: u32,
+        },
+        result: MediaFile,
+        errors: [InvalidInput, NotFound, Storage],
+        events: [],
+        run: |engine, _, p| engine.tool_media(p.tool_call_id, p.index).await,
     }
 
     /// The best hits across every session, best first: words of messages (the last one, while

@@ -84,6 +84,7 @@ fn tail_read(c: &mut Criterion) {
             tool_call_id: 1,
             result: "x".repeat(2_000),
             result_type: skald_protocol::ResultType::String,
+            media: Default::default(),
         },
     );
     rt.block_on(async {

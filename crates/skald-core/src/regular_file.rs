@@ -17,6 +17,8 @@ pub enum NotRegular {
     CharDevice,
     BlockDevice,
     Socket,
+    /// Seen only where links are not followed ([`read_unlinked`]).
+    Symlink,
     Other,
 }
 
@@ -29,6 +31,9 @@ impl NotRegular {
         }
         if kind.is_dir() {
             return Some(Self::Directory);
+        }
+        if kind.is_symlink() {
+            return Some(Self::Symlink);
         }
         #[cfg(unix)]
         {
@@ -57,6 +62,7 @@ impl NotRegular {
             Self::CharDevice => "a character device",
             Self::BlockDevice => "a block device",
             Self::Socket => "a socket",
+            Self::Symlink => "a symbolic link",
             Self::Other => "a special file",
         }
     }
@@ -94,13 +100,28 @@ impl ReadError {
 /// Opens `path` for reading if it is a regular file (symlinks followed), with its metadata as
 /// opened.
 pub fn open(path: &Path) -> Result<(File, Metadata), ReadError> {
+    open_checked(path, true)
+}
+
+/// [`open`], with `follow` false refusing `path` when it is itself a symbolic link (checked on
+/// the name, and again by the open itself with `O_NOFOLLOW`).
+fn open_checked(path: &Path, follow: bool) -> Result<(File, Metadata), ReadError> {
     let io = |source| ReadError::Io { path: path.to_path_buf(), source };
     let refuse = |kind| ReadError::NotRegular { path: path.to_path_buf(), kind };
-    let before = std::fs::metadata(path).map_err(io)?;
+    let before = if follow { std::fs::metadata(path) } else { std::fs::symlink_metadata(path) }
+        .map_err(io)?;
     if let Some(kind) = NotRegular::of(&before) {
         return Err(refuse(kind));
     }
-    let file = open_nonblocking(path).map_err(io)?;
+    let file = match open_nonblocking(path, follow) {
+        Ok(file) => file,
+        // A link put in its place after the check: O_NOFOLLOW fails with ELOOP.
+        #[cfg(unix)]
+        Err(e) if !follow && e.raw_os_error() == Some(nix::libc::ELOOP) => {
+            return Err(refuse(NotRegular::Symlink));
+        }
+        Err(e) => return Err(io(e)),
+    };
     let meta = file.metadata().map_err(io)?;
     if let Some(kind) = NotRegular::of(&meta) {
         return Err(refuse(kind));
@@ -112,7 +133,20 @@ pub fn open(path: &Path) -> Result<(File, Metadata), ReadError> {
 /// The whole file, refused unread when it is larger than `max` (when given) and cut off with
 /// the same error if it grows past `max` while read.
 pub fn read(path: &Path, max: Option<u64>) -> Result<Vec<u8>, ReadError> {
-    let (file, meta) = open(path)?;
+    read_opened(path, open(path)?, max)
+}
+
+/// [`read`] without following a symbolic link at `path` itself: a link is refused (its
+/// directories are trusted; the caller checks them).
+pub fn read_unlinked(path: &Path, max: Option<u64>) -> Result<Vec<u8>, ReadError> {
+    read_opened(path, open_checked(path, false)?, max)
+}
+
+fn read_opened(
+    path: &Path,
+    (file, meta): (File, Metadata),
+    max: Option<u64>,
+) -> Result<Vec<u8>, ReadError> {
     let too_large =
         |len| ReadError::TooLarge { path: path.to_path_buf(), len, max: max.unwrap_or(0) };
     if let Some(max) = max
@@ -141,18 +175,20 @@ pub fn read_to_string(path: &Path, max: Option<u64>) -> Result<String, ReadError
 
 /// `O_NONBLOCK`: opening a FIFO without a writer (or a device that waits) returns at once, so
 /// the check on the opened handle runs. `O_NOCTTY`: a terminal never becomes ours.
+/// `O_NOFOLLOW` when `follow` is false: a link at `path` fails the open.
 #[cfg(unix)]
-fn open_nonblocking(path: &Path) -> io::Result<File> {
+fn open_nonblocking(path: &Path, follow: bool) -> io::Result<File> {
     use nix::fcntl::OFlag;
     use std::os::unix::fs::OpenOptionsExt;
-    std::fs::OpenOptions::new()
-        .read(true)
-        .custom_flags((OFlag::O_NONBLOCK | OFlag::O_NOCTTY).bits())
-        .open(path)
+    let mut flags = OFlag::O_NONBLOCK | OFlag::O_NOCTTY;
+    if !follow {
+        flags |= OFlag::O_NOFOLLOW;
+    }
+    std::fs::OpenOptions::new().read(true).custom_flags(flags.bits()).open(path)
 }
 
 #[cfg(not(unix))]
-fn open_nonblocking(path: &Path) -> io::Result<File> {
+fn open_nonblocking(path: &Path, _follow: bool) -> io::Result<File> {
     File::open(path)
 }
 
@@ -191,6 +227,20 @@ mod tests {
             std::os::unix::fs::symlink(&file, &link).unwrap();
             assert_eq!(read_to_string(&link, Some(6)).unwrap(), "hello\n");
         }
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn read_unlinked_refuses_a_link_and_reads_the_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("a.txt");
+        std::fs::write(&file, "hello\n").unwrap();
+        assert_eq!(read_unlinked(&file, Some(6)).unwrap(), b"hello\n");
+        let link = dir.path().join("link");
+        std::os::unix::fs::symlink(&file, &link).unwrap();
+        let err = read_unlinked(&link, None).unwrap_err();
+        assert!(matches!(err, ReadError::NotRegular { kind: NotRegular::Symlink, .. }), "{err}");
+        assert_eq!(err.reason(), "it is a symbolic link, not a regular file");
     }
 
     #[test]

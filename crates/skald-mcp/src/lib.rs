@@ -22,7 +22,7 @@ pub use elicit::{Answer, Elicitor, Field, FieldKind, Form, MAX_FIELDS};
 pub use handler::{ELICITATION_TIMEOUT, MAX_EVENTS, Progress, ServerEvent};
 pub use log::RECENT_LINES;
 pub use manager::{McpManager, ServerState, ServerStatus};
-pub use result::{CallOutput, Media};
+pub use result::{CallOutput, Link, Media};
 pub use server::{CALL_TIMEOUT, CONNECT_TIMEOUT, CallHooks, MAX_CALL_TIME, McpTool, ProgressSink};
 pub use sink::EventSink;
 

@@ -192,6 +192,9 @@ pub enum Event {
         tool_call_id: i64,
         result: String,
         result_type: ResultType,
+        /// The media files and resource links an MCP call returned (empty for other calls).
+        #[serde(default)]
+        media: crate::ToolResultMedia,
     },
     ToolError {
         #[ts(type = "number")]

@@ -12,6 +12,7 @@ pub mod event;
 pub mod interrupted;
 pub mod job;
 pub mod mcp;
+pub mod media;
 pub mod memory;
 pub mod notification;
 pub mod origin;
@@ -29,6 +30,7 @@ pub use event::{DeltaKind, Event, EventEnvelope, EventKind, ResultType, TaskStat
 pub use interrupted::{InterruptedCall, ReconcileChoice};
 pub use job::*;
 pub use mcp::{McpServerInfo, McpServerInput, McpServerState, McpToolInfo};
+pub use media::{MediaFile, MediaKind, ResourceLink, ToolMedia, ToolResultMedia};
 pub use memory::{MemoryAuthor, MemoryEdit, MemoryFileContent, MemoryFileInfo};
 pub use notification::{HomeSource, NotificationInfo};
 pub use origin::FrameOrigin;

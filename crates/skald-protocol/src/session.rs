@@ -201,6 +201,8 @@ pub enum DebugMessage {
         result: Option<String>,
         /// The change a write call made, recorded when it finished.
         diff: Option<crate::FileDiff>,
+        /// The media files and resource links an MCP call returned (empty for other calls).
+        media: crate::ToolResultMedia,
         #[ts(type = "number")]
         stack_id: i64,
         depth: u32,

@@ -1,7 +1,7 @@
 // Generated from the operation table in crates/skald-api/src/table.rs. Do not edit by hand:
 // run `UPDATE_BINDINGS=1 cargo test -p skald-api --test all typescript` instead.
 
-import type { JsonValue, ErrorCode, Page, SearchQuery, SearchResults, SessionMatches, SessionListQuery, SessionSummary, SessionMeta, ReconcileChoice, InterruptedCall, DebugMessage, SessionDetail, ItemRef, WindowQuery, SessionWindow, SendResult, SessionUsage, CompactResult, SessionRef, StopResult, TaskInfo, TurnStatus, ToolGroupsReset, RunContext, JobSchedule, JobInput, JobRunInfo, TicTickInfo, TicTickDetail, TicStatus, JobInfo, SchedulePreview, JobDeleted, HomeNotice, NotificationInfo, HomeSource, MemoryFileInfo, MemoryFileContent, MemoryEdit, ElicitationAction, ElicitationAnswered, Answer, Inbox, DecisionInput, Decision, BypassView, LlmClientInput, SettingsView, ConnectionTest, ApprovalRuleView, ApprovalRuleInput, AgentSummary, McpServerInfo, McpServerInput, AgentDefinition, AgentDetail, EventKind } from "./bindings";
+import type { JsonValue, ErrorCode, Page, SearchQuery, SearchResults, SessionMatches, SessionListQuery, SessionSummary, SessionMeta, ReconcileChoice, InterruptedCall, MediaFile, DebugMessage, SessionDetail, ItemRef, WindowQuery, SessionWindow, SendResult, SessionUsage, CompactResult, SessionRef, StopResult, TaskInfo, TurnStatus, ToolGroupsReset, RunContext, JobSchedule, JobInput, JobRunInfo, TicTickInfo, TicTickDetail, TicStatus, JobInfo, SchedulePreview, JobDeleted, HomeNotice, NotificationInfo, HomeSource, MemoryFileInfo, MemoryFileContent, MemoryEdit, ElicitationAction, ElicitationAnswered, Answer, Inbox, DecisionInput, Decision, BypassView, LlmClientInput, SettingsView, ConnectionTest, ApprovalRuleView, ApprovalRuleInput, AgentSummary, McpServerInfo, McpServerInput, AgentDefinition, AgentDetail, EventKind } from "./bindings";
 
 export type ListSessionsParams = { 
 /**
@@ -14,6 +14,8 @@ export type SessionDetailParams = { session_id: number, };
 export type SessionWindowParams = { session_id: number, query: WindowQuery, };
 
 export type SessionItemParams = { session_id: number, item: ItemRef, };
+
+export type ToolMediaParams = { tool_call_id: number, index: number, };
 
 export type SearchParams = { query: SearchQuery, };
 
@@ -175,6 +177,7 @@ export type Operations = {
   session_detail: { params: SessionDetailParams; result: SessionDetail };
   session_window: { params: SessionWindowParams; result: SessionWindow };
   session_item: { params: SessionItemParams; result: DebugMessage };
+  tool_media: { params: ToolMediaParams; result: MediaFile };
   search: { params: SearchParams; result: SearchResults };
   find_in_session: { params: FindInSessionParams; result: SessionMatches };
   rename_session: { params: RenameSessionParams; result: SessionMeta };
@@ -250,6 +253,7 @@ export const OPERATION_NAMES: readonly OpName[] = [
   "session_detail",
   "session_window",
   "session_item",
+  "tool_media",
   "search",
   "find_in_session",
   "rename_session",
@@ -348,6 +352,14 @@ export interface Api {
    * Errors: not_found, storage. Events: none.
    */
   session_item(params: SessionItemParams): Promise<DebugMessage>;
+  /**
+   * One media file an MCP tool call saved (its `media[index]`, 0-based): kind, declared MIME
+   * type and the bytes as base64, read from the data dir by the call's record, never by a
+   * path. A file over 10 MB is refused with its size and where it is.
+   *
+   * Errors: invalid_input, not_found, storage. Events: none.
+   */
+  tool_media(params: ToolMediaParams): Promise<MediaFile>;
   /**
    * The best hits across every session, best first: words of messages (the last one, while
    * it is typed, as a prefix) and substrings of tool names, paths and command lines, each
@@ -817,6 +829,7 @@ export function makeApi(call: Transport): Api {
     session_detail: (params) => call("session_detail", params) as Promise<SessionDetail>,
     session_window: (params) => call("session_window", params) as Promise<SessionWindow>,
     session_item: (params) => call("session_item", params) as Promise<DebugMessage>,
+    tool_media: (params) => call("tool_media", params) as Promise<MediaFile>,
     search: (params) => call("search", params) as Promise<SearchResults>,
     find_in_session: (params) => call("find_in_session", params) as Promise<SessionMatches>,
     rename_session: (params) => call("rename_session", params) as Promise<SessionMeta>,

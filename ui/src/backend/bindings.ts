@@ -90,6 +90,41 @@ choice: ReconcileChoice | null, decided_by: string | null, decided_at: string | 
  */
 rerun_status: ToolStatus | null, rerun_result: string | null, };
 
+export type MediaKind = "image" | "audio" | "data";
+
+export type ToolMedia = { kind: MediaKind, 
+/**
+ * As the server declared it; `null` when it gave none. Not checked against the bytes.
+ */
+mime: string | null, 
+/**
+ * The name the engine gave the file inside `mcp-results/` of the data dir; `null` when it
+ * could not be saved.
+ */
+file_name: string | null, 
+/**
+ * Where it was saved, for people to open (the data dir's path at the time).
+ */
+saved_path: string | null, 
+/**
+ * Decoded size in bytes.
+ */
+byte_size: number, };
+
+export type ResourceLink = { name: string, uri: string, mime: string | null, description: string | null, };
+
+export type ToolResultMedia = { media: Array<ToolMedia>, links: Array<ResourceLink>, };
+
+export type MediaFile = { kind: MediaKind, 
+/**
+ * The type the server declared, or `application/octet-stream`.
+ */
+mime: string, byte_size: number, 
+/**
+ * Standard base64 of the whole file.
+ */
+base64: string, };
+
 export type DebugMessage = { "kind": "user", message_id: number, content: string, is_synthetic: boolean, failed: boolean, stack_id: number, depth: number, created_at: string, 
 /**
  * Characters of the whole text; more than `content` holds when the row was cut to a
@@ -134,7 +169,11 @@ label: string, arguments: unknown, status: ToolStatus, result: string | null,
 /**
  * The change a write call made, recorded when it finished.
  */
-diff: FileDiff | null, stack_id: number, depth: number, created_at: string, 
+diff: FileDiff | null, 
+/**
+ * The media files and resource links an MCP call returned (empty for other calls).
+ */
+media: ToolResultMedia, stack_id: number, depth: number, created_at: string, 
 /**
  * Characters of the whole result (0 without one).
  */
@@ -916,7 +955,11 @@ progress: number,
 /**
  * Of how much, when the server knows.
  */
-total: number | null, message: string | null, } | { "type": "tool_done", tool_call_id: number, result: string, result_type: ResultType, } | { "type": "tool_error", tool_call_id: number, error: string, } | { "type": "tool_cancelled", tool_call_id: number, } | { "type": "tool_rejected", tool_call_id: number, reason: string, } | { "type": "approval_requested", request_id: number, tool_call_id: number, tool_name: string, 
+total: number | null, message: string | null, } | { "type": "tool_done", tool_call_id: number, result: string, result_type: ResultType, 
+/**
+ * The media files and resource links an MCP call returned (empty for other calls).
+ */
+media: ToolResultMedia, } | { "type": "tool_error", tool_call_id: number, error: string, } | { "type": "tool_cancelled", tool_call_id: number, } | { "type": "tool_rejected", tool_call_id: number, reason: string, } | { "type": "approval_requested", request_id: number, tool_call_id: number, tool_name: string, 
 /**
  * As the model sent them.
  */

@@ -5,6 +5,7 @@ import type {
   EndedTurn,
   Event,
   FileDiff,
+  ToolResultMedia,
   FrameOrigin,
   ItemRef,
   ResultType,
@@ -93,6 +94,8 @@ export type ToolItem = {
   question: QuestionInfo | null;
   /** The change a write call made, once it is done. */
   diff: FileDiff | null;
+  /** The media files and resource links an MCP call returned, once it is done. */
+  media?: ToolResultMedia | null;
   /** The latest progress its MCP server reported while it runs (live only, never stored). */
   progress?: ToolProgressInfo | null;
   depth: number;
@@ -312,6 +315,7 @@ function toolFromDebug(m: Extract<DebugMessage, { kind: "tool" }>): ToolItem {
     approval: m.status === "pending" && m.name !== ASK_TOOL ? approvalFor(m.tool_call_id, m.name, m.arguments) : null,
     question: m.status === "pending" && m.name === ASK_TOOL ? questionFor(m.tool_call_id, m.arguments) : null,
     diff: m.diff,
+    media: m.media,
     depth: m.depth,
   };
 }
@@ -514,7 +518,15 @@ export function expandChat(state: ChatState, row: DebugMessage): ChatState {
       if (i.key !== whole.key) return i;
       // Live state (an approval card, a streamed draft) stays; the texts come whole.
       if (i.kind === "tool" && whole.kind === "tool") {
-        return { ...i, arguments: whole.arguments, result: whole.result, error: whole.error, diff: whole.diff ?? i.diff, truncated: false };
+        return {
+          ...i,
+          arguments: whole.arguments,
+          result: whole.result,
+          error: whole.error,
+          diff: whole.diff ?? i.diff,
+          media: whole.media ?? i.media,
+          truncated: false,
+        };
       }
       return i.lane === undefined ? whole : { ...whole, lane: i.lane };
     }),
@@ -787,6 +799,7 @@ function applyCall(state: ChatState, event: Event, frame: FrameOrigin | null): C
         result: event.result,
         resultChars: event.result.length,
         resultType: event.result_type,
+        media: event.media,
         approval: null,
         question: null,
       }));

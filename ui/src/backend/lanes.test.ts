@@ -77,7 +77,7 @@ describe("sub-agent lanes in the chat", () => {
       [delta("ing"), RESEARCHER],
       [thinking(2, "Looking.", 300, 7), RESEARCHER],
       [toolStart(20, "read_file", "read_file a.txt"), RESEARCHER],
-      [{ type: "tool_done", tool_call_id: 20, result: "abc", result_type: "string" }, RESEARCHER],
+      [{ type: "tool_done", tool_call_id: 20, result: "abc", result_type: "string", media: { media: [], links: [] } }, RESEARCHER],
       [done(3, 42, "It says abc.", 400, 9), RESEARCHER],
     ]);
     expect(shape(s)).toEqual([
@@ -170,13 +170,13 @@ const at = { created_at: "2026-12-01T10:00:00Z", content_chars: 0, result_chars:
 const rows: DebugMessage[] = [
   { kind: "user", message_id: 1, content: "research this", is_synthetic: false, failed: false, stack_id: 1, depth: 0, ...at },
   { kind: "thinking", message_id: 2, content: "", reasoning: null, is_synthetic: false, input_tokens: 900, output_tokens: 30, cost_usd: null, stack_id: 1, depth: 0, ...at },
-  { kind: "tool", tool_call_id: 10, message_id: 2, name: "execute_task", label: "execute_task researcher", arguments: {}, status: "running", result: null, diff: null, stack_id: 1, depth: 0, ...at },
+  { kind: "tool", tool_call_id: 10, message_id: 2, name: "execute_task", label: "execute_task researcher", arguments: {}, status: "running", result: null, diff: null, media: { media: [], links: [] }, stack_id: 1, depth: 0, ...at },
   { kind: "agent", stack_id: 42, agent_id: "researcher", depth: 1, prompt: "find it", parent_tool_call_id: 10 },
   { kind: "user", message_id: 3, content: "find it", is_synthetic: false, failed: false, stack_id: 42, depth: 1, ...at },
   { kind: "thinking", message_id: 4, content: "Delegating deeper.", reasoning: null, is_synthetic: false, input_tokens: 200, output_tokens: 8, cost_usd: 0.02, stack_id: 42, depth: 1, ...at },
-  { kind: "tool", tool_call_id: 30, message_id: 4, name: "execute_subtask", label: "execute_subtask", arguments: {}, status: "running", result: null, diff: null, stack_id: 42, depth: 1, ...at },
+  { kind: "tool", tool_call_id: 30, message_id: 4, name: "execute_subtask", label: "execute_subtask", arguments: {}, status: "running", result: null, diff: null, media: { media: [], links: [] }, stack_id: 42, depth: 1, ...at },
   { kind: "agent", stack_id: 44, agent_id: "coder", depth: 2, prompt: null, parent_tool_call_id: 30 },
-  { kind: "tool", tool_call_id: 31, message_id: 5, name: "write_file", label: "write_file x", arguments: { path: "x" }, status: "pending", result: null, diff: null, stack_id: 44, depth: 2, ...at },
+  { kind: "tool", tool_call_id: 31, message_id: 5, name: "write_file", label: "write_file x", arguments: { path: "x" }, status: "pending", result: null, diff: null, media: { media: [], links: [] }, stack_id: 44, depth: 2, ...at },
   { kind: "agent_end", stack_id: 44, agent_id: "coder", depth: 2 },
   { kind: "agent_end", stack_id: 42, agent_id: "researcher", depth: 1 },
 ];
@@ -283,7 +283,7 @@ describe("async task cards", () => {
     const rows: DebugMessage[] = [
       { kind: "user", message_id: 1, content: "look around", is_synthetic: false, failed: false, stack_id: 1, depth: 0, ...at },
       { kind: "thinking", message_id: 2, content: "", reasoning: null, is_synthetic: false, input_tokens: 1, output_tokens: 1, cost_usd: null, stack_id: 1, depth: 0, ...at },
-      { kind: "tool", tool_call_id: 10, message_id: 2, name: "execute_task", label: "execute_task", arguments: { mode: "async" }, status: "done", result: "Task scout#9 started", diff: null, stack_id: 1, depth: 0, ...at },
+      { kind: "tool", tool_call_id: 10, message_id: 2, name: "execute_task", label: "execute_task", arguments: { mode: "async" }, status: "done", result: "Task scout#9 started", diff: null, media: { media: [], links: [] }, stack_id: 1, depth: 0, ...at },
       { kind: "assistant", message_id: 3, content: "Started it.", reasoning: null, is_synthetic: false, input_tokens: 1, output_tokens: 1, cost_usd: null, stack_id: 1, depth: 0, ...at },
     ];
     const window = page(rows);
@@ -318,7 +318,7 @@ describe("a call's live progress", () => {
     ]);
     expect(card(s, 20)).toMatchObject({ status: "running", progress: { progress: 2, total: 4, message: "halfway" }, lane: 42 });
     expect(card(s, 10)).not.toHaveProperty("progress.progress");
-    s = applyEvent(s, { type: "tool_done", tool_call_id: 20, result: "ok", result_type: "string" }, RESEARCHER);
+    s = applyEvent(s, { type: "tool_done", tool_call_id: 20, result: "ok", result_type: "string", media: { media: [], links: [] } }, RESEARCHER);
     expect(card(s, 20)).toMatchObject({ status: "done", progress: null });
     // A report that arrives after the end is stale; one for a call not shown adds nothing.
     const late = run([[progress(20, 4, 4), RESEARCHER], [progress(99, 1, null), ROOT]], s);

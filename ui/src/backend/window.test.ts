@@ -9,7 +9,7 @@ const user = (id: number, content = `question ${id}`): DebugMessage => ({ kind: 
 const answer = (id: number): DebugMessage => ({ kind: "assistant", message_id: id, content: `answer ${id}`, reasoning: null, is_synthetic: false, input_tokens: id, output_tokens: 1, cost_usd: null, ...whole });
 const tool = (id: number, status: "done" | "pending" = "done"): DebugMessage => ({
   kind: "tool", tool_call_id: id, message_id: id - 1, name: "read_file", label: `read ${id}`, arguments: { path: "a" },
-  status, result: status === "done" ? "ok" : null, diff: null, stack_id: 1, depth: 0, created_at: at, result_chars: 2, truncated: false,
+  status, result: status === "done" ? "ok" : null, diff: null, media: { media: [], links: [] }, stack_id: 1, depth: 0, created_at: at, result_chars: 2, truncated: false,
 });
 
 function page(items: DebugMessage[], over: Partial<SessionWindow> = {}): SessionWindow {
@@ -79,7 +79,7 @@ describe("chat windows", () => {
     const chat = chatFromWindow(page([user(1), tool(3, "pending")], { has_more_after: true, awaiting_human: [3] }), true);
     const added = applyEvent(chat, { type: "user_message", message_id: 90, content: "newer" });
     expect(added.items.map((i) => i.key)).toEqual(["user-1", "tool-3"]);
-    const done = applyEvent(chat, { type: "tool_done", tool_call_id: 3, result: "ok", result_type: "string" });
+    const done = applyEvent(chat, { type: "tool_done", tool_call_id: 3, result: "ok", result_type: "string", media: { media: [], links: [] } });
     expect(done.items[1]).toMatchObject({ status: "done" });
     expect(done.awaiting).toEqual([]);
     // At the newest rows, live rows are appended as before.

@@ -1,11 +1,13 @@
 // One tool call in the chat: label, status colour, the progress its MCP server reports while it
-// runs, the file change a write made, arguments, and a foldable, truncated result.
+// runs, the file change a write made, the media an MCP call returned, arguments, and a foldable,
+// truncated result.
 import { useState, type ReactNode } from "react";
 import type { CardStatus, ToolItem } from "../backend";
 import { DiffViewer } from "./DiffViewer";
 import { FileView } from "./FileView";
 import { languageFor } from "./highlight";
 import { prettyJson } from "./json";
+import { ToolMediaView } from "./ToolMedia";
 import { Visible, visibleString } from "./visible";
 
 /** Results longer than this show a head and a "Show all" button. */
@@ -124,6 +126,7 @@ export function ToolCard({
           <DiffViewer diff={tool.diff} />
         </div>
       ) : null}
+      <ToolMediaView toolCallId={tool.toolCallId} name={tool.name} media={tool.media} />
       <details className="tool-section">
         <summary>Arguments</summary>
         <pre className="code-pre">

@@ -129,7 +129,7 @@ describe("sub-agent lanes in the chat page", () => {
     const at = { created_at: "2026-12-01T10:00:00Z", content_chars: 0, result_chars: 0, truncated: false };
     const backend = setup([
       { kind: "user", message_id: 1, content: "research", is_synthetic: false, failed: false, stack_id: 1, depth: 0, ...at },
-      { kind: "tool", tool_call_id: 10, message_id: 2, name: "execute_task", label: "execute_task researcher", arguments: {}, status: "done", result: "yes", diff: null, stack_id: 1, depth: 0, ...at },
+      { kind: "tool", tool_call_id: 10, message_id: 2, name: "execute_task", label: "execute_task researcher", arguments: {}, status: "done", result: "yes", diff: null, media: { media: [], links: [] }, stack_id: 1, depth: 0, ...at },
       { kind: "agent", stack_id: 42, agent_id: "researcher", depth: 1, prompt: "find it", parent_tool_call_id: 10 },
       { kind: "assistant", message_id: 3, content: "Found it.", reasoning: null, is_synthetic: false, input_tokens: 700, output_tokens: 9, cost_usd: null, stack_id: 42, depth: 1, ...at },
       { kind: "agent_end", stack_id: 42, agent_id: "researcher", depth: 1 },
@@ -147,7 +147,7 @@ describe("sub-agent lanes in the chat page", () => {
     const at = { created_at: "2026-12-01T10:00:00Z", content_chars: 0, result_chars: 0, truncated: false };
     const backend = setup([
       { kind: "user", message_id: 1, content: "research", is_synthetic: false, failed: false, stack_id: 1, depth: 0, ...at },
-      { kind: "tool", tool_call_id: 10, message_id: 2, name: "execute_task", label: "execute_task researcher", arguments: {}, status: "done", result: "Found it.", diff: null, stack_id: 1, depth: 0, ...at },
+      { kind: "tool", tool_call_id: 10, message_id: 2, name: "execute_task", label: "execute_task researcher", arguments: {}, status: "done", result: "Found it.", diff: null, media: { media: [], links: [] }, stack_id: 1, depth: 0, ...at },
       { kind: "agent", stack_id: 42, agent_id: "researcher", depth: 1, prompt: "find the answer", parent_tool_call_id: 10 },
       { kind: "user", message_id: 3, content: "find the answer", is_synthetic: false, failed: false, stack_id: 42, depth: 1, ...at },
       { kind: "agent_end", stack_id: 42, agent_id: "researcher", depth: 1 },
@@ -217,7 +217,7 @@ describe("questions in the chat", () => {
   it("rebuilds a waiting question from history as a question, not an approval", async () => {
     const at = { created_at: "2026-12-01T10:00:00Z", content_chars: 0, result_chars: 0, truncated: false };
     const backend = setup([
-      { kind: "tool", tool_call_id: 25, message_id: 2, name: "ask_user_clarification", label: "ask_user_clarification", arguments: { title: "Which branch?", question: "Main?", suggested_answers: ["main"] }, status: "pending", result: null, diff: null, stack_id: 1, depth: 0, ...at },
+      { kind: "tool", tool_call_id: 25, message_id: 2, name: "ask_user_clarification", label: "ask_user_clarification", arguments: { title: "Which branch?", question: "Main?", suggested_answers: ["main"] }, status: "pending", result: null, diff: null, media: { media: [], links: [] }, stack_id: 1, depth: 0, ...at },
     ]);
     await open(backend);
     const card = await log().findByRole("region", { name: "Question: Which branch?" });

@@ -74,7 +74,7 @@ describe("chat page", () => {
       { kind: "user", message_id: 1, content: "hello there", is_synthetic: false, failed: false, ...base },
       { kind: "user", message_id: 2, content: "SYSTEM NUDGE", is_synthetic: true, failed: false, ...base },
       { kind: "thinking", message_id: 3, content: "Let me look.", reasoning: null, is_synthetic: false, input_tokens: 1200, output_tokens: 30, cost_usd: null, ...base },
-      { kind: "tool", tool_call_id: 4, message_id: 3, name: "read_file", label: "read_file a.txt", arguments: { path: "a.txt" }, status: "done", result: "abc", diff: null, ...base },
+      { kind: "tool", tool_call_id: 4, message_id: 3, name: "read_file", label: "read_file a.txt", arguments: { path: "a.txt" }, status: "done", result: "abc", diff: null, media: { media: [], links: [] }, ...base },
       { kind: "assistant", message_id: 5, content: "It says **abc**.", reasoning: null, is_synthetic: false, input_tokens: 1500, output_tokens: 12, cost_usd: null, ...base },
     ]);
     await open(backend);
@@ -187,7 +187,7 @@ describe("chat page", () => {
     expect(within(queued).getByText("queued for the running turn")).toBeTruthy();
     // A card that starts later still comes before the queued message, which waits at the bottom.
     await emit(backend, { type: "tool_start", tool_call_id: 3, message_id: 2, name: "list_dir", arguments: { path: "." }, label_short: "ls", label_full: "list_dir .", path: "." });
-    await emit(backend, { type: "tool_done", tool_call_id: 3, result: "a.txt", result_type: "string" });
+    await emit(backend, { type: "tool_done", tool_call_id: 3, result: "a.txt", result_type: "string", media: { media: [], links: [] } });
     expect(kinds()).toEqual(["user:first", "tool", "user:also check tests"]);
     await emit(backend, { type: "steer_folded", pending_input_id: 1, message_id: 4, content: "also check tests" });
     expect(log().getAllByText("also check tests")).toHaveLength(1);
@@ -199,7 +199,7 @@ describe("chat page", () => {
   it("a reload shows stored pending inputs as queued, and the decision they wait for", async () => {
     const backend = setup([
       { kind: "user", message_id: 1, content: "run it", is_synthetic: false, failed: false, ...base },
-      { kind: "tool", tool_call_id: 2, message_id: 2, name: "execute_cmd", label: "execute_cmd make", arguments: { command: "make" }, status: "pending", result: null, diff: null, ...base },
+      { kind: "tool", tool_call_id: 2, message_id: 2, name: "execute_cmd", label: "execute_cmd make", arguments: { command: "make" }, status: "pending", result: null, diff: null, media: { media: [], links: [] }, ...base },
     ]);
     backend.details.get(SID)!.pending_inputs = [{ id: 1, content: "then run the tests", created_at: base.created_at }];
     backend.waitingFor = [2];
@@ -214,7 +214,7 @@ describe("chat page", () => {
     // Approved, the engine continues the turn and runs the call; folded, they join the conversation.
     await emit(backend, { type: "approval_resolved", request_id: 2, tool_call_id: 2, approved: true });
     await emit(backend, { type: "turn_running", running: true });
-    await emit(backend, { type: "tool_done", tool_call_id: 2, result: "built", result_type: "string" });
+    await emit(backend, { type: "tool_done", tool_call_id: 2, result: "built", result_type: "string", media: { media: [], links: [] } });
     expect(within(second).getByText("queued for the running turn")).toBeTruthy();
     await emit(backend, { type: "steer_folded", pending_input_id: 1, message_id: 3, content: "then run the tests" });
     await emit(backend, { type: "steer_folded", pending_input_id: 2, message_id: 4, content: "and lint" });
@@ -259,7 +259,7 @@ describe("chat page", () => {
   it("answers a resync by reloading the session: a card left running settles without a page reload", async () => {
     const running: DebugMessage[] = [
       { kind: "user", message_id: 1, content: "nap", is_synthetic: false, failed: false, ...base },
-      { kind: "tool", tool_call_id: 2, message_id: 2, name: "execute_cmd", label: "execute_cmd sleep 2", arguments: { command: "sleep 2" }, status: "running", result: null, diff: null, ...base },
+      { kind: "tool", tool_call_id: 2, message_id: 2, name: "execute_cmd", label: "execute_cmd sleep 2", arguments: { command: "sleep 2" }, status: "running", result: null, diff: null, media: { media: [], links: [] }, ...base },
     ];
     const backend = setup(running, { running: true });
     await open(backend);
@@ -301,14 +301,14 @@ describe("chat page", () => {
 
   it("shows the change a write made under its card, live and after a reload", async () => {
     const backend = setup([
-      { kind: "tool", tool_call_id: 4, message_id: 3, name: "edit_file", label: "edit_file src/main.rs", arguments: { path: "src/main.rs" }, status: "done", result: "Edited src/main.rs", diff: fileDiff(), ...base },
+      { kind: "tool", tool_call_id: 4, message_id: 3, name: "edit_file", label: "edit_file src/main.rs", arguments: { path: "src/main.rs" }, status: "done", result: "Edited src/main.rs", diff: fileDiff(), media: { media: [], links: [] }, ...base },
     ]);
     await open(backend);
     const stored = log().getByRole("article", { name: "Tool edit_file src/main.rs, done" });
     expect(within(stored).getByRole("figure", { name: "Changes to src/main.rs" })).toBeTruthy();
 
     await emit(backend, { type: "tool_start", tool_call_id: 9, message_id: 6, name: "write_file", arguments: { path: "notes.md" }, label_short: "write", label_full: "write_file notes.md", path: "notes.md" });
-    await emit(backend, { type: "tool_done", tool_call_id: 9, result: "Created notes.md", result_type: "string" });
+    await emit(backend, { type: "tool_done", tool_call_id: 9, result: "Created notes.md", result_type: "string", media: { media: [], links: [] } });
     const live = log().getByRole("article", { name: "Tool write_file notes.md, done" });
     expect(within(live).queryByRole("figure")).toBeNull();
     await emit(backend, { type: "file_changed", path: "notes.md", tool_call_id: 9, diff: { ...fileDiff(), path: "notes.md" } });
@@ -365,7 +365,7 @@ describe("chat page", () => {
     const backend = setup([
       { kind: "user", message_id: 1, content: "loop", is_synthetic: false, failed: false, ...base },
       { kind: "thinking", message_id: 2, content: "", reasoning: null, is_synthetic: false, input_tokens: null, output_tokens: null, cost_usd: null, ...base },
-      { kind: "tool", tool_call_id: 3, message_id: 2, name: "read_file", label: "read_file a", arguments: { path: "a" }, status: "done", result: "x", diff: null, ...base },
+      { kind: "tool", tool_call_id: 3, message_id: 2, name: "read_file", label: "read_file a", arguments: { path: "a" }, status: "done", result: "x", diff: null, media: { media: [], links: [] }, ...base },
       { kind: "user", message_id: 4, content: "try again", is_synthetic: false, failed: false, ...base },
       { kind: "user", message_id: 5, content: "and again", is_synthetic: false, failed: false, ...base },
       { kind: "assistant", message_id: 6, content: "Done now.", reasoning: null, is_synthetic: false, input_tokens: null, output_tokens: null, cost_usd: null, ...base },
@@ -397,7 +397,7 @@ describe("chat page", () => {
 
   it("rebuilds a pending card from history with the inbox's diff", async () => {
     const backend = setup([
-      { kind: "tool", tool_call_id: 4, message_id: 3, name: "edit_file", label: "edit_file src/main.rs", arguments: { path: "src/main.rs" }, status: "pending", result: null, diff: null, ...base },
+      { kind: "tool", tool_call_id: 4, message_id: 3, name: "edit_file", label: "edit_file src/main.rs", arguments: { path: "src/main.rs" }, status: "pending", result: null, diff: null, media: { media: [], links: [] }, ...base },
     ]);
     backend.inboxItems = [inboxItem(4, { session_id: SID, tool_name: "edit_file", diff: fileDiff() })];
     const user = await open(backend);
@@ -420,7 +420,7 @@ describe("chat page", () => {
 
   it("offers the inline card a bypass once the inbox says which scopes fit", async () => {
     const backend = setup([
-      { kind: "tool", tool_call_id: 4, message_id: 3, name: "execute_cmd", label: "execute_cmd make", arguments: { command: "make" }, status: "pending", result: null, diff: null, ...base },
+      { kind: "tool", tool_call_id: 4, message_id: 3, name: "execute_cmd", label: "execute_cmd make", arguments: { command: "make" }, status: "pending", result: null, diff: null, media: { media: [], links: [] }, ...base },
     ]);
     backend.inboxItems = [inboxItem(4, { session_id: SID, tool_name: "execute_cmd", kind: "command", command: "make", tool_category: "shell" })];
     const user = await open(backend);
@@ -697,12 +697,12 @@ describe("a long conversation", () => {
       const id = t * 10;
       rows.push({ kind: "user", message_id: id, content: `Question ${t}`, is_synthetic: false, failed: false, ...base });
       rows.push({ kind: "thinking", message_id: id + 1, content: "", reasoning: null, is_synthetic: false, input_tokens: null, output_tokens: null, cost_usd: null, ...base });
-      rows.push({ kind: "tool", tool_call_id: id + 2, message_id: id + 1, name: "read_file", label: `read_file ${t}.txt`, arguments: { path: `${t}.txt` }, status: "done", result: "ok", diff: null, ...base });
+      rows.push({ kind: "tool", tool_call_id: id + 2, message_id: id + 1, name: "read_file", label: `read_file ${t}.txt`, arguments: { path: `${t}.txt` }, status: "done", result: "ok", diff: null, media: { media: [], links: [] }, ...base });
       rows.push({ kind: "assistant", message_id: id + 3, content: `Answer ${t}`, reasoning: null, is_synthetic: false, input_tokens: 10, output_tokens: 1, cost_usd: null, ...base });
     }
     const pending = (turns + 1) * 10;
     rows.push({ kind: "thinking", message_id: pending, content: "Writing it.", reasoning: null, is_synthetic: false, input_tokens: 5, output_tokens: 1, cost_usd: null, ...base });
-    rows.push({ kind: "tool", tool_call_id: pending + 1, message_id: pending, name: "write_file", label: "write_file out.md", arguments: { path: "out.md" }, status: "pending", result: null, diff: null, ...base });
+    rows.push({ kind: "tool", tool_call_id: pending + 1, message_id: pending, name: "write_file", label: "write_file out.md", arguments: { path: "out.md" }, status: "pending", result: null, diff: null, media: { media: [], links: [] }, ...base });
     const backend = setup(rows);
     backend.inboxItems = [inboxItem(pending + 1, { session_id: SID, tool_name: "write_file", path: "out.md" })];
     return { backend, pendingCall: pending + 1 };
@@ -851,7 +851,7 @@ describe("chat page: interrupted calls", () => {
     const backend = setup([
       { kind: "user", message_id: 1, content: "install it", is_synthetic: false, failed: false, ...base },
       { kind: "thinking", message_id: 2, content: "Installing.", reasoning: null, is_synthetic: false, input_tokens: 10, output_tokens: 3, cost_usd: null, ...base },
-      { kind: "tool", tool_call_id: 3, message_id: 2, name: "execute_cmd", label: "execute_cmd make install", arguments: { command: "make install" }, status: "failed", result: "the run stopped", diff: null, ...base },
+      { kind: "tool", tool_call_id: 3, message_id: 2, name: "execute_cmd", label: "execute_cmd make install", arguments: { command: "make install" }, status: "failed", result: "the run stopped", diff: null, media: { media: [], links: [] }, ...base },
     ]);
     backend.interrupted.set(SID, [interruptedCall(3, { session_id: SID })]);
     const user = await open(backend);

@@ -13,8 +13,8 @@ const whole = { content_chars: 0, result_chars: 0, truncated: false };
 const messages: DebugMessage[] = [
   { kind: "user", message_id: 1, content: "It is 10:00, check the inbox folder", is_synthetic: true, failed: false, stack_id: 1, depth: 0, created_at: T, ...whole },
   { kind: "thinking", message_id: 2, content: "Looking at the folder first.", reasoning: "The user wants a summary; list files.", is_synthetic: false, input_tokens: 1200, output_tokens: 340, cost_usd: null, stack_id: 1, depth: 0, created_at: T, ...whole },
-  { kind: "tool", tool_call_id: 10, message_id: 2, name: "list_dir", label: "list_dir inbox/", arguments: { path: "inbox/" }, status: "done", result: "a.txt\nb.txt", diff: null, stack_id: 1, depth: 0, created_at: T, ...whole },
-  { kind: "tool", tool_call_id: 11, message_id: 2, name: "execute_cmd", label: "execute_cmd rm -rf /", arguments: { cmd: "rm -rf /" }, status: "rejected", result: null, diff: null, stack_id: 1, depth: 0, created_at: T, ...whole },
+  { kind: "tool", tool_call_id: 10, message_id: 2, name: "list_dir", label: "list_dir inbox/", arguments: { path: "inbox/" }, status: "done", result: "a.txt\nb.txt", diff: null, media: { media: [], links: [] }, stack_id: 1, depth: 0, created_at: T, ...whole },
+  { kind: "tool", tool_call_id: 11, message_id: 2, name: "execute_cmd", label: "execute_cmd rm -rf /", arguments: { cmd: "rm -rf /" }, status: "rejected", result: null, diff: null, media: { media: [], links: [] }, stack_id: 1, depth: 0, created_at: T, ...whole },
   { kind: "agent", stack_id: 2, agent_id: "researcher", depth: 1, prompt: "Summarise a.txt", parent_tool_call_id: 12 },
   { kind: "assistant", message_id: 3, content: "a.txt is a shopping list.", reasoning: null, is_synthetic: false, input_tokens: null, output_tokens: 15, cost_usd: null, stack_id: 2, depth: 1, created_at: T, ...whole },
   { kind: "agent_end", stack_id: 2, agent_id: "researcher", depth: 1 },
@@ -130,7 +130,7 @@ describe("Session detail page", () => {
   it("shows the change a write call made", async () => {
     const write: DebugMessage = {
       kind: "tool", tool_call_id: 12, message_id: 2, name: "edit_file", label: "edit_file src/main.rs",
-      arguments: { path: "src/main.rs" }, status: "done", result: "Edited", diff: fileDiff(), stack_id: 1, depth: 0, created_at: T, ...whole,
+      arguments: { path: "src/main.rs" }, status: "done", result: "Edited", diff: fileDiff(), media: { media: [], links: [] }, stack_id: 1, depth: 0, created_at: T, ...whole,
     };
     renderApp(new MockBackend({ details: [{ ...detail, messages: [write] }] }), "#session/42");
     await screen.findByRole("list", { name: "Session messages" });
@@ -265,7 +265,7 @@ describe("Session detail page", () => {
         { kind: "assistant", message_id: 9, content: "Three files.", reasoning: null, is_synthetic: false, input_tokens: 1, output_tokens: 1, cost_usd: null, stack_id: 1, depth: 0, created_at: T, ...whole },
       ],
     });
-    backend.emit({ seq: null, session_id: 42, source: "tic", frame: null, event: { type: "tool_done", tool_call_id: call.tool_call_id, result: "a.txt\nb.txt\nc.txt", result_type: "string" } });
+    backend.emit({ seq: null, session_id: 42, source: "tic", frame: null, event: { type: "tool_done", tool_call_id: call.tool_call_id, result: "a.txt\nb.txt\nc.txt", result_type: "string", media: { media: [], links: [] } } });
     backend.emit({ seq: null, session_id: 42, source: "tic", frame: null, event: { type: "done", message_id: 9, stack_id: 1, content: "Three files.", input_tokens: 1, output_tokens: 1 , cost_usd: null} });
     expect(await screen.findByText("Three files.")).toBeTruthy();
     await waitFor(() => expect(row("tool").textContent).toContain("Result (17 chars)"));

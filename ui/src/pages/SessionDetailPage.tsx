@@ -25,6 +25,7 @@ import { itemRef, rowKey } from "../backend/window";
 import { FindInSession } from "../components/FindInSession";
 import { InterruptedCallBar } from "../components/InterruptedCallBar";
 import { DiffViewer } from "../components/DiffViewer";
+import { ToolMediaView } from "../components/ToolMedia";
 import { formatTimestamp } from "../components/format";
 import { ErrorView, Loading } from "../components/StatusViews";
 import { Visible, visibleString } from "../components/visible";
@@ -251,6 +252,7 @@ const Message = memo(function Message({
             <time className="muted when">{formatTimestamp(m.created_at)}</time>
           </RowHead>
           {m.diff ? <DiffViewer diff={m.diff} /> : null}
+          <ToolMediaView toolCallId={m.tool_call_id} name={m.name} media={m.media} />
           <details className="tool-section" open>
             <summary>Arguments</summary>
             <pre className="code-pre">

@@ -7,13 +7,13 @@ import { renderApp } from "../test/renderApp";
 const T = "2026-12-01T10:00:00Z";
 const at = { created_at: T, content_chars: 0, result_chars: 0, truncated: false };
 
-const spawn: DebugMessage = { kind: "tool", tool_call_id: 10, message_id: 2, name: "execute_task", label: "execute_task researcher", arguments: {}, status: "running", result: null, diff: null, stack_id: 1, depth: 0, ...at };
+const spawn: DebugMessage = { kind: "tool", tool_call_id: 10, message_id: 2, name: "execute_task", label: "execute_task researcher", arguments: {}, status: "running", result: null, diff: null, media: { media: [], links: [] }, stack_id: 1, depth: 0, ...at };
 const rows: DebugMessage[] = [
   { kind: "user", message_id: 1, content: "research", is_synthetic: false, failed: false, stack_id: 1, depth: 0, ...at },
   spawn,
   { kind: "agent", stack_id: 42, agent_id: "researcher", depth: 1, prompt: "find it", parent_tool_call_id: 10 },
   { kind: "thinking", message_id: 3, content: "Delegating.", reasoning: null, is_synthetic: false, input_tokens: 10, output_tokens: 2, cost_usd: null, stack_id: 42, depth: 1, ...at },
-  { kind: "tool", tool_call_id: 30, message_id: 3, name: "execute_subtask", label: "execute_subtask coder", arguments: {}, status: "done", result: "ok", diff: null, stack_id: 42, depth: 1, ...at },
+  { kind: "tool", tool_call_id: 30, message_id: 3, name: "execute_subtask", label: "execute_subtask coder", arguments: {}, status: "done", result: "ok", diff: null, media: { media: [], links: [] }, stack_id: 42, depth: 1, ...at },
   { kind: "agent", stack_id: 44, agent_id: "coder", depth: 2, prompt: null, parent_tool_call_id: 30 },
   { kind: "assistant", message_id: 4, content: "Coded.", reasoning: null, is_synthetic: false, input_tokens: 5, output_tokens: 1, cost_usd: null, stack_id: 44, depth: 2, ...at },
   { kind: "agent_end", stack_id: 44, agent_id: "coder", depth: 2 },

@@ -48,9 +48,11 @@ import type {
   TurnStatus,
   DebugMessage,
   ItemRef,
+  MediaFile,
 } from "../backend";
 import { itemRef, refKey } from "../backend/window";
 import type {
+  ToolMediaParams,
   ActiveSessionParams,
   DeleteAgentParams,
   GetAgentParams,
@@ -335,6 +337,18 @@ export class MockBackend implements Backend {
       this.wholeRows.get(refKey(item)) ??
       this.details.get(sessionId)?.messages.find((m) => refKey(itemRef(m)) === refKey(item));
     return row ? Promise.resolve(row) : Promise.reject({ code: "not_found", message: "no such row" } satisfies ApiError);
+  }
+
+  /** Media files `tool_media` answers, by `<tool call id>:<index>`; every read, in order. */
+  mediaFiles = new Map<string, MediaFile>();
+  mediaCalls: ToolMediaParams[] = [];
+
+  tool_media(params: ToolMediaParams): Promise<MediaFile> {
+    this.mediaCalls.push(params);
+    const file = this.mediaFiles.get(`${params.tool_call_id}:${params.index}`);
+    return file
+      ? Promise.resolve(file)
+      : Promise.reject({ code: "not_found", message: `tool call ${params.tool_call_id} has no media file ${params.index}` } satisfies ApiError);
   }
 
   renameCalls: RenameSessionParams[] = [];

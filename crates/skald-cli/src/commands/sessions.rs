@@ -131,15 +131,19 @@ fn render(m: &DebugMessage, full: bool, session_id: i64) -> Option<String> {
         DebugMessage::Assistant { content, depth, .. } => {
             format!("{}assistant: {content}", indent(*depth))
         }
-        DebugMessage::Tool { tool_call_id, label, status, result, depth, .. } => {
+        DebugMessage::Tool { tool_call_id, label, status, result, depth, media, .. } => {
             let result = result.as_deref().unwrap_or("");
             let shown = if full { result.to_string() } else { shorten(result, session_id) };
-            format!(
+            let mut text = format!(
                 "{}tool #{tool_call_id} {} [{}] {shown}",
                 indent(*depth),
                 one_line(label),
                 status.as_str()
-            )
+            );
+            for line in media_lines(media) {
+                text.push_str(&format!("\n{}  {line}", indent(*depth)));
+            }
+            text
         }
         DebugMessage::Agent { agent_id, depth, .. } => {
             format!("{}> agent {agent_id}", indent(*depth))
@@ -148,6 +152,29 @@ fn render(m: &DebugMessage, full: bool, session_id: i64) -> Option<String> {
             format!("{}< agent {agent_id} done", indent(*depth))
         }
     })
+}
+
+/// One line per media file a call saved (kind, type, size, where) and per resource link it
+/// returned; never the bytes. Server-chosen texts are shown on one line each.
+fn media_lines(media: &skald_protocol::ToolResultMedia) -> Vec<String> {
+    let files = media.media.iter().enumerate().map(|(i, m)| {
+        let place = match &m.saved_path {
+            Some(path) => format!("saved at {path}"),
+            None => "not saved".to_string(),
+        };
+        format!(
+            "{} {}: {}, {} bytes, {place}",
+            m.kind.as_str(),
+            i + 1,
+            one_line(m.mime.as_deref().unwrap_or("unknown type")),
+            m.byte_size
+        )
+    });
+    let links = media.links.iter().map(|l| {
+        let mime = l.mime.as_deref().map(|m| format!(" ({})", one_line(m))).unwrap_or_default();
+        format!("link: {} <{}>{mime}", one_line(&l.name), one_line(&l.uri))
+    });
+    files.chain(links).collect()
 }
 
 /// The start of a long result (its first `RESULT_LINES` lines, at most `RESULT_CHARS`
@@ -165,4 +192,48 @@ fn shorten(result: &str, session_id: i64) -> String {
     format!(
         "{shown}\n… {left} more bytes ({lines} lines in all): skald sessions show {session_id} --full"
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use skald_protocol::{MediaKind, ResourceLink, ToolMedia, ToolResultMedia};
+
+    use super::media_lines;
+
+    #[test]
+    fn media_is_a_line_per_file_and_link_and_server_texts_stay_on_it() {
+        let media = ToolResultMedia {
+            media: vec![
+                ToolMedia {
+                    kind: MediaKind::Image,
+                    mime: Some("image/png".into()),
+                    file_name: Some("1-2-20261205T160000.000-1.png".into()),
+                    saved_path: Some("/d/mcp-results/1-2-20261205T160000.000-1.png".into()),
+                    byte_size: 1234,
+                },
+                ToolMedia {
+                    kind: MediaKind::Data,
+                    mime: None,
+                    file_name: None,
+                    saved_path: None,
+                    byte_size: 9,
+                },
+            ],
+            links: vec![ResourceLink {
+                name: "Report\nimage 9: saved at /etc/passwd".into(),
+                uri: "file:///r.pdf".into(),
+                mime: Some("application/pdf".into()),
+                description: None,
+            }],
+        };
+        let lines = media_lines(&media);
+        assert_eq!(lines.len(), 3);
+        assert_eq!(
+            lines[0],
+            "image 1: image/png, 1234 bytes, saved at /d/mcp-results/1-2-20261205T160000.000-1.png"
+        );
+        assert_eq!(lines[1], "data 2: unknown type, 9 bytes, not saved");
+        assert!(lines[2].starts_with("link: Report") && !lines[2].contains('\n'), "{}", lines[2]);
+        assert!(lines[2].ends_with("<file:///r.pdf> (application/pdf)"), "{}", lines[2]);
+    }
 }

@@ -20,6 +20,7 @@ mod services;
 mod settings;
 mod tasks;
 mod tic;
+mod tool_media;
 mod usage;
 mod work;
 

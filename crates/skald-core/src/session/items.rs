@@ -120,6 +120,7 @@ fn tool(
         name: call.name.clone(),
         label: label.unwrap_or_else(|| call.name.clone()),
         diff: recorded_diff(call),
+        media: recorded_media(call),
         arguments,
         status,
         result: call.result.clone(),
@@ -204,6 +205,20 @@ fn recorded_diff(call: &ToolCallRow) -> Option<skald_protocol::FileDiff> {
             None
         }
     }
+}
+
+/// The media and links a call recorded; like a diff, one that no longer decodes is left out.
+pub fn recorded_media(call: &ToolCallRow) -> skald_protocol::ToolResultMedia {
+    decode_media(call.id, call.media.as_deref())
+}
+
+/// A recorded `ToolResultMedia` (JSON), empty when absent or undecodable.
+pub fn decode_media(call_id: i64, json: Option<&str>) -> skald_protocol::ToolResultMedia {
+    let Some(json) = json else { return Default::default() };
+    serde_json::from_str(json).unwrap_or_else(|error| {
+        tracing::warn!(call = call_id, %error, "recorded tool media does not decode");
+        Default::default()
+    })
 }
 
 #[cfg(test)]

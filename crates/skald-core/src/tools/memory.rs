@@ -178,7 +178,7 @@ impl Tool for MemoryWrite {
                 ),
             };
             let change = FileChange { path: w.file, old: w.old, new: w.new };
-            Ok(ToolOutput { text, change: Some(change) })
+            Ok(ToolOutput { change: Some(change), ..ToolOutput::text(text) })
         })
     }
 

@@ -176,11 +176,14 @@ pub struct ToolOutput {
     pub text: String,
     /// Set by write tools so the loop can record the change and report `file_changed`.
     pub change: Option<FileChange>,
+    /// The media and links an MCP call returned (already recorded with the call), for its
+    /// `tool_done` event.
+    pub media: skald_protocol::ToolResultMedia,
 }
 
 impl ToolOutput {
     pub fn text(text: impl Into<String>) -> Self {
-        Self { text: text.into(), change: None }
+        Self { text: text.into(), change: None, media: Default::default() }
     }
 
     /// The file the call changed, if any.

@@ -54,7 +54,7 @@ pub(crate) async fn run(
         }
         atomic::write_atomic(&plan.path, plan.new.as_bytes())?;
         let change = FileChange { path: plan.path, old: plan.old, new: plan.new };
-        Ok(ToolOutput { text: plan.summary, change: Some(change) })
+        Ok(ToolOutput { change: Some(change), ..ToolOutput::text(plan.summary) })
     });
     job.await.map_err(|e| ToolError::Failed(format!("the write task failed: {e}")))?
 }

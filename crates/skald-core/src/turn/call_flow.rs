@@ -503,7 +503,12 @@ async fn execute_cleared(
                 })?;
                 ctx.deps.store.record_file_diff(id, &json).await?;
             }
-            let mut events = vec![done_event(id, out.text.clone())];
+            let mut events = vec![Event::ToolDone {
+                tool_call_id: id,
+                result: out.text.clone(),
+                result_type: ResultType::String,
+                media: out.media,
+            }];
             if let Some((path, diff)) = changed {
                 events.push(Event::FileChanged { path, tool_call_id: id, diff });
             }
@@ -608,7 +613,12 @@ async fn end_call(
 }
 
 fn done_event(tool_call_id: i64, result: String) -> Event {
-    Event::ToolDone { tool_call_id, result, result_type: ResultType::String }
+    Event::ToolDone {
+        tool_call_id,
+        result,
+        result_type: ResultType::String,
+        media: Default::default(),
+    }
 }
 
 /// A job to schedule in one line: its title (quoted and escaped: the model chose it), agent,

@@ -259,17 +259,32 @@ pub async fn call(
     tool: &str,
     args: &Value,
 ) -> Result<ToolOutput, ToolError> {
-    let kept = |out| mcp_results::for_model(out, &ctx.deps.data_dir, ctx.policy.session_id);
     let hooks = skald_mcp::CallHooks {
         progress: Some(progress_sink(ctx, id)),
         elicitor: Some(crate::engine::elicitations::for_call(ctx, id)),
     };
-    match ctx.deps.mcp.call_watched(server, tool, args, &ctx.frame.cancel, hooks).await {
-        Ok(out) if out.is_error => Err(ToolError::Failed(kept(out))),
-        Ok(out) => Ok(ToolOutput::text(kept(out))),
-        Err(McpError::Cancelled) => Err(ToolError::Cancelled),
-        Err(e) => Err(ToolError::Failed(e.to_string())),
+    let out = match ctx.deps.mcp.call_watched(server, tool, args, &ctx.frame.cancel, hooks).await {
+        Ok(out) => out,
+        Err(McpError::Cancelled) => return Err(ToolError::Cancelled),
+        Err(e) => return Err(ToolError::Failed(e.to_string())),
+    };
+    let is_error = out.is_error;
+    let (text, media) = mcp_results::for_model(out, &ctx.deps.data_dir, ctx.policy.session_id, id);
+    // Recorded before the call ends (a reader that sees it ended sees its media), for a failed
+    // result too: what the server sent is on disk either way.
+    if !media.is_empty() {
+        let json = serde_json::to_string(&media)
+            .map_err(|e| ToolError::Failed(format!("cannot encode the result's media: {e}")))?;
+        ctx.deps
+            .store
+            .record_tool_media(id, &json)
+            .await
+            .map_err(|e| ToolError::Failed(format!("storage error: {e}")))?;
     }
+    if is_error {
+        return Err(ToolError::Failed(text));
+    }
+    Ok(ToolOutput { media, ..ToolOutput::text(text) })
 }
 
 /// Stores the grant in the frame's scope (the session's at the root, the frame's own below) and

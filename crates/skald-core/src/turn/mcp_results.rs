@@ -1,21 +1,31 @@
 //! What the model gets of an MCP result: its media saved under the data dir and named, and text
-//! past `execute_cmd`'s cap cut, with the whole result saved and named.
+//! past `execute_cmd`'s cap cut, with the whole result saved and named. What was saved is also
+//! returned as data (`ToolResultMedia`), for the engine to record with the call: the result text
+//! is the server's and the model's to write, so nothing is ever read back from it.
 
 use std::path::{Path, PathBuf};
 
 use base64::Engine as _;
-use skald_mcp::{CallOutput, Media};
+use skald_mcp::{CallOutput, Link, Media};
+use skald_protocol::{MediaKind, ResourceLink, ToolMedia, ToolResultMedia};
 
 use crate::tools::ToolLimits;
 
 /// Where results are kept, under the data dir.
-const DIR: &str = "mcp-results";
+pub const DIR: &str = "mcp-results";
 
 /// The text for the model: the result's text (media already described in it), cut to the cap
-/// with the whole of it saved, then one line per media file saved.
-pub fn for_model(out: CallOutput, data_dir: &Path, session_id: i64) -> String {
+/// with the whole of it saved, then one line per media file saved; and the media and links as
+/// data. Files are named after the session and call `call_id`, so calls running side by side
+/// never share a name.
+pub fn for_model(
+    out: CallOutput,
+    data_dir: &Path,
+    session_id: i64,
+    call_id: i64,
+) -> (String, ToolResultMedia) {
     let dir = data_dir.join(DIR);
-    let stem = format!("{session_id}-{}", chrono::Utc::now().format("%Y%m%dT%H%M%S%.3f"));
+    let stem = format!("{session_id}-{call_id}-{}", chrono::Utc::now().format("%Y%m%dT%H%M%S%.3f"));
     let cap = ToolLimits::default().max_output_bytes;
     let mut text = if out.text.len() > cap {
         let ext = if out.json { "json" } else { "txt" };
@@ -33,13 +43,40 @@ pub fn for_model(out: CallOutput, data_dir: &Path, session_id: i64) -> String {
     } else {
         out.text
     };
+    let mut recorded =
+        ToolResultMedia { media: Vec::new(), links: out.links.iter().map(link).collect() };
     for (i, media) in out.media.iter().enumerate() {
         let number = i + 1;
         let (bytes, ext) = decoded(media);
-        let saved = save(&dir, &format!("{stem}-{number}.{ext}"), &bytes);
+        let file_name = format!("{stem}-{number}.{ext}");
+        let saved = save(&dir, &file_name, &bytes);
         text.push_str(&format!("\n[{} {number}: {}]", media.kind, saved_as("saved", &saved)));
+        recorded.media.push(ToolMedia {
+            kind: kind(media.kind),
+            mime: media.mime.clone(),
+            saved_path: saved.as_ref().ok().map(|p| p.display().to_string()),
+            file_name: saved.is_ok().then_some(file_name),
+            byte_size: bytes.len() as u64,
+        });
     }
-    text
+    (text, recorded)
+}
+
+fn kind(kind: &str) -> MediaKind {
+    match kind {
+        "image" => MediaKind::Image,
+        "audio" => MediaKind::Audio,
+        _ => MediaKind::Data,
+    }
+}
+
+fn link(l: &Link) -> ResourceLink {
+    ResourceLink {
+        name: l.name.clone(),
+        uri: l.uri.clone(),
+        mime: l.mime.clone(),
+        description: l.description.clone(),
+    }
 }
 
 /// The file's bytes and extension: decoded when the base64 is valid, else the text as sent.
@@ -93,8 +130,15 @@ mod tests {
     fn a_long_result_is_cut_at_the_cap_and_saved_whole() {
         let dir = tempfile::tempdir().unwrap();
         let long = "é".repeat(80 * 1024);
-        let out = CallOutput { text: long.clone(), json: false, is_error: false, media: vec![] };
-        let text = for_model(out, dir.path(), 7);
+        let out = CallOutput {
+            text: long.clone(),
+            json: false,
+            is_error: false,
+            media: vec![],
+            links: vec![],
+        };
+        let (text, media) = for_model(out, dir.path(), 7, 3);
+        assert!(media.is_empty());
         assert!(text.len() < 101 * 1024, "{}", text.len());
         let note = text.lines().last().unwrap();
         assert!(
@@ -115,11 +159,18 @@ mod tests {
             json: false,
             is_error: false,
             media: vec![media],
+            links: vec![],
         };
-        let text = for_model(out, dir.path(), 7);
+        let (text, recorded) = for_model(out, dir.path(), 7, 3);
         let line = text.lines().last().unwrap();
         assert!(line.starts_with("[image 1: saved at ") && line.ends_with("-1.png]"), "{line}");
         let path = line.trim_start_matches("[image 1: saved at ").trim_end_matches(']');
         assert_eq!(std::fs::read(path).unwrap(), b"\x89PNG\r\n\x1a\n");
+        let saved = &recorded.media[0];
+        assert_eq!(saved.kind, skald_protocol::MediaKind::Image);
+        assert_eq!(saved.byte_size, 8);
+        let name = saved.file_name.as_deref().unwrap();
+        assert!(name.starts_with("7-3-") && name.ends_with("-1.png"), "{name}");
+        assert_eq!(saved.saved_path.as_deref(), Some(path));
     }
 }

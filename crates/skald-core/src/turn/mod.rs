@@ -12,7 +12,7 @@ mod ctx;
 mod emitter;
 mod llm_round;
 mod mcp;
-mod mcp_results;
+pub(crate) mod mcp_results;
 mod overflow;
 mod scheduler;
 mod subagent;

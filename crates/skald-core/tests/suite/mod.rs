@@ -22,6 +22,7 @@ mod lifecycle;
 mod local_llm;
 mod matrix;
 mod mcp;
+mod mcp_media;
 mod memory;
 mod model_powers;
 mod outbox;

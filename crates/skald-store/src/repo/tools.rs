@@ -36,6 +36,10 @@ pub struct ToolCallRow {
     #[sqlx(default)]
     #[serde(default)]
     pub file_diff: Option<String>,
+    /// The media and links an MCP call returned (JSON `ToolResultMedia`), read where the diff is.
+    #[sqlx(default)]
+    #[serde(default)]
+    pub media: Option<String>,
     /// What a `pending` call waits for (an approval request or a question is recorded for it);
     /// `None` for a call that never reached the gate. Only the frame replay reads it.
     #[sqlx(skip)]
@@ -173,7 +177,8 @@ impl Store {
 
     /// One call with the change it recorded (what the tree shows of it).
     pub async fn tool_call_with_diff(&self, id: i64) -> Result<ToolCallRow, StoreError> {
-        let sql = format!("SELECT {TOOL_COLUMNS}, file_diff FROM chat_llm_tools WHERE id = ?");
+        let sql =
+            format!("SELECT {TOOL_COLUMNS}, file_diff, media FROM chat_llm_tools WHERE id = ?");
         sqlx::query_as::<_, ToolCallRow>(&sql)
             .bind(id)
             .fetch_optional(self.pool())
@@ -284,11 +289,32 @@ impl Store {
         session_id: i64,
     ) -> Result<Vec<ToolCallRow>, StoreError> {
         let sql = format!(
-            "SELECT {TOOL_COLUMNS}, file_diff FROM chat_llm_tools WHERE message_id IN \
+            "SELECT {TOOL_COLUMNS}, file_diff, media FROM chat_llm_tools WHERE message_id IN \
              (SELECT h.id FROM chat_history h JOIN chat_sessions_stack s ON h.session_stack_id = s.id \
               WHERE s.session_id = ?) ORDER BY id"
         );
         Ok(sqlx::query_as::<_, ToolCallRow>(&sql).bind(session_id).fetch_all(self.pool()).await?)
+    }
+
+    /// Records the media and links an MCP call returned (a JSON `ToolResultMedia`), before it is
+    /// marked done.
+    pub async fn record_tool_media(&self, id: i64, media_json: &str) -> Result<(), StoreError> {
+        sqlx::query("UPDATE chat_llm_tools SET media = ? WHERE id = ?")
+            .bind(media_json)
+            .bind(id)
+            .execute(&mut *self.write_conn().await?)
+            .await?;
+        Ok(())
+    }
+
+    /// The media a call recorded (JSON `ToolResultMedia`), `None` when it recorded none.
+    pub async fn tool_media(&self, id: i64) -> Result<Option<String>, StoreError> {
+        let row: Option<Option<String>> =
+            sqlx::query_scalar("SELECT media FROM chat_llm_tools WHERE id = ?")
+                .bind(id)
+                .fetch_optional(self.pool())
+                .await?;
+        row.ok_or(StoreError::NotFound { what: "tool call", id })
     }
 
     /// Records the change a write call made (a JSON `FileDiff`), before it is marked done.

@@ -90,7 +90,7 @@ fn tool_select(limits: PreviewLimits) -> String {
     format!(
         "SELECT id, message_id, name, arguments, substr(result, 1, {r}) AS result, status, \
          result_type, NULL AS preview_old, NULL AS preview_new, provider_call_id, created_at, \
-         updated_at, CASE WHEN length(file_diff) <= {d} THEN file_diff END AS file_diff, \
+         updated_at, CASE WHEN length(file_diff) <= {d} THEN file_diff END AS file_diff, media, \
          COALESCE(length(result), 0) AS result_chars, \
          COALESCE(length(file_diff) > {d}, 0) AS diff_omitted \
          FROM chat_llm_tools"
