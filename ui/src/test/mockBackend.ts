@@ -1056,7 +1056,7 @@ export function agentEntry(
     built_in: over.built_in ?? false,
     overrides_built_in: over.overrides_built_in ?? false,
     error: over.error ?? null,
-    warnings: [],
+    warnings: over.warnings ?? [],
   };
   return { summary, meta, prompt };
 }
