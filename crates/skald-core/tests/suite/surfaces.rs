@@ -1,8 +1,8 @@
 //! The context, filled, end to end: a turn from each surface (`web`, `cli`, a job's run, a TIC
 //! tick) sends the request its snapshot shows — the source's static text and tail reminder, every
-//! `__KEY__` filled in one pass (a hostile value or memory text is never expanded again), `inject_memory`
-//! and a memory store's `query_context` in the dynamic tail — and the static system message stays
-//! byte-identical across the rounds and turns of a session.
+//! `__KEY__` filled in one pass (a hostile value or memory text is never expanded again),
+//! `inject_memory` and a memory store's `query_context` in the dynamic tail — and the static system
+//! message stays byte-identical across the rounds and turns of a session.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
