@@ -24,6 +24,9 @@
 #         run` fails in another process notifies too; the home chat shows the run's notice.
 #   waiting job: a run that `skald jobs run` leaves waiting for an approval in a terminal
 #         notifies once in the app, naming the job; a click opens the approval in the Inbox.
+#   briefing: briefings turned on in config.yml while the app runs: the reports the steps above
+#         left undelivered become a briefing in the home chat; the native notification says how
+#         many reports (never their text) and its click opens the home chat showing the briefing.
 #
 # Screenshots of each step: artifacts/desktop/e2e/*.png (webview) and *-screen.png (X display).
 # Usage: scripts/desktop-e2e.sh   (system packages: scripts/install-system-deps.sh desktop)
@@ -64,8 +67,8 @@ home=$tmp/home
 work=$tmp/work
 mkdir -p "$home" "$work" "$tmp/data"
 # The failed-job steps count the notifications of each run: a briefing of that run (its own
-# notification, and a home turn the script does not answer) is off here; the browser test and
-# the alerts' unit tests cover briefings.
+# notification, and a home turn the script does not answer) is off until the last step, which
+# turns briefings on and checks the briefing's notification.
 printf 'notifications:\n  briefings: false\n' >"$tmp/data/config.yml"
 
 # Turn 1: a streamed text answer. Turn 2: a write that needs approval, then the final answer.

@@ -3,7 +3,8 @@
 // app mid-turn and starts it again (the turn ends by itself), then a sub-agent's lane, a
 // background task whose end notifies, a turn run by `skald chat` in another process that the
 // open window shows live, and a scheduled job whose run fails: a native notification, a click
-// that opens the run's session, and the run's notice in the home chat.
+// that opens the run's session, and the run's notice in the home chat; last, briefings turned on:
+// the reports left reach the home chat as a briefing, notified natively, and its click opens it.
 // Usage: node e2e.mjs   (everything comes from the environment; see desktop-e2e.sh)
 //   E2E_DRIVER_URL, E2E_DRIVER_PID, E2E_APP, E2E_ARTIFACTS, E2E_WORKDIR, E2E_NOTIFY_LOG,
 //   E2E_SKALD, SKALD_DATA_DIR, SKALD_LLM_BASE_URL
@@ -525,6 +526,47 @@ async function waitingJobFromTerminalNotified() {
   await shot("16-waiting-job-notified");
 }
 
+/** Briefings turned on while the app runs (config.yml is re-read): the reports the earlier
+ * steps left undelivered reach the home chat as a briefing its agent writes; with the window
+ * unfocused a native notification says how many reports (never what they say), and its click
+ * opens the home chat, which shows the briefing. Last, so the steps above count their own
+ * notifications only. */
+async function briefingNotified() {
+  const waiting = Number(sql("SELECT COUNT(*) FROM notifications WHERE delivered_at IS NULL"));
+  if (waiting < 1) fail("the earlier steps left no report to brief about");
+  const briefing = "Your briefing: the nightly report failed twice; a disk check waits for you.";
+  // A second batch (a report still held by its run) gets a briefing of its own.
+  await fakePush([{ type: "text", content: briefing }, { type: "text", content: briefing }]);
+  const root = execFileSync("xwininfo", ["-root"]).toString().match(/Window id: (0x[0-9a-f]+)/)?.[1];
+  if (!root) fail("xwininfo did not name the root window");
+  execFileSync("xdotool", ["windowfocus", root]);
+  execFileSync("dunstctl", ["close-all"]);
+  await sleep(300);
+  const briefings = () => notifications().filter((n) => n.includes('string "A briefing is ready in Skald"'));
+  const before = briefings().length;
+  writeFileSync(join(dataDir, "config.yml"), "notifications:\n  briefings: true\n");
+  await d.waitFor("a notification for the briefing", async () => briefings().length > before, 30_000);
+  await sleep(2500);
+  const shown = briefings().slice(before);
+  let reports = 0;
+  for (const note of shown) {
+    const count = note.match(/string "(\d+) reports? from background work, summarised in your home chat\."/);
+    if (!count) fail(`the briefing notification does not say how many reports:\n${note}`);
+    reports += Number(count[1]);
+    if (note.includes("Nightly") || note.includes("Disk check")) fail(`the notification leaks the reports:\n${note}`);
+  }
+  const delivered = Number(sql("SELECT COUNT(*) FROM notifications WHERE delivered_at IS NOT NULL"));
+  if (reports !== delivered) fail(`the notifications counted ${reports} reports, ${delivered} were delivered`);
+  step(`the briefing notified on the session bus: ${shown.length} notification(s), ${reports} reports`);
+  await shot("17-briefing-notified");
+  await go("#settings");
+  execFileSync("dunstctl", ["action", "0"]);
+  await d.waitFor("the notification click to open the home chat", async () => (await hash()) === "#chat/web", 10_000);
+  await d.waitFor("the briefing in the home chat", async () => (await bodyText()).includes(briefing), 30_000);
+  step("clicking it opened the home chat (#chat/web), which shows the briefing");
+  await shot("18-briefing-in-home-chat");
+}
+
 try {
   await d.start(app);
   await chatAndApprove();
@@ -535,6 +577,7 @@ try {
   await liveFromTerminal();
   await failedJobNotified();
   await waitingJobFromTerminalNotified();
+  await briefingNotified();
   step("PASS");
 } catch (error) {
   console.error(`e2e: FAIL: ${error instanceof DriverFailure ? error.message : error.stack}`);

@@ -43,6 +43,10 @@ pub struct AgentSummary {
     pub overrides_built_in: bool,
     /// Why the agent cannot be used, naming the file; a session using it fails its turn so.
     pub error: Option<String>,
+    /// What works but is likely a mistake: a `<!-- KEY -->` placeholder nothing fills (it is
+    /// left empty in the requests).
+    #[serde(default)]
+    pub warnings: Vec<String>,
 }
 
 /// `meta.json` as a user writes it.

@@ -858,7 +858,12 @@ overrides_built_in: boolean,
 /**
  * Why the agent cannot be used, naming the file; a session using it fails its turn so.
  */
-error: string | null, };
+error: string | null, 
+/**
+ * What works but is likely a mistake: a `<!-- KEY -->` placeholder nothing fills (it is
+ * left empty in the requests).
+ */
+warnings: Array<string>, };
 
 export type McpServerState = "disabled" | "not_started" | "ready" | "failed";
 

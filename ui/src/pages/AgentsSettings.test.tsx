@@ -13,7 +13,10 @@ function agentRow(id: string): HTMLElement {
 function backendWithAgents() {
   const backend = new MockBackend();
   backend.agents.set("reviewer", agentEntry("reviewer", { name: "Reviewer", description: "Reviews a diff", client: "gpt" }, "Review."));
-  backend.agents.set("scout", agentEntry("scout", { strength: "very_high" }, "Look."));
+  backend.agents.set(
+    "scout",
+    agentEntry("scout", { strength: "very_high", warnings: ["<!-- TEAM --> has no value, so it is left empty"] }, "Look."),
+  );
   backend.agents.set(
     "broken",
     agentEntry("broken", { error: "agent `broken`: /data/agents/broken/meta.json: unknown variant `helper`" }),
@@ -30,6 +33,9 @@ describe("Settings: agents", () => {
     expect(within(reviewer).getByText("gpt")).toBeTruthy();
     expect(within(reviewer).getByText("Reviews a diff")).toBeTruthy();
     expect(within(agentRow("scout")).getByText("auto, at least very high")).toBeTruthy();
+    // A placeholder nothing fills: the agent works, with a warning (not a broken row).
+    expect(within(agentRow("scout")).getByText("Warning: <!-- TEAM --> has no value, so it is left empty")).toBeTruthy();
+    expect(agentRow("scout").className).not.toContain("is-broken");
     const main = agentRow("main");
     expect(within(main).getByText("built-in")).toBeTruthy();
     expect(within(main).getByText("chat")).toBeTruthy();

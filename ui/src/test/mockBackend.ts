@@ -1070,6 +1070,7 @@ export function agentEntry(
     built_in: over.built_in ?? false,
     overrides_built_in: over.overrides_built_in ?? false,
     error: over.error ?? null,
+    warnings: over.warnings ?? [],
   };
   return { summary, meta, prompt };
 }

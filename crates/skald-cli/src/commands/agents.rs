@@ -26,6 +26,9 @@ pub async fn run(engine: &Engine, cmd: AgentsCommand, out: &Output) -> Result<u8
                 if let Some(error) = &a.error {
                     out.line(&format!("{:>4}error: {error}", ""));
                 }
+                for warning in &a.warnings {
+                    out.line(&format!("{:>4}warning: {warning}", ""));
+                }
             }
             Ok(exit::OK)
         }

@@ -21,6 +21,16 @@ pub struct Config {
     pub memory: MemoryConfig,
     pub notifications: NotificationsConfig,
     pub tic: super::tic::TicConfig,
+    /// What each source (surface) adds to its sessions' requests, over built-in defaults.
+    #[serde(skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub sources: std::collections::BTreeMap<String, super::sources::SourceContextConfig>,
+}
+
+impl Config {
+    /// What `source`'s sessions get in their requests (`sources:` over the built-in defaults).
+    pub fn source_context(&self, source: &str) -> super::sources::SourceContext {
+        super::sources::source_context(&self.sources, source)
+    }
 }
 
 /// `notifications:` — what background work reports reaches the person.
@@ -31,11 +41,15 @@ pub struct NotificationsConfig {
     /// one briefing per batch (default true). Off: reports are kept (listed by
     /// `list_notifications`) and not delivered, so no model request is made for them.
     pub briefings: bool,
+    /// Days a notification is kept (default 30; 0 keeps them): a delivered one counted from
+    /// its delivery (the briefing stays in the home chat), an undelivered one from when it was
+    /// made. Pruned when Skald starts and hourly while the background runs.
+    pub retention_days: u32,
 }
 
 impl Default for NotificationsConfig {
     fn default() -> Self {
-        Self { briefings: true }
+        Self { briefings: true, retention_days: 30 }
     }
 }
 
@@ -307,6 +321,9 @@ pub(super) fn validate(path: &Path, text: Option<&str>, c: &Config) -> Result<()
         return Err(fail(&needle, message));
     }
     if let Some((needle, message)) = c.tic.problem() {
+        return Err(fail(&needle, message));
+    }
+    if let Some((needle, message)) = super::sources::problem(&c.sources) {
         return Err(fail(&needle, message));
     }
     if c.llm.max_tool_rounds == 0 {

@@ -6,6 +6,7 @@ mod env;
 mod file;
 mod mcp;
 mod secrets;
+mod sources;
 mod tic;
 mod watch;
 
@@ -17,6 +18,7 @@ pub use file::{
 };
 pub use mcp::{McpConfig, McpServerEntry};
 pub use secrets::{KeyringSecrets, MemorySecrets, SecretError, SecretStore};
+pub use sources::{MAX_SOURCE_TEXT_CHARS, SourceContext, SourceContextConfig, is_substitution_key};
 pub use tic::{ActiveHours, TicConfig};
 pub use watch::ConfigWatcher;
 

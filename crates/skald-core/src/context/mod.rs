@@ -11,6 +11,7 @@ pub mod compaction;
 mod dynamic;
 pub mod history;
 mod incremental;
+mod substitute;
 mod system;
 pub mod tokens;
 mod windows;
@@ -21,7 +22,8 @@ pub use builder::{
 pub use cache::{CacheStats, ContextCache, DEFAULT_BUDGET_BYTES};
 pub use call_results::{INTERRUPTED_RUNNING, hidden_placeholder};
 pub use compaction::{CompactionError, CompactionReport, ContextCompactor};
-pub use dynamic::{DynamicTail, format_now};
+pub use dynamic::{DynamicTail, format_now, os_description};
 pub use history::HistoryOptions;
+pub use substitute::{ENGINE_KEYS, substitute};
 pub use system::{render_static_system, scratchpad_message, summary_message};
 pub use windows::LearnedWindows;

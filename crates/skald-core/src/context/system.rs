@@ -14,12 +14,9 @@ pub fn render_static_system(
     extra_static: Option<&str>,
     substitutions: &BTreeMap<String, String>,
 ) -> String {
-    // Only the agent's own prompt holds directives; a block that is empty (no MCP servers)
-    // leaves no blank lines behind, and a memory file's text is never rewritten.
-    let mut prompt = agent_prompt.to_string();
-    for (key, value) in substitutions {
-        prompt = prompt.replace(&format!("__{key}__"), value);
-    }
+    // Only the agent's own prompt holds directives, filled in one pass (a value is never read
+    // as a sentinel again); a memory file's or a surface's text is never rewritten.
+    let prompt = super::substitute::substitute(agent_prompt, substitutions);
     let mut text = prompt.trim_end().to_string();
     for m in memory {
         text.push_str(&format!(

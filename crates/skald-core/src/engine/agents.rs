@@ -11,7 +11,9 @@ use crate::error::EngineError;
 impl Engine {
     /// Every agent (user folders over the built-ins), by id; broken ones carry their error.
     pub async fn list_agents(&self) -> Result<Vec<AgentSummary>, EngineError> {
-        Ok(Registry::current(self.data_dir()).entries().map(summary).collect())
+        let cfg = self.config();
+        let entries = Registry::current(self.data_dir());
+        Ok(entries.entries().map(|e| summary(e, &cfg)).collect())
     }
 
     /// One agent's meta and `AGENT.md` text as written.
@@ -25,7 +27,7 @@ impl Engine {
             crate::regular_file::read_to_string(&path, None).unwrap_or_default()
         };
         Ok(AgentDetail {
-            summary: summary(entry),
+            summary: summary(entry, &self.config()),
             meta: entry.meta.as_ref().map(definition),
             prompt,
         })
@@ -45,7 +47,8 @@ impl Engine {
             e => op_error(e),
         })?;
         let registry = Registry::current(self.data_dir());
-        registry.get(id).map(summary).ok_or_else(|| not_found(id))
+        let cfg = self.config();
+        registry.get(id).map(|e| summary(e, &cfg)).ok_or_else(|| not_found(id))
     }
 
     /// Deletes user agent `id`; a built-in it overrode is back.
@@ -80,7 +83,7 @@ fn op_error(e: AgentError) -> EngineError {
     }
 }
 
-fn summary(entry: &Entry) -> AgentSummary {
+fn summary(entry: &Entry, cfg: &crate::config::Config) -> AgentSummary {
     let meta = entry.meta.as_ref();
     AgentSummary {
         id: entry.id.clone(),
@@ -93,7 +96,26 @@ fn summary(entry: &Entry) -> AgentSummary {
         built_in: entry.built_in,
         overrides_built_in: entry.overrides_built_in,
         error: entry.agent.as_ref().err().map(ToString::to_string),
+        warnings: entry.agent.as_ref().map(|a| unfilled_keys(a, cfg)).unwrap_or_default(),
     }
+}
+
+/// A warning for each `<!-- KEY -->` of the agent's prompt that neither Skald nor any source's
+/// `substitutions` fills: the requests get nothing in its place, which is seldom what was meant.
+fn unfilled_keys(agent: &agents::Agent, cfg: &crate::config::Config) -> Vec<String> {
+    agent
+        .substitution_keys
+        .iter()
+        .filter(|k| !crate::context::ENGINE_KEYS.contains(&k.as_str()))
+        .filter(|k| !cfg.sources.values().any(|s| s.substitutions.contains_key(k.as_str())))
+        .map(|k| {
+            format!(
+                "<!-- {k} --> has no value, so it is left empty: Skald fills {}; add others \
+                 under sources.<source>.substitutions in config.yml",
+                crate::context::ENGINE_KEYS.join(", ")
+            )
+        })
+        .collect()
 }
 
 fn definition(m: &AgentMeta) -> AgentDefinition {

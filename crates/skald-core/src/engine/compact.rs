@@ -30,7 +30,7 @@ impl Engine {
             let prepared = async {
                 let chain = engine.model_chain()?;
                 let emitter = engine.root_emitter(session_id, &session.source).await?;
-                engine.turn_ctx(session_id, &session.source, chain, &emitter).await
+                engine.turn_ctx(session_id, &session.source, chain, &emitter, None).await
             };
             let result = match prepared.await {
                 Ok(ctx) => {

@@ -18,6 +18,9 @@ use crate::turn::TurnOutcome;
 /// presumed dead 15 s after its last heartbeat).
 const RECLAIM_EVERY: Duration = Duration::from_secs(5);
 
+/// How often old notifications are pruned while the background runs.
+const PRUNE_EVERY: Duration = Duration::from_secs(3600);
+
 /// How long aborted tasks get to unwind before `shutdown` tidies up after them.
 const ABORT_WAIT: Duration = Duration::from_secs(1);
 
@@ -109,8 +112,26 @@ impl Engine {
         self.spawn_service("briefings", super::briefings::DELIVER_EVERY, |engine| async move {
             engine.deliver_briefing().await.map(|_| ()).map_err(|e| e.to_string())
         });
+        self.spawn_service("prune", PRUNE_EVERY, |engine| async move {
+            engine.prune_notifications().await
+        });
         self.start_scheduler();
         self.start_tic();
+    }
+
+    /// Deletes notifications past `notifications.retention_days` (a long-running app's share
+    /// of what opening the engine does).
+    pub async fn prune_notifications(&self) -> Result<(), String> {
+        let keep = self.config().notifications.retention_days;
+        let store = self.store();
+        let n = store
+            .prune_notifications(store.clock().now(), keep)
+            .await
+            .map_err(|e| format!("cannot prune old notifications: {e}"))?;
+        if n > 0 {
+            tracing::info!(deleted = n, "pruned notifications older than {keep} days");
+        }
+        Ok(())
     }
 
     /// What a crash or a stop left behind gets queued once at start: turns a dead process held,

@@ -21,6 +21,7 @@ mod settings;
 mod tasks;
 mod tic;
 mod tool_media;
+mod turn_context;
 mod usage;
 mod work;
 
@@ -72,6 +73,9 @@ pub struct EngineOptions {
     pub context_cache_bytes: Option<usize>,
     /// The user's home, whose dot-entries are protected paths; `None` = the OS's.
     pub home_dir: Option<PathBuf>,
+    /// Where agent memory lives; `None` = the Markdown files of the data dir's `memory/`. A
+    /// remote store plugs in here (its `query_context` reaches every turn's dynamic tail).
+    pub memory_store: Option<Arc<dyn crate::memory::MemoryStore>>,
 }
 
 /// The engine. Cheap to clone; every clone is the same engine.
@@ -141,12 +145,15 @@ impl Engine {
         // A database that cannot be written is still opened to read (lists, the inbox, a
         // session's tree); the upkeep below writes, and waits for a writable one.
         if !store.is_read_only() {
-            let retention =
-                config.read().unwrap_or_else(|p| p.into_inner()).llm.request_log.retention_days;
+            let (retention, keep_notifications) = {
+                let c = config.read().unwrap_or_else(|p| p.into_inner());
+                (c.llm.request_log.retention_days, c.notifications.retention_days)
+            };
             let upkeep = async {
                 store.seed_rules(crate::approval::gate::SEEDS).await?;
                 store.retire_seeds(crate::approval::gate::RETIRED_SEEDS).await?;
                 store.prune_outbox(store.clock().now()).await?;
+                store.prune_notifications(store.clock().now(), keep_notifications).await?;
                 store.purge_llm_requests(retention).await
             };
             // A full disk met here is said with the database's name.
@@ -192,7 +199,7 @@ impl Engine {
             store.register_instance(&me).await.map_err(|e| store.name_file(e))?;
         }
         let windows = crate::context::LearnedWindows::load(&store).await;
-        let memory = open_memory(&dir, &store, &config)?;
+        let memory = open_memory(&dir, &store, &config, opts.memory_store.clone())?;
         let mut tools = ToolRegistry::builtin_recording(ProcessRegistry::new(store.clone()));
         tools.register_memory(memory.clone());
         let tools = Arc::new(tools);
@@ -449,15 +456,17 @@ fn open_memory(
     dir: &Path,
     store: &Store,
     config: &Arc<RwLock<Arc<Config>>>,
+    backend: Option<Arc<dyn crate::memory::MemoryStore>>,
 ) -> Result<Arc<crate::memory::MemoryManager>, EngineError> {
     let memory_dir = dir.join(crate::memory::MEMORY_DIR);
     let local = crate::memory::LocalMemory::new(memory_dir.clone()).map_err(|e| {
         EngineError::DataDir { path: memory_dir.display().to_string(), message: e.to_string() }
     })?;
+    let backend = backend.unwrap_or_else(|| Arc::new(local));
     let config = config.clone();
     let limit: crate::memory::SizeLimit =
         Arc::new(move || config.read().unwrap_or_else(|p| p.into_inner()).memory.max_file_bytes);
-    Ok(Arc::new(crate::memory::MemoryManager::new(Arc::new(local), store.clone(), limit)))
+    Ok(Arc::new(crate::memory::MemoryManager::new(backend, store.clone(), limit)))
 }
 
 fn prepare_dir(dir: &Path) -> Result<(), EngineError> {

@@ -537,7 +537,8 @@ impl Engine {
         }
         // The echo goes out before anything else the turn emits.
         emitter.emit(Event::TurnRunning { running: true });
-        let ctx = self.turn_ctx(session_id, emitter.source(), chain, emitter).await?;
+        let recall = Recall(text.map(str::to_string));
+        let ctx = self.turn_ctx(session_id, emitter.source(), chain, emitter, Some(recall)).await?;
         run_rounds(&ctx, cancel).await
     }
 
@@ -550,17 +551,20 @@ impl Engine {
         cancel: CancellationToken,
     ) -> Result<TurnOutcome, EngineError> {
         emitter.emit(Event::TurnRunning { running: true });
-        let ctx = self.turn_ctx(session_id, emitter.source(), chain, emitter).await?;
+        let recall = Some(Recall(None));
+        let ctx = self.turn_ctx(session_id, emitter.source(), chain, emitter, recall).await?;
         crate::turn::resume(&ctx, cancel).await
     }
 
-    /// Resolves everything a turn (or a resume) of the session's root frame needs.
+    /// Resolves everything a turn (or a resume) of the session's root frame needs. With
+    /// `recall`, the memory store is asked for the turn's context (a run; not a size estimate).
     pub(super) async fn turn_ctx(
         &self,
         session_id: i64,
         source: &str,
         chain: Vec<ModelEndpoint>,
         emitter: &TurnEmitter,
+        recall: Option<Recall>,
     ) -> Result<TurnCtx, EngineError> {
         let store = self.store();
         let session = store.session(session_id).await?;
@@ -588,6 +592,15 @@ impl Engine {
         });
         let rules = load_rules(store, run_context.security_group.as_deref()).await;
         let build = BuildSettings::for_chain(&cfg, &chain);
+        let mut root_fragments = Vec::new();
+        root_fragments.extend(self.source_turn_context(session_id, &session.source).await);
+        if let Some(Recall(message)) = recall {
+            let message = match message {
+                Some(text) => text,
+                None => self.latest_prompt(root.id).await,
+            };
+            root_fragments.extend(self.inner.memory.query_context(session_id, &message).await);
+        }
         let deps = TurnDeps {
             store: store.clone(),
             llm,
@@ -609,6 +622,8 @@ impl Engine {
             models,
             rules,
             dynamic_fragments: run_context.system_prompt.clone(),
+            root_fragments,
+            surface: cfg.source_context(&session.source),
             run_context,
             workdir,
             auto_deny: session.auto_deny_approvals,
@@ -669,6 +684,10 @@ impl Engine {
         emitter.emit(Event::TurnRunning { running: false });
     }
 }
+
+/// Whether a turn asks the memory store for context, and for which message (`None`: the
+/// latest prompt of the frame, for a turn on steers or a resume).
+pub(super) struct Recall(pub Option<String>);
 
 /// Crash tests only: a prompt containing the text of `SKALD_PANIC_ON_PROMPT` panics its turn (as
 /// a bug would), so the tests can see the session survive it. Unset: nothing happens.

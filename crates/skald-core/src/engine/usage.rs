@@ -17,7 +17,7 @@ impl Engine {
         // keys: the chat asks for this after each answer and keys may come from the keychain.
         let emitter = self.root_emitter(session_id, &session.source).await?;
         let models = self.configured_models(false);
-        let ctx = self.turn_ctx(session_id, &session.source, models, &emitter).await?;
+        let ctx = self.turn_ctx(session_id, &session.source, models, &emitter, None).await?;
         let size = turn::context_size(&ctx).await?;
         let totals = store.usage_totals(session_id).await?;
         let last = size.reported_by;

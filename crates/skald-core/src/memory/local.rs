@@ -104,6 +104,10 @@ impl MemoryStore for LocalMemory {
             Err(e) => Err(MemoryError::Io(format!("cannot delete memory file {path}: {e}"))),
         }
     }
+
+    // `query_context` stays the default (nothing): the local files reach the model through
+    // `inject_memory` (static, cached) and `memory_search` (on demand); repeating an excerpt in
+    // every turn's tail would pay for the same text twice and break nothing else.
 }
 
 /// Markdown files under `dir` (named `prefix…`), links and hidden entries skipped.

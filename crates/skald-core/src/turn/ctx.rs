@@ -72,7 +72,14 @@ pub struct TurnPolicy {
     pub rules: LoadedRules,
     pub run_context: RunContext,
     pub workdir: PathBuf,
+    /// Per-turn text of every frame's dynamic tail (the RunContext's prompt fragments).
     pub dynamic_fragments: Vec<String>,
+    /// Per-turn text of the root frame's dynamic tail only, before `dynamic_fragments`: what the
+    /// source gives this turn (a job's run) and the memory store's context for the message.
+    pub root_fragments: Vec<String>,
+    /// What the session's source adds: static text and a tail reminder (root frame of a
+    /// session a person or a job reads; an async task's child has none) and substitutions.
+    pub surface: crate::config::SourceContext,
     /// Unattended sessions (TIC) reject what needs a human instead of waiting.
     pub auto_deny: bool,
     /// The session is an async task's child (run by the background runner, not a chat): its
@@ -206,25 +213,66 @@ impl TurnCtx {
             .clone()
     }
 
-    pub(super) fn context_inputs(&self) -> ContextInputs {
-        let mut substitutions = BTreeMap::new();
+    /// The value of each `__KEY__` the frame's agent prompt holds: Skald's own keys (see
+    /// [`crate::context::ENGINE_KEYS`]), then the source's `substitutions`. A key neither
+    /// knows is filled with nothing (the agent's listing warns about it), never left as a
+    /// sentinel for the model to read.
+    pub(super) fn substitutions(&self) -> BTreeMap<String, String> {
+        let mut values = BTreeMap::new();
         for key in &self.frame.agent.substitution_keys {
             let value = match key.as_str() {
                 super::mcp::MCP_LIST_KEY => super::mcp::prompt_block(self),
-                _ => String::new(),
+                "WD" => self.policy.workdir.display().to_string(),
+                "SOURCE" => self.policy.source.clone(),
+                "HOME" => self
+                    .deps
+                    .home_dir
+                    .as_deref()
+                    .map(|h| h.display().to_string())
+                    .unwrap_or_default(),
+                "DATA_DIR" => self.deps.data_dir.display().to_string(),
+                "MEMORY_DIR" => {
+                    self.deps.data_dir.join(crate::memory::MEMORY_DIR).display().to_string()
+                }
+                "AGENT_ID" => self.frame.agent.id.clone(),
+                "OS" => crate::context::os_description(),
+                other => match self.policy.surface.substitutions.get(other) {
+                    Some(value) => value.clone(),
+                    None => {
+                        tracing::debug!(key = other, agent = %self.frame.agent.id, "unfilled placeholder");
+                        String::new()
+                    }
+                },
             };
-            substitutions.insert(key.clone(), value);
+            values.insert(key.clone(), value);
         }
+        values
+    }
+
+    /// Whether the source's static text and tail reminder go into this frame's requests: the
+    /// root of a session whose answers someone reads as the source shows them (not a
+    /// sub-agent, whose answer its parent reads, nor an async task's child).
+    fn shows_surface(&self) -> bool {
+        self.is_root() && self.policy.scratchpad_session_id == self.policy.session_id
+    }
+
+    pub(super) fn context_inputs(&self) -> ContextInputs {
+        let surface = self.shows_surface().then_some(&self.policy.surface);
+        let mut dynamic_fragments = Vec::new();
+        if self.is_root() {
+            dynamic_fragments.extend(self.policy.root_fragments.iter().cloned());
+        }
+        dynamic_fragments.extend(self.policy.dynamic_fragments.iter().cloned());
         ContextInputs {
             stack_id: self.frame.stack_id,
             scratchpad_session_id: self.policy.scratchpad_session_id,
             agent_prompt: self.frame.agent.prompt.clone(),
             memory: self.memory_files(),
-            extra_static: None,
-            substitutions,
+            extra_static: surface.and_then(|s| s.system.clone()),
+            substitutions: self.substitutions(),
             cache_hints: false,
-            dynamic_fragments: self.policy.dynamic_fragments.clone(),
-            tail_reminder: None,
+            dynamic_fragments,
+            tail_reminder: surface.and_then(|s| s.tail_reminder.clone()),
             workdir: self.policy.workdir.clone(),
             now: self.deps.store.clock().now(),
         }

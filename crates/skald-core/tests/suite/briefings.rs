@@ -194,3 +194,36 @@ async fn a_job_waiting_for_a_person_is_announced_at_home() {
     assert_eq!(engine.inbox().await.unwrap().items.len(), 1);
     engine.shutdown(Duration::from_secs(5)).await;
 }
+
+/// Reports past `notifications.retention_days` are deleted when an engine opens (and hourly
+/// while the background runs): a delivered one counted from its delivery, a fresh one kept.
+#[tokio::test]
+async fn notifications_past_their_retention_are_pruned_when_an_engine_opens() {
+    let rig = Rig::new("2026-03-01T08:00:00Z").await;
+    std::fs::write(
+        rig.data.join("config.yml"),
+        "notifications:\n  briefings: false\n  retention_days: 7\n",
+    )
+    .unwrap();
+    let engine = rig.engine().await;
+    let fact = |summary: &str| skald_store::repo::notifications::NewNotification {
+        origin: "tic".into(),
+        event_type: "notify".into(),
+        summary: summary.into(),
+        session_id: None,
+        job_run_id: None,
+    };
+    engine.notify(fact("old news")).await.unwrap();
+    rig.set(utc("2026-03-09T08:00:00Z"));
+    engine.notify(fact("this week")).await.unwrap();
+    engine.shutdown(Duration::from_secs(5)).await;
+
+    let engine = rig.engine().await;
+    let left: Vec<String> =
+        engine.notifications(None).await.unwrap().into_iter().map(|n| n.summary).collect();
+    assert_eq!(left, ["this week"], "8 days old is past 7 days");
+    // The hourly pass does the same with what has aged since.
+    rig.set(utc("2026-03-17T08:00:00Z"));
+    engine.prune_notifications().await.unwrap();
+    assert!(engine.notifications(None).await.unwrap().is_empty());
+}

@@ -114,3 +114,34 @@ fn a_file_over_a_megabyte_is_refused_without_being_parsed() {
     assert!(msg.contains("config.yml") && msg.contains("3.0 MB"), "{msg}");
     assert!(msg.contains("at most 1 MB"), "{msg}");
 }
+
+/// The commented `sources:` and `notifications:` examples of the shipped file parse once
+/// uncommented; a misspelt key or an engine key in `substitutions` is an error with its line.
+#[test]
+fn sources_and_notification_retention_parse_and_mistakes_name_their_line() {
+    let example: String = config::default_config_text()
+        .lines()
+        .skip_while(|l| !l.starts_with("# notifications:"))
+        .take_while(|l| !l.starts_with("# memory:"))
+        .map(|l| format!("{}\n", l.strip_prefix("# ").unwrap_or(l)))
+        .collect();
+    let c = load_text(&example, EnvOverrides::default()).unwrap();
+    assert_eq!(c.notifications.retention_days, 30);
+    let cli = c.source_context("cli");
+    assert_eq!(cli.system.as_deref(), Some("Plain text for a terminal."));
+    assert_eq!(cli.tail_reminder.as_deref(), Some("No Markdown."));
+    assert_eq!(cli.substitutions.get("TEAM").map(String::as_str), Some("platform"));
+    // `web` keeps its built-in line.
+    assert!(c.source_context("web").system.unwrap().contains("Markdown"));
+
+    let typo = load_text("sources:\n  cli:\n    reminder: x\n", EnvOverrides::default());
+    assert!(matches!(typo, Err(ConfigError::Invalid { .. })), "{typo:?}");
+    let engine_key = load_text(
+        "sources:\n  web:\n    substitutions:\n      WD: /tmp\n",
+        EnvOverrides::default(),
+    )
+    .unwrap_err();
+    let ConfigError::Invalid { line, message, .. } = engine_key else { panic!("{engine_key:?}") };
+    assert_eq!(line, 4, "{message}");
+    assert!(message.contains("filled by Skald itself"), "{message}");
+}

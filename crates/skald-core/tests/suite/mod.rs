@@ -34,6 +34,7 @@ mod settings;
 mod small_window;
 mod streaming;
 mod subagents;
+mod surfaces;
 mod tic;
 mod tools;
 mod turn;

@@ -166,6 +166,17 @@ impl Store {
         Ok(sqlx::query_as::<_, MessageRow>(&sql).bind(stack_id).fetch_optional(self.pool()).await?)
     }
 
+    /// The text of the newest live user row of a frame (the prompt a turn answers), if any.
+    pub async fn last_prompt(&self, stack_id: i64) -> Result<Option<String>, StoreError> {
+        Ok(sqlx::query_scalar(
+            "SELECT content FROM chat_history WHERE session_stack_id = ? AND role = 'user' \
+             AND status = 'ok' ORDER BY id DESC LIMIT 1",
+        )
+        .bind(stack_id)
+        .fetch_optional(self.pool())
+        .await?)
+    }
+
     /// The newest assistant row of a frame above `after_id` that carries provider usage.
     pub async fn last_reported_usage(
         &self,

@@ -153,6 +153,30 @@ impl Store {
         Ok(Some(Delivered { input_id, session_id, notifications }))
     }
 
+    /// Deletes notifications older than `keep_days` days (0 keeps them all): delivered ones
+    /// by when they were delivered (their briefing is in the home session's history), others
+    /// by when they were made (news that old is stale; with briefings off this is how long
+    /// they are listed). Returns how many were deleted.
+    pub async fn prune_notifications(
+        &self,
+        now: chrono::DateTime<chrono::Utc>,
+        keep_days: u32,
+    ) -> Result<u64, StoreError> {
+        if keep_days == 0 {
+            return Ok(0);
+        }
+        let cutoff = crate::clock::format_ts(now - chrono::Duration::days(i64::from(keep_days)));
+        let mut tx = self.begin_write().await?;
+        let deleted =
+            sqlx::query("DELETE FROM notifications WHERE COALESCE(delivered_at, created_at) < ?")
+                .bind(&cutoff)
+                .execute(&mut *tx)
+                .await?
+                .rows_affected();
+        self.commit(tx).await?;
+        Ok(deleted)
+    }
+
     /// The source whose session receives briefings, if one was set.
     pub async fn home_source(&self) -> Result<Option<String>, StoreError> {
         Ok(sqlx::query_scalar("SELECT value FROM app_settings WHERE key = ?")

@@ -1,6 +1,7 @@
 mod bypasses;
 mod enums;
 mod instances;
+mod notifications;
 mod open;
 mod outbox;
 mod replay;

@@ -265,6 +265,11 @@ export function AgentsSection() {
                   {a.error ? (
                     <span className="form-error agent-error">Broken: {a.error}</span>
                   ) : null}
+                  {a.warnings.map((w) => (
+                    <span key={w} className="agent-warning muted">
+                      Warning: {w}
+                    </span>
+                  ))}
                   {rowErrors[a.id] ? (
                     <span className="form-error" role="alert">
                       {rowErrors[a.id]}
