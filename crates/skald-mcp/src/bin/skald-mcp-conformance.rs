@@ -57,6 +57,8 @@ fn oauth_settings(scenario: &str) -> OAuthSettings {
         scopes: Vec::new(),
         client_metadata_url: Some(CLIENT_METADATA_URL.into()),
         client_credentials: scenario.starts_with("auth/client-credentials"),
+        private_key_pem: text("private_key_pem"),
+        signing_algorithm: text("signing_algorithm"),
     }
 }
 

@@ -15,7 +15,7 @@ use std::sync::Arc;
 use rmcp::transport::AuthClient;
 use rmcp::transport::auth::{
     AuthError, AuthorizationManager, AuthorizationMetadata, AuthorizationRequest,
-    AuthorizationSession, ClientCredentialsConfig, OAuthClientConfig,
+    AuthorizationSession, ClientCredentialsConfig, JwtSigningAlgorithm, OAuthClientConfig,
 };
 use rmcp::transport::streamable_http_client::{AuthRequiredError, InsufficientScopeError};
 
@@ -37,9 +37,30 @@ pub struct OAuthSettings {
     /// An HTTPS URL where Skald's client metadata document is published, used as the client
     /// id where the authorization server accepts such documents.
     pub client_metadata_url: Option<String>,
-    /// No person involved: `client_id` and `client_secret` are exchanged for a token directly
-    /// (the client credentials grant), for servers acting for a machine rather than a user.
+    /// No person involved: `client_id` and `client_secret` (or a JWT signed with
+    /// `private_key_pem`) are exchanged for a token directly (the client credentials grant),
+    /// for servers acting for a machine rather than a user.
     pub client_credentials: bool,
+    /// A PEM private key that signs the client's assertion (`private_key_jwt`, RFC 7523).
+    pub private_key_pem: Option<String>,
+    /// Its algorithm: RS256, RS384, RS512, ES256 (the default) or ES384.
+    pub signing_algorithm: Option<String>,
+}
+
+/// The JWT algorithm named `name`.
+fn signing_algorithm(name: Option<&str>) -> Result<JwtSigningAlgorithm, String> {
+    Ok(match name.unwrap_or("ES256").to_ascii_uppercase().as_str() {
+        "RS256" => JwtSigningAlgorithm::RS256,
+        "RS384" => JwtSigningAlgorithm::RS384,
+        "RS512" => JwtSigningAlgorithm::RS512,
+        "ES256" => JwtSigningAlgorithm::ES256,
+        "ES384" => JwtSigningAlgorithm::ES384,
+        other => {
+            return Err(format!(
+                "`{other}` is not a signing algorithm Skald knows (RS256, RS384, RS512, ES256, ES384)"
+            ));
+        }
+    })
 }
 
 /// The redirect URI given when refreshing (a refresh sends none; rmcp wants one configured).
@@ -142,16 +163,20 @@ fn is_loopback(url: &url::Url) -> bool {
 
 /// The authorization server's endpoints are ones a code, a verifier or a secret may go to:
 /// HTTPS (OAuth 2.1 §1.5), or plain HTTP only on this machine and only when the authorization
-/// server itself is on this machine — a remote server's metadata cannot point Skald's token
-/// request at a local service. Endpoints on another origin than the issuer are allowed over
+/// server (or, for metadata made up from the 2025-03-26 defaults, the MCP server at
+/// `server_url`) is itself on this machine — a remote server's metadata cannot point Skald's
+/// token request at a local service. Endpoints on another origin than the issuer are allowed over
 /// HTTPS, as RFC 8414 allows them (the issuer itself is checked against where the metadata
 /// came from by rmcp).
-pub(crate) fn check_endpoints(metadata: &AuthorizationMetadata) -> Result<(), String> {
-    let issuer_local = metadata
-        .issuer
-        .as_deref()
-        .and_then(|i| url::Url::parse(i).ok())
-        .is_some_and(|u| is_loopback(&u));
+pub(crate) fn check_endpoints(
+    metadata: &AuthorizationMetadata,
+    server_url: &str,
+) -> Result<(), String> {
+    let local = |u: Option<&str>| u.and_then(|u| url::Url::parse(u).ok()).is_some_and(|u| is_loopback(&u));
+    let issuer_local = match metadata.issuer.as_deref() {
+        Some(issuer) => local(Some(issuer)),
+        None => local(Some(server_url)),
+    };
     let endpoints = [
         ("authorization", Some(&metadata.authorization_endpoint)),
         ("token", Some(&metadata.token_endpoint)),
@@ -230,21 +255,31 @@ async fn client_credentials(
     url: &str,
     settings: &OAuthSettings,
 ) -> Result<(), String> {
-    let (Some(client_id), Some(client_secret)) = (&settings.client_id, &settings.client_secret)
-    else {
-        return Err("the client credentials grant needs `oauth.client_id` and \
-                    `oauth.client_secret_env` in the server's config"
-            .into());
+    let config = match (&settings.client_id, &settings.client_secret, &settings.private_key_pem) {
+        (Some(client_id), _, Some(pem)) => ClientCredentialsConfig::PrivateKeyJwt {
+            client_id: client_id.clone(),
+            signing_key: pem.as_bytes().to_vec(),
+            signing_algorithm: signing_algorithm(settings.signing_algorithm.as_deref())?,
+            token_endpoint_audience: None,
+            scopes: settings.scopes.clone(),
+            resource: Some(url.to_string()),
+        },
+        (Some(client_id), Some(client_secret), None) => ClientCredentialsConfig::ClientSecret {
+            client_id: client_id.clone(),
+            client_secret: client_secret.clone(),
+            scopes: settings.scopes.clone(),
+            resource: Some(url.to_string()),
+        },
+        _ => {
+            return Err("the client credentials grant needs `oauth.client_id` and \
+                        `oauth.client_secret_env` (or `oauth.private_key_env`) in the server's \
+                        config"
+                .into());
+        }
     };
     let resolution = manager.resolve_metadata().await.map_err(|e| describe(&e))?;
-    check_endpoints(&resolution.metadata)?;
+    check_endpoints(&resolution.metadata, url)?;
     manager.set_metadata(resolution.metadata);
-    let config = ClientCredentialsConfig::ClientSecret {
-        client_id: client_id.clone(),
-        client_secret: client_secret.clone(),
-        scopes: settings.scopes.clone(),
-        resource: Some(url.to_string()),
-    };
     manager.validate_client_credentials_metadata(&config).map_err(|e| describe(&e))?;
     manager.configure_client_credentials(&config).map_err(|e| describe(&e))?;
     manager.exchange_client_credentials(&config).await.map_err(|e| describe(&e))?;
@@ -274,7 +309,7 @@ pub(crate) async fn start(
     manager.set_credential_store(store.clone());
     let resolution =
         manager.resolve_metadata_from_challenge(challenge).await.map_err(|e| describe(&e))?;
-    check_endpoints(&resolution.metadata)?;
+    check_endpoints(&resolution.metadata, url)?;
     let supports_cimd = resolution
         .metadata
         .additional_fields
@@ -359,20 +394,26 @@ mod tests {
     #[test]
     fn endpoints_must_be_https_or_on_this_machine_for_a_local_server() {
         let ok = metadata("https://as.example", "https://as.example/a", "https://as.example/t");
-        assert_eq!(check_endpoints(&ok), Ok(()));
+        let server = "https://mcp.example/mcp";
+        assert_eq!(check_endpoints(&ok, server), Ok(()));
         // Another origin over HTTPS: RFC 8414 allows it.
         let other = metadata("https://as.example", "https://as.example/a", "https://tok.example/t");
-        assert_eq!(check_endpoints(&other), Ok(()));
+        assert_eq!(check_endpoints(&other, server), Ok(()));
         let local = metadata("http://127.0.0.1:9", "http://127.0.0.1:9/a", "http://localhost:9/t");
-        assert_eq!(check_endpoints(&local), Ok(()));
+        assert_eq!(check_endpoints(&local, server), Ok(()));
         // Plain HTTP to another host: the code and verifier would travel in the clear.
         let plain = metadata("https://as.example", "https://as.example/a", "http://evil.example/t");
-        let err = check_endpoints(&plain).unwrap_err();
+        let err = check_endpoints(&plain, server).unwrap_err();
         assert!(err.contains("token endpoint `http://evil.example/t` is refused"), "{err}");
         // A remote authorization server pointing the token request at this machine.
         let ssrf = metadata("https://as.example", "https://as.example/a", "https://127.0.0.1/t");
-        assert!(check_endpoints(&ssrf).is_err());
+        assert!(check_endpoints(&ssrf, server).is_err());
+        // Endpoints made up from a remote server's URL (no issuer) are held to the same rule.
+        let mut made_up = metadata("", "http://127.0.0.1/authorize", "http://127.0.0.1/token");
+        made_up.issuer = None;
+        assert!(check_endpoints(&made_up, server).is_err());
+        assert_eq!(check_endpoints(&made_up, "http://localhost:8/mcp"), Ok(()));
         let scheme = metadata("https://as.example", "javascript:alert(1)", "https://as.example/t");
-        assert!(check_endpoints(&scheme).is_err());
+        assert!(check_endpoints(&scheme, server).is_err());
     }
 }
