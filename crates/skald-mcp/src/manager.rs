@@ -263,8 +263,9 @@ impl McpManager {
             Conn::Ready(c) if c.is_closed() => slot.log.line("lifecycle", "disconnected"),
             Conn::Ready(c) => return Ok(c.clone()),
             Conn::Failed(e) if !retry => return Err(failed(e.clone())),
-            // Starting again cannot help until someone authorizes.
-            Conn::NeedsAuth(message) => {
+            // Starting again cannot help until someone authorizes (a client credentials server
+            // gets a new token by starting again).
+            Conn::NeedsAuth(message) if !uses_client_credentials(&slot.config) => {
                 return Err(McpError::Unauthorized {
                     server: server.into(),
                     message: message.clone(),
@@ -276,7 +277,8 @@ impl McpManager {
         slot.log.line("lifecycle", &format!("starting ({})", endpoint(&slot.config)));
         let elicitor =
             self.elicitor.read().unwrap_or_else(std::sync::PoisonError::into_inner).clone();
-        match Connection::open(&slot.config, &slot.log, &slot.events, elicitor, self.vault()).await {
+        match Connection::open(&slot.config, &slot.log, &slot.events, elicitor, self.vault()).await
+        {
             Ok(c) => {
                 let count = c.tools.len();
                 slot.log.line("lifecycle", &format!("connected ({count} tools)"));
@@ -347,8 +349,7 @@ impl McpManager {
     /// the server connects at its next use. A second start replaces the first.
     pub async fn authorize(&self, server: &str) -> Result<String, McpError> {
         let slot = self.slot(server).ok_or_else(|| McpError::UnknownServer(server.into()))?;
-        let failed =
-            |message: String| McpError::Connect { server: server.into(), message };
+        let failed = |message: String| McpError::Connect { server: server.into(), message };
         let Transport::Http { url, api_key, oauth: settings } = &slot.config.transport else {
             return Err(failed("a local (stdio) server needs no authorization".into()));
         };
@@ -442,9 +443,8 @@ impl McpManager {
         self.slots()
             .into_values()
             .map(|slot| {
-                let authorizing = lock(&slot.authorizing)
-                    .as_ref()
-                    .is_some_and(|a| a.outcome.borrow().is_none());
+                let authorizing =
+                    lock(&slot.authorizing).as_ref().is_some_and(|a| a.outcome.borrow().is_none());
                 let (state, tools) = match (&*lock(&slot.conn), slot.config.enabled) {
                     (_, false) => (ServerState::Disabled, Vec::new()),
                     _ if authorizing => (ServerState::Authorizing, Vec::new()),
@@ -489,6 +489,10 @@ async fn close(slot: &Slot) {
             c.close().await;
         }
     }
+}
+
+fn uses_client_credentials(config: &ServerConfig) -> bool {
+    matches!(&config.transport, Transport::Http { oauth, .. } if oauth.client_credentials)
 }
 
 fn endpoint(config: &ServerConfig) -> String {

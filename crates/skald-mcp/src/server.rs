@@ -138,6 +138,8 @@ pub struct Connection {
     /// Replaced when the server says its tools changed.
     pub tools: ToolList,
     calls: Calls,
+    /// Its requests carry an OAuth token.
+    had_tokens: bool,
 }
 
 /// Sends `notifications/cancelled` for a request dropped before its answer (a stop, a timeout,
@@ -185,7 +187,12 @@ impl Connection {
         vault: Arc<dyn TokenVault>,
     ) -> Result<Self, Failure> {
         let server = config.name.as_str();
-        let auth_failure = |need: AuthNeed| Failure { message: need.describe(server), need: Some(need) };
+        // Whether requests carry an OAuth token (a 401 then means it expired or was revoked).
+        let mut had_tokens = false;
+        let auth_failure = |need: AuthNeed, had_tokens: bool| {
+            let need = need.with_tokens(had_tokens);
+            Failure { message: need.describe(server), need: Some(need) }
+        };
         let tools = ToolList::default();
         let calls = Calls::default();
         let mut capabilities = ClientCapabilities::default();
@@ -256,9 +263,10 @@ impl Connection {
                     info.serve(transport).await
                 } else {
                     // OAuth: with the stored tokens, or none until the server asks.
-                    let client = oauth::client(server, url, oauth, vault)
+                    let (client, has_token) = oauth::client(server, url, oauth, vault)
                         .await
                         .map_err(|e| format!("{url}: authorization: {e}"))?;
+                    had_tokens = has_token;
                     let transport = StreamableHttpClientTransport::with_client(client, http);
                     let transport =
                         Watched { inner: transport, tools: tools.clone(), calls: calls.clone() };
@@ -266,7 +274,7 @@ impl Connection {
                 };
                 served.map_err(|e| match crate::error::init_need(&e) {
                     // A bearer key the server refuses is the key's fault, not a consent to ask for.
-                    Some(need) if api_key.is_none() => auth_failure(need),
+                    Some(need) if api_key.is_none() => auth_failure(need, had_tokens),
                     _ => Failure::from(format!("{url}: {}", crate::error::describe_init(&e))),
                 })?
             }
@@ -274,16 +282,15 @@ impl Connection {
         // A `tools/list_changed` that arrives while this listing runs lists again under a later
         // ticket, which this one never overwrites.
         let ticket = tools.ticket();
-        let listed = service
-            .peer()
-            .list_all_tools()
-            .await
-            .map_err(|e| match crate::error::service_need(&e) {
-                Some(need) => auth_failure(need),
-                None => Failure::from(format!("tools/list: {}", crate::error::describe(&e))),
-            })?;
+        let listed =
+            service.peer().list_all_tools().await.map_err(
+                |e| match crate::error::service_need(&e) {
+                    Some(need) => auth_failure(need, had_tokens),
+                    None => Failure::from(format!("tools/list: {}", crate::error::describe(&e))),
+                },
+            )?;
         tools.set(ticket, to_tools(config.trusted, listed));
-        Ok(Self { service, tools, calls })
+        Ok(Self { service, tools, calls, had_tokens })
     }
 
     /// Calls `tool`; a stop or the timeout drops the request, which tells the server
@@ -306,8 +313,8 @@ impl Connection {
         // authorization.
         let refused = |e: rmcp::service::ServiceError| match crate::error::service_need(&e) {
             Some(need) => McpError::Unauthorized {
+                message: need.clone().with_tokens(self.had_tokens).describe(server),
                 server: server.into(),
-                message: need.describe(server),
                 challenge: need.challenge().map(str::to_string),
             },
             None => failed(crate::error::describe(&e)),
@@ -376,18 +383,17 @@ impl Connection {
         // A tool list the server changed while answering (a tool the call added) is fetched
         // before the call returns, so the next round offers it.
         self.tools.settled().await;
-        let result: CallToolResult =
-            match response.map_err(refused)? {
-                ServerResult::CallToolResult(result) => result,
-                ServerResult::EmptyResult(_) => CallToolResult::success(vec![]),
-                _ => {
-                    return Err(failed(
+        let result: CallToolResult = match response.map_err(refused)? {
+            ServerResult::CallToolResult(result) => result,
+            ServerResult::EmptyResult(_) => CallToolResult::success(vec![]),
+            _ => {
+                return Err(failed(
                     "the server answered with a task or an input request, which Skald does not \
                      support yet"
                         .into(),
                 ));
-                }
-            };
+            }
+        };
         let wire = serde_json::to_value(&result).map_err(|e| failed(e.to_string()))?;
         Ok(CallOutput::from_wire(&wire))
     }

@@ -104,6 +104,7 @@ pub fn typescript() -> String {
         McpToolInfo::decl(),
         McpServerInfo::decl(),
         McpServerInput::decl(),
+        McpAuthorization::decl(),
         AgentDefinition::decl(),
         AgentDetail::decl(),
         DeltaKind::decl(),

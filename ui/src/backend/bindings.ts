@@ -821,7 +821,7 @@ overrides_built_in: boolean,
  */
 error: string | null, };
 
-export type McpServerState = "disabled" | "not_started" | "ready" | "failed";
+export type McpServerState = "disabled" | "not_started" | "ready" | "failed" | "needs_authorization" | "authorizing";
 
 export type McpToolInfo = { 
 /**
@@ -871,6 +871,12 @@ trusted: boolean,
  * stored for TIC ticks.
  */
 keep_connected: boolean, };
+
+export type McpAuthorization = { server: string, 
+/**
+ * The authorization server's page to open.
+ */
+url: string, };
 
 export type AgentDefinition = { name: string, 
 /**

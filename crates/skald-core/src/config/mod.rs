@@ -15,7 +15,7 @@ pub use file::{
     ClientConfig, CompactionConfig, Config, DatetimeConfig, LlmConfig, MemoryConfig,
     RequestLogConfig, Strength, default_config_text,
 };
-pub use mcp::{McpConfig, McpServerEntry};
+pub use mcp::{McpConfig, McpOAuthEntry, McpServerEntry};
 pub use secrets::{KeyringSecrets, MemorySecrets, SecretError, SecretStore};
 pub use tic::{ActiveHours, TicConfig};
 pub use watch::ConfigWatcher;

@@ -21,8 +21,8 @@ use rmcp::transport::streamable_http_client::{AuthRequiredError, InsufficientSco
 
 pub use redirect::AUTHORIZE_TIMEOUT;
 pub(crate) use redirect::Redirect;
-pub use vault::{MemoryVault, TokenVault, vault_key};
 use vault::VaultStore;
+pub use vault::{MemoryVault, TokenVault, vault_key};
 
 /// How Skald identifies itself to a server's authorization server (`oauth:` of a server in
 /// config.yml). Empty: the client registers itself dynamically.
@@ -78,29 +78,39 @@ pub(crate) enum AuthNeed {
     Authorize(String),
     /// A 403 `insufficient_scope`: authorize again for more (the header names the scopes).
     MoreScope(String),
-    /// The stored tokens no longer work and cannot be refreshed (a revoked refresh token).
-    Again,
+    /// The stored tokens no longer work and cannot be refreshed (a revoked refresh token), with
+    /// the server's header when it sent one.
+    Again(String),
 }
 
 impl AuthNeed {
     /// The challenge to start the next authorization from.
     pub(crate) fn challenge(&self) -> Option<&str> {
         match self {
-            Self::Authorize(h) | Self::MoreScope(h) if !h.is_empty() => Some(h),
+            Self::Authorize(h) | Self::MoreScope(h) | Self::Again(h) if !h.is_empty() => Some(h),
             _ => None,
+        }
+    }
+
+    /// A 401 to a request that carried a token (which the client could not refresh) is an
+    /// authorization that expired or was revoked, not a first one.
+    pub(crate) fn with_tokens(self, had_tokens: bool) -> Self {
+        match self {
+            Self::Authorize(h) if had_tokens => Self::Again(h),
+            other => other,
         }
     }
 
     /// In words, with what to do.
     pub(crate) fn describe(&self, server: &str) -> String {
         let what = match self {
-            Self::Authorize(_) => "the server requires authorization",
-            Self::MoreScope(_) => "the server needs more permissions than were granted",
-            Self::Again => "the server's authorization expired or was revoked",
+            Self::Authorize(_) => "the server requires authorization: authorize Skald",
+            Self::MoreScope(_) => {
+                "the server needs more permissions than were granted: authorize again"
+            }
+            Self::Again(_) => "the server's authorization expired or was revoked: authorize again",
         };
-        format!(
-            "{what}: authorize again (`skald mcp login {server}`, or Authorize in Settings → MCP)"
-        )
+        format!("{what} (`skald mcp login {server}`, or Authorize in Settings → MCP)")
     }
 }
 
@@ -120,7 +130,7 @@ pub(crate) fn auth_need(e: &(dyn Error + 'static)) -> Option<AuthNeed> {
             | AuthError::TokenExpired,
         ) = e.downcast_ref::<AuthError>()
         {
-            return Some(AuthNeed::Again);
+            return Some(AuthNeed::Again(String::new()));
         }
         next = e.source();
     }
@@ -172,7 +182,8 @@ pub(crate) fn check_endpoints(
     metadata: &AuthorizationMetadata,
     server_url: &str,
 ) -> Result<(), String> {
-    let local = |u: Option<&str>| u.and_then(|u| url::Url::parse(u).ok()).is_some_and(|u| is_loopback(&u));
+    let local =
+        |u: Option<&str>| u.and_then(|u| url::Url::parse(u).ok()).is_some_and(|u| is_loopback(&u));
     let issuer_local = match metadata.issuer.as_deref() {
         Some(issuer) => local(Some(issuer)),
         None => local(Some(server_url)),
@@ -215,16 +226,20 @@ pub(crate) fn http_client() -> reqwest13::Client {
 /// The transport client of `server` at `url`: with its stored tokens when it has any (refreshed
 /// as they near expiry and when the server refuses them), without when it has none — then the
 /// server's 401 says it needs authorizing. With `client_credentials`, a token is obtained here.
+/// Also says whether it holds a token.
 pub(crate) async fn client(
     server: &str,
     url: &str,
     settings: &OAuthSettings,
     vault: Arc<dyn TokenVault>,
-) -> Result<AuthorizedClient, String> {
+) -> Result<(AuthorizedClient, bool), String> {
     let mut manager = AuthorizationManager::new(url).await.map_err(|e| describe(&e))?;
     let store = VaultStore::new(vault, server, url);
     manager.set_credential_store(store.clone());
-    if store.has_tokens().await {
+    if settings.client_credentials {
+        // A new token at each start: the grant has no refresh token to keep.
+        manager = client_credentials(manager, url, settings).await?;
+    } else if store.has_tokens().await {
         store.load_client_secret().await;
         match manager.initialize_from_store().await {
             Ok(true) => {
@@ -243,18 +258,17 @@ pub(crate) async fn client(
             Ok(false) => {}
             Err(e) => return Err(describe(&e)),
         }
-    } else if settings.client_credentials {
-        client_credentials(&mut manager, url, settings).await?;
     }
-    Ok(AuthClient::new(http_client(), manager))
+    let has_token = manager.get_credentials().await.is_ok_and(|(_, t)| t.is_some());
+    Ok((AuthClient::new(http_client(), manager), has_token))
 }
 
 /// The client credentials grant: `client_id` and `client_secret` for a token, no browser.
 async fn client_credentials(
-    manager: &mut AuthorizationManager,
+    mut manager: AuthorizationManager,
     url: &str,
     settings: &OAuthSettings,
-) -> Result<(), String> {
+) -> Result<AuthorizationManager, String> {
     let config = match (&settings.client_id, &settings.client_secret, &settings.private_key_pem) {
         (Some(client_id), _, Some(pem)) => ClientCredentialsConfig::PrivateKeyJwt {
             client_id: client_id.clone(),
@@ -282,8 +296,20 @@ async fn client_credentials(
     manager.set_metadata(resolution.metadata);
     manager.validate_client_credentials_metadata(&config).map_err(|e| describe(&e))?;
     manager.configure_client_credentials(&config).map_err(|e| describe(&e))?;
-    manager.exchange_client_credentials(&config).await.map_err(|e| describe(&e))?;
-    Ok(())
+    // rmcp's exchange cannot move between threads (it holds a form serializer across an
+    // await), so it runs on a thread of its own rather than on the engine's runtime.
+    let (tx, rx) = tokio::sync::oneshot::channel();
+    std::thread::spawn(move || {
+        let exchanged = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .map_err(|e| e.to_string())
+            .and_then(|rt| {
+                rt.block_on(manager.exchange_client_credentials(&config)).map_err(|e| describe(&e))
+            });
+        let _ = tx.send(exchanged.map(|_| manager));
+    });
+    rx.await.map_err(|_| "the token request stopped".to_string())?
 }
 
 /// An authorization waiting for the user: open `url` in a browser; `done` finishes it when the
@@ -326,8 +352,7 @@ pub(crate) async fn start(
         if let Some(secret) = &settings.client_secret {
             request = request.with_client_secret(secret.clone());
         }
-    } else if let Some(document) = settings.client_metadata_url.as_ref().filter(|_| supports_cimd)
-    {
+    } else if let Some(document) = settings.client_metadata_url.as_ref().filter(|_| supports_cimd) {
         request = request.with_client_metadata_url(document.clone());
     } else {
         // Registered here rather than inside rmcp's session so its secret (if it gets one) is
@@ -358,7 +383,11 @@ pub(crate) async fn start(
     let done = async move {
         let callback = redirect.wait(&state, AUTHORIZE_TIMEOUT).await?;
         session
-            .handle_callback_with_issuer(&callback.code, &callback.state, callback.issuer.as_deref())
+            .handle_callback_with_issuer(
+                &callback.code,
+                &callback.state,
+                callback.issuer.as_deref(),
+            )
             .await
             .map_err(|e| describe(&e))?;
         Ok(())

@@ -72,8 +72,12 @@ impl Redirect {
                 url.query_pairs().find(|(k, _)| k == name).map(|(_, v)| v.into_owned())
             };
             if param("state").as_deref() != Some(state) {
-                respond(&mut stream, 400, "Refused: this answer does not belong to Skald's request.")
-                    .await;
+                respond(
+                    &mut stream,
+                    400,
+                    "Refused: this answer does not belong to Skald's request.",
+                )
+                .await;
                 return Err("the authorization answer carried a `state` that does not match \
                             Skald's request (it may be forged), so it was refused; authorize again"
                     .into());
@@ -155,7 +159,10 @@ mod tests {
         let (status, _) = get(&format!("{uri}?code=c-9&state=s-1&iss=https%3A%2F%2Fas")).await;
         assert_eq!(status, 200);
         let callback = wait.await.unwrap().unwrap();
-        assert_eq!((callback.code.as_str(), callback.issuer.as_deref()), ("c-9", Some("https://as")));
+        assert_eq!(
+            (callback.code.as_str(), callback.issuer.as_deref()),
+            ("c-9", Some("https://as"))
+        );
         // Closed after the one code.
         assert!(reqwest13::get(&uri).await.is_err());
     }
