@@ -160,9 +160,15 @@ async fn tokens_are_refreshed_before_they_expire_and_a_revoked_one_asks_to_autho
     authorize(&manager, "remote").await;
     let cancel = CancellationToken::new();
     let echo = |text: &str| json!({ "text": text });
-    assert_eq!(manager.call("remote", "echo", &echo("one"), &cancel).await.unwrap().text, "echo: one");
+    assert_eq!(
+        manager.call("remote", "echo", &echo("one"), &cancel).await.unwrap().text,
+        "echo: one"
+    );
     tokio::time::sleep(Duration::from_secs(3)).await;
-    assert_eq!(manager.call("remote", "echo", &echo("two"), &cancel).await.unwrap().text, "echo: two");
+    assert_eq!(
+        manager.call("remote", "echo", &echo("two"), &cancel).await.unwrap().text,
+        "echo: two"
+    );
     let seen = stats(&peer).await;
     assert!(seen["refresh_grants"].as_u64() >= Some(1), "{seen}");
     assert_eq!(seen["refused_tokens"].as_u64(), Some(0), "a token was sent after it expired");
@@ -183,7 +189,10 @@ async fn tokens_are_refreshed_before_they_expire_and_a_revoked_one_asks_to_autho
     // A new authorization brings it back.
     authorize(&manager, "remote").await;
     manager.connect("remote", false).await.unwrap();
-    assert_eq!(manager.call("remote", "echo", &echo("four"), &cancel).await.unwrap().text, "echo: four");
+    assert_eq!(
+        manager.call("remote", "echo", &echo("four"), &cancel).await.unwrap().text,
+        "echo: four"
+    );
     manager.shutdown().await;
 }
 

@@ -202,19 +202,56 @@ fn mcp_error(e: McpError) -> EngineError {
     }
 }
 
-/// The OS keychain (or the test's memory) as the MCP manager's OAuth token vault.
-pub(super) struct KeychainVault(pub Arc<dyn SecretStore>);
+/// The OS keychain (or the test's memory) as the MCP manager's OAuth token vault. Where the
+/// keychain cannot be used (no Secret Service on a headless Linux), tokens are kept in memory
+/// until Skald exits, with a warning in the log: never written to a file in plain text.
+pub(super) struct KeychainVault {
+    keychain: Arc<dyn SecretStore>,
+    memory: std::sync::Mutex<std::collections::HashMap<String, String>>,
+}
+
+impl KeychainVault {
+    pub(super) fn new(keychain: Arc<dyn SecretStore>) -> Self {
+        Self { keychain, memory: std::sync::Mutex::default() }
+    }
+
+    fn memory(&self) -> std::sync::MutexGuard<'_, std::collections::HashMap<String, String>> {
+        self.memory.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+}
 
 impl skald_mcp::TokenVault for KeychainVault {
     fn get(&self, key: &str) -> Result<Option<String>, String> {
-        self.0.get(key).map_err(|e| e.to_string())
+        if let Some(value) = self.memory().get(key) {
+            return Ok(Some(value.clone()));
+        }
+        match self.keychain.get(key) {
+            Ok(value) => Ok(value),
+            Err(e) => {
+                tracing::warn!("OAuth tokens of MCP servers cannot be read from the keychain: {e}");
+                Ok(None)
+            }
+        }
     }
 
     fn set(&self, key: &str, value: &str) -> Result<(), String> {
-        self.0.set(key, value).map_err(|e| e.to_string())
+        match self.keychain.set(key, value) {
+            Ok(()) => {
+                self.memory().remove(key);
+            }
+            Err(e) => {
+                tracing::warn!(
+                    "the OS keychain cannot be used ({e}): an MCP server's OAuth tokens are kept \
+                     in memory until Skald exits"
+                );
+                self.memory().insert(key.to_string(), value.to_string());
+            }
+        }
+        Ok(())
     }
 
     fn delete(&self, key: &str) -> Result<(), String> {
-        self.0.delete(key).map_err(|e| e.to_string())
+        self.memory().remove(key);
+        self.keychain.delete(key).map_err(|e| e.to_string())
     }
 }

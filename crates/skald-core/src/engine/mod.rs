@@ -205,7 +205,7 @@ impl Engine {
         mcp.set_elicitor(Arc::new(elicitations::Decline));
         let secrets = opts.secrets.unwrap_or_else(|| Arc::new(KeyringSecrets));
         // HTTP servers' OAuth tokens are kept where API keys are: the keychain.
-        mcp.set_vault(Arc::new(mcp::KeychainVault(secrets.clone())));
+        mcp.set_vault(Arc::new(mcp::KeychainVault::new(secrets.clone())));
         let llm = skald_llm::LlmClient::new(skald_llm::LlmSettings::default())
             .map_err(|e| EngineError::Internal(format!("cannot create the HTTP client: {e}")))?;
         let engine = Self {
