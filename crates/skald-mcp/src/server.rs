@@ -262,15 +262,29 @@ impl Connection {
                         Watched { inner: transport, tools: tools.clone(), calls: calls.clone() };
                     info.serve(transport).await
                 } else {
-                    // OAuth: with the stored tokens, or none until the server asks.
+                    // OAuth: with the stored tokens; none until the server asks (its 401 says
+                    // so either way, and an authorization starts a new connection).
                     let (client, has_token) = oauth::client(server, url, oauth, vault)
                         .await
                         .map_err(|e| format!("{url}: authorization: {e}"))?;
                     had_tokens = has_token;
-                    let transport = StreamableHttpClientTransport::with_client(client, http);
-                    let transport =
-                        Watched { inner: transport, tools: tools.clone(), calls: calls.clone() };
-                    info.serve(transport).await
+                    if has_token {
+                        let transport = StreamableHttpClientTransport::with_client(client, http);
+                        let transport = Watched {
+                            inner: transport,
+                            tools: tools.clone(),
+                            calls: calls.clone(),
+                        };
+                        info.serve(transport).await
+                    } else {
+                        let transport = StreamableHttpClientTransport::from_config(http);
+                        let transport = Watched {
+                            inner: transport,
+                            tools: tools.clone(),
+                            calls: calls.clone(),
+                        };
+                        info.serve(transport).await
+                    }
                 };
                 served.map_err(|e| match crate::error::init_need(&e) {
                     // A bearer key the server refuses is the key's fault, not a consent to ask for.

@@ -41,7 +41,7 @@ pub fn vault_key(server: &str) -> String {
 }
 
 /// One server's entry, as JSON in the vault.
-#[derive(Serialize, Deserialize)]
+#[derive(Clone, Serialize, Deserialize)]
 struct Entry {
     /// The server URL the tokens were issued for: a server whose URL changed starts over, so a
     /// token never reaches another resource.
@@ -60,6 +60,9 @@ pub(crate) struct VaultStore {
     resource: String,
     /// Written with the tokens (set before an authorization that registered a client).
     client_secret: Arc<Mutex<Option<String>>>,
+    /// The entry as last read or written: rmcp loads the credentials before every request, and
+    /// the keychain is not asked each time (nor, on macOS, the user).
+    cache: Arc<Mutex<Option<Option<Entry>>>>,
 }
 
 fn store_error(e: String) -> AuthError {
@@ -73,7 +76,12 @@ impl VaultStore {
             key: vault_key(server),
             resource: resource.to_string(),
             client_secret: Arc::default(),
+            cache: Arc::default(),
         }
+    }
+
+    fn cached(&self) -> std::sync::MutexGuard<'_, Option<Option<Entry>>> {
+        self.cache.lock().unwrap_or_else(|p| p.into_inner())
     }
 
     pub(crate) fn set_client_secret(&self, secret: Option<String>) {
@@ -85,6 +93,9 @@ impl VaultStore {
     }
 
     async fn read(&self) -> Result<Option<Entry>, AuthError> {
+        if let Some(entry) = self.cached().clone() {
+            return Ok(entry);
+        }
         let (vault, key) = (self.vault.clone(), self.key.clone());
         let text = tokio::task::spawn_blocking(move || vault.get(&key))
             .await
@@ -93,7 +104,9 @@ impl VaultStore {
         // An entry that does not parse (another version's, or damaged) is as good as none:
         // the user authorizes again.
         let entry = text.and_then(|t| serde_json::from_str::<Entry>(&t).ok());
-        Ok(entry.filter(|e| e.resource == self.resource))
+        let entry = entry.filter(|e| e.resource == self.resource);
+        *self.cached() = Some(entry.clone());
+        Ok(entry)
     }
 
     /// Tokens are stored for this server and URL (whether or not they still work).
@@ -109,6 +122,7 @@ impl VaultStore {
     }
 
     pub(crate) async fn forget(&self) -> Result<(), String> {
+        *self.cached() = Some(None);
         let (vault, key) = (self.vault.clone(), self.key.clone());
         tokio::task::spawn_blocking(move || vault.delete(&key)).await.map_err(|e| e.to_string())?
     }
@@ -127,6 +141,7 @@ impl CredentialStore for VaultStore {
             credentials,
         };
         let text = serde_json::to_string(&entry).map_err(|e| store_error(e.to_string()))?;
+        *self.cached() = Some(Some(entry));
         let (vault, key) = (self.vault.clone(), self.key.clone());
         tokio::task::spawn_blocking(move || vault.set(&key, &text))
             .await
