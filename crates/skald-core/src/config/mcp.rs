@@ -246,7 +246,63 @@ fn interpolate(value: &str, lookup: &dyn Fn(&str) -> Option<String>) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::interpolate;
+    #![allow(clippy::unwrap_used)]
+
+    use super::{McpConfig, interpolate};
+
+    fn parse(yaml: &str) -> McpConfig {
+        yaml_serde::from_str(yaml).unwrap()
+    }
+
+    #[test]
+    fn an_oauth_block_is_read_with_its_secrets_from_the_environment() {
+        let config = parse(
+            "servers:\n  - name: corp\n    url: https://mcp.corp.example/mcp\n    oauth:\n      \
+             client_id: skald\n      client_secret_env: CORP_SECRET\n      scopes: [read]\n",
+        );
+        assert_eq!(config.problem(), None);
+        let lookup = |k: &str| (k == "CORP_SECRET").then(|| "s3cret".to_string());
+        let servers = config.server_configs(&lookup);
+        let skald_mcp::Transport::Http { oauth, api_key, .. } = &servers[0].transport else {
+            panic!("an HTTP server")
+        };
+        assert_eq!(api_key, &None);
+        assert_eq!(oauth.client_id.as_deref(), Some("skald"));
+        assert_eq!(oauth.client_secret.as_deref(), Some("s3cret"));
+        assert_eq!(oauth.scopes, ["read"]);
+        // The secret itself is never written back: only the variable's name is in the file.
+        let written = yaml_serde::to_string(&config).unwrap();
+        assert!(written.contains("client_secret_env: CORP_SECRET") && !written.contains("s3cret"));
+    }
+
+    #[test]
+    fn oauth_that_cannot_work_is_refused_naming_why() {
+        let refused = [
+            ("command: x\n    oauth: {}", "only HTTP servers"),
+            ("url: https://a.example/mcp\n    api_key_env: K\n    oauth: {}", "not both"),
+            (
+                "url: https://a.example/mcp\n    oauth: { client_credentials: true }",
+                "needs `client_id`",
+            ),
+            (
+                "url: https://a.example/mcp\n    oauth: { client_credentials: true, client_id: c }",
+                "needs `client_secret_env` or `private_key_env`",
+            ),
+            (
+                "url: https://a.example/mcp\n    oauth: { client_metadata_url: http://a.example/c.json }",
+                "must be an https URL",
+            ),
+        ];
+        for (entry, why) in refused {
+            let config = parse(&format!("servers:\n  - name: s\n    {entry}\n"));
+            let (_, message) = config.problem().unwrap_or_else(|| panic!("{entry} accepted"));
+            assert!(message.contains("mcp.servers[s].oauth") && message.contains(why), "{message}");
+        }
+        let unknown: Result<McpConfig, _> = yaml_serde::from_str(
+            "servers:\n  - name: s\n    url: https://a.example/mcp\n    oauth: { token: abc }\n",
+        );
+        assert!(unknown.is_err(), "a token in config.yml was accepted");
+    }
 
     #[test]
     fn env_values_take_variables_from_skalds_environment() {

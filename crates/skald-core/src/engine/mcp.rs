@@ -255,3 +255,46 @@ impl skald_mcp::TokenVault for KeychainVault {
         self.keychain.delete(key).map_err(|e| e.to_string())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+
+    use std::sync::Arc;
+
+    use skald_mcp::TokenVault as _;
+
+    use super::KeychainVault;
+    use crate::config::{MemorySecrets, SecretError, SecretStore};
+
+    /// A keychain that cannot be reached (no Secret Service on a headless machine).
+    #[derive(Debug)]
+    struct NoKeychain;
+
+    impl SecretStore for NoKeychain {
+        fn get(&self, _: &str) -> Result<Option<String>, SecretError> {
+            Err(SecretError::new("no Secret Service"))
+        }
+        fn set(&self, _: &str, _: &str) -> Result<(), SecretError> {
+            Err(SecretError::new("no Secret Service"))
+        }
+        fn delete(&self, _: &str) -> Result<(), SecretError> {
+            Err(SecretError::new("no Secret Service"))
+        }
+    }
+
+    #[test]
+    fn tokens_go_to_the_keychain_or_stay_in_memory_when_it_cannot_be_used() {
+        let keychain = Arc::new(MemorySecrets::default());
+        let vault = KeychainVault::new(keychain.clone());
+        vault.set("mcp-oauth:a", "{tokens}").unwrap();
+        assert_eq!(keychain.get("mcp-oauth:a").unwrap().as_deref(), Some("{tokens}"));
+        vault.delete("mcp-oauth:a").unwrap();
+        assert_eq!(keychain.get("mcp-oauth:a").unwrap(), None);
+
+        let vault = KeychainVault::new(Arc::new(NoKeychain));
+        assert_eq!(vault.get("mcp-oauth:a").unwrap(), None);
+        vault.set("mcp-oauth:a", "{tokens}").unwrap();
+        assert_eq!(vault.get("mcp-oauth:a").unwrap().as_deref(), Some("{tokens}"));
+    }
+}

@@ -154,10 +154,16 @@ pub(crate) fn describe(e: &AuthError) -> String {
             "the authorization server does not support PKCE with S256, which Skald requires".into()
         }
         other => {
-            // rmcp's messages are plain text; the first letter follows ours.
+            // rmcp's messages are plain text; a first word that is not an acronym ("OAuth")
+            // starts in lower case, like ours.
             let text = other.to_string();
             let mut chars = text.chars();
-            chars.next().map(|c| c.to_lowercase().chain(chars).collect()).unwrap_or(text)
+            match (chars.next(), chars.next()) {
+                (Some(first), Some(second)) if second.is_lowercase() => {
+                    first.to_lowercase().chain(text.chars().skip(1)).collect()
+                }
+                _ => text,
+            }
         }
     }
 }
@@ -418,6 +424,21 @@ mod tests {
         m.authorization_endpoint = authorize.into();
         m.token_endpoint = token.into();
         m
+    }
+
+    #[test]
+    fn auth_errors_read_as_sentences_without_type_names() {
+        use rmcp::transport::auth::AuthError;
+        let exchange = AuthError::TokenExchangeFailed("invalid_grant".into());
+        assert_eq!(super::describe(&exchange), "OAuth token exchange failed: invalid_grant");
+        let registration = AuthError::RegistrationFailed("HTTP 400".into());
+        assert_eq!(super::describe(&registration), "registration failed: HTTP 400");
+        let revoked = AuthError::TokenRefreshRejected("invalid_grant".into());
+        assert!(super::describe(&revoked).contains("authorize again"));
+        for e in [exchange, registration, revoked] {
+            let text = super::describe(&e);
+            assert!(!text.contains("AuthError") && !text.contains("::"), "{text}");
+        }
     }
 
     #[test]
