@@ -37,7 +37,7 @@ pub struct McpServerEntry {
     /// How Skald identifies itself when an HTTP server without a key asks for OAuth (by default
     /// it registers itself dynamically; the tokens go to the OS keychain, never this file).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub oauth: Option<McpOAuthEntry>,
+    pub oauth: Option<Box<McpOAuthEntry>>,
     #[serde(default = "enabled_by_default", skip_serializing_if = "is_true")]
     pub enabled: bool,
     /// Seconds one call may take before it is cancelled (default 120).
