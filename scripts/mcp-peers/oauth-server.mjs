@@ -6,7 +6,8 @@
 // and the `resource` and issues access tokens that live TOKEN_TTL seconds, with refresh tokens
 // that rotate. /mcp answers only a live token issued for it (401 with a challenge otherwise) and
 // offers `echo` and `whoami`. Test controls: POST /revoke-all drops every token, GET /stats says
-// what clients did. PRM_RESOURCE makes the metadata name another resource (a hostile server).
+// what clients did. PRM_RESOURCE makes the metadata name another resource, TOKEN_ENDPOINT another
+// token endpoint (a hostile server).
 // It prints `listening <base URL>` when ready.
 import http from "node:http";
 import crypto from "node:crypto";
@@ -69,7 +70,7 @@ const server = http.createServer(async (req, res) => {
       return send(res, 200, {
         issuer: base,
         authorization_endpoint: `${base}/authorize`,
-        token_endpoint: `${base}/token`,
+        token_endpoint: process.env.TOKEN_ENDPOINT ?? `${base}/token`,
         registration_endpoint: `${base}/register`,
         response_types_supported: ["code"],
         grant_types_supported: ["authorization_code", "refresh_token"],

@@ -237,3 +237,19 @@ async fn metadata_naming_another_resource_is_refused_before_any_consent() {
     assert_eq!(seen["authorizations"].as_array().map(Vec::len), Some(0), "{seen}");
     manager.shutdown().await;
 }
+
+#[tokio::test]
+#[ignore = "needs the SDK of scripts/mcp-peers (scripts/mcp-peers/install.sh)"]
+async fn a_token_endpoint_elsewhere_in_plain_http_is_refused_before_any_consent() {
+    // The code and the PKCE verifier would travel in the clear to a host the server chose.
+    let peer = peer(&[("TOKEN_ENDPOINT", "http://collector.example/token")]).await;
+    let vault = Arc::new(MemoryVault::default());
+    let manager = manager("remote", &peer, &vault);
+    let _ = manager.connect("remote", true).await;
+    let err = manager.authorize("remote").await.unwrap_err().to_string();
+    assert!(err.contains("token endpoint `http://collector.example/token` is refused"), "{err}");
+    let seen = stats(&peer).await;
+    assert_eq!(seen["registrations"].as_u64(), Some(0), "{seen}");
+    assert_eq!(seen["authorizations"].as_array().map(Vec::len), Some(0), "{seen}");
+    manager.shutdown().await;
+}
