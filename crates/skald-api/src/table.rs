@@ -9,12 +9,12 @@ use skald_protocol::{
     AgentDefinition, AgentDetail, AgentSummary, Answer, ApprovalRuleInput, ApprovalRuleView,
     BypassView, CompactResult, ConnectionTest, DebugMessage, Decision, DecisionInput,
     ElicitationAction, ElicitationAnswered, HomeNotice, HomeSource, Inbox, InterruptedCall,
-    ItemRef, JobDeleted, JobInfo, JobInput, JobRunInfo, JobSchedule, LlmClientInput, McpServerInfo,
-    McpServerInput, MediaFile, MemoryEdit, MemoryFileContent, MemoryFileInfo, NotificationInfo,
-    Page, ReconcileChoice, RunContext, SchedulePreview, SearchQuery, SearchResults, SendResult,
-    SessionDetail, SessionListQuery, SessionMatches, SessionMeta, SessionRef, SessionSummary,
-    SessionUsage, SessionWindow, SettingsView, StopResult, TaskInfo, TicStatus, TicTickDetail,
-    TicTickInfo, ToolGroupsReset, TurnStatus, WindowQuery,
+    ItemRef, JobDeleted, JobInfo, JobInput, JobRunInfo, JobSchedule, LlmClientInput,
+    McpAuthorization, McpServerInfo, McpServerInput, MediaFile, MemoryEdit, MemoryFileContent,
+    MemoryFileInfo, NotificationInfo, Page, ReconcileChoice, RunContext, SchedulePreview,
+    SearchQuery, SearchResults, SendResult, SessionDetail, SessionListQuery, SessionMatches,
+    SessionMeta, SessionRef, SessionSummary, SessionUsage, SessionWindow, SettingsView, StopResult,
+    TaskInfo, TicStatus, TicTickDetail, TicTickInfo, ToolGroupsReset, TurnStatus, WindowQuery,
 };
 
 use crate::Caller;
@@ -472,6 +472,29 @@ operations! {
         errors: [InvalidInput, Config, Storage, Internal],
         events: [ConfigReloaded],
         run: |engine, _, p| engine.set_mcp_server_enabled(&p.name, p.enabled).await,
+    }
+
+    /// Starts the OAuth authorization of an HTTP server (one without an API key) and returns the
+    /// page the user opens to consent: the desktop opens it in the browser, the CLI prints it.
+    /// The browser comes back to Skald on 127.0.0.1 (one answer, within five minutes); the
+    /// tokens go to the OS keychain and the server connects at its next use (its state is
+    /// `authorizing` meanwhile). Starting again replaces an authorization in progress.
+    authorize_mcp_server {
+        params: AuthorizeMcpServerParams { name: String },
+        result: McpAuthorization,
+        errors: [NotFound, InvalidInput, Conflict],
+        events: [],
+        run: |engine, _, p| engine.authorize_mcp_server(&p.name).await,
+    }
+
+    /// Forgets an HTTP server's OAuth tokens (removed from the keychain); it asks for
+    /// authorization again at its next start. Returns the server.
+    forget_mcp_authorization {
+        params: ForgetMcpAuthorizationParams { name: String },
+        result: Vec<McpServerInfo>,
+        errors: [NotFound, InvalidInput, Conflict],
+        events: [],
+        run: |engine, _, p| engine.forget_mcp_authorization(&p.name).await,
     }
 
     /// The LLM clients in fallback order (never a key), the data dir and the config path.

@@ -392,6 +392,18 @@ pub enum McpCommand {
         #[arg(last = true, value_name = "COMMAND")]
         command: Vec<String>,
     },
+    /// Authorize Skald with an HTTP server that asks for OAuth: prints the page to open in a
+    /// browser, waits (up to five minutes) for the browser to come back to Skald on 127.0.0.1,
+    /// then starts the server. The tokens go to the OS keychain.
+    Login {
+        /// The server's name in mcp.servers.
+        server: String,
+    },
+    /// Forget a server's OAuth tokens (removed from the keychain).
+    Logout {
+        /// The server's name in mcp.servers.
+        server: String,
+    },
     /// Remove a server from mcp.servers.
     Remove { name: String },
     /// Let agents use a disabled server again.

@@ -29,8 +29,9 @@ pub enum Transport {
         env: BTreeMap<String, String>,
         cwd: Option<std::path::PathBuf>,
     },
-    /// Streamable HTTP; `api_key` is sent as `Authorization: Bearer <key>`.
-    Http { url: String, api_key: Option<String> },
+    /// Streamable HTTP; `api_key` is sent as `Authorization: Bearer <key>`. Without one, a
+    /// server that asks for authorization gets OAuth 2.1 ([`crate::OAuthSettings`]).
+    Http { url: String, api_key: Option<String>, oauth: crate::OAuthSettings },
 }
 
 /// Why `name` cannot name a server, or `None` when it can: tool names are split on `__`, and

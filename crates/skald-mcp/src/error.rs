@@ -7,6 +7,24 @@ use std::error::Error;
 use rmcp::service::{ClientInitializeError, ServiceError};
 use rmcp::transport::DynamicTransportError;
 
+use crate::oauth::{AuthNeed, auth_need};
+
+/// A request's failure that is the server asking for (more) authorization.
+pub(crate) fn service_need(e: &ServiceError) -> Option<AuthNeed> {
+    match e {
+        ServiceError::TransportSend(t) => auth_need(t.error.as_ref()),
+        _ => None,
+    }
+}
+
+/// An `initialize` that failed because the server wants authorization.
+pub(crate) fn init_need(e: &ClientInitializeError) -> Option<AuthNeed> {
+    match e {
+        ClientInitializeError::TransportError { error, .. } => auth_need(error.error.as_ref()),
+        _ => None,
+    }
+}
+
 /// `e` and its causes, one after the other, each said once.
 fn chain(e: &(dyn Error + 'static)) -> String {
     let mut text = e.to_string();

@@ -13,6 +13,7 @@ mod error;
 mod handler;
 mod log;
 mod manager;
+mod oauth;
 mod result;
 mod server;
 mod sink;
@@ -22,6 +23,7 @@ pub use elicit::{Answer, Elicitor, Field, FieldKind, Form, MAX_FIELDS};
 pub use handler::{ELICITATION_TIMEOUT, MAX_EVENTS, Progress, ServerEvent};
 pub use log::RECENT_LINES;
 pub use manager::{McpManager, ServerState, ServerStatus};
+pub use oauth::{AUTHORIZE_TIMEOUT, MemoryVault, OAuthSettings, TokenVault, vault_key};
 pub use result::{CallOutput, Link, Media};
 pub use server::{CALL_TIMEOUT, CONNECT_TIMEOUT, CallHooks, MAX_CALL_TIME, McpTool, ProgressSink};
 pub use sink::EventSink;
@@ -43,6 +45,14 @@ pub enum McpError {
     Timeout { server: String, tool: String, secs: u64 },
     #[error("`{tool}` on the MCP server `{server}` failed: {message}")]
     Call { server: String, tool: String, message: String },
+    /// The server wants OAuth authorization first (or again); the message says how.
+    #[error("the MCP server `{server}`: {message}")]
+    Unauthorized {
+        server: String,
+        message: String,
+        /// The server's `WWW-Authenticate`, where the next authorization starts from.
+        challenge: Option<String>,
+    },
     #[error("stopped")]
     Cancelled,
 }

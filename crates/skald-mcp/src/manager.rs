@@ -11,7 +11,8 @@ use tokio_util::sync::CancellationToken;
 use crate::elicit::Elicitor;
 use crate::handler::{Events, ServerEvent};
 use crate::log::ServerLog;
-use crate::server::{CALL_TIMEOUT, CallHooks, Connection, McpTool};
+use crate::oauth::{self, MemoryVault, TokenVault};
+use crate::server::{CALL_TIMEOUT, CallHooks, Connection, Failure, McpTool};
 use crate::sink::{EventSink, ServerSink, SharedSink};
 use crate::{CallOutput, McpError, ServerConfig, Transport};
 
@@ -24,6 +25,11 @@ pub enum ServerState {
     Ready,
     /// Its last start failed; the next activation tries again.
     Failed(String),
+    /// It wants OAuth authorization (first, again, or for more permissions): the message says
+    /// why and how; nothing is sent to it until someone authorizes.
+    NeedsAuthorization(String),
+    /// An authorization was started and waits for the browser to come back.
+    Authorizing,
 }
 
 /// A server as a listing shows it.
@@ -47,6 +53,21 @@ enum Conn {
     Idle,
     Ready(Arc<Connection>),
     Failed(String),
+    NeedsAuth(String),
+}
+
+/// An authorization waiting for the browser.
+struct Authorizing {
+    /// `None` until it ends.
+    outcome: tokio::sync::watch::Receiver<Option<Result<(), String>>>,
+    task: tokio::task::AbortHandle,
+}
+
+impl Drop for Authorizing {
+    /// A replaced or forgotten authorization stops listening for its answer.
+    fn drop(&mut self) {
+        self.task.abort();
+    }
 }
 
 struct Slot {
@@ -56,6 +77,20 @@ struct Slot {
     conn: Mutex<Conn>,
     /// Held while starting, so concurrent callers share one start.
     starting: tokio::sync::Mutex<()>,
+    /// The server's last `WWW-Authenticate`, where its next authorization starts.
+    challenge: Mutex<Option<String>>,
+    authorizing: Mutex<Option<Authorizing>>,
+}
+
+impl Slot {
+    /// The server asked for authorization: nothing more is sent until someone gives it.
+    fn needs_auth(&self, message: &str, challenge: Option<String>) {
+        self.log.line("lifecycle", message);
+        if challenge.is_some() {
+            *lock(&self.challenge) = challenge;
+        }
+        *lock(&self.conn) = Conn::NeedsAuth(message.to_string());
+    }
 }
 
 /// The engine's MCP servers.
@@ -66,6 +101,8 @@ pub struct McpManager {
     /// told that Skald can ask (and their questions are declined).
     elicitor: RwLock<Option<Arc<dyn Elicitor>>>,
     sink: SharedSink,
+    /// Where HTTP servers' OAuth tokens are kept (the keychain, given by the engine).
+    vault: RwLock<Arc<dyn TokenVault>>,
 }
 
 impl std::fmt::Debug for McpManager {
@@ -86,9 +123,19 @@ impl McpManager {
             slots: RwLock::new(BTreeMap::new()),
             elicitor: RwLock::new(None),
             sink: SharedSink::default(),
+            vault: RwLock::new(Arc::new(MemoryVault::default())),
         };
         drop(manager.configure(configs));
         manager
+    }
+
+    /// Where OAuth tokens are kept from now on (by default in memory, gone at exit).
+    pub fn set_vault(&self, vault: Arc<dyn TokenVault>) {
+        *self.vault.write().unwrap_or_else(std::sync::PoisonError::into_inner) = vault;
+    }
+
+    fn vault(&self) -> Arc<dyn TokenVault> {
+        self.vault.read().unwrap_or_else(std::sync::PoisonError::into_inner).clone()
     }
 
     /// Who answers servers' questions from now on (servers started later advertise it).
@@ -127,6 +174,8 @@ impl McpManager {
                         events: Events(Arc::default(), sink),
                         conn: Mutex::new(Conn::Idle),
                         starting: tokio::sync::Mutex::new(()),
+                        challenge: Mutex::new(None),
+                        authorizing: Mutex::new(None),
                     };
                     next.insert(slot.config.name.clone(), Arc::new(slot));
                 }
@@ -214,12 +263,22 @@ impl McpManager {
             Conn::Ready(c) if c.is_closed() => slot.log.line("lifecycle", "disconnected"),
             Conn::Ready(c) => return Ok(c.clone()),
             Conn::Failed(e) if !retry => return Err(failed(e.clone())),
+            // Starting again cannot help until someone authorizes (a client credentials server
+            // gets a new token by starting again).
+            Conn::NeedsAuth(message) if !uses_client_credentials(&slot.config) => {
+                return Err(McpError::Unauthorized {
+                    server: server.into(),
+                    message: message.clone(),
+                    challenge: lock(&slot.challenge).clone(),
+                });
+            }
             _ => {}
         }
         slot.log.line("lifecycle", &format!("starting ({})", endpoint(&slot.config)));
         let elicitor =
             self.elicitor.read().unwrap_or_else(std::sync::PoisonError::into_inner).clone();
-        match Connection::open(&slot.config, &slot.log, &slot.events, elicitor).await {
+        match Connection::open(&slot.config, &slot.log, &slot.events, elicitor, self.vault()).await
+        {
             Ok(c) => {
                 let count = c.tools.len();
                 slot.log.line("lifecycle", &format!("connected ({count} tools)"));
@@ -228,7 +287,13 @@ impl McpManager {
                 *lock(&slot.conn) = Conn::Ready(c.clone());
                 Ok(c)
             }
-            Err(e) => {
+            Err(Failure { message, need: Some(need) }) => {
+                tracing::info!(server, "MCP server needs authorization");
+                let challenge = need.challenge().map(str::to_string);
+                slot.needs_auth(&message, challenge.clone());
+                Err(McpError::Unauthorized { server: server.into(), message, challenge })
+            }
+            Err(Failure { message: e, need: None }) => {
                 slot.log.line("lifecycle", &format!("start failed: {e}"));
                 tracing::warn!(server, "MCP server failed to start: {e}");
                 *lock(&slot.conn) = Conn::Failed(e.clone());
@@ -268,7 +333,109 @@ impl McpManager {
         // A call the server may have received is never sent again here (it may have had its
         // effect): a server that died under it fails the call, and the next one restarts it.
         let timeout = self.slot(server).and_then(|s| s.config.call_timeout).unwrap_or(CALL_TIMEOUT);
-        conn.call(server, tool, args, cancel, timeout, hooks).await
+        let result = conn.call(server, tool, args, cancel, timeout, hooks).await;
+        if let Err(McpError::Unauthorized { message, challenge, .. }) = &result
+            && let Some(slot) = self.slot(server)
+        {
+            // Its session stays open for calls in flight; new ones wait for an authorization.
+            slot.needs_auth(message, challenge.clone());
+        }
+        result
+    }
+
+    /// Starts authorizing `server` (an HTTP server without an API key): returns the URL the
+    /// user opens to consent. The browser's answer comes back to a listener on 127.0.0.1 that
+    /// closes after one answer or [`oauth::AUTHORIZE_TIMEOUT`]; the tokens go to the vault and
+    /// the server connects at its next use. A second start replaces the first.
+    pub async fn authorize(&self, server: &str) -> Result<String, McpError> {
+        let slot = self.slot(server).ok_or_else(|| McpError::UnknownServer(server.into()))?;
+        let failed = |message: String| McpError::Connect { server: server.into(), message };
+        let Transport::Http { url, api_key, oauth: settings } = &slot.config.transport else {
+            return Err(failed("a local (stdio) server needs no authorization".into()));
+        };
+        if api_key.is_some() {
+            return Err(failed(
+                "it is configured with an API key (api_key_env); OAuth is for servers without one"
+                    .into(),
+            ));
+        }
+        if settings.client_credentials {
+            // No person consents: forget the token so the next start gets a new one.
+            oauth::forget(server, url, self.vault()).await.map_err(failed)?;
+            *lock(&slot.conn) = Conn::Idle;
+            return Err(failed(
+                "it uses the client credentials grant: Skald gets its token without a browser                  when it starts"
+                    .into(),
+            ));
+        }
+        let challenge = lock(&slot.challenge).clone();
+        let started = oauth::start(server, url, settings, self.vault(), challenge.as_deref())
+            .await
+            .map_err(|e| failed(format!("authorization: {e}")))?;
+        slot.log.line("lifecycle", "authorization started: waiting for the browser");
+        let (tx, rx) = tokio::sync::watch::channel(None);
+        let waiting = slot.clone();
+        let task = tokio::spawn(async move {
+            let outcome = started.done.await;
+            match &outcome {
+                Ok(()) => {
+                    waiting.log.line("lifecycle", "authorized");
+                    *lock(&waiting.challenge) = None;
+                    // The old session (without a token, or with too few scopes) goes; the next
+                    // use connects with the new token.
+                    let old = std::mem::replace(&mut *lock(&waiting.conn), Conn::Idle);
+                    if let Conn::Ready(c) = old
+                        && let Some(c) = Arc::into_inner(c)
+                    {
+                        c.close().await;
+                    }
+                }
+                Err(e) => {
+                    let message = format!("authorization failed: {e}");
+                    waiting.needs_auth(&message, None);
+                }
+            }
+            let _ = tx.send(Some(outcome));
+        });
+        let authorizing = Authorizing { outcome: rx, task: task.abort_handle() };
+        *lock(&slot.authorizing) = Some(authorizing);
+        Ok(started.url)
+    }
+
+    /// Waits for `server`'s authorization (started by [`Self::authorize`]) to end.
+    pub async fn wait_authorized(&self, server: &str) -> Result<(), McpError> {
+        let slot = self.slot(server).ok_or_else(|| McpError::UnknownServer(server.into()))?;
+        let rx = lock(&slot.authorizing).as_ref().map(|a| a.outcome.clone());
+        let Some(mut rx) = rx else {
+            return Err(McpError::Connect {
+                server: server.into(),
+                message: "no authorization was started".into(),
+            });
+        };
+        let outcome = match rx.wait_for(Option::is_some).await {
+            Ok(v) => v.clone().unwrap_or(Ok(())),
+            Err(_) => Err("the authorization was replaced or stopped".into()),
+        };
+        outcome.map_err(|message| McpError::Unauthorized {
+            server: server.into(),
+            message: format!("authorization failed: {message}"),
+            challenge: None,
+        })
+    }
+
+    /// Forgets `server`'s OAuth tokens (and stops an authorization in progress); it asks for
+    /// authorization again at its next start.
+    pub async fn forget_authorization(&self, server: &str) -> Result<(), McpError> {
+        let slot = self.slot(server).ok_or_else(|| McpError::UnknownServer(server.into()))?;
+        let Transport::Http { url, .. } = &slot.config.transport else { return Ok(()) };
+        lock(&slot.authorizing).take();
+        oauth::forget(server, url, self.vault()).await.map_err(|message| McpError::Connect {
+            server: server.into(),
+            message: format!("cannot remove its tokens from the keychain: {message}"),
+        })?;
+        slot.log.line("lifecycle", "authorization forgotten");
+        close(&slot).await;
+        Ok(())
     }
 
     /// Every server and where it stands.
@@ -276,8 +443,14 @@ impl McpManager {
         self.slots()
             .into_values()
             .map(|slot| {
+                let authorizing =
+                    lock(&slot.authorizing).as_ref().is_some_and(|a| a.outcome.borrow().is_none());
                 let (state, tools) = match (&*lock(&slot.conn), slot.config.enabled) {
                     (_, false) => (ServerState::Disabled, Vec::new()),
+                    _ if authorizing => (ServerState::Authorizing, Vec::new()),
+                    (Conn::NeedsAuth(e), true) => {
+                        (ServerState::NeedsAuthorization(e.clone()), Vec::new())
+                    }
                     (Conn::Ready(c), true) if c.is_closed() => {
                         (ServerState::NotStarted, Vec::new())
                     }
@@ -316,6 +489,10 @@ async fn close(slot: &Slot) {
             c.close().await;
         }
     }
+}
+
+fn uses_client_credentials(config: &ServerConfig) -> bool {
+    matches!(&config.transport, Transport::Http { oauth, .. } if oauth.client_credentials)
 }
 
 fn endpoint(config: &ServerConfig) -> String {

@@ -22,7 +22,22 @@ use tokio_util::sync::CancellationToken;
 use crate::elicit::Elicitor;
 use crate::handler::{Calls, Events, Handler, Progress, ToolList, Watched};
 use crate::log::ServerLog;
+use crate::oauth::{self, AuthNeed, TokenVault};
 use crate::{CallOutput, McpError, ServerConfig, Transport};
+
+/// Why a server could not be started.
+#[derive(Debug)]
+pub(crate) struct Failure {
+    pub message: String,
+    /// It wants (more) authorization first.
+    pub need: Option<AuthNeed>,
+}
+
+impl From<String> for Failure {
+    fn from(message: String) -> Self {
+        Self { message, need: None }
+    }
+}
 
 /// How long a server may take to start and list its tools.
 pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(120);
@@ -123,6 +138,8 @@ pub struct Connection {
     /// Replaced when the server says its tools changed.
     pub tools: ToolList,
     calls: Calls,
+    /// Its requests carry an OAuth token.
+    had_tokens: bool,
 }
 
 /// Sends `notifications/cancelled` for a request dropped before its answer (a stop, a timeout,
@@ -153,11 +170,12 @@ impl Connection {
         log: &ServerLog,
         events: &Events,
         elicitor: Option<Arc<dyn Elicitor>>,
-    ) -> Result<Self, String> {
-        let open = Self::open_inner(config, log, events, elicitor);
+        vault: Arc<dyn TokenVault>,
+    ) -> Result<Self, Failure> {
+        let open = Self::open_inner(config, log, events, elicitor, vault);
         match tokio::time::timeout(CONNECT_TIMEOUT, open).await {
             Ok(r) => r,
-            Err(_) => Err(format!("no answer within {} s", CONNECT_TIMEOUT.as_secs())),
+            Err(_) => Err(format!("no answer within {} s", CONNECT_TIMEOUT.as_secs()).into()),
         }
     }
 
@@ -166,7 +184,15 @@ impl Connection {
         log: &ServerLog,
         events: &Events,
         elicitor: Option<Arc<dyn Elicitor>>,
-    ) -> Result<Self, String> {
+        vault: Arc<dyn TokenVault>,
+    ) -> Result<Self, Failure> {
+        let server = config.name.as_str();
+        // Whether requests carry an OAuth token (a 401 then means it expired or was revoked).
+        let mut had_tokens = false;
+        let auth_failure = |need: AuthNeed, had_tokens: bool| {
+            let need = need.with_tokens(had_tokens);
+            Failure { message: need.describe(server), need: Some(need) }
+        };
         let tools = ToolList::default();
         let calls = Calls::default();
         let mut capabilities = ClientCapabilities::default();
@@ -211,7 +237,7 @@ impl Connection {
                 let (transport, stderr) = TokioChildProcess::builder(wrapped)
                     .stderr(std::process::Stdio::piped())
                     .spawn()
-                    .map_err(|e| format!("cannot run `{command}`: {e}"))?;
+                    .map_err(|e| Failure::from(format!("cannot run `{command}`: {e}")))?;
                 if let Some(stderr) = stderr {
                     let log = log.clone();
                     tokio::spawn(async move {
@@ -223,31 +249,62 @@ impl Connection {
                 }
                 let transport =
                     Watched { inner: transport, tools: tools.clone(), calls: calls.clone() };
-                info.serve(transport).await.map_err(|e| crate::error::describe_init(&e))?
-            }
-            Transport::Http { url, api_key } => {
-                let mut http = StreamableHttpClientTransportConfig::with_uri(url.as_str());
-                if let Some(key) = api_key {
-                    http = http.auth_header(key.clone());
-                }
-                let transport = StreamableHttpClientTransport::from_config(http);
-                let transport =
-                    Watched { inner: transport, tools: tools.clone(), calls: calls.clone() };
                 info.serve(transport)
                     .await
-                    .map_err(|e| format!("{url}: {}", crate::error::describe_init(&e)))?
+                    .map_err(|e| Failure::from(crate::error::describe_init(&e)))?
+            }
+            Transport::Http { url, api_key, oauth } => {
+                let http = StreamableHttpClientTransportConfig::with_uri(url.as_str());
+                let served = if let Some(key) = api_key {
+                    let transport =
+                        StreamableHttpClientTransport::from_config(http.auth_header(key.clone()));
+                    let transport =
+                        Watched { inner: transport, tools: tools.clone(), calls: calls.clone() };
+                    info.serve(transport).await
+                } else {
+                    // OAuth: with the stored tokens; none until the server asks (its 401 says
+                    // so either way, and an authorization starts a new connection).
+                    let (client, has_token) = oauth::client(server, url, oauth, vault)
+                        .await
+                        .map_err(|e| format!("{url}: authorization: {e}"))?;
+                    had_tokens = has_token;
+                    if has_token {
+                        let transport = StreamableHttpClientTransport::with_client(client, http);
+                        let transport = Watched {
+                            inner: transport,
+                            tools: tools.clone(),
+                            calls: calls.clone(),
+                        };
+                        info.serve(transport).await
+                    } else {
+                        let transport = StreamableHttpClientTransport::from_config(http);
+                        let transport = Watched {
+                            inner: transport,
+                            tools: tools.clone(),
+                            calls: calls.clone(),
+                        };
+                        info.serve(transport).await
+                    }
+                };
+                served.map_err(|e| match crate::error::init_need(&e) {
+                    // A bearer key the server refuses is the key's fault, not a consent to ask for.
+                    Some(need) if api_key.is_none() => auth_failure(need, had_tokens),
+                    _ => Failure::from(format!("{url}: {}", crate::error::describe_init(&e))),
+                })?
             }
         };
         // A `tools/list_changed` that arrives while this listing runs lists again under a later
         // ticket, which this one never overwrites.
         let ticket = tools.ticket();
-        let listed = service
-            .peer()
-            .list_all_tools()
-            .await
-            .map_err(|e| format!("tools/list: {}", crate::error::describe(&e)))?;
+        let listed =
+            service.peer().list_all_tools().await.map_err(
+                |e| match crate::error::service_need(&e) {
+                    Some(need) => auth_failure(need, had_tokens),
+                    None => Failure::from(format!("tools/list: {}", crate::error::describe(&e))),
+                },
+            )?;
         tools.set(ticket, to_tools(config.trusted, listed));
-        Ok(Self { service, tools, calls })
+        Ok(Self { service, tools, calls, had_tokens })
     }
 
     /// Calls `tool`; a stop or the timeout drops the request, which tells the server
@@ -266,6 +323,16 @@ impl Connection {
         let on_progress = hooks.progress;
         let failed =
             |message: String| McpError::Call { server: server.into(), tool: tool.into(), message };
+        // A server asking for (more) authorization says so, with its challenge for the next
+        // authorization.
+        let refused = |e: rmcp::service::ServiceError| match crate::error::service_need(&e) {
+            Some(need) => McpError::Unauthorized {
+                message: need.clone().with_tokens(self.had_tokens).describe(server),
+                server: server.into(),
+                challenge: need.challenge().map(str::to_string),
+            },
+            None => failed(crate::error::describe(&e)),
+        };
         let mut params = CallToolRequestParams::new(tool.to_string());
         params.arguments = match args {
             Value::Object(map) => Some(map.clone()),
@@ -285,7 +352,7 @@ impl Connection {
         let handle = peer
             .send_request_with_option(request, PeerRequestOptions::no_options())
             .await
-            .map_err(|e| failed(crate::error::describe(&e)))?;
+            .map_err(refused)?;
         let mut guard =
             CancelOnDrop { peer: peer.clone(), id: Some(handle.id.clone()), reason: "stopped" };
         let mut watch = self.calls.watch(handle.progress_token.clone());
@@ -330,18 +397,17 @@ impl Connection {
         // A tool list the server changed while answering (a tool the call added) is fetched
         // before the call returns, so the next round offers it.
         self.tools.settled().await;
-        let result: CallToolResult =
-            match response.map_err(|e| failed(crate::error::describe(&e)))? {
-                ServerResult::CallToolResult(result) => result,
-                ServerResult::EmptyResult(_) => CallToolResult::success(vec![]),
-                _ => {
-                    return Err(failed(
+        let result: CallToolResult = match response.map_err(refused)? {
+            ServerResult::CallToolResult(result) => result,
+            ServerResult::EmptyResult(_) => CallToolResult::success(vec![]),
+            _ => {
+                return Err(failed(
                     "the server answered with a task or an input request, which Skald does not \
                      support yet"
                         .into(),
                 ));
-                }
-            };
+            }
+        };
         let wire = serde_json::to_value(&result).map_err(|e| failed(e.to_string()))?;
         Ok(CallOutput::from_wire(&wire))
     }

@@ -176,7 +176,11 @@ async fn a_streamable_http_server_is_reached_by_url_and_its_log_messages_arrive(
     }
     let config = ServerConfig {
         name: "remote".into(),
-        transport: Transport::Http { url: url.clone(), api_key: Some("k".into()) },
+        transport: Transport::Http {
+            url: url.clone(),
+            api_key: Some("k".into()),
+            oauth: Default::default(),
+        },
         description: None,
         enabled: true,
         call_timeout: None,
@@ -241,6 +245,7 @@ async fn a_server_that_refuses_the_key_says_it_needs_authorization_in_words() {
         transport: Transport::Http {
             url: format!("http://127.0.0.1:{port}/mcp"),
             api_key: Some("wrong".into()),
+            oauth: Default::default(),
         },
         description: None,
         enabled: true,

@@ -109,6 +109,7 @@ pub fn typescript() -> String {
         McpToolInfo::decl(),
         McpServerInfo::decl(),
         McpServerInput::decl(),
+        McpAuthorization::decl(),
         AgentDefinition::decl(),
         AgentDetail::decl(),
         DeltaKind::decl(),

@@ -29,7 +29,7 @@ pub use error::{ApiError, ErrorCode};
 pub use event::{DeltaKind, Event, EventEnvelope, EventKind, ResultType, TaskState};
 pub use interrupted::{InterruptedCall, ReconcileChoice};
 pub use job::*;
-pub use mcp::{McpServerInfo, McpServerInput, McpServerState, McpToolInfo};
+pub use mcp::{McpAuthorization, McpServerInfo, McpServerInput, McpServerState, McpToolInfo};
 pub use media::{MediaFile, MediaKind, ResourceLink, ToolMedia, ToolResultMedia};
 pub use memory::{MemoryAuthor, MemoryEdit, MemoryFileContent, MemoryFileInfo};
 pub use notification::{HomeSource, NotificationInfo};

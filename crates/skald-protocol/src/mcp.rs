@@ -15,6 +15,20 @@ pub enum McpServerState {
     Ready,
     /// Its last start failed (`error` says why); the next activation tries again.
     Failed,
+    /// An HTTP server that wants OAuth authorization (first, again, or for more permissions;
+    /// `error` says which): `authorize_mcp_server` starts it.
+    NeedsAuthorization,
+    /// An authorization was started and waits for the browser to come back.
+    Authorizing,
+}
+
+/// An authorization started for an MCP server: the user opens `url` in a browser and consents;
+/// the browser comes back to Skald on 127.0.0.1 and the server connects at its next use.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+pub struct McpAuthorization {
+    pub server: String,
+    /// The authorization server's page to open.
+    pub url: String,
 }
 
 /// One tool of a started server.

@@ -1,7 +1,7 @@
 // Generated from the operation table in crates/skald-api/src/table.rs. Do not edit by hand:
 // run `UPDATE_BINDINGS=1 cargo test -p skald-api --test all typescript` instead.
 
-import type { JsonValue, ErrorCode, Page, SearchQuery, SearchResults, SessionMatches, SessionListQuery, SessionSummary, SessionMeta, ReconcileChoice, InterruptedCall, MediaFile, DebugMessage, SessionDetail, ItemRef, WindowQuery, SessionWindow, SendResult, SessionUsage, CompactResult, SessionRef, StopResult, TaskInfo, TurnStatus, ToolGroupsReset, RunContext, JobSchedule, JobInput, JobRunInfo, TicTickInfo, TicTickDetail, TicStatus, JobInfo, SchedulePreview, JobDeleted, HomeNotice, NotificationInfo, HomeSource, MemoryFileInfo, MemoryFileContent, MemoryEdit, ElicitationAction, ElicitationAnswered, Answer, Inbox, DecisionInput, Decision, BypassView, LlmClientInput, SettingsView, ConnectionTest, ApprovalRuleView, ApprovalRuleInput, AgentSummary, McpServerInfo, McpServerInput, AgentDefinition, AgentDetail, EventKind } from "./bindings";
+import type { JsonValue, ErrorCode, Page, SearchQuery, SearchResults, SessionMatches, SessionListQuery, SessionSummary, SessionMeta, ReconcileChoice, InterruptedCall, MediaFile, DebugMessage, SessionDetail, ItemRef, WindowQuery, SessionWindow, SendResult, SessionUsage, CompactResult, SessionRef, StopResult, TaskInfo, TurnStatus, ToolGroupsReset, RunContext, JobSchedule, JobInput, JobRunInfo, TicTickInfo, TicTickDetail, TicStatus, JobInfo, SchedulePreview, JobDeleted, HomeNotice, NotificationInfo, HomeSource, MemoryFileInfo, MemoryFileContent, MemoryEdit, ElicitationAction, ElicitationAnswered, Answer, Inbox, DecisionInput, Decision, BypassView, LlmClientInput, SettingsView, ConnectionTest, ApprovalRuleView, ApprovalRuleInput, AgentSummary, McpServerInfo, McpServerInput, McpAuthorization, AgentDefinition, AgentDetail, EventKind } from "./bindings";
 
 export type ListSessionsParams = { 
 /**
@@ -94,6 +94,10 @@ export type AddMcpServerParams = { server: McpServerInput, };
 export type RemoveMcpServerParams = { name: string, };
 
 export type SetMcpServerEnabledParams = { name: string, enabled: boolean, };
+
+export type AuthorizeMcpServerParams = { name: string, };
+
+export type ForgetMcpAuthorizationParams = { name: string, };
 
 export type SettingsParams = Record<string, never>;
 
@@ -205,6 +209,8 @@ export type Operations = {
   add_mcp_server: { params: AddMcpServerParams; result: Array<McpServerInfo> };
   remove_mcp_server: { params: RemoveMcpServerParams; result: Array<McpServerInfo> };
   set_mcp_server_enabled: { params: SetMcpServerEnabledParams; result: Array<McpServerInfo> };
+  authorize_mcp_server: { params: AuthorizeMcpServerParams; result: McpAuthorization };
+  forget_mcp_authorization: { params: ForgetMcpAuthorizationParams; result: Array<McpServerInfo> };
   settings: { params: SettingsParams; result: SettingsView };
   save_llm_clients: { params: SaveLlmClientsParams; result: SettingsView };
   set_api_key: { params: SetApiKeyParams; result: null };
@@ -281,6 +287,8 @@ export const OPERATION_NAMES: readonly OpName[] = [
   "add_mcp_server",
   "remove_mcp_server",
   "set_mcp_server_enabled",
+  "authorize_mcp_server",
+  "forget_mcp_authorization",
   "settings",
   "save_llm_clients",
   "set_api_key",
@@ -554,6 +562,23 @@ export interface Api {
    * Errors: invalid_input, config, storage, internal. Events: config_reloaded.
    */
   set_mcp_server_enabled(params: SetMcpServerEnabledParams): Promise<Array<McpServerInfo>>;
+  /**
+   * Starts the OAuth authorization of an HTTP server (one without an API key) and returns the
+   * page the user opens to consent: the desktop opens it in the browser, the CLI prints it.
+   * The browser comes back to Skald on 127.0.0.1 (one answer, within five minutes); the
+   * tokens go to the OS keychain and the server connects at its next use (its state is
+   * `authorizing` meanwhile). Starting again replaces an authorization in progress.
+   *
+   * Errors: not_found, invalid_input, conflict. Events: none.
+   */
+  authorize_mcp_server(params: AuthorizeMcpServerParams): Promise<McpAuthorization>;
+  /**
+   * Forgets an HTTP server's OAuth tokens (removed from the keychain); it asks for
+   * authorization again at its next start. Returns the server.
+   *
+   * Errors: not_found, invalid_input, conflict. Events: none.
+   */
+  forget_mcp_authorization(params: ForgetMcpAuthorizationParams): Promise<Array<McpServerInfo>>;
   /**
    * The LLM clients in fallback order (never a key), the data dir and the config path.
    *
@@ -857,6 +882,8 @@ export function makeApi(call: Transport): Api {
     add_mcp_server: (params) => call("add_mcp_server", params) as Promise<Array<McpServerInfo>>,
     remove_mcp_server: (params) => call("remove_mcp_server", params) as Promise<Array<McpServerInfo>>,
     set_mcp_server_enabled: (params) => call("set_mcp_server_enabled", params) as Promise<Array<McpServerInfo>>,
+    authorize_mcp_server: (params) => call("authorize_mcp_server", params) as Promise<McpAuthorization>,
+    forget_mcp_authorization: (params) => call("forget_mcp_authorization", params) as Promise<Array<McpServerInfo>>,
     settings: (params) => call("settings", params) as Promise<SettingsView>,
     save_llm_clients: (params) => call("save_llm_clients", params) as Promise<SettingsView>,
     set_api_key: (params) => call("set_api_key", params) as Promise<null>,

@@ -865,7 +865,7 @@ error: string | null,
  */
 warnings: Array<string>, };
 
-export type McpServerState = "disabled" | "not_started" | "ready" | "failed";
+export type McpServerState = "disabled" | "not_started" | "ready" | "failed" | "needs_authorization" | "authorizing";
 
 export type McpToolInfo = { 
 /**
@@ -915,6 +915,12 @@ trusted: boolean,
  * stored for TIC ticks.
  */
 keep_connected: boolean, };
+
+export type McpAuthorization = { server: string, 
+/**
+ * The authorization server's page to open.
+ */
+url: string, };
 
 export type AgentDefinition = { name: string, 
 /**

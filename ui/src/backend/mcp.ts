@@ -2,18 +2,24 @@
 import { useMutation, useQuery, useQueryClient, type UseQueryResult } from "@tanstack/react-query";
 import { useMemo } from "react";
 import { useBackend } from "./index";
-import type { ApiError, McpServerInfo, McpServerInput } from "./bindings";
+import type { ApiError, McpAuthorization, McpServerInfo, McpServerInput } from "./bindings";
 
 export const mcpKeys = {
   all: ["mcp_servers"] as const,
 };
 
-/** The configured servers as they stand (none is started by reading the list). */
+/** How often the list is read again while a server waits for the browser's authorization. */
+export const AUTHORIZING_POLL_MS = 2000;
+
+/** The configured servers as they stand (none is started by reading the list); read again every
+ * few seconds while one waits for its authorization in the browser. */
 export function useMcpServers(): UseQueryResult<McpServerInfo[], ApiError> {
   const backend = useBackend();
   return useQuery<McpServerInfo[], ApiError>({
     queryKey: mcpKeys.all,
     queryFn: () => backend.list_mcp_servers({ start: false, server: null }),
+    refetchInterval: (query) =>
+      query.state.data?.some((s) => s.state === "authorizing") ? AUTHORIZING_POLL_MS : false,
   });
 }
 
@@ -31,6 +37,8 @@ export interface McpActions {
   add(server: McpServerInput): Promise<McpServerInfo[]>;
   remove(name: string): Promise<McpServerInfo[]>;
   setEnabled(name: string, enabled: boolean): Promise<McpServerInfo[]>;
+  /** Starts a server's OAuth authorization: the page to open in the browser. */
+  authorize(name: string): Promise<McpAuthorization>;
 }
 
 /** Edits of `mcp.servers` in config.yml; each answers the servers as they stand after it. */
@@ -46,6 +54,11 @@ export function useMcpActions(): McpActions {
       add: (server) => backend.add_mcp_server({ server }).then(show),
       remove: (name) => backend.remove_mcp_server({ name }).then(show),
       setEnabled: (name, enabled) => backend.set_mcp_server_enabled({ name, enabled }).then(show),
+      authorize: (name) =>
+        backend.authorize_mcp_server({ name }).then(async (started) => {
+          await client.invalidateQueries({ queryKey: mcpKeys.all });
+          return started;
+        }),
     };
   }, [backend, client]);
 }

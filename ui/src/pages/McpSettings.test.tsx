@@ -35,7 +35,49 @@ function serverItem(name: string): HTMLElement {
   return item;
 }
 
+const remote: McpServerInfo = {
+  name: "tracker",
+  description: null,
+  endpoint: "http: https://mcp.tracker.example/mcp",
+  state: "needs_authorization",
+  error: "the server requires authorization: authorize Skald (`skald mcp login tracker`, or Authorize in Settings → MCP)",
+  tools: [],
+  log_path: null,
+  log_lines: [],
+  keep_connected: false,
+};
+
 describe("Settings: MCP servers", () => {
+  it("a server that needs authorization gets an Authorize button that opens its page in the browser", async () => {
+    const backend = new MockBackend();
+    backend.mcpServers = [notStarted, remote];
+    const opened: string[] = [];
+    const open = window.open;
+    window.open = ((url?: string | URL) => {
+      opened.push(String(url));
+      return null;
+    }) as typeof window.open;
+    try {
+      renderApp(backend, "#settings");
+      const item = await waitFor(() => serverItem("tracker"));
+      expect(within(item).getByText("Needs authorization")).toBeTruthy();
+      expect(within(item).getByRole("alert").textContent).toContain("skald mcp login tracker");
+      // A local server has nothing to authorize.
+      expect(within(serverItem("everything")).queryByRole("button", { name: /Authorize/ })).toBeNull();
+      await userEvent.click(within(item).getByRole("button", { name: "Authorize MCP server tracker" }));
+      await waitFor(() => expect(opened).toEqual(["https://auth.example/authorize?client_id=skald&state=s-tracker"]));
+      expect(backend.mcpAuthorized).toEqual(["tracker"]);
+      // The list is read again: the server waits for the browser, and the page stays reachable.
+      await waitFor(() => expect(within(serverItem("tracker")).getByText("Waiting for the browser…")).toBeTruthy());
+      const link = within(serverItem("tracker")).getByRole("link", { name: "the authorization page" });
+      expect(link.getAttribute("href")).toBe(opened[0]);
+      expect(within(serverItem("tracker")).getByRole("button", { name: "Authorize MCP server tracker" }).textContent).toBe("Authorize again");
+    } finally {
+      window.open = open;
+    }
+  });
+
+
   it("shows how to declare servers when there are none", async () => {
     renderApp(new MockBackend(), "#settings");
     expect(await screen.findByText(/No MCP servers yet/)).toBeTruthy();

@@ -4,6 +4,7 @@ import type {
   AgentDefinition,
   AgentDetail,
   AgentSummary,
+  McpAuthorization,
   McpServerInfo,
   McpServerInput,
   ApiError,
@@ -60,6 +61,8 @@ import type {
   AddMcpServerParams,
   RemoveMcpServerParams,
   SetMcpServerEnabledParams,
+  AuthorizeMcpServerParams,
+  ForgetMcpAuthorizationParams,
   SaveAgentParams,
   AnswerQuestionParams,
   AnswerElicitationParams,
@@ -499,6 +502,24 @@ export class MockBackend implements Backend {
       s.name === name ? { ...s, state: enabled ? "not_started" : "disabled", tools: enabled ? s.tools : [] } : s,
     );
     return Promise.resolve(this.mcpServers);
+  }
+
+  /** Servers whose OAuth authorization was started, in order. */
+  mcpAuthorized: string[] = [];
+
+  authorize_mcp_server({ name }: AuthorizeMcpServerParams): Promise<McpAuthorization> {
+    const server = this.mcpServers.find((s) => s.name === name);
+    if (!server) return Promise.reject({ code: "not_found", message: `no MCP server named \`${name}\`` } satisfies ApiError);
+    if (!server.endpoint.startsWith("http"))
+      return Promise.reject({ code: "invalid_input", message: `the MCP server \`${name}\` could not be started: a local (stdio) server needs no authorization` } satisfies ApiError);
+    this.mcpAuthorized.push(name);
+    this.mcpServers = this.mcpServers.map((s) => (s.name === name ? { ...s, state: "authorizing", error: null } : s));
+    return Promise.resolve({ server: name, url: `https://auth.example/authorize?client_id=skald&state=s-${name}` });
+  }
+
+  forget_mcp_authorization({ name }: ForgetMcpAuthorizationParams): Promise<McpServerInfo[]> {
+    this.mcpServers = this.mcpServers.map((s) => (s.name === name ? { ...s, state: "not_started", tools: [] } : s));
+    return Promise.resolve(this.mcpServers.filter((s) => s.name === name));
   }
 
   list_mcp_servers(params: ListMcpServersParams): Promise<McpServerInfo[]> {

@@ -1,9 +1,9 @@
-//! `skald mcp list`, `skald mcp tools SERVER`, and adding, removing, enabling and disabling
-//! servers in config.yml.
+//! `skald mcp list`, `skald mcp tools SERVER`, `skald mcp login|logout SERVER` (OAuth), and
+//! adding, removing, enabling and disabling servers in config.yml.
 
 use skald_api::{
-    AddMcpServerParams, Caller, ListMcpServersParams, RemoveMcpServerParams,
-    SetMcpServerEnabledParams, ops,
+    AddMcpServerParams, AuthorizeMcpServerParams, Caller, ForgetMcpAuthorizationParams,
+    ListMcpServersParams, RemoveMcpServerParams, SetMcpServerEnabledParams, ops,
 };
 use skald_core::Engine;
 use skald_protocol::{ApiError, ErrorCode, McpServerInfo, McpServerInput, McpServerState};
@@ -118,9 +118,49 @@ pub async fn run(engine: &Engine, cmd: McpCommand, out: &Output) -> Result<u8, A
             let servers = ops::remove_mcp_server(engine, &Caller::Cli, params).await?;
             print_change(out, &servers, &name, &format!("Removed the MCP server {name}"))
         }
+        McpCommand::Login { server } => login(engine, out, server).await,
+        McpCommand::Logout { server } => {
+            let params = ForgetMcpAuthorizationParams { name: server.clone() };
+            let servers = ops::forget_mcp_authorization(engine, &Caller::Cli, params).await?;
+            print_change(out, &servers, &server, &format!("Forgot the authorization of {server}"))
+        }
         McpCommand::Enable { name } => set_enabled(engine, out, name, true).await,
         McpCommand::Disable { name } => set_enabled(engine, out, name, false).await,
     }
+}
+
+/// Starts the authorization, prints the page to open, and waits for the browser's answer.
+async fn login(engine: &Engine, out: &Output, server: String) -> Result<u8, ApiError> {
+    let params = AuthorizeMcpServerParams { name: server.clone() };
+    let started = ops::authorize_mcp_server(engine, &Caller::Cli, params).await?;
+    if out.is_json() {
+        out.json(&started)?;
+    } else {
+        out.line(&format!("Open this page in a browser to authorize Skald with {server}:"));
+        out.line("");
+        out.line(&format!("  {}", started.url));
+        out.line("");
+        out.line("Waiting for the browser (up to five minutes; Ctrl+C stops)…");
+    }
+    let servers = match engine.wait_mcp_authorization(&server).await {
+        Ok(servers) => servers,
+        Err(e) => {
+            out.line(&format!("{server} was not authorized: {e}"));
+            return Ok(exit::ERROR);
+        }
+    };
+    let Some(s) = servers.first() else { return Ok(exit::ERROR) };
+    if out.is_json() {
+        out.json(&servers)?;
+    } else if s.state == McpServerState::Ready {
+        out.line(&format!("Authorized: {server} is ready with {} tools.", s.tools.len()));
+    } else {
+        out.line(&format!(
+            "Authorized, but {server} could not start: {}",
+            s.error.as_deref().unwrap_or("unknown")
+        ));
+    }
+    Ok(if s.state == McpServerState::Ready { exit::OK } else { exit::ERROR })
 }
 
 async fn set_enabled(
@@ -173,5 +213,7 @@ fn state(s: &McpServerInfo) -> &'static str {
         McpServerState::NotStarted => "not started",
         McpServerState::Ready => "ready",
         McpServerState::Failed => "failed",
+        McpServerState::NeedsAuthorization => "needs auth",
+        McpServerState::Authorizing => "authorizing",
     }
 }

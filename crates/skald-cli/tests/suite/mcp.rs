@@ -183,3 +183,104 @@ fn mcp_list_without_servers_names_the_command_that_adds_one() {
     assert!(text.contains("skald mcp add NAME -- COMMAND"), "{text}");
     assert!(text.contains("Settings"), "{text}");
 }
+
+/// `scripts/mcp-peers/oauth-server.mjs` (an MCP server behind OAuth), killed when dropped.
+struct OAuthPeer {
+    child: std::process::Child,
+    base: String,
+}
+
+impl Drop for OAuthPeer {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn oauth_peer() -> OAuthPeer {
+    use std::io::BufRead as _;
+    let script = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../scripts/mcp-peers/oauth-server.mjs");
+    let mut child = std::process::Command::new("node")
+        .arg(script)
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .expect("node runs oauth-server.mjs");
+    let mut line = String::new();
+    std::io::BufReader::new(child.stdout.take().unwrap()).read_line(&mut line).unwrap();
+    let base = line.trim().strip_prefix("listening ").expect("listening <url>").to_string();
+    OAuthPeer { child, base }
+}
+
+/// Every file under `dir`, read.
+fn files_text(dir: &std::path::Path) -> String {
+    let mut text = String::new();
+    for entry in std::fs::read_dir(dir).unwrap().flatten() {
+        let path = entry.path();
+        if path.is_dir() {
+            text.push_str(&files_text(&path));
+        } else {
+            text.push_str(&String::from_utf8_lossy(&std::fs::read(&path).unwrap_or_default()));
+        }
+    }
+    text
+}
+
+#[test]
+#[ignore = "needs the SDK of scripts/mcp-peers (scripts/mcp-peers/install.sh)"]
+fn mcp_login_prints_the_page_waits_for_the_browser_and_starts_the_server() {
+    use std::io::BufRead as _;
+    let peer = oauth_peer();
+    let dir = data_dir(&format!("    - name: remote\n      url: {}/mcp\n", peer.base));
+    let d = dir.path().to_str().unwrap();
+    let out = skald(&["--data-dir", d, "mcp", "list", "--start"]);
+    let text = stdout(&out);
+    assert!(text.contains("remote               needs auth"), "{text}");
+    assert!(text.contains("authorize Skald (`skald mcp login remote`"), "{text}");
+
+    let mut login = std::process::Command::new(env!("CARGO_BIN_EXE_skald"))
+        .args(["--data-dir", d, "mcp", "login", "remote"])
+        .env_remove("SKALD_DATA_DIR")
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut lines = std::io::BufReader::new(login.stdout.take().unwrap()).lines();
+    let mut printed = Vec::new();
+    let url = loop {
+        let line = lines.next().expect("the page is printed").unwrap();
+        printed.push(line.clone());
+        if let Some(url) = line.trim().strip_prefix("http") {
+            break format!("http{url}");
+        }
+    };
+    assert!(printed[0].contains("Open this page in a browser to authorize Skald with remote"));
+    assert!(
+        url.contains("code_challenge_method=S256")
+            && url.contains("redirect_uri=http%3A%2F%2F127.0.0.1")
+    );
+    // The person consents in the browser, which follows the redirect back to Skald.
+    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+    let page = runtime.block_on(async { reqwest::get(&url).await.unwrap().text().await.unwrap() });
+    assert!(page.contains("Skald is authorized"), "{page}");
+    let rest: Vec<String> = lines.map_while(Result::ok).collect();
+    let status = login.wait().unwrap();
+    assert_eq!(status.code(), Some(0), "{rest:?}");
+    assert!(rest.iter().any(|l| l == "Authorized: remote is ready with 1 tools."), "{rest:?}");
+    // Tokens go to the keychain, never to config.yml, the database or a log.
+    let written = files_text(dir.path());
+    assert!(!written.contains("refresh_token") && !written.contains("access_token"));
+    // Leave no entry behind in the keychain of the machine running the test. Without a keychain
+    // (a headless Linux without Secret Service) the login kept the tokens in its memory only,
+    // and logging out says the keychain cannot be reached.
+    let out = skald(&["--data-dir", d, "mcp", "logout", "remote"]);
+    if out.status.code() == Some(0) {
+        assert!(stdout(&out).contains("Forgot the authorization of remote"), "{}", stdout(&out));
+    } else {
+        assert!(
+            stderr(&out).contains("cannot remove its tokens from the keychain"),
+            "{}",
+            stderr(&out)
+        );
+    }
+}

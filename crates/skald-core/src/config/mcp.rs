@@ -34,6 +34,10 @@ pub struct McpServerEntry {
     /// Environment variable holding the bearer key of an HTTP server (keys stay out of the file).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub api_key_env: Option<String>,
+    /// How Skald identifies itself when an HTTP server without a key asks for OAuth (by default
+    /// it registers itself dynamically; the tokens go to the OS keychain, never this file).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub oauth: Option<Box<McpOAuthEntry>>,
     #[serde(default = "enabled_by_default", skip_serializing_if = "is_true")]
     pub enabled: bool,
     /// Seconds one call may take before it is cancelled (default 120).
@@ -47,6 +51,34 @@ pub struct McpServerEntry {
     /// pushes is stored for TIC ticks; only such servers' events are stored.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub keep_connected: bool,
+}
+
+/// `oauth:` of an HTTP server: a client registered beforehand (its secret or private key read
+/// from the environment), scopes, a client ID metadata document, or the client credentials
+/// grant for a server acting for a machine.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct McpOAuthEntry {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub client_id: Option<String>,
+    /// Environment variable holding the client's secret.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub client_secret_env: Option<String>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub scopes: Vec<String>,
+    /// HTTPS URL of Skald's client metadata document, used as the client id where the
+    /// authorization server accepts one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub client_metadata_url: Option<String>,
+    /// Get a token with the client's own credentials, no browser (`client_id` and a secret or
+    /// private key required).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub client_credentials: bool,
+    /// Environment variable holding a PEM private key that signs the client's assertion.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub private_key_env: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub signing_algorithm: Option<String>,
 }
 
 /// The longest call timeout accepted: an hour (a call the user waits for, not a daemon).
@@ -108,6 +140,31 @@ impl McpConfig {
                 let msg = format!("{}: from 1 to {MAX_TIMEOUT_SECS} seconds", at("timeout_secs"));
                 return Some(("timeout_secs".into(), msg));
             }
+            if let Some(oauth) = &s.oauth {
+                let why = if s.command.is_some() {
+                    Some("only HTTP servers authorize with OAuth")
+                } else if s.api_key_env.is_some() {
+                    Some("give either `api_key_env` or `oauth`, not both")
+                } else if oauth.client_credentials && oauth.client_id.is_none() {
+                    Some("`client_credentials` needs `client_id`")
+                } else if oauth.client_credentials
+                    && oauth.client_secret_env.is_none()
+                    && oauth.private_key_env.is_none()
+                {
+                    Some("`client_credentials` needs `client_secret_env` or `private_key_env`")
+                } else if oauth
+                    .client_metadata_url
+                    .as_deref()
+                    .is_some_and(|u| !u.starts_with("https://"))
+                {
+                    Some("`client_metadata_url` must be an https URL")
+                } else {
+                    None
+                };
+                if let Some(why) = why {
+                    return Some(("oauth:".into(), format!("{}: {why}", at("oauth"))));
+                }
+            }
             if s.command.is_some() && s.api_key_env.is_some() {
                 let msg = format!(
                     "{}: only HTTP servers take a key; pass it in `env`",
@@ -141,6 +198,7 @@ impl McpConfig {
                     (None, url) => skald_mcp::Transport::Http {
                         url: url.clone().unwrap_or_default(),
                         api_key: s.api_key_env.as_deref().and_then(lookup),
+                        oauth: s.oauth.as_ref().map(|o| o.settings(lookup)).unwrap_or_default(),
                     },
                 };
                 skald_mcp::ServerConfig {
@@ -153,6 +211,21 @@ impl McpConfig {
                 }
             })
             .collect()
+    }
+}
+
+impl McpOAuthEntry {
+    /// As the manager takes it, secrets read from the environment.
+    fn settings(&self, lookup: &dyn Fn(&str) -> Option<String>) -> skald_mcp::OAuthSettings {
+        skald_mcp::OAuthSettings {
+            client_id: self.client_id.clone(),
+            client_secret: self.client_secret_env.as_deref().and_then(lookup),
+            scopes: self.scopes.clone(),
+            client_metadata_url: self.client_metadata_url.clone(),
+            client_credentials: self.client_credentials,
+            private_key_pem: self.private_key_env.as_deref().and_then(lookup),
+            signing_algorithm: self.signing_algorithm.clone(),
+        }
     }
 }
 
@@ -173,7 +246,63 @@ fn interpolate(value: &str, lookup: &dyn Fn(&str) -> Option<String>) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::interpolate;
+    #![allow(clippy::unwrap_used)]
+
+    use super::{McpConfig, interpolate};
+
+    fn parse(yaml: &str) -> McpConfig {
+        yaml_serde::from_str(yaml).unwrap()
+    }
+
+    #[test]
+    fn an_oauth_block_is_read_with_its_secrets_from_the_environment() {
+        let config = parse(
+            "servers:\n  - name: corp\n    url: https://mcp.corp.example/mcp\n    oauth:\n      \
+             client_id: skald\n      client_secret_env: CORP_SECRET\n      scopes: [read]\n",
+        );
+        assert_eq!(config.problem(), None);
+        let lookup = |k: &str| (k == "CORP_SECRET").then(|| "s3cret".to_string());
+        let servers = config.server_configs(&lookup);
+        let skald_mcp::Transport::Http { oauth, api_key, .. } = &servers[0].transport else {
+            panic!("an HTTP server")
+        };
+        assert_eq!(api_key, &None);
+        assert_eq!(oauth.client_id.as_deref(), Some("skald"));
+        assert_eq!(oauth.client_secret.as_deref(), Some("s3cret"));
+        assert_eq!(oauth.scopes, ["read"]);
+        // The secret itself is never written back: only the variable's name is in the file.
+        let written = yaml_serde::to_string(&config).unwrap();
+        assert!(written.contains("client_secret_env: CORP_SECRET") && !written.contains("s3cret"));
+    }
+
+    #[test]
+    fn oauth_that_cannot_work_is_refused_naming_why() {
+        let refused = [
+            ("command: x\n    oauth: {}", "only HTTP servers"),
+            ("url: https://a.example/mcp\n    api_key_env: K\n    oauth: {}", "not both"),
+            (
+                "url: https://a.example/mcp\n    oauth: { client_credentials: true }",
+                "needs `client_id`",
+            ),
+            (
+                "url: https://a.example/mcp\n    oauth: { client_credentials: true, client_id: c }",
+                "needs `client_secret_env` or `private_key_env`",
+            ),
+            (
+                "url: https://a.example/mcp\n    oauth: { client_metadata_url: http://a.example/c.json }",
+                "must be an https URL",
+            ),
+        ];
+        for (entry, why) in refused {
+            let config = parse(&format!("servers:\n  - name: s\n    {entry}\n"));
+            let (_, message) = config.problem().unwrap_or_else(|| panic!("{entry} accepted"));
+            assert!(message.contains("mcp.servers[s].oauth") && message.contains(why), "{message}");
+        }
+        let unknown: Result<McpConfig, _> = yaml_serde::from_str(
+            "servers:\n  - name: s\n    url: https://a.example/mcp\n    oauth: { token: abc }\n",
+        );
+        assert!(unknown.is_err(), "a token in config.yml was accepted");
+    }
 
     #[test]
     fn env_values_take_variables_from_skalds_environment() {

@@ -16,7 +16,7 @@ pub use file::{
     ClientConfig, CompactionConfig, Config, DatetimeConfig, LlmConfig, MemoryConfig,
     RequestLogConfig, Strength, default_config_text,
 };
-pub use mcp::{McpConfig, McpServerEntry};
+pub use mcp::{McpConfig, McpOAuthEntry, McpServerEntry};
 pub use secrets::{KeyringSecrets, MemorySecrets, SecretError, SecretStore};
 pub use sources::{MAX_SOURCE_TEXT_CHARS, SourceContext, SourceContextConfig, is_substitution_key};
 pub use tic::{ActiveHours, TicConfig};

@@ -10,6 +10,14 @@ pub const KEYCHAIN_SERVICE: &str = "skald";
 #[error("keychain: {0}")]
 pub struct SecretError(String);
 
+impl SecretError {
+    /// A keychain failure that says `why` (tests' keychains that fail).
+    #[cfg(test)]
+    pub(crate) fn new(why: &str) -> Self {
+        Self(why.to_string())
+    }
+}
+
 /// A store of API keys by client name.
 pub trait SecretStore: Send + Sync + std::fmt::Debug {
     fn get(&self, client: &str) -> Result<Option<String>, SecretError>;

@@ -1,11 +1,15 @@
 //! The configured MCP servers as Settings and `skald mcp` show and change them.
 
-use skald_mcp::ServerState;
-use skald_protocol::{McpServerInfo, McpServerInput, McpServerState, McpToolInfo};
+use std::sync::Arc;
+
+use skald_mcp::{McpError, ServerState};
+use skald_protocol::{
+    McpAuthorization, McpServerInfo, McpServerInput, McpServerState, McpToolInfo,
+};
 
 use super::Engine;
 use super::settings::{io_err, write_atomically};
-use crate::config::{self, McpEdit, McpServerEntry, MergeError};
+use crate::config::{self, McpEdit, McpServerEntry, MergeError, SecretStore};
 use crate::error::EngineError;
 use crate::tools::names;
 use crate::turn::McpEditor;
@@ -54,6 +58,10 @@ impl Engine {
                     ServerState::NotStarted => (McpServerState::NotStarted, None),
                     ServerState::Ready => (McpServerState::Ready, None),
                     ServerState::Failed(e) => (McpServerState::Failed, Some(e)),
+                    ServerState::NeedsAuthorization(e) => {
+                        (McpServerState::NeedsAuthorization, Some(e))
+                    }
+                    ServerState::Authorizing => (McpServerState::Authorizing, None),
                 };
                 let tools = s
                     .tools
@@ -79,6 +87,35 @@ impl Engine {
             .collect())
     }
 
+    /// Starts the OAuth authorization of an HTTP server: returns the page the user opens to
+    /// consent. The browser comes back to a listener on 127.0.0.1 (one answer, five minutes);
+    /// the tokens go to the OS keychain and the server connects at its next use. Starting again
+    /// replaces an authorization in progress.
+    pub async fn authorize_mcp_server(&self, name: &str) -> Result<McpAuthorization, EngineError> {
+        let url = self.mcp().authorize(name).await.map_err(mcp_error)?;
+        Ok(McpAuthorization { server: name.to_string(), url })
+    }
+
+    /// Waits for the authorization `authorize_mcp_server` started to end, then starts the server
+    /// and lists it (with its tools, or why it still cannot start).
+    pub async fn wait_mcp_authorization(
+        &self,
+        name: &str,
+    ) -> Result<Vec<McpServerInfo>, EngineError> {
+        self.mcp().wait_authorized(name).await.map_err(mcp_error)?;
+        self.list_mcp_servers(true, Some(name)).await
+    }
+
+    /// Forgets an HTTP server's OAuth tokens (removed from the keychain): it asks for
+    /// authorization again at its next start.
+    pub async fn forget_mcp_authorization(
+        &self,
+        name: &str,
+    ) -> Result<Vec<McpServerInfo>, EngineError> {
+        self.mcp().forget_authorization(name).await.map_err(mcp_error)?;
+        self.list_mcp_servers(false, Some(name)).await
+    }
+
     /// Adds a server to `mcp.servers` in config.yml (in place: comments and other settings stay),
     /// validated like a hand edit; it starts when an agent first activates it.
     pub async fn add_mcp_server(
@@ -94,6 +131,7 @@ impl Engine {
             cwd: server.cwd.filter(|c| !c.trim().is_empty()),
             url: server.url.filter(|u| !u.trim().is_empty()),
             api_key_env: server.api_key_env.filter(|k| !k.trim().is_empty()),
+            oauth: None,
             enabled: true,
             timeout_secs: None,
             trusted: server.trusted,
@@ -150,5 +188,113 @@ impl Engine {
         self.reload_config()?;
         drop(self.mcp());
         Ok(())
+    }
+}
+
+/// An MCP manager's refusal as the engine reports it.
+fn mcp_error(e: McpError) -> EngineError {
+    match e {
+        McpError::UnknownServer(_) => EngineError::NotFound(e.to_string()),
+        McpError::Connect { .. } | McpError::Disabled(_) => {
+            EngineError::InvalidInput(e.to_string())
+        }
+        other => EngineError::Conflict(other.to_string()),
+    }
+}
+
+/// The OS keychain (or the test's memory) as the MCP manager's OAuth token vault. Where the
+/// keychain cannot be used (no Secret Service on a headless Linux), tokens are kept in memory
+/// until Skald exits, with a warning in the log: never written to a file in plain text.
+pub(super) struct KeychainVault {
+    keychain: Arc<dyn SecretStore>,
+    memory: std::sync::Mutex<std::collections::HashMap<String, String>>,
+}
+
+impl KeychainVault {
+    pub(super) fn new(keychain: Arc<dyn SecretStore>) -> Self {
+        Self { keychain, memory: std::sync::Mutex::default() }
+    }
+
+    fn memory(&self) -> std::sync::MutexGuard<'_, std::collections::HashMap<String, String>> {
+        self.memory.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+}
+
+impl skald_mcp::TokenVault for KeychainVault {
+    fn get(&self, key: &str) -> Result<Option<String>, String> {
+        if let Some(value) = self.memory().get(key) {
+            return Ok(Some(value.clone()));
+        }
+        match self.keychain.get(key) {
+            Ok(value) => Ok(value),
+            Err(e) => {
+                tracing::warn!("OAuth tokens of MCP servers cannot be read from the keychain: {e}");
+                Ok(None)
+            }
+        }
+    }
+
+    fn set(&self, key: &str, value: &str) -> Result<(), String> {
+        match self.keychain.set(key, value) {
+            Ok(()) => {
+                self.memory().remove(key);
+            }
+            Err(e) => {
+                tracing::warn!(
+                    "the OS keychain cannot be used ({e}): an MCP server's OAuth tokens are kept \
+                     in memory until Skald exits"
+                );
+                self.memory().insert(key.to_string(), value.to_string());
+            }
+        }
+        Ok(())
+    }
+
+    fn delete(&self, key: &str) -> Result<(), String> {
+        self.memory().remove(key);
+        self.keychain.delete(key).map_err(|e| e.to_string())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+
+    use std::sync::Arc;
+
+    use skald_mcp::TokenVault as _;
+
+    use super::KeychainVault;
+    use crate::config::{MemorySecrets, SecretError, SecretStore};
+
+    /// A keychain that cannot be reached (no Secret Service on a headless machine).
+    #[derive(Debug)]
+    struct NoKeychain;
+
+    impl SecretStore for NoKeychain {
+        fn get(&self, _: &str) -> Result<Option<String>, SecretError> {
+            Err(SecretError::new("no Secret Service"))
+        }
+        fn set(&self, _: &str, _: &str) -> Result<(), SecretError> {
+            Err(SecretError::new("no Secret Service"))
+        }
+        fn delete(&self, _: &str) -> Result<(), SecretError> {
+            Err(SecretError::new("no Secret Service"))
+        }
+    }
+
+    #[test]
+    fn tokens_go_to_the_keychain_or_stay_in_memory_when_it_cannot_be_used() {
+        let keychain = Arc::new(MemorySecrets::default());
+        let vault = KeychainVault::new(keychain.clone());
+        vault.set("mcp-oauth:a", "{tokens}").unwrap();
+        assert_eq!(keychain.get("mcp-oauth:a").unwrap().as_deref(), Some("{tokens}"));
+        vault.delete("mcp-oauth:a").unwrap();
+        assert_eq!(keychain.get("mcp-oauth:a").unwrap(), None);
+
+        let vault = KeychainVault::new(Arc::new(NoKeychain));
+        assert_eq!(vault.get("mcp-oauth:a").unwrap(), None);
+        vault.set("mcp-oauth:a", "{tokens}").unwrap();
+        assert_eq!(vault.get("mcp-oauth:a").unwrap().as_deref(), Some("{tokens}"));
     }
 }

@@ -211,6 +211,9 @@ impl Engine {
         let mcp = Arc::new(skald_mcp::McpManager::new(mcp_servers, Some(dir.join("logs/mcp"))));
         // Skald can ask: each call's own elicitor puts a question to a person or declines it.
         mcp.set_elicitor(Arc::new(elicitations::Decline));
+        let secrets = opts.secrets.unwrap_or_else(|| Arc::new(KeyringSecrets));
+        // HTTP servers' OAuth tokens are kept where API keys are: the keychain.
+        mcp.set_vault(Arc::new(mcp::KeychainVault::new(secrets.clone())));
         let llm = skald_llm::LlmClient::new(skald_llm::LlmSettings::default())
             .map_err(|e| EngineError::Internal(format!("cannot create the HTTP client: {e}")))?;
         let engine = Self {
@@ -224,7 +227,7 @@ impl Engine {
                 sessions: SessionRegistry::default(),
                 tools,
                 memory,
-                secrets: opts.secrets.unwrap_or_else(|| Arc::new(KeyringSecrets)),
+                secrets,
                 llm,
                 context_cache: crate::context::ContextCache::with_budget(
                     opts.context_cache_bytes.unwrap_or(crate::context::DEFAULT_BUDGET_BYTES),

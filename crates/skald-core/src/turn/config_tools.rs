@@ -124,6 +124,7 @@ pub async fn run(ctx: &TurnCtx, tool: ConfigTool, args: &Value) -> Result<ToolOu
                 cwd: None,
                 url: text(args, "url"),
                 api_key_env: text(args, "api_key_env"),
+                oauth: None,
                 enabled: true,
                 timeout_secs: None,
                 trusted: false,

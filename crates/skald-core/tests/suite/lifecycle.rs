@@ -195,7 +195,7 @@ async fn the_background_services_report_their_health_and_stop_with_the_engine() 
         let services = rig.engine.services();
         let names: Vec<&str> = services.iter().map(|s| s.name).collect();
         let worked = services.iter().any(|s| s.name == "worker" && s.passes > 0);
-        if names == ["briefings", "mcp keeper", "reclaim", "scheduler", "tic", "worker"]
+        if names == ["briefings", "mcp keeper", "prune", "reclaim", "scheduler", "tic", "worker"]
             && services.iter().all(|s| s.running)
             && worked
         {

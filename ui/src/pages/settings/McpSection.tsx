@@ -19,6 +19,8 @@ const STATE_LABEL: Record<McpServerState, string> = {
   not_started: "Starts when an agent activates it",
   ready: "Running",
   failed: "Failed to start",
+  needs_authorization: "Needs authorization",
+  authorizing: "Waiting for the browser…",
 };
 
 const EXAMPLE = `mcp:
@@ -165,10 +167,35 @@ function AddServerForm({ actions, onDone }: { actions: McpActions; onDone(): voi
   );
 }
 
+/** Starts the server's OAuth authorization and opens its page in the browser (the desktop sends
+ * `window.open` to the system's browser); `onStarted` gets the page, shown in case none opened. */
+function AuthorizeButton({ server, actions, onStarted, onError }: { server: McpServerInfo; actions: McpActions; onStarted(url: string): void; onError(message: string): void }) {
+  const [busy, setBusy] = useState(false);
+  async function authorize() {
+    setBusy(true);
+    try {
+      const started = await actions.authorize(server.name);
+      onStarted(started.url);
+      window.open(started.url, "_blank", "noopener,noreferrer");
+    } catch (e) {
+      onError(toApiError(e).message);
+    } finally {
+      setBusy(false);
+    }
+  }
+  return (
+    <button type="button" className="button button-small" aria-label={`Authorize MCP server ${server.name}`} disabled={busy} onClick={() => void authorize()}>
+      {server.state === "authorizing" ? "Authorize again" : "Authorize"}
+    </button>
+  );
+}
+
 function Server({ server, actions, onError }: { server: McpServerInfo; actions: McpActions; onError(message: string): void }) {
   const [confirmRemove, setConfirmRemove] = useState(false);
   const run = (p: Promise<unknown>) => void p.catch((e: unknown) => onError(toApiError(e).message));
   const disabled = server.state === "disabled";
+  const wantsAuthorization = server.state === "needs_authorization" || server.state === "authorizing";
+  const [authPage, setAuthPage] = useState<string | null>(null);
   return (
     <li className="mcp-server" data-mcp-server={server.name}>
       <div className="mcp-server-head">
@@ -176,6 +203,7 @@ function Server({ server, actions, onError }: { server: McpServerInfo; actions: 
         <span className={`mcp-state mcp-state-${server.state}`}>{STATE_LABEL[server.state]}</span>
         {server.keep_connected ? <span className="badge">kept connected</span> : null}
         <span className="mcp-server-actions">
+          {wantsAuthorization ? <AuthorizeButton server={server} actions={actions} onStarted={setAuthPage} onError={onError} /> : null}
           <button
             type="button"
             className="button button-small"
@@ -196,6 +224,15 @@ function Server({ server, actions, onError }: { server: McpServerInfo; actions: 
         </span>
       </div>
       {server.description ? <p className="mcp-description">{server.description}</p> : null}
+      {authPage && server.state === "authorizing" ? (
+        <p className="mcp-authorize-hint">
+          Consent in the browser page that opened; if none did, open{" "}
+          <a href={authPage} target="_blank" rel="noopener noreferrer">
+            the authorization page
+          </a>
+          .
+        </p>
+      ) : null}
       <code className="mcp-endpoint">{server.endpoint}</code>
       {server.error ? (
         <p className="mcp-error" role="alert">

@@ -189,6 +189,7 @@ mod tests {
             cwd: None,
             url: None,
             api_key_env: None,
+            oauth: None,
             enabled: true,
             timeout_secs: None,
             trusted: false,
