@@ -262,7 +262,7 @@ impl Engine {
         match store.unfinished_run_sessions().await {
             Ok(ids) => {
                 for id in ids {
-                    if let Err(e) = store.enqueue_task_run(id).await {
+                    if let Err(e) = store.requeue_task_run(id).await {
                         tracing::warn!(session_id = id, "cannot queue the job's run: {e}");
                     }
                 }

@@ -185,7 +185,7 @@ impl Engine {
         match store.unfinished_tasks().await {
             Ok(tasks) => {
                 for task in tasks {
-                    if let Err(e) = store.enqueue_task_run(task.child_session_id).await {
+                    if let Err(e) = store.requeue_task_run(task.child_session_id).await {
                         tracing::warn!(task_id = task.id, "cannot queue the async task: {e}");
                     }
                 }

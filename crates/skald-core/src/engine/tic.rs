@@ -452,7 +452,7 @@ impl Engine {
         match store.running_tick_sessions().await {
             Ok(ids) => {
                 for id in ids {
-                    if let Err(e) = store.enqueue_task_run(id).await {
+                    if let Err(e) = store.requeue_task_run(id).await {
                         tracing::warn!(session_id = id, "cannot queue the tick's run: {e}");
                     }
                 }

@@ -104,6 +104,24 @@ impl Store {
         Ok(done.rows_affected() > 0)
     }
 
+    /// Queues the run of a task-like session (an async task, a job's run, a tick) that a sweep
+    /// found unfinished, unless the session has an item queued or claimed already: one just
+    /// started by this engine (a sweep at start runs beside the first claims) must not run a
+    /// second time after it ends. A claimant that died is the reclaim pass's to handle.
+    pub async fn requeue_task_run(&self, session_id: i64) -> Result<bool, StoreError> {
+        let done = sqlx::query(
+            "INSERT INTO work_items (session_id, kind, created_at) SELECT ?1, 'task', ?2 \
+             WHERE NOT EXISTS (SELECT 1 FROM work_items WHERE session_id = ?1 \
+             AND state IN ('queued', 'claimed')) \
+             ON CONFLICT(session_id, kind) WHERE state = 'queued' DO NOTHING",
+        )
+        .bind(session_id)
+        .bind(self.now())
+        .execute(&mut *self.write_conn().await?)
+        .await?;
+        Ok(done.rows_affected() > 0)
+    }
+
     /// Claims the oldest waiting item of `kind` for instance `me` — of `sessions` only, when
     /// given — whose session nobody runs (no runner row). One statement: two processes never
     /// claim the same item.
