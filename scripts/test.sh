@@ -35,23 +35,41 @@ cargo deny --locked check licenses bans sources
 step "ui: build (embedded by the desktop crate and by skald, so before any Rust build)"
 npm --prefix ui run build
 
+# The LiteLLM proxy (pip) and the MCP peers (npm) install while the Rust build runs: both
+# mostly wait on the network, and in sequence they added about a minute to the run.
+litellm_out=$(mktemp); litellm_log=$(mktemp); peers_out=$(mktemp); peers_log=$(mktemp)
+scripts/independent-llm/start.sh >"$litellm_out" 2>"$litellm_log" &
+litellm_job=$!
+scripts/mcp-peers/install.sh >"$peers_out" 2>"$peers_log" &
+peers_job=$!
+trap 'kill "$(cat .cache/independent-llm/proxy.pid 2>/dev/null)" 2>/dev/null || true' EXIT
+
 step "rust: clippy"
 cargo clippy --workspace --all-targets --locked -- -D warnings
 
 step "rust: build tests"
 cargo nextest run --workspace --locked --no-run
 
-# Started after the build so that it is fresh when the tests that use it run; a test that finds
-# it gone restarts it (scripts/independent-llm/start.sh --ensure) and says so.
+# Started before the build (above); a test that finds it gone restarts it
+# (scripts/independent-llm/start.sh --ensure) and says so.
 step "independent LLM server (LiteLLM proxy)"
-SKALD_LITELLM_URL=$(scripts/independent-llm/start.sh)
+if ! wait "$litellm_job"; then
+  cat "$litellm_log" >&2
+  exit 1
+fi
+cat "$litellm_log" >&2
+SKALD_LITELLM_URL=$(cat "$litellm_out")
 export SKALD_LITELLM_URL
 SKALD_LITELLM_API_KEY=$(cat .cache/independent-llm/api_key)
 export SKALD_LITELLM_API_KEY
-trap 'kill "$(cat .cache/independent-llm/proxy.pid)" 2>/dev/null || true' EXIT
 
 step "real MCP servers (npm, pinned in scripts/mcp-peers)"
-SKALD_MCP_EVERYTHING=$(scripts/mcp-peers/install.sh)
+if ! wait "$peers_job"; then
+  cat "$peers_log" >&2
+  exit 1
+fi
+cat "$peers_log" >&2
+SKALD_MCP_EVERYTHING=$(cat "$peers_out")
 export SKALD_MCP_EVERYTHING
 
 # `--run-ignored all`: tests that need an external server are #[ignore]d so that a plain run
