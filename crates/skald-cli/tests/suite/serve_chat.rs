@@ -93,6 +93,11 @@ async fn a_streamed_turn_and_an_approval_over_http() {
 
     let ws_url = format!("{}/api/ws?token={}", s.base.replace("http://", "ws://"), s.token);
     let (mut ws, _) = tokio_tungstenite::connect_async(ws_url).await.unwrap();
+    // Token deltas live in this process only (never replayed from the outbox): the turn starts
+    // once the server says the socket is subscribed, or its first deltas may go before it is.
+    let hello = tokio::time::timeout(Duration::from_secs(10), ws.next()).await.unwrap();
+    let hello: Value = serde_json::from_str(&hello.unwrap().unwrap().into_text().unwrap()).unwrap();
+    assert_eq!(hello["event"]["type"], "subscribed", "{hello}");
 
     fake.push(Reply::text("Hello from the fake model, streamed in small pieces."));
     let sent = s.call("send_message", json!({ "source": "web", "text": "hi" })).await;
