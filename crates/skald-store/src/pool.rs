@@ -26,6 +26,8 @@ pub struct Store {
     pool: SqlitePool,
     /// The one connection this process writes through (`None` when opened only to read).
     writer: Option<Writer>,
+    /// The connections reads run on.
+    readers: Readers,
     clock: Arc<dyn Clock>,
     path: PathBuf,
     read_only: bool,
@@ -105,8 +107,14 @@ impl Store {
                 pool_opts.after_connect(|conn, _| Box::pin(crate::kill_point::install(conn)));
         }
         let pool = pool_opts.connect_with(opts).await.map_err(open_err)?;
-        let mut store =
-            Self { pool, writer: None, clock, path: path.to_path_buf(), read_only: false };
+        let mut store = Self {
+            readers: Readers::new(pool.clone()),
+            pool,
+            writer: None,
+            clock,
+            path: path.to_path_buf(),
+            read_only: false,
+        };
         store.guard_schema_version().await?;
         store.probe_write().await?;
         MIGRATOR
@@ -135,6 +143,7 @@ impl Store {
                 }
             };
             let store = Self {
+                readers: Readers::new(pool.clone()),
                 pool,
                 writer: None,
                 clock: clock.clone(),
@@ -233,6 +242,12 @@ impl Store {
         WriteTx::begin(conn).await.map_err(|e| self.name_file(e.into()))
     }
 
+    /// A connection to run reads on, for the statement that borrows it: one of the store's
+    /// own readers, or (when all are busy) one from the pool.
+    pub(crate) async fn read(&self) -> Result<ReadConn, StoreError> {
+        self.readers.take().await
+    }
+
     /// The write connection, for one statement that changes rows outside a transaction (in
     /// SQLite's implicit one): the cheapest write there is. Held until the statement ends.
     pub(crate) async fn write_conn(
@@ -270,6 +285,85 @@ impl Writer {
             .map_err(|_| StoreError::Sql(sqlx::Error::PoolTimedOut))?;
         out_of_any_transaction(&mut conn).await?;
         Ok(conn)
+    }
+}
+
+/// How many connections reads keep for themselves; a read that finds all busy uses the pool.
+const READERS: usize = 4;
+
+/// The connections reads run on, each lent to one read at a time and taken back for nothing.
+///
+/// Why not sqlx's pool: it pings every connection given back (one more trip to the
+/// connection's thread and a spawned task per read), a test meant for sockets. A SQLite
+/// connection is a handle on a thread of this process; a read dropped half-way resets its
+/// statement on that thread before the connection's next command, so there is nothing to test.
+#[derive(Debug, Clone)]
+struct Readers {
+    pool: SqlitePool,
+    idle: Arc<std::sync::Mutex<Vec<SqliteConnection>>>,
+    free: Arc<tokio::sync::Semaphore>,
+}
+
+impl Readers {
+    fn new(pool: SqlitePool) -> Self {
+        Self { pool, idle: Arc::default(), free: Arc::new(tokio::sync::Semaphore::new(READERS)) }
+    }
+
+    /// An idle reader, a new one while fewer than `READERS` exist, else a pooled connection:
+    /// never a wait on another read (a read held across another one cannot deadlock).
+    async fn take(&self) -> Result<ReadConn, StoreError> {
+        let Ok(permit) = Arc::clone(&self.free).try_acquire_owned() else {
+            return Ok(ReadConn::Pooled(self.pool.acquire().await?));
+        };
+        let idle = self.idle.lock().map(|mut idle| idle.pop()).ok().flatten();
+        let conn = match idle {
+            Some(conn) => conn,
+            None => self.pool.acquire().await?.detach(),
+        };
+        Ok(ReadConn::Own { conn: Some(conn), idle: Arc::clone(&self.idle), _permit: permit })
+    }
+}
+
+/// A connection lent for reads; dropped, it goes back to the store's readers (or the pool).
+pub enum ReadConn {
+    Own {
+        conn: Option<SqliteConnection>,
+        idle: Arc<std::sync::Mutex<Vec<SqliteConnection>>>,
+        /// Released after the connection is back (fields drop in order).
+        _permit: tokio::sync::OwnedSemaphorePermit,
+    },
+    Pooled(sqlx::pool::PoolConnection<sqlx::Sqlite>),
+}
+
+impl std::ops::Deref for ReadConn {
+    type Target = SqliteConnection;
+    fn deref(&self) -> &SqliteConnection {
+        match self {
+            // `conn` is only taken by `drop`.
+            Self::Own { conn: Some(conn), .. } => conn,
+            Self::Own { conn: None, .. } => unreachable!("a reader is lent until dropped"),
+            Self::Pooled(conn) => conn,
+        }
+    }
+}
+
+impl std::ops::DerefMut for ReadConn {
+    fn deref_mut(&mut self) -> &mut SqliteConnection {
+        match self {
+            Self::Own { conn: Some(conn), .. } => conn,
+            Self::Own { conn: None, .. } => unreachable!("a reader is lent until dropped"),
+            Self::Pooled(conn) => conn,
+        }
+    }
+}
+
+impl Drop for ReadConn {
+    fn drop(&mut self) {
+        if let Self::Own { conn, idle, .. } = self
+            && let (Some(conn), Ok(mut idle)) = (conn.take(), idle.lock())
+        {
+            idle.push(conn);
+        }
     }
 }
 
@@ -455,5 +549,45 @@ mod tests {
         let store = Store::open_read_only(&path, Arc::new(SystemClock)).await.unwrap();
         assert!(matches!(store.begin_write().await, Err(StoreError::ReadOnly { .. })));
         assert!(matches!(store.write_conn().await, Err(StoreError::ReadOnly { .. })));
+    }
+
+    /// With every reader lent out (a read held across another), a read still answers at once
+    /// from the pool instead of waiting for a reader to come back.
+    #[tokio::test]
+    async fn a_read_with_every_reader_lent_out_still_answers() {
+        let (_dir, store, session) = store_with_session().await;
+        let mut lent = Vec::new();
+        for _ in 0..READERS {
+            lent.push(store.read().await.unwrap());
+        }
+        assert!(matches!(store.read().await.unwrap(), ReadConn::Pooled(_)));
+        let read = tokio::time::timeout(Duration::from_secs(2), store.session(session)).await;
+        assert_eq!(read.unwrap().unwrap().id, session);
+        drop(lent);
+        assert!(matches!(store.read().await.unwrap(), ReadConn::Own { .. }));
+    }
+
+    /// A read dropped while SQLite is still working on it leaves its reader usable and
+    /// current: the next read on that reader sees a row written after the drop (no statement
+    /// left open holding an old snapshot).
+    #[tokio::test]
+    async fn a_read_dropped_half_way_leaves_its_reader_current() {
+        let (_dir, store, session) = store_with_session().await;
+        let long = async {
+            let mut conn = store.read().await.unwrap();
+            sqlx::query_scalar::<_, i64>(
+                "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n \
+                 WHERE i < 3000000) SELECT count(*) FROM n",
+            )
+            .fetch_one(&mut *conn)
+            .await
+        };
+        assert!(tokio::time::timeout(Duration::from_millis(20), long).await.is_err());
+        store.set_scratchpad(session, "after", "v").await.unwrap();
+        // One reader exists, so this read runs on the one whose read was dropped.
+        let keys: Vec<String> =
+            store.scratchpad(session).await.unwrap().into_iter().map(|(k, _)| k).collect();
+        assert_eq!(keys, ["after"]);
+        assert_eq!(store.readers.idle.lock().unwrap().len(), 1);
     }
 }

@@ -168,7 +168,7 @@ impl Store {
              priority, seed_key FROM approval_rules WHERE group_id = ? ORDER BY priority, id",
         )
         .bind(group_id)
-        .fetch_all(self.pool())
+        .fetch_all(&mut *self.read().await?)
         .await?)
     }
 
@@ -178,7 +178,7 @@ impl Store {
             "SELECT id, group_id, agent_id, source, tool_pattern, path_pattern, action, note, \
              priority, seed_key FROM approval_rules ORDER BY group_id, priority, id",
         )
-        .fetch_all(self.pool())
+        .fetch_all(&mut *self.read().await?)
         .await?)
     }
 
@@ -298,7 +298,7 @@ impl Store {
         let sql = format!("SELECT {REQUEST_COLUMNS} FROM approval_requests WHERE tool_call_id = ?");
         Ok(sqlx::query_as::<_, ApprovalRequestRow>(&sql)
             .bind(tool_call_id)
-            .fetch_optional(self.pool())
+            .fetch_optional(&mut *self.read().await?)
             .await?)
     }
 
@@ -315,7 +315,7 @@ impl Store {
              LEFT JOIN approval_decisions d ON d.tool_call_id = r.tool_call_id \
              WHERE t.status = 'pending' AND d.id IS NULL ORDER BY r.created_at, r.tool_call_id",
         )
-        .fetch_all(self.pool())
+        .fetch_all(&mut *self.read().await?)
         .await?)
     }
 
@@ -407,7 +407,7 @@ impl Store {
             format!("SELECT {DECISION_COLUMNS} FROM approval_decisions WHERE tool_call_id = ?");
         Ok(sqlx::query_as::<_, DecisionRow>(&sql)
             .bind(tool_call_id)
-            .fetch_optional(self.pool())
+            .fetch_optional(&mut *self.read().await?)
             .await?)
     }
 
@@ -419,7 +419,7 @@ impl Store {
              JOIN chat_llm_tools t ON t.id = r.tool_call_id WHERE t.status = 'pending' \
              ORDER BY r.session_id",
         )
-        .fetch_all(self.pool())
+        .fetch_all(&mut *self.read().await?)
         .await?)
     }
 }

@@ -43,7 +43,8 @@ impl Store {
         for b in binds {
             args.add(*b).map_err(sqlx::Error::Encode)?;
         }
-        let doc: String = sqlx::query_scalar_with(&sql, args).fetch_one(self.pool()).await?;
+        let doc: String =
+            sqlx::query_scalar_with(&sql, args).fetch_one(&mut *self.read().await?).await?;
         serde_json::from_str(&doc)
             .map_err(|e| StoreError::Corrupt { column: "bulk read", value: e.to_string() })
     }

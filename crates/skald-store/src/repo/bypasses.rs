@@ -84,8 +84,7 @@ impl Store {
 
     /// One bypass, active or not.
     pub async fn bypass(&self, id: i64) -> Result<BypassRow, StoreError> {
-        let mut conn = self.pool().acquire().await?;
-        read_bypass(&mut conn, id).await
+        read_bypass(&mut *self.read().await?, id).await
     }
 
     /// The bypass granted with a call's approval, active or not.
@@ -93,7 +92,7 @@ impl Store {
         let sql = format!("{SELECT_BYPASS} WHERE b.tool_call_id = ? ORDER BY b.id LIMIT 1");
         Ok(sqlx::query_as::<_, BypassRow>(&sql)
             .bind(tool_call_id)
-            .fetch_optional(self.pool())
+            .fetch_optional(&mut *self.read().await?)
             .await?)
     }
 
@@ -103,14 +102,17 @@ impl Store {
         Ok(sqlx::query_as::<_, BypassRow>(&sql)
             .bind(session_id)
             .bind(self.now())
-            .fetch_all(self.pool())
+            .fetch_all(&mut *self.read().await?)
             .await?)
     }
 
     /// Every active bypass across sessions, oldest first.
     pub async fn active_bypasses(&self) -> Result<Vec<BypassRow>, StoreError> {
         let sql = format!("{SELECT_BYPASS} WHERE {ACTIVE} ORDER BY b.id");
-        Ok(sqlx::query_as::<_, BypassRow>(&sql).bind(self.now()).fetch_all(self.pool()).await?)
+        Ok(sqlx::query_as::<_, BypassRow>(&sql)
+            .bind(self.now())
+            .fetch_all(&mut *self.read().await?)
+            .await?)
     }
 
     /// Revokes one bypass, recording who did. Revoking one already revoked or expired changes

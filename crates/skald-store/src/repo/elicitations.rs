@@ -53,7 +53,7 @@ impl Store {
     pub async fn elicitation(&self, id: i64) -> Result<Option<ElicitationRow>, StoreError> {
         Ok(sqlx::query_as::<_, ElicitationRow>(&format!("{SELECT} WHERE e.id = ?"))
             .bind(id)
-            .fetch_optional(self.pool())
+            .fetch_optional(&mut *self.read().await?)
             .await?)
     }
 
@@ -64,7 +64,7 @@ impl Store {
             "{SELECT} JOIN chat_llm_tools t ON t.id = e.tool_call_id \
              WHERE e.action IS NULL AND t.status = 'running' ORDER BY e.created_at, e.id"
         ))
-        .fetch_all(self.pool())
+        .fetch_all(&mut *self.read().await?)
         .await?)
     }
 

@@ -29,7 +29,7 @@ impl Store {
             "SELECT mcp_name FROM session_mcp_grants WHERE session_id = ? ORDER BY mcp_name",
         )
         .bind(session_id)
-        .fetch_all(self.pool())
+        .fetch_all(&mut *self.read().await?)
         .await?)
     }
 
@@ -39,7 +39,7 @@ impl Store {
             "SELECT mcp_name FROM stack_mcp_grants WHERE stack_id = ? ORDER BY mcp_name",
         )
         .bind(stack_id)
-        .fetch_all(self.pool())
+        .fetch_all(&mut *self.read().await?)
         .await?)
     }
 

@@ -139,7 +139,10 @@ impl Store {
         let sql = format!(
             "SELECT {MESSAGE_COLUMNS} FROM chat_history WHERE session_stack_id = ? ORDER BY id"
         );
-        Ok(sqlx::query_as::<_, MessageRow>(&sql).bind(stack_id).fetch_all(self.pool()).await?)
+        Ok(sqlx::query_as::<_, MessageRow>(&sql)
+            .bind(stack_id)
+            .fetch_all(&mut *self.read().await?)
+            .await?)
     }
 
     /// Messages of one frame with an id above `after_id`, in id order (`after_id = 0` for all),
@@ -163,7 +166,10 @@ impl Store {
             "SELECT {MESSAGE_COLUMNS} FROM chat_history WHERE session_stack_id = ? \
              AND status = 'ok' ORDER BY id DESC LIMIT 1"
         );
-        Ok(sqlx::query_as::<_, MessageRow>(&sql).bind(stack_id).fetch_optional(self.pool()).await?)
+        Ok(sqlx::query_as::<_, MessageRow>(&sql)
+            .bind(stack_id)
+            .fetch_optional(&mut *self.read().await?)
+            .await?)
     }
 
     /// The text of the newest live user row of a frame (the prompt a turn answers), if any.
@@ -173,7 +179,7 @@ impl Store {
              AND status = 'ok' ORDER BY id DESC LIMIT 1",
         )
         .bind(stack_id)
-        .fetch_optional(self.pool())
+        .fetch_optional(&mut *self.read().await?)
         .await?)
     }
 
@@ -190,7 +196,7 @@ impl Store {
         Ok(sqlx::query_as::<_, MessageRow>(&sql)
             .bind(stack_id)
             .bind(after_id)
-            .fetch_optional(self.pool())
+            .fetch_optional(&mut *self.read().await?)
             .await?)
     }
 
@@ -203,7 +209,7 @@ impl Store {
                  AND session_stack_id IN (SELECT id FROM chat_sessions_stack WHERE session_id = ?)",
             )
             .bind(session_id)
-            .fetch_one(self.pool())
+            .fetch_one(&mut *self.read().await?)
             .await?;
         Ok(UsageTotals { input_tokens: input, output_tokens: output, cost, priced, replies })
     }
@@ -217,7 +223,10 @@ impl Store {
             "SELECT {MESSAGE_COLUMNS} FROM chat_history WHERE session_stack_id IN \
              (SELECT id FROM chat_sessions_stack WHERE session_id = ?) ORDER BY id"
         );
-        Ok(sqlx::query_as::<_, MessageRow>(&sql).bind(session_id).fetch_all(self.pool()).await?)
+        Ok(sqlx::query_as::<_, MessageRow>(&sql)
+            .bind(session_id)
+            .fetch_all(&mut *self.read().await?)
+            .await?)
     }
 
     /// One message by id.
@@ -225,7 +234,7 @@ impl Store {
         let sql = format!("SELECT {MESSAGE_COLUMNS} FROM chat_history WHERE id = ?");
         sqlx::query_as::<_, MessageRow>(&sql)
             .bind(id)
-            .fetch_optional(self.pool())
+            .fetch_optional(&mut *self.read().await?)
             .await?
             .ok_or(StoreError::NotFound { what: "message", id })
     }
@@ -234,7 +243,7 @@ impl Store {
     pub async fn message_frame(&self, id: i64) -> Result<i64, StoreError> {
         sqlx::query_scalar("SELECT session_stack_id FROM chat_history WHERE id = ?")
             .bind(id)
-            .fetch_optional(self.pool())
+            .fetch_optional(&mut *self.read().await?)
             .await?
             .ok_or(StoreError::NotFound { what: "message", id })
     }
@@ -243,7 +252,7 @@ impl Store {
     pub async fn message_has_calls(&self, id: i64) -> Result<bool, StoreError> {
         Ok(sqlx::query_scalar("SELECT EXISTS (SELECT 1 FROM chat_llm_tools WHERE message_id = ?)")
             .bind(id)
-            .fetch_one(self.pool())
+            .fetch_one(&mut *self.read().await?)
             .await?)
     }
 

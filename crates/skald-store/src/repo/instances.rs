@@ -128,7 +128,7 @@ impl Store {
             "SELECT id, host, pid, heartbeat_at, stopped_at FROM engine_instances WHERE id = ?",
         )
         .bind(id)
-        .fetch_optional(self.pool())
+        .fetch_optional(&mut *self.read().await?)
         .await?)
     }
 }

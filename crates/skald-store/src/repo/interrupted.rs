@@ -74,7 +74,7 @@ impl Store {
         tool_call_id: i64,
     ) -> Result<Option<InterruptedCallRow>, StoreError> {
         let sql = format!("SELECT {COLUMNS} {FROM} WHERE i.tool_call_id = ?");
-        Ok(sqlx::query_as(&sql).bind(tool_call_id).fetch_optional(self.pool()).await?)
+        Ok(sqlx::query_as(&sql).bind(tool_call_id).fetch_optional(&mut *self.read().await?).await?)
     }
 
     /// A session's flagged calls, oldest first.
@@ -83,7 +83,7 @@ impl Store {
         session_id: i64,
     ) -> Result<Vec<InterruptedCallRow>, StoreError> {
         let sql = format!("SELECT {COLUMNS} {FROM} WHERE i.session_id = ? ORDER BY i.tool_call_id");
-        Ok(sqlx::query_as(&sql).bind(session_id).fetch_all(self.pool()).await?)
+        Ok(sqlx::query_as(&sql).bind(session_id).fetch_all(&mut *self.read().await?).await?)
     }
 
     /// Flagged calls of every session the user has not reconciled yet, oldest first.
@@ -91,7 +91,7 @@ impl Store {
         &self,
     ) -> Result<Vec<InterruptedCallRow>, StoreError> {
         let sql = format!("SELECT {COLUMNS} {FROM} WHERE i.choice IS NULL ORDER BY i.tool_call_id");
-        Ok(sqlx::query_as(&sql).fetch_all(self.pool()).await?)
+        Ok(sqlx::query_as(&sql).fetch_all(&mut *self.read().await?).await?)
     }
 
     /// Records the user's choice once: `false` when a choice was recorded before (nothing changes).

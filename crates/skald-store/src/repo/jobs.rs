@@ -256,14 +256,14 @@ impl Store {
             format!("SELECT {JOB_COLUMNS} FROM scheduled_jobs WHERE id = ? AND deleted_at IS NULL");
         sqlx::query_as::<_, JobRow>(&sql)
             .bind(id)
-            .fetch_optional(self.pool())
+            .fetch_optional(&mut *self.read().await?)
             .await?
             .ok_or(StoreError::NotFound { what: "job", id })
     }
 
     /// A job, also one deleted with its history kept (its runs stay readable).
     pub async fn job_even_deleted(&self, id: i64) -> Result<JobRow, StoreError> {
-        job_in(&mut *self.pool().acquire().await?, id).await
+        job_in(&mut *self.read().await?, id).await
     }
 
     /// Jobs with a run queued behind another (no session yet) while none of their runs with a
@@ -276,7 +276,7 @@ impl Store {
              WHERE b.job_id = q.job_id AND b.session_id IS NOT NULL AND b.{ACTIVE}) \
              ORDER BY q.job_id"
         ))
-        .fetch_all(self.pool())
+        .fetch_all(&mut *self.read().await?)
         .await?)
     }
 
@@ -285,7 +285,7 @@ impl Store {
         let sql = format!(
             "SELECT {JOB_COLUMNS} FROM scheduled_jobs WHERE deleted_at IS NULL ORDER BY id"
         );
-        Ok(sqlx::query_as::<_, JobRow>(&sql).fetch_all(self.pool()).await?)
+        Ok(sqlx::query_as::<_, JobRow>(&sql).fetch_all(&mut *self.read().await?).await?)
     }
 
     /// Enabled jobs whose next occurrence is at or before `now` (the partial index answers it).
@@ -294,7 +294,7 @@ impl Store {
             "SELECT {JOB_COLUMNS} FROM scheduled_jobs WHERE enabled = 1 \
              AND next_run_at IS NOT NULL AND next_run_at <= ? ORDER BY next_run_at"
         );
-        Ok(sqlx::query_as::<_, JobRow>(&sql).bind(now).fetch_all(self.pool()).await?)
+        Ok(sqlx::query_as::<_, JobRow>(&sql).bind(now).fetch_all(&mut *self.read().await?).await?)
     }
 
     /// Claims a job's due occurrences in one write transaction: the job's `next_run_at` moves
@@ -404,14 +404,14 @@ impl Store {
     /// The run whose session is `session_id`, if the session is a job's run.
     pub async fn run_of_session(&self, session_id: i64) -> Result<Option<JobRunRow>, StoreError> {
         let sql = format!("SELECT {RUN_COLUMNS} FROM job_runs WHERE session_id = ?");
-        Ok(sqlx::query_as(&sql).bind(session_id).fetch_optional(self.pool()).await?)
+        Ok(sqlx::query_as(&sql).bind(session_id).fetch_optional(&mut *self.read().await?).await?)
     }
 
     pub async fn job_run(&self, id: i64) -> Result<JobRunRow, StoreError> {
         let sql = format!("SELECT {RUN_COLUMNS} FROM job_runs WHERE id = ?");
         sqlx::query_as(&sql)
             .bind(id)
-            .fetch_optional(self.pool())
+            .fetch_optional(&mut *self.read().await?)
             .await?
             .ok_or(StoreError::NotFound { what: "job run", id })
     }
@@ -420,7 +420,11 @@ impl Store {
     pub async fn job_runs(&self, job_id: i64, limit: u32) -> Result<Vec<JobRunRow>, StoreError> {
         let sql =
             format!("SELECT {RUN_COLUMNS} FROM job_runs WHERE job_id = ? ORDER BY id DESC LIMIT ?");
-        Ok(sqlx::query_as(&sql).bind(job_id).bind(limit).fetch_all(self.pool()).await?)
+        Ok(sqlx::query_as(&sql)
+            .bind(job_id)
+            .bind(limit)
+            .fetch_all(&mut *self.read().await?)
+            .await?)
     }
 
     /// A run's session was claimed by the worker: `running` (from queued, or from waiting when
@@ -533,7 +537,7 @@ impl Store {
             run: JobRunRow,
             timeout: i64,
         }
-        let rows: Vec<Row> = sqlx::query_as(&sql).fetch_all(self.pool()).await?;
+        let rows: Vec<Row> = sqlx::query_as(&sql).fetch_all(&mut *self.read().await?).await?;
         Ok(rows.into_iter().map(|r| (r.run, r.timeout)).collect())
     }
 
@@ -544,7 +548,7 @@ impl Store {
             "SELECT session_id FROM job_runs WHERE state IN ('queued', 'running') \
              AND session_id IS NOT NULL ORDER BY id",
         )
-        .fetch_all(self.pool())
+        .fetch_all(&mut *self.read().await?)
         .await?)
     }
 
@@ -554,7 +558,7 @@ impl Store {
             "SELECT {RUN_COLUMNS} FROM job_runs WHERE id IN \
              (SELECT MAX(id) FROM job_runs GROUP BY job_id)"
         );
-        Ok(sqlx::query_as(&sql).fetch_all(self.pool()).await?)
+        Ok(sqlx::query_as(&sql).fetch_all(&mut *self.read().await?).await?)
     }
 }
 

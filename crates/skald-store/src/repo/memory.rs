@@ -77,7 +77,7 @@ impl Store {
             "SELECT {COLUMNS} FROM memory_edits WHERE (?1 IS NULL OR path = ?1) \
              ORDER BY id DESC LIMIT ?2"
         );
-        Ok(sqlx::query_as(&sql).bind(path).bind(limit).fetch_all(self.pool()).await?)
+        Ok(sqlx::query_as(&sql).bind(path).bind(limit).fetch_all(&mut *self.read().await?).await?)
     }
 
     /// Edit `id`. `NotFound` when none has it.
@@ -85,7 +85,7 @@ impl Store {
         let sql = format!("SELECT {COLUMNS} FROM memory_edits WHERE id = ?");
         sqlx::query_as(&sql)
             .bind(id)
-            .fetch_optional(self.pool())
+            .fetch_optional(&mut *self.read().await?)
             .await?
             .ok_or(StoreError::NotFound { what: "memory edit", id })
     }

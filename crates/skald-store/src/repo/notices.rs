@@ -50,7 +50,7 @@ impl Store {
         let sql = format!(
             "SELECT {COLUMNS} FROM home_notices WHERE dismissed_at IS NULL ORDER BY id DESC LIMIT ?"
         );
-        Ok(sqlx::query_as(&sql).bind(limit).fetch_all(self.pool()).await?)
+        Ok(sqlx::query_as(&sql).bind(limit).fetch_all(&mut *self.read().await?).await?)
     }
 
     /// Dismisses notice `id`; `false` when it was dismissed already. `NotFound` when none has it.

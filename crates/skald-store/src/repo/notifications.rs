@@ -75,7 +75,7 @@ impl Store {
         Ok(sqlx::query_as(READY)
             .bind(self.hold_cutoff())
             .bind(MAX_BATCH)
-            .fetch_all(self.pool())
+            .fetch_all(&mut *self.read().await?)
             .await?)
     }
 
@@ -90,7 +90,7 @@ impl Store {
         limit: u32,
     ) -> Result<Vec<NotificationRow>, StoreError> {
         let sql = format!("SELECT {COLUMNS} FROM notifications ORDER BY id DESC LIMIT ?");
-        Ok(sqlx::query_as(&sql).bind(limit).fetch_all(self.pool()).await?)
+        Ok(sqlx::query_as(&sql).bind(limit).fetch_all(&mut *self.read().await?).await?)
     }
 
     /// The notifications a session's runs reported (a tick's, a job run's).
@@ -99,7 +99,7 @@ impl Store {
         session_id: i64,
     ) -> Result<Vec<NotificationRow>, StoreError> {
         let sql = format!("SELECT {COLUMNS} FROM notifications WHERE session_id = ? ORDER BY id");
-        Ok(sqlx::query_as(&sql).bind(session_id).fetch_all(self.pool()).await?)
+        Ok(sqlx::query_as(&sql).bind(session_id).fetch_all(&mut *self.read().await?).await?)
     }
 
     /// Delivers what is ready (up to [`MAX_BATCH`]) to `session_id`: one synthetic
@@ -181,7 +181,7 @@ impl Store {
     pub async fn home_source(&self) -> Result<Option<String>, StoreError> {
         Ok(sqlx::query_scalar("SELECT value FROM app_settings WHERE key = ?")
             .bind(SOURCE_HOME)
-            .fetch_optional(self.pool())
+            .fetch_optional(&mut *self.read().await?)
             .await?)
     }
 

@@ -161,14 +161,14 @@ impl Store {
         ))
         .bind(after)
         .bind(limit)
-        .fetch_all(self.pool())
+        .fetch_all(&mut *self.read().await?)
         .await?)
     }
 
     /// The newest sequence appended so far, 0 before the first (pruning always keeps it).
     pub async fn outbox_head(&self) -> Result<i64, StoreError> {
         Ok(sqlx::query_scalar("SELECT COALESCE(MAX(seq), 0) FROM event_outbox")
-            .fetch_one(self.pool())
+            .fetch_one(&mut *self.read().await?)
             .await?)
     }
 

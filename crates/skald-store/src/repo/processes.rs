@@ -60,7 +60,7 @@ impl Store {
             "SELECT id, tool_call_id, pgid, leader_pid, leader_start_ticks, owner_pid, \
              owner_start_ticks, started_at FROM tool_processes ORDER BY id",
         )
-        .fetch_all(self.pool())
+        .fetch_all(&mut *self.read().await?)
         .await?)
     }
 }

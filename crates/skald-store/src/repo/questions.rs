@@ -54,7 +54,7 @@ impl Store {
     pub async fn question(&self, tool_call_id: i64) -> Result<Option<QuestionRow>, StoreError> {
         Ok(sqlx::query_as::<_, QuestionRow>(&format!("{OPEN_SELECT} WHERE q.tool_call_id = ?"))
             .bind(tool_call_id)
-            .fetch_optional(self.pool())
+            .fetch_optional(&mut *self.read().await?)
             .await?)
     }
 
@@ -64,7 +64,7 @@ impl Store {
             "{OPEN_SELECT} WHERE t.status = 'pending' AND a.id IS NULL \
              ORDER BY q.created_at, q.tool_call_id"
         ))
-        .fetch_all(self.pool())
+        .fetch_all(&mut *self.read().await?)
         .await?)
     }
 
@@ -130,7 +130,7 @@ impl Store {
     pub async fn answer(&self, tool_call_id: i64) -> Result<Option<String>, StoreError> {
         Ok(sqlx::query_scalar("SELECT answer FROM clarification_answers WHERE tool_call_id = ?")
             .bind(tool_call_id)
-            .fetch_optional(self.pool())
+            .fetch_optional(&mut *self.read().await?)
             .await?)
     }
 
@@ -141,7 +141,7 @@ impl Store {
              JOIN clarification_answers a ON a.tool_call_id = q.tool_call_id \
              JOIN chat_llm_tools t ON t.id = q.tool_call_id WHERE t.status = 'pending'",
         )
-        .fetch_all(self.pool())
+        .fetch_all(&mut *self.read().await?)
         .await?)
     }
 }

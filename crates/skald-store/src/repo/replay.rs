@@ -63,7 +63,7 @@ impl Store {
             .bind(stack_id)
             .bind(notes_session_id)
             .bind(keep)
-            .fetch_one(self.pool())
+            .fetch_one(&mut *self.read().await?)
             .await?;
         serde_json::from_str(&doc)
             .map_err(|e| StoreError::Corrupt { column: "frame replay", value: e.to_string() })

@@ -59,7 +59,7 @@ impl Store {
             .bind(cursor.after_message_id)
             .bind(cursor.after_tool_id)
             .bind(open)
-            .fetch_one(self.pool())
+            .fetch_one(&mut *self.read().await?)
             .await?;
         serde_json::from_str(&doc)
             .map_err(|e| StoreError::Corrupt { column: "frame delta", value: e.to_string() })

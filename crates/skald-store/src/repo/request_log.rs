@@ -39,7 +39,7 @@ impl Store {
              LIMIT 1",
         )
         .bind(message_id)
-        .fetch_optional(self.pool())
+        .fetch_optional(&mut *self.read().await?)
         .await?)
     }
 

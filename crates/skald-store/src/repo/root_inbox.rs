@@ -108,8 +108,10 @@ impl Store {
     /// The one "owes input" check: whether any input of any kind waits for the root frame.
     pub async fn root_input_waits(&self, session_id: i64) -> Result<bool, StoreError> {
         let sql = format!("SELECT id FROM pending_inputs WHERE session_id = ? AND {OPEN} LIMIT 1");
-        let any: Option<i64> =
-            sqlx::query_scalar(&sql).bind(session_id).fetch_optional(self.pool()).await?;
+        let any: Option<i64> = sqlx::query_scalar(&sql)
+            .bind(session_id)
+            .fetch_optional(&mut *self.read().await?)
+            .await?;
         Ok(any.is_some())
     }
 
@@ -120,7 +122,7 @@ impl Store {
             "SELECT session_id FROM pending_inputs WHERE {OPEN} GROUP BY session_id \
              ORDER BY min(id)"
         );
-        Ok(sqlx::query_scalar(&sql).fetch_all(self.pool()).await?)
+        Ok(sqlx::query_scalar(&sql).fetch_all(&mut *self.read().await?).await?)
     }
 
     /// Steers neither folded nor discarded, oldest first.
@@ -129,7 +131,7 @@ impl Store {
             "SELECT {STEER_COLUMNS} FROM pending_inputs \
              WHERE session_id = ? AND kind = 'steer' AND {OPEN} ORDER BY id"
         );
-        Ok(sqlx::query_as(&sql).bind(session_id).fetch_all(self.pool()).await?)
+        Ok(sqlx::query_as(&sql).bind(session_id).fetch_all(&mut *self.read().await?).await?)
     }
 
     /// Every steer of a session (debug view), oldest first.
@@ -138,7 +140,7 @@ impl Store {
             "SELECT {STEER_COLUMNS} FROM pending_inputs WHERE session_id = ? AND kind = 'steer' \
              ORDER BY id"
         );
-        Ok(sqlx::query_as(&sql).bind(session_id).fetch_all(self.pool()).await?)
+        Ok(sqlx::query_as(&sql).bind(session_id).fetch_all(&mut *self.read().await?).await?)
     }
 
     /// Appends every open input as a user row of `stack_id` (a task report as a synthetic one,

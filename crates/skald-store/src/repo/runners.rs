@@ -95,7 +95,7 @@ impl Store {
              AND cancel_requested_at IS NOT NULL",
         )
         .bind(me)
-        .fetch_all(self.pool())
+        .fetch_all(&mut *self.read().await?)
         .await?)
     }
 
@@ -155,7 +155,7 @@ impl Store {
     async fn holder(&self, session_id: i64) -> Result<Option<Held>, StoreError> {
         Ok(sqlx::query_as(&format!("{HELD} WHERE r.session_id = ?"))
             .bind(session_id)
-            .fetch_optional(self.pool())
+            .fetch_optional(&mut *self.read().await?)
             .await?)
     }
 
@@ -178,7 +178,7 @@ impl Store {
         let rows: Vec<Held> =
             sqlx::query_as(&format!("{HELD} WHERE r.runner <> ? ORDER BY r.session_id"))
                 .bind(me)
-                .fetch_all(self.pool())
+                .fetch_all(&mut *self.read().await?)
                 .await?;
         Ok(rows
             .into_iter()

@@ -48,7 +48,7 @@ impl Store {
             "SELECT key, value FROM session_scratchpad WHERE session_id = ? ORDER BY key",
         )
         .bind(session_id)
-        .fetch_all(self.pool())
+        .fetch_all(&mut *self.read().await?)
         .await?)
     }
 
@@ -79,7 +79,7 @@ impl Store {
             "SELECT content, status FROM stack_todos WHERE stack_id = ? ORDER BY position",
         )
         .bind(stack_id)
-        .fetch_all(self.pool())
+        .fetch_all(&mut *self.read().await?)
         .await?;
         Ok(rows.into_iter().map(|(content, status)| Todo { content, status }).collect())
     }

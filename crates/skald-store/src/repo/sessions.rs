@@ -128,7 +128,7 @@ impl Store {
         let sql = format!("SELECT {SESSION_COLUMNS} FROM chat_sessions WHERE id = ?");
         sqlx::query_as::<_, SessionRow>(&sql)
             .bind(id)
-            .fetch_optional(self.pool())
+            .fetch_optional(&mut *self.read().await?)
             .await?
             .ok_or(StoreError::NotFound { what: "session", id })
     }
@@ -190,7 +190,7 @@ impl Store {
              AND s.id NOT IN (SELECT child_session_id FROM async_tasks)",
         )
         .bind(&query.source)
-        .fetch_one(self.pool())
+        .fetch_one(&mut *self.read().await?)
         .await?;
         let rows = sqlx::query_as::<_, SummaryRow>(
             "SELECT s.id, s.title, s.source, s.agent_id, s.is_ephemeral, s.is_interactive, \
@@ -205,7 +205,7 @@ impl Store {
         .bind(&query.source)
         .bind(i64::from(per_page))
         .bind(offset)
-        .fetch_all(self.pool())
+        .fetch_all(&mut *self.read().await?)
         .await?;
         let items = rows.into_iter().map(|r| r.into_summary(0, None)).collect();
         Ok(Page { items, total: u64::try_from(total).unwrap_or(0), page, per_page })

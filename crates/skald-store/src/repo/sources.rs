@@ -9,7 +9,7 @@ impl Store {
         let id: Option<Option<i64>> =
             sqlx::query_scalar("SELECT active_session_id FROM sources WHERE id = ?")
                 .bind(source)
-                .fetch_optional(self.pool())
+                .fetch_optional(&mut *self.read().await?)
                 .await?;
         Ok(id.flatten())
     }

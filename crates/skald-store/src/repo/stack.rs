@@ -29,7 +29,10 @@ impl Store {
         let sql = format!(
             "SELECT {FRAME_COLUMNS} FROM chat_sessions_stack WHERE session_id = ? ORDER BY id"
         );
-        Ok(sqlx::query_as::<_, StackFrame>(&sql).bind(session_id).fetch_all(self.pool()).await?)
+        Ok(sqlx::query_as::<_, StackFrame>(&sql)
+            .bind(session_id)
+            .fetch_all(&mut *self.read().await?)
+            .await?)
     }
 
     /// One frame by id.
@@ -37,7 +40,7 @@ impl Store {
         let sql = format!("SELECT {FRAME_COLUMNS} FROM chat_sessions_stack WHERE id = ?");
         sqlx::query_as::<_, StackFrame>(&sql)
             .bind(stack_id)
-            .fetch_optional(self.pool())
+            .fetch_optional(&mut *self.read().await?)
             .await?
             .ok_or(StoreError::NotFound { what: "frame", id: stack_id })
     }
@@ -50,7 +53,7 @@ impl Store {
         );
         sqlx::query_as::<_, StackFrame>(&sql)
             .bind(session_id)
-            .fetch_optional(self.pool())
+            .fetch_optional(&mut *self.read().await?)
             .await?
             .ok_or(StoreError::NotFound { what: "root frame of session", id: session_id })
     }
@@ -69,8 +72,10 @@ impl Store {
                WHERE up.n < {MAX_LINEAGE}) \
              SELECT {FRAME_COLUMNS} FROM up JOIN chat_sessions_stack USING (id) ORDER BY up.n DESC"
         );
-        let frames =
-            sqlx::query_as::<_, StackFrame>(&sql).bind(stack_id).fetch_all(self.pool()).await?;
+        let frames = sqlx::query_as::<_, StackFrame>(&sql)
+            .bind(stack_id)
+            .fetch_all(&mut *self.read().await?)
+            .await?;
         if frames.is_empty() {
             return Err(StoreError::NotFound { what: "frame", id: stack_id });
         }
@@ -113,7 +118,7 @@ impl Store {
         );
         Ok(sqlx::query_as::<_, StackFrame>(&sql)
             .bind(tool_call_id)
-            .fetch_optional(self.pool())
+            .fetch_optional(&mut *self.read().await?)
             .await?)
     }
 

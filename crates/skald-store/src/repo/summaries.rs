@@ -45,7 +45,7 @@ impl Store {
              created_at FROM chat_summaries WHERE stack_id = ? ORDER BY id DESC LIMIT 1",
         )
         .bind(stack_id)
-        .fetch_optional(self.pool())
+        .fetch_optional(&mut *self.read().await?)
         .await?)
     }
 }

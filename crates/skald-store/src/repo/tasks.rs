@@ -151,7 +151,7 @@ impl Store {
         let sql = format!("SELECT {TASK_COLUMNS} FROM async_tasks WHERE id = ?");
         sqlx::query_as(&sql)
             .bind(id)
-            .fetch_optional(self.pool())
+            .fetch_optional(&mut *self.read().await?)
             .await?
             .ok_or(StoreError::NotFound { what: "task", id })
     }
@@ -159,13 +159,13 @@ impl Store {
     /// The task started by call `tool_call_id`, if any (a resumed call must not start it twice).
     pub async fn task_of_call(&self, tool_call_id: i64) -> Result<Option<TaskRow>, StoreError> {
         let sql = format!("SELECT {TASK_COLUMNS} FROM async_tasks WHERE parent_tool_call_id = ?");
-        Ok(sqlx::query_as(&sql).bind(tool_call_id).fetch_optional(self.pool()).await?)
+        Ok(sqlx::query_as(&sql).bind(tool_call_id).fetch_optional(&mut *self.read().await?).await?)
     }
 
     /// The task whose child session is `session_id`, if it is one.
     pub async fn task_of_session(&self, session_id: i64) -> Result<Option<TaskRow>, StoreError> {
         let sql = format!("SELECT {TASK_COLUMNS} FROM async_tasks WHERE child_session_id = ?");
-        Ok(sqlx::query_as(&sql).bind(session_id).fetch_optional(self.pool()).await?)
+        Ok(sqlx::query_as(&sql).bind(session_id).fetch_optional(&mut *self.read().await?).await?)
     }
 
     /// The tasks a session started, oldest first.
@@ -173,7 +173,7 @@ impl Store {
         let sql = format!(
             "SELECT {TASK_COLUMNS} FROM async_tasks WHERE parent_session_id = ? ORDER BY id"
         );
-        Ok(sqlx::query_as(&sql).bind(session_id).fetch_all(self.pool()).await?)
+        Ok(sqlx::query_as(&sql).bind(session_id).fetch_all(&mut *self.read().await?).await?)
     }
 
     /// Tasks not ended yet (queued, or running when a process stopped): the runner's work.
@@ -182,7 +182,7 @@ impl Store {
             "SELECT {TASK_COLUMNS} FROM async_tasks WHERE status IN ('queued', 'running') \
              ORDER BY id"
         );
-        Ok(sqlx::query_as(&sql).fetch_all(self.pool()).await?)
+        Ok(sqlx::query_as(&sql).fetch_all(&mut *self.read().await?).await?)
     }
 
     /// Marks an unfinished task `running`.
@@ -201,7 +201,7 @@ impl Store {
             "UPDATE async_tasks SET status = 'queued' WHERE child_session_id = ? \
              AND status = 'running' RETURNING {TASK_COLUMNS}"
         );
-        Ok(sqlx::query_as(&sql).bind(session_id).fetch_optional(self.pool()).await?)
+        Ok(sqlx::query_as(&sql).bind(session_id).fetch_optional(&mut *self.read().await?).await?)
     }
 
     /// Records how the task of child session `session_id` ended and, in the same transaction,

@@ -121,27 +121,27 @@ impl Store {
         let sql = format!(
             "SELECT {EVENT_COLUMNS} FROM mcp_events WHERE tick_id IS NULL ORDER BY id LIMIT ?"
         );
-        Ok(sqlx::query_as(&sql).bind(limit).fetch_all(self.pool()).await?)
+        Ok(sqlx::query_as(&sql).bind(limit).fetch_all(&mut *self.read().await?).await?)
     }
 
     /// How many events wait for a tick.
     pub async fn pending_mcp_event_count(&self) -> Result<i64, StoreError> {
         Ok(sqlx::query_scalar("SELECT COUNT(*) FROM mcp_events WHERE tick_id IS NULL")
-            .fetch_one(self.pool())
+            .fetch_one(&mut *self.read().await?)
             .await?)
     }
 
     /// The events tick `tick_id` took, oldest first.
     pub async fn tick_events(&self, tick_id: i64) -> Result<Vec<McpEventRow>, StoreError> {
         let sql = format!("SELECT {EVENT_COLUMNS} FROM mcp_events WHERE tick_id = ? ORDER BY id");
-        Ok(sqlx::query_as(&sql).bind(tick_id).fetch_all(self.pool()).await?)
+        Ok(sqlx::query_as(&sql).bind(tick_id).fetch_all(&mut *self.read().await?).await?)
     }
 
     /// Whether slot `slot` has its tick (of any state) already.
     pub async fn tick_slot_taken(&self, slot: &str) -> Result<bool, StoreError> {
         let found: Option<i64> = sqlx::query_scalar("SELECT id FROM tic_ticks WHERE slot = ?")
             .bind(slot)
-            .fetch_optional(self.pool())
+            .fetch_optional(&mut *self.read().await?)
             .await?;
         Ok(found.is_some())
     }
@@ -303,14 +303,14 @@ impl Store {
     /// The tick whose session is `session_id`, if any.
     pub async fn tick_of_session(&self, session_id: i64) -> Result<Option<TickRow>, StoreError> {
         let sql = format!("SELECT {TICK_COLUMNS} FROM tic_ticks WHERE session_id = ?");
-        Ok(sqlx::query_as(&sql).bind(session_id).fetch_optional(self.pool()).await?)
+        Ok(sqlx::query_as(&sql).bind(session_id).fetch_optional(&mut *self.read().await?).await?)
     }
 
     pub async fn tick(&self, id: i64) -> Result<TickRow, StoreError> {
         let sql = format!("SELECT {TICK_COLUMNS} FROM tic_ticks WHERE id = ?");
         sqlx::query_as(&sql)
             .bind(id)
-            .fetch_optional(self.pool())
+            .fetch_optional(&mut *self.read().await?)
             .await?
             .ok_or(StoreError::NotFound { what: "tick", id })
     }
@@ -319,7 +319,7 @@ impl Store {
     pub async fn ticks(&self, limit: u32, with_empty: bool) -> Result<Vec<TickRow>, StoreError> {
         let filter = if with_empty { "" } else { "WHERE state <> 'empty'" };
         let sql = format!("SELECT {TICK_COLUMNS} FROM tic_ticks {filter} ORDER BY id DESC LIMIT ?");
-        Ok(sqlx::query_as(&sql).bind(limit).fetch_all(self.pool()).await?)
+        Ok(sqlx::query_as(&sql).bind(limit).fetch_all(&mut *self.read().await?).await?)
     }
 
     /// Sessions of running ticks (a stopped or dead engine's, to continue).
@@ -328,7 +328,7 @@ impl Store {
             "SELECT session_id FROM tic_ticks WHERE state = 'running' \
              AND session_id IS NOT NULL ORDER BY id",
         )
-        .fetch_all(self.pool())
+        .fetch_all(&mut *self.read().await?)
         .await?)
     }
 }

@@ -170,7 +170,7 @@ impl Store {
         let sql = format!("SELECT {TOOL_COLUMNS} FROM chat_llm_tools WHERE id = ?");
         sqlx::query_as::<_, ToolCallRow>(&sql)
             .bind(id)
-            .fetch_optional(self.pool())
+            .fetch_optional(&mut *self.read().await?)
             .await?
             .ok_or(StoreError::NotFound { what: "tool call", id })
     }
@@ -181,7 +181,7 @@ impl Store {
             format!("SELECT {TOOL_COLUMNS}, file_diff, media FROM chat_llm_tools WHERE id = ?");
         sqlx::query_as::<_, ToolCallRow>(&sql)
             .bind(id)
-            .fetch_optional(self.pool())
+            .fetch_optional(&mut *self.read().await?)
             .await?
             .ok_or(StoreError::NotFound { what: "tool call", id })
     }
@@ -264,7 +264,10 @@ impl Store {
             "SELECT {TOOL_COLUMNS} FROM chat_llm_tools WHERE status IN ('pending', 'running') \
              AND message_id IN (SELECT id FROM chat_history WHERE session_stack_id = ?) ORDER BY id"
         );
-        Ok(sqlx::query_as::<_, ToolCallRow>(&sql).bind(stack_id).fetch_all(self.pool()).await?)
+        Ok(sqlx::query_as::<_, ToolCallRow>(&sql)
+            .bind(stack_id)
+            .fetch_all(&mut *self.read().await?)
+            .await?)
     }
 
     /// Open calls (`pending`/`running`) of a session, oldest first.
@@ -274,13 +277,19 @@ impl Store {
              AND message_id IN (SELECT h.id FROM chat_history h JOIN chat_sessions_stack s \
              ON h.session_stack_id = s.id WHERE s.session_id = ?) ORDER BY id"
         );
-        Ok(sqlx::query_as::<_, ToolCallRow>(&sql).bind(session_id).fetch_all(self.pool()).await?)
+        Ok(sqlx::query_as::<_, ToolCallRow>(&sql)
+            .bind(session_id)
+            .fetch_all(&mut *self.read().await?)
+            .await?)
     }
 
     /// Calls of a session that wait for a human: parked for an approval nobody decided yet, or
     /// asking a question nobody answered yet. Oldest first.
     pub async fn calls_awaiting_human(&self, session_id: i64) -> Result<Vec<i64>, StoreError> {
-        Ok(sqlx::query_scalar(AWAITING_HUMAN_SQL).bind(session_id).fetch_all(self.pool()).await?)
+        Ok(sqlx::query_scalar(AWAITING_HUMAN_SQL)
+            .bind(session_id)
+            .fetch_all(&mut *self.read().await?)
+            .await?)
     }
 
     /// Every call of a session in id order (one read for the whole tree).
@@ -293,7 +302,10 @@ impl Store {
              (SELECT h.id FROM chat_history h JOIN chat_sessions_stack s ON h.session_stack_id = s.id \
               WHERE s.session_id = ?) ORDER BY id"
         );
-        Ok(sqlx::query_as::<_, ToolCallRow>(&sql).bind(session_id).fetch_all(self.pool()).await?)
+        Ok(sqlx::query_as::<_, ToolCallRow>(&sql)
+            .bind(session_id)
+            .fetch_all(&mut *self.read().await?)
+            .await?)
     }
 
     /// Records the media and links an MCP call returned (a JSON `ToolResultMedia`), before it is
@@ -312,7 +324,7 @@ impl Store {
         let row: Option<Option<String>> =
             sqlx::query_scalar("SELECT media FROM chat_llm_tools WHERE id = ?")
                 .bind(id)
-                .fetch_optional(self.pool())
+                .fetch_optional(&mut *self.read().await?)
                 .await?;
         row.ok_or(StoreError::NotFound { what: "tool call", id })
     }

@@ -139,7 +139,7 @@ impl Store {
             .bind(stack_id)
             .bind(bound.unwrap_or(dir.open_bound()))
             .bind(limit)
-            .fetch_all(self.pool())
+            .fetch_all(&mut *self.read().await?)
             .await?)
     }
 
@@ -161,7 +161,11 @@ impl Store {
         for id in message_ids {
             query = query.bind(id);
         }
-        Ok(query.bind(bound.unwrap_or(dir.open_bound())).bind(limit).fetch_all(self.pool()).await?)
+        Ok(query
+            .bind(bound.unwrap_or(dir.open_bound()))
+            .bind(limit)
+            .fetch_all(&mut *self.read().await?)
+            .await?)
     }
 
     /// Up to `limit` frames spawned by `call_ids` in tree order (by call, then frame id), each
@@ -181,7 +185,11 @@ impl Store {
         for id in call_ids {
             query = query.bind(id);
         }
-        Ok(query.bind(bound.unwrap_or(dir.open_bound())).bind(limit).fetch_all(self.pool()).await?)
+        Ok(query
+            .bind(bound.unwrap_or(dir.open_bound()))
+            .bind(limit)
+            .fetch_all(&mut *self.read().await?)
+            .await?)
     }
 
     /// One message as a page shows it.
@@ -193,7 +201,7 @@ impl Store {
         let sql = format!("{} WHERE id = ?", message_select(limits));
         sqlx::query_as::<_, MessagePreview>(&sql)
             .bind(id)
-            .fetch_optional(self.pool())
+            .fetch_optional(&mut *self.read().await?)
             .await?
             .ok_or(StoreError::NotFound { what: "message", id })
     }
@@ -207,7 +215,7 @@ impl Store {
         let sql = format!("{} WHERE id = ?", tool_select(limits));
         sqlx::query_as::<_, ToolPreview>(&sql)
             .bind(id)
-            .fetch_optional(self.pool())
+            .fetch_optional(&mut *self.read().await?)
             .await?
             .ok_or(StoreError::NotFound { what: "tool call", id })
     }

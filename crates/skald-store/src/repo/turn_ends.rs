@@ -94,7 +94,7 @@ impl Store {
             self.commit(tx).await?;
             row
         } else {
-            row.fetch_one(self.pool()).await?
+            row.fetch_one(&mut *self.read().await?).await?
         };
         row.decode()
     }
@@ -106,7 +106,7 @@ impl Store {
              after_message_id, ended_at FROM turn_ends WHERE session_id = ? ORDER BY id",
         )
         .bind(session_id)
-        .fetch_all(self.pool())
+        .fetch_all(&mut *self.read().await?)
         .await?
         .into_iter()
         .map(TurnEndRow::decode)
@@ -133,7 +133,7 @@ impl Store {
         .bind(from_message_id)
         .bind(to_message_id)
         .bind(to_message_id)
-        .fetch_all(self.pool())
+        .fetch_all(&mut *self.read().await?)
         .await?
         .into_iter()
         .map(TurnEndRow::decode)

@@ -39,7 +39,7 @@ impl Store {
         .bind(window_tokens.max(1))
         .bind(exact)
         .bind(self.now())
-        .fetch_one(self.pool())
+        .fetch_one(&mut *self.read().await?)
         .await?;
         Ok(stored)
     }
@@ -50,7 +50,7 @@ impl Store {
             "SELECT client, model, window_tokens, exact, learned_at FROM learned_context_windows \
              ORDER BY client, model",
         )
-        .fetch_all(self.pool())
+        .fetch_all(&mut *self.read().await?)
         .await?)
     }
 }

@@ -201,7 +201,7 @@ impl Store {
              WHERE w.state = 'claimed' AND w.claimed_by <> ?",
         )
         .bind(me)
-        .fetch_all(self.pool())
+        .fetch_all(&mut *self.read().await?)
         .await?;
         let mut reclaimed = 0;
         for row in rows {
@@ -240,7 +240,7 @@ impl Store {
             .bind("")
             .bind(kind.as_str())
             .bind(self.stale_before())
-            .fetch_optional(self.pool())
+            .fetch_optional(&mut *self.read().await?)
             .await?;
         Ok(any.is_some())
     }
@@ -297,7 +297,7 @@ impl Store {
              (SELECT instance_id FROM work_waiters WHERE session_id = ?)",
         )
         .bind(session_id)
-        .fetch_all(self.pool())
+        .fetch_all(&mut *self.read().await?)
         .await?;
         Ok(rows.into_iter().any(|r| r.alive(is_alive)))
     }
@@ -308,7 +308,7 @@ impl Store {
             "SELECT w.session_id AS id, i.id AS claimed_by, i.host, i.pid, i.heartbeat_at, \
              i.stopped_at FROM work_waiters w LEFT JOIN engine_instances i ON i.id = w.instance_id",
         )
-        .fetch_all(self.pool())
+        .fetch_all(&mut *self.read().await?)
         .await?;
         for row in rows {
             let session_id = row.id;
@@ -336,7 +336,7 @@ impl Store {
              WHERE session_id = ? ORDER BY id",
         )
         .bind(session_id)
-        .fetch_all(self.pool())
+        .fetch_all(&mut *self.read().await?)
         .await?)
     }
 

@@ -78,7 +78,7 @@ impl Store {
              OR COALESCE((SELECT MAX(id) FROM chat_llm_tools), 0) > calls_upto \
              FROM search_index_state",
         )
-        .fetch_one(self.pool())
+        .fetch_one(&mut *self.read().await?)
         .await?)
     }
 }

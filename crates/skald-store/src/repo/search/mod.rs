@@ -235,7 +235,7 @@ impl Store {
         index.push_filter(&mut b, None);
         b.push(" ORDER BY f.rowid DESC LIMIT ").push_bind(RANK_CANDIDATES);
         b.push(") ORDER BY rank LIMIT ").push_bind(i64::try_from(limit).unwrap_or(i64::MAX));
-        let rows: Vec<(i64, f64)> = b.build_query_as().fetch_all(self.pool()).await?;
+        let rows: Vec<(i64, f64)> = b.build_query_as().fetch_all(&mut *self.read().await?).await?;
         Ok(rows.into_iter().map(|(id, rank)| Ranked { id, rank }).collect())
     }
 
@@ -273,7 +273,7 @@ impl Store {
             index.hit_columns(),
             index.joins("top.id"),
         ));
-        Ok(b.build_query_as::<HitRow>().fetch_all(self.pool()).await?)
+        Ok(b.build_query_as::<HitRow>().fetch_all(&mut *self.read().await?).await?)
     }
 
     /// Every message and call of the session (sub-agents included) that matches, in id order:
@@ -298,7 +298,7 @@ impl Store {
             b.push(index.from());
             index.push_filter(&mut b, Some(&scope));
             let rows: Vec<(i64, Option<i64>, String)> =
-                b.build_query_as().fetch_all(self.pool()).await?;
+                b.build_query_as().fetch_all(&mut *self.read().await?).await?;
             for (message_id, tool_call_id, kind) in rows {
                 matches.push(MatchRef { message_id, tool_call_id, kind: hit_kind(&kind)? });
             }
@@ -323,7 +323,8 @@ impl Store {
                (SELECT MIN(id) FROM chat_llm_tools WHERE message_id BETWEEN m.lo AND m.hi), \
                (SELECT MAX(id) FROM chat_llm_tools WHERE message_id BETWEEN m.lo AND m.hi) FROM m",
         );
-        let (lo, hi, call_lo, call_hi) = b.build_query_as().fetch_one(self.pool()).await?;
+        let (lo, hi, call_lo, call_hi) =
+            b.build_query_as().fetch_one(&mut *self.read().await?).await?;
         Ok(Scope { sessions: sessions.to_vec(), messages: (lo, hi), calls: (call_lo, call_hi) })
     }
 }

@@ -131,7 +131,7 @@ impl Store {
                   ON h.session_stack_id = st.id WHERE st.session_id = p.id) AS last_message_at \
              FROM p ORDER BY p.id DESC",
         );
-        Ok(b.build_query_as::<Row>().fetch_all(self.pool()).await?)
+        Ok(b.build_query_as::<Row>().fetch_all(&mut *self.read().await?).await?)
     }
 
     /// Each listed session's best-ranked hit over both indexes, among the hits in its newest
@@ -178,7 +178,7 @@ impl Store {
             ids.push_bind(*id);
         }
         b.push(")");
-        Ok(b.build_query_as().fetch_all(self.pool()).await?)
+        Ok(b.build_query_as().fetch_all(&mut *self.read().await?).await?)
     }
 
     /// Each session's best-ranked hit of `index` among the hits in `recent` (session, message
@@ -229,7 +229,8 @@ impl Store {
         );
         b.push(index.joins("scored.id"));
         b.push(" JOIN chat_sessions_stack st ON st.id = h.session_stack_id");
-        let scored: Vec<(i64, i64, f64)> = b.build_query_as().fetch_all(self.pool()).await?;
+        let scored: Vec<(i64, i64, f64)> =
+            b.build_query_as().fetch_all(&mut *self.read().await?).await?;
         let mut best: HashMap<i64, Ranked> = HashMap::new();
         for (sid, id, rank) in scored {
             // Lower ranks first; equal ranks: the newer hit.
