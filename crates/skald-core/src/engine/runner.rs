@@ -13,6 +13,7 @@ use skald_llm::{LlmSettings, ModelEndpoint};
 use skald_protocol::{Event, EventEnvelope, FrameOrigin, TurnEnd};
 use skald_store::StoreError;
 use skald_store::repo::history::{NewMessage, Role};
+use skald_store::repo::sessions::SessionRuns;
 use skald_store::repo::work::WorkKind;
 use tokio_util::sync::CancellationToken;
 
@@ -497,10 +498,11 @@ impl Engine {
         cancel: CancellationToken,
     ) -> Result<TurnOutcome, EngineError> {
         let store = self.store();
-        let root = store.root_frame(session_id).await?;
+        // The emitter speaks for the root frame, read when the step began.
+        let root = emitter.frame().stack_id;
         // A trailing prompt without an answer is a turn that died before the model replied (a
         // synthetic note, e.g. a reconciled call's, is no prompt: it stays for this turn).
-        let last = store.last_live_message(root.id).await?;
+        let last = store.last_live_message(root).await?;
         let first_prompt = last.is_none();
         if let Some(last) = last
             && matches!(last.role(), Ok(Role::User | Role::Agent))
@@ -510,11 +512,11 @@ impl Engine {
         }
         // Steers left unconsumed by a crash seed this turn, before the new message.
         // Without a new message the turn runs on those steers (already echoed when sent).
-        crate::turn::fold_root_inputs(store, emitter, session_id, root.id).await?;
+        crate::turn::fold_root_inputs(store, emitter, session_id, root).await?;
         if let Some(text) = text {
             panic_if_injected(text);
             let new = NewMessage {
-                stack_id: root.id,
+                stack_id: root,
                 role: Some(Role::User),
                 content: text.to_string(),
                 ..Default::default()
@@ -568,7 +570,8 @@ impl Engine {
     ) -> Result<TurnCtx, EngineError> {
         let store = self.store();
         let session = store.session(session_id).await?;
-        let root = store.root_frame(session_id).await?;
+        // Every caller passes the root frame's emitter.
+        let root = emitter.frame().stack_id;
         let cfg = self.config();
         let run_context = stored_run_context(session_id, session.run_context.as_deref())?;
         let cwd = crate::launch_env::launch_dir().unwrap_or_else(|| self.data_dir().to_path_buf());
@@ -597,7 +600,7 @@ impl Engine {
         if let Some(Recall(message)) = recall {
             let message = match message {
                 Some(text) => text,
-                None => self.latest_prompt(root.id).await,
+                None => self.latest_prompt(root).await,
             };
             root_fragments.extend(self.inner.memory.query_context(session_id, &message).await);
         }
@@ -639,7 +642,7 @@ impl Engine {
         };
         let grants = crate::turn::Grants::new(store.session_tool_groups(session_id).await?);
         let frame = FrameCtx {
-            stack_id: root.id,
+            stack_id: root,
             depth: 0,
             agent,
             chain,
@@ -675,12 +678,23 @@ impl Engine {
             tracing::warn!(session_id, "cannot store how the turn ended: {e}");
             emitter.emit(Event::TurnEnded { outcome: end });
         }
-        // An async task's child that ended reports to its parent (a read for any other run).
-        self.task_ended(session_id, outcome).await;
+        // Only the runs the session is (one read; most sessions are none) record their end.
+        let runs = self.store().runs_of_session(session_id).await.unwrap_or_else(|e| {
+            tracing::warn!(session_id, "cannot tell which runs the session is: {e}");
+            SessionRuns { task: true, job_run: true, tick: true }
+        });
+        // An async task's child that ended reports to its parent.
+        if runs.task {
+            self.task_ended(session_id, outcome).await;
+        }
         // A scheduled job's run records how it ended.
-        self.job_run_ended(session_id, outcome).await;
+        if runs.job_run {
+            self.job_run_ended(session_id, outcome).await;
+        }
         // A TIC tick records how it ended.
-        self.tic_tick_ended(session_id, outcome).await;
+        if runs.tick {
+            self.tic_tick_ended(session_id, outcome).await;
+        }
         emitter.emit(Event::TurnRunning { running: false });
     }
 }

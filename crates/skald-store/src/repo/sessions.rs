@@ -114,6 +114,14 @@ impl SummaryRow {
 const SESSION_COLUMNS: &str = "id, title, source, agent_id, is_interactive, is_ephemeral, \
      run_context, auto_deny_approvals, context_label, scratchpad_session_id, client, created_at";
 
+/// The runs a session is, each with an end of its own to record.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct SessionRuns {
+    pub task: bool,
+    pub job_run: bool,
+    pub tick: bool,
+}
+
 impl Store {
     /// Creates a session and its root stack frame in one transaction.
     pub async fn create_session(&self, new: &NewSession) -> Result<CreatedSession, StoreError> {
@@ -131,6 +139,20 @@ impl Store {
             .fetch_optional(&mut *self.read().await?)
             .await?
             .ok_or(StoreError::NotFound { what: "session", id })
+    }
+
+    /// Which runs session `session_id` is (an async task's child, a scheduled job's run, a TIC
+    /// tick), in one read: a run's end is recorded only where there is one to record.
+    pub async fn runs_of_session(&self, session_id: i64) -> Result<SessionRuns, StoreError> {
+        let (task, job_run, tick): (bool, bool, bool) = sqlx::query_as(
+            "SELECT EXISTS (SELECT 1 FROM async_tasks WHERE child_session_id = ?1), \
+             EXISTS (SELECT 1 FROM job_runs WHERE session_id = ?1), \
+             EXISTS (SELECT 1 FROM tic_ticks WHERE session_id = ?1)",
+        )
+        .bind(session_id)
+        .fetch_one(&mut *self.read().await?)
+        .await?;
+        Ok(SessionRuns { task, job_run, tick })
     }
 
     /// Sets (or with `None` clears) the session's title.
