@@ -597,7 +597,7 @@ impl Engine {
         let build = BuildSettings::for_chain(&cfg, &chain);
         let mut root_fragments = Vec::new();
         root_fragments.extend(self.source_turn_context(session_id, &session.source).await);
-        if let Some(Recall(message)) = recall {
+        if let Some(Recall(message)) = recall.filter(|_| self.inner.memory.recalls_context()) {
             let message = match message {
                 Some(text) => text,
                 None => self.latest_prompt(root).await,

@@ -45,6 +45,11 @@ impl MemoryStore for LocalMemory {
         "local"
     }
 
+    /// Its files reach the model through `inject_memory` and `memory_search`, not per turn.
+    fn recalls_context(&self) -> bool {
+        false
+    }
+
     fn locate(&self, path: &MemoryPath) -> Result<PathBuf, MemoryError> {
         let root = self.root()?;
         let resolved = paths::resolve_path(&root, path.as_str())

@@ -104,6 +104,11 @@ pub trait MemoryStore: Send + Sync {
     ) -> Result<Option<String>, MemoryError> {
         Ok(None)
     }
+    /// Whether [`MemoryStore::query_context`] can return anything: a store that never does
+    /// says so, and a turn then neither looks up its prompt nor asks.
+    fn recalls_context(&self) -> bool {
+        true
+    }
 }
 
 /// Longest `query_context` text placed in a request; a longer one is cut there (said in it).
@@ -160,6 +165,11 @@ impl MemoryManager {
 
     pub fn max_bytes(&self) -> u64 {
         (self.max_bytes)()
+    }
+
+    /// Whether the store can add context to a turn ([`MemoryStore::recalls_context`]).
+    pub fn recalls_context(&self) -> bool {
+        self.backend.recalls_context()
     }
 
     /// The store's context for a turn (see [`MemoryStore::query_context`]), as the tail block
