@@ -2,7 +2,7 @@
 // A small MCP server (stdio) for the tests of what a server sends on its own, written with the
 // official SDK: `add_tool` adds the tool `added` and `remove_tool` removes it (each sends
 // `notifications/tools/list_changed`), `log` sends a log message (`notifications/message`),
-// `emit_event` sends a server event (`event/new_email`), `login` asks the user for a name and a
+// `emit_event` sends a server event (`event/new_email`), `broken_chart` fails with an image, `login` asks the user for a name and a
 // password (`elicitation/create`; a secret by its name: the spec has no `format: password`) and
 // says whether the password, read backwards, is what the call expects (so that the password
 // itself is never in the call's arguments). server-everything has no way to
@@ -73,6 +73,17 @@ server.registerTool(
     return text(`user=${user}; password ${[...password].reverse().join("") === expect ? "matches" : "does not match"}`);
   },
 );
+
+// A failure that still carries media (a chart the server drew before it gave up): `isError` with
+// a text and a 1x1 PNG.
+const RED_DOT = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAIAAACQd1PeAAAADElEQVR4nGP4z8AAAAMBAQDJ/pLvAAAAAElFTkSuQmCC";
+server.registerTool("broken_chart", { description: "Fails, with the chart it drew so far.", inputSchema: {}, annotations }, async () => ({
+  isError: true,
+  content: [
+    { type: "text", text: "the chart could not be finished" },
+    { type: "image", data: RED_DOT, mimeType: "image/png" },
+  ],
+}));
 
 server.registerTool(
   "emit_event",

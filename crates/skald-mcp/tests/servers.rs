@@ -449,8 +449,8 @@ async fn a_changed_tool_list_is_listed_again_before_the_call_that_changed_it_ret
     let err = manager.call("trusted", "added", &json!({"word": "hi"}), &cancel).await.unwrap_err();
     assert_eq!(err, McpError::UnknownTool { server: "trusted".into(), tool: "added".into() });
     let log = std::fs::read_to_string(logs.path().join("trusted.log")).unwrap();
-    assert!(log.contains("[lifecycle] tool list changed (6 tools); added: added\n"), "{log}");
-    assert!(log.contains("[lifecycle] tool list changed (5 tools); removed: added\n"), "{log}");
+    assert!(log.contains("[lifecycle] tool list changed (7 tools); added: added\n"), "{log}");
+    assert!(log.contains("[lifecycle] tool list changed (6 tools); removed: added\n"), "{log}");
 
     // A tool that appears later is judged like the first ones: the same hint from a server
     // nobody trusted is only a claim.

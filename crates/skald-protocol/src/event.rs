@@ -200,6 +200,9 @@ pub enum Event {
         #[ts(type = "number")]
         tool_call_id: i64,
         error: String,
+        /// What a failed MCP call returned besides its text (empty for other calls).
+        #[serde(default)]
+        media: crate::ToolResultMedia,
     },
     ToolCancelled {
         #[ts(type = "number")]

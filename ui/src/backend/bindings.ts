@@ -970,7 +970,11 @@ total: number | null, message: string | null, } | { "type": "tool_done", tool_ca
 /**
  * The media files and resource links an MCP call returned (empty for other calls).
  */
-media: ToolResultMedia, } | { "type": "tool_error", tool_call_id: number, error: string, } | { "type": "tool_cancelled", tool_call_id: number, } | { "type": "tool_rejected", tool_call_id: number, reason: string, } | { "type": "approval_requested", request_id: number, tool_call_id: number, tool_name: string, 
+media: ToolResultMedia, } | { "type": "tool_error", tool_call_id: number, error: string, 
+/**
+ * What a failed MCP call returned besides its text (empty for other calls).
+ */
+media: ToolResultMedia, } | { "type": "tool_cancelled", tool_call_id: number, } | { "type": "tool_rejected", tool_call_id: number, reason: string, } | { "type": "approval_requested", request_id: number, tool_call_id: number, tool_name: string, 
 /**
  * As the model sent them.
  */

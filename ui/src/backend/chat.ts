@@ -804,7 +804,8 @@ function applyCall(state: ChatState, event: Event, frame: FrameOrigin | null): C
         question: null,
       }));
     case "tool_error":
-      return updateTool(state, event.tool_call_id, (t) => ({ ...t, status: "error", error: event.error, progress: null, approval: null, question: null }));
+      // A failed MCP call may still have returned media (recorded with it).
+      return updateTool(state, event.tool_call_id, (t) => ({ ...t, status: "error", error: event.error, media: event.media, progress: null, approval: null, question: null }));
     case "tool_cancelled":
       return updateTool(state, event.tool_call_id, (t) => ({ ...t, status: "cancelled", progress: null, approval: null, question: null }));
     case "tool_rejected":

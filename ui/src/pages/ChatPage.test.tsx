@@ -154,9 +154,12 @@ describe("chat page", () => {
     await emit(backend, { type: "thinking", message_id: 2, content: "Checking.", reasoning: null, input_tokens: null, output_tokens: null , cost_usd: null});
     await emit(backend, { type: "tool_start", tool_call_id: 7, message_id: 2, name: "list_dir", arguments: { path: "." }, label_short: "ls", label_full: "List .", path: "." });
     expect(log().getByRole("article", { name: "Tool List ., running" })).toBeTruthy();
-    await emit(backend, { type: "tool_error", tool_call_id: 7, error: "permission denied" });
-    expect(log().getByRole("article", { name: "Tool List ., error" })).toBeTruthy();
-    expect(log().getByText("permission denied")).toBeTruthy();
+    const links = [{ name: "Partial listing", uri: "file:///tmp/partial.txt", mime: "text/plain", description: null }];
+    await emit(backend, { type: "tool_error", tool_call_id: 7, error: "permission denied", media: { media: [], links } });
+    const card = log().getByRole("article", { name: "Tool List ., error" });
+    expect(within(card).getByText("permission denied")).toBeTruthy();
+    // What the failed call returned besides its error shows at once, without a reload.
+    expect(within(card).getByRole("list", { name: "Resource links" }).textContent).toContain("Partial listing");
   });
 
   it("restores STOP after a reload while a turn runs, and stops it", async () => {

@@ -22,7 +22,11 @@ pub async fn flag(
     row: &ToolCallRow,
 ) -> Result<(), EngineError> {
     store.fail_interrupted_call(row.id, session_id, INTERRUPTED_RUNNING).await?;
-    emitter.emit(Event::ToolError { tool_call_id: row.id, error: INTERRUPTED_RUNNING.to_string() });
+    emitter.emit(Event::ToolError {
+        tool_call_id: row.id,
+        error: INTERRUPTED_RUNNING.to_string(),
+        media: Default::default(),
+    });
     if let Some(flagged) = store.interrupted_call(row.id).await? {
         emitter.emit(Event::InterruptedCall { call: to_wire(flagged, tools)? });
     }

@@ -176,14 +176,17 @@ pub struct ToolOutput {
     pub text: String,
     /// Set by write tools so the loop can record the change and report `file_changed`.
     pub change: Option<FileChange>,
-    /// The media and links an MCP call returned (already recorded with the call), for its
-    /// `tool_done` event.
+    /// The media and links an MCP call returned (already recorded with the call), for the
+    /// event that ends it.
     pub media: skald_protocol::ToolResultMedia,
+    /// The tool ran and says it failed (an MCP result with `isError`): `text` is its error,
+    /// and the call ends failed with its media.
+    pub failed: bool,
 }
 
 impl ToolOutput {
     pub fn text(text: impl Into<String>) -> Self {
-        Self { text: text.into(), change: None, media: Default::default() }
+        Self { text: text.into(), change: None, media: Default::default(), failed: false }
     }
 
     /// The file the call changed, if any.

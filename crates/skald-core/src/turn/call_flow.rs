@@ -487,6 +487,15 @@ async fn execute_cleared(
         }
     };
     match outcome {
+        Ok(out) if out.failed => {
+            let failed = vec![Event::ToolError {
+                tool_call_id: id,
+                error: out.text.clone(),
+                media: out.media,
+            }];
+            end_call(ctx, id, ToolStatus::Failed, Some(&out.text), failed).await?;
+            Ok(CallFlow::Continue)
+        }
         Ok(out) => {
             // The change is recorded before the call is done, so a reader that sees it done
             // also sees what it changed.
@@ -595,7 +604,11 @@ async fn reject(ctx: &TurnCtx, id: i64, reason: &str) -> Result<CallFlow, Engine
 }
 
 async fn fail(ctx: &TurnCtx, id: i64, error: &str) -> Result<CallFlow, EngineError> {
-    let failed = vec![Event::ToolError { tool_call_id: id, error: error.to_string() }];
+    let failed = vec![Event::ToolError {
+        tool_call_id: id,
+        error: error.to_string(),
+        media: Default::default(),
+    }];
     end_call(ctx, id, ToolStatus::Failed, Some(error), failed).await?;
     Ok(CallFlow::Continue)
 }

@@ -281,10 +281,7 @@ pub async fn call(
             .await
             .map_err(|e| ToolError::Failed(format!("storage error: {e}")))?;
     }
-    if is_error {
-        return Err(ToolError::Failed(text));
-    }
-    Ok(ToolOutput { media, ..ToolOutput::text(text) })
+    Ok(ToolOutput { media, failed: is_error, ..ToolOutput::text(text) })
 }
 
 /// Stores the grant in the frame's scope (the session's at the root, the frame's own below) and
