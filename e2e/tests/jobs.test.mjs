@@ -57,7 +57,10 @@ describe("scheduled jobs: add on the Jobs page, run now, open the run's session"
     await form().waitFor();
     await form().getByLabel("Title").fill(TITLE);
     await form().getByLabel("Prompt").fill(PROMPT);
-    assert.equal(await form().getByLabel("Agent").inputValue(), "generalist");
+    // The form picks the default agent once the agent list has loaded: wait for it, not a race.
+    const agent = await form().getByLabel("Agent").elementHandle();
+    await page.waitForFunction((el) => el.value !== "", agent, { timeout: 10_000 });
+    assert.equal(await agent.inputValue(), "generalist");
     await form().getByLabel("Time zone").fill("Europe/Berlin");
 
     // Five fields, as most cron tools take: the engine says it wants seven, under the field.
