@@ -21,6 +21,9 @@
 # tests/long_session.test.mjs: 300 seeded turns (1,800 messages) and a write waiting for approval:
 # the chat and the debug tree open at the newest rows with a bounded DOM, load earlier pages as
 # they are scrolled up, open at a linked message highlighted, and jump to the pending approval.
+# tests/interrupted.test.mjs: a command approved in the chat, the server SIGKILLed while it runs and
+# started again on the same data dir: the turn goes on without running it again, and the Inbox
+# lists the call under Interrupted calls (axe-core) until the user says it did not run.
 # tests/search.test.mjs: 24 turns against the fake provider, then the Sessions page's search finds
 # a word of one answer (only that session listed, the word marked in its snippet), the hit opens
 # the session at that message (#session/ID?message=M), and Find in session counts and steps.
@@ -62,6 +65,9 @@
 # starts it, stores its pushes, a tick (Run a tick now) has the tic agent read them (one request
 # to the fake provider); the TIC page shows the tick done with its events as text and opens its
 # session; axe-core on the page and the events in both themes.
+# All but ui.test.mjs and render_a11y's first-run part start the same way, through
+# e2e/lib/chat_fixture.mjs: a temp working directory, the fake provider with the test's script,
+# `skald serve` on it, a Chromium page on the chat (or the page the test names).
 # Screenshots land in artifacts/browser/*.png.
 # Exits non-zero on any failure.
 #

@@ -1,5 +1,6 @@
 // axe-core run inside the page (through Playwright's evaluate, which the page's CSP does not
 // block): the serious and critical violations, each with the elements it found.
+import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 
@@ -21,6 +22,18 @@ export async function seriousViolations(page) {
   return violations
     .filter((v) => v.impact === "serious" || v.impact === "critical")
     .flatMap((v) => v.nodes.map((n) => `[${v.impact}] ${v.id} (${v.help}) ${n}`));
+}
+
+/** Asserts no serious or critical violation on the page as it is, in the light and the dark
+ * theme (named `what` in the failure); leaves the page in the light theme. */
+export async function assertAxeBothThemes(page, what) {
+  const found = [];
+  for (const scheme of ["light", "dark"]) {
+    await page.emulateMedia({ colorScheme: scheme });
+    for (const v of await seriousViolations(page)) found.push(`${scheme} · ${what}: ${v}`);
+  }
+  await page.emulateMedia({ colorScheme: "light" });
+  assert.deepEqual(found, []);
 }
 
 /** Every status, badge and notice class the page's stylesheets define (`.status-done`,

@@ -26,6 +26,16 @@ export function screenshotPath(name) {
   return join(SCREENSHOT_DIR, `${name}.png`);
 }
 
+/** Saves the whole page (scrolled parts too, unless `options` says otherwise) as `name`.png. */
+export function screenshot(page, name, options = {}) {
+  return page.screenshot({ path: screenshotPath(name), fullPage: true, ...options });
+}
+
+/** Resolves once the page's location hash is exactly `hash`. */
+export function waitForHash(page, hash) {
+  return page.waitForFunction((want) => window.location.hash === want, hash);
+}
+
 /**
  * A page in a fresh 1280×860 context; uncaught page errors are pushed onto `errors` (or onto the
  * array given as the second argument).

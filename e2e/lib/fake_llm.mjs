@@ -83,7 +83,11 @@ export async function startFakeLlm({ script = [], chunkDelayMs = 30, timeoutMs =
 
 /** A reply of plain text. */
 export const textReply = (content) => ({ type: "text", content });
+/** A reply that calls one tool `name` with `args` (an object, sent as its JSON text). */
+export const call = (name, args) => ({ type: "tool_calls", calls: [{ name, arguments: JSON.stringify(args) }] });
 /** The names of the tools a request offered. */
 export const offeredTools = (body) => (body.tools ?? []).map((t) => t.function.name);
 /** The first conversation message of a request (a task's or a job run's prompt). */
 export const firstMessage = (body) => String((body.messages ?? []).find((m) => m.role !== "system")?.content ?? "");
+/** The contents of a request's tool results, oldest first. */
+export const toolResults = (body) => (body.messages ?? []).filter((m) => m.role === "tool").map((m) => String(m.content));

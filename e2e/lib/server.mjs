@@ -1,4 +1,5 @@
 // Starts the real `skald serve --port 0` on a fresh data dir and hands back its URL and token.
+import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -108,4 +109,16 @@ export function allowCommands(server) {
       note: "e2e: commands run unattended",
     },
   });
+}
+
+/** Resolves once `server` says the session's turn has ended (asked every `pollMs`); fails after
+ * `timeoutMs`. */
+export async function turnEnded(server, sessionId, { pollMs = 100, timeoutMs = 30_000 } = {}) {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const { running } = await server.call("turn_running", { session_id: sessionId });
+    if (!running) return;
+    assert.ok(Date.now() < deadline, `the turn of session ${sessionId} did not end in ${timeoutMs} ms`);
+    await new Promise((r) => setTimeout(r, pollMs));
+  }
 }

@@ -4,39 +4,25 @@
 // approval is queued behind the decision, and a WebSocket that drops while a tool runs resyncs
 // the chat from the engine.
 import assert from "node:assert/strict";
-import { mkdtempSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
-import { launchBrowser, newPage, screenshotPath } from "../lib/browser.mjs";
-import { startFakeLlm } from "../lib/fake_llm.mjs";
-import { allowCommands, startServer } from "../lib/server.mjs";
-import { stopAll } from "../lib/teardown.mjs";
+import { chatFixture } from "../lib/chat_fixture.mjs";
+import { call } from "../lib/fake_llm.mjs";
+import { allowCommands, turnEnded } from "../lib/server.mjs";
 
 const LONG_ANSWER = Array.from(
   { length: 14 },
   (_, i) => `Part ${i + 1} of the long story goes on about the harbour, the boats and the tides.`,
 ).join(" ");
 
-const command = (cmd) => ({
-  type: "tool_calls",
-  calls: [{ name: "execute_cmd", arguments: JSON.stringify({ command: cmd }) }],
-});
+const command = (cmd) => call("execute_cmd", { command: cmd });
 
 describe("steers and reconnects in the chat", () => {
-  let fake;
-  let server;
-  let browser;
-  let page;
-  let workdir;
+  const chat = chatFixture({ workdir: "flow", chunkDelayMs: 30, hash: null });
+  const { pageErrors, shoot, composer, sendButton } = chat;
+  let fake, server, page;
   /** While true, the page's WebSocket cannot reconnect (each attempt is closed at once). */
   let offline = false;
   let socket = null;
-  const pageErrors = [];
-
-  const shoot = (name) => page.screenshot({ path: screenshotPath(name), fullPage: true });
-  const composer = () => page.getByRole("combobox", { name: "Message" });
-  const sendButton = () => page.getByRole("button", { name: "Send", exact: true });
   const api = (op, params) => server.call(op, params);
 
   /** Enter sends, also while a turn runs (then only STOP is shown as a button). */
@@ -67,26 +53,10 @@ describe("steers and reconnects in the chat", () => {
     return items.slice(start);
   }
 
-  /** Waits (on the stored rows) until the session's turn has ended. */
-  async function turnEnded(sessionId) {
-    for (;;) {
-      const { running } = await api("turn_running", { session_id: sessionId });
-      if (!running) return;
-      await new Promise((r) => setTimeout(r, 100));
-    }
-  }
-
   before(async () => {
-    workdir = mkdtempSync(join(tmpdir(), "skald-e2e-flow-"));
-    fake = await startFakeLlm({ chunkDelayMs: 30 });
-    server = await startServer({
-      cwd: workdir,
-      env: { SKALD_LLM_BASE_URL: fake.baseUrl, SKALD_LLM_MODEL: "fake-model" },
-    });
+    ({ fake, server, page } = await chat.start());
     // Commands run without asking here, so a tool can be running while the test acts.
     await allowCommands(server);
-    browser = await launchBrowser();
-    page = await newPage(browser, pageErrors);
     await page.routeWebSocket(/\/api\/ws/, (ws) => {
       if (offline) {
         ws.close();
@@ -95,11 +65,10 @@ describe("steers and reconnects in the chat", () => {
       ws.connectToServer();
       socket = ws;
     });
-    await page.goto(`${server.base}?token=${server.token}#chat/web`);
-    await composer().waitFor();
+    await chat.open("#chat/web");
   });
 
-  after(() => stopAll({ browser, server, fake, workdir }));
+  after(() => chat.stop());
 
   test("a message sent while a tool runs shows as queued, then joins the conversation after the tool", async () => {
     await fake.push([command("sleep 2"), { type: "text", content: "Saw both messages." }]);
@@ -161,7 +130,7 @@ describe("steers and reconnects in the chat", () => {
 
   test("a message sent while a write waits for approval is queued behind it until the decision", async () => {
     await fake.push([
-      { type: "tool_calls", calls: [{ name: "write_file", arguments: JSON.stringify({ path: "plan.md", content: "# Plan\n" }) }] },
+      call("write_file", { path: "plan.md", content: "# Plan\n" }),
       { type: "text", content: "Wrote plan.md and noted the deadline." },
     ]);
     await send("Write plan.md");
@@ -202,7 +171,7 @@ describe("steers and reconnects in the chat", () => {
     offline = true;
     await socket.close();
     // Everything of this turn happens while the page is disconnected.
-    await turnEnded(sessionId);
+    await turnEnded(server, sessionId);
     await shoot("33-chat-disconnected");
     assert.equal(await page.locator('article[data-status="running"]').count(), 1, "the page missed the events");
     offline = false;

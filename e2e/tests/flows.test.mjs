@@ -3,14 +3,11 @@
 // request, a reload mid-turn that keeps STOP, an approval with a bypass that is listed and revoked,
 // and the Settings page with the env client.
 import assert from "node:assert/strict";
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
-import { launchBrowser, newPage, screenshotPath } from "../lib/browser.mjs";
-import { startFakeLlm } from "../lib/fake_llm.mjs";
-import { startServer } from "../lib/server.mjs";
-import { stopAll } from "../lib/teardown.mjs";
+import { chatFixture } from "../lib/chat_fixture.mjs";
+import { call } from "../lib/fake_llm.mjs";
 
 const NOTE = "Keep the title line, only change the body";
 const ORIGINAL = "# Notes\nhello\n";
@@ -19,51 +16,30 @@ const APPROVED = "# Notes\napproved body\n";
 const STREAMED =
   "Streaming works: the quick brown fox jumps over the lazy dog, then the dog naps in the warm afternoon sun.";
 
-const writeCall = (content) => ({
-  type: "tool_calls",
-  calls: [{ name: "write_file", arguments: JSON.stringify({ path: "notes.md", content }) }],
-});
+const writeCall = (content) => call("write_file", { path: "notes.md", content });
 
 describe("chat, approvals, debug tree and settings against the fake provider", () => {
-  let fake;
-  let server;
-  let browser;
-  let page;
-  let workdir;
-  const pageErrors = [];
-
-  const shoot = (name) => page.screenshot({ path: screenshotPath(name), fullPage: true });
-  const composer = () => page.getByRole("combobox", { name: "Message" });
-  const sendButton = () => page.getByRole("button", { name: "Send", exact: true });
-  const stopButton = () => page.getByRole("button", { name: "Stop", exact: true });
+  const chat = chatFixture({
+    workdir: "work",
+    files: { "notes.md": ORIGINAL },
+    chunkDelayMs: 30,
+    // Keep each round's request so the debug tree can show it.
+    config: "llm:\n  request_log:\n    enabled: true\n",
+    hash: null,
+  });
+  const { pageErrors, shoot, composer, sendButton, stopButton, send, waitForHash } = chat;
+  let fake, server, page, workdir;
   const api = (op, params) => server.call(op, params);
-  const waitForHash = (hash) => page.waitForFunction((want) => window.location.hash === want, hash);
-
-  async function send(text) {
-    await composer().fill(text);
-    await sendButton().click();
-  }
 
   before(async () => {
-    workdir = mkdtempSync(join(tmpdir(), "skald-e2e-work-"));
-    writeFileSync(join(workdir, "notes.md"), ORIGINAL);
-    fake = await startFakeLlm({ chunkDelayMs: 30 });
-    server = await startServer({
-      cwd: workdir,
-      env: { SKALD_LLM_BASE_URL: fake.baseUrl, SKALD_LLM_MODEL: "fake-model" },
-      // Keep each round's request so the debug tree can show it.
-      config: "llm:\n  request_log:\n    enabled: true\n",
-    });
-    browser = await launchBrowser();
-    page = await newPage(browser, pageErrors);
+    ({ fake, server, page, workdir } = await chat.start());
   });
 
-  after(() => stopAll({ browser, server, fake, workdir }));
+  after(() => chat.stop());
 
   test("a streamed turn in #chat/web: tokens appear one by one, then the final text", async () => {
     await fake.push({ type: "text", content: STREAMED });
-    await page.goto(`${server.base}?token=${server.token}#chat/web`);
-    await composer().waitFor();
+    await chat.open("#chat/web");
     // A client exists (the env one), so the first-run redirect must not fire.
     assert.equal(await page.evaluate(() => window.location.hash), "#chat/web");
 
@@ -205,10 +181,7 @@ describe("chat, approvals, debug tree and settings against the fake provider", (
   });
 
   test("an approval with a bypass lets the next write run unasked; the inbox lists it and Revoke ends it", async () => {
-    const bypassWrite = (content) => ({
-      type: "tool_calls",
-      calls: [{ name: "write_file", arguments: JSON.stringify({ path: "bypass.md", content }) }],
-    });
+    const bypassWrite = (content) => call("write_file", { path: "bypass.md", content });
     await fake.push([bypassWrite("one\n"), bypassWrite("two\n"), { type: "text", content: "Wrote bypass.md twice." }]);
     await page.goto(`${server.base}#chat/web`);
     await composer().waitFor();

@@ -4,20 +4,16 @@
 // the turn by itself without running the command again, and the Agent Inbox lists the call under
 // "Interrupted calls" (no serious axe finding) until the user says it did not run.
 import assert from "node:assert/strict";
-import { existsSync, mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import { seriousViolations } from "../lib/axe.mjs";
-import { launchBrowser, newPage, screenshotPath } from "../lib/browser.mjs";
-import { startFakeLlm } from "../lib/fake_llm.mjs";
-import { startServer } from "../lib/server.mjs";
-import { stopAll } from "../lib/teardown.mjs";
+import { chatFixture } from "../lib/chat_fixture.mjs";
+import { call } from "../lib/fake_llm.mjs";
 
 const COMMAND = "echo started > started.txt; sleep 3; echo late > late.txt";
 const AFTER_RESTART = "The deploy script was cut off by a restart; please check whether it ran.";
 
-const call = (name, args) => ({ type: "tool_calls", calls: [{ name, arguments: JSON.stringify(args) }] });
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
 async function until(what, check, timeoutMs = 15_000) {
@@ -29,33 +25,20 @@ async function until(what, check, timeoutMs = 15_000) {
 }
 
 describe("a command cut off by a crash is listed in the Agent Inbox until the user answers", () => {
-  let fake;
-  let server;
-  let browser;
-  let page;
-  let workdir;
-  const pageErrors = [];
-  const env = () => ({ SKALD_LLM_BASE_URL: fake.baseUrl, SKALD_LLM_MODEL: "fake-model" });
+  const chat = chatFixture({ workdir: "crash", chunkDelayMs: 5, script: [call("execute_cmd", { command: COMMAND })] });
+  const { pageErrors, shoot, send } = chat;
+  let fake, server, page, workdir;
   const interrupted = () => page.getByRole("list", { name: "Interrupted calls" });
 
   before(async () => {
-    workdir = mkdtempSync(join(tmpdir(), "skald-e2e-crash-"));
-    fake = await startFakeLlm({ chunkDelayMs: 5, script: [call("execute_cmd", { command: COMMAND })] });
-    server = await startServer({ cwd: workdir, env: env() });
-    browser = await launchBrowser();
-    page = await newPage(browser, pageErrors);
-    await page.goto(`${server.url}#chat/web`);
-    await page.getByRole("combobox", { name: "Message" }).waitFor();
+    ({ fake, server, page, workdir } = await chat.start());
   });
 
-  after(async () => {
-    await stopAll({ browser, server, fake });
-    rmSync(workdir, { recursive: true, force: true });
-  });
+  // Stops the restarted server too: the fixture holds the newest.
+  after(() => chat.stop());
 
   test("the approved command runs; a SIGKILL of the server takes it down before it finishes", async () => {
-    await page.getByRole("combobox", { name: "Message" }).fill("Run the deploy script");
-    await page.getByRole("button", { name: "Send", exact: true }).click();
+    await send("Run the deploy script");
     const card = page.locator("section.approval-card");
     await card.waitFor();
     await card.getByRole("button", { name: /^Approve/ }).first().click();
@@ -69,7 +52,7 @@ describe("a command cut off by a crash is listed in the Agent Inbox until the us
 
   test("started again, the server finishes the turn without re-running the command and the Inbox lists it", async () => {
     await fake.push({ type: "text", content: AFTER_RESTART });
-    server = await startServer({ cwd: workdir, env: env(), dataDir: server.dataDir });
+    server = await chat.restartServer();
     await page.goto(`${server.url}#chat/web`);
     await page.locator(".bubble-assistant:not(.is-streaming)", { hasText: AFTER_RESTART }).waitFor();
 
@@ -81,7 +64,7 @@ describe("a command cut off by a crash is listed in the Agent Inbox until the us
     assert.match(await row.innerText(), /execute_cmd echo started > started\.txt/);
     assert.match(await row.getByRole("link").getAttribute("href"), /^#session\/\d+$/);
     assert.deepEqual(await seriousViolations(page), [], "no serious or critical axe finding");
-    await page.screenshot({ path: screenshotPath("60-inbox-interrupted-call"), fullPage: true });
+    await shoot("60-inbox-interrupted-call");
 
     await row.getByRole("button", { name: "It did not run" }).click();
     await page.getByText("Nothing is waiting for you").waitFor();

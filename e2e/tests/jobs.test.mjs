@@ -8,15 +8,10 @@
 // history and the job deleted with its history. axe-core finds no serious violation on the page,
 // its form, its run history, the notice or the delete dialog, in either theme.
 import assert from "node:assert/strict";
-import { mkdtempSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
-import { seriousViolations } from "../lib/axe.mjs";
-import { launchBrowser, newPage, screenshotPath } from "../lib/browser.mjs";
-import { firstMessage, offeredTools, startFakeLlm, textReply } from "../lib/fake_llm.mjs";
-import { startServer } from "../lib/server.mjs";
-import { stopAll } from "../lib/teardown.mjs";
+import { assertAxeBothThemes } from "../lib/axe.mjs";
+import { chatFixture } from "../lib/chat_fixture.mjs";
+import { firstMessage, offeredTools, textReply } from "../lib/fake_llm.mjs";
 
 const TITLE = "Morning file count";
 const PROMPT = "JOB-COUNT: count the files in the project and say how many";
@@ -24,47 +19,32 @@ const ANSWER = "The project holds 17 files.";
 const BRIEFING = "BRIEFING-E2E: your morning file count ran fine (17 files).";
 
 describe("scheduled jobs: add on the Jobs page, run now, open the run's session", () => {
-  let fake;
-  let server;
-  let browser;
-  let page;
-  let workdir;
+  const chat = chatFixture({
+    workdir: "jobs",
+    chunkDelayMs: 5,
+    byPrompt: {
+      // The run's requests start with the job's prompt, whatever else asks the provider.
+      "JOB-COUNT": textReply(ANSWER),
+      // Each run's end is reported home, where the home agent writes a briefing (the killed
+      // run's too, later).
+      "[briefing]": [textReply(BRIEFING), textReply("BRIEFING-E2E: the slow job was stopped.")],
+    },
+    hash: "#jobs",
+  });
+  const { pageErrors, shoot, waitForHash } = chat;
+  let fake, server, page, workdir;
   let sessionHref;
-  const pageErrors = [];
 
-  const shoot = (name) => page.screenshot({ path: screenshotPath(name), fullPage: true });
   const form = () => page.getByRole("form", { name: "Add a job" });
   const runs = () => page.getByRole("table", { name: `Runs of ${TITLE}` });
-
-  async function axeBothThemes(what) {
-    const found = [];
-    for (const scheme of ["light", "dark"]) {
-      await page.emulateMedia({ colorScheme: scheme });
-      for (const v of await seriousViolations(page)) found.push(`${scheme} · ${what}: ${v}`);
-    }
-    await page.emulateMedia({ colorScheme: "light" });
-    assert.deepEqual(found, []);
-  }
+  const axeBothThemes = (what) => assertAxeBothThemes(page, what);
 
   before(async () => {
-    workdir = mkdtempSync(join(tmpdir(), "skald-e2e-jobs-"));
-    fake = await startFakeLlm({ chunkDelayMs: 5 });
-    // The run's requests start with the job's prompt, whatever else asks the provider.
-    await fake.push(textReply(ANSWER), { prompt: "JOB-COUNT" });
-    // Each run's end is reported home, where the home agent writes a briefing (the killed
-    // run's too, later).
-    await fake.push([textReply(BRIEFING), textReply("BRIEFING-E2E: the slow job was stopped.")], { prompt: "[briefing]" });
-    server = await startServer({
-      cwd: workdir,
-      env: { SKALD_LLM_BASE_URL: fake.baseUrl, SKALD_LLM_MODEL: "fake-model" },
-    });
-    browser = await launchBrowser();
-    page = await newPage(browser, pageErrors);
-    await page.goto(`${server.base}?token=${server.token}#jobs`);
+    ({ fake, server, page, workdir } = await chat.start());
     await page.getByRole("heading", { level: 1, name: "Jobs" }).waitFor();
   });
 
-  after(() => stopAll({ browser, server, fake, workdir }));
+  after(() => chat.stop());
 
   test("the sidebar leads to the Jobs page, which has no job yet", async () => {
     const link = page.getByRole("navigation", { name: "Main" }).getByRole("link", { name: "Jobs" });
@@ -77,7 +57,10 @@ describe("scheduled jobs: add on the Jobs page, run now, open the run's session"
     await form().waitFor();
     await form().getByLabel("Title").fill(TITLE);
     await form().getByLabel("Prompt").fill(PROMPT);
-    assert.equal(await form().getByLabel("Agent").inputValue(), "generalist");
+    // The form picks the default agent once the agent list has loaded: wait for it, not a race.
+    const agent = await form().getByLabel("Agent").elementHandle();
+    await page.waitForFunction((el) => el.value !== "", agent, { timeout: 10_000 });
+    assert.equal(await agent.inputValue(), "generalist");
     await form().getByLabel("Time zone").fill("Europe/Berlin");
 
     // Five fields, as most cron tools take: the engine says it wants seven, under the field.
@@ -138,7 +121,7 @@ describe("scheduled jobs: add on the Jobs page, run now, open the run's session"
 
   test("the run's link opens its session with the job's prompt and the answer", async () => {
     await runs().locator("tbody tr").first().getByRole("link", { name: /^Session #\d+$/ }).click();
-    await page.waitForFunction((want) => window.location.hash === want, sessionHref);
+    await waitForHash(sessionHref);
     const tree = page.getByRole("list", { name: "Session messages" });
     await tree.getByText(ANSWER).first().waitFor();
     const rows = await tree.innerText();
@@ -148,7 +131,7 @@ describe("scheduled jobs: add on the Jobs page, run now, open the run's session"
   });
 
   test("the home chat shows the run's notice with its answer and session, until dismissed", async () => {
-    await page.goto(`${server.base}?token=${server.token}#chat/web`);
+    await page.goto(`${server.url}#chat/web`);
     const notices = page.getByRole("region", { name: "Notices from scheduled jobs" });
     const notice = notices.getByRole("listitem").first();
     await notice.waitFor();
@@ -177,7 +160,7 @@ describe("scheduled jobs: add on the Jobs page, run now, open the run's session"
   });
 
   test("the delete dialog asks about the history; cancelled, the job stays", async () => {
-    await page.goto(`${server.base}?token=${server.token}#jobs`);
+    await page.goto(`${server.url}#jobs`);
     await page.waitForFunction(() => window.location.hash.startsWith("#jobs"));
     await page.getByRole("button", { name: `Delete: ${TITLE}` }).click();
     const dialog = page.getByRole("dialog", { name: `Delete job “${TITLE}”?` });

@@ -7,14 +7,10 @@
 // re-read of the conversation.
 import assert from "node:assert/strict";
 import { execFileSync, spawn } from "node:child_process";
-import { mkdtempSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
-import { launchBrowser, newPage, screenshotPath } from "../lib/browser.mjs";
-import { startFakeLlm } from "../lib/fake_llm.mjs";
-import { allowCommands, skaldBinary, startServer } from "../lib/server.mjs";
-import { stopAll } from "../lib/teardown.mjs";
+import { chatFixture } from "../lib/chat_fixture.mjs";
+import { call } from "../lib/fake_llm.mjs";
+import { allowCommands, skaldBinary } from "../lib/server.mjs";
 
 const SOURCE = "term";
 /** How long the page stays disconnected (the issue's 30 s; E2E_DISCONNECT_MS shortens it locally). */
@@ -22,10 +18,7 @@ const DISCONNECT_MS = Number(process.env.E2E_DISCONNECT_MS ?? 30_000);
 /** The longest a row may take from its commit to the page. */
 const LIVE_BUDGET_MS = 1_000;
 
-const command = (cmd) => ({
-  type: "tool_calls",
-  calls: [{ name: "execute_cmd", arguments: JSON.stringify({ command: cmd }) }],
-});
+const command = (cmd) => call("execute_cmd", { command: cmd });
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
 /** Commit times (ms since the epoch) of a turn's rows, from the database itself. */
@@ -44,12 +37,9 @@ print(json.dumps({"user": ms(user_at), "card": ms(call_at), "cardDone": ms(done_
 }
 
 describe("a turn run by skald chat in a terminal shows live on the serve page", () => {
-  let fake;
-  let server;
-  let browser;
-  let page;
-  let workdir;
-  const pageErrors = [];
+  const chat = chatFixture({ workdir: "live", chunkDelayMs: 5, hash: null });
+  const { pageErrors, shoot, sendButton } = chat;
+  let fake, server, page, workdir;
   /** While true, the page's WebSocket cannot reconnect (each attempt is closed at once). */
   let offline = false;
   let socket = null;
@@ -59,11 +49,9 @@ describe("a turn run by skald chat in a terminal shows live on the serve page", 
   /** Requests for the conversation's rows (a resync re-reads them). */
   const windowReads = [];
 
-  const shoot = (name) => page.screenshot({ path: screenshotPath(name), fullPage: true });
-
   /** `skald chat --source term MESSAGE` in its own process, as from a terminal; resolves on exit 0. */
   function terminalChat(message) {
-    const env = { ...process.env, SKALD_LLM_BASE_URL: fake.baseUrl, SKALD_LLM_MODEL: "fake-model" };
+    const env = { ...process.env, ...chat.llmEnv() };
     delete env.SKALD_DATA_DIR;
     delete env.SKALD_LLM_API_KEY;
     const child = spawn(skaldBinary(), ["--data-dir", server.dataDir, "chat", "--source", SOURCE, message], {
@@ -123,16 +111,9 @@ describe("a turn run by skald chat in a terminal shows live on the serve page", 
   }
 
   before(async () => {
-    workdir = mkdtempSync(join(tmpdir(), "skald-e2e-live-"));
-    fake = await startFakeLlm({ chunkDelayMs: 5 });
-    server = await startServer({
-      cwd: workdir,
-      env: { SKALD_LLM_BASE_URL: fake.baseUrl, SKALD_LLM_MODEL: "fake-model" },
-    });
+    ({ fake, server, page, workdir } = await chat.start());
     // The terminal's commands run without asking, so its turns never park.
     await allowCommands(server);
-    browser = await launchBrowser();
-    page = await newPage(browser, pageErrors);
     page.on("request", (req) => {
       if (req.url().includes("/api/session_window")) windowReads.push(Date.now());
     });
@@ -149,14 +130,13 @@ describe("a turn run by skald chat in a terminal shows live on the serve page", 
       });
       socket = ws;
     });
-    await page.goto(`${server.url}#chat/${SOURCE}`);
-    await page.getByRole("combobox", { name: "Message" }).waitFor();
+    await chat.open(`#chat/${SOURCE}`);
     await page.evaluate(() => {
       window.__sameDocument = true;
     });
   });
 
-  after(() => stopAll({ browser, server, fake, workdir }));
+  after(() => chat.stop());
 
   test("the terminal's user message, tool card and answer each show within 1 s of their commit", async () => {
     const prompt = "From the terminal: check the disk";
@@ -177,7 +157,7 @@ describe("a turn run by skald chat in a terminal shows live on the serve page", 
     assert.equal(await page.locator(".bubble-assistant", { hasText: answer }).count(), 1, "the answer shows once");
     assert.equal(await page.locator(".bubble-user", { hasText: prompt }).count(), 1, "the message shows once");
     // The page follows the terminal's turn to its end: no STOP left on.
-    await page.getByRole("button", { name: "Send", exact: true }).waitFor();
+    await sendButton().waitFor();
     assert.equal(await page.evaluate(() => window.__sameDocument), true, "the page was not reloaded");
     await shoot("60-live-terminal-turn");
   });
@@ -221,7 +201,7 @@ describe("a turn run by skald chat in a terminal shows live on the serve page", 
     assert.equal(await page.evaluate(() => window.__sameDocument), true, "the page was not reloaded");
     assert.equal(await page.locator(".bubble-assistant", { hasText: answer }).count(), 1, "the answer shows once");
     assert.ok(seen.answer >= cutAt + DISCONNECT_MS, "shown after the reconnect");
-    await page.getByRole("button", { name: "Send", exact: true }).waitFor();
+    await sendButton().waitFor();
     await shoot("62-live-caught-up");
   });
 

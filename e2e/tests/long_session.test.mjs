@@ -4,15 +4,10 @@
 // scrolled up (keeping what is on screen in place), open at a linked message highlighted, and jump
 // to the pending approval.
 import assert from "node:assert/strict";
-import { mkdtempSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
-import { launchBrowser, newPage, screenshotPath } from "../lib/browser.mjs";
-import { startFakeLlm } from "../lib/fake_llm.mjs";
+import { chatFixture } from "../lib/chat_fixture.mjs";
+import { call } from "../lib/fake_llm.mjs";
 import { seedLongSession } from "../lib/seed.mjs";
-import { startServer } from "../lib/server.mjs";
-import { stopAll } from "../lib/teardown.mjs";
 
 const TURNS = 300;
 const ROUNDS = 4;
@@ -22,19 +17,17 @@ const MAX_DOM_NODES = 3_000;
 const MAX_ROWS = 80;
 
 describe("a long session, windowed", () => {
-  let fake;
-  let server;
-  let browser;
-  let page;
-  let workdir;
+  const chat = chatFixture({ workdir: "work", files: { "notes.md": "# Notes\n" }, chunkDelayMs: 0, hash: null });
+  const { pageErrors } = chat;
+  let fake, server, page;
   let sessionId;
   let users;
   let pendingCall;
-  const pageErrors = [];
   const windowReads = [];
 
   const api = (op, params) => server.call(op, params);
-  const shoot = (name) => page.screenshot({ path: screenshotPath(name) });
+  /** The viewport only: what a reader of the windowed list sees. */
+  const shoot = (name) => chat.shoot(name, { fullPage: false });
   const domNodes = () => page.evaluate(() => document.getElementsByTagName("*").length);
   const rowsInDom = () => page.locator("li[data-kind]").count();
   /** Whether `locator`'s first element is inside the viewport of its scroller. */
@@ -98,18 +91,12 @@ describe("a long session, windowed", () => {
     );
 
   before(async () => {
-    workdir = mkdtempSync(join(tmpdir(), "skald-e2e-work-"));
-    writeFileSync(join(workdir, "notes.md"), "# Notes\n");
-    fake = await startFakeLlm({ chunkDelayMs: 0 });
-    server = await startServer({ cwd: workdir, env: { SKALD_LLM_BASE_URL: fake.baseUrl, SKALD_LLM_MODEL: "fake-model" } });
+    ({ fake, server, page } = await chat.start());
     sessionId = (await api("active_session", { source: "web" })).session_id;
     users = seedLongSession(server.dbPath, sessionId, TURNS, ROUNDS);
     assert.equal(users.length, TURNS);
     // A real turn after the seeded ones: the write waits for a decision.
-    await fake.push({
-      type: "tool_calls",
-      calls: [{ name: "write_file", arguments: JSON.stringify({ path: "notes.md", content: "# Notes\nlong session\n" }) }],
-    });
+    await fake.push(call("write_file", { path: "notes.md", content: "# Notes\nlong session\n" }));
     await api("send_message", { source: "web", text: "Please update notes.md" });
     for (let i = 0; i < 100 && !pendingCall; i += 1) {
       const inbox = await api("inbox", {});
@@ -117,8 +104,6 @@ describe("a long session, windowed", () => {
       if (!pendingCall) await new Promise((r) => setTimeout(r, 100));
     }
     assert.ok(pendingCall, "the write waits in the inbox");
-    browser = await launchBrowser();
-    page = await newPage(browser, pageErrors);
     page.on("request", (r) => {
       if (r.url().endsWith("/api/session_window")) windowReads.push(JSON.parse(r.postData() ?? "{}").query);
     });
@@ -130,12 +115,12 @@ describe("a long session, windowed", () => {
     if (server && pendingCall) {
       await api("decide", { tool_call_id: pendingCall, input: { approved: false, note: null, bypass: null } }).catch(() => {});
     }
-    await stopAll({ browser, server, fake, workdir });
+    await chat.stop();
     assert.deepEqual(pageErrors, []);
   });
 
   test("the chat opens at the newest rows with a bounded DOM and loads earlier pages as it scrolls up", async () => {
-    await page.goto(`${server.base}?token=${server.token}#chat/web`);
+    await page.goto(`${server.url}#chat/web`);
     const newest = page.locator(".bubble-assistant", { hasText: `Answer ${TURNS}:` });
     await newest.waitFor();
     await page.locator("section.approval-card").waitFor();
@@ -188,7 +173,7 @@ describe("a long session, windowed", () => {
   });
 
   test("a link to a message opens the chat around it, highlighted; then jump to the pending approval", async () => {
-    await page.goto(`${server.base}?token=${server.token}#chat/web?message=${users[9]}`);
+    await page.goto(`${server.url}#chat/web?message=${users[9]}`);
     const focused = page.locator("li.is-focus");
     await focused.waitFor();
     assert.equal((await focused.innerText()).trim(), "Question 10");
@@ -211,7 +196,7 @@ describe("a long session, windowed", () => {
   });
 
   test("the debug tree opens at the newest rows, pages up, and jumps to the pending approval and to a message", async () => {
-    await page.goto(`${server.base}?token=${server.token}#session/${sessionId}`);
+    await page.goto(`${server.url}#session/${sessionId}`);
     await page.locator('li[data-kind="tool"] .status-pending').waitFor();
     await assertBounded("tree opened");
     const reads = windowReads.length;
@@ -227,7 +212,7 @@ describe("a long session, windowed", () => {
     await page.getByRole("button", { name: "Jump to the pending approval" }).waitFor({ state: "detached" });
     await shoot("54-long-tree-pending");
 
-    await page.goto(`${server.base}?token=${server.token}#session/${sessionId}?message=${users[0]}`);
+    await page.goto(`${server.url}#session/${sessionId}?message=${users[0]}`);
     const first = page.locator("li.is-focus");
     await first.waitFor();
     assert.match(await first.innerText(), /Question 1\b/);

@@ -6,14 +6,11 @@
 // the parent is never offered the server's tools. Settings lists the server, starts it on demand
 // and shows its tools with which ones ask first.
 import assert from "node:assert/strict";
-import { existsSync, mkdtempSync, readFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
-import { launchBrowser, newPage, screenshotPath } from "../lib/browser.mjs";
-import { startFakeLlm } from "../lib/fake_llm.mjs";
-import { startServer } from "../lib/server.mjs";
-import { stopAll } from "../lib/teardown.mjs";
+import { chatFixture } from "../lib/chat_fixture.mjs";
+import { call, firstMessage, offeredTools, toolResults } from "../lib/fake_llm.mjs";
 
 const SERVER_BIN = process.env.SKALD_MCP_EVERYTHING;
 const CHILD_TASK = "MCP-TASK: turn on the test server's simulated logging";
@@ -21,54 +18,34 @@ const CHILD_ANSWER = "Simulated logging is on.";
 const PARENT_ANSWER = "Your generalist turned the server's logging on.";
 const TOGGLE = "mcp__everything__toggle-simulated-logging";
 
-const call = (name, args) => ({ type: "tool_calls", calls: [{ name, arguments: JSON.stringify(args) }] });
-const toolNames = (body) => (body.tools ?? []).map((t) => t.function.name);
-const firstText = (body) => String((body.messages ?? []).find((m) => m.role !== "system")?.content ?? "");
-const toolResults = (body) => (body.messages ?? []).filter((m) => m.role === "tool").map((m) => String(m.content));
 
 describe("an MCP server activated by a sub-agent, approved in its lane", () => {
-  let fake;
-  let server;
-  let browser;
-  let page;
-  let workdir;
-  const pageErrors = [];
-
-  const shoot = (name) => page.screenshot({ path: screenshotPath(name), fullPage: true });
-  const composer = () => page.getByRole("combobox", { name: "Message" });
+  const chat = chatFixture({
+    workdir: "mcp",
+    chunkDelayMs: 5,
+    script: [
+      call("execute_task", { mode: "sync", agent_id: "generalist", prompt: CHILD_TASK }),
+      call("activate_tools", { groups: ["everything"] }),
+      call(TOGGLE, {}),
+      { type: "text", content: CHILD_ANSWER },
+      { type: "text", content: PARENT_ANSWER },
+    ],
+    // Marked trusted, so its read-only tools run freely (an untrusted server's all ask first);
+    // its toggle tool is not read-only and still asks.
+    config: `mcp:\n  servers:\n    - name: everything\n      command: ${SERVER_BIN}\n      description: the MCP reference test server\n      trusted: true\n`,
+  });
+  const { pageErrors, shoot, send, sendButton } = chat;
+  let fake, server, page;
 
   before(async () => {
     assert.ok(SERVER_BIN && existsSync(SERVER_BIN), "SKALD_MCP_EVERYTHING: run scripts/mcp-peers/install.sh (scripts/e2e-browser.sh does)");
-    workdir = mkdtempSync(join(tmpdir(), "skald-e2e-mcp-"));
-    fake = await startFakeLlm({
-      chunkDelayMs: 5,
-      script: [
-        call("execute_task", { mode: "sync", agent_id: "generalist", prompt: CHILD_TASK }),
-        call("activate_tools", { groups: ["everything"] }),
-        call(TOGGLE, {}),
-        { type: "text", content: CHILD_ANSWER },
-        { type: "text", content: PARENT_ANSWER },
-      ],
-    });
-    // Marked trusted, so its read-only tools run freely (an untrusted server's all ask first);
-    // its toggle tool is not read-only and still asks.
-    const config = `mcp:\n  servers:\n    - name: everything\n      command: ${SERVER_BIN}\n      description: the MCP reference test server\n      trusted: true\n`;
-    server = await startServer({
-      cwd: workdir,
-      config,
-      env: { SKALD_LLM_BASE_URL: fake.baseUrl, SKALD_LLM_MODEL: "fake-model" },
-    });
-    browser = await launchBrowser();
-    page = await newPage(browser, pageErrors);
-    await page.goto(`${server.base}?token=${server.token}#chat/web`);
-    await composer().waitFor();
+    ({ fake, server, page } = await chat.start());
   });
 
-  after(() => stopAll({ browser, server, fake, workdir }));
+  after(() => chat.stop());
 
   test("the child's MCP call waits in its lane naming server and tool; approving runs it on the server", async () => {
-    await composer().fill("Have a sub-agent turn on the test server's logging");
-    await page.getByRole("button", { name: "Send", exact: true }).click();
+    await send("Have a sub-agent turn on the test server's logging");
 
     const head = page.locator('[data-testid="lane-head"]');
     await head.waitFor();
@@ -87,14 +64,14 @@ describe("an MCP server activated by a sub-agent, approved in its lane", () => {
     await card.getByRole("button", { name: /^Approve/ }).first().click();
     await page.locator(".lane-row .bubble-assistant", { hasText: CHILD_ANSWER }).waitFor();
     await page.locator(".bubble-assistant:not(.is-streaming)", { hasText: PARENT_ANSWER }).waitFor();
-    await page.getByRole("button", { name: "Send", exact: true }).waitFor();
+    await sendButton().waitFor();
     await shoot("61-mcp-turn-done");
 
     // parent, child ×3, parent; the child's rounds after its activation offer the server's
     // tools, the parent's never do; the server's own answer reached the child.
     const requests = await fake.requests();
     assert.equal(requests.length, 5);
-    const offers = requests.map((r) => [firstText(r.body).includes("MCP-TASK"), toolNames(r.body).includes(TOGGLE)]);
+    const offers = requests.map((r) => [firstMessage(r.body).includes("MCP-TASK"), offeredTools(r.body).includes(TOGGLE)]);
     assert.deepEqual(offers, [
       [false, false],
       [true, false],
@@ -105,7 +82,7 @@ describe("an MCP server activated by a sub-agent, approved in its lane", () => {
     for (const r of requests) {
       assert.equal(r.validation_error ?? null, null, `request ${r.seq} was valid`);
       assert.equal(r.unscripted, false, `request ${r.seq} was scripted`);
-      const names = toolNames(r.body);
+      const names = offeredTools(r.body);
       assert.equal(new Set(names).size, names.length, `no tool offered twice: ${names}`);
     }
     const serverSaid = toolResults(requests[3].body).at(-1);

@@ -5,64 +5,42 @@
 // `get-resource-links` lists its links as text, the session debug tree shows the same image, and
 // no request the model got carries the image's base64.
 import assert from "node:assert/strict";
-import { existsSync, mkdtempSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { existsSync } from "node:fs";
 import { after, before, describe, test } from "node:test";
-import { launchBrowser, newPage, screenshotPath } from "../lib/browser.mjs";
-import { startFakeLlm } from "../lib/fake_llm.mjs";
-import { startServer } from "../lib/server.mjs";
-import { stopAll } from "../lib/teardown.mjs";
+import { chatFixture } from "../lib/chat_fixture.mjs";
+import { call } from "../lib/fake_llm.mjs";
 
 const SERVER_BIN = process.env.SKALD_MCP_EVERYTHING;
 const ANSWER = "Here is the server's tiny image.";
 const IMAGE_ALT = "image 1 from everything/get-tiny-image";
 
-const call = (name, args) => ({ type: "tool_calls", calls: [{ name, arguments: JSON.stringify(args) }] });
-
 describe("an MCP tool's image in the chat and the debug tree", () => {
-  let fake;
-  let server;
-  let browser;
-  let page;
-  let workdir;
-  const pageErrors = [];
-
-  const shoot = (name) => page.screenshot({ path: screenshotPath(name), fullPage: true });
-  const composer = () => page.getByRole("combobox", { name: "Message" });
+  const chat = chatFixture({
+    workdir: "mcp-media",
+    chunkDelayMs: 5,
+    script: [
+      call("activate_tools", { groups: ["everything"] }),
+      call("mcp__everything__get-tiny-image", {}),
+      call("mcp__everything__get-resource-links", { count: 2 }),
+      { type: "text", content: ANSWER },
+    ],
+    config: `mcp:\n  servers:\n    - name: everything\n      command: ${SERVER_BIN}\n      description: the MCP reference test server\n      trusted: true\n`,
+  });
+  const { pageErrors, shoot, send } = chat;
+  let fake, server, page;
   /** The image's decoded width once the browser decoded it (0 for a broken image). */
   const decodedWidth = (img) =>
     img.evaluate((el) => (el.complete ? el.naturalWidth : new Promise((ok) => el.addEventListener("load", () => ok(el.naturalWidth), { once: true }))));
 
   before(async () => {
     assert.ok(SERVER_BIN && existsSync(SERVER_BIN), "SKALD_MCP_EVERYTHING: run scripts/mcp-peers/install.sh (scripts/e2e-browser.sh does)");
-    workdir = mkdtempSync(join(tmpdir(), "skald-e2e-mcp-media-"));
-    fake = await startFakeLlm({
-      chunkDelayMs: 5,
-      script: [
-        call("activate_tools", { groups: ["everything"] }),
-        call("mcp__everything__get-tiny-image", {}),
-        call("mcp__everything__get-resource-links", { count: 2 }),
-        { type: "text", content: ANSWER },
-      ],
-    });
-    const config = `mcp:\n  servers:\n    - name: everything\n      command: ${SERVER_BIN}\n      description: the MCP reference test server\n      trusted: true\n`;
-    server = await startServer({
-      cwd: workdir,
-      config,
-      env: { SKALD_LLM_BASE_URL: fake.baseUrl, SKALD_LLM_MODEL: "fake-model" },
-    });
-    browser = await launchBrowser();
-    page = await newPage(browser, pageErrors);
-    await page.goto(`${server.base}?token=${server.token}#chat/web`);
-    await composer().waitFor();
+    ({ fake, server, page } = await chat.start());
   });
 
-  after(() => stopAll({ browser, server, fake, workdir }));
+  after(() => chat.stop());
 
   test("the tool card shows the image the server returned and lists resource links", async () => {
-    await composer().fill("Show me the test server's tiny image");
-    await page.getByRole("button", { name: "Send", exact: true }).click();
+    await send("Show me the test server's tiny image");
     await page.locator(".bubble-assistant:not(.is-streaming)", { hasText: ANSWER }).waitFor();
 
     const card = page.locator("article.tool-card", { hasText: "get-tiny-image" });
@@ -102,7 +80,7 @@ describe("an MCP tool's image in the chat and the debug tree", () => {
     const file = await server.call("tool_media", { tool_call_id: tool.tool_call_id, index: 0 });
     assert.equal(Buffer.from(file.base64, "base64").subarray(0, 4).toString("latin1"), "\x89PNG");
     await assert.rejects(server.call("tool_media", { tool_call_id: tool.tool_call_id, index: 1 }), /404|not_found/);
-    await page.goto(`${server.base}?token=${server.token}#session/${id}`);
+    await page.goto(`${server.url}#session/${id}`);
     const img = page.locator(".row-tool").getByRole("img", { name: IMAGE_ALT });
     await img.waitFor();
     assert.ok((await decodedWidth(img)) > 0, "the tree's image decoded");

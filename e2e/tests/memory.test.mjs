@@ -6,73 +6,42 @@
 // edit after it is refused with the reason and the person's text kept. axe-core finds no serious
 // violation on the page, with a diff and with the refusal shown, in either theme.
 import assert from "node:assert/strict";
-import { mkdtempSync, readFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
-import { seriousViolations } from "../lib/axe.mjs";
-import { launchBrowser, newPage, screenshotPath } from "../lib/browser.mjs";
-import { offeredTools, startFakeLlm, textReply } from "../lib/fake_llm.mjs";
-import { startServer } from "../lib/server.mjs";
-import { stopAll } from "../lib/teardown.mjs";
+import { assertAxeBothThemes } from "../lib/axe.mjs";
+import { chatFixture } from "../lib/chat_fixture.mjs";
+import { call, offeredTools, textReply } from "../lib/fake_llm.mjs";
+import { turnEnded } from "../lib/server.mjs";
 
 const FIRST = "The user's cat is called Miso.\n";
 const SECOND = "The user's cat is called Miso.\nMiso is a tabby who hates the vacuum.\n";
 const MINE = "The user's cat is called Miso.\nShe is twelve.\n";
 
-const memoryWrite = (content) => ({
-  type: "tool_calls",
-  calls: [{ name: "memory_write", arguments: JSON.stringify({ path: "notes.md", content }) }],
-});
+const memoryWrite = (content) => call("memory_write", { path: "notes.md", content });
 
 describe("memory: an agent's write shown as a diff on the Memory page, undone", () => {
-  let fake;
-  let server;
-  let browser;
-  let page;
-  let workdir;
+  const chat = chatFixture({ workdir: "memory", chunkDelayMs: 5, hash: null });
+  const { pageErrors, shoot } = chat;
+  let fake, server, page;
   let sessionId;
-  const pageErrors = [];
 
-  const shoot = (name) => page.screenshot({ path: screenshotPath(name), fullPage: true });
   const edit = (n) => page.locator(".memory-edit").nth(n);
   const notesFile = () => join(server.dataDir, "memory", "notes.md");
-
-  async function axeBothThemes(what) {
-    const found = [];
-    for (const scheme of ["light", "dark"]) {
-      await page.emulateMedia({ colorScheme: scheme });
-      for (const v of await seriousViolations(page)) found.push(`${scheme} · ${what}: ${v}`);
-    }
-    await page.emulateMedia({ colorScheme: "light" });
-    assert.deepEqual(found, []);
-  }
+  const axeBothThemes = (what) => assertAxeBothThemes(page, what);
 
   /** Sends `text` from the web source and waits until its turn has ended. */
   async function turn(text) {
     const sent = await server.call("send_message", { source: "web", text });
     sessionId = sent.session_id;
-    const deadline = Date.now() + 30_000;
-    for (;;) {
-      const { running } = await server.call("turn_running", { session_id: sessionId });
-      if (!running) break;
-      assert.ok(Date.now() < deadline, "the turn did not end");
-      await new Promise((r) => setTimeout(r, 100));
-    }
+    await turnEnded(server, sessionId);
   }
 
   before(async () => {
-    workdir = mkdtempSync(join(tmpdir(), "skald-e2e-memory-"));
-    fake = await startFakeLlm({ chunkDelayMs: 5 });
-    server = await startServer({
-      cwd: workdir,
-      env: { SKALD_LLM_BASE_URL: fake.baseUrl, SKALD_LLM_MODEL: "fake-model" },
-    });
-    browser = await launchBrowser();
-    page = await newPage(browser, pageErrors);
+    ({ fake, server, page } = await chat.start());
   });
 
-  after(() => stopAll({ browser, server, fake, workdir }));
+  after(() => chat.stop());
 
   test("an agent's memory_write runs without approval and the page shows it as a diff", async () => {
     await fake.push([memoryWrite(FIRST), textReply("I will remember Miso.")]);

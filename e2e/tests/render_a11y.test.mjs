@@ -2,14 +2,12 @@
 // axe-core on every page in the light and the dark theme, against `skald serve` and the fake
 // provider.
 import assert from "node:assert/strict";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import { RICH_ANSWER } from "../lib/answers.mjs";
 import { seriousViolations, showEveryBadge } from "../lib/axe.mjs";
-import { launchBrowser, newPage, screenshotPath } from "../lib/browser.mjs";
-import { startFakeLlm } from "../lib/fake_llm.mjs";
+import { launchBrowser, newPage, screenshot, screenshotPath } from "../lib/browser.mjs";
+import { chatFixture } from "../lib/chat_fixture.mjs";
+import { call } from "../lib/fake_llm.mjs";
 import { seedStatusSession, seedTicSessions } from "../lib/seed.mjs";
 import { startServer } from "../lib/server.mjs";
 
@@ -24,7 +22,7 @@ async function auditPages(page, base, pages) {
       // Let lazily loaded grammars colour the code before contrast is measured.
       await page.waitForFunction(() => !document.querySelector("pre.md-code code[class*='language-']:not(:has(span))"));
       for (const v of await seriousViolations(page)) found.push(`${scheme} · ${name}: ${v}`);
-      await page.screenshot({ path: screenshotPath(`32-a11y-${scheme}-${name.replace(/[^a-z0-9]+/gi, "-")}`), fullPage: true });
+      await screenshot(page, `32-a11y-${scheme}-${name.replace(/[^a-z0-9]+/gi, "-")}`);
     }
   }
   return found;
@@ -34,40 +32,29 @@ const OLD_SOURCE = 'fn main() {\n    println!("hello");\n}\n';
 const NEW_SOURCE = 'fn main() {\n\tprintln!("hello, world");\n}\n';
 
 describe("rendering of model output and accessibility of every page", () => {
-  let fake;
-  let server;
-  let browser;
-  let page;
-  let workdir;
-  const pageErrors = [];
+  const chat = chatFixture({
+    workdir: "render",
+    files: { "main.rs": OLD_SOURCE },
+    chunkDelayMs: 5,
+    pageOptions: { permissions: ["clipboard-read", "clipboard-write"] },
+    hash: null,
+  });
+  const { pageErrors, send } = chat;
+  let fake, server, page;
 
-  const composer = () => page.getByRole("combobox", { name: "Message" });
   const api = (op, params) => server.call(op, params);
   const tokens = (block, cls) => block.locator(`.hljs-${cls}`).allInnerTexts();
 
   before(async () => {
-    workdir = mkdtempSync(join(tmpdir(), "skald-e2e-render-"));
-    writeFileSync(join(workdir, "main.rs"), OLD_SOURCE);
-    fake = await startFakeLlm({ chunkDelayMs: 5 });
-    server = await startServer({ cwd: workdir, env: { SKALD_LLM_BASE_URL: fake.baseUrl, SKALD_LLM_MODEL: "fake-model" } });
-    browser = await launchBrowser();
-    const permissions = ["clipboard-read", "clipboard-write"];
-    page = await newPage(browser, { errors: pageErrors, permissions, origin: server.base });
+    ({ fake, server, page } = await chat.start());
   });
 
-  after(async () => {
-    await browser?.close();
-    const stopped = await server?.stop();
-    assert.equal(stopped?.code, 0, `skald serve should exit 0 on SIGTERM; stderr: ${server?.stderr()}`);
-    await fake?.stop();
-    if (workdir) rmSync(workdir, { recursive: true, force: true });
-  });
+  after(() => chat.stop());
 
   test("a model answer renders its table, task list, nested lists and highlighted code in five languages", async () => {
     await fake.push({ type: "text", content: RICH_ANSWER });
-    await page.goto(`${server.base}?token=${server.token}#chat/web`);
-    await composer().fill("Show me everything");
-    await page.getByRole("button", { name: "Send", exact: true }).click();
+    await chat.open("#chat/web");
+    await send("Show me everything");
     const answer = page.locator(".bubble-assistant:not(.is-streaming)", { hasText: "deepest" });
     await answer.waitFor();
 
@@ -109,12 +96,8 @@ describe("rendering of model output and accessibility of every page", () => {
   });
 
   test("the approval's diff marks the changed indentation and words", async () => {
-    await fake.push({
-      type: "tool_calls",
-      calls: [{ name: "write_file", arguments: JSON.stringify({ path: "main.rs", content: NEW_SOURCE }) }],
-    });
-    await composer().fill("Greet the world");
-    await page.getByRole("button", { name: "Send", exact: true }).click();
+    await fake.push(call("write_file", { path: "main.rs", content: NEW_SOURCE }));
+    await send("Greet the world");
     const card = page.locator("section.approval-card").last();
     await card.waitFor();
     const marks = card.locator("mark.word");
@@ -159,7 +142,7 @@ describe("rendering of model output and accessibility of every page", () => {
         assert.ok(shown.includes(name), `${name} is not in the stylesheet's classes: ${shown.join(" ")}`);
       }
       for (const v of await seriousViolations(page)) found.push(`${scheme}: ${v}`);
-      await page.screenshot({ path: screenshotPath(`33-a11y-${scheme}-every-badge`), fullPage: true });
+      await screenshot(page, `33-a11y-${scheme}-every-badge`);
     }
     assert.deepEqual(found, [], `axe found:\n${found.join("\n")}`);
   });

@@ -3,14 +3,9 @@
 // snippet), the hit opens its session at the matching message (#session/ID?message=M), and Find
 // in session steps to the match there.
 import assert from "node:assert/strict";
-import { mkdtempSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
-import { launchBrowser, newPage, screenshotPath } from "../lib/browser.mjs";
-import { startFakeLlm } from "../lib/fake_llm.mjs";
-import { startServer } from "../lib/server.mjs";
-import { stopAll } from "../lib/teardown.mjs";
+import { chatFixture } from "../lib/chat_fixture.mjs";
+import { turnEnded } from "../lib/server.mjs";
 
 // More rows than a window holds (100): the hit and the first find are not loaded when asked for.
 const TURNS = 60;
@@ -18,36 +13,18 @@ const HIT_TURN = 7;
 const HIT_ANSWER = "The quokka burrow is mapped under the old ledger shed.";
 
 describe("search", () => {
-  let fake;
-  let server;
-  let browser;
-  let page;
-  let workdir;
-  const pageErrors = [];
+  const chat = chatFixture({ workdir: "search", chunkDelayMs: 0, hash: null });
+  const { pageErrors, shoot, waitForHash } = chat;
+  let fake, server, page;
   const api = (op, params) => server.call(op, params);
-  const waitForHash = (hash) => page.waitForFunction((want) => window.location.hash === want, hash);
-
   /** Waits (on the stored rows) until the session's turn has ended. */
-  async function turnEnded(sessionId) {
-    for (;;) {
-      const { running } = await api("turn_running", { session_id: sessionId });
-      if (!running) return;
-      await new Promise((r) => setTimeout(r, 50));
-    }
-  }
+  const ended = (sessionId) => turnEnded(server, sessionId, { pollMs: 50 });
 
   before(async () => {
-    workdir = mkdtempSync(join(tmpdir(), "skald-e2e-search-"));
-    fake = await startFakeLlm({ chunkDelayMs: 0 });
-    server = await startServer({
-      cwd: workdir,
-      env: { SKALD_LLM_BASE_URL: fake.baseUrl, SKALD_LLM_MODEL: "fake-model" },
-    });
-    browser = await launchBrowser();
-    page = await newPage(browser, pageErrors);
+    ({ fake, server, page } = await chat.start());
   });
 
-  after(() => stopAll({ browser, server, fake, workdir }));
+  after(() => chat.stop());
 
   test("a word typed in the Sessions search is found, marked, and opens its session at the message", async () => {
     let sessionId;
@@ -55,24 +32,24 @@ describe("search", () => {
       await fake.push({ type: "text", content: i === HIT_TURN ? HIT_ANSWER : `Answer ${i}: nothing to report.` });
       const sent = await api("send_message", { source: "web", text: `Round ${i}: what changed?` });
       sessionId = sent.session_id;
-      await turnEnded(sessionId);
+      await ended(sessionId);
     }
     await fake.push({ type: "text", content: "A different conversation." });
     const other = await api("send_message", { source: "other", text: "hello elsewhere" });
-    await turnEnded(other.session_id);
+    await ended(other.session_id);
 
     const { hits } = await api("search", { query: { text: "quokka", limit: 5 } });
     assert.equal(hits.length, 1, JSON.stringify(hits));
     const messageId = hits[0].at.message_id;
 
-    await page.goto(`${server.base}?token=${server.token}#sessions`);
+    await page.goto(`${server.url}#sessions`);
     await page.getByRole("searchbox", { name: "Search" }).fill("quokk");
     const hit = page.locator(`tr[data-session-id="${sessionId}"] .search-hit`);
     await hit.waitFor();
     assert.equal(await page.locator("tbody tr").count(), 1, "only the session that holds the word is listed");
     assert.deepEqual(await hit.locator("mark").allInnerTexts(), ["quokka"]);
     assert.match(await hit.innerText(), /The quokka burrow is mapped under the old ledger shed\./);
-    await page.screenshot({ path: screenshotPath("40-sessions-search"), fullPage: true });
+    await shoot("40-sessions-search");
 
     const link = hit.getByRole("link", { name: "Assistant" });
     assert.equal(await link.getAttribute("href"), `#session/${sessionId}?message=${messageId}`);
@@ -96,7 +73,7 @@ describe("search", () => {
     await waitForHash(`#session/${sessionId}?message=${first.matches[0].message_id}`);
     // The first match is older than the newest window: it is loaded, shown and highlighted.
     await page.locator("li.is-focus").filter({ hasText: "Round 0: what changed?" }).waitFor();
-    await page.screenshot({ path: screenshotPath("41-find-in-session"), fullPage: true });
+    await shoot("41-find-in-session");
     assert.deepEqual(pageErrors, []);
   });
 });

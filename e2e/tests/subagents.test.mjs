@@ -5,14 +5,11 @@
 // (not the turn), the parent answers; a reload rebuilds the lane from history, and the session's
 // debug tree nests the child's rows under the spawning call.
 import assert from "node:assert/strict";
-import { existsSync, mkdtempSync, readFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
-import { launchBrowser, newPage, screenshotPath } from "../lib/browser.mjs";
-import { startFakeLlm } from "../lib/fake_llm.mjs";
-import { startServer } from "../lib/server.mjs";
-import { stopAll } from "../lib/teardown.mjs";
+import { chatFixture } from "../lib/chat_fixture.mjs";
+import { call, firstMessage, offeredTools } from "../lib/fake_llm.mjs";
 
 const CHILD_TASK = "CHILD-TASK: write report.md with a one-line summary";
 const REPORT = "# Report\nThe harbour is calm today.\n";
@@ -21,27 +18,25 @@ const PARENT_ANSWER = "Done: your generalist sub-agent wrote report.md.";
 /** An origin label of a child of the root: `agent#` and the frame id in eight hex digits. */
 const CHILD_LABEL = /^generalist#[1-9][0-9]*$/;
 
-const call = (name, args) => ({ type: "tool_calls", calls: [{ name, arguments: JSON.stringify(args) }] });
-
-/** The names of the tools a request offered. */
-const toolNames = (body) => (body.tools ?? []).map((t) => t.function.name);
-/** The first conversation message of a request (the task, for a child). */
-const firstText = (body) => String((body.messages ?? []).find((m) => m.role !== "system")?.content ?? "");
-
 describe("a sync sub-agent in the chat, the inbox and the debug tree", () => {
-  let fake;
-  let server;
-  let browser;
-  let page;
-  let workdir;
+  const chat = chatFixture({
+    workdir: "sub",
+    chunkDelayMs: 10,
+    // One queue, served in order: a sync child runs inside the parent's turn, so its requests
+    // come between the parent's delegation and the parent's final answer.
+    script: [
+      call("execute_task", { mode: "sync", agent_id: "generalist", prompt: CHILD_TASK }),
+      call("write_file", { path: "report.md", content: REPORT }),
+      { type: "text", content: CHILD_ANSWER },
+      // The parent's last round is held a moment, so the lane is seen ended while the turn runs.
+      { type: "stall", ms: 4000 },
+      { type: "text", content: PARENT_ANSWER },
+    ],
+  });
+  const { pageErrors, shoot, send, sendButton, stopButton, waitForHash } = chat;
+  let fake, server, page, workdir;
   let label;
-  const pageErrors = [];
 
-  const shoot = (name) => page.screenshot({ path: screenshotPath(name), fullPage: true });
-  const composer = () => page.getByRole("combobox", { name: "Message" });
-  const sendButton = () => page.getByRole("button", { name: "Send", exact: true });
-  const stopButton = () => page.getByRole("button", { name: "Stop", exact: true });
-  const waitForHash = (hash) => page.waitForFunction((want) => window.location.hash === want, hash);
   const laneHead = () => page.locator('[data-testid="lane-head"]');
 
   /** The chat as [kind, lane depth, text] rows: what a reader sees, and how it is nested. */
@@ -60,35 +55,13 @@ describe("a sync sub-agent in the chat, the inbox and the debug tree", () => {
   }
 
   before(async () => {
-    workdir = mkdtempSync(join(tmpdir(), "skald-e2e-sub-"));
-    // One queue, served in order: a sync child runs inside the parent's turn, so its requests
-    // come between the parent's delegation and the parent's final answer.
-    fake = await startFakeLlm({
-      chunkDelayMs: 10,
-      script: [
-        call("execute_task", { mode: "sync", agent_id: "generalist", prompt: CHILD_TASK }),
-        call("write_file", { path: "report.md", content: REPORT }),
-        { type: "text", content: CHILD_ANSWER },
-        // The parent's last round is held a moment, so the lane is seen ended while the turn runs.
-        { type: "stall", ms: 4000 },
-        { type: "text", content: PARENT_ANSWER },
-      ],
-    });
-    server = await startServer({
-      cwd: workdir,
-      env: { SKALD_LLM_BASE_URL: fake.baseUrl, SKALD_LLM_MODEL: "fake-model" },
-    });
-    browser = await launchBrowser();
-    page = await newPage(browser, pageErrors);
-    await page.goto(`${server.base}?token=${server.token}#chat/web`);
-    await composer().waitFor();
+    ({ fake, server, page, workdir } = await chat.start());
   });
 
-  after(() => stopAll({ browser, server, fake, workdir }));
+  after(() => chat.stop());
 
   test("the child's lane shows under its origin label with the child's approval card; the Inbox names the child", async () => {
-    await composer().fill("Have a sub-agent write the report");
-    await sendButton().click();
+    await send("Have a sub-agent write the report");
 
     await laneHead().waitFor();
     label = await laneHead().getAttribute("data-lane-label");
@@ -160,18 +133,18 @@ describe("a sync sub-agent in the chat, the inbox and the debug tree", () => {
 
     // Four rounds, each answered from the script: parent, child, child, parent.
     const requests = await fake.requests();
-    assert.equal(requests.length, 4, JSON.stringify(requests.map((r) => firstText(r.body))));
+    assert.equal(requests.length, 4, JSON.stringify(requests.map((r) => firstMessage(r.body))));
     for (const r of requests) {
       assert.equal(r.status, 200, `request ${r.seq} was answered 200`);
       assert.equal(r.validation_error ?? null, null, `request ${r.seq} was valid`);
       assert.equal(r.unscripted, false, `request ${r.seq} was scripted`);
-      const names = toolNames(r.body);
+      const names = offeredTools(r.body);
       assert.equal(new Set(names).size, names.length, `no tool offered twice: ${names}`);
-      const child = firstText(r.body).includes("CHILD-TASK");
+      const child = firstMessage(r.body).includes("CHILD-TASK");
       assert.equal(names.includes("execute_task"), !child, `execute_task only at the root (request ${r.seq})`);
     }
     assert.deepEqual(
-      requests.map((r) => firstText(r.body).includes("CHILD-TASK")),
+      requests.map((r) => firstMessage(r.body).includes("CHILD-TASK")),
       [false, true, true, false],
     );
   });

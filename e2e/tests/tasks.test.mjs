@@ -5,38 +5,31 @@
 // and Continue runs it again from where it stopped to a report. A reload rebuilds both cards and a
 // card opens the task's own session.
 import assert from "node:assert/strict";
-import { mkdtempSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
-import { launchBrowser, newPage, screenshotPath } from "../lib/browser.mjs";
-import { startFakeLlm } from "../lib/fake_llm.mjs";
-import { startServer } from "../lib/server.mjs";
-import { stopAll } from "../lib/teardown.mjs";
+import { chatFixture } from "../lib/chat_fixture.mjs";
+import { call, firstMessage, offeredTools, textReply as text } from "../lib/fake_llm.mjs";
 
 const TASK_A = "TASK-A: count the files in the project";
 const TASK_B = "TASK-B: count the files again, slowly";
 /** A task's label: its agent and its session id. */
 const LABEL = /^generalist#(\d+)$/;
 
-const call = (name, args) => ({ type: "tool_calls", calls: [{ name, arguments: JSON.stringify(args) }] });
 const startTask = (prompt) => call("execute_task", { mode: "async", agent_id: "generalist", prompt });
-const text = (content) => ({ type: "text", content });
-const toolNames = (body) => (body.tools ?? []).map((t) => t.function.name);
-const firstText = (body) => String((body.messages ?? []).find((m) => m.role !== "system")?.content ?? "");
 
 describe("async tasks in the chat: cards, reports, stop and continue", () => {
-  let fake;
-  let server;
-  let browser;
-  let page;
-  let workdir;
+  const chat = chatFixture({
+    workdir: "tasks",
+    chunkDelayMs: 10,
+    // The chat's own rounds come from the shared queue in order; each task's rounds are keyed by
+    // its task, since they run beside the chat's.
+    script: [startTask(TASK_A), text("Started the generalist."), text("The generalist counted 42 files.")],
+    // The task is still working when the chat's turn ends.
+    byPrompt: { "TASK-A": [{ type: "stall", ms: 2500 }, text("There are 42 files.")] },
+  });
+  const { pageErrors, shoot, send, sendButton, waitForHash } = chat;
+  let fake, page;
   const labels = [];
-  const pageErrors = [];
 
-  const shoot = (name) => page.screenshot({ path: screenshotPath(name), fullPage: true });
-  const composer = () => page.getByRole("combobox", { name: "Message" });
-  const sendButton = () => page.getByRole("button", { name: "Send", exact: true });
   const cards = () => page.locator(".task-card");
   const card = (label) => page.locator(".task-card", { has: page.getByRole("link", { name: `task ${label}`, exact: true }) });
   const answer = (content) => page.locator(".bubble-assistant:not(.is-streaming)", { hasText: content });
@@ -54,30 +47,13 @@ describe("async tasks in the chat: cards, reports, stop and continue", () => {
   }
 
   before(async () => {
-    workdir = mkdtempSync(join(tmpdir(), "skald-e2e-tasks-"));
-    // The chat's own rounds come from the shared queue in order; each task's rounds are keyed by
-    // its task, since they run beside the chat's.
-    fake = await startFakeLlm({
-      chunkDelayMs: 10,
-      script: [startTask(TASK_A), text("Started the generalist."), text("The generalist counted 42 files.")],
-    });
-    // The task is still working when the chat's turn ends.
-    await fake.push([{ type: "stall", ms: 2500 }, text("There are 42 files.")], { prompt: "TASK-A" });
-    server = await startServer({
-      cwd: workdir,
-      env: { SKALD_LLM_BASE_URL: fake.baseUrl, SKALD_LLM_MODEL: "fake-model" },
-    });
-    browser = await launchBrowser();
-    page = await newPage(browser, pageErrors);
-    await page.goto(`${server.base}?token=${server.token}#chat/web`);
-    await composer().waitFor();
+    ({ fake, page } = await chat.start());
   });
 
-  after(() => stopAll({ browser, server, fake, workdir }));
+  after(() => chat.stop());
 
   test("a task's card runs after the turn ended, then its report is answered by the idle chat", async () => {
-    await composer().fill("Count the files in the background");
-    await sendButton().click();
+    await send("Count the files in the background");
 
     await cards().first().waitFor();
     const label = await cards().first().getByRole("link").innerText();
@@ -106,8 +82,7 @@ describe("async tasks in the chat: cards, reports, stop and continue", () => {
     await fake.push([startTask(TASK_B), text("Started another count."), text("The second count was stopped.")]);
     // It never answers until it is stopped; continued, it answers at once.
     await fake.push({ type: "stall", ms: 600_000, then_hang: true }, { prompt: "TASK-B" });
-    await composer().fill("Count them again in the background");
-    await sendButton().click();
+    await send("Count them again in the background");
 
     await answer("Started another count.").waitFor();
     await page.waitForFunction(() => document.querySelectorAll(".task-card").length === 2);
@@ -143,7 +118,7 @@ describe("async tasks in the chat: cards, reports, stop and continue", () => {
     }
     const [, childId] = LABEL.exec(labels[0]);
     await card(labels[0]).getByRole("link").click();
-    await page.waitForFunction((want) => window.location.hash === want, `#session/${childId}`);
+    await waitForHash(`#session/${childId}`);
     const tree = page.getByRole("list", { name: "Session messages" });
     await tree.locator("li[data-kind]").first().waitFor();
     const rows = await tree.innerText();
@@ -155,13 +130,13 @@ describe("async tasks in the chat: cards, reports, stop and continue", () => {
   test("every request was scripted and valid; no tool was offered twice; tasks never get execute_task", async () => {
     const requests = await fake.requests();
     // Chat: start, started, answer; start, started, answer; answer. Tasks: A once, B twice.
-    assert.equal(requests.length, 10, JSON.stringify(requests.map((r) => firstText(r.body))));
+    assert.equal(requests.length, 10, JSON.stringify(requests.map((r) => firstMessage(r.body))));
     for (const r of requests) {
       assert.equal(r.validation_error ?? null, null, `request ${r.seq} was valid`);
       assert.equal(r.unscripted, false, `request ${r.seq} was scripted`);
-      const names = toolNames(r.body);
+      const names = offeredTools(r.body);
       assert.equal(new Set(names).size, names.length, `no tool offered twice: ${names}`);
-      const task = /^TASK-/.test(firstText(r.body));
+      const task = /^TASK-/.test(firstMessage(r.body));
       assert.equal(names.includes("execute_task"), !task, `execute_task only in the chat (request ${r.seq})`);
     }
   });

@@ -10,11 +10,10 @@ import assert from "node:assert/strict";
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
-import { seriousViolations } from "../lib/axe.mjs";
-import { launchBrowser, newPage, screenshotPath } from "../lib/browser.mjs";
-import { firstMessage, startFakeLlm, textReply } from "../lib/fake_llm.mjs";
-import { REPO_ROOT, startServer } from "../lib/server.mjs";
-import { stopAll } from "../lib/teardown.mjs";
+import { assertAxeBothThemes } from "../lib/axe.mjs";
+import { chatFixture } from "../lib/chat_fixture.mjs";
+import { firstMessage, textReply } from "../lib/fake_llm.mjs";
+import { REPO_ROOT } from "../lib/server.mjs";
 
 const PEERS = join(REPO_ROOT, "scripts", "mcp-peers");
 const PYTHON = join(PEERS, ".venv", "bin", "python");
@@ -22,32 +21,13 @@ const ANSWER = "Two messages arrived in the inbox; the quarterly report is the o
 const PARAMS = JSON.stringify({ subject: "<img src=x onerror=alert(1)> Quarterly report" });
 
 describe("TIC: a kept server's pushes read by a tick, shown on the TIC page", () => {
-  let fake;
-  let server;
-  let browser;
-  let page;
-  let tickId;
-  const pageErrors = [];
-
-  const shoot = (name) => page.screenshot({ path: screenshotPath(name), fullPage: true });
-  const table = () => page.getByRole("table", { name: "TIC ticks" });
-
-  async function axeBothThemes(what) {
-    const found = [];
-    for (const scheme of ["light", "dark"]) {
-      await page.emulateMedia({ colorScheme: scheme });
-      for (const v of await seriousViolations(page)) found.push(`${scheme} · ${what}: ${v}`);
-    }
-    await page.emulateMedia({ colorScheme: "light" });
-    assert.deepEqual(found, []);
-  }
-
-  before(async () => {
-    assert.ok(existsSync(PYTHON), `${PYTHON}: run scripts/mcp-peers/install.sh (scripts/e2e-browser.sh does)`);
-    fake = await startFakeLlm({ chunkDelayMs: 5 });
-    await fake.push(textReply(ANSWER), { prompt: "TIC tick:" });
+  const chat = chatFixture({
+    // No working directory: the tick only answers.
+    workdir: null,
+    chunkDelayMs: 5,
+    byPrompt: { "TIC tick:": textReply(ANSWER) },
     // An hour between ticks: the interval's own tick comes at most once during the test.
-    const config = [
+    config: [
       "tic:",
       "  interval_secs: 3600",
       "mcp:",
@@ -62,18 +42,23 @@ describe("TIC: a kept server's pushes read by a tick, shown on the TIC page", ()
       "        PUSH_METHOD: event/new_email",
       `        PUSH_PARAMS: ${JSON.stringify(PARAMS)}`,
       "",
-    ].join("\n");
-    server = await startServer({
-      config,
-      env: { SKALD_LLM_BASE_URL: fake.baseUrl, SKALD_LLM_MODEL: "fake-model" },
-    });
-    browser = await launchBrowser();
-    page = await newPage(browser, pageErrors);
-    await page.goto(`${server.base}?token=${server.token}#tic`);
+    ].join("\n"),
+    hash: "#tic",
+  });
+  const { pageErrors, shoot, waitForHash } = chat;
+  let fake, server, page;
+  let tickId;
+
+  const table = () => page.getByRole("table", { name: "TIC ticks" });
+  const axeBothThemes = (what) => assertAxeBothThemes(page, what);
+
+  before(async () => {
+    assert.ok(existsSync(PYTHON), `${PYTHON}: run scripts/mcp-peers/install.sh (scripts/e2e-browser.sh does)`);
+    ({ fake, server, page } = await chat.start());
     await page.getByRole("heading", { level: 1, name: "TIC" }).waitFor();
   });
 
-  after(() => stopAll({ browser, server, fake }));
+  after(() => chat.stop());
 
   test("the kept server is started by the engine and what it pushes is stored", async () => {
     const deadline = Date.now() + 30_000;
@@ -127,7 +112,7 @@ describe("TIC: a kept server's pushes read by a tick, shown on the TIC page", ()
     const link = table().locator("tbody tr").first().getByRole("link", { name: /^Session #\d+$/ });
     const href = await link.getAttribute("href");
     await link.click();
-    await page.waitForFunction((want) => window.location.hash === want, href);
+    await waitForHash(href);
     const user = page.locator('li[data-kind="user"]').first();
     await user.waitFor();
     assert.match(await user.innerText(), /TIC tick: 2 event\(s\)/);

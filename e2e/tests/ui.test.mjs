@@ -1,9 +1,10 @@
 // The built UI in system Chromium against a real `skald serve`: frame, lists, paging, detail, back.
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
-import { launchBrowser, newPage, screenshotPath } from "../lib/browser.mjs";
+import { launchBrowser, newPage, screenshot, waitForHash as waitForPageHash } from "../lib/browser.mjs";
 import { seedTicSessions } from "../lib/seed.mjs";
 import { startServer } from "../lib/server.mjs";
+import { stopAll } from "../lib/teardown.mjs";
 
 const TIC_COUNT = 25;
 
@@ -21,8 +22,8 @@ describe("skald serve + web UI in a real browser", () => {
     page.waitForFunction((want) => document.querySelectorAll("tbody tr.row-link").length === want, n);
   const waitForPagination = (text) =>
     page.locator(".pagination-label", { hasText: text }).waitFor({ state: "visible" });
-  const waitForHash = (hash) => page.waitForFunction((want) => window.location.hash === want, hash);
-  const shoot = (name) => page.screenshot({ path: screenshotPath(name), fullPage: true });
+  const waitForHash = (hash) => waitForPageHash(page, hash);
+  const shoot = (name) => screenshot(page, name);
 
   before(async () => {
     server = await startServer();
@@ -33,13 +34,7 @@ describe("skald serve + web UI in a real browser", () => {
     page = await newPage(browser, pageErrors, { timeoutMs: 10_000 });
   });
 
-  after(async () => {
-    await browser?.close();
-    if (server) {
-      const { code } = await server.stop();
-      assert.equal(code, 0, `skald serve should exit 0 on SIGTERM; stderr: ${server.stderr()}`);
-    }
-  });
+  after(() => stopAll({ browser, server }));
 
   test("loads the app frame with its sidebar entries, hides the token, lands on the first-run guide", async () => {
     const response = await page.goto(server.url);
