@@ -431,7 +431,10 @@ async fn a_changed_tool_list_is_listed_again_before_the_call_that_changed_it_ret
     );
     let cancel = CancellationToken::new();
     let tools = manager.connect("trusted", false).await.unwrap();
-    assert_eq!(names(&tools), ["add_tool", "remove_tool", "log", "login", "emit_event"]);
+    assert_eq!(
+        names(&tools),
+        ["add_tool", "remove_tool", "log", "login", "broken_chart", "emit_event"]
+    );
     let err = manager.call("trusted", "added", &json!({"word": "hi"}), &cancel).await.unwrap_err();
     assert_eq!(err, McpError::UnknownTool { server: "trusted".into(), tool: "added".into() });
 
