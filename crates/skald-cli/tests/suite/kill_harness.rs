@@ -42,6 +42,7 @@ use std::process::ExitStatus;
 use std::sync::Arc;
 use std::time::Duration;
 
+use futures::StreamExt as _;
 use serde_json::json;
 use skald_protocol::{
     DebugMessage, Event, Inbox, InterruptedCall, SessionDetail, ToolStatus, TurnEnd,
@@ -677,6 +678,9 @@ async fn kill_and_recover(template: &Path, phase: Phase, k: u64) -> Result<Strin
     result
 }
 
+/// How many kill points run at once (the CI machine has 2 cores).
+const KILL_POINTS_AT_ONCE: usize = 2;
+
 /// Polls `done` for up to 5 s.
 async fn wait_until(mut done: impl FnMut() -> bool) -> bool {
     for _ in 0..100 {
@@ -741,11 +745,22 @@ async fn kill_harness_every_persisted_step_of_a_turn_recovers() {
     let mut failures = Vec::new();
     // `KILL_HARNESS_ONLY=Resume:10,Resume:23` runs only those points (while debugging one).
     let only = std::env::var("KILL_HARNESS_ONLY").unwrap_or_default();
-    for (phase, k, _) in &points {
-        if !only.is_empty() && !only.split(',').any(|p| p == format!("{phase:?}:{k}")) {
-            continue;
-        }
-        match kill_and_recover(&template, *phase, *k).await {
+    let chosen = points
+        .iter()
+        .filter(|(phase, k, _)| {
+            only.is_empty() || only.split(',').any(|p| p == format!("{phase:?}:{k}"))
+        })
+        .map(|(phase, k, _)| (*phase, *k));
+    // Two points at a time: each runs in its own data dir against its own fake provider, and
+    // most of a point's time is spent waiting on its processes. Reported in order.
+    let mut runs = futures::stream::iter(chosen)
+        .map(|(phase, k)| {
+            let template = &template;
+            async move { (phase, k, kill_and_recover(template, phase, k).await) }
+        })
+        .buffered(KILL_POINTS_AT_ONCE);
+    while let Some((phase, k, result)) = runs.next().await {
+        match result {
             Ok(note) => {
                 recovered += 1;
                 eprintln!("  {phase:?} after {k}: recovered, killed {note}");
