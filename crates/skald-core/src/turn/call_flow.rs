@@ -24,7 +24,7 @@ use crate::context::call_results::{
 };
 use crate::error::EngineError;
 use crate::tools::names::{SessionTool, ToolName};
-use crate::tools::{self, ArgsError, ToolContext, ToolError, parse_args, paths};
+use crate::tools::{self, ArgsError, ToolContext, ToolError, ToolOutput, parse_args, paths};
 
 /// What the loop does after a call.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -457,11 +457,26 @@ async fn execute_cleared(
     cleared: Cleared,
 ) -> Result<CallFlow, EngineError> {
     ctx.deps.store.start_tool_call(id).await?;
-    let outcome = match (&tool.name, tool.registered()) {
-        (ToolName::Delegation(delegation), _) => {
-            let end = subagent::dispatch(ctx, id, *delegation, args).await?;
-            return record_child_end(ctx, id, end).await;
-        }
+    if let ToolName::Delegation(delegation) = &tool.name {
+        let end = subagent::dispatch(ctx, id, *delegation, args).await?;
+        return record_child_end(ctx, id, end).await;
+    }
+    // Boxed: a tool's future is large, and this one is polled deep inside a frame's (itself
+    // nested in a parent's, for a sub-agent): kept out of this state, it is off the stack.
+    let outcome = Box::pin(run_tool(ctx, tool, id, args, cancel, cleared)).await;
+    end_as(ctx, id, outcome).await
+}
+
+/// Runs the (non-delegation) tool of call `id` as `cleared` let it through.
+async fn run_tool(
+    ctx: &TurnCtx,
+    tool: &OfferedTool,
+    id: i64,
+    args: &Value,
+    cancel: &CancellationToken,
+    cleared: Cleared,
+) -> Result<ToolOutput, ToolError> {
+    match (&tool.name, tool.registered()) {
         (_, Some(t)) => {
             let now = t.target_path(args, &ctx.policy.workdir);
             match paths::moved_since_cleared(cleared.target.as_deref(), now.as_deref()) {
@@ -485,16 +500,25 @@ async fn execute_cleared(
         (ToolName::Registered(name), None) => {
             Err(ToolError::Failed(format!("`{name}` is not registered in this engine")))
         }
-    };
-    match outcome {
+        // Answered by `execute_cleared` before a tool is run.
+        (ToolName::Delegation(_), None) => {
+            Err(ToolError::Failed("a delegation is not a tool to run".into()))
+        }
+    }
+}
+
+/// Ends call `id` as its tool's `outcome` says, with the events that tell every client.
+async fn end_as(
+    ctx: &TurnCtx,
+    id: i64,
+    outcome: Result<ToolOutput, ToolError>,
+) -> Result<CallFlow, EngineError> {
+    let failed = |error: String, media| Event::ToolError { tool_call_id: id, error, media };
+    let (status, result, events, flow) = match outcome {
+        // The tool ran and says it failed: what it returned besides its error goes with it.
         Ok(out) if out.failed => {
-            let failed = vec![Event::ToolError {
-                tool_call_id: id,
-                error: out.text.clone(),
-                media: out.media,
-            }];
-            end_call(ctx, id, ToolStatus::Failed, Some(&out.text), failed).await?;
-            Ok(CallFlow::Continue)
+            let event = failed(out.text.clone(), out.media);
+            (ToolStatus::Failed, out.text, vec![event], CallFlow::Continue)
         }
         Ok(out) => {
             // The change is recorded before the call is done, so a reader that sees it done
@@ -521,16 +545,20 @@ async fn execute_cleared(
             if let Some((path, diff)) = changed {
                 events.push(Event::FileChanged { path, tool_call_id: id, diff });
             }
-            end_call(ctx, id, ToolStatus::Done, Some(&out.text), events).await?;
-            Ok(CallFlow::Continue)
+            (ToolStatus::Done, out.text, events, CallFlow::Continue)
         }
         Err(ToolError::Cancelled) => {
-            let cancelled = vec![Event::ToolCancelled { tool_call_id: id }];
-            end_call(ctx, id, ToolStatus::Cancelled, Some(CANCELLED_RUNNING), cancelled).await?;
-            Ok(CallFlow::Cancelled)
+            let events = vec![Event::ToolCancelled { tool_call_id: id }];
+            (ToolStatus::Cancelled, CANCELLED_RUNNING.to_string(), events, CallFlow::Cancelled)
         }
-        Err(e) => fail(ctx, id, &e.to_string()).await,
-    }
+        Err(e) => {
+            let error = e.to_string();
+            let events = vec![failed(error.clone(), Default::default())];
+            (ToolStatus::Failed, error, events, CallFlow::Continue)
+        }
+    };
+    end_call(ctx, id, status, Some(&result), events).await?;
+    Ok(flow)
 }
 
 /// What a search may show of the trees it walks: what `read_file` could read without asking.
