@@ -39,8 +39,11 @@ fn main() -> anyhow::Result<()> {
         )
         .with_writer(std::io::stderr)
         .init();
+    // Tauri's own runtime would have Tokio's default thread stacks; the engine needs more.
+    let runtime = skald_core::async_runtime::build()?;
+    tauri::async_runtime::set(runtime.handle().clone());
 
-    tauri::Builder::default()
+    let ran = tauri::Builder::default()
         // First, so that a second launch hands its arguments over before anything else starts.
         .plugin(tauri_plugin_single_instance::init(|app, args, _cwd| {
             routing::second_instance(app, &args);
@@ -101,5 +104,8 @@ fn main() -> anyhow::Result<()> {
             Ok(())
         })
         .run(tauri::generate_context!())
-        .context("the Skald desktop app stopped with an error")
+        .context("the Skald desktop app stopped with an error");
+    // A blocking task stuck in a read must not hold the exit.
+    runtime.shutdown_background();
+    ran
 }

@@ -35,7 +35,7 @@ fn main() -> ExitCode {
     if !cli.json {
         notes::print_on_stderr();
     }
-    let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
+    let runtime = match skald_core::async_runtime::build() {
         Ok(rt) => rt,
         Err(e) => {
             out.error(&skald_protocol::ApiError::new(

@@ -2,6 +2,7 @@
 
 pub mod agents;
 pub mod approval;
+pub mod async_runtime;
 pub mod config;
 pub mod context;
 pub mod data_dir;
