@@ -58,3 +58,24 @@ pub fn command_request(s: &CreatedSession, tool_call_id: i64) -> NewApprovalRequ
         summary: "run `true`".into(),
     }
 }
+
+/// An async task of `parent` (its child session and first message) started by call `call_id`.
+pub async fn scout_task(
+    store: &Store,
+    parent: i64,
+    call_id: i64,
+    prompt: &str,
+) -> skald_store::repo::tasks::TaskRow {
+    store
+        .create_task(&skald_store::repo::tasks::NewTask {
+            parent_session_id: parent,
+            parent_tool_call_id: call_id,
+            agent_id: "scout",
+            agent_prompt: "You scout.",
+            prompt,
+            title: None,
+            client: None,
+        })
+        .await
+        .unwrap()
+}

@@ -3,7 +3,6 @@
 
 use skald_store::repo::root_inbox::InputKind;
 use skald_store::repo::sessions::NewSession;
-use skald_store::repo::tasks::NewTask;
 
 #[tokio::test]
 async fn folding_maps_each_steer_to_its_row_and_discarding_names_the_dropped_ones() {
@@ -30,18 +29,7 @@ async fn folding_maps_each_steer_to_its_row_and_discarding_names_the_dropped_one
 async fn a_task_report_waits_in_the_inbox_survives_a_stop_and_is_read_once() {
     let (_dir, store, _) = super::fresh().await;
     let parent = store.create_session(&NewSession::interactive("web")).await.unwrap();
-    let task = store
-        .create_task(&NewTask {
-            parent_session_id: parent.session_id,
-            parent_tool_call_id: 7,
-            agent_id: "scout",
-            agent_prompt: "You scout.",
-            prompt: "count the files",
-            title: None,
-            client: None,
-        })
-        .await
-        .unwrap();
+    let task = super::scout_task(&store, parent.session_id, 7, "count the files").await;
     assert!(!store.root_input_waits(parent.session_id).await.unwrap());
     let recorded =
         store.record_task_report(task.child_session_id, "done", "42 files\n").await.unwrap();
@@ -74,18 +62,7 @@ async fn a_task_report_waits_in_the_inbox_survives_a_stop_and_is_read_once() {
 async fn continuing_a_failed_task_drops_its_unread_report() {
     let (_dir, store, _) = super::fresh().await;
     let parent = store.create_session(&NewSession::interactive("web")).await.unwrap();
-    let task = store
-        .create_task(&NewTask {
-            parent_session_id: parent.session_id,
-            parent_tool_call_id: 8,
-            agent_id: "scout",
-            agent_prompt: "You scout.",
-            prompt: "count",
-            title: None,
-            client: None,
-        })
-        .await
-        .unwrap();
+    let task = super::scout_task(&store, parent.session_id, 8, "count").await;
     store.record_task_report(task.child_session_id, "failed", "model down").await.unwrap();
     store.requeue_task(task.child_session_id).await.unwrap().unwrap();
     assert!(!store.root_input_waits(parent.session_id).await.unwrap());

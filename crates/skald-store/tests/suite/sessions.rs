@@ -100,22 +100,10 @@ async fn sources_point_at_their_active_session() {
 #[tokio::test]
 async fn runs_of_session_tell_a_task_child_from_a_chat() {
     use skald_store::repo::sessions::SessionRuns;
-    use skald_store::repo::tasks::NewTask;
     let (_dir, store, _) = super::fresh().await;
     let parent = store.create_session(&NewSession::interactive("web")).await.unwrap();
     assert_eq!(store.runs_of_session(parent.session_id).await.unwrap(), SessionRuns::default());
-    let task = store
-        .create_task(&NewTask {
-            parent_session_id: parent.session_id,
-            parent_tool_call_id: 7,
-            agent_id: "scout",
-            agent_prompt: "You scout.",
-            prompt: "count the files",
-            title: None,
-            client: None,
-        })
-        .await
-        .unwrap();
+    let task = super::scout_task(&store, parent.session_id, 7, "count the files").await;
     let runs = store.runs_of_session(task.child_session_id).await.unwrap();
     assert_eq!(runs, SessionRuns { task: true, job_run: false, tick: false });
 }
