@@ -445,7 +445,7 @@ async fn a_changed_tool_list_is_listed_again_before_the_call_that_changed_it_ret
     assert!(added.read_only, "a trusted server's read-only hint counts for a new tool too");
     let out = manager.call("trusted", "added", &json!({"word": "hi"}), &cancel).await.unwrap();
     assert_eq!(out.text, "added says hi");
-    assert_eq!(manager.statuses()[0].tools.len(), 6);
+    assert_eq!(manager.statuses()[0].tools.len(), 7);
 
     manager.call("trusted", "remove_tool", &json!({}), &cancel).await.unwrap();
     assert!(manager.tool("trusted", "added").is_none());
