@@ -147,7 +147,7 @@ impl Engine {
         ids.sort_unstable();
         ids.dedup();
         for id in ids {
-            let _ = store.enqueue_continue(id).await;
+            let _ = store.enqueue_leftover_continue(id).await;
         }
     }
 

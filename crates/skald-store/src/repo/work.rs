@@ -91,6 +91,34 @@ impl Store {
         enqueue_in(&mut conn, session_id, &self.now()).await
     }
 
+    /// Queues the continuation of `session_id` found with a decision or an answer nobody read
+    /// (at an engine's start) — only while one still waits and no work of the session is queued
+    /// or claimed. Checked in the insert itself: two engines starting on one database read the
+    /// same leftovers, and the first one's item may already be claimed, or done, by then.
+    pub async fn enqueue_leftover_continue(&self, session_id: i64) -> Result<bool, StoreError> {
+        let sql = format!(
+            "INSERT INTO work_items (session_id, kind, created_at) \
+             SELECT ?1, {KIND_OF_SESSION}, ?2 \
+             WHERE NOT EXISTS (SELECT 1 FROM work_items WHERE session_id = ?1 \
+             AND state IN ('queued', 'claimed')) \
+             AND (EXISTS (SELECT 1 FROM approval_requests r \
+             JOIN approval_decisions d ON d.tool_call_id = r.tool_call_id \
+             JOIN chat_llm_tools t ON t.id = r.tool_call_id \
+             WHERE r.session_id = ?1 AND t.status = 'pending') \
+             OR EXISTS (SELECT 1 FROM clarification_questions q \
+             JOIN clarification_answers a ON a.tool_call_id = q.tool_call_id \
+             JOIN chat_llm_tools t ON t.id = q.tool_call_id \
+             WHERE q.session_id = ?1 AND t.status = 'pending')) \
+             ON CONFLICT(session_id, kind) WHERE state = 'queued' DO NOTHING"
+        );
+        let done = sqlx::query(&sql)
+            .bind(session_id)
+            .bind(self.now())
+            .execute(&mut *self.write_conn().await?)
+            .await?;
+        Ok(done.rows_affected() > 0)
+    }
+
     /// Queues an async task's run.
     pub async fn enqueue_task_run(&self, child_session_id: i64) -> Result<bool, StoreError> {
         let done = sqlx::query(
